@@ -1,0 +1,73 @@
+/**
+ * Every timeout, size and rate limit of the product, in one place.
+ * Tests override some of these through `ServerOptions.limits`, never through user config.
+ */
+export const DEFAULT_PORT = 9515;
+export const HOST = '127.0.0.1';
+
+/** HTTP request bodies (413 above). */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** WebSocket frames from the extension. */
+export const WS_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+
+/** Admin endpoints: /reload, /extension/reload, /plugin-settings. */
+export const ADMIN_RATE_LIMIT = { max: 10, windowMs: 60_000 } as const;
+/** New MCP sessions (initialize requests on /mcp and /mcp/gateway). */
+export const MCP_SESSION_RATE_LIMIT = { max: 5, windowMs: 60_000 } as const;
+/** Seconds sent in Retry-After with a 429. */
+export const RETRY_AFTER_SECONDS = 60;
+
+/** Audit: in-memory ring size and on-disk rotation size. */
+export const AUDIT_RING_SIZE = 500;
+export const AUDIT_ROTATE_BYTES = 10 * 1024 * 1024;
+export const AUDIT_QUERY_DEFAULT_LIMIT = 50;
+export const AUDIT_QUERY_MAX_LIMIT = 500;
+
+/** Tool dispatch: base timeout, each progress report restarts it, never beyond the cap. */
+export const DISPATCH_TIMEOUT_MS = 30_000;
+export const DISPATCH_MAX_TOTAL_MS = 5 * 60_000;
+/** Calls in flight per plugin; the next one is refused at once. */
+export const PLUGIN_MAX_CONCURRENCY = 5;
+/** How long an `ask` call waits for the user's decision in the side panel. */
+export const CONFIRMATION_TIMEOUT_MS = 120_000;
+
+/** MCP sessions idle longer than this are closed by the sweeper. */
+export const MCP_SESSION_IDLE_TTL_MS = 30 * 60_000;
+export const MCP_SESSION_SWEEP_INTERVAL_MS = 60_000;
+
+/** Plugins. */
+export const MAX_ADAPTER_BYTES = 5 * 1024 * 1024;
+export const PLUGIN_LOG_BUFFER_SIZE = 1000;
+/** Dev-mode watcher poll interval (mtime polling backs up fs.watch). */
+export const WATCH_POLL_INTERVAL_MS = 500;
+
+/** Extension: keepalive ping interval and reconnect backoff cap (used by the extension). */
+export const KEEPALIVE_INTERVAL_MS = 20_000;
+export const RECONNECT_MAX_DELAY_MS = 3_000;
+
+/** Limits a test may override. */
+export interface Limits {
+  adminRate: { max: number; windowMs: number };
+  mcpSessionRate: { max: number; windowMs: number };
+  dispatchTimeoutMs: number;
+  dispatchMaxTotalMs: number;
+  pluginMaxConcurrency: number;
+  confirmationTimeoutMs: number;
+  mcpSessionIdleTtlMs: number;
+  mcpSessionSweepIntervalMs: number;
+  auditRotateBytes: number;
+  maxBodyBytes: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  adminRate: { ...ADMIN_RATE_LIMIT },
+  mcpSessionRate: { ...MCP_SESSION_RATE_LIMIT },
+  dispatchTimeoutMs: DISPATCH_TIMEOUT_MS,
+  dispatchMaxTotalMs: DISPATCH_MAX_TOTAL_MS,
+  pluginMaxConcurrency: PLUGIN_MAX_CONCURRENCY,
+  confirmationTimeoutMs: CONFIRMATION_TIMEOUT_MS,
+  mcpSessionIdleTtlMs: MCP_SESSION_IDLE_TTL_MS,
+  mcpSessionSweepIntervalMs: MCP_SESSION_SWEEP_INTERVAL_MS,
+  auditRotateBytes: AUDIT_ROTATE_BYTES,
+  maxBodyBytes: MAX_BODY_BYTES,
+};

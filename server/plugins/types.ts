@@ -1,0 +1,50 @@
+/**
+ * A plugin as the server knows it after discovery. Produced by server/plugins (from a plugin's
+ * package.json + dist/tools.json + dist/adapter.js written by `opentabs plugin build`),
+ * consumed by the catalog, the hub (sync.full) and /health.
+ */
+export type ConfigFieldType = 'string' | 'url' | 'number' | 'boolean' | 'select';
+
+export interface ConfigField {
+  type: ConfigFieldType;
+  label?: string;
+  description?: string;
+  required?: boolean;
+  default?: string | number | boolean;
+  /** For `select`. */
+  options?: string[];
+}
+
+export type ConfigSchema = Record<string, ConfigField>;
+
+export interface LoadedTool {
+  /** Short name as declared ("list_items"). */
+  name: string;
+  /** Prefixed name ("myapp_list_items"). */
+  fullName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+}
+
+export interface LoadedPlugin {
+  name: string;
+  displayName: string;
+  description: string;
+  version: string;
+  /** npm package name (opentabs-plugin-<name> or @scope/opentabs-plugin-<name>). */
+  packageName: string;
+  urlPatterns: string[];
+  excludePatterns: string[];
+  homepage?: string;
+  iconSvg?: string;
+  configSchema?: ConfigSchema;
+  source: 'local' | 'npm';
+  /** Plugin folder on disk. */
+  path: string;
+  sdkVersion: string | null;
+  /** Adapter file relative to the installed extension folder: "adapters/<name>-<hash>.js". */
+  adapterFile: string;
+  adapterHash: string;
+  tools: LoadedTool[];
+}

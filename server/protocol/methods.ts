@@ -1,0 +1,251 @@
+/**
+ * Every WebSocket method between server and extension, defined once. The server validates
+ * incoming params with these schemas; the extension imports the same file (bundled by esbuild)
+ * and the same types. Adding a method = one entry here plus a handler on each side.
+ *
+ * Naming follows the server reference: "Server → Extension" and "Extension → Server" tables.
+ */
+import * as v from 'valibot';
+
+// ---------------------------------------------------------------- shared shapes
+
+export const Permission = v.picklist(['off', 'ask', 'auto']);
+export type Permission = v.InferOutput<typeof Permission>;
+
+export const TabState = v.picklist(['closed', 'unavailable', 'ready']);
+export type TabState = v.InferOutput<typeof TabState>;
+
+export const TabInfo = v.object({
+  tabId: v.pipe(v.number(), v.integer()),
+  url: v.string(),
+  title: v.string(),
+  ready: v.boolean(),
+});
+export type TabInfo = v.InferOutput<typeof TabInfo>;
+
+/** What the extension needs to know about one plugin (sent in sync.full / plugin.update). */
+export const PluginTool = v.object({
+  /** Short tool name as the plugin defines it (e.g. "list_items"). */
+  name: v.string(),
+  /** Prefixed name as clients see it (e.g. "myapp_list_items"). */
+  fullName: v.string(),
+  description: v.string(),
+  permission: Permission,
+});
+export type PluginTool = v.InferOutput<typeof PluginTool>;
+
+export const PluginInfo = v.object({
+  name: v.string(),
+  displayName: v.string(),
+  description: v.string(),
+  version: v.string(),
+  urlPatterns: v.array(v.string()),
+  excludePatterns: v.array(v.string()),
+  homepage: v.optional(v.string()),
+  iconSvg: v.optional(v.string()),
+  source: v.picklist(['local', 'npm']),
+  /** Path of the adapter inside the extension folder, e.g. "adapters/myapp-1a2b3c4d.js". */
+  adapterFile: v.string(),
+  adapterHash: v.string(),
+  tools: v.array(PluginTool),
+  /** configSchema as declared by the plugin (for the side panel's settings form). */
+  configSchema: v.optional(v.record(v.string(), v.unknown())),
+  /** Resolved settings passed to handlers as ctx.config. */
+  settings: v.record(v.string(), v.unknown()),
+  permission: Permission,
+});
+export type PluginInfo = v.InferOutput<typeof PluginInfo>;
+
+export const FailedPlugin = v.object({ path: v.string(), error: v.string(), name: v.optional(v.string()) });
+export type FailedPlugin = v.InferOutput<typeof FailedPlugin>;
+
+export const BrowserToolInfo = v.object({
+  name: v.string(),
+  description: v.string(),
+  permission: Permission,
+  group: v.string(),
+});
+export type BrowserToolInfo = v.InferOutput<typeof BrowserToolInfo>;
+
+export const ToolErrorData = v.object({
+  code: v.string(),
+  category: v.optional(v.picklist(['auth', 'not_found', 'rate_limited', 'validation', 'timeout', 'internal'])),
+  retryable: v.optional(v.boolean()),
+  retryAfterMs: v.optional(v.number()),
+});
+export type ToolErrorData = v.InferOutput<typeof ToolErrorData>;
+
+export const ImageContent = v.object({ data: v.string(), mimeType: v.string() });
+
+/** Result of a tool.dispatch request. `value` is the tool's JSON output. */
+export const DispatchResult = v.object({
+  value: v.unknown(),
+  images: v.optional(v.array(ImageContent)),
+});
+export type DispatchResult = v.InferOutput<typeof DispatchResult>;
+
+export const LogLevel = v.picklist(['debug', 'info', 'warning', 'error']);
+export type LogLevel = v.InferOutput<typeof LogLevel>;
+
+export const LogEntry = v.object({
+  plugin: v.string(),
+  level: LogLevel,
+  message: v.string(),
+  data: v.optional(v.unknown()),
+  ts: v.number(),
+  /** The dispatch this log line came from, when known (routes logs to the calling session). */
+  dispatchId: v.optional(v.string()),
+});
+export type LogEntry = v.InferOutput<typeof LogEntry>;
+
+/** Full state as the side panel sees it (answer to config.getState). */
+export const ConfigState = v.object({
+  serverVersion: v.string(),
+  skipPermissions: v.boolean(),
+  plugins: v.array(PluginInfo),
+  failedPlugins: v.array(FailedPlugin),
+  browserTools: v.array(BrowserToolInfo),
+  pendingConfirmations: v.array(
+    v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number() }),
+  ),
+});
+export type ConfigState = v.InferOutput<typeof ConfigState>;
+
+const Ok = v.object({ ok: v.literal(true) });
+
+// ---------------------------------------------------------------- server → extension
+
+export const ServerToExtension = {
+  /** Full plugin list — on connection and after reload. */
+  'sync.full': {
+    kind: 'notification',
+    params: v.object({ plugins: v.array(PluginInfo), browserTools: v.array(BrowserToolInfo), serverVersion: v.string() }),
+  },
+  /** One plugin changed (file watcher). */
+  'plugin.update': { kind: 'notification', params: v.object({ plugin: PluginInfo }) },
+  /** Plugin removed — the extension drops its adapter and confirms. */
+  'plugin.uninstall': { kind: 'request', params: v.object({ name: v.string() }), result: Ok },
+  /** Registry changed — the side panel refreshes. */
+  'plugins.changed': { kind: 'notification', params: v.object({}) },
+  /** Run a tool. `plugin` is "browser" for built-in tools. */
+  'tool.dispatch': {
+    kind: 'request',
+    params: v.object({
+      dispatchId: v.string(),
+      plugin: v.string(),
+      /** Short tool name for plugin tools; full name (browser_*, extension_*) for built-ins. */
+      tool: v.string(),
+      input: v.record(v.string(), v.unknown()),
+      /** Explicit tab; must match the plugin's URL patterns. */
+      tabId: v.optional(v.pipe(v.number(), v.integer())),
+      settings: v.optional(v.record(v.string(), v.unknown())),
+    }),
+    result: DispatchResult,
+  },
+  /** Stop a running dispatch (client cancelled or server gave up). Not in the reference tables. */
+  'tool.cancel': { kind: 'notification', params: v.object({ dispatchId: v.string(), reason: v.string() }) },
+  'tool.invocationStart': {
+    kind: 'notification',
+    params: v.object({ dispatchId: v.string(), tool: v.string(), plugin: v.string(), ts: v.number() }),
+  },
+  'tool.invocationEnd': {
+    kind: 'notification',
+    params: v.object({ dispatchId: v.string(), tool: v.string(), plugin: v.string(), success: v.boolean(), durationMs: v.number() }),
+  },
+  /** Ask the user. Answer comes back as confirmation.response. */
+  'confirmation.request': {
+    kind: 'notification',
+    params: v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number() }),
+  },
+  /** A pending confirmation ended without a user decision (timed out / call cancelled). */
+  'confirmation.resolved': { kind: 'notification', params: v.object({ id: v.string(), outcome: v.string() }) },
+  'extension.reload': { kind: 'notification', params: v.object({}) },
+  pong: { kind: 'notification', params: v.optional(v.object({})) },
+} as const;
+
+// ---------------------------------------------------------------- extension → server
+
+const TabSnapshot = v.object({ state: TabState, tabs: v.array(TabInfo) });
+
+export const ExtensionToServer = {
+  /** Full tab-to-plugin mapping — on connection. */
+  'tab.syncAll': { kind: 'notification', params: v.object({ plugins: v.record(v.string(), TabSnapshot) }) },
+  'tab.stateChanged': {
+    kind: 'request',
+    params: v.object({ plugin: v.string(), state: TabState, tabs: v.array(TabInfo) }),
+    result: Ok,
+  },
+  'tool.progress': {
+    kind: 'notification',
+    params: v.object({
+      dispatchId: v.string(),
+      progress: v.number(),
+      total: v.optional(v.number()),
+      message: v.optional(v.string()),
+    }),
+  },
+  'plugin.log': { kind: 'notification', params: v.object({ entries: v.array(LogEntry) }) },
+  'config.getState': { kind: 'request', params: v.optional(v.object({})), result: ConfigState },
+  'config.setToolPermission': {
+    kind: 'request',
+    params: v.object({ plugin: v.string(), tool: v.string(), permission: Permission }),
+    result: Ok,
+  },
+  'config.setPluginPermission': {
+    kind: 'request',
+    params: v.object({ plugin: v.string(), permission: Permission }),
+    result: Ok,
+  },
+  'config.setSkipPermissions': { kind: 'request', params: v.object({ skip: v.boolean() }), result: Ok },
+  'config.setPluginSettings': {
+    kind: 'request',
+    params: v.object({ plugin: v.string(), settings: v.record(v.string(), v.unknown()) }),
+    result: Ok,
+  },
+  'plugin.search': {
+    kind: 'request',
+    params: v.object({ query: v.string() }),
+    result: v.object({ results: v.array(v.object({ name: v.string(), version: v.string(), description: v.string() })) }),
+  },
+  'plugin.install': { kind: 'request', params: v.object({ spec: v.string() }), result: v.object({ ok: v.literal(true), name: v.string() }) },
+  'plugin.updateFromRegistry': { kind: 'request', params: v.object({ name: v.string() }), result: Ok },
+  'plugin.remove': { kind: 'request', params: v.object({ name: v.string() }), result: Ok },
+  'plugin.checkUpdates': {
+    kind: 'request',
+    params: v.optional(v.object({})),
+    result: v.object({ updates: v.array(v.object({ name: v.string(), current: v.string(), latest: v.string() })) }),
+  },
+  'plugin.removeBySpecifier': { kind: 'request', params: v.object({ specifier: v.string() }), result: Ok },
+  'folder.open': { kind: 'request', params: v.object({ path: v.string() }), result: Ok },
+  'confirmation.response': {
+    kind: 'notification',
+    params: v.object({ id: v.string(), decision: v.picklist(['allow', 'deny']), alwaysAllow: v.optional(v.boolean()) }),
+  },
+  ping: { kind: 'notification', params: v.optional(v.object({})) },
+} as const;
+
+export type ServerMethod = keyof typeof ServerToExtension;
+export type ExtensionMethod = keyof typeof ExtensionToServer;
+
+type ParamsOf<T> = T extends { params: infer S } ? (S extends v.GenericSchema ? v.InferOutput<S> : never) : never;
+type ResultOf<T> = T extends { result: infer S } ? (S extends v.GenericSchema ? v.InferOutput<S> : never) : void;
+
+export type ServerParams<M extends ServerMethod> = ParamsOf<(typeof ServerToExtension)[M]>;
+export type ServerResult<M extends ServerMethod> = ResultOf<(typeof ServerToExtension)[M]>;
+export type ExtensionParams<M extends ExtensionMethod> = ParamsOf<(typeof ExtensionToServer)[M]>;
+export type ExtensionResult<M extends ExtensionMethod> = ResultOf<(typeof ExtensionToServer)[M]>;
+
+/** Validate params of a known method; returns the issue summary on failure. */
+export function validateParams(
+  table: Record<string, { params: v.GenericSchema }>,
+  method: string,
+  params: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string } {
+  const def = table[method];
+  if (!def) return { ok: false, message: `Unknown method ${method}` };
+  const r = v.safeParse(def.params, params);
+  if (r.success) return { ok: true, value: r.output };
+  const issue = r.issues[0];
+  const path = v.getDotPath(issue) ?? '';
+  return { ok: false, message: `Invalid params${path ? ` at ${path}` : ''}: ${issue.message}` };
+}

@@ -1,0 +1,157 @@
+/**
+ * Process lifecycle: build the context, bind the port (before any plugin work), then discover
+ * plugins in the background; clean shutdown on SIGINT/SIGTERM.
+ */
+import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { DEFAULT_LIMITS, HOST, WS_MAX_PAYLOAD_BYTES, type Limits } from './limits.ts';
+import type { ReloadResult, ServerContext, ServerOptions } from './context.ts';
+import { createApp } from './app.ts';
+import { ensureStateDirs, resolveConfigDir } from './state/paths.ts';
+import { loadOrCreateSecret } from './state/secret.ts';
+import { ConfigStore } from './state/config.ts';
+import { AuditLog } from './state/audit.ts';
+import { ServerLog } from './state/server-log.ts';
+import { writeFileAtomic } from './state/atomic.ts';
+import { PluginManager } from './plugins/manager.ts';
+import { CatalogStore } from './tools/catalog.ts';
+import { ExtensionHub } from './hub/hub.ts';
+import { McpSessions } from './mcp/sessions.ts';
+import { installExtension } from './extension-install.ts';
+
+export interface RunningServer {
+  ctx: ServerContext;
+  port: number;
+  url: string;
+  /** Resolves when discovery at start-up has finished. */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function defaultServerOptions(partial: Partial<ServerOptions> = {}): ServerOptions {
+  return {
+    port: partial.port ?? 0,
+    configDir: partial.configDir ?? resolveConfigDir(),
+    ...partial,
+  };
+}
+
+export async function startServer(partial: Partial<ServerOptions> = {}): Promise<RunningServer> {
+  const options = defaultServerOptions(partial);
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const configDir = options.configDir;
+  await ensureStateDirs(configDir);
+
+  const log = new ServerLog(join(configDir, 'server.log'));
+  const secret = await loadOrCreateSecret(configDir);
+  const config = await ConfigStore.open(configDir);
+  const audit = await AuditLog.open(configDir, limits.auditRotateBytes);
+
+  let reloading: Promise<ReloadResult> | null = null;
+  const ctx = {
+    options,
+    limits,
+    configDir,
+    startedAt: Date.now(),
+    mode: options.dev ? 'dev' : 'production',
+    port: 0,
+    secret,
+    config,
+    audit,
+    log,
+    reloadCount: 0,
+    lastReloadTimestamp: 0,
+    lastReloadDurationMs: 0,
+    reload(): Promise<ReloadResult> {
+      // Concurrent callers share one reload.
+      reloading ??= (async () => {
+        const t0 = performance.now();
+        try {
+          ctx.secret = await loadOrCreateSecret(configDir);
+          await ctx.config.reload();
+          await ctx.plugins.discover();
+          ctx.catalog.rebuild();
+          ctx.hub.sendSyncFull();
+          const durationMs = Math.round(performance.now() - t0);
+          ctx.reloadCount++;
+          ctx.lastReloadTimestamp = Date.now();
+          ctx.lastReloadDurationMs = durationMs;
+          ctx.log.info('reload', { plugins: ctx.plugins.list().length, durationMs });
+          return { ok: true as const, plugins: ctx.plugins.list().length, durationMs };
+        } finally {
+          reloading = null;
+        }
+      })();
+      return reloading;
+    },
+  } as unknown as ServerContext;
+  (ctx as { plugins: PluginManager }).plugins = new PluginManager(ctx);
+  (ctx as { catalog: CatalogStore }).catalog = new CatalogStore(ctx);
+  (ctx as { hub: ExtensionHub }).hub = new ExtensionHub(ctx);
+  (ctx as { mcp: McpSessions }).mcp = new McpSessions(ctx);
+
+  const app = createApp(ctx);
+  const server = Bun.serve({
+    hostname: HOST,
+    port: options.port,
+    // Body size is enforced by our middleware (413 with a JSON body); keep Bun's cap above it.
+    maxRequestBodySize: limits.maxBodyBytes + 1024 * 1024,
+    idleTimeout: 0,
+    fetch: (req, srv) => app.fetch(req, { server: srv }),
+    websocket: ctx.hub.websocketHandlers({ maxPayloadLength: WS_MAX_PAYLOAD_BYTES }),
+  });
+  ctx.port = server.port ?? options.port;
+  const url = `http://${HOST}:${ctx.port}`;
+  await writeFileAtomic(join(configDir, 'server.pid'), JSON.stringify({ pid: process.pid, port: ctx.port, startedAt: ctx.startedAt }));
+  log.info('listening', { url, pid: process.pid, mode: ctx.mode });
+  if (!options.quiet) console.log(`OpenTabs server listening on ${url}`);
+
+  // Listen first: plugin discovery, the catalog and the extension folder come after the bind.
+  const ready = (async () => {
+    if (options.installExtension !== false) {
+      try {
+        await installExtension(ctx);
+      } catch (err) {
+        log.error('extension_install_failed', { error: String((err as Error).message) });
+      }
+    }
+    await ctx.plugins.discover();
+    ctx.catalog.rebuild();
+    ctx.hub.sendSyncFull();
+    if (ctx.mode === 'dev') ctx.plugins.startWatching();
+  })().catch((err) => {
+    log.error('startup_discovery_failed', { error: String((err as Error)?.message ?? err) });
+  });
+
+  let stopped = false;
+  async function stop() {
+    if (stopped) return;
+    stopped = true;
+    log.info('stopping', {});
+    server.stop(true);
+    await ctx.mcp.closeAll();
+    ctx.hub.closeAll('server shutting down');
+    ctx.plugins.stopWatching();
+    await ctx.audit.flush();
+    try {
+      rmSync(join(configDir, 'server.pid'), { force: true });
+    } catch {}
+    log.info('stopped', {});
+    await log.flush();
+  }
+
+  return { ctx, port: ctx.port, url, ready, stop };
+}
+
+/** `opentabs start` in the foreground: run until SIGINT/SIGTERM. */
+export async function runForeground(partial: Partial<ServerOptions> = {}): Promise<RunningServer> {
+  const running = await startServer(partial);
+  const onSignal = async (sig: string) => {
+    running.ctx.log.info('signal', { signal: sig });
+    await running.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void onSignal('SIGINT'));
+  process.once('SIGTERM', () => void onSignal('SIGTERM'));
+  return running;
+}

@@ -1,0 +1,100 @@
+/**
+ * The built-in browser tools: one declarative entry per tool. The server lists and validates
+ * them from here; the extension implements each by name (extension/tools/) and a unit test fails
+ * when the two differ. Entries follow ../shared/BROWSER-TOOLS.md.
+ */
+import type { Permission } from '../protocol/methods.ts';
+
+export interface BrowserToolDef {
+  /** browser_* or extension_* */
+  name: string;
+  description: string;
+  /** JSON Schema (draft 2020-12 subset Ajv accepts) for the arguments. */
+  inputSchema: Record<string, unknown>;
+  defaultPermission: Permission;
+  group: 'tabs' | 'windows' | 'reading' | 'acting' | 'console' | 'network' | 'storage' | 'extension';
+  /**
+   * Served by the server itself (no extension round trip), e.g. plugin_list_tabs reads hub state.
+   * Undefined for tools the extension runs.
+   */
+  servedBy?: 'server';
+}
+
+const tabId = { type: 'integer', minimum: 1, description: 'Tab id from browser_list_tabs' } as const;
+
+const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
+  {
+    name: 'browser_list_tabs',
+    description: 'List open tabs: id, url, title, active, windowId, groupId, status, audible.',
+    inputSchema: obj({}),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_open_tab',
+    description: 'Open a new tab at a URL.',
+    inputSchema: obj(
+      {
+        url: { type: 'string', minLength: 1, description: 'URL to open' },
+        active: { type: 'boolean', description: 'Focus the new tab (default true)' },
+        windowId: { type: 'integer', description: 'Window to open it in' },
+      },
+      ['url'],
+    ),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_close_tab',
+    description: 'Close a tab.',
+    inputSchema: obj({ tabId }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_navigate_tab',
+    description: 'Navigate a tab to a URL and wait for it to load.',
+    inputSchema: obj(
+      {
+        tabId,
+        url: { type: 'string', minLength: 1 },
+        waitUntil: { enum: ['load', 'domcontentloaded', 'none'], description: 'Default load' },
+        timeoutMs: { type: 'integer', minimum: 0, maximum: 120000 },
+      },
+      ['tabId', 'url'],
+    ),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_focus_tab',
+    description: 'Make a tab active and focus its window.',
+    inputSchema: obj({ tabId }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_get_tab_info',
+    description: 'Details of one tab: url, title, status, active, windowId, groupId, audible, favIconUrl.',
+    inputSchema: obj({ tabId }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'extension_get_state',
+    description: 'Extension state: connection, version, plugins with their tabs and adapter state.',
+    inputSchema: obj({}),
+    defaultPermission: 'auto',
+    group: 'extension',
+  },
+];
+
+export const BROWSER_TOOL_NAMES = BROWSER_TOOLS.map((t) => t.name);
+export const BROWSER_PLUGIN = 'browser';
