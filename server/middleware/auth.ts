@@ -1,0 +1,52 @@
+/**
+ * Bearer auth against ctx.secret (read per request: a reload may rotate it). Both sides are
+ * hashed to equal-length digests before crypto.timingSafeEqual, so neither the content nor the
+ * length of the secret leaks through timing. When no secret is configured, auth is skipped
+ * (reference: "When no secret is configured, authentication checks are skipped").
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import type { ServerContext } from '../context.ts';
+import { errorResponse } from '../errors.ts';
+
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** Constant-time comparison of a presented token with the configured secret. */
+export function secretMatches(secret: string | null, token: string | null | undefined): boolean {
+  if (secret === null) return true;
+  if (typeof token !== 'string') return false;
+  return timingSafeEqual(digest(token), digest(secret));
+}
+
+/** The token from `Authorization: Bearer <token>`, or null when absent or malformed. */
+export function bearerToken(header: string | null | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return m ? m[1] : null;
+}
+
+export type AuthState = 'none' | 'valid' | 'invalid';
+
+/** 'none' = no Authorization header; 'valid' also when no secret is configured. */
+export function authState(ctx: ServerContext, authorization: string | null | undefined): AuthState {
+  if (ctx.secret === null) return 'valid';
+  if (authorization === undefined || authorization === null) return 'none';
+  return secretMatches(ctx.secret, bearerToken(authorization)) ? 'valid' : 'invalid';
+}
+
+export function unauthorizedResponse(state: AuthState = 'none'): Response {
+  const message =
+    state === 'none'
+      ? 'Missing Authorization header: send "Authorization: Bearer <secret>" (the secret is in ~/.opentabs/extension/auth.json; see `opentabs config show --show-secret`)'
+      : 'Invalid bearer token: it does not match the server secret (it may have been rotated; see `opentabs config show --show-secret`)';
+  return errorResponse(401, 'unauthorized', message, { category: 'auth' }, { 'WWW-Authenticate': 'Bearer' });
+}
+
+/** Middleware: 401 with `WWW-Authenticate: Bearer` unless the request carries the secret. */
+export function bearerAuth(ctx: ServerContext): MiddlewareHandler {
+  return async (c, next) => {
+    const state = authState(ctx, c.req.header('authorization'));
+    if (state !== 'valid') return unauthorizedResponse(state);
+    await next();
+  };
+}

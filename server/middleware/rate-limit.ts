@@ -1,0 +1,60 @@
+/**
+ * Sliding-window rate limits (admin endpoints, MCP session creation). Per limiter, not per
+ * client: everything is local, and the point is to cap damage from a runaway script.
+ */
+import type { MiddlewareHandler } from 'hono';
+import { RETRY_AFTER_SECONDS } from '../limits.ts';
+import { errorResponse } from '../errors.ts';
+
+export interface RateLimitSpec {
+  max: number;
+  windowMs: number;
+}
+
+export interface RateLimiter {
+  /** Consume one slot; false when the window is full. */
+  take(): boolean;
+  /** Slots left in the current window. */
+  remaining(): number;
+  /** Middleware form: 429 with Retry-After when `take()` fails. */
+  middleware(what?: string): MiddlewareHandler;
+}
+
+export function rateLimitedResponse(what: string, spec: RateLimitSpec): Response {
+  return errorResponse(
+    429,
+    'rate_limited',
+    `Too many ${what}: at most ${spec.max} per ${Math.round(spec.windowMs / 1000)} s; retry after ${RETRY_AFTER_SECONDS} s`,
+    { category: 'rate_limited', retryable: true, retryAfterMs: RETRY_AFTER_SECONDS * 1000 },
+    { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  );
+}
+
+export function createRateLimiter(spec: RateLimitSpec, now: () => number = Date.now): RateLimiter {
+  const hits: number[] = [];
+  const prune = () => {
+    const cutoff = now() - spec.windowMs;
+    let i = 0;
+    while (i < hits.length && hits[i] <= cutoff) i++;
+    if (i > 0) hits.splice(0, i);
+  };
+  const limiter: RateLimiter = {
+    take() {
+      prune();
+      if (hits.length >= spec.max) return false;
+      hits.push(now());
+      return true;
+    },
+    remaining() {
+      prune();
+      return Math.max(0, spec.max - hits.length);
+    },
+    middleware(what = 'requests') {
+      return async (_c, next) => {
+        if (!limiter.take()) return rateLimitedResponse(what, spec);
+        await next();
+      };
+    },
+  };
+  return limiter;
+}

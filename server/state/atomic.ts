@@ -1,0 +1,57 @@
+/**
+ * Atomic file writes: a reader (or a crash) sees either the old file or the new one, never a
+ * half-written one. Temp file next to the target (same filesystem, so rename is atomic),
+ * created with the final mode so a secret is never briefly world-readable, fsynced, renamed.
+ */
+import { open, rename, rm } from 'node:fs/promises';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { FILE_MODE } from './paths.ts';
+
+/** Temp files are `.<name>.<random>.tmp` beside the target; never a name a reader would open. */
+export function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+
+export async function writeFileAtomic(path: string, data: string | Uint8Array, mode: number = FILE_MODE): Promise<void> {
+  const tmp = tempPathFor(path);
+  let fh;
+  try {
+    fh = await open(tmp, CREATE_FLAGS, mode);
+    await fh.writeFile(data);
+    await fh.sync();
+    await fh.close();
+    fh = undefined;
+    await rename(tmp, path);
+  } catch (err) {
+    if (fh) await fh.close().catch(() => {});
+    await rm(tmp, { force: true }).catch(() => {});
+    throw err;
+  }
+}
+
+export function writeFileAtomicSync(path: string, data: string | Uint8Array, mode: number = FILE_MODE): void {
+  const tmp = tempPathFor(path);
+  let fd: number | undefined;
+  try {
+    fd = openSync(tmp, CREATE_FLAGS, mode);
+    const buf = typeof data === 'string' ? Buffer.from(data) : data;
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, path);
+  } catch (err) {
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {}
+    }
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * config.json: permissions, plugin settings, local plugin paths, skip-permissions flag.
+ * Written atomically (0600) and never drops keys this version does not know, so an older server
+ * cannot erase settings written by a newer one (or by hand).
+ */
+import { readFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Permission } from '../protocol/methods.ts';
+import { OpenTabsError } from '../errors.ts';
+import { STATE_SCHEMA_VERSION } from '../version.ts';
+import { writeFileAtomic } from './atomic.ts';
+
+export interface PluginPermissions {
+  default?: Permission;
+  tools?: Record<string, Permission>;
+}
+
+export interface ConfigData {
+  schemaVersion: number;
+  localPlugins: string[];
+  permissions: Record<string, PluginPermissions>;
+  pluginSettings: Record<string, Record<string, unknown>>;
+  skipPermissions?: boolean;
+  [unknownKey: string]: unknown;
+}
+
+const PERMISSIONS: readonly string[] = ['off', 'ask', 'auto'];
+
+export function isPermission(p: unknown): p is Permission {
+  return typeof p === 'string' && PERMISSIONS.includes(p);
+}
+
+export function configPath(dir: string): string {
+  return join(dir, 'config.json');
+}
+
+export function defaultConfig(): ConfigData {
+  return { schemaVersion: STATE_SCHEMA_VERSION, localPlugins: [], permissions: {}, pluginSettings: {} };
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/**
+ * Coerce parsed JSON into ConfigData: known keys get their expected shape (bad entries are
+ * dropped, not fatal), every other key is carried through untouched.
+ */
+export function normalizeConfig(raw: unknown): ConfigData {
+  const src = isObject(raw) ? raw : {};
+  const out: ConfigData = { ...src, ...defaultConfig() };
+  if (typeof src.schemaVersion === 'number' && Number.isFinite(src.schemaVersion)) out.schemaVersion = src.schemaVersion;
+  if (Array.isArray(src.localPlugins)) out.localPlugins = src.localPlugins.filter((p): p is string => typeof p === 'string' && p !== '');
+  if (isObject(src.permissions)) {
+    for (const [plugin, value] of Object.entries(src.permissions)) {
+      if (!isObject(value)) continue;
+      const entry: PluginPermissions = { ...value };
+      if (!isPermission(value.default)) delete entry.default;
+      if (isObject(value.tools)) {
+        entry.tools = {};
+        for (const [tool, p] of Object.entries(value.tools)) if (isPermission(p)) entry.tools[tool] = p;
+      } else delete entry.tools;
+      out.permissions[plugin] = entry;
+    }
+  }
+  if (isObject(src.pluginSettings)) {
+    for (const [plugin, value] of Object.entries(src.pluginSettings)) if (isObject(value)) out.pluginSettings[plugin] = { ...value };
+  }
+  if ('skipPermissions' in src) {
+    if (typeof src.skipPermissions === 'boolean') out.skipPermissions = src.skipPermissions;
+    else delete out.skipPermissions;
+  }
+  return out;
+}
+
+type ReadResult = { kind: 'missing' } | { kind: 'ok'; data: ConfigData } | { kind: 'corrupt'; error: string };
+
+async function readConfigFile(path: string): Promise<ReadResult> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    throw err;
+  }
+  try {
+    return { kind: 'ok', data: normalizeConfig(JSON.parse(text)) };
+  } catch (err) {
+    return { kind: 'corrupt', error: (err as Error).message };
+  }
+}
+
+export class ConfigStore {
+  private data: ConfigData;
+  /** Serializes writes: each update sees the result of the one before it. */
+  private chain: Promise<unknown> = Promise.resolve();
+  /** Set when config.json could not be parsed and was moved aside (reported, not fatal). */
+  lastLoadError: string | null = null;
+
+  private constructor(
+    readonly dir: string,
+    data: ConfigData,
+  ) {
+    this.data = data;
+  }
+
+  get path(): string {
+    return configPath(this.dir);
+  }
+
+  static async open(dir: string): Promise<ConfigStore> {
+    const store = new ConfigStore(dir, defaultConfig());
+    await store.reload();
+    return store;
+  }
+
+  /** Re-read config.json. A corrupt file is kept as config.json.corrupt-<time> and defaults are used. */
+  async reload(): Promise<void> {
+    const r = await readConfigFile(this.path);
+    if (r.kind === 'ok') {
+      this.data = r.data;
+      this.lastLoadError = null;
+      return;
+    }
+    if (r.kind === 'missing') {
+      this.data = defaultConfig();
+      await this.write(this.data);
+      return;
+    }
+    const aside = `${this.path}.corrupt-${Date.now()}`;
+    await rename(this.path, aside).catch(() => {});
+    this.lastLoadError = `config.json was not valid JSON (${r.error}); moved to ${aside} and started from defaults`;
+    this.data = defaultConfig();
+    await this.write(this.data);
+  }
+
+  get(): ConfigData {
+    return this.data;
+  }
+
+  /**
+   * Apply `mutate` to a fresh copy and persist it. Starts from the file on disk when it parses,
+   * so edits made by the CLI while the server runs are not overwritten by a stale snapshot.
+   */
+  update(mutate: (draft: ConfigData) => void): Promise<void> {
+    const run = async () => {
+      const onDisk = await readConfigFile(this.path).catch(() => ({ kind: 'missing' }) as ReadResult);
+      const draft = structuredClone(onDisk.kind === 'ok' ? onDisk.data : this.data);
+      mutate(draft);
+      const next = normalizeConfig(draft);
+      await this.write(next);
+      this.data = next;
+    };
+    const p = this.chain.then(run, run);
+    this.chain = p.catch(() => {});
+    return p;
+  }
+
+  private async write(data: ConfigData): Promise<void> {
+    await writeFileAtomic(this.path, JSON.stringify(data, null, 2) + '\n', 0o600);
+  }
+
+  /** Effective permission; tool override > plugin default > fallback. */
+  permissionFor(plugin: string, tool: string, fallback: Permission): Permission {
+    const entry = this.data.permissions[plugin];
+    return entry?.tools?.[tool] ?? entry?.default ?? fallback;
+  }
+
+  async setToolPermission(plugin: string, tool: string, p: Permission): Promise<void> {
+    assertPermission(p);
+    await this.update((d) => {
+      const entry = (d.permissions[plugin] ??= {});
+      (entry.tools ??= {})[tool] = p;
+    });
+  }
+
+  async setPluginPermission(plugin: string, p: Permission): Promise<void> {
+    assertPermission(p);
+    await this.update((d) => {
+      (d.permissions[plugin] ??= {}).default = p;
+    });
+  }
+}
+
+function assertPermission(p: unknown): asserts p is Permission {
+  if (!isPermission(p)) throw new OpenTabsError('bad_request', `permission must be one of off, ask, auto (got ${JSON.stringify(p)})`, 400);
+}

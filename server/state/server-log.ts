@@ -1,0 +1,69 @@
+/**
+ * server.log: one JSON line per lifecycle event or request error. Secrets never reach it:
+ * fields with secret-like names are redacted and bearer tokens / 64-hex strings are masked.
+ * Appends are synchronous: events are rare, and a line must survive a crash right after it.
+ */
+import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type LogLevel = 'info' | 'warn' | 'error';
+
+const SECRET_KEY_RE = /secret|token|authorization|password|cookie|api[-_]?key/i;
+const HEX64_RE = /\b[0-9a-f]{64}\b/gi;
+const BEARER_RE = /(Bearer\s+)\S+/gi;
+/** server.log rotates to server.log.1 past this size. */
+const SERVER_LOG_ROTATE_BYTES = 5 * 1024 * 1024;
+
+export function redact(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.replace(BEARER_RE, '$1[redacted]').replace(HEX64_RE, '[redacted]');
+  if (depth > 4 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) return redact(value.message, depth + 1);
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY_RE.test(k) ? '[redacted]' : redact(v, depth + 1);
+  return out;
+}
+
+export class ServerLog {
+  private size = -1;
+  /** Last write failure (a full disk must not take the server down). */
+  lastError: string | null = null;
+
+  constructor(readonly path: string) {}
+
+  info(event: string, fields: object = {}): void {
+    this.write('info', event, fields);
+  }
+  warn(event: string, fields: object = {}): void {
+    this.write('warn', event, fields);
+  }
+  error(event: string, fields: object = {}): void {
+    this.write('error', event, fields);
+  }
+
+  private write(level: LogLevel, event: string, fields: object): void {
+    const line =
+      JSON.stringify({ ts: new Date().toISOString(), level, event: String(event), ...(redact(fields) as object) }) + '\n';
+    try {
+      if (this.size < 0) {
+        mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+        try {
+          this.size = statSync(this.path).size;
+        } catch {
+          this.size = 0;
+        }
+      }
+      if (this.size > 0 && this.size + line.length > SERVER_LOG_ROTATE_BYTES) {
+        renameSync(this.path, `${this.path}.1`);
+        this.size = 0;
+      }
+      appendFileSync(this.path, line, { mode: 0o600 });
+      this.size += Buffer.byteLength(line);
+    } catch (err) {
+      this.lastError = (err as Error).message;
+    }
+  }
+
+  /** Appends are synchronous, so there is nothing buffered; kept for the lifecycle contract. */
+  async flush(): Promise<void> {}
+}
