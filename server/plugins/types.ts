@@ -48,3 +48,17 @@ export interface LoadedPlugin {
   adapterHash: string;
   tools: LoadedTool[];
 }
+
+/** Why a plugin folder could not be loaded (→ /health failedPlugins). */
+export interface FailedPlugin {
+  path: string;
+  error: string;
+  name?: string;
+}
+
+/**
+ * Permission of a plugin's tools when config.json says nothing. Installing or adding a plugin
+ * through OpenTabs writes an explicit `ask` default for it (server/plugins/manager.ts), so this
+ * only applies to plugins that appear some other way (e.g. a hand-edited localPlugins list).
+ */
+export const DEFAULT_PLUGIN_PERMISSION = 'ask' as const;

@@ -55,3 +55,10 @@ export interface AdapterHandle {
  */
 export type PortToBridge = BridgeToPage;
 export type BridgeToPort = PageToBridge;
+
+/**
+ * Adapters are built with this token where their hash goes; the server replaces it with the
+ * adapter's content hash when it writes adapters/<name>-<hash>.js, so the `registered` message
+ * and AdapterHandle.hash carry the same hash as PluginInfo.adapterHash.
+ */
+export const ADAPTER_HASH_PLACEHOLDER = '__OPENTABS_ADAPTER_HASH__';

@@ -1,0 +1,33 @@
+/**
+ * Adapter files in the installed extension folder: <configDir>/extension/adapters/<name>-<hash>.js.
+ * The extension injects them by path, so a new hash means a new file; files no current plugin
+ * refers to are removed after each discovery.
+ */
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ADAPTER_HASH_PLACEHOLDER } from '../protocol/page-channel.ts';
+import { writeFileAtomic } from '../state/atomic.ts';
+
+export function adaptersDir(configDir: string): string {
+  return join(configDir, 'extension', 'adapters');
+}
+
+/** Write one adapter (skipped when the file for this hash is already there). */
+export async function writeAdapter(configDir: string, adapterFile: string, source: string, hash: string): Promise<void> {
+  const target = join(configDir, 'extension', adapterFile);
+  const exists = await stat(target).then(() => true, () => false);
+  if (exists) return;
+  await mkdir(adaptersDir(configDir), { recursive: true, mode: 0o700 });
+  await writeFileAtomic(target, source.split(ADAPTER_HASH_PLACEHOLDER).join(hash), 0o644);
+}
+
+/** Remove adapter files that no loaded plugin uses any more. */
+export async function pruneAdapters(configDir: string, keep: Set<string>): Promise<void> {
+  const dir = adaptersDir(configDir);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  await Promise.all(
+    names
+      .filter((n) => n.endsWith('.js') && !keep.has(`adapters/${n}`))
+      .map((n) => rm(join(dir, n), { force: true }).catch(() => {})),
+  );
+}

@@ -1,0 +1,34 @@
+/**
+ * LoadedPlugin → PluginInfo (what the extension gets in sync.full / plugin.update): adds the
+ * current permissions and the resolved settings the adapter sees as ctx.config.
+ */
+import type { ServerContext } from '../context.ts';
+import type { PluginInfo } from '../protocol/methods.ts';
+import { DEFAULT_PLUGIN_PERMISSION, type LoadedPlugin } from './types.ts';
+
+export function toPluginInfo(ctx: ServerContext, p: LoadedPlugin): PluginInfo {
+  const cfg = ctx.config.get();
+  const pluginDefault = cfg.permissions[p.name]?.default ?? DEFAULT_PLUGIN_PERMISSION;
+  return {
+    name: p.name,
+    displayName: p.displayName,
+    description: p.description,
+    version: p.version,
+    urlPatterns: p.urlPatterns,
+    excludePatterns: p.excludePatterns,
+    ...(p.homepage ? { homepage: p.homepage } : {}),
+    ...(p.iconSvg ? { iconSvg: p.iconSvg } : {}),
+    source: p.source,
+    adapterFile: p.adapterFile,
+    adapterHash: p.adapterHash,
+    tools: p.tools.map((t) => ({
+      name: t.name,
+      fullName: t.fullName,
+      description: t.description,
+      permission: ctx.config.permissionFor(p.name, t.name, DEFAULT_PLUGIN_PERMISSION),
+    })),
+    ...(p.configSchema ? { configSchema: p.configSchema as Record<string, unknown> } : {}),
+    settings: ctx.plugins.resolvedSettings(p.name),
+    permission: pluginDefault,
+  };
+}

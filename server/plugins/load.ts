@@ -1,0 +1,110 @@
+/**
+ * Load one plugin folder (local or npm-installed): package.json + dist/tools.json +
+ * dist/adapter.js. Never throws; returns either the plugin with its adapter source or the reason
+ * it cannot be loaded, so one broken plugin never stops the others.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import Ajv from 'ajv';
+import { MAX_ADAPTER_BYTES } from '../limits.ts';
+import { parseToolsJson, pluginNameFromPackage } from './manifest.ts';
+import type { LoadedPlugin } from './types.ts';
+
+export type LoadResult =
+  | { ok: true; plugin: LoadedPlugin; adapterSource: string }
+  | { ok: false; error: string; name?: string };
+
+/** Short content hash naming the adapter file (adapters/<name>-<hash>.js). */
+export function adapterHashOf(source: string): string {
+  return createHash('sha256').update(source).digest('hex').slice(0, 12);
+}
+
+// One Ajv instance only for checking that schemas are valid JSON Schema (the catalog compiles them).
+const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: true });
+
+async function readJson(path: string, what: string): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { ok: false, error: code === 'ENOENT' ? `${what} is missing (${path})` : `cannot read ${what}: ${(err as Error).message}` };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, error: `${what} is not valid JSON: ${(err as Error).message}` };
+  }
+}
+
+export async function loadPluginFolder(dir: string, source: 'local' | 'npm'): Promise<LoadResult> {
+  const pkgRead = await readJson(join(dir, 'package.json'), 'package.json');
+  if (!pkgRead.ok) return { ok: false, error: pkgRead.error };
+  const pkg = pkgRead.value as Record<string, unknown>;
+  if (typeof pkg !== 'object' || pkg === null) return { ok: false, error: 'package.json must be a JSON object' };
+  const packageName = typeof pkg.name === 'string' ? pkg.name : '';
+  const nameFromPkg = pluginNameFromPackage(packageName);
+  if (!nameFromPkg) {
+    return { ok: false, error: `package.json name: ${JSON.stringify(pkg.name ?? null)} must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>` };
+  }
+  const version = typeof pkg.version === 'string' && pkg.version !== '' ? pkg.version : null;
+  if (!version) return { ok: false, name: nameFromPkg, error: 'package.json version: must be a non-empty string' };
+
+  const toolsRead = await readJson(join(dir, 'dist', 'tools.json'), 'dist/tools.json (run `opentabs plugin build`)');
+  if (!toolsRead.ok) return { ok: false, name: nameFromPkg, error: toolsRead.error };
+  const parsed = parseToolsJson(toolsRead.value);
+  if (!parsed.ok) return { ok: false, name: nameFromPkg, error: `dist/tools.json ${parsed.error}` };
+  const m = parsed.value;
+  if (m.name !== nameFromPkg) {
+    return { ok: false, name: nameFromPkg, error: `dist/tools.json name: "${m.name}" does not match package name ${packageName} (expected "${nameFromPkg}")` };
+  }
+  for (const [i, t] of m.tools.entries()) {
+    for (const key of ['inputSchema', 'outputSchema'] as const) {
+      const schema = t[key];
+      if (schema && !ajv.validateSchema(schema)) {
+        return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}` };
+      }
+    }
+  }
+
+  const adapterPath = join(dir, 'dist', 'adapter.js');
+  let size: number;
+  try {
+    size = (await stat(adapterPath)).size;
+  } catch {
+    return { ok: false, name: m.name, error: `dist/adapter.js is missing (${adapterPath}); run \`opentabs plugin build\`` };
+  }
+  if (size > MAX_ADAPTER_BYTES) {
+    return { ok: false, name: m.name, error: `dist/adapter.js is ${size} bytes, over the ${MAX_ADAPTER_BYTES}-byte limit` };
+  }
+  if (size === 0) return { ok: false, name: m.name, error: 'dist/adapter.js is empty' };
+  const adapterSource = await readFile(adapterPath, 'utf8');
+  const adapterHash = adapterHashOf(adapterSource);
+
+  const plugin: LoadedPlugin = {
+    name: m.name,
+    displayName: m.displayName,
+    description: m.description,
+    version,
+    packageName,
+    urlPatterns: m.urlPatterns,
+    excludePatterns: m.excludePatterns,
+    homepage: m.homepage,
+    iconSvg: m.iconSvg,
+    configSchema: m.configSchema,
+    source,
+    path: dir,
+    sdkVersion: m.sdkVersion ?? null,
+    adapterFile: `adapters/${m.name}-${adapterHash}.js`,
+    adapterHash,
+    tools: m.tools.map((t) => ({
+      name: t.name,
+      fullName: `${m.name}_${t.name}`,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      outputSchema: t.outputSchema,
+    })),
+  };
+  return { ok: true, plugin, adapterSource };
+}

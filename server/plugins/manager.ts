@@ -1,0 +1,286 @@
+/**
+ * PluginManager: discovery (local folders from config.json + packages in <configDir>/plugins),
+ * manifest validation, adapter files, settings, install/remove through npm (scripts disabled),
+ * per-plugin log buffers and the dev-mode file watcher. Contract: docs/internals.md.
+ */
+import { resolve } from 'node:path';
+import type { ServerContext } from '../context.ts';
+import { OpenTabsError } from '../errors.ts';
+import { PLUGIN_LOG_BUFFER_SIZE, WATCH_POLL_INTERVAL_MS } from '../limits.ts';
+import type { LogEntry } from '../protocol/methods.ts';
+import { pruneAdapters, writeAdapter } from './adapters.ts';
+import { toPluginInfo } from './info.ts';
+import { loadPluginFolder } from './load.ts';
+import { resolveSettings, validateSettings, pluginNameFromPackage } from './manifest.ts';
+import { installedPluginDirs, npmInstall, npmOutdated, npmSearch, npmUninstall, type SearchHit, type UpdateInfo } from './npm.ts';
+import type { FailedPlugin, LoadedPlugin } from './types.ts';
+import { PluginWatcher, type WatcherStatus } from './watcher.ts';
+
+export type PluginChange = { type: 'reload' } | { type: 'update'; plugin: string };
+
+export class PluginManager {
+  private plugins = new Map<string, LoadedPlugin>();
+  private failures: FailedPlugin[] = [];
+  private errors: string[] = [];
+  private logBuffers = new Map<string, LogEntry[]>();
+  private listeners = new Set<(e: PluginChange) => void>();
+  private watcher: PluginWatcher;
+  /** Discoveries run one at a time; a call made during a run waits for a fresh one. */
+  private discovering: Promise<void> = Promise.resolve();
+
+  constructor(private readonly ctx: ServerContext) {
+    this.watcher = new PluginWatcher((dir) => void this.onLocalChange(dir), WATCH_POLL_INTERVAL_MS);
+  }
+
+  // ------------------------------------------------------------------ discovery
+
+  discover(): Promise<void> {
+    const run = () => this.discoverNow();
+    const p = this.discovering.then(run, run);
+    this.discovering = p.catch(() => {});
+    return p;
+  }
+
+  private async discoverNow(): Promise<void> {
+    const configDir = this.ctx.configDir;
+    const localPaths = this.localPaths();
+    const npmDirs = await installedPluginDirs(configDir);
+
+    const next = new Map<string, LoadedPlugin>();
+    const failed: FailedPlugin[] = [];
+    const errors: string[] = [];
+    const sources = new Map<string, string>();
+
+    const candidates: { dir: string; source: 'local' | 'npm' }[] = [
+      ...localPaths.map((dir) => ({ dir, source: 'local' as const })),
+      ...npmDirs.map((dir) => ({ dir, source: 'npm' as const })),
+    ];
+    // Load in parallel (disk only), then decide in order: local first, so a local plugin wins.
+    const results = await Promise.all(candidates.map(async (c) => ({ ...c, r: await loadPluginFolder(c.dir, c.source) })));
+    for (const { dir, source, r } of results) {
+      if (!r.ok) {
+        failed.push({ path: dir, error: r.error, ...(r.name ? { name: r.name } : {}) });
+        continue;
+      }
+      const existing = next.get(r.plugin.name);
+      if (existing) {
+        const msg =
+          existing.source === 'local' && source === 'npm'
+            ? `Plugin "${r.plugin.name}" installed from npm (${dir}) is shadowed by the local plugin at ${existing.path}`
+            : `Plugin "${r.plugin.name}" at ${dir} ignored: a plugin with that name is already loaded from ${existing.path}`;
+        errors.push(msg);
+        continue;
+      }
+      try {
+        await writeAdapter(configDir, r.plugin.adapterFile, r.adapterSource, r.plugin.adapterHash);
+      } catch (err) {
+        failed.push({ path: dir, name: r.plugin.name, error: `cannot write adapter: ${(err as Error).message}` });
+        continue;
+      }
+      next.set(r.plugin.name, r.plugin);
+      sources.set(r.plugin.name, dir);
+    }
+    await pruneAdapters(configDir, new Set([...next.values()].map((p) => p.adapterFile)));
+
+    this.plugins = next;
+    this.failures = failed;
+    this.errors = errors;
+    this.watcher.setPaths(localPaths);
+    for (const f of failed) this.ctx.log.warn('plugin_failed', { path: f.path, error: f.error });
+  }
+
+  private localPaths(): string[] {
+    const list = this.ctx.config.get().localPlugins ?? [];
+    return [...new Set(list.map((p) => resolve(this.ctx.configDir, p)))];
+  }
+
+  list(): LoadedPlugin[] {
+    return [...this.plugins.values()];
+  }
+
+  get(name: string): LoadedPlugin | undefined {
+    return this.plugins.get(name);
+  }
+
+  failed(): FailedPlugin[] {
+    return [...this.failures];
+  }
+
+  discoveryErrors(): string[] {
+    return [...this.errors];
+  }
+
+  // ------------------------------------------------------------------ settings
+
+  async setSettings(name: string, settings: Record<string, unknown>): Promise<void> {
+    const plugin = this.plugins.get(name);
+    if (!plugin) throw new OpenTabsError('unknown_plugin', `No plugin named "${name}" is loaded`, 404);
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+      throw new OpenTabsError('invalid_settings', 'settings must be a JSON object of setting name → value', 400);
+    }
+    // Merge with what is saved so `configure key=value` changes one field without dropping others.
+    const saved = this.ctx.config.get().pluginSettings[name] ?? {};
+    const merged: Record<string, unknown> = { ...saved, ...settings };
+    for (const [k, val] of Object.entries(settings)) if (val === null) delete merged[k];
+    const problem = validateSettings(plugin.configSchema, merged);
+    if (problem) throw new OpenTabsError('invalid_settings', `Invalid settings for ${name}: ${problem}`, 400, { path: `/${problem.split(':')[0]}` });
+    await this.ctx.config.update((d) => {
+      d.pluginSettings[name] = merged;
+    });
+    this.afterSettingsChange(name);
+  }
+
+  resolvedSettings(name: string): Record<string, unknown> {
+    const plugin = this.plugins.get(name);
+    return resolveSettings(plugin?.configSchema, this.ctx.config.get().pluginSettings[name]);
+  }
+
+  /** The adapter gets new settings with the next dispatch; the side panel learns at once. */
+  private afterSettingsChange(name: string): void {
+    const plugin = this.plugins.get(name);
+    if (!plugin) return;
+    this.safe(() => this.ctx.hub.notify('plugin.update', { plugin: toPluginInfo(this.ctx, plugin) }));
+    this.emit({ type: 'update', plugin: name });
+  }
+
+  // ------------------------------------------------------------------ install / remove
+
+  async install(spec: string, onProgress?: (line: string) => void): Promise<{ name: string }> {
+    const packageName = await npmInstall(this.ctx.configDir, spec, onProgress);
+    const name = pluginNameFromPackage(packageName);
+    if (!name) {
+      await npmUninstall(this.ctx.configDir, packageName).catch(() => {});
+      throw new OpenTabsError('bad_request', `${packageName} is not an OpenTabs plugin: package names must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>`, 400);
+    }
+    // New plugins start at `ask` (unless the user already chose something for this name).
+    if (!this.ctx.config.get().permissions[name]?.default) await this.ctx.config.setPluginPermission(name, 'ask');
+    onProgress?.(`Installed ${packageName}; loading plugins …`);
+    await this.discover();
+    const failure = this.failures.find((f) => f.name === name && f.path.includes(packageName));
+    this.publish();
+    if (failure) throw new OpenTabsError('bad_request', `${packageName} was installed but cannot be loaded: ${failure.error}`, 400);
+    onProgress?.(`Plugin "${name}" ready (${this.plugins.get(name)?.tools.length ?? 0} tools)`);
+    return { name };
+  }
+
+  /** Remove by plugin name (or package name): npm-installed packages are uninstalled, local folders are unlisted. */
+  async remove(nameOrPackage: string): Promise<void> {
+    const name = pluginNameFromPackage(nameOrPackage) ?? nameOrPackage;
+    const loaded = this.plugins.get(name);
+    const localMatch = this.localPaths().filter((p) => p === loaded?.path || this.failures.some((f) => f.path === p && f.name === name));
+    const npmDirs = await installedPluginDirs(this.ctx.configDir);
+    const npmPkgs = npmDirs.map((d) => d.split('/node_modules/').pop() ?? '').filter((pkg) => pluginNameFromPackage(pkg) === name);
+    if (localMatch.length === 0 && npmPkgs.length === 0) {
+      throw new OpenTabsError('unknown_plugin', `No plugin named "${nameOrPackage}" is installed or added`, 404);
+    }
+    if (localMatch.length > 0) {
+      await this.ctx.config.update((d) => {
+        d.localPlugins = d.localPlugins.filter((p) => !localMatch.includes(resolve(this.ctx.configDir, p)));
+      });
+    }
+    for (const pkg of npmPkgs) await npmUninstall(this.ctx.configDir, pkg);
+    await this.discover();
+    if (!this.plugins.has(name)) {
+      this.safe(() => void this.ctx.hub.request('plugin.uninstall', { name }, {}).catch(() => {}));
+    }
+    this.publish();
+  }
+
+  search(query: string): Promise<SearchHit[]> {
+    return npmSearch(this.ctx.configDir, query);
+  }
+
+  checkUpdates(): Promise<UpdateInfo[]> {
+    return npmOutdated(this.ctx.configDir);
+  }
+
+  async updateFromRegistry(name: string): Promise<void> {
+    const plugin = this.plugins.get(name);
+    const pkg = plugin?.source === 'npm' ? plugin.packageName : (pluginNameFromPackage(name) ? name : null);
+    if (!pkg) throw new OpenTabsError('unknown_plugin', `No npm-installed plugin named "${name}"`, 404);
+    await this.install(`${pkg}@latest`);
+  }
+
+  /** After install/remove: new catalog, full sync to the extension, side panel refresh. */
+  private publish(): void {
+    this.safe(() => this.ctx.catalog.rebuild());
+    this.safe(() => this.ctx.hub.sendSyncFull());
+    this.safe(() => this.ctx.hub.notify('plugins.changed', {}));
+    this.emit({ type: 'reload' });
+  }
+
+  // ------------------------------------------------------------------ logs
+
+  addLogs(entries: LogEntry[]): void {
+    for (const e of entries) {
+      let buf = this.logBuffers.get(e.plugin);
+      if (!buf) this.logBuffers.set(e.plugin, (buf = []));
+      buf.push(e);
+      if (buf.length > PLUGIN_LOG_BUFFER_SIZE) buf.splice(0, buf.length - PLUGIN_LOG_BUFFER_SIZE);
+    }
+  }
+
+  logBufferSize(name: string): number {
+    return this.logBuffers.get(name)?.length ?? 0;
+  }
+
+  logs(name?: string): LogEntry[] {
+    if (name) return [...(this.logBuffers.get(name) ?? [])];
+    return [...this.logBuffers.values()].flat().sort((a, b) => a.ts - b.ts);
+  }
+
+  // ------------------------------------------------------------------ dev watcher
+
+  startWatching(): void {
+    this.watcher.setPaths(this.localPaths());
+    this.watcher.start();
+  }
+
+  stopWatching(): void {
+    this.watcher.stop();
+  }
+
+  watcherStatus(): WatcherStatus {
+    return this.watcher.status();
+  }
+
+  onChange(cb: (e: PluginChange) => void): () => void {
+    this.listeners.add(cb);
+    return () => this.listeners.delete(cb);
+  }
+
+  /** A local plugin's dist/ changed: rediscover, swap the catalog, push the plugin to the extension. */
+  private async onLocalChange(dir: string): Promise<void> {
+    const before = new Map([...this.plugins].map(([n, p]) => [n, p.adapterHash]));
+    try {
+      await this.discover();
+    } catch (err) {
+      this.ctx.log.error('plugin_reload_failed', { path: dir, error: String((err as Error).message) });
+      return;
+    }
+    this.safe(() => this.ctx.catalog.rebuild());
+    const plugin = this.list().find((p) => p.path === dir);
+    const sameSet = before.size === this.plugins.size && [...before.keys()].every((n) => this.plugins.has(n));
+    if (plugin && sameSet) {
+      this.ctx.log.info('plugin_updated', { plugin: plugin.name, hash: plugin.adapterHash });
+      this.safe(() => this.ctx.hub.notify('plugin.update', { plugin: toPluginInfo(this.ctx, plugin) }));
+      this.emit({ type: 'update', plugin: plugin.name });
+    } else {
+      this.safe(() => this.ctx.hub.sendSyncFull());
+      this.emit({ type: 'reload' });
+    }
+  }
+
+  private emit(e: PluginChange): void {
+    for (const cb of this.listeners) this.safe(() => cb(e));
+  }
+
+  /** Notifying other parts must never break plugin bookkeeping (e.g. extension not connected). */
+  private safe(fn: () => unknown): void {
+    try {
+      fn();
+    } catch (err) {
+      this.ctx.log.warn('plugin_notify_failed', { error: String((err as Error)?.message ?? err) });
+    }
+  }
+}

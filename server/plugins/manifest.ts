@@ -1,0 +1,180 @@
+/**
+ * The on-disk plugin format, defined once: package names, plugin/tool names, URL match
+ * patterns, the configSchema and dist/tools.json. Used by discovery (server) and by
+ * `opentabs plugin build` (plugins/tooling), so a manifest the build accepts is one the server
+ * loads, and both reject a bad one with the same message naming the field.
+ */
+import * as v from 'valibot';
+import type { ConfigSchema } from './types.ts';
+
+/** `opentabs-plugin-<name>` or `@scope/opentabs-plugin-<name>`. */
+export const PACKAGE_NAME_RE = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?opentabs-plugin-([a-z0-9]+(?:-[a-z0-9]+)*)$/;
+/** Plugin names: lowercase words joined by hyphens; they prefix tool names as `<plugin>_<tool>`. */
+export const PLUGIN_NAME_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/** Tool names: lowercase snake_case. */
+export const TOOL_NAME_RE = /^[a-z][a-z0-9_]*$/;
+/** Prefixes owned by built-in tools, never a plugin name. */
+export const RESERVED_PLUGIN_NAMES: readonly string[] = ['browser', 'extension', 'opentabs'];
+/** MCP clients commonly cap tool names at 64 characters. */
+export const MAX_TOOL_FULL_NAME = 64;
+
+/** The plugin name a package name carries, or null when the package name is not a plugin's. */
+export function pluginNameFromPackage(packageName: string): string | null {
+  return PACKAGE_NAME_RE.exec(packageName)?.[1] ?? null;
+}
+
+/**
+ * Chrome match patterns: `<all_urls>` or `<scheme>://<host><path>`, scheme http/https/ws/wss/file/*,
+ * host `*`, `*.example.com` or an exact host (ports are ignored by Chrome and not allowed here).
+ */
+const MATCH_PATTERN_RE = /^(?:<all_urls>|(?:\*|https?|wss?):\/\/(?:\*|(?:\*\.)?[^/*:]+)\/.*|file:\/\/\/.*)$/;
+
+export function isMatchPattern(p: string): boolean {
+  return MATCH_PATTERN_RE.test(p);
+}
+
+const NonEmpty = (what: string) => v.pipe(v.string(`${what} must be a string`), v.trim(), v.nonEmpty(`${what} must not be empty`));
+
+const MatchPattern = v.pipe(
+  v.string('must be a string'),
+  v.check(isMatchPattern, (i) => `${JSON.stringify(i.input)} is not a Chrome match pattern like "https://app.example.com/*"`),
+);
+
+const JsonObject = v.custom<Record<string, unknown>>(
+  (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
+  'must be a JSON Schema object',
+);
+
+export const ConfigFieldSchema = v.pipe(
+  v.strictObject(
+    {
+      type: v.picklist(['string', 'url', 'number', 'boolean', 'select'], 'type must be one of string, url, number, boolean, select'),
+      label: v.optional(v.string()),
+      description: v.optional(v.string()),
+      required: v.optional(v.boolean()),
+      default: v.optional(v.union([v.string(), v.number(), v.boolean()])),
+      options: v.optional(v.pipe(v.array(v.string()), v.nonEmpty('options must list at least one choice'))),
+    },
+    (i) => `unknown key ${JSON.stringify(i.input)}`,
+  ),
+  v.check((f) => f.type !== 'select' || (f.options?.length ?? 0) > 0, 'a select field needs options'),
+  v.check((f) => f.default === undefined || checkFieldValue(f, f.default) === null, 'default does not match the field type'),
+);
+
+export const ConfigSchemaSchema = v.record(
+  v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'setting names must be identifiers')),
+  ConfigFieldSchema,
+);
+
+export const ToolManifestSchema = v.object({
+  name: v.pipe(v.string(), v.regex(TOOL_NAME_RE, 'tool names must be lowercase snake_case (a-z, 0-9, _)')),
+  description: NonEmpty('description'),
+  inputSchema: v.pipe(
+    JsonObject,
+    v.check((s) => s.type === 'object', 'inputSchema must be a JSON Schema with "type": "object"'),
+  ),
+  outputSchema: v.optional(JsonObject),
+});
+
+export const ToolsJsonSchema = v.pipe(
+  v.object({
+    name: v.pipe(v.string(), v.regex(PLUGIN_NAME_RE, 'plugin names are lowercase words joined by hyphens'),
+      v.check((n) => !RESERVED_PLUGIN_NAMES.includes(n), (i) => `"${i.input}" is reserved for built-in tools`)),
+    displayName: NonEmpty('displayName'),
+    description: NonEmpty('description'),
+    version: NonEmpty('version'),
+    sdkVersion: v.optional(v.nullable(v.string())),
+    urlPatterns: v.pipe(v.array(MatchPattern), v.nonEmpty('urlPatterns must list at least one match pattern')),
+    excludePatterns: v.optional(v.array(MatchPattern), []),
+    homepage: v.optional(v.pipe(v.string(), v.url('homepage must be a URL'))),
+    iconSvg: v.optional(v.pipe(v.string(), v.startsWith('<svg', 'iconSvg must be SVG markup starting with <svg'))),
+    configSchema: v.optional(ConfigSchemaSchema),
+    tools: v.pipe(v.array(ToolManifestSchema), v.nonEmpty('tools must list at least one tool')),
+  }),
+  v.check((m) => new Set(m.tools.map((t) => t.name)).size === m.tools.length, (i) => {
+    const seen = new Set<string>();
+    const dup = i.input.tools.find((t) => (seen.has(t.name) ? true : (seen.add(t.name), false)));
+    return `tools: duplicate tool name "${dup?.name}"`;
+  }),
+  v.check((m) => m.tools.every((t) => `${m.name}_${t.name}`.length <= MAX_TOOL_FULL_NAME), `tool names must stay within ${MAX_TOOL_FULL_NAME} characters once prefixed with the plugin name`),
+);
+
+export type ToolsJson = v.InferOutput<typeof ToolsJsonSchema>;
+
+/** "field.path: message" for the first issue, so errors name the bad field. */
+export function describeIssue(issues: readonly v.BaseIssue<unknown>[]): string {
+  const issue = issues[0];
+  if (!issue) return 'invalid';
+  const path = v.getDotPath(issue);
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+export function parseToolsJson(raw: unknown): { ok: true; value: ToolsJson } | { ok: false; error: string } {
+  const r = v.safeParse(ToolsJsonSchema, raw);
+  return r.success ? { ok: true, value: r.output } : { ok: false, error: describeIssue(r.issues) };
+}
+
+/** null when `value` fits the field; otherwise what is wrong with it. */
+export function checkFieldValue(field: { type: string; options?: string[] }, value: unknown): string | null {
+  switch (field.type) {
+    case 'string':
+      return typeof value === 'string' ? null : 'must be a string';
+    case 'url': {
+      if (typeof value !== 'string') return 'must be a URL string';
+      try {
+        const u = new URL(value);
+        return u.protocol === 'http:' || u.protocol === 'https:' ? null : 'must be an http(s) URL';
+      } catch {
+        return 'must be a valid URL';
+      }
+    }
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? null : 'must be a number';
+    case 'boolean':
+      return typeof value === 'boolean' ? null : 'must be true or false';
+    case 'select':
+      return typeof value === 'string' && (field.options ?? []).includes(value)
+        ? null
+        : `must be one of ${(field.options ?? []).map((o) => JSON.stringify(o)).join(', ')}`;
+    default:
+      return `has unknown type ${field.type}`;
+  }
+}
+
+/**
+ * Validate settings against a configSchema. `partial` accepts a subset (missing required fields
+ * are reported only when the merged result lacks them). Returns the first problem, naming the field.
+ */
+export function validateSettings(schema: ConfigSchema | undefined, settings: Record<string, unknown>): string | null {
+  const fields = schema ?? {};
+  for (const [key, value] of Object.entries(settings)) {
+    const field = fields[key];
+    if (!field) {
+      const known = Object.keys(fields);
+      return `${key}: unknown setting${known.length ? ` (known: ${known.join(', ')})` : ' (this plugin has no settings)'}`;
+    }
+    if (value === null || value === undefined) {
+      if (field.required) return `${key}: is required`;
+      continue;
+    }
+    const problem = checkFieldValue(field, value);
+    if (problem) return `${key}: ${problem}`;
+  }
+  for (const [key, field] of Object.entries(fields)) {
+    if (field.required && field.default === undefined && (settings[key] === undefined || settings[key] === null)) {
+      return `${key}: is required`;
+    }
+  }
+  return null;
+}
+
+/** Defaults from the schema overlaid with saved values (unknown saved keys dropped). */
+export function resolveSettings(schema: ConfigSchema | undefined, saved: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(schema ?? {})) {
+    const value = saved?.[key];
+    if (value !== undefined && value !== null && checkFieldValue(field, value) === null) out[key] = value;
+    else if (field.default !== undefined) out[key] = field.default;
+  }
+  return out;
+}

@@ -1,0 +1,166 @@
+/**
+ * The managed install prefix (<configDir>/plugins) driven through the npm CLI. Every command runs
+ * with install scripts disabled (--ignore-scripts): installing a plugin never runs its code.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, readdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../state/atomic.ts';
+import { OpenTabsError } from '../errors.ts';
+import { PACKAGE_NAME_RE } from './manifest.ts';
+
+export function installPrefix(configDir: string): string {
+  return join(configDir, 'plugins');
+}
+
+export interface NpmResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const NPM = process.env.OPENTABS_NPM ?? 'npm';
+
+/** Run npm; every output line goes to onLine (progress), the full output is returned. */
+export function runNpm(args: string[], cwd: string, onLine?: (line: string) => void): Promise<NpmResult> {
+  return new Promise((resolve) => {
+    const child = spawn(NPM, args, {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, npm_config_ignore_scripts: 'true', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' },
+    });
+    let stdout = '';
+    let stderr = '';
+    const lines = (sink: (s: string) => void) => {
+      let buf = '';
+      return (chunk: Buffer) => {
+        const s = chunk.toString();
+        sink(s);
+        buf += s;
+        const parts = buf.split('\n');
+        buf = parts.pop() ?? '';
+        for (const l of parts) if (l.trim() && onLine) onLine(l.trimEnd());
+      };
+    };
+    child.stdout.on('data', lines((s) => (stdout += s)));
+    child.stderr.on('data', lines((s) => (stderr += s)));
+    child.on('error', (err) => resolve({ code: -1, stdout, stderr: stderr + String(err.message) }));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+async function ensurePrefix(prefix: string): Promise<void> {
+  await mkdir(prefix, { recursive: true, mode: 0o700 });
+  const pkg = join(prefix, 'package.json');
+  if (!existsSync(pkg)) {
+    await writeFileAtomic(pkg, JSON.stringify({ name: 'opentabs-installed-plugins', private: true, dependencies: {} }, null, 2) + '\n', 0o600);
+  }
+}
+
+async function readDeps(prefix: string): Promise<Record<string, string>> {
+  try {
+    const pkg = JSON.parse(await readFile(join(prefix, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    return pkg.dependencies ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** Folders of installed packages named like plugins (opentabs-plugin-* and @scope/opentabs-plugin-*). */
+export async function installedPluginDirs(configDir: string): Promise<string[]> {
+  const nm = join(installPrefix(configDir), 'node_modules');
+  const out: string[] = [];
+  const entries = await readdir(nm).catch(() => [] as string[]);
+  for (const e of entries.sort()) {
+    if (e.startsWith('@')) {
+      const scoped = await readdir(join(nm, e)).catch(() => [] as string[]);
+      for (const s of scoped.sort()) if (PACKAGE_NAME_RE.test(`${e}/${s}`)) out.push(join(nm, e, s));
+    } else if (PACKAGE_NAME_RE.test(e)) out.push(join(nm, e));
+  }
+  return out;
+}
+
+function npmFailure(what: string, r: NpmResult): OpenTabsError {
+  const tail = (r.stderr || r.stdout).trim().split('\n').filter((l) => l.trim()).slice(-5).join('\n');
+  return new OpenTabsError('bad_request', `${what} failed (npm exit ${r.code})${tail ? `:\n${tail}` : ''}`, 400);
+}
+
+/**
+ * `npm install --prefix <configDir>/plugins --ignore-scripts <spec>`. Returns the installed package
+ * name (found by comparing the prefix's dependencies before and after).
+ */
+export async function npmInstall(configDir: string, spec: string, onLine?: (line: string) => void): Promise<string> {
+  if (typeof spec !== 'string' || spec.trim() === '' || spec.startsWith('-')) {
+    throw new OpenTabsError('bad_request', `Install spec must be a package name, version spec or tarball path (got ${JSON.stringify(spec)})`, 400);
+  }
+  const prefix = installPrefix(configDir);
+  await ensurePrefix(prefix);
+  const before = await readDeps(prefix);
+  onLine?.(`Installing ${spec} into ${prefix} (install scripts disabled) …`);
+  const r = await runNpm(['install', '--prefix', prefix, '--ignore-scripts', '--no-audit', '--no-fund', '--save', spec], prefix, onLine);
+  if (r.code !== 0) throw npmFailure(`npm install ${spec}`, r);
+  const after = await readDeps(prefix);
+  const changed = Object.keys(after).filter((k) => before[k] !== after[k]);
+  let name = changed[0];
+  if (!name) {
+    // Re-install of the same spec: find the dependency this spec names.
+    name = Object.keys(after).find((k) => spec === k || spec.startsWith(`${k}@`) || after[k]!.endsWith(spec.replace(/^.*\//, ''))) ?? '';
+  }
+  if (!name) throw new OpenTabsError('internal', `npm install ${spec} succeeded but the installed package could not be identified`, 500);
+  return name;
+}
+
+export async function npmUninstall(configDir: string, packageName: string, onLine?: (line: string) => void): Promise<void> {
+  const prefix = installPrefix(configDir);
+  await ensurePrefix(prefix);
+  const r = await runNpm(['uninstall', '--prefix', prefix, '--ignore-scripts', '--no-audit', '--no-fund', packageName], prefix, onLine);
+  if (r.code !== 0) throw npmFailure(`npm uninstall ${packageName}`, r);
+}
+
+export interface SearchHit {
+  name: string;
+  version: string;
+  description: string;
+}
+
+/** Registry search restricted to plugin packages. */
+export async function npmSearch(configDir: string, query: string): Promise<SearchHit[]> {
+  const prefix = installPrefix(configDir);
+  await ensurePrefix(prefix);
+  const q = query.trim() ? `opentabs-plugin ${query.trim()}` : 'opentabs-plugin';
+  const r = await runNpm(['search', '--json', q], prefix);
+  if (r.code !== 0) throw npmFailure(`npm search ${q}`, r);
+  let rows: unknown;
+  try {
+    rows = JSON.parse(r.stdout || '[]');
+  } catch {
+    throw new OpenTabsError('internal', 'npm search returned output that is not JSON', 502);
+  }
+  if (!Array.isArray(rows)) return [];
+  return rows
+    .filter((x): x is { name: string; version?: string; description?: string } => typeof x?.name === 'string' && PACKAGE_NAME_RE.test(x.name))
+    .map((x) => ({ name: x.name, version: String(x.version ?? ''), description: String(x.description ?? '') }));
+}
+
+export interface UpdateInfo {
+  name: string;
+  current: string;
+  latest: string;
+}
+
+/** `npm outdated` for the managed prefix (exit code 1 just means "something is outdated"). */
+export async function npmOutdated(configDir: string): Promise<UpdateInfo[]> {
+  const prefix = installPrefix(configDir);
+  await ensurePrefix(prefix);
+  const r = await runNpm(['outdated', '--json', '--prefix', prefix], prefix);
+  let data: Record<string, { current?: string; latest?: string }>;
+  try {
+    data = JSON.parse(r.stdout || '{}');
+  } catch {
+    throw npmFailure('npm outdated', r);
+  }
+  return Object.entries(data)
+    .filter(([name, d]) => PACKAGE_NAME_RE.test(name) && d.latest && d.current !== d.latest)
+    .map(([name, d]) => ({ name, current: String(d.current ?? ''), latest: String(d.latest) }));
+}
