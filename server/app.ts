@@ -5,7 +5,8 @@
  */
 import { Hono } from 'hono';
 import type { ServerContext } from './context.ts';
-import { errorResponse } from './errors.ts';
+import { OpenTabsError, errorResponse } from './errors.ts';
+import { HTTPException } from 'hono/http-exception';
 import { hostGuard } from './middleware/host-guard.ts';
 import { originGuard } from './middleware/origin-guard.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -31,10 +32,56 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   app.route('/', mcpRoutes(ctx));
   app.route('/', wsRoutes(ctx));
 
-  app.notFound((c) => errorResponse(404, 'not_found', `No endpoint ${c.req.method} ${new URL(c.req.url).pathname}`));
+  // Unknown path → 404; known path, wrong method → 405 with Allow (derived from the routes
+  // actually registered, so other routers' endpoints are covered without a second list).
+  const allowedMethods = methodTable(app.routes);
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0 && !allowed.includes(c.req.method)) {
+      return errorResponse(
+        405,
+        'method_not_allowed',
+        `Method ${c.req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`,
+        {},
+        { Allow: allowed.join(', ') },
+      );
+    }
+    return errorResponse(404, 'not_found', `No endpoint ${c.req.method} ${path}`);
+  });
   app.onError((err, c) => {
+    // Expected failures thrown by handlers/middleware keep their status and code.
+    if (err instanceof OpenTabsError && err.status < 500) return errorResponse(err.status, err.code, err.message, err.extra);
+    if (err instanceof HTTPException && err.status < 500) {
+      return errorResponse(err.status, err.status === 413 ? 'payload_too_large' : 'bad_request', err.message || 'Bad request');
+    }
     ctx.log.error('request_error', { method: c.req.method, path: new URL(c.req.url).pathname, error: String(err?.message ?? err) });
     return errorResponse(500, 'internal', 'Internal server error; see server.log');
   });
   return app;
+}
+
+/** Hono path pattern → RegExp (`:param`, `:param{re}`, `*`). */
+function patternToRegExp(path: string): RegExp {
+  let re = '';
+  for (const part of path.split(/(:[A-Za-z0-9_]+(?:\{[^}]*\})?\??|\*)/)) {
+    if (part === '*') re += '.*';
+    else if (part.startsWith(':')) {
+      const custom = /\{([^}]*)\}/.exec(part)?.[1];
+      re += `(${custom ?? '[^/]+'})${part.endsWith('?') ? '?' : ''}`;
+    } else re += part.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** For a path: the methods registered for it (ALL-method entries are middleware and ignored). */
+export function methodTable(routes: readonly { path: string; method: string }[]): (path: string) => string[] {
+  const entries = routes.filter((r) => r.method !== 'ALL').map((r) => ({ re: patternToRegExp(r.path), method: r.method.toUpperCase() }));
+  return (path) => {
+    const methods = new Set<string>();
+    for (const e of entries) if (e.re.test(path)) methods.add(e.method);
+    // Hono answers HEAD with the GET handler.
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods];
+  };
 }

@@ -128,14 +128,21 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     if (stopped) return;
     stopped = true;
     log.info('stopping', {});
-    server.stop(true);
-    await ctx.mcp.closeAll();
-    ctx.hub.closeAll('server shutting down');
-    ctx.plugins.stopWatching();
-    await ctx.audit.flush();
-    try {
-      rmSync(join(configDir, 'server.pid'), { force: true });
-    } catch {}
+    // Each step runs even if an earlier one fails: the pid file must go and the audit log must flush.
+    const step = async (name: string, fn: () => unknown) => {
+      try {
+        await fn();
+      } catch (err) {
+        log.error('stop_step_failed', { step: name, error: String((err as Error)?.message ?? err) });
+      }
+    };
+    await step('http', () => server.stop(true));
+    await step('mcp', () => ctx.mcp.closeAll());
+    await step('hub', () => ctx.hub.closeAll('server shutting down'));
+    await step('watcher', () => ctx.plugins.stopWatching());
+    await step('ready', () => ready);
+    await step('audit', () => ctx.audit.close());
+    rmSync(join(configDir, 'server.pid'), { force: true });
     log.info('stopped', {});
     await log.flush();
   }

@@ -1,0 +1,115 @@
+/**
+ * GET /health (open: `{"status":"ok"}`; with a valid bearer token: the full payload) and
+ * GET /ws-info (bearer). Everything is read from the context at request time; parts that are not
+ * up yet (no catalog, no extension) report their empty state instead of failing.
+ */
+import { Hono } from 'hono';
+import type { ServerContext } from '../context.ts';
+import { HOST } from '../limits.ts';
+import { SDK_VERSION, STATE_SCHEMA_VERSION, VERSION } from '../version.ts';
+import { BROWSER_TOOLS } from '../tools/browser-catalog.ts';
+import { authState, bearerAuth, unauthorizedResponse } from '../middleware/auth.ts';
+import { skipPermissionsEnabled } from '../state/skip-permissions.ts';
+import type { TabInfo, TabState } from '../protocol/methods.ts';
+
+/** A subsystem that is missing or throws reports its empty value; /health must always answer. */
+function safe<T>(ctx: ServerContext, what: string, fn: () => T, fallback: T): T {
+  try {
+    const v = fn();
+    return v === undefined ? fallback : v;
+  } catch (err) {
+    ctx.log.warn('health_field_failed', { field: what, error: String((err as Error)?.message ?? err) });
+    return fallback;
+  }
+}
+
+export interface PluginDetail {
+  name: string;
+  displayName: string;
+  toolCount: number;
+  tools: string[];
+  tabState: TabState;
+  tabs: TabInfo[];
+  iconSvg?: string;
+  source: 'local' | 'npm';
+  sdkVersion: string | null;
+  logBufferSize: number;
+}
+
+export function fullHealth(ctx: ServerContext) {
+  const plugins = safe(ctx, 'plugins', () => ctx.plugins.list(), []);
+  const pluginDetails: PluginDetail[] = plugins.map((p) => {
+    const tabs = safe(ctx, 'tabs', () => ctx.hub.tabsFor(p.name), { state: 'closed' as TabState, tabs: [] as TabInfo[] });
+    const detail: PluginDetail = {
+      name: p.name,
+      displayName: p.displayName,
+      toolCount: p.tools.length,
+      tools: p.tools.map((t) => t.fullName),
+      tabState: tabs.state,
+      tabs: tabs.tabs,
+      source: p.source,
+      sdkVersion: p.sdkVersion ?? null,
+      logBufferSize: safe(ctx, 'logBufferSize', () => ctx.plugins.logBufferSize(p.name), 0),
+    };
+    if (p.iconSvg) detail.iconSvg = p.iconSvg;
+    return detail;
+  });
+
+  const catalogTools = safe(ctx, 'catalog', () => ctx.catalog.current().tools, null);
+  const browserTools = catalogTools
+    ? catalogTools.filter((t) => t.kind === 'browser')
+    : BROWSER_TOOLS.map((d) => ({ name: d.name, permission: d.defaultPermission }));
+  const pluginToolCount = catalogTools
+    ? catalogTools.filter((t) => t.kind === 'plugin').length
+    : plugins.reduce((n, p) => n + p.tools.length, 0);
+
+  return {
+    status: 'ok' as const,
+    version: VERSION,
+    sdkVersion: SDK_VERSION,
+    mode: ctx.mode,
+    extensionConnected: safe(ctx, 'extensionConnected', () => ctx.hub.connected, false),
+    extensionConnections: safe(ctx, 'extensionConnections', () => ctx.hub.connectionCount, 0),
+    mcpClients: safe(ctx, 'mcpClients', () => ctx.mcp.count, 0),
+    plugins: plugins.length,
+    pluginDetails,
+    failedPlugins: safe(ctx, 'failedPlugins', () => ctx.plugins.failed(), []),
+    toolCount: browserTools.length + pluginToolCount,
+    browserToolCount: browserTools.length,
+    pluginToolCount,
+    browserToolNames: browserTools.map((t) => t.name),
+    disabledBrowserTools: browserTools.filter((t) => t.permission === 'off').map((t) => t.name),
+    skipPermissions: safe(ctx, 'skipPermissions', () => skipPermissionsEnabled(ctx), false),
+    uptime: Math.floor((Date.now() - ctx.startedAt) / 1000),
+    reloadCount: ctx.reloadCount,
+    lastReloadTimestamp: ctx.lastReloadTimestamp,
+    lastReloadDurationMs: ctx.lastReloadDurationMs,
+    stateSchemaVersion: STATE_SCHEMA_VERSION,
+    discoveryErrors: safe(ctx, 'discoveryErrors', () => ctx.plugins.discoveryErrors(), []),
+    fileWatcher: safe(ctx, 'fileWatcher', () => ctx.plugins.watcherStatus(), {
+      watchedPlugins: 0,
+      pendingPlugins: 0,
+      lastPollAt: null as number | null,
+      pollDetections: 0,
+    }),
+    auditSummary: ctx.audit.summary(),
+  };
+}
+
+export function wsUrl(ctx: ServerContext): string {
+  return `ws://${HOST}:${ctx.port}/ws`;
+}
+
+export function healthRoutes(ctx: ServerContext): Hono {
+  const r = new Hono();
+  r.get('/health', (c) => {
+    // No token: minimal answer. A wrong token is an error, not a silent downgrade, so a client
+    // with a stale secret learns about it.
+    const state = authState(ctx, c.req.header('authorization'));
+    if (state === 'none') return c.json({ status: 'ok' });
+    if (state === 'invalid') return unauthorizedResponse(state);
+    return c.json(fullHealth(ctx));
+  });
+  r.get('/ws-info', bearerAuth(ctx), (c) => c.json({ wsUrl: wsUrl(ctx) }));
+  return r;
+}
