@@ -1,0 +1,136 @@
+/**
+ * HTTP helpers for adapters: same-origin requests with the page's cookies (credentials:
+ * 'include'), a timeout, the call's AbortSignal, and HTTP failures mapped to ToolError
+ * categories so the AI client gets a useful error (and knows whether to retry).
+ */
+import { ToolError, type ToolErrorCategory } from './errors.ts';
+
+export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
+
+export interface FetchOptions extends Omit<RequestInit, 'signal' | 'body'> {
+  /** Abort with the call: pass ctx.signal. */
+  signal?: AbortSignal;
+  /** Default 30 s; a timeout is a ToolError with category "timeout". */
+  timeoutMs?: number;
+  /** Query parameters appended to the URL (undefined values skipped). */
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: BodyInit | null;
+}
+
+/** Category of an HTTP status, or null for success. */
+export function categoryForStatus(status: number): ToolErrorCategory | null {
+  if (status >= 200 && status < 400) return null;
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 404 || status === 410) return 'not_found';
+  if (status === 429) return 'rate_limited';
+  if (status === 400 || status === 409 || status === 422) return 'validation';
+  if (status === 408 || status === 504) return 'timeout';
+  return 'internal';
+}
+
+/** Retry-After (seconds or an HTTP date) in milliseconds. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function withQuery(url: string, query?: FetchOptions['query']): string {
+  if (!query) return url;
+  const u = new URL(url, globalThis.location?.href ?? 'http://localhost/');
+  for (const [k, val] of Object.entries(query)) if (val !== undefined) u.searchParams.set(k, String(val));
+  return u.toString();
+}
+
+/** Best-effort message from an error body: {error: {message}} / {error: "..."} / {message} / text. */
+function messageFromBody(text: string): string | undefined {
+  if (!text) return undefined;
+  try {
+    const j = JSON.parse(text) as Record<string, unknown>;
+    const e = j.error;
+    if (typeof e === 'string') return e;
+    if (e && typeof e === 'object' && typeof (e as Record<string, unknown>).message === 'string') return (e as Record<string, string>).message;
+    if (typeof j.message === 'string') return j.message;
+  } catch {
+    // not JSON
+  }
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/**
+ * fetch() with cookies, timeout and cancellation; throws ToolError for network failures, timeouts
+ * and non-2xx statuses. Returns the Response for the caller to read.
+ */
+export async function request(url: string, options: FetchOptions = {}): Promise<Response> {
+  const { timeoutMs = DEFAULT_FETCH_TIMEOUT_MS, signal, query, ...init } = options;
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('timeout'));
+  }, timeoutMs);
+  const onAbort = () => controller.abort(signal?.reason);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  const method = (init.method ?? 'GET').toUpperCase();
+  const target = withQuery(url, query);
+  let res: Response;
+  try {
+    res = await fetch(target, { credentials: 'include', ...init, method, signal: controller.signal });
+  } catch (err) {
+    if (timedOut) throw ToolError.timeout(`${method} ${url} timed out after ${timeoutMs} ms`);
+    if (signal?.aborted) throw new ToolError(`${method} ${url} was cancelled`, { code: 'cancelled', category: 'internal', retryable: false });
+    throw ToolError.internal(`${method} ${url} failed: ${(err as Error)?.message ?? err}`, { code: 'network_error', retryable: true });
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+  const category = categoryForStatus(res.status);
+  if (category) {
+    const text = await res.text().catch(() => '');
+    const detail = messageFromBody(text);
+    const retryAfterMs = category === 'rate_limited' ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
+    const hint: Record<ToolErrorCategory, string> = {
+      auth: ' (not logged in or not allowed: log in to the app in this tab)',
+      not_found: '',
+      rate_limited: retryAfterMs !== undefined ? ` (retry after ${Math.ceil(retryAfterMs / 1000)} s)` : '',
+      validation: '',
+      timeout: '',
+      internal: '',
+    };
+    throw new ToolError(`${method} ${url} returned HTTP ${res.status}${detail ? `: ${detail}` : ''}${hint[category]}`, {
+      category,
+      code: `http_${res.status}`,
+      status: res.status,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
+  }
+  return res;
+}
+
+export async function fetchJson<T = unknown>(url: string, options: FetchOptions = {}): Promise<T> {
+  const res = await request(url, { ...options, headers: { accept: 'application/json', ...(options.headers as Record<string, string> | undefined) } });
+  const text = await res.text();
+  if (text === '') return undefined as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw ToolError.internal(`${(options.method ?? 'GET').toUpperCase()} ${url} returned a body that is not JSON`, { code: 'bad_response', retryable: false });
+  }
+}
+
+export async function fetchText(url: string, options: FetchOptions = {}): Promise<string> {
+  return (await request(url, options)).text();
+}
+
+/** POST a JSON body, parse a JSON answer. */
+export function postJson<T = unknown>(url: string, body: unknown, options: FetchOptions = {}): Promise<T> {
+  return fetchJson<T>(url, {
+    method: 'POST',
+    ...options,
+    headers: { 'content-type': 'application/json', ...(options.headers as Record<string, string> | undefined) },
+    body: JSON.stringify(body ?? null),
+  });
+}

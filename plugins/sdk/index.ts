@@ -1,0 +1,27 @@
+/**
+ * @opentabs/sdk — everything a plugin author imports.
+ *
+ *   import * as v from 'valibot';
+ *   import { definePlugin, defineTool, fetchJson, ToolError } from '@opentabs/sdk';
+ *
+ * The adapter runtime (./runtime.ts) is added by `opentabs plugin build`; authors never call it.
+ */
+export { definePlugin, defineTool, isPluginDefinition } from './define.ts';
+export type { ConfigField, ConfigFieldType, ConfigOf, ConfigSchema, LogFn, PluginDefinition, ToolContext, ToolDefinition } from './define.ts';
+export { ToolError, isToolError } from './errors.ts';
+export type { ToolErrorCategory, ToolErrorOptions } from './errors.ts';
+export { fetchJson, fetchText, postJson, request, categoryForStatus, parseRetryAfter, DEFAULT_FETCH_TIMEOUT_MS } from './http.ts';
+export type { FetchOptions } from './http.ts';
+export {
+  waitForSelector,
+  waitUntil,
+  getPageGlobal,
+  getCookie,
+  getLocalStorage,
+  getLocalStorageJson,
+  getSessionStorage,
+  getMetaContent,
+  DEFAULT_WAIT_TIMEOUT_MS,
+} from './page.ts';
+export type { WaitOptions } from './page.ts';
+export { SDK_VERSION } from './version.ts';
