@@ -9,6 +9,7 @@ import { OpenTabsError, errorResponse } from './errors.ts';
 import { HTTPException } from 'hono/http-exception';
 import { hostGuard } from './middleware/host-guard.ts';
 import { originGuard } from './middleware/origin-guard.ts';
+import { methodTable } from './middleware/method-table.ts';
 import { healthRoutes } from './routes/health.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -59,29 +60,4 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
     return errorResponse(500, 'internal', 'Internal server error; see server.log');
   });
   return app;
-}
-
-/** Hono path pattern → RegExp (`:param`, `:param{re}`, `*`). */
-function patternToRegExp(path: string): RegExp {
-  let re = '';
-  for (const part of path.split(/(:[A-Za-z0-9_]+(?:\{[^}]*\})?\??|\*)/)) {
-    if (part === '*') re += '.*';
-    else if (part.startsWith(':')) {
-      const custom = /\{([^}]*)\}/.exec(part)?.[1];
-      re += `(${custom ?? '[^/]+'})${part.endsWith('?') ? '?' : ''}`;
-    } else re += part.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`);
-}
-
-/** For a path: the methods registered for it (ALL-method entries are middleware and ignored). */
-export function methodTable(routes: readonly { path: string; method: string }[]): (path: string) => string[] {
-  const entries = routes.filter((r) => r.method !== 'ALL').map((r) => ({ re: patternToRegExp(r.path), method: r.method.toUpperCase() }));
-  return (path) => {
-    const methods = new Set<string>();
-    for (const e of entries) if (e.re.test(path)) methods.add(e.method);
-    // Hono answers HEAD with the GET handler.
-    if (methods.has('GET')) methods.add('HEAD');
-    return [...methods];
-  };
 }

@@ -4,7 +4,7 @@
  * created with the final mode so a secret is never briefly world-readable, fsynced, renamed.
  */
 import { open, rename, rm } from 'node:fs/promises';
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { FILE_MODE } from './paths.ts';
@@ -21,6 +21,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
   let fh;
   try {
     fh = await open(tmp, CREATE_FLAGS, mode);
+    await fh.chmod(mode); // exact mode regardless of umask
     await fh.writeFile(data);
     await fh.sync();
     await fh.close();
@@ -38,6 +39,7 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array, mod
   let fd: number | undefined;
   try {
     fd = openSync(tmp, CREATE_FLAGS, mode);
+    fchmodSync(fd, mode); // exact mode regardless of umask
     const buf = typeof data === 'string' ? Buffer.from(data) : data;
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
