@@ -1,0 +1,441 @@
+/**
+ * The extension connection (/ws): one active Chrome extension, JSON-RPC 2.0 both ways, tool
+ * dispatch with timeouts that progress extends, confirmations for `ask` tools, and the per-plugin
+ * tab state the extension reports.
+ *
+ * A new connection replaces the old one (closed with a reason); anything pending on the old one
+ * fails at once, so no caller waits for a socket that will never answer.
+ */
+import type { ServerWebSocket, WebSocketHandler } from 'bun';
+import * as v from 'valibot';
+import type { ServerContext } from '../context.ts';
+import { OpenTabsError } from '../errors.ts';
+import {
+  parseFrame,
+  request as rpcRequest,
+  notification as rpcNotification,
+  result as rpcResult,
+  error as rpcError,
+  RpcErrorCode,
+  type RpcId,
+  type RpcResponse,
+} from '../protocol/jsonrpc.ts';
+import {
+  DispatchResult,
+  ExtensionToServer,
+  validateParams,
+  type ServerMethod,
+  type ServerParams,
+  type TabInfo,
+  type TabState,
+  type LogEntry,
+} from '../protocol/methods.ts';
+import { fail, fromRpcError } from '../tools/failures.ts';
+import { buildSyncFull } from './sync.ts';
+import { handleExtensionNotification, handleExtensionRequest } from './handlers.ts';
+import { Confirmations, type ConfirmationDecision, type ConfirmationRequest } from './confirmations.ts';
+
+export interface WsData {
+  connId: number;
+}
+
+type Ws = ServerWebSocket<WsData>;
+
+/** How long a plain request to the extension (plugin.uninstall, …) may take. */
+export const EXTENSION_REQUEST_TIMEOUT_MS = 15_000;
+/** Close code sent to a connection replaced by a newer one (application range 4000–4999). */
+export const CLOSE_REPLACED = 4001;
+export const CLOSE_SHUTDOWN = 1001;
+
+export interface DispatchProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface DispatchRequest {
+  plugin: string;
+  /** What tool.dispatch carries: the short name for plugin tools, the full name for built-ins. */
+  tool: string;
+  /** Full name, for messages and the side panel. */
+  toolName: string;
+  input: Record<string, unknown>;
+  tabId?: number;
+  settings?: Record<string, unknown>;
+  signal?: AbortSignal;
+  onProgress?: (p: DispatchProgress) => void;
+  /** Log lines the plugin emits during this dispatch. */
+  onLog?: (entry: LogEntry) => void;
+  /** MCP session that made the call. */
+  sessionId?: string;
+}
+
+export type DispatchOutput = v.InferOutput<typeof DispatchResult>;
+
+interface Pending {
+  conn: Ws;
+  method: string;
+  resolve(value: unknown): void;
+  reject(err: OpenTabsError): void;
+  onResponse(msg: RpcResponse): void;
+}
+
+interface RunningDispatch {
+  dispatchId: string;
+  rpcId: number;
+  conn: Ws;
+  sessionId?: string;
+  onProgress?: (p: DispatchProgress) => void;
+  onLog?: (entry: LogEntry) => void;
+  /** Restart the inactivity timer (progress arrived). */
+  touch(): void;
+}
+
+const decoder = new TextDecoder();
+
+export class ExtensionHub {
+  private active: Ws | null = null;
+  private nextConnId = 1;
+  private nextRpcId = 1;
+  private nextDispatch = 1;
+  private pending = new Map<number, Pending>();
+  private dispatches = new Map<string, RunningDispatch>();
+  private tabState = new Map<string, { state: TabState; tabs: TabInfo[] }>();
+  readonly confirmations: Confirmations;
+  /** Counters for /health and tests. */
+  readonly stats = { malformedFrames: 0, replacedConnections: 0 };
+
+  constructor(private readonly ctx: ServerContext) {
+    this.confirmations = new Confirmations(ctx, this);
+  }
+
+  get connected(): boolean {
+    return this.active !== null;
+  }
+
+  get connectionCount(): number {
+    return this.active ? 1 : 0;
+  }
+
+  newConnectionData(): WsData {
+    return { connId: this.nextConnId++ };
+  }
+
+  websocketHandlers(opts: { maxPayloadLength: number }): WebSocketHandler<WsData> {
+    return {
+      maxPayloadLength: opts.maxPayloadLength,
+      perMessageDeflate: false,
+      // Bun pings idle sockets itself; the extension also sends `ping` every 20 s.
+      idleTimeout: 120,
+      sendPings: true,
+      open: (ws) => this.onOpen(ws),
+      message: (ws, raw) => this.onMessage(ws, raw),
+      close: (ws, code, reason) => this.onClose(ws, code, reason),
+    };
+  }
+
+  // ------------------------------------------------------------------ connection lifecycle
+
+  private onOpen(ws: Ws): void {
+    const old = this.active;
+    this.active = ws;
+    if (old) {
+      this.stats.replacedConnections++;
+      this.failPendingOn(old, fail.replaced);
+      try {
+        old.close(CLOSE_REPLACED, 'replaced by a newer extension connection');
+      } catch {}
+      this.ctx.log?.info('extension_replaced', { old: old.data.connId, new: ws.data.connId });
+    } else {
+      this.ctx.log?.info('extension_connected', { conn: ws.data.connId });
+    }
+    this.sendSyncFull();
+    this.confirmations.resendPending();
+  }
+
+  private onClose(ws: Ws, code: number, reason: string): void {
+    if (this.active !== ws) return; // a replaced connection: its calls already failed
+    this.active = null;
+    this.tabState.clear();
+    this.failPendingOn(ws, fail.disconnected);
+    this.ctx.log?.info('extension_disconnected', { conn: ws.data.connId, code, reason });
+  }
+
+  private failPendingOn(conn: Ws, err: () => OpenTabsError): void {
+    for (const [id, p] of this.pending) {
+      if (p.conn !== conn) continue;
+      this.pending.delete(id);
+      p.reject(err());
+    }
+  }
+
+  closeAll(reason: string): void {
+    const ws = this.active;
+    this.active = null;
+    if (ws) {
+      this.failPendingOn(ws, fail.disconnected);
+      try {
+        ws.close(CLOSE_SHUTDOWN, reason);
+      } catch {}
+    }
+    this.confirmations.cancelAll('server shutting down');
+  }
+
+  // ------------------------------------------------------------------ sending
+
+  private send(frame: string): boolean {
+    const ws = this.active;
+    if (!ws) return false;
+    try {
+      ws.send(frame);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  notify<M extends ServerMethod>(method: M, params: ServerParams<M>): boolean {
+    return this.send(rpcNotification(method, params));
+  }
+
+  sendSyncFull(): void {
+    if (!this.active) return;
+    this.notify('sync.full', buildSyncFull(this.ctx));
+  }
+
+  sendExtensionReload(): boolean {
+    return this.notify('extension.reload', {});
+  }
+
+  /** A plain request to the extension; rejects when not connected, on disconnect, or after the timeout. */
+  request(method: ServerMethod, params: unknown, opts: { timeoutMs?: number } = {}): Promise<unknown> {
+    const ws = this.active;
+    if (!ws) return Promise.reject(fail.notConnected());
+    const id = this.nextRpcId++;
+    const timeoutMs = opts.timeoutMs ?? EXTENSION_REQUEST_TIMEOUT_MS;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new OpenTabsError('timeout', `The extension did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`, 504, { category: 'timeout' }));
+      }, timeoutMs);
+      const done = () => clearTimeout(timer);
+      this.pending.set(id, {
+        conn: ws,
+        method,
+        resolve: (x) => (done(), resolve(x)),
+        reject: (e) => (done(), reject(e)),
+        onResponse: (msg) => {
+          done();
+          if ('error' in msg) reject(fromRpcError(msg.error, method));
+          else resolve(msg.result);
+        },
+      });
+      ws.send(rpcRequest(id, method, params));
+    });
+  }
+
+  // ------------------------------------------------------------------ tool dispatch
+
+  dispatch(req: DispatchRequest): Promise<DispatchOutput> {
+    const ws = this.active;
+    if (!ws) return Promise.reject(fail.notConnected());
+    if (req.signal?.aborted) return Promise.reject(fail.cancelled(req.toolName, 'the client cancelled the request'));
+
+    const limits = this.ctx.limits;
+    const dispatchId = `d${this.nextDispatch++}`;
+    const rpcId = this.nextRpcId++;
+    const startedAt = Date.now();
+    const deadline = startedAt + limits.dispatchMaxTotalMs;
+
+    this.notify('tool.invocationStart', { dispatchId, tool: req.toolName, plugin: req.plugin, ts: startedAt });
+
+    return new Promise<DispatchOutput>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let settled = false;
+
+      const finish = (err: OpenTabsError | null, value?: DispatchOutput, cancelReason?: string) => {
+        if (settled) return;
+        settled = true;
+        if (timer) clearTimeout(timer);
+        this.pending.delete(rpcId);
+        this.dispatches.delete(dispatchId);
+        req.signal?.removeEventListener('abort', onAbort);
+        // Tell the extension to stop work we no longer wait for (only if it is still the same socket).
+        if (cancelReason && this.active === ws) this.notify('tool.cancel', { dispatchId, reason: cancelReason });
+        this.notify('tool.invocationEnd', {
+          dispatchId,
+          tool: req.toolName,
+          plugin: req.plugin,
+          success: err === null,
+          durationMs: Date.now() - startedAt,
+        });
+        if (err) reject(err);
+        else resolve(value as DispatchOutput);
+      };
+
+      const onTimeout = () => finish(fail.timeout(req.toolName, Date.now() - startedAt), undefined, 'timeout');
+      const arm = () => {
+        if (timer) clearTimeout(timer);
+        const remaining = deadline - Date.now();
+        timer = setTimeout(onTimeout, Math.max(0, Math.min(limits.dispatchTimeoutMs, remaining)));
+      };
+      const onAbort = () => finish(fail.cancelled(req.toolName, 'the client cancelled the request'), undefined, 'cancelled by client');
+
+      this.pending.set(rpcId, {
+        conn: ws,
+        method: 'tool.dispatch',
+        resolve: (x) => finish(null, x as DispatchOutput),
+        reject: (e) => finish(e),
+        onResponse: (msg) => {
+          if ('error' in msg) return finish(fromRpcError(msg.error, req.toolName));
+          const parsed = v.safeParse(DispatchResult, msg.result);
+          if (!parsed.success) return finish(fail.internal(`The extension returned a malformed result for ${req.toolName}: ${parsed.issues[0].message}`));
+          finish(null, parsed.output);
+        },
+      });
+      this.dispatches.set(dispatchId, {
+        dispatchId,
+        rpcId,
+        conn: ws,
+        sessionId: req.sessionId,
+        onProgress: req.onProgress,
+        onLog: req.onLog,
+        touch: arm,
+      });
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      arm();
+
+      const params: ServerParams<'tool.dispatch'> = { dispatchId, plugin: req.plugin, tool: req.tool, input: req.input };
+      if (req.tabId !== undefined) params.tabId = req.tabId;
+      if (req.settings !== undefined) params.settings = req.settings;
+      try {
+        ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
+      } catch (err) {
+        finish(fail.disconnected());
+      }
+    });
+  }
+
+  /**
+   * Route a plugin log line: to the call that produced it when that call is still running (its
+   * MCP session gets it on the request's stream), else to every MCP session.
+   */
+  routeLog(entry: LogEntry): void {
+    const d = entry.dispatchId ? this.dispatches.get(entry.dispatchId) : undefined;
+    if (d?.onLog) {
+      try {
+        d.onLog(entry);
+      } catch {}
+      return;
+    }
+    this.ctx.mcp.logToSessions(entry, d?.sessionId);
+  }
+
+  get inFlightDispatches(): number {
+    return this.dispatches.size;
+  }
+
+  /** A `tool.progress` notification: restart the timeout (within the cap) and forward it. */
+  onProgress(p: { dispatchId: string; progress: number; total?: number; message?: string }): void {
+    const d = this.dispatches.get(p.dispatchId);
+    if (!d) return;
+    d.touch();
+    try {
+      d.onProgress?.({ progress: p.progress, total: p.total, message: p.message });
+    } catch {}
+  }
+
+  // ------------------------------------------------------------------ confirmations
+
+  confirm(req: ConfirmationRequest): Promise<ConfirmationDecision> {
+    return this.confirmations.ask(req);
+  }
+
+  // ------------------------------------------------------------------ tab state
+
+  tabsFor(plugin: string): { state: TabState; tabs: TabInfo[] } {
+    return this.tabState.get(plugin) ?? { state: 'closed', tabs: [] };
+  }
+
+  allTabStates(): Map<string, { state: TabState; tabs: TabInfo[] }> {
+    return this.tabState;
+  }
+
+  setTabs(plugin: string, snapshot: { state: TabState; tabs: TabInfo[] }): void {
+    this.tabState.set(plugin, snapshot);
+  }
+
+  replaceAllTabs(all: Record<string, { state: TabState; tabs: TabInfo[] }>): void {
+    this.tabState = new Map(Object.entries(all));
+  }
+
+  // ------------------------------------------------------------------ receiving
+
+  private onMessage(ws: Ws, raw: string | Buffer): void {
+    if (ws !== this.active) return; // replaced: being closed
+    const text = typeof raw === 'string' ? raw : decoder.decode(raw);
+    const frame = parseFrame(text);
+    switch (frame.kind) {
+      case 'invalid':
+        this.stats.malformedFrames++;
+        this.replyTo(ws, rpcError(frame.id, frame.error.code, frame.error.message));
+        return;
+      case 'response': {
+        const id = frame.msg.id;
+        const p = typeof id === 'number' ? this.pending.get(id) : undefined;
+        if (!p || p.conn !== ws) return; // late answer for a call that already ended
+        this.pending.delete(id as number);
+        p.onResponse(frame.msg);
+        return;
+      }
+      case 'notification': {
+        const { method, params } = frame.msg;
+        const checked = validateParams(ExtensionToServer, method, params);
+        if (!checked.ok) {
+          this.stats.malformedFrames++;
+          this.ctx.log?.warn('extension_bad_notification', { method, error: checked.message });
+          return;
+        }
+        try {
+          handleExtensionNotification(this.ctx, this, method, checked.value);
+        } catch (err) {
+          this.ctx.log?.error('extension_notification_failed', { method, error: String((err as Error)?.message ?? err) });
+        }
+        return;
+      }
+      case 'request':
+        void this.answerRequest(ws, frame.msg.id, frame.msg.method, frame.msg.params);
+        return;
+    }
+  }
+
+  private async answerRequest(ws: Ws, id: RpcId, method: string, params: unknown): Promise<void> {
+    const def = (ExtensionToServer as Record<string, { kind: string }>)[method];
+    if (!def || def.kind !== 'request') {
+      this.replyTo(ws, rpcError(id, RpcErrorCode.MethodNotFound, `Method not found: ${method}`));
+      return;
+    }
+    const checked = validateParams(ExtensionToServer, method, params);
+    if (!checked.ok) {
+      this.replyTo(ws, rpcError(id, RpcErrorCode.InvalidParams, checked.message));
+      return;
+    }
+    try {
+      const value = await handleExtensionRequest(this.ctx, this, method, checked.value);
+      this.replyTo(ws, rpcResult(id, value));
+    } catch (err) {
+      if (err instanceof OpenTabsError) {
+        this.replyTo(ws, rpcError(id, RpcErrorCode.ToolError, err.message, err.toBody()));
+      } else {
+        this.ctx.log?.error('extension_request_failed', { method, error: String((err as Error)?.message ?? err) });
+        this.replyTo(ws, rpcError(id, RpcErrorCode.InternalError, `Internal error handling ${method}: ${String((err as Error)?.message ?? err)}`));
+      }
+    }
+  }
+
+  private replyTo(ws: Ws, frame: string): void {
+    try {
+      ws.send(frame);
+    } catch {}
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * What the extension is told about plugins and built-in tools: sync.full, plugin.update and the
+ * answer to config.getState. Permissions come from the current catalog snapshot, so the side
+ * panel shows exactly what a call would use.
+ */
+import type { ServerContext } from '../context.ts';
+import { toPluginInfo } from '../plugins/info.ts';
+import type { BrowserToolInfo, ConfigState, ServerParams } from '../protocol/methods.ts';
+import { BROWSER_PLUGIN, BROWSER_TOOLS } from '../tools/browser-catalog.ts';
+import { VERSION } from '../version.ts';
+import { skipPermissions } from '../tools/permissions.ts';
+
+export function browserToolInfos(ctx: ServerContext): BrowserToolInfo[] {
+  const catalog = ctx.catalog.current();
+  return BROWSER_TOOLS.map((t) => ({
+    name: t.name,
+    description: t.description,
+    permission: catalog.get(t.name)?.permission ?? ctx.config.permissionFor(BROWSER_PLUGIN, t.name, t.defaultPermission),
+    group: t.group,
+  }));
+}
+
+export function buildSyncFull(ctx: ServerContext): ServerParams<'sync.full'> {
+  return {
+    plugins: ctx.plugins.list().map((p) => toPluginInfo(ctx, p)),
+    browserTools: browserToolInfos(ctx),
+    serverVersion: VERSION,
+  };
+}
+
+export function buildConfigState(ctx: ServerContext): ConfigState {
+  return {
+    serverVersion: VERSION,
+    skipPermissions: skipPermissions(ctx),
+    plugins: ctx.plugins.list().map((p) => toPluginInfo(ctx, p)),
+    failedPlugins: ctx.plugins.failed().map((f) => (f.name === undefined ? { path: f.path, error: f.error } : { path: f.path, error: f.error, name: f.name })),
+    browserTools: browserToolInfos(ctx),
+    pendingConfirmations: ctx.hub.confirmations.list(),
+  };
+}

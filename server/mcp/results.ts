@@ -1,0 +1,35 @@
+/**
+ * ToolOutcome → MCP CallToolResult. Used by both /mcp and the gateway's opentabs_call, so a call
+ * through the gateway returns exactly what the direct call returns.
+ */
+import type { ToolOutcome } from '../tools/call.ts';
+
+export interface McpCallResult {
+  [key: string]: unknown;
+  content: ({ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string })[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+const isPlainObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+export function toMcpResult(o: ToolOutcome): McpCallResult {
+  if (o.ok) {
+    const value = o.value === undefined ? null : o.value;
+    const content: McpCallResult['content'] = [{ type: 'text', text: JSON.stringify(value) }];
+    if (o.images) for (const img of o.images) content.push({ type: 'image', data: img.data, mimeType: img.mimeType });
+    // MCP requires structuredContent to be an object.
+    return { content, structuredContent: isPlainObject(value) ? value : { result: value }, isError: false };
+  }
+  const body = o.error.toBody();
+  return {
+    content: [{ type: 'text', text: `${o.error.message} [${o.error.code}]` }],
+    structuredContent: { error: body },
+    isError: true,
+  };
+}
+
+/** An error result for problems found before callTool (e.g. the gateway's own arguments). */
+export function mcpError(code: string, message: string): McpCallResult {
+  return { content: [{ type: 'text', text: `${message} [${code}]` }], structuredContent: { error: { code, message } }, isError: true };
+}

@@ -1,0 +1,63 @@
+/**
+ * REST tool access (used by `opentabs tool list|call`):
+ *   GET  /tools[?plugin=<name>]  → 200 {"tools":[{name, description, plugin, permission, inputSchema}]}
+ *   POST /tools/:name/call  body {"arguments": {...}, "tabId"?: N}
+ *        → 200 {"result": <tool output>, "images"?: [{data, mimeType}]}
+ *        → 4xx/5xx {"error": {code, message, category?, retryable?, path?}}:
+ *          404 unknown_tool, 400 invalid_arguments (path = JSON pointer), 403 permission_off /
+ *          permission_denied, 429 too_many_in_flight, 503 extension_not_connected, 504 timeout /
+ *          approval_timeout, 409 tab_closed / no_matching_tab, 502 tool_error (the web app's error)
+ * Transport only: everything else happens in callTool().
+ */
+import { Hono } from 'hono';
+import type { ServerContext } from '../context.ts';
+import { errorResponse } from '../errors.ts';
+import { bearerAuth } from '../middleware/auth.ts';
+import { jsonBody, readJson } from '../middleware/body.ts';
+import { callTool } from '../tools/call.ts';
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+export function toolRoutes(ctx: ServerContext): Hono {
+  const r = new Hono();
+
+  r.get('/tools', bearerAuth(ctx), (c) => {
+    const plugin = c.req.query('plugin');
+    const catalog = ctx.catalog.current();
+    if (plugin !== undefined && !catalog.byPlugin.has(plugin) && !ctx.plugins.get(plugin)) {
+      return errorResponse(404, 'unknown_plugin', `Unknown plugin "${plugin}". Run \`opentabs tool list\` without --plugin to see every tool.`, { category: 'not_found' });
+    }
+    return new Response(catalog.listingsJson(plugin), { headers: JSON_HEADERS });
+  });
+
+  r.post('/tools/:name/call', bearerAuth(ctx), jsonBody(ctx, { allowEmpty: true }), async (c) => {
+    const name = c.req.param('name');
+    const body = (await readJson(c, ctx, { allowEmpty: true })) ?? {};
+    if (!isObject(body)) return badRequest('Body must be a JSON object: {"arguments": {...}, "tabId"?: <tab id>}', '/');
+    const unknownKey = Object.keys(body).find((k) => k !== 'arguments' && k !== 'tabId');
+    if (unknownKey) return badRequest(`Unknown body field "${unknownKey}": send {"arguments": {...}, "tabId"?: <tab id>}`, `/${unknownKey}`);
+    const args = body.arguments;
+    if (args !== undefined && !isObject(args)) return badRequest('Field "arguments" must be a JSON object of the tool\'s arguments', '/arguments');
+    const tabId = body.tabId;
+    if (tabId !== undefined && !(typeof tabId === 'number' && Number.isInteger(tabId) && tabId > 0)) {
+      return badRequest('Field "tabId" must be a positive integer tab id (see browser_list_tabs)', '/tabId');
+    }
+
+    const outcome = await callTool(ctx, name, args ?? {}, {
+      transport: 'rest',
+      tabId: tabId as number | undefined,
+      signal: c.req.raw.signal,
+    });
+    if (!outcome.ok) return errorResponse(outcome.error.status, outcome.error.code, outcome.error.message, outcome.error.extra);
+    const payload: { result: unknown; images?: unknown } = { result: outcome.value === undefined ? null : outcome.value };
+    if (outcome.images) payload.images = outcome.images;
+    return new Response(JSON.stringify(payload), { headers: JSON_HEADERS });
+  });
+
+  return r;
+}
+
+function badRequest(message: string, path: string): Response {
+  return errorResponse(400, 'bad_request', message, { category: 'validation', path });
+}

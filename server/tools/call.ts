@@ -1,0 +1,163 @@
+/**
+ * callTool(): the ONE call path. /mcp, /mcp/gateway and POST /tools/:name/call all end here;
+ * transports only translate the outcome.
+ *
+ *   resolve → permission off? → validate (Ajv, cached per catalog version) → per-plugin gate →
+ *   ask? (confirmation) → dispatch (server-served or extension) → audit → outcome
+ *
+ * Validation runs before asking, so the user never approves a call that would be rejected.
+ * The gate is taken before asking, so an approved call is never refused for being one too many.
+ */
+import type { ServerContext } from '../context.ts';
+import type { OpenTabsError } from '../errors.ts';
+import type { DispatchProgress } from '../hub/hub.ts';
+import type { LogEntry } from '../protocol/methods.ts';
+import type { Catalog, CatalogTool } from './catalog.ts';
+import { asOpenTabsError, fail } from './failures.ts';
+import { ConcurrencyGate } from './gate.ts';
+import { effectivePermission } from './permissions.ts';
+import { serverToolHandler } from './server-tools.ts';
+
+export interface CallContext {
+  transport: 'mcp' | 'gateway' | 'rest';
+  /** MCP session id (routes plugin logs and progress back to the caller). */
+  sessionId?: string;
+  /** Explicit tab for the call (REST `tabId`). */
+  tabId?: number;
+  /** Aborted when the client cancels (MCP notifications/cancelled, closed HTTP request). */
+  signal?: AbortSignal;
+  onProgress?: (p: DispatchProgress) => void;
+  /** Plugin log lines emitted by this call (MCP sends them to the calling session). */
+  onLog?: (entry: LogEntry) => void;
+}
+
+export interface ImageOut {
+  data: string;
+  mimeType: string;
+}
+
+export type ToolOutcome =
+  | { ok: true; tool: CatalogTool; value: unknown; images?: ImageOut[] }
+  | { ok: false; tool?: CatalogTool; error: OpenTabsError };
+
+const gates = new WeakMap<ServerContext, ConcurrencyGate>();
+
+export function gateFor(ctx: ServerContext): ConcurrencyGate {
+  let g = gates.get(ctx);
+  if (!g) {
+    g = new ConcurrencyGate();
+    gates.set(ctx, g);
+  }
+  return g;
+}
+
+const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
+export async function callTool(ctx: ServerContext, name: string, args: unknown, call: CallContext): Promise<ToolOutcome> {
+  const startedAt = Date.now();
+  const catalog = ctx.catalog.current();
+  const tool = catalog.get(name);
+  if (!tool) return { ok: false, error: fail.unknownTool(name) };
+
+  let outcome: ToolOutcome;
+  try {
+    outcome = await run(ctx, catalog, tool, args, call);
+  } catch (err) {
+    outcome = { ok: false, tool, error: asOpenTabsError(err) };
+  }
+  await audit(ctx, tool, outcome, Date.now() - startedAt);
+  return outcome;
+}
+
+async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawArgs: unknown, call: CallContext): Promise<ToolOutcome> {
+  const permission = effectivePermission(ctx, tool.permission);
+  if (permission === 'off') return { ok: false, tool, error: fail.permissionOff(tool.name, tool.plugin, tool.shortName) };
+
+  const args = rawArgs === undefined || rawArgs === null ? EMPTY_ARGS : rawArgs;
+  if (typeof args !== 'object' || Array.isArray(args)) {
+    return { ok: false, tool, error: fail.invalidArguments(tool.name, '', 'arguments must be a JSON object') };
+  }
+  // Validate against the snapshot the tool was resolved in (a rebuild mid-call must not mix versions).
+  const failure = catalog.validate(tool, args);
+  if (failure) {
+    const error = failure.schemaError ? fail.brokenSchema(tool.name, failure.message) : fail.invalidArguments(tool.name, failure.path, failure.message);
+    return { ok: false, tool, error };
+  }
+
+  if (tool.servedBy === 'server') {
+    const handler = serverToolHandler(tool.name);
+    if (!handler) return { ok: false, tool, error: fail.internal(`Tool "${tool.name}" is marked as served by the server but has no handler.`) };
+    return { ok: true, tool, value: await handler(ctx, args as Record<string, unknown>) };
+  }
+
+  // Built-in browser tools are not a plugin: the per-plugin gate applies to plugin tools.
+  const limit = ctx.limits.pluginMaxConcurrency;
+  const release = tool.kind === 'plugin' ? gateFor(ctx).tryAcquire(tool.plugin, limit) : () => {};
+  if (!release) return { ok: false, tool, error: fail.tooManyInFlight(tool.plugin, limit) };
+  try {
+    if (permission === 'ask') {
+      const d = await ctx.hub.confirm({ tool: tool.name, plugin: tool.plugin, params: args, signal: call.signal });
+      if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
+      if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
+    }
+    const result = await ctx.hub.dispatch({
+      plugin: tool.plugin,
+      tool: tool.shortName,
+      toolName: tool.name,
+      input: args as Record<string, unknown>,
+      tabId: call.tabId,
+      settings: tool.kind === 'plugin' ? pluginSettings(ctx, tool.plugin) : undefined,
+      signal: call.signal,
+      onProgress: call.onProgress,
+      onLog: call.onLog,
+      sessionId: call.sessionId,
+    });
+    return result.images && result.images.length > 0
+      ? { ok: true, tool, value: result.value, images: result.images }
+      : { ok: true, tool, value: result.value };
+  } finally {
+    release();
+  }
+}
+
+function pluginSettings(ctx: ServerContext, plugin: string): Record<string, unknown> | undefined {
+  try {
+    return ctx.plugins.resolvedSettings(plugin);
+  } catch {
+    return undefined;
+  }
+}
+
+/** "Always allow": store `auto` for this tool, rebuild (list_changed) and re-sync the side panel. */
+async function rememberAlwaysAllow(ctx: ServerContext, tool: CatalogTool): Promise<void> {
+  try {
+    await ctx.config.setToolPermission(tool.plugin, tool.shortName, 'auto');
+    ctx.catalog.rebuild();
+    ctx.hub.sendSyncFull();
+  } catch (err) {
+    ctx.log?.error('always_allow_failed', { tool: tool.name, error: String((err as Error)?.message ?? err) });
+  }
+}
+
+async function audit(ctx: ServerContext, tool: CatalogTool, outcome: ToolOutcome, durationMs: number): Promise<void> {
+  try {
+    await ctx.audit.record(
+      outcome.ok
+        ? { timestamp: new Date().toISOString(), tool: tool.name, plugin: tool.plugin, success: true, durationMs }
+        : {
+            timestamp: new Date().toISOString(),
+            tool: tool.name,
+            plugin: tool.plugin,
+            success: false,
+            durationMs,
+            error: {
+              code: String(outcome.error.code),
+              message: outcome.error.message,
+              ...(outcome.error.extra.category ? { category: outcome.error.extra.category } : {}),
+            },
+          },
+    );
+  } catch (err) {
+    ctx.log?.error('audit_failed', { tool: tool.name, error: String((err as Error)?.message ?? err) });
+  }
+}

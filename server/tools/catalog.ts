@@ -1,0 +1,194 @@
+/**
+ * The tool catalog: every tool a client can call (built-in browser tools + plugin tools), with
+ * its effective permission, as one immutable snapshot. `rebuild()` makes a new snapshot and swaps
+ * it in; calls already running keep the snapshot they resolved against. Everything derived from a
+ * snapshot (Ajv validators, the serialized tools/list payloads) is cached on it, so the call path
+ * never recompiles or re-serializes per call.
+ */
+import type { ServerContext } from '../context.ts';
+import type { Permission } from '../protocol/methods.ts';
+import { DEFAULT_PLUGIN_PERMISSION } from '../plugins/types.ts';
+import { BROWSER_PLUGIN, BROWSER_TOOLS } from './browser-catalog.ts';
+import { SchemaValidators, type ValidationFailure } from './validate.ts';
+
+export interface CatalogTool {
+  /** Name clients call: `<plugin>_<tool>` or `browser_*` / `extension_*`. */
+  name: string;
+  /** Plugin name; "browser" for built-ins. */
+  plugin: string;
+  /** Name inside the plugin (what tool.dispatch carries for plugin tools); the full name for built-ins. */
+  shortName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  permission: Permission;
+  kind: 'browser' | 'plugin';
+  /** Answered by the server itself, without the extension. */
+  servedBy?: 'server';
+}
+
+/** One entry of MCP tools/list. */
+export interface McpToolEntry {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** One entry of GET /tools and of the gateway's opentabs_list_tools. */
+export interface ToolListing {
+  name: string;
+  description: string;
+  plugin: string;
+  permission: Permission;
+  inputSchema: Record<string, unknown>;
+}
+
+export const DISABLED_PREFIX = '[Disabled] ';
+
+export class Catalog {
+  readonly byName: Map<string, CatalogTool>;
+  readonly byPlugin: Map<string, CatalogTool[]>;
+  private readonly validators = new SchemaValidators();
+  private mcpList?: { tools: McpToolEntry[] };
+  private mcpListJson?: string;
+  private listingCache = new Map<string, string>();
+
+  constructor(
+    readonly version: number,
+    readonly tools: readonly CatalogTool[],
+  ) {
+    this.byName = new Map(tools.map((t) => [t.name, t]));
+    this.byPlugin = new Map();
+    for (const t of tools) {
+      const list = this.byPlugin.get(t.plugin);
+      if (list) list.push(t);
+      else this.byPlugin.set(t.plugin, [t]);
+    }
+  }
+
+  get(name: string): CatalogTool | undefined {
+    return this.byName.get(name);
+  }
+
+  /** Validate arguments; the validator is compiled on first use and kept for this version. */
+  validate(tool: CatalogTool, args: unknown): ValidationFailure | null {
+    return this.validators.validate(tool.name, tool.inputSchema, args);
+  }
+
+  /** The MCP tools/list result (same object every time for this version). */
+  mcpToolsList(): { tools: McpToolEntry[] } {
+    this.mcpList ??= { tools: this.tools.map(toMcpEntry) };
+    return this.mcpList;
+  }
+
+  /** The tools array of MCP tools/list, serialized once per version. */
+  mcpToolsListJson(): string {
+    this.mcpListJson ??= JSON.stringify(this.mcpToolsList().tools);
+    return this.mcpListJson;
+  }
+
+  listings(plugin?: string): ToolListing[] {
+    const source = plugin === undefined ? this.tools : (this.byPlugin.get(plugin) ?? []);
+    return source.map((t) => ({
+      name: t.name,
+      description: t.description,
+      plugin: t.plugin,
+      permission: t.permission,
+      inputSchema: t.inputSchema,
+    }));
+  }
+
+  /** `{"tools":[…]}` for GET /tools, serialized once per (version, filter). */
+  listingsJson(plugin?: string): string {
+    const key = plugin ?? '\u0000all';
+    let json = this.listingCache.get(key);
+    if (json === undefined) {
+      json = JSON.stringify({ tools: this.listings(plugin) });
+      // Bound the cache: filters are user input.
+      if (this.listingCache.size < 256) this.listingCache.set(key, json);
+    }
+    return json;
+  }
+}
+
+function toMcpEntry(t: CatalogTool): McpToolEntry {
+  return {
+    name: t.name,
+    description: t.permission === 'off' ? DISABLED_PREFIX + t.description : t.description,
+    inputSchema: mcpInputSchema(t.inputSchema),
+  };
+}
+
+/** MCP requires `type: "object"` at the top of every input schema. */
+function mcpInputSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  if (schema.type === 'object') return schema;
+  return { ...schema, type: 'object' };
+}
+
+export class CatalogStore {
+  private snapshot: Catalog;
+  private version = 0;
+  private listeners = new Set<(c: Catalog) => void>();
+
+  constructor(private readonly ctx: ServerContext) {
+    this.snapshot = new Catalog(0, this.build());
+  }
+
+  current(): Catalog {
+    return this.snapshot;
+  }
+
+  /** New snapshot from BROWSER_TOOLS + plugins + permissions; listeners (list_changed, …) run after the swap. */
+  rebuild(): Catalog {
+    const next = new Catalog(++this.version, this.build());
+    this.snapshot = next;
+    for (const cb of this.listeners) {
+      try {
+        cb(next);
+      } catch (err) {
+        this.ctx.log?.error('catalog_listener_failed', { error: String((err as Error)?.message ?? err) });
+      }
+    }
+    return next;
+  }
+
+  onChange(cb: (c: Catalog) => void): () => void {
+    this.listeners.add(cb);
+    return () => this.listeners.delete(cb);
+  }
+
+  private build(): CatalogTool[] {
+    const config = this.ctx.config;
+    const tools: CatalogTool[] = [];
+    for (const def of BROWSER_TOOLS) {
+      tools.push({
+        name: def.name,
+        plugin: BROWSER_PLUGIN,
+        shortName: def.name,
+        description: def.description,
+        inputSchema: def.inputSchema,
+        permission: config.permissionFor(BROWSER_PLUGIN, def.name, def.defaultPermission),
+        kind: 'browser',
+        ...(def.servedBy ? { servedBy: def.servedBy } : {}),
+      });
+    }
+    const seen = new Set(tools.map((t) => t.name));
+    const plugins = this.ctx.plugins?.list() ?? [];
+    for (const p of plugins) {
+      for (const t of p.tools) {
+        // A plugin tool can never shadow a built-in or an earlier plugin's tool.
+        if (seen.has(t.fullName)) continue;
+        seen.add(t.fullName);
+        tools.push({
+          name: t.fullName,
+          plugin: p.name,
+          shortName: t.name,
+          description: t.description,
+          inputSchema: t.inputSchema,
+          permission: config.permissionFor(p.name, t.name, DEFAULT_PLUGIN_PERMISSION),
+          kind: 'plugin',
+        });
+      }
+    }
+    return tools;
+  }
+}

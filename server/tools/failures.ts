@@ -1,0 +1,134 @@
+/**
+ * The errors a tool call can end with, each with the HTTP status REST answers and a message that
+ * says what happened and what to do. MCP shows the same message in an `isError` result.
+ */
+import { OpenTabsError, type ErrorCategory } from '../errors.ts';
+import { RpcErrorCode, type RpcError } from '../protocol/jsonrpc.ts';
+
+/** HTTP status per error code (REST /tools/:name/call). */
+export const STATUS_BY_CODE: Record<string, number> = {
+  unknown_tool: 404,
+  unknown_plugin: 404,
+  invalid_arguments: 400,
+  permission_off: 403,
+  permission_denied: 403,
+  approval_timeout: 504,
+  extension_not_connected: 503,
+  extension_replaced: 503,
+  too_many_in_flight: 429,
+  timeout: 504,
+  cancelled: 499,
+  tab_closed: 409,
+  no_matching_tab: 409,
+  tab_mismatch: 409,
+  adapter_not_ready: 503,
+  not_available: 501,
+  tool_error: 502,
+  internal: 500,
+};
+
+export function statusFor(code: string): number {
+  return STATUS_BY_CODE[code] ?? 502;
+}
+
+export const fail = {
+  unknownTool: (name: string) =>
+    new OpenTabsError('unknown_tool', `Unknown tool "${name}". List the available tools (MCP tools/list, GET /tools, or \`opentabs tool list\`).`, 404, {
+      category: 'not_found',
+    }),
+  permissionOff: (name: string, plugin: string, shortName: string) =>
+    new OpenTabsError(
+      'permission_off',
+      `Tool "${name}" is disabled (permission "off"). Enable it in the OpenTabs side panel, or run ` +
+        `\`opentabs config set permission ${plugin} ${shortName} ask\` (or "auto"), or set ` +
+        `permissions.${plugin}.tools.${shortName} in ~/.opentabs/config.json and reload.`,
+      403,
+      { category: 'auth' },
+    ),
+  invalidArguments: (name: string, path: string, message: string) =>
+    new OpenTabsError('invalid_arguments', `Invalid arguments for ${name} at ${path || '/'}: ${message}. Fix the input and call again.`, 400, {
+      category: 'validation',
+      path: path || '/',
+    }),
+  brokenSchema: (name: string, message: string) =>
+    new OpenTabsError('internal', `Tool "${name}" cannot be called: ${message}. Rebuild or fix the plugin.`, 500, { category: 'internal' }),
+  notConnected: () =>
+    new OpenTabsError(
+      'extension_not_connected',
+      'The OpenTabs Chrome extension is not connected. Open Chrome with the extension loaded (see `opentabs status`), then retry.',
+      503,
+      { category: 'internal', retryable: true },
+    ),
+  disconnected: () =>
+    new OpenTabsError('extension_not_connected', 'The OpenTabs extension disconnected while the call was running. Retry once it reconnects.', 503, {
+      category: 'internal',
+      retryable: true,
+    }),
+  replaced: () =>
+    new OpenTabsError(
+      'extension_replaced',
+      'The extension connection was replaced by a newer one while the call was running. Retry the call.',
+      503,
+      { category: 'internal', retryable: true },
+    ),
+  tooManyInFlight: (plugin: string, limit: number) =>
+    new OpenTabsError(
+      'too_many_in_flight',
+      `Plugin "${plugin}" already has ${limit} calls in flight. Wait for them to finish before calling again.`,
+      429,
+      { category: 'rate_limited', retryable: true },
+    ),
+  timeout: (name: string, ms: number) =>
+    new OpenTabsError('timeout', `Tool "${name}" timed out after ${Math.round(ms / 1000)} s without progress. The page may be slow or stuck; retry or check the tab.`, 504, {
+      category: 'timeout',
+      retryable: true,
+    }),
+  cancelled: (name: string, reason: string) =>
+    new OpenTabsError('cancelled', `Tool "${name}" was cancelled: ${reason}.`, 499, { category: 'internal' }),
+  denied: (name: string) =>
+    new OpenTabsError('permission_denied', `The user denied the call to "${name}" in the OpenTabs side panel. Do not retry unless the user asks.`, 403, {
+      category: 'auth',
+    }),
+  approvalTimeout: (name: string, ms: number) =>
+    new OpenTabsError(
+      'approval_timeout',
+      `Approval timed out: nobody approved "${name}" in the OpenTabs side panel within ${Math.round(ms / 1000)} s. Ask the user to approve it, or set the tool to "auto".`,
+      504,
+      { category: 'timeout', retryable: true },
+    ),
+  internal: (message: string) => new OpenTabsError('internal', message, 500, { category: 'internal' }),
+};
+
+const CATEGORIES = new Set<string>(['auth', 'not_found', 'rate_limited', 'validation', 'timeout', 'internal']);
+
+/** A JSON-RPC error from the extension (tool.dispatch) as an OpenTabsError. */
+export function fromRpcError(err: RpcError, toolName: string): OpenTabsError {
+  const data = (typeof err.data === 'object' && err.data !== null ? err.data : {}) as Record<string, unknown>;
+  let code = typeof data.code === 'string' ? data.code : err.code === RpcErrorCode.ToolError ? 'tool_error' : 'internal';
+  if (err.code === RpcErrorCode.InvalidParams && typeof data.code !== 'string') code = 'invalid_arguments';
+  const extra: { category?: ErrorCategory; retryable?: boolean; retryAfterMs?: number } = {};
+  if (typeof data.category === 'string' && CATEGORIES.has(data.category)) extra.category = data.category as ErrorCategory;
+  if (typeof data.retryable === 'boolean') extra.retryable = data.retryable;
+  if (typeof data.retryAfterMs === 'number') extra.retryAfterMs = data.retryAfterMs;
+  const message = err.message || `Tool "${toolName}" failed`;
+  return new OpenTabsError(code, hintFor(code, message, toolName), statusFor(code), extra);
+}
+
+/** Add the "what to do" part to the extension's errors that lack it. */
+function hintFor(code: string, message: string, tool: string): string {
+  switch (code) {
+    case 'no_matching_tab':
+      return /open/i.test(message) ? message : `${message}. Open the web app for "${tool}" in a Chrome tab (and log in), then retry.`;
+    case 'tab_closed':
+      return /retry/i.test(message) ? message : `${message}. The tab was closed; open it again and retry.`;
+    case 'adapter_not_ready':
+      return /retry/i.test(message) ? message : `${message}. The page is still loading or not logged in; wait a moment and retry.`;
+    default:
+      return message;
+  }
+}
+
+export function asOpenTabsError(err: unknown): OpenTabsError {
+  if (err instanceof OpenTabsError) return err;
+  return fail.internal(`Internal error: ${String((err as Error)?.message ?? err)}`);
+}

@@ -1,0 +1,67 @@
+/**
+ * Argument validation with Ajv. One Ajv instance per catalog snapshot; each tool's validator is
+ * compiled the first time the tool is called and reused for the rest of that snapshot's life
+ * (never compiled per call). A schema Ajv cannot compile is reported as a failure naming the tool,
+ * not a crash.
+ */
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+
+export interface ValidationFailure {
+  /** JSON pointer of the bad field ("" = the arguments object itself). */
+  path: string;
+  message: string;
+  /** true when the tool's own schema is broken (not the caller's fault). */
+  schemaError?: boolean;
+}
+
+type Compiled = ValidateFunction | { error: string };
+
+export class SchemaValidators {
+  private ajv?: Ajv;
+  private compiled = new Map<string, Compiled>();
+
+  validate(key: string, schema: Record<string, unknown>, value: unknown): ValidationFailure | null {
+    let fn = this.compiled.get(key);
+    if (fn === undefined) {
+      fn = this.compile(schema);
+      this.compiled.set(key, fn);
+    }
+    if (typeof fn !== 'function') return { path: '', message: `the tool's input schema is invalid: ${fn.error}`, schemaError: true };
+    if (fn(value)) return null;
+    return describe(fn.errors?.[0]);
+  }
+
+  private compile(schema: Record<string, unknown>): Compiled {
+    this.ajv ??= new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false });
+    // Plugin schemas may name a draft in $schema; validation semantics we need are draft-07's.
+    const { $schema: _ignored, ...rest } = schema;
+    try {
+      return this.ajv.compile(rest);
+    } catch (err) {
+      return { error: String((err as Error)?.message ?? err) };
+    }
+  }
+}
+
+function describe(e: ErrorObject | undefined): ValidationFailure {
+  if (!e) return { path: '', message: 'arguments do not match the input schema' };
+  let path = e.instancePath;
+  let message = e.message ?? 'is invalid';
+  if (e.keyword === 'required') {
+    const prop = (e.params as { missingProperty: string }).missingProperty;
+    path = `${path}/${escapePointer(prop)}`;
+    message = 'is required';
+  } else if (e.keyword === 'additionalProperties') {
+    const prop = (e.params as { additionalProperty: string }).additionalProperty;
+    path = `${path}/${escapePointer(prop)}`;
+    message = 'is not an allowed property';
+  } else if (e.keyword === 'enum') {
+    const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+    message = `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`;
+  }
+  return { path, message };
+}
+
+function escapePointer(s: string): string {
+  return s.replace(/~/g, '~0').replace(/\//g, '~1');
+}
