@@ -10,7 +10,6 @@
  *
  * No eval / new Function anywhere (valibot does not need them), so strict-CSP pages work.
  */
-import * as v from 'valibot';
 import {
   ADAPTER_HASH_PLACEHOLDER,
   ADAPTER_REGISTRY_KEY,
@@ -21,18 +20,9 @@ import {
   type PageToBridge,
 } from '../../server/protocol/page-channel.ts';
 import type { LogLevel } from '../../server/protocol/methods.ts';
-import { isPluginDefinition, type PluginDefinition, type ToolContext, type ToolDefinition } from './define.ts';
-import { isToolError } from './errors.ts';
+import { isPluginDefinition, type PluginDefinition, type ToolDefinition } from './define.ts';
+import { executeTool, type ErrorPayload } from './execute.ts';
 import { SDK_VERSION } from './version.ts';
-
-type ErrorPayload = Extract<PageToBridge, { ok: false }>['error'];
-
-/** "a.b.0.c: message" for the first valibot issue. */
-function issueText(issues: readonly v.BaseIssue<unknown>[]): { path: string; text: string } {
-  const issue = issues[0];
-  const path = issue ? (v.getDotPath(issue) ?? '') : '';
-  return { path, text: issue ? `${path ? `${path}: ` : ''}${issue.message}` : 'invalid' };
-}
 
 /** JSON-safe copy of log data (functions, cycles and DOM nodes must not break the channel). */
 function jsonSafe(data: unknown): unknown {
@@ -55,20 +45,6 @@ function jsonSafe(data: unknown): unknown {
   } catch {
     return String(data);
   }
-}
-
-export function toErrorPayload(err: unknown, tool: string): ErrorPayload {
-  if (isToolError(err)) {
-    return {
-      message: err.message,
-      code: err.code,
-      category: err.category,
-      retryable: err.retryable,
-      ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
-    };
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  return { message: `${tool} failed: ${message}`, code: 'internal', category: 'internal', retryable: false };
 }
 
 export interface StartedAdapter {
@@ -99,55 +75,23 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
     const controller = new AbortController();
     inFlight.set(msg.id, controller);
     try {
-      const parsedInput = await v.safeParseAsync(tool.input, msg.input ?? {});
-      if (!parsedInput.success) {
-        const { path, text } = issueText(parsedInput.issues);
-        fail({ message: `Invalid arguments for ${name}_${tool.name}: ${text}${path ? '' : ''}`, code: 'invalid_arguments', category: 'validation', retryable: false });
-        return;
-      }
-      const ctx: ToolContext = {
+      const outcome = await executeTool(name, tool, msg.input ?? {}, {
         signal: controller.signal,
-        config: { ...(msg.config ?? {}) },
-        tool: tool.name,
+        config: msg.config ?? {},
         callId: msg.id,
-        reportProgress: (p) => {
-          if (controller.signal.aborted) return;
-          const progress = Number(p?.progress);
-          if (!Number.isFinite(progress)) return;
+        onProgress: (p) =>
           send({
             type: 'progress',
             id: msg.id,
             plugin: name,
-            progress,
-            ...(typeof p.total === 'number' && Number.isFinite(p.total) ? { total: p.total } : {}),
-            ...(typeof p.message === 'string' ? { message: p.message } : {}),
-          });
-        },
-        log: {
-          debug: (m, d) => log('debug', msg.id, m, d),
-          info: (m, d) => log('info', msg.id, m, d),
-          warn: (m, d) => log('warning', msg.id, m, d),
-          error: (m, d) => log('error', msg.id, m, d),
-        },
-      };
-      let value: unknown;
-      try {
-        value = await tool.handle(parsedInput.output, ctx);
-      } catch (err) {
-        if (controller.signal.aborted && !isToolError(err)) {
-          fail({ message: `${name}_${tool.name} was cancelled: ${String((controller.signal.reason as Error)?.message ?? controller.signal.reason)}`, code: 'cancelled', category: 'internal', retryable: false });
-        } else fail(toErrorPayload(err, `${name}_${tool.name}`));
-        return;
-      }
-      const parsedOutput = await v.safeParseAsync(tool.output, value);
-      if (!parsedOutput.success) {
-        const { text } = issueText(parsedOutput.issues);
-        fail({ message: `${name}_${tool.name} returned output that does not match its output schema: ${text}`, code: 'internal', category: 'internal', retryable: false });
-        return;
-      }
-      send({ type: 'result', id: msg.id, plugin: name, ok: true, value: parsedOutput.output === undefined ? null : parsedOutput.output });
-    } catch (err) {
-      fail(toErrorPayload(err, `${name}_${msg.tool}`));
+            progress: p.progress,
+            ...(p.total !== undefined ? { total: p.total } : {}),
+            ...(p.message !== undefined ? { message: p.message } : {}),
+          }),
+        onLog: (level, message, data) => log(level, msg.id, message, data),
+      });
+      if (outcome.ok) send({ type: 'result', id: msg.id, plugin: name, ok: true, value: outcome.value });
+      else fail(outcome.error);
     } finally {
       inFlight.delete(msg.id);
     }

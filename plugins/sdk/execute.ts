@@ -1,0 +1,93 @@
+/**
+ * Running one tool call: validate input (valibot), run the handler with its ctx, validate the
+ * output, and turn any failure into the page-channel error shape. Shared by the in-page runtime
+ * and by `runTool` (plugin unit tests), so tests exercise exactly what the page runs.
+ */
+import * as v from 'valibot';
+import type { PageToBridge } from '../../server/protocol/page-channel.ts';
+import type { LogLevel } from '../../server/protocol/methods.ts';
+import type { ToolContext, ToolDefinition } from './define.ts';
+import { isToolError } from './errors.ts';
+
+export type ErrorPayload = Extract<PageToBridge, { ok: false }>['error'];
+
+export interface ExecuteOptions {
+  signal: AbortSignal;
+  config: Record<string, unknown>;
+  callId: string;
+  onProgress(p: { progress: number; total?: number; message?: string }): void;
+  onLog(level: LogLevel, message: string, data?: unknown): void;
+}
+
+export type ExecuteOutcome = { ok: true; value: unknown } | { ok: false; error: ErrorPayload };
+
+/** "a.b.0.c: message" for the first valibot issue. */
+export function issueText(issues: readonly v.BaseIssue<unknown>[]): string {
+  const issue = issues[0];
+  if (!issue) return 'invalid';
+  const path = v.getDotPath(issue) ?? '';
+  return `${path ? `${path}: ` : ''}${issue.message}`;
+}
+
+export function toErrorPayload(err: unknown, what: string): ErrorPayload {
+  if (isToolError(err)) {
+    return {
+      message: err.message,
+      code: err.code,
+      category: err.category,
+      retryable: err.retryable,
+      ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
+    };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { message: `${what} failed: ${message}`, code: 'internal', category: 'internal', retryable: false };
+}
+
+export async function executeTool(plugin: string, tool: ToolDefinition, rawInput: unknown, o: ExecuteOptions): Promise<ExecuteOutcome> {
+  const full = `${plugin}_${tool.name}`;
+  try {
+    const input = await v.safeParseAsync(tool.input, rawInput);
+    if (!input.success) {
+      return { ok: false, error: { message: `Invalid arguments for ${full}: ${issueText(input.issues)}`, code: 'invalid_arguments', category: 'validation', retryable: false } };
+    }
+    const ctx: ToolContext = {
+      signal: o.signal,
+      config: { ...o.config },
+      tool: tool.name,
+      callId: o.callId,
+      reportProgress: (p) => {
+        if (o.signal.aborted) return;
+        const progress = Number(p?.progress);
+        if (!Number.isFinite(progress)) return;
+        o.onProgress({
+          progress,
+          ...(typeof p.total === 'number' && Number.isFinite(p.total) ? { total: p.total } : {}),
+          ...(typeof p.message === 'string' ? { message: p.message } : {}),
+        });
+      },
+      log: {
+        debug: (m, d) => o.onLog('debug', String(m), d),
+        info: (m, d) => o.onLog('info', String(m), d),
+        warn: (m, d) => o.onLog('warning', String(m), d),
+        error: (m, d) => o.onLog('error', String(m), d),
+      },
+    };
+    let value: unknown;
+    try {
+      value = await tool.handle(input.output, ctx);
+    } catch (err) {
+      if (o.signal.aborted && !isToolError(err)) {
+        const reason = o.signal.reason instanceof Error ? o.signal.reason.message : String(o.signal.reason ?? 'cancelled');
+        return { ok: false, error: { message: `${full} was cancelled: ${reason}`, code: 'cancelled', category: 'internal', retryable: false } };
+      }
+      return { ok: false, error: toErrorPayload(err, full) };
+    }
+    const output = await v.safeParseAsync(tool.output, value);
+    if (!output.success) {
+      return { ok: false, error: { message: `${full} returned output that does not match its output schema: ${issueText(output.issues)}`, code: 'internal', category: 'internal', retryable: false } };
+    }
+    return { ok: true, value: output.output === undefined ? null : output.output };
+  } catch (err) {
+    return { ok: false, error: toErrorPayload(err, full) };
+  }
+}

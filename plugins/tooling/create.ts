@@ -1,0 +1,137 @@
+/**
+ * `opentabs plugin create <name> [--dir <parent>] [--url <match pattern>]`: scaffold a plugin
+ * that builds and passes its own test out of the box. The scaffold's tsconfig maps
+ * @opentabs/sdk and valibot to this OpenTabs checkout, so neither `bun test` nor the editor
+ * needs an npm install inside the plugin.
+ */
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES } from '../../server/plugins/manifest.ts';
+import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
+import { PluginBuildError } from './build.ts';
+
+export interface CreateOptions {
+  /** Match pattern for the app (default https://example.com/*). */
+  urlPattern?: string;
+  displayName?: string;
+}
+
+export interface CreateResult {
+  dir: string;
+  packageName: string;
+  files: string[];
+}
+
+const titleCase = (name: string) => name.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
+
+/** Create `<dir>` (which must be missing or empty) with a working plugin named `name`. */
+export async function createPlugin(name: string, dirArg?: string, o: CreateOptions = {}): Promise<CreateResult> {
+  if (typeof name !== 'string' || !PLUGIN_NAME_RE.test(name)) {
+    throw new PluginBuildError(`name: ${JSON.stringify(name)} is not a valid plugin name (lowercase letters and digits, words joined by "-", e.g. "my-app")`);
+  }
+  if (RESERVED_PLUGIN_NAMES.includes(name)) throw new PluginBuildError(`name: "${name}" is reserved for built-in tools`);
+  const dir = resolve(dirArg ?? name);
+  if (existsSync(dir) && (await readdir(dir)).length > 0) throw new PluginBuildError(`folder ${dir} already exists and is not empty`);
+  const packageName = `opentabs-plugin-${name}`;
+  const displayName = o.displayName ?? titleCase(name);
+  const urlPattern = o.urlPattern ?? 'https://example.com/*';
+
+  const files: Record<string, string> = {
+    'package.json':
+      JSON.stringify(
+        {
+          name: packageName,
+          version: '0.1.0',
+          description: `OpenTabs plugin for ${displayName}`,
+          type: 'module',
+          keywords: ['opentabs-plugin'],
+          files: ['dist'],
+          scripts: { build: 'opentabs plugin build', dev: 'opentabs plugin build --watch', test: 'bun test' },
+        },
+        null,
+        2,
+      ) + '\n',
+    'tsconfig.json':
+      JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'ESNext',
+            moduleResolution: 'bundler',
+            lib: ['ES2023', 'DOM'],
+            strict: true,
+            noEmit: true,
+            allowImportingTsExtensions: true,
+            skipLibCheck: true,
+            // This checkout's SDK and valibot: no install needed inside the plugin.
+            paths: {
+              '@opentabs/sdk': [join(SDK_DIR, 'index.ts')],
+              '@opentabs/sdk/*': [join(SDK_DIR, '*')],
+              valibot: [join(ROOT_NODE_MODULES, 'valibot')],
+            },
+          },
+          include: ['src', 'test'],
+        },
+        null,
+        2,
+      ) + '\n',
+    '.gitignore': 'dist/\nnode_modules/\n',
+    'src/index.ts': `import * as v from 'valibot';
+import { definePlugin, defineTool, getMetaContent } from '@opentabs/sdk';
+
+/** Reads what the page already knows; replace with calls to the app's own API (fetchJson/postJson). */
+const getPageInfo = defineTool({
+  name: 'get_page_info',
+  description: 'Title, URL and description of the ${displayName} page open in the browser.',
+  input: v.object({}),
+  output: v.object({ title: v.string(), url: v.string(), description: v.optional(v.string()) }),
+  async handle(_input, ctx) {
+    ctx.log.info('reading page info');
+    return { title: document.title, url: location.href, description: getMetaContent('description') };
+  },
+});
+
+export default definePlugin({
+  name: '${name}',
+  displayName: '${displayName}',
+  description: 'Use ${displayName} from your AI agent through the tab you are logged in to.',
+  urlPatterns: [${JSON.stringify(urlPattern)}],
+  // True when the page is usable (e.g. logged in); tools run only on ready tabs.
+  isReady: () => document.readyState !== 'loading',
+  tools: [getPageInfo],
+});
+`,
+    'test/plugin.test.ts': `import { afterEach, expect, test } from 'bun:test';
+import { runTool } from '@opentabs/sdk/testing';
+import plugin from '../src/index.ts';
+
+const g = globalThis as Record<string, unknown>;
+afterEach(() => {
+  delete g.document;
+  delete g.location;
+});
+
+test('get_page_info returns the page title and URL', async () => {
+  // A minimal stand-in for the page; e2e tests run the adapter in a real browser.
+  g.document = { title: 'Example', readyState: 'complete', querySelectorAll: () => [] };
+  g.location = { href: 'https://example.com/home' };
+  const { outcome, logs } = await runTool(plugin, 'get_page_info', {});
+  expect(outcome).toEqual({ ok: true, value: { title: 'Example', url: 'https://example.com/home', description: undefined } });
+  expect(logs[0]?.message).toBe('reading page info');
+});
+
+test('bad input is a validation error', async () => {
+  const { outcome } = await runTool(plugin, 'get_page_info', 'not an object');
+  expect(outcome.ok).toBe(false);
+  if (!outcome.ok) expect(outcome.error.category).toBe('validation');
+});
+`,
+  };
+  await mkdir(dir, { recursive: true });
+  for (const [rel, content] of Object.entries(files)) {
+    await mkdir(join(dir, rel, '..'), { recursive: true });
+    await writeFile(join(dir, rel), content);
+  }
+  return { dir, packageName, files: Object.keys(files) };
+}
