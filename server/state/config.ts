@@ -3,7 +3,7 @@
  * Written atomically (0600) and never drops keys this version does not know, so an older server
  * cannot erase settings written by a newer one (or by hand).
  */
-import { readFile, rename } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Permission } from '../protocol/methods.ts';
 import { OpenTabsError } from '../errors.ts';
@@ -108,6 +108,7 @@ export class ConfigStore {
 
   static async open(dir: string): Promise<ConfigStore> {
     const store = new ConfigStore(dir, defaultConfig());
+    await removeStaleTempFiles(dir);
     await store.reload();
     return store;
   }
@@ -182,4 +183,28 @@ export class ConfigStore {
 
 function assertPermission(p: unknown): asserts p is Permission {
   if (!isPermission(p)) throw new OpenTabsError('bad_request', `permission must be one of off, ask, auto (got ${JSON.stringify(p)})`, 400);
+}
+
+/** Temp files older than this are left over from a crash mid-write (a live writer renames within ms). */
+const STALE_TEMP_MS = 60_000;
+
+/**
+ * Remove `.config.json.<random>.tmp` files a killed writer left behind. Young ones are kept:
+ * another process (the CLI) may be between its write and its rename right now.
+ */
+async function removeStaleTempFiles(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  const now = Date.now();
+  for (const name of names) {
+    if (!/^\.config\.json\.[0-9a-f]+\.tmp$/.test(name)) continue;
+    const p = join(dir, name);
+    try {
+      if (now - (await stat(p)).mtimeMs > STALE_TEMP_MS) await rm(p, { force: true });
+    } catch {}
+  }
 }
