@@ -152,6 +152,7 @@ export class AuditLog {
 
   private async openFile(): Promise<void> {
     this.fh = await open(this.path, 'a', 0o600);
+    await this.fh.chmod(0o600); // also for a file created by an older version or by hand
     this.size = (await this.fh.stat()).size;
   }
 

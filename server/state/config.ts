@@ -3,7 +3,7 @@
  * Written atomically (0600) and never drops keys this version does not know, so an older server
  * cannot erase settings written by a newer one (or by hand).
  */
-import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Permission } from '../protocol/methods.ts';
 import { OpenTabsError } from '../errors.ts';
@@ -119,6 +119,8 @@ export class ConfigStore {
     if (r.kind === 'ok') {
       this.data = r.data;
       this.lastLoadError = null;
+      // Settings may hold credentials: a hand-made or older file is tightened to 0600.
+      await chmod(this.path, 0o600).catch(() => {});
       return;
     }
     if (r.kind === 'missing') {

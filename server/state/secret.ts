@@ -3,7 +3,7 @@
  * `<dir>/extension/auth.json` = `{"secret": "<64 hex>"}`, mode 0600, written atomically.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from './atomic.ts';
@@ -43,7 +43,10 @@ async function writeSecret(dir: string, secret: string): Promise<void> {
 /** Reuse the stored secret; create one on first start (or when the file is corrupt). */
 export async function loadOrCreateSecret(dir: string): Promise<string> {
   const existing = readSecretSync(dir);
-  if (existing) return existing;
+  if (existing) {
+    await chmod(secretPath(dir), 0o600).catch(() => {});
+    return existing;
+  }
   const secret = randomBytes(32).toString('hex');
   await writeSecret(dir, secret);
   return secret;
