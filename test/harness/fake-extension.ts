@@ -263,3 +263,37 @@ export async function connectMcp(baseUrl: string, secret: string, path: '/mcp' |
   await client.connect(transport);
   return client;
 }
+
+import { startTestServer, makeTempConfigDir, removeDir, type TestServer } from './server.ts';
+import type { ServerOptions } from '../../server/context.ts';
+
+/**
+ * A test server whose config dir holds hand-written plugin folders listed in localPlugins.
+ * stop() also removes the temp dir.
+ */
+export async function startPluginServer(
+  opts: { plugins?: { name: string; tools: TestPluginTool[] }[]; permissions?: Record<string, unknown>; skipPermissionsInConfig?: boolean } & Partial<ServerOptions> = {},
+): Promise<TestServer> {
+  const { plugins = [], permissions, skipPermissionsInConfig, ...serverOpts } = opts;
+  const dir = makeTempConfigDir('opentabs-h2-');
+  try {
+    const pluginDir = join(dir, 'local-plugins');
+    const paths = plugins.map((p) => writeTestPlugin(pluginDir, p.name, p.tools));
+    writeTestConfig(dir, { localPlugins: paths, permissions, skipPermissions: skipPermissionsInConfig });
+    const srv = await startTestServer({ skipPermissions: false, ...serverOpts, configDir: dir });
+    const stop = srv.stop;
+    return {
+      ...srv,
+      async stop() {
+        try {
+          await stop();
+        } finally {
+          removeDir(dir);
+        }
+      },
+    };
+  } catch (err) {
+    removeDir(dir);
+    throw err;
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * /mcp with the official SDK client: sessions (isolation, DELETE, unknown id → 404, idle sweep,
+ * initialize rate limit), tools/list (plugin + browser tools, [Disabled]), results (JSON text +
+ * structuredContent, images, errors), list_changed, progress, logging (routing + setLevel) and
+ * cancellation reaching the extension.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { TestServer } from '../harness/server.ts';
+import { FakeExtension, connectMcp, hang, startPluginServer } from '../harness/fake-extension.ts';
+
+const NOTES_TOOLS = [
+  { name: 'list_notes', inputSchema: { type: 'object', properties: { limit: { type: 'integer', minimum: 1 } }, additionalProperties: false } },
+  { name: 'count_notes' },
+  { name: 'snap' },
+  { name: 'slow' },
+];
+
+let srv: TestServer;
+let ext: FakeExtension;
+const clients: Client[] = [];
+
+async function client(name = 'c'): Promise<Client> {
+  const c = await connectMcp(srv.url, srv.secret, '/mcp', name);
+  clients.push(c);
+  return c;
+}
+
+function until(cond: () => boolean, what: string, max = 200): Promise<void> {
+  return (async () => {
+    for (let i = 0; i < max; i++) {
+      if (cond()) return;
+      await Bun.sleep(10);
+    }
+    throw new Error(`never happened: ${what}`);
+  })();
+}
+
+beforeAll(async () => {
+  srv = await startPluginServer({
+    plugins: [{ name: 'notes', tools: NOTES_TOOLS }],
+    permissions: { notes: { default: 'auto' } },
+    // Many clients in one file; the rate limit itself is tested on its own server below.
+    limits: { mcpSessionRate: { max: 1000, windowMs: 60_000 } },
+  });
+  ext = await FakeExtension.connect(srv.url, srv.secret);
+  ext.onDispatch('notes_list_notes', (p) => ({ value: { notes: [{ id: 1, limit: p.input.limit ?? null }] } }));
+  ext.onDispatch('notes_count_notes', () => ({ value: 42 }));
+  ext.onDispatch('notes_snap', () => ({ value: { ok: true }, images: [{ data: 'aGVsbG8=', mimeType: 'image/png' }] }));
+});
+
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  await ext?.close();
+  await srv?.stop();
+});
+
+describe('sessions', () => {
+  test('bearer auth is required', async () => {
+    const res = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+    });
+    expect(res.status).toBe(401);
+  });
+
+  test('initialize returns instructions that mark page content as untrusted', async () => {
+    const c = await client();
+    const instructions = c.getInstructions() ?? '';
+    expect(instructions).toContain('untrusted');
+    expect(c.getServerCapabilities()?.tools?.listChanged).toBe(true);
+    expect(c.getServerCapabilities()?.logging).toBeDefined();
+  });
+
+  test('two clients get independent sessions; DELETE closes one; its id then gets 404', async () => {
+    const a = await client('a');
+    const b = await client('b');
+    const ta = a.transport as unknown as { sessionId?: string; terminateSession(): Promise<void> };
+    const tb = b.transport as unknown as { sessionId?: string };
+    expect(ta.sessionId).toBeString();
+    expect(tb.sessionId).toBeString();
+    expect(ta.sessionId).not.toBe(tb.sessionId);
+    const countBefore = srv.ctx.mcp.count;
+    const idA = ta.sessionId!;
+    await ta.terminateSession();
+    expect(srv.ctx.mcp.count).toBe(countBefore - 1);
+    // b is unaffected.
+    const r = await b.callTool({ name: 'notes_count_notes', arguments: {} });
+    expect(r.structuredContent).toEqual({ result: 42 });
+    const res = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: { ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': idA },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} }),
+    });
+    expect(res.status).toBe(404);
+  });
+
+  test('an unknown session id gets 404; a non-initialize request without a session gets 400', async () => {
+    const res = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: { ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': 'nope' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expect(res.status).toBe(404);
+    const res2 = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: { ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expect(res2.status).toBe(400);
+  });
+});
+
+describe('tools', () => {
+  test('tools/list has plugin tools (<plugin>_<tool>) and built-ins', async () => {
+    const c = await client();
+    const { tools } = await c.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toContain('notes_list_notes');
+    expect(names).toContain('browser_list_tabs');
+    expect(names.some((n) => n.startsWith('extension_'))).toBe(true);
+    const t = tools.find((x) => x.name === 'notes_list_notes')!;
+    expect(t.inputSchema.properties).toHaveProperty('limit');
+  });
+
+  test('results: compact JSON text + structuredContent; non-objects wrapped; images as image content', async () => {
+    const c = await client();
+    const r = await c.callTool({ name: 'notes_list_notes', arguments: { limit: 3 } });
+    expect(r.isError).toBeFalsy();
+    expect((r.content as { type: string; text: string }[])[0]).toEqual({ type: 'text', text: '{"notes":[{"id":1,"limit":3}]}' });
+    expect(r.structuredContent).toEqual({ notes: [{ id: 1, limit: 3 }] });
+
+    const n = await c.callTool({ name: 'notes_count_notes', arguments: {} });
+    expect(n.structuredContent).toEqual({ result: 42 });
+
+    const s = await c.callTool({ name: 'notes_snap', arguments: {} });
+    const content = s.content as { type: string; data?: string; mimeType?: string }[];
+    expect(content[1]).toEqual({ type: 'image', data: 'aGVsbG8=', mimeType: 'image/png' });
+  });
+
+  test('failures are isError results that say what to do', async () => {
+    const c = await client();
+    const bad = await c.callTool({ name: 'notes_list_notes', arguments: { limit: 0 } });
+    expect(bad.isError).toBe(true);
+    const text = (bad.content as { text: string }[])[0].text;
+    expect(text).toContain('/limit');
+    expect(text).toContain('invalid_arguments');
+
+    const unknown = await c.callTool({ name: 'nope_tool', arguments: {} });
+    expect(unknown.isError).toBe(true);
+    expect((unknown.content as { text: string }[])[0].text).toContain('Unknown tool');
+  });
+
+  test('a catalog change sends notifications/tools/list_changed; permission off shows [Disabled]', async () => {
+    const c = await client();
+    let changed = 0;
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    // Give the client's GET stream a moment to open before the change.
+    await until(() => true, 'noop');
+    const r = await ext.request('config.setToolPermission', { plugin: 'notes', tool: 'count_notes', permission: 'off' });
+    expect(r.result).toEqual({ ok: true });
+    await until(() => changed > 0, 'list_changed');
+    const { tools } = await c.listTools();
+    expect(tools.find((t) => t.name === 'notes_count_notes')!.description).toStartWith('[Disabled]');
+    const off = await c.callTool({ name: 'notes_count_notes', arguments: {} });
+    expect(off.isError).toBe(true);
+    expect((off.content as { text: string }[])[0].text).toContain('side panel');
+    await ext.request('config.setToolPermission', { plugin: 'notes', tool: 'count_notes', permission: 'auto' });
+  });
+});
+
+describe('progress, logging, cancellation', () => {
+  test('extension tool.progress reaches the caller as notifications/progress', async () => {
+    const c = await client();
+    ext.onDispatch('notes_slow', async (_p, api) => {
+      api.progress(1, 3, 'one');
+      api.progress(2, 3, 'two');
+      await Bun.sleep(20);
+      return { value: { done: true } };
+    });
+    const seen: { progress: number; total?: number; message?: string }[] = [];
+    const r = await c.callTool({ name: 'notes_slow', arguments: {} }, undefined, { onprogress: (p) => seen.push(p) });
+    expect(r.structuredContent).toEqual({ done: true });
+    expect(seen.map((p) => p.progress)).toEqual([1, 2]);
+    expect(seen[0]).toMatchObject({ progress: 1, total: 3, message: 'one' });
+  });
+
+  test('plugin logs during a call reach only the calling session; other logs reach all; setLevel filters', async () => {
+    const a = await client('a');
+    const b = await client('b');
+    const logsA: unknown[] = [];
+    const logsB: unknown[] = [];
+    a.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logsA.push(n.params));
+    b.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logsB.push(n.params));
+    ext.onDispatch('notes_slow', async (_p, api) => {
+      api.log('info', 'working on it', { step: 1 });
+      await Bun.sleep(30);
+      return { value: { done: true } };
+    });
+    await a.callTool({ name: 'notes_slow', arguments: {} });
+    await until(() => logsA.length > 0, 'log to A');
+    expect(logsA[0]).toMatchObject({ level: 'info', logger: 'notes', data: { message: 'working on it', data: { step: 1 } } });
+    expect(logsB.length).toBe(0);
+
+    // B only wants errors; a broadcast info line (no dispatch) reaches A but not B.
+    await b.setLoggingLevel('error');
+    await Bun.sleep(50); // let both GET streams be open
+    ext.notify('plugin.log', { entries: [{ plugin: 'notes', level: 'info', message: 'background', ts: Date.now() }] });
+    ext.notify('plugin.log', { entries: [{ plugin: 'notes', level: 'error', message: 'broke', ts: Date.now() }] });
+    await until(() => logsB.length > 0 && logsA.length >= 3, 'broadcast logs');
+    expect(logsB.map((l) => (l as { data: unknown }).data)).toEqual(['broke']);
+    expect(logsA.map((l) => (l as { data: unknown }).data)).toContain('background');
+    expect(srv.ctx.plugins.logBufferSize('notes')).toBeGreaterThanOrEqual(3);
+  });
+
+  test('client cancellation (notifications/cancelled) sends tool.cancel to the extension and frees the slot', async () => {
+    const c = await client();
+    ext.onDispatch('notes_slow', hang);
+    const ac = new AbortController();
+    const p = c.callTool({ name: 'notes_slow', arguments: {} }, undefined, { signal: ac.signal });
+    const d = await ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow');
+    ac.abort('user pressed stop');
+    await expect(p).rejects.toThrow();
+    await until(() => ext.cancels.some((x) => x.dispatchId === d.params.dispatchId), 'tool.cancel');
+    await until(() => srv.ctx.hub.inFlightDispatches === 0, 'dispatch released');
+    const { gateFor } = await import('../../server/tools/call.ts');
+    expect(gateFor(srv.ctx).count('notes')).toBe(0);
+  });
+});
+
+describe('limits', () => {
+  test('initialize is rate-limited: 429 with Retry-After: 60', async () => {
+    const s = await startPluginServer({ limits: { mcpSessionRate: { max: 2, windowMs: 60_000 } } });
+    const made: Client[] = [];
+    try {
+      made.push(await connectMcp(s.url, s.secret));
+      made.push(await connectMcp(s.url, s.secret));
+      const res = await fetch(`${s.url}/mcp`, {
+        method: 'POST',
+        headers: { ...s.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      });
+      expect(res.status).toBe(429);
+      expect(res.headers.get('retry-after')).toBe('60');
+      // Existing sessions keep working.
+      const { tools } = await made[0].listTools();
+      expect(tools.length).toBeGreaterThan(0);
+    } finally {
+      for (const c of made) await c.close().catch(() => {});
+      await s.stop();
+    }
+  });
+
+  test('idle sessions are swept after the TTL and then get 404', async () => {
+    const s = await startPluginServer({ limits: { mcpSessionIdleTtlMs: 100, mcpSessionSweepIntervalMs: 50 } });
+    let c: Client | undefined;
+    try {
+      c = await connectMcp(s.url, s.secret);
+      const sid = (c.transport as unknown as { sessionId: string }).sessionId;
+      expect(s.ctx.mcp.count).toBe(1);
+      await until(() => s.ctx.mcp.count === 0, 'sweep', 300);
+      const res = await fetch(`${s.url}/mcp`, {
+        method: 'POST',
+        headers: { ...s.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
+      });
+      expect(res.status).toBe(404);
+    } finally {
+      await c?.close().catch(() => {});
+      await s.stop();
+    }
+  });
+});
