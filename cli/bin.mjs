@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// npm bin shim for `opentabs`. The CLI and server are TypeScript run by Bun: under Bun (bunx,
+// `bun cli/bin.mjs`) import the entry directly; under Node, re-run it with the Bun binary that
+// the `bun` dependency installed (or a `bun` on PATH), passing signals and the exit code through.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const entry = join(here, 'main.ts');
+
+if (process.versions.bun) {
+  const { runCli } = await import(entry);
+  await runCli(process.argv.slice(2));
+} else {
+  const bun = findBun();
+  const child = spawn(bun, [entry, ...process.argv.slice(2)], { stdio: 'inherit' });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  child.on('error', (e) => {
+    process.stderr.write(`opentabs: could not run Bun (${bun}): ${e.message}\nInstall Bun (https://bun.sh) or reinstall opentabs so its \`bun\` dependency is present.\n`);
+    process.exit(1);
+  });
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 1 : 1)));
+}
+
+function findBun() {
+  try {
+    const pkg = createRequire(import.meta.url).resolve('bun/package.json');
+    const exe = join(dirname(pkg), 'bin', process.platform === 'win32' ? 'bun.exe' : 'bun.exe');
+    if (existsSync(exe)) return exe;
+  } catch {}
+  return 'bun';
+}

@@ -1,0 +1,30 @@
+/** The shape every `opentabs <command>` module exports. */
+export interface Command {
+  name: string;
+  /** One line for `opentabs --help`. */
+  summary: string;
+  /** Full `--help` text. */
+  help: string;
+  /** Runs with the arguments after the command name; resolves to the exit code. */
+  run(argv: string[]): Promise<number>;
+}
+
+/** Dispatch `<group> <sub> …` to a subcommand table, with `--help` at both levels. */
+export async function runGroup(
+  group: string,
+  help: string,
+  subs: Record<string, (argv: string[]) => Promise<number>>,
+  argv: string[],
+): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    process.stdout.write(help.endsWith('\n') ? help : `${help}\n`);
+    return sub === undefined ? 2 : 0;
+  }
+  const fn = subs[sub];
+  if (!fn) {
+    const { usageError } = await import('./output.ts');
+    throw usageError(`Unknown subcommand "${group} ${sub}". Expected one of: ${Object.keys(subs).join(', ')}.`, group);
+  }
+  return fn(rest);
+}

@@ -1,0 +1,114 @@
+/** `opentabs audit`: tool invocation history from GET /audit, or the on-disk log with --file. */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT } from '../../server/limits.ts';
+import type { AuditEntry } from '../../server/state/audit.ts';
+import { parse, parseBool, parsePositiveInt } from '../args.ts';
+import type { Command } from '../command.ts';
+import { c, oneLine, out, printJson, table, usageError } from '../output.ts';
+import { api, configDir, resolveTarget } from '../server-client.ts';
+
+const HELP = `Usage: opentabs audit [--limit N] [--plugin P] [--tool T] [--success true|false] [--json] [--file]
+
+Tool invocations, newest first: time, tool, result, duration and the error of failures.
+
+Options:
+  --limit N            How many entries (default ${AUDIT_QUERY_DEFAULT_LIMIT}; at most ${AUDIT_QUERY_MAX_LIMIT} from the server, any with --file)
+  --plugin P           Only this plugin ("browser" for built-in tools)
+  --tool T             Only this tool (full name, e.g. slack_send_message)
+  --success true|false Only successes or only failures
+  --file               Read the full on-disk log (audit.log.1 + audit.log) instead of the server's
+                       last ${AUDIT_QUERY_MAX_LIMIT}; works without a running server and survives restarts
+  --json               Print the entries as a JSON array
+  --port N             Server port`;
+
+export const command: Command = {
+  name: 'audit',
+  summary: 'Audit log',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parse(
+      argv,
+      {
+        limit: { type: 'string' },
+        plugin: { type: 'string' },
+        tool: { type: 'string' },
+        success: { type: 'string' },
+        json: { type: 'boolean' },
+        file: { type: 'boolean' },
+        port: { type: 'string' },
+      },
+      'audit',
+    );
+    if (values.help) return (out(HELP), 0);
+    if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'audit');
+    const limit =
+      values.limit !== undefined
+        ? parsePositiveInt(values.limit, '--limit', 'audit', values.file ? Number.MAX_SAFE_INTEGER : AUDIT_QUERY_MAX_LIMIT)
+        : AUDIT_QUERY_DEFAULT_LIMIT;
+    const success = values.success !== undefined ? parseBool(values.success, '--success', 'audit') : undefined;
+    const filter = { limit, plugin: values.plugin, tool: values.tool, success };
+
+    let entries: AuditEntry[];
+    if (values.file) {
+      entries = readAuditFiles(configDir(), filter);
+    } else {
+      const t = resolveTarget(values.port, 'audit');
+      const q = new URLSearchParams({ limit: String(limit) });
+      if (filter.plugin) q.set('plugin', filter.plugin);
+      if (filter.tool) q.set('tool', filter.tool);
+      if (success !== undefined) q.set('success', String(success));
+      const { body } = await api<unknown>(t, 'GET', `/audit?${q}`);
+      entries = (Array.isArray(body) ? body : ((body as { entries?: AuditEntry[] })?.entries ?? [])) as AuditEntry[];
+    }
+    if (values.json) {
+      printJson(entries);
+      return 0;
+    }
+    if (entries.length === 0) {
+      out('No tool invocations recorded' + (filter.plugin || filter.tool || success !== undefined ? ' that match the filters.' : '.'));
+      return 0;
+    }
+    out(
+      table(
+        entries.map((e) => [
+          e.timestamp,
+          e.tool,
+          e.success ? c.green('ok') : c.red('failed'),
+          `${e.durationMs}ms`,
+          e.error ? oneLine(`${e.error.code}: ${e.error.message}`, 80) : '',
+        ]),
+        ['TIME', 'TOOL', 'RESULT', 'DURATION', 'ERROR'],
+      ),
+    );
+    return 0;
+  },
+};
+
+/** Entries from audit.log.1 then audit.log (NDJSON), filtered, newest first. Bad lines are skipped. */
+export function readAuditFiles(
+  dir: string,
+  f: { limit: number; plugin?: string; tool?: string; success?: boolean },
+): AuditEntry[] {
+  const all: AuditEntry[] = [];
+  for (const name of ['audit.log.1', 'audit.log']) {
+    const path = join(dir, name);
+    if (!existsSync(path)) continue;
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        const e = JSON.parse(line) as AuditEntry;
+        if (e && typeof e.tool === 'string' && typeof e.timestamp === 'string') all.push(e);
+      } catch {
+        // A torn last line (crash mid-append) must not hide the rest.
+      }
+    }
+  }
+  const matched = all.filter(
+    (e) =>
+      (f.plugin === undefined || e.plugin === f.plugin) &&
+      (f.tool === undefined || e.tool === f.tool) &&
+      (f.success === undefined || e.success === f.success),
+  );
+  return matched.reverse().slice(0, f.limit);
+}

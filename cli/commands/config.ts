@@ -1,0 +1,173 @@
+/** `opentabs config show|set|rotate-secret`. */
+import { join } from 'node:path';
+import { configPath, isPermission } from '../../server/state/config.ts';
+import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
+import { parse, parseBool } from '../args.ts';
+import { runGroup, type Command } from '../command.ts';
+import { CliError, c, out, printJson, usageError } from '../output.ts';
+import { probePort, resolveTarget } from '../server-client.ts';
+import { openConfigForWrite, parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
+
+const HELP = `Usage: opentabs config <show|set|rotate-secret> …
+
+  opentabs config show [--json] [--show-secret]   Config dir, port, secret, permissions, settings
+  opentabs config set <key> <value>               Change one setting (see \`opentabs config set --help\`)
+  opentabs config rotate-secret                   Replace the bearer secret (running server picks it up)`;
+
+const SHOW_HELP = `Usage: opentabs config show [--json] [--show-secret] [--port N]
+
+Show the config dir, the server URL/port and whether it runs, the secret (hidden unless
+--show-secret), skipPermissions, local plugins, permissions and plugin settings.
+
+  --json          Machine-readable: {configDir, configFile, port, url, running, secret?, …config.json}
+  --show-secret   Include the secret, e.g.  opentabs config show --json --show-secret | jq -r .secret`;
+
+const SET_HELP = `Usage: opentabs config set <key> <value>
+
+Keys:
+  permission.<plugin> off|ask|auto           Default permission for every tool of a plugin
+  permission.<plugin>.<tool> off|ask|auto    One tool (short name like send_message, or the full name)
+  permission.<browser_tool> off|ask|auto     A built-in tool, e.g. permission.browser_execute_script auto
+  skipPermissions true|false                 Treat every 'ask' tool as 'auto' ('off' stays off)
+  plugin.<name>.<setting> <value>            A plugin setting, typed per its configSchema ("" clears it)
+
+config.json is written atomically; a running server reloads it at once.`;
+
+const ROTATE_HELP = `Usage: opentabs config rotate-secret [--port N]
+
+Write a new secret to <config dir>/extension/auth.json, then tell a running server to reload
+(authenticated with the old secret). The extension reconnects with the new secret by itself;
+MCP clients need the new Authorization header (\`opentabs start --show-config\`).`;
+
+export const command: Command = {
+  name: 'config',
+  summary: 'Configuration',
+  help: HELP,
+  run: (argv) => runGroup('config', HELP, { show, set, 'rotate-secret': rotate }, argv),
+};
+
+async function show(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, 'show-secret': { type: 'boolean' }, port: { type: 'string' } }, 'config show');
+  if (values.help) return (out(SHOW_HELP), 0);
+  if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'config show');
+  const t = resolveTarget(values.port, 'config show');
+  const secret = readSecretSync(t.configDir);
+  const cfg = readConfigSnapshot(t.configDir);
+  const running = (await probePort(t.port)).kind === 'opentabs';
+  if (values.json) {
+    printJson({
+      ...(values['show-secret'] ? { secret } : {}),
+      port: t.port,
+      url: t.url,
+      running,
+      configDir: t.configDir,
+      configFile: configPath(t.configDir),
+      secretFile: secretPath(t.configDir),
+      extensionDir: join(t.configDir, 'extension'),
+      secretSet: secret !== null,
+      ...cfg,
+    });
+    return 0;
+  }
+  const secretText = secret === null ? c.yellow('not created yet (run `opentabs start`)') : values['show-secret'] ? secret : c.dim(`${secret.slice(0, 4)}… (use --show-secret)`);
+  out(`${c.bold('Config dir')}       ${t.configDir}`);
+  out(`${c.bold('Config file')}      ${configPath(t.configDir)}`);
+  out(`${c.bold('Server')}           ${t.url} — ${running ? c.green('running') : 'not running'}`);
+  out(`${c.bold('Secret')}           ${secretText}`);
+  out(`${c.bold('Extension folder')} ${join(t.configDir, 'extension')}`);
+  out(`${c.bold('skipPermissions')}  ${cfg.skipPermissions === true}`);
+  out(`${c.bold('Local plugins')}    ${cfg.localPlugins.length ? cfg.localPlugins.join(', ') : c.dim('none')}`);
+  const perms = Object.entries(cfg.permissions);
+  out(`${c.bold('Permissions')}      ${perms.length ? '' : c.dim('defaults only')}`);
+  for (const [plugin, p] of perms) {
+    if (p.default) out(`  ${plugin}: ${p.default}`);
+    for (const [tool, perm] of Object.entries(p.tools ?? {})) out(`  ${plugin}.${tool}: ${perm}`);
+  }
+  const settings = Object.entries(cfg.pluginSettings);
+  out(`${c.bold('Plugin settings')}  ${settings.length ? '' : c.dim('none')}`);
+  for (const [plugin, s] of settings) for (const [k, v] of Object.entries(s)) out(`  ${plugin}.${k} = ${JSON.stringify(v)}`);
+  return 0;
+}
+
+const BROWSER_PLUGIN = 'browser';
+
+/** permission.<…> key → the plugin and (optionally) the tool key config.json uses. */
+export function parsePermissionKey(key: string): { plugin: string; tool?: string } {
+  const rest = key.slice('permission.'.length);
+  const parts = rest.split('.');
+  if (rest === '' || parts.some((p) => p === '') || parts.length > 2) {
+    throw usageError(`Bad key "${key}": expected permission.<plugin> or permission.<plugin>.<tool>.`, 'config set');
+  }
+  // Built-in tools are stored by full name under the "browser" plugin.
+  if (parts.length === 1 && /^(browser|extension)_/.test(parts[0])) return { plugin: BROWSER_PLUGIN, tool: parts[0] };
+  const [plugin, tool] = parts;
+  if (tool === undefined) return { plugin };
+  if (plugin === BROWSER_PLUGIN) return { plugin, tool };
+  // Accept the prefixed name too: permission.slack.slack_send_message → send_message.
+  const prefixed = tool.startsWith(`${plugin}_`) || tool.startsWith(`${plugin.replace(/-/g, '_')}_`);
+  return { plugin, tool: prefixed ? tool.slice(plugin.length + 1) : tool };
+}
+
+async function set(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'config set');
+  if (values.help) return (out(SET_HELP), 0);
+  if (positionals.length !== 2) {
+    throw usageError(`Expected <key> <value>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}.`, 'config set');
+  }
+  const [key, value] = positionals as [string, string];
+  const t = resolveTarget(values.port, 'config set');
+
+  if (key.startsWith('plugin.')) {
+    const m = /^plugin\.([^.]+)\.(.+)$/.exec(key);
+    if (!m) throw usageError(`Bad key "${key}": expected plugin.<name>.<setting>.`, 'config set');
+    const [, plugin, setting] = m as unknown as [string, string, string];
+    const settings = await parseSettingPairs(t.configDir, plugin, [`${setting}=${value}`]);
+    const via = await savePluginSettings(t, plugin, settings);
+    out(`Set ${plugin}.${setting} = ${JSON.stringify(settings[setting])}${via === 'server' ? ' (applied by the running server)' : ''}.`);
+    return 0;
+  }
+
+  const store = await openConfigForWrite(t.configDir);
+  let done: string;
+  if (key.startsWith('permission.')) {
+    if (!isPermission(value)) throw usageError(`Bad permission "${value}" for ${key}: expected off, ask or auto.`, 'config set');
+    const { plugin, tool } = parsePermissionKey(key);
+    if (tool) await store.setToolPermission(plugin, tool, value);
+    else await store.setPluginPermission(plugin, value);
+    done = `Permission of ${tool ? `${plugin} tool ${tool}` : `plugin ${plugin}`} set to ${value}.`;
+  } else if (key === 'skipPermissions') {
+    const b = parseBool(value, 'skipPermissions value', 'config set');
+    await store.update((d) => {
+      d.skipPermissions = b;
+    });
+    done = `skipPermissions set to ${b}.`;
+  } else {
+    throw usageError(`Unknown key "${key}". Supported: permission.<plugin>[.<tool>], skipPermissions, plugin.<name>.<setting>.`, 'config set');
+  }
+  const reloaded = await reloadIfRunning(t);
+  out(`${done}${reloaded ? ' The running server reloaded it.' : ''}`);
+  return 0;
+}
+
+async function rotate(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'config rotate-secret');
+  if (values.help) return (out(ROTATE_HELP), 0);
+  if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'config rotate-secret');
+  const t = resolveTarget(values.port, 'config rotate-secret');
+  const old = readSecretSync(t.configDir);
+  await rotateSecret(t.configDir);
+  let reloaded = false;
+  try {
+    // The server still holds the old secret until it reloads: authenticate with that one.
+    reloaded = await reloadIfRunning(t, old);
+  } catch (e) {
+    throw new CliError(`The new secret is written, but the running server did not reload: ${(e as Error).message}. Restart it: \`opentabs stop && opentabs start\`.`);
+  }
+  out(`New secret written to ${secretPath(t.configDir)}.`);
+  out(
+    reloaded
+      ? 'The running server now uses it; the extension reconnects by itself. Update your MCP clients (`opentabs start --show-config`).'
+      : 'The server is not running; it will use the new secret when started. Update your MCP clients (`opentabs start --show-config`).',
+  );
+  return 0;
+}

@@ -1,0 +1,208 @@
+/**
+ * `opentabs doctor`: check the installation and explain each problem with its fix. Exit 1 when
+ * any check fails (warnings alone exit 0).
+ */
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { readSecretSync, secretPath } from '../../server/state/secret.ts';
+import { parse } from '../args.ts';
+import type { Command } from '../command.ts';
+import { c, out, printJson, usageError } from '../output.ts';
+import { api, isAlive, probePort, readPidFile, resolveTarget, type HealthPayload, type Target } from '../server-client.ts';
+import { CliError } from '../output.ts';
+
+const HELP = `Usage: opentabs doctor [--json] [--port N]
+
+Check that everything OpenTabs needs is in place and say how to fix what is not:
+config dir, secret file (present, valid, mode 0600), the server (reachable, or who holds the
+port), the extension folder (installed) and the extension (connected), plugins that failed to load,
+and a Chromium-based browser. Exits 1 if any check fails.
+
+Options:
+  --json       Print the checks as JSON: [{check, status: ok|warn|fail, detail, fix?}]
+  --port N     Server port`;
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+export interface Check {
+  check: string;
+  status: CheckStatus;
+  detail: string;
+  fix?: string;
+}
+
+/** Chromium-based browsers: executables on PATH, then well-known install locations. */
+const BROWSER_NAMES = [
+  'chromium',
+  'chromium-browser',
+  'google-chrome',
+  'google-chrome-stable',
+  'google-chrome-beta',
+  'brave-browser',
+  'brave',
+  'microsoft-edge',
+  'microsoft-edge-stable',
+  'vivaldi',
+];
+const BROWSER_PATHS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/snap/bin/chromium',
+  '/usr/bin/google-chrome',
+  '/opt/google/chrome/chrome',
+  '/opt/brave.com/brave/brave',
+  '/usr/bin/brave-browser',
+  '/opt/microsoft/msedge/msedge',
+  '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+  '/Applications/Chromium.app/Contents/MacOS/Chromium',
+  '/Applications/Brave Browser.app/Contents/MacOS/Brave Browser',
+  '/Applications/Microsoft Edge.app/Contents/MacOS/Microsoft Edge',
+  'C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe',
+  'C:\\Program Files (x86)\\Google\\Chrome\\Application\\chrome.exe',
+  'C:\\Program Files\\BraveSoftware\\Brave-Browser\\Application\\brave.exe',
+  'C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\msedge.exe',
+];
+
+export function findBrowsers(): string[] {
+  const found = new Set<string>();
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    for (const name of BROWSER_NAMES) {
+      const p = join(dir, name);
+      try {
+        accessSync(p, constants.X_OK);
+        found.add(p);
+      } catch {}
+    }
+  }
+  for (const p of BROWSER_PATHS) if (existsSync(p)) found.add(p);
+  return [...found];
+}
+
+export async function runChecks(t: Target): Promise<Check[]> {
+  const checks: Check[] = [];
+  const dir = t.configDir;
+
+  if (!existsSync(dir)) {
+    checks.push({ check: 'config dir', status: 'fail', detail: `${dir} does not exist yet`, fix: 'Run `opentabs start` once; it creates the config dir, the secret and the extension folder.' });
+  } else {
+    const mode = statSync(dir).mode & 0o777;
+    checks.push(
+      mode & 0o077
+        ? { check: 'config dir', status: 'warn', detail: `${dir} is readable by other users (mode ${mode.toString(8)})`, fix: `chmod 700 ${dir}` }
+        : { check: 'config dir', status: 'ok', detail: dir },
+    );
+  }
+
+  const sp = secretPath(dir);
+  if (!existsSync(sp)) {
+    checks.push({ check: 'secret', status: 'fail', detail: `${sp} is missing`, fix: 'Run `opentabs start`; it creates the secret.' });
+  } else {
+    const mode = statSync(sp).mode & 0o777;
+    if (readSecretSync(dir) === null) {
+      checks.push({ check: 'secret', status: 'fail', detail: `${sp} does not hold a valid secret ({"secret": "<64 hex>"})`, fix: 'Run `opentabs config rotate-secret` to write a new one.' });
+    } else if (mode !== 0o600) {
+      checks.push({
+        check: 'secret file mode',
+        status: 'fail',
+        detail: `${sp} has mode ${mode.toString(8).padStart(4, '0')}; it must be 0600 so only you can read the secret`,
+        fix: `chmod 600 ${sp}  (and consider \`opentabs config rotate-secret\` if others could have read it)`,
+      });
+    } else {
+      checks.push({ check: 'secret', status: 'ok', detail: `${sp} (mode 0600)` });
+    }
+  }
+
+  const pid = readPidFile(dir);
+  if (pid && !isAlive(pid.pid)) {
+    checks.push({ check: 'pid file', status: 'warn', detail: `${join(dir, 'server.pid')} names pid ${pid.pid}, which is not running (the server did not shut down cleanly)`, fix: '`opentabs stop` removes the stale file.' });
+  }
+
+  const owner = await probePort(t.port);
+  let health: HealthPayload | null = null;
+  if (owner.kind === 'free') {
+    checks.push({ check: 'server', status: 'fail', detail: `nothing is listening on ${t.url}`, fix: `Run \`opentabs start${t.portSource === 'default' ? '' : ` --port ${t.port}`}\` (or \`opentabs start --background\`).` });
+  } else if (owner.kind === 'other') {
+    checks.push({
+      check: 'port owner',
+      status: 'fail',
+      detail: `port ${t.port} is held by another program: ${owner.detail}`,
+      fix: `Stop that program, or run OpenTabs on another port: \`opentabs start --port ${t.port + 1}\` and use the same --port/PORT for other commands.`,
+    });
+  } else {
+    try {
+      health = (await api<HealthPayload>(t, 'GET', '/health', { timeoutMs: 5000 })).body;
+      checks.push({ check: 'server', status: 'ok', detail: `running on ${t.url} (v${health.version ?? '?'}, ${health.mode ?? '?'} mode)` });
+    } catch (e) {
+      checks.push({ check: 'server auth', status: 'fail', detail: (e as CliError).message, fix: 'Make sure OPENTABS_CONFIG_DIR matches the running server, or restart it: `opentabs stop && opentabs start`.' });
+    }
+  }
+
+  const manifest = join(dir, 'extension', 'manifest.json');
+  if (!existsSync(manifest)) {
+    checks.push({ check: 'extension folder', status: 'fail', detail: `${join(dir, 'extension')} has no manifest.json (extension not installed)`, fix: 'Run `opentabs start`; it installs the extension folder.' });
+  } else {
+    checks.push({ check: 'extension folder', status: 'ok', detail: join(dir, 'extension') });
+  }
+
+  if (health) {
+    if (health.extensionConnected) {
+      checks.push({ check: 'extension', status: 'ok', detail: 'connected to the server' });
+    } else {
+      checks.push({
+        check: 'extension',
+        status: 'fail',
+        detail: 'the Chrome extension is not connected',
+        fix: `In Chrome: chrome://extensions → turn on Developer mode → Load unpacked → ${join(dir, 'extension')}. If it is loaded already, click its reload button; it connects within a few seconds.`,
+      });
+    }
+    for (const f of health.failedPlugins ?? []) {
+      checks.push({
+        check: `plugin ${f.name ?? f.path}`,
+        status: 'fail',
+        detail: `failed to load from ${f.path}: ${f.error}`,
+        fix: `Rebuild it (\`opentabs plugin build ${f.path}\`) or remove it (\`opentabs plugin remove ${f.name ?? '<name>'}\`).`,
+      });
+    }
+    if ((health.failedPlugins ?? []).length === 0) checks.push({ check: 'plugins', status: 'ok', detail: `${health.plugins ?? 0} loaded, none failed` });
+  }
+
+  const browsers = findBrowsers();
+  checks.push(
+    browsers.length > 0
+      ? { check: 'browser', status: 'ok', detail: `Chromium-based browser found: ${browsers[0]}` }
+      : {
+          check: 'browser',
+          status: 'fail',
+          detail: 'no Chromium-based browser (Chrome, Chromium, Brave, Edge) found on PATH or in the usual places',
+          fix: 'Install Google Chrome or Chromium (e.g. `sudo apt-get install chromium`); the OpenTabs extension needs a Chromium-based browser.',
+        },
+  );
+  return checks;
+}
+
+export const command: Command = {
+  name: 'doctor',
+  summary: 'Doctor',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parse(argv, { json: { type: 'boolean' }, port: { type: 'string' } }, 'doctor');
+    if (values.help) return (out(HELP), 0);
+    if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'doctor');
+    const t = resolveTarget(values.port, 'doctor');
+    const checks = await runChecks(t);
+    const failed = checks.filter((x) => x.status === 'fail').length;
+    if (values.json) {
+      printJson(checks);
+    } else {
+      for (const ch of checks) {
+        const mark = ch.status === 'ok' ? c.green('✓') : ch.status === 'warn' ? c.yellow('!') : c.red('✗');
+        out(`${mark} ${c.bold(ch.check)}: ${ch.detail}`);
+        if (ch.fix) out(`    fix: ${ch.fix}`);
+      }
+      const warns = checks.filter((x) => x.status === 'warn').length;
+      out('');
+      out(failed === 0 ? c.green(`All checks passed${warns ? ` (${warns} warning${warns === 1 ? '' : 's'})` : ''}.`) : c.red(`${failed} problem${failed === 1 ? '' : 's'} found.`));
+    }
+    return failed === 0 ? 0 : 1;
+  },
+};

@@ -1,0 +1,147 @@
+/**
+ * `opentabs logs`: the server's log file (server.log, JSON lines) printed readably, optionally
+ * followed; with --plugin, only lines about that plugin — and, while following a running server,
+ * the plugin's own log entries as the server publishes them over MCP logging.
+ */
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, parsePositiveInt } from '../args.ts';
+import type { Command } from '../command.ts';
+import { c, err, out, usageError } from '../output.ts';
+import { configDir, probePort, resolveTarget, secretFor } from '../server-client.ts';
+
+const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json]
+
+Print the server log (<config dir>/server.log), oldest first.
+
+Options:
+  -f, --follow      Keep printing new lines (Ctrl-C to stop); follows log rotation
+  -n, --lines N     How many lines of history to print first (default 50)
+  --plugin P        Only lines about plugin P; with -f and a running server, also P's own log
+                    entries (debug/info/warn/error from its adapter) as they arrive
+  --json            Print the raw JSON lines
+  --port N          Server port (for --plugin -f)`;
+
+const FOLLOW_POLL_MS = 250;
+
+export const command: Command = {
+  name: 'logs',
+  summary: 'Logs',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parse(
+      argv,
+      {
+        follow: { type: 'boolean', short: 'f' },
+        lines: { type: 'string', short: 'n' },
+        plugin: { type: 'string' },
+        json: { type: 'boolean' },
+        port: { type: 'string' },
+      },
+      'logs',
+    );
+    if (values.help) return (out(HELP), 0);
+    if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'logs');
+    const lines = values.lines !== undefined ? parsePositiveInt(values.lines, '--lines', 'logs') : 50;
+    const dir = configDir();
+    const path = join(dir, 'server.log');
+    const show = (line: string) => {
+      if (!line.trim()) return;
+      if (values.plugin && !mentionsPlugin(line, values.plugin)) return;
+      out(values.json ? line : formatLine(line));
+    };
+
+    let offset = 0;
+    if (existsSync(path)) {
+      const text = readFrom(path, 0);
+      offset = Buffer.byteLength(text);
+      const all = text.split('\n').filter((l) => l.trim() && (!values.plugin || mentionsPlugin(l, values.plugin)));
+      for (const l of all.slice(-lines)) out(values.json ? l : formatLine(l));
+    } else if (!values.follow) {
+      err(`No server log yet (${path}); it is written once the server has started.`);
+      return 0;
+    }
+    if (!values.follow) return 0;
+
+    if (values.plugin) void followPluginLogs(values.port, values.plugin, Boolean(values.json));
+    let partial = '';
+    // Poll: simple, works across rotation (server.log renamed to server.log.1 and recreated).
+    setInterval(() => {
+      if (!existsSync(path)) return;
+      const size = statSync(path).size;
+      if (size < offset) offset = 0;
+      if (size === offset) return;
+      const chunk = readFrom(path, offset);
+      offset += Buffer.byteLength(chunk);
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop() ?? '';
+      for (const l of parts) show(l);
+    }, FOLLOW_POLL_MS);
+    return -1;
+  },
+};
+
+function readFrom(path: string, offset: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const size = statSync(path).size;
+    if (size <= offset) return '';
+    const buf = Buffer.alloc(size - offset);
+    const n = readSync(fd, buf, 0, buf.length, offset);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function mentionsPlugin(line: string, plugin: string): boolean {
+  try {
+    const o = JSON.parse(line) as Record<string, unknown>;
+    return o.plugin === plugin || o.name === plugin || (typeof o.tool === 'string' && o.tool.startsWith(`${plugin}_`)) || line.includes(`"${plugin}"`);
+  } catch {
+    return line.includes(plugin);
+  }
+}
+
+/** `2026-… INFO  listening url=… pid=…` from a server.log JSON line (non-JSON lines unchanged). */
+export function formatLine(line: string): string {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (!o || typeof o !== 'object') return line;
+  const { ts, level, event, ...fields } = o;
+  const lvl = String(level ?? 'info').toUpperCase().padEnd(5);
+  const painted = level === 'error' ? c.red(lvl) : level === 'warn' ? c.yellow(lvl) : c.dim(lvl);
+  const rest = Object.entries(fields)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  return `${c.dim(String(ts ?? ''))} ${painted} ${String(event ?? '')}${rest ? ` ${rest}` : ''}`;
+}
+
+/** Live plugin log entries: the server forwards them to MCP sessions as notifications/message. */
+async function followPluginLogs(portFlag: string | undefined, plugin: string, json: boolean): Promise<void> {
+  const t = resolveTarget(portFlag, 'logs');
+  if ((await probePort(t.port)).kind !== 'opentabs') return;
+  try {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const { LoggingMessageNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const secret = secretFor(t.configDir);
+    const client = new Client({ name: 'opentabs-logs', version: '1' });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      const { level, logger, data } = n.params;
+      if (logger !== plugin && !(typeof logger === 'string' && logger.startsWith(`${plugin}`))) return;
+      if (json) out(JSON.stringify({ ts: new Date().toISOString(), source: 'plugin', plugin, level, data }));
+      else out(`${c.dim(new Date().toISOString())} ${c.cyan(`[${plugin}]`)} ${level.toUpperCase().padEnd(5)} ${typeof data === 'string' ? data : JSON.stringify(data)}`);
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers: secret ? { Authorization: `Bearer ${secret}` } : {} } }),
+    );
+    await client.setLoggingLevel('debug').catch(() => {});
+  } catch (e) {
+    err(`(live plugin logs unavailable: ${(e as Error).message})`);
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * `opentabs mcp`: a stdio MCP server for stdio-only clients (Claude Desktop, MCP Inspector) that
+ * forwards every JSON-RPC message to the running server's /mcp and back — requests, responses and
+ * notifications both ways (list_changed, progress, logging, cancelled). Starts the server in the
+ * background when none is running. stdout carries protocol only; everything else goes to stderr.
+ */
+import { spawn } from 'node:child_process';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { parse } from '../args.ts';
+import type { Command } from '../command.ts';
+import { CliError, err, out, usageError } from '../output.ts';
+import { selfCommand } from '../self.ts';
+import { probePort, resolveTarget, secretFor, type Target } from '../server-client.ts';
+
+const HELP = `Usage: opentabs mcp [--gateway] [--no-start] [--port N]
+
+Run a stdio MCP server that bridges to the OpenTabs server's Streamable HTTP endpoint, for
+clients that only speak stdio. Example client config (Claude Desktop):
+
+  { "mcpServers": { "opentabs": { "command": "opentabs", "args": ["mcp"] } } }
+
+Starts the server in the background if it is not running. Only MCP messages go to stdout.
+
+Options:
+  --gateway    Bridge to /mcp/gateway (2 meta-tools) instead of /mcp (every tool)
+  --no-start   Fail instead of starting the server when it is not running
+  --port N     Server port`;
+
+/** How long to wait for a background server started by the bridge. */
+const AUTOSTART_TIMEOUT_MS = 90_000;
+
+export const command: Command = {
+  name: 'mcp',
+  summary: 'Stdio MCP bridge',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parse(argv, { gateway: { type: 'boolean' }, 'no-start': { type: 'boolean' }, port: { type: 'string' } }, 'mcp');
+    if (values.help) return (out(HELP), 0);
+    if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'mcp');
+    const t = resolveTarget(values.port, 'mcp');
+    if ((await probePort(t.port)).kind !== 'opentabs') {
+      if (values['no-start']) throw new CliError(`OpenTabs server is not running on ${t.url} (and --no-start was given).`);
+      await autostart(t);
+    }
+    await runBridge(t, values.gateway ? '/mcp/gateway' : '/mcp');
+    return -1;
+  },
+};
+
+/** `opentabs start --background` as a child; its output goes to our stderr, never stdout. */
+async function autostart(t: Target): Promise<void> {
+  log(`starting the OpenTabs server on ${t.url} in the background …`);
+  const [cmd, ...args] = selfCommand();
+  const child = spawn(cmd, [...args, 'start', '--background', '--port', String(t.port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  child.stdout.on('data', (d: Buffer) => process.stderr.write(d));
+  child.stderr.on('data', (d: Buffer) => process.stderr.write(d));
+  const code = await new Promise<number>((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      resolve(1);
+    }, AUTOSTART_TIMEOUT_MS);
+    child.on('exit', (c) => {
+      clearTimeout(timer);
+      resolve(c ?? 1);
+    });
+  });
+  if (code !== 0 || (await probePort(t.port)).kind !== 'opentabs') {
+    throw new CliError(`Could not start the OpenTabs server on ${t.url}; run \`opentabs start\` to see why.`);
+  }
+}
+
+function log(msg: string): void {
+  err(`[opentabs mcp] ${msg}`);
+}
+
+export async function runBridge(t: Target, path: string): Promise<void> {
+  const stdio = new StdioServerTransport();
+  const url = new URL(`${t.url}${path}`);
+  let http: StreamableHTTPClientTransport;
+  let initRequest: JSONRPCRequest | null = null;
+  let protocolVersion: string | undefined;
+  let reinit: Promise<void> | null = null;
+  let reinitSeq = 0;
+  const pendingInternal = new Map<string, (msg: JSONRPCMessage) => void>();
+  let closing = false;
+
+  const makeHttp = () => {
+    const secret = secretFor(t.configDir);
+    const h = new StreamableHTTPClientTransport(url, { requestInit: { headers: secret ? { Authorization: `Bearer ${secret}` } : {} } });
+    h.onmessage = (msg) => {
+      const id = (msg as { id?: unknown }).id;
+      if (typeof id === 'string' && pendingInternal.has(id)) {
+        pendingInternal.get(id)!(msg);
+        pendingInternal.delete(id);
+        return;
+      }
+      // The client negotiated a protocol version; later HTTP requests must carry it.
+      const result = (msg as { result?: { protocolVersion?: unknown } }).result;
+      if (initRequest && id === initRequest.id && typeof result?.protocolVersion === 'string') {
+        protocolVersion = result.protocolVersion;
+        h.setProtocolVersion(protocolVersion);
+      }
+      stdio.send(msg).catch((e) => log(`writing to stdout failed: ${(e as Error).message}`));
+    };
+    h.onerror = (e) => {
+      if (!closing) log(`HTTP transport: ${e.message}`);
+    };
+    return h;
+  };
+
+  /** The server lost our session (restart, idle sweep): open a new one with the client's own initialize. */
+  const reinitialize = () =>
+    (reinit ??= (async () => {
+      if (!initRequest) return;
+      log('session lost; re-initializing with the server');
+      await http.close().catch(() => {});
+      http = makeHttp();
+      await http.start();
+      const id = `opentabs-bridge-reinit-${++reinitSeq}`;
+      const answered = new Promise<JSONRPCMessage>((resolve) => pendingInternal.set(id, resolve));
+      await http.send({ ...initRequest, id });
+      const answer = (await answered) as { result?: { protocolVersion?: string } };
+      if (answer.result?.protocolVersion) http.setProtocolVersion(answer.result.protocolVersion);
+      await http.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    })().finally(() => {
+      reinit = null;
+    }));
+
+  const forward = async (msg: JSONRPCMessage, retry = true): Promise<void> => {
+    if (reinit) await reinit.catch(() => {});
+    try {
+      await http.send(msg);
+    } catch (e) {
+      const status = e instanceof StreamableHTTPError ? e.code : undefined;
+      if (retry && status === 404 && initRequest && !(isJSONRPCRequest(msg) && msg.method === 'initialize')) {
+        try {
+          await reinitialize();
+          return forward(msg, false);
+        } catch (e2) {
+          e = e2;
+        }
+      }
+      if (isJSONRPCRequest(msg)) {
+        await stdio.send({
+          jsonrpc: '2.0',
+          id: msg.id,
+          error: { code: -32603, message: `OpenTabs server at ${url.href} failed: ${(e as Error).message}` },
+        });
+      } else {
+        log(`could not forward ${'method' in msg ? msg.method : 'message'}: ${(e as Error).message}`);
+      }
+    }
+  };
+
+  http = makeHttp();
+  stdio.onmessage = (msg) => {
+    if (isJSONRPCRequest(msg) && msg.method === 'initialize') initRequest = msg;
+    void forward(msg);
+  };
+  stdio.onerror = (e) => log(`stdin: ${e.message}`);
+
+  const shutdown = async () => {
+    if (closing) return;
+    closing = true;
+    // End the server-side session so it does not wait for the idle sweep.
+    await http.terminateSession().catch(() => {});
+    await http.close().catch(() => {});
+    process.exit(0);
+  };
+  process.stdin.once('end', () => void shutdown());
+  process.stdin.once('close', () => void shutdown());
+  process.once('SIGINT', () => void shutdown());
+  process.once('SIGTERM', () => void shutdown());
+
+  await http.start();
+  await stdio.start();
+  log(`bridging stdio ⇄ ${url.href}`);
+}

@@ -1,0 +1,282 @@
+/**
+ * `opentabs plugin list|install|add|remove|configure|create|build`. State changes go to
+ * config.json / the managed npm prefix, then a running server is told to reload (POST /reload);
+ * settings go through POST /plugin-settings so the server validates them.
+ */
+import { resolve } from 'node:path';
+import { ensureStateDirs } from '../../server/state/paths.ts';
+import { installedPluginDirs, npmInstall, npmUninstall } from '../../server/plugins/npm.ts';
+import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
+import { loadPluginFolder } from '../../server/plugins/load.ts';
+import { pluginNameFromPackage, resolveSettings } from '../../server/plugins/manifest.ts';
+import { DEFAULT_PLUGIN_PERMISSION } from '../../server/plugins/types.ts';
+import type { BuildResult } from '../../plugins/tooling/index.ts';
+import { parse } from '../args.ts';
+import { runGroup, type Command } from '../command.ts';
+import { CliError, c, err, out, printJson, table, usageError } from '../output.ts';
+import { findPlugin, scanPlugins } from '../plugin-lookup.ts';
+import { fetchHealth, resolveTarget } from '../server-client.ts';
+import { openConfigForWrite, parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
+
+const HELP = `Usage: opentabs plugin <command> …
+
+  opentabs plugin list [--json]                    Plugins (loaded, failed) with tools and tab state
+  opentabs plugin install <spec>                   Install from npm (name, name@version, tarball path);
+                                                   install scripts never run
+  opentabs plugin add <path>                       Use a local plugin folder (built with \`plugin build\`)
+  opentabs plugin remove <name>                    Uninstall an npm plugin or forget a local folder
+  opentabs plugin configure <name> [key=value …]   Show or change a plugin's settings
+  opentabs plugin create <name> [--dir D]          Scaffold a new plugin project
+  opentabs plugin build [dir] [--watch]            Build dist/adapter.js + dist/tools.json
+
+A running server reloads after install/add/remove. New plugins' tools start at 'ask'.`;
+
+export const command: Command = {
+  name: 'plugin',
+  summary: 'Plugins',
+  help: HELP,
+  run: (argv) => runGroup('plugin', HELP, { list, install, add, remove, configure, create, build }, argv),
+};
+
+const sub = (name: string, usage: string, body: string) => `Usage: opentabs plugin ${name} ${usage}\n\n${body}`;
+
+async function list(argv: string[]): Promise<number> {
+  const help = sub('list', '[--json] [--port N]', 'List plugins. With a running server: what it loaded (tools, tab state, tabs) and what failed;\notherwise: the plugin folders on disk and whether they load.');
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, port: { type: 'string' } }, 'plugin list');
+  if (values.help) return (out(help), 0);
+  if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'plugin list');
+  const t = resolveTarget(values.port, 'plugin list');
+  const health = await fetchHealth(t);
+  if (health) {
+    const plugins = health.pluginDetails ?? [];
+    const failed = health.failedPlugins ?? [];
+    if (values.json) {
+      printJson({ running: true, plugins, failedPlugins: failed });
+      return 0;
+    }
+    if (plugins.length === 0 && failed.length === 0) {
+      out('No plugins. Install one with `opentabs plugin install <name>` or add a folder with `opentabs plugin add <path>`.');
+      return 0;
+    }
+    if (plugins.length) {
+      out(
+        table(
+          plugins.map((p) => [p.name, p.displayName ?? '', `${p.toolCount ?? p.tools?.length ?? 0} tools`, p.tabState ?? 'closed', `${(p.tabs ?? []).length} tabs`, p.source ?? '']),
+          ['NAME', 'DISPLAY NAME', 'TOOLS', 'TAB STATE', 'TABS', 'SOURCE'],
+        ),
+      );
+    }
+    for (const f of failed) out(`${c.red('failed')} ${f.name ?? ''} ${f.path}: ${f.error}`);
+    return 0;
+  }
+  const entries = await scanPlugins(t.configDir);
+  if (values.json) {
+    printJson({
+      running: false,
+      plugins: entries
+        .filter((e) => e.plugin)
+        .map((e) => ({ name: e.plugin!.name, displayName: e.plugin!.displayName, version: e.plugin!.version, source: e.source, path: e.path, tools: e.plugin!.tools.map((x) => x.fullName) })),
+      failedPlugins: entries.filter((e) => !e.plugin).map((e) => ({ name: e.name, path: e.path, error: e.error })),
+    });
+    return 0;
+  }
+  err(c.dim('(server not running: showing plugin folders on disk)'));
+  if (entries.length === 0) {
+    out('No plugins. Install one with `opentabs plugin install <name>` or add a folder with `opentabs plugin add <path>`.');
+    return 0;
+  }
+  out(
+    table(
+      entries.map((e) =>
+        e.plugin
+          ? [e.plugin.name, e.plugin.version, `${e.plugin.tools.length} tools`, e.source, e.path]
+          : [e.name ?? '?', c.red('failed'), e.error ?? '', e.source, e.path],
+      ),
+      ['NAME', 'VERSION', 'TOOLS', 'SOURCE', 'PATH'],
+    ),
+  );
+  return 0;
+}
+
+async function install(argv: string[]): Promise<number> {
+  const help = sub(
+    'install',
+    '<spec> [--port N]',
+    'Install a plugin package from the npm registry (or a tarball/folder path) into <config dir>/plugins\nwith install scripts disabled. Package names: opentabs-plugin-<name> or @scope/opentabs-plugin-<name>.\nProgress goes to stderr.',
+  );
+  const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'plugin install');
+  if (values.help) return (out(help), 0);
+  if (positionals.length !== 1) throw usageError('Expected exactly one package spec.', 'plugin install');
+  const t = resolveTarget(values.port, 'plugin install');
+  await ensureStateDirs(t.configDir);
+  // A local tarball/folder path must be absolute for npm running in the prefix dir.
+  const raw = positionals[0];
+  const spec = /^(\.{1,2}\/|\/|~)/.test(raw) || raw.endsWith('.tgz') ? resolve(raw) : raw;
+  let packageName: string;
+  try {
+    packageName = await npmInstall(t.configDir, spec, (line) => err(c.dim(line)));
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const name = pluginNameFromPackage(packageName);
+  if (!name) {
+    await npmUninstall(t.configDir, packageName).catch(() => {});
+    throw new CliError(`${packageName} is not an OpenTabs plugin: package names must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>. Uninstalled it again.`);
+  }
+  const dir = (await installedPluginDirs(t.configDir)).find((d) => d.endsWith(`/node_modules/${packageName}`));
+  const loaded = dir ? await loadPluginFolder(dir, 'npm') : null;
+  if (!loaded || !loaded.ok) {
+    await npmUninstall(t.configDir, packageName).catch(() => {});
+    throw new CliError(`${packageName} was downloaded but cannot be loaded: ${loaded && !loaded.ok ? loaded.error : 'package folder not found'}. Uninstalled it again.`);
+  }
+  await startAtAsk(t.configDir, name);
+  const reloaded = await reloadIfRunning(t);
+  out(`Installed ${packageName} → plugin "${name}" (${loaded.plugin.tools.length} tools, permission ${DEFAULT_PLUGIN_PERMISSION} until you change it).${reloaded ? ' The running server loaded it.' : ''}`);
+  return 0;
+}
+
+/** A newly added/installed plugin starts at `ask`, unless the user already chose for this name. */
+async function startAtAsk(configDir: string, name: string): Promise<void> {
+  const store = await openConfigForWrite(configDir);
+  if (!store.get().permissions[name]?.default) await store.setPluginPermission(name, DEFAULT_PLUGIN_PERMISSION);
+}
+
+async function add(argv: string[]): Promise<number> {
+  const help = sub('add', '<path> [--port N]', 'Add a local plugin folder (package.json + dist/ from `opentabs plugin build`) to config.json.\nWith `opentabs start --dev` it hot-reloads on every rebuild.');
+  const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'plugin add');
+  if (values.help) return (out(help), 0);
+  if (positionals.length !== 1) throw usageError('Expected exactly one folder path.', 'plugin add');
+  const t = resolveTarget(values.port, 'plugin add');
+  await ensureStateDirs(t.configDir);
+  let r;
+  try {
+    r = await addLocalPlugin(t.configDir, positionals[0]);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const reloaded = await reloadIfRunning(t);
+  if (r.warning) {
+    err(`warning: ${r.path} does not load yet: ${r.warning}`);
+    out(`Added ${r.path}${r.name ? ` (plugin "${r.name}")` : ''}; build it with \`opentabs plugin build ${r.path}\`.`);
+    return 0;
+  }
+  out(`Added plugin "${r.name}" from ${r.path}.${reloaded ? ' The running server loaded it.' : ''}`);
+  return 0;
+}
+
+async function remove(argv: string[]): Promise<number> {
+  const help = sub('remove', '<name> [--port N]', 'Remove a plugin by name (or npm package name): npm-installed packages are uninstalled, local\nfolders are removed from config.json (the folder itself is left alone).');
+  const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'plugin remove');
+  if (values.help) return (out(help), 0);
+  if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin remove');
+  const t = resolveTarget(values.port, 'plugin remove');
+  const name = pluginNameFromPackage(positionals[0]) ?? positionals[0];
+  const entries = await scanPlugins(t.configDir);
+  const matches = entries.filter((e) => e.name === name || e.path === resolve(positionals[0]));
+  if (matches.length === 0) {
+    const known = entries.map((e) => e.name).filter(Boolean);
+    throw new CliError(`No plugin named "${positionals[0]}" is installed or added.${known.length ? ` Known: ${known.join(', ')}.` : ''}`);
+  }
+  for (const m of matches.filter((x) => x.source === 'local')) await removeLocalPlugin(t.configDir, m.path);
+  for (const m of matches.filter((x) => x.source === 'npm')) {
+    const pkg = m.path.split('/node_modules/').pop()!;
+    await npmUninstall(t.configDir, pkg, (line) => err(c.dim(line)));
+  }
+  const reloaded = await reloadIfRunning(t);
+  out(`Removed plugin "${name}" (${matches.map((m) => (m.source === 'local' ? `local folder ${m.path}` : 'npm package')).join(', ')}).${reloaded ? ' The running server unloaded it.' : ''}`);
+  return 0;
+}
+
+async function configure(argv: string[]): Promise<number> {
+  const help = sub(
+    'configure',
+    '<name> [key=value …] [--json] [--port N]',
+    "Without key=value: print the plugin's settings (current value, type, default, description).\nWith key=value pairs: change them. Values are typed per the plugin's configSchema (number,\nboolean true/false, select options, url, string); an empty value (key=) clears a setting.\nA running server validates and applies them at once (POST /plugin-settings).",
+  );
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, port: { type: 'string' } }, 'plugin configure');
+  if (values.help) return (out(help), 0);
+  const [name, ...pairs] = positionals;
+  if (!name) throw usageError('Missing plugin name.', 'plugin configure');
+  const t = resolveTarget(values.port, 'plugin configure');
+  if (pairs.length > 0) {
+    const settings = await parseSettingPairs(t.configDir, name, pairs);
+    const via = await savePluginSettings(t, name, settings);
+    out(`Saved settings for ${name}: ${Object.entries(settings).map(([k, v]) => `${k}=${v === null ? '(default)' : JSON.stringify(v)}`).join(', ')}${via === 'server' ? ' (applied by the running server)' : ''}.`);
+    return 0;
+  }
+  const plugin = await findPlugin(t.configDir, name);
+  const saved = readConfigSnapshot(t.configDir).pluginSettings[name] ?? {};
+  const resolved = resolveSettings(plugin.configSchema, saved);
+  const schema = plugin.configSchema ?? {};
+  if (values.json) {
+    printJson({ plugin: name, settings: resolved, saved, configSchema: schema });
+    return 0;
+  }
+  if (Object.keys(schema).length === 0) {
+    out(`Plugin "${name}" has no settings.`);
+    return 0;
+  }
+  out(
+    table(
+      Object.entries(schema).map(([key, f]) => [
+        key,
+        key in resolved ? JSON.stringify(resolved[key]) : c.dim(f.required ? '(required, not set)' : '(not set)'),
+        f.type + (f.options ? ` (${f.options.join('|')})` : '') + (f.required ? ', required' : ''),
+        f.default !== undefined ? `default ${JSON.stringify(f.default)}` : '',
+        f.description ?? f.label ?? '',
+      ]),
+      ['SETTING', 'VALUE', 'TYPE', 'DEFAULT', 'DESCRIPTION'],
+    ),
+  );
+  out(c.dim(`Change with: opentabs plugin configure ${name} <setting>=<value>`));
+  return 0;
+}
+
+async function create(argv: string[]): Promise<number> {
+  const help = sub('create', '<name> [--dir D]', 'Scaffold a plugin project opentabs-plugin-<name> in D (default ./opentabs-plugin-<name>) that builds\nand passes its own test out of the box.');
+  const { values, positionals } = parse(argv, { dir: { type: 'string' } }, 'plugin create');
+  if (values.help) return (out(help), 0);
+  if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin create');
+  const name = positionals[0];
+  const dir = resolve(values.dir ?? `opentabs-plugin-${name}`);
+  const { createPlugin } = await import('../../plugins/tooling/index.ts');
+  let r;
+  try {
+    r = await createPlugin(name, dir);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  out(`Created plugin "${name}" (${r.packageName}) in ${r.dir}.`);
+  out(`Next: cd ${dir} && npm install && opentabs plugin build && opentabs plugin add .`);
+  return 0;
+}
+
+async function build(argv: string[]): Promise<number> {
+  const help = sub('build', '[dir] [--watch]', 'Build the plugin in dir (default .): dist/adapter.js (IIFE) and dist/tools.json. Bad manifests\nare rejected naming the field. A running server reloads after each build. --watch rebuilds on change.');
+  const { values, positionals } = parse(argv, { watch: { type: 'boolean' } }, 'plugin build');
+  if (values.help) return (out(help), 0);
+  if (positionals.length > 1) throw usageError('Expected at most one folder.', 'plugin build');
+  const dir = resolve(positionals[0] ?? '.');
+  const { buildPlugin } = await import('../../plugins/tooling/index.ts');
+  const log = (line: string) => err(c.dim(line));
+  try {
+    if (values.watch) {
+      const handle = await buildPlugin(dir, { watch: true, log });
+      out(describeBuild(dir, handle.first));
+      out(`Watching ${dir} for changes (Ctrl-C to stop) …`);
+      const stop = () => void handle.stop().finally(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      return -1;
+    }
+    out(describeBuild(dir, await buildPlugin(dir, { log })));
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  return 0;
+}
+
+function describeBuild(dir: string, r: BuildResult): string {
+  const warnings = r.warnings.map((w) => `\nwarning: ${w}`).join('');
+  return `Built plugin "${r.name}" in ${dir} (${r.tools.length} tools, adapter ${r.adapterBytes} bytes)${r.reloaded ? '; the running server reloaded it' : ''}.${warnings}`;
+}

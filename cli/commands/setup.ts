@@ -1,0 +1,87 @@
+/** `opentabs setup opencode`: opencode.json `mcp` entry (merged, atomic) + an OpenCode plugin file. */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { writeFileAtomic } from '../../server/state/atomic.ts';
+import { parse } from '../args.ts';
+import { runGroup, type Command } from '../command.ts';
+import { CliError, err, out, usageError } from '../output.ts';
+import { opencodePluginSource } from '../opencode-plugin-template.ts';
+import { resolveTarget, secretFor } from '../server-client.ts';
+
+const HELP = `Usage: opentabs setup <client> …
+
+  opentabs setup opencode [--dir D] [--gateway] [--port N]
+
+Other clients: \`opentabs start --show-config\` prints ready-to-paste blocks for Claude Code,
+Cursor and Windsurf.`;
+
+const OPENCODE_HELP = `Usage: opentabs setup opencode [--dir D] [--gateway] [--port N]
+
+In project folder D (default: the current folder):
+  - opencode.json: adds/updates the "mcp.opentabs" entry (type remote, URL, Authorization header),
+    keeping every other key; the file is replaced atomically. It contains your secret — keep it
+    out of version control.
+  - .opencode/plugin/opentabs.ts: an OpenCode plugin that logs OpenTabs tool calls
+    (tool.execute.before/after) and adds the current browser state to the context when a session
+    is compacted (experimental.session.compacting).
+
+Options:
+  --dir D      Project folder (default .)
+  --gateway    Point OpenCode at /mcp/gateway (2 meta-tools) instead of /mcp
+  --port N     Server port`;
+
+export const MCP_NAME = 'opentabs';
+
+export const command: Command = {
+  name: 'setup',
+  summary: 'Setup',
+  help: HELP,
+  run: (argv) => runGroup('setup', HELP, { opencode }, argv),
+};
+
+async function opencode(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { dir: { type: 'string' }, gateway: { type: 'boolean' }, port: { type: 'string' } }, 'setup opencode');
+  if (values.help) return (out(OPENCODE_HELP), 0);
+  if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'setup opencode');
+  const dir = resolve(values.dir ?? '.');
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new CliError(`${dir} is not a folder.`);
+  const t = resolveTarget(values.port, 'setup opencode');
+  const secret = secretFor(t.configDir);
+  if (!secret) throw new CliError(`No secret in ${t.configDir} yet: run \`opentabs start\` once first.`);
+
+  const configPath = join(dir, 'opencode.json');
+  let config: Record<string, unknown> = {};
+  let mode = 0o600;
+  if (existsSync(configPath)) {
+    const text = readFileSync(configPath, 'utf8');
+    try {
+      const parsed = text.trim() === '' ? {} : JSON.parse(text);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the top level is not an object');
+      config = parsed;
+    } catch (e) {
+      throw new CliError(`${configPath} is not valid JSON (${(e as Error).message}); left it unchanged. Fix it (comments are not supported here) and retry.`);
+    }
+    mode = statSync(configPath).mode & 0o777;
+  }
+  const mcp = typeof config.mcp === 'object' && config.mcp !== null && !Array.isArray(config.mcp) ? (config.mcp as Record<string, unknown>) : {};
+  const existed = MCP_NAME in mcp;
+  mcp[MCP_NAME] = {
+    type: 'remote',
+    url: `${t.url}${values.gateway ? '/mcp/gateway' : '/mcp'}`,
+    headers: { Authorization: `Bearer ${secret}` },
+    enabled: true,
+  };
+  const next = { ...(existsSync(configPath) ? {} : { $schema: 'https://opencode.ai/config.json' }), ...config, mcp };
+  await writeFileAtomic(configPath, `${JSON.stringify(next, null, 2)}\n`, mode);
+
+  const pluginDir = join(dir, '.opencode', 'plugin');
+  await mkdir(pluginDir, { recursive: true });
+  const pluginPath = join(pluginDir, 'opentabs.ts');
+  await writeFileAtomic(pluginPath, opencodePluginSource({ url: t.url, configDir: t.configDir, mcpName: MCP_NAME }), 0o644);
+
+  out(`${existed ? 'Updated' : 'Added'} mcp.${MCP_NAME} in ${configPath}`);
+  out(`Wrote OpenCode plugin ${pluginPath}`);
+  err('note: opencode.json now holds your OpenTabs secret; keep it out of version control (e.g. add it to .gitignore).');
+  return 0;
+}

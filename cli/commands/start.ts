@@ -1,0 +1,178 @@
+/**
+ * `opentabs start`: detect a server already on the port, else start one in the foreground (or a
+ * detached one with --background), install the extension folder, and on first run print the
+ * MCP client configuration.
+ */
+import { existsSync, openSync, closeSync, readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
+import { parse, parsePort } from '../args.ts';
+import type { Command } from '../command.ts';
+import { embeddedExtension, installEmbeddedExtension } from '../embedded-extension.ts';
+import { renderMcpConfig } from '../mcp-config.ts';
+import { CliError, c, err, out } from '../output.ts';
+import { selfCommand } from '../self.ts';
+import { configDir, isAlive, probePort, readPidFile, secretFor } from '../server-client.ts';
+
+const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
+
+Start the OpenTabs server on 127.0.0.1 (MCP at /mcp and /mcp/gateway, REST at /tools, the
+extension's WebSocket at /ws) and install the extension folder into <config dir>/extension.
+If an OpenTabs server already answers on the port, says so and exits 0.
+
+Options:
+  --port N        Port to listen on (default: PORT env, then ${DEFAULT_PORT}; 0 picks a free port)
+  --dev           Dev mode: watch local plugins and hot-reload them on rebuild
+  --background    Start detached; wait until /health answers; logs go to <config dir>/server.log
+  --show-config   Print the MCP client configuration (always printed on first run)
+  -h, --help      Show this help
+
+Environment: OPENTABS_CONFIG_DIR (default ~/.opentabs), PORT,
+OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS=1 (treat every 'ask' tool as 'auto').`;
+
+/** How long --background waits for the child's /health. Generous: the machine may be busy. */
+const BACKGROUND_START_TIMEOUT_MS = 60_000;
+const POLL_MS = 100;
+
+export const command: Command = {
+  name: 'start',
+  summary: 'Start the server',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parse(
+      argv,
+      { port: { type: 'string' }, dev: { type: 'boolean' }, background: { type: 'boolean' }, 'show-config': { type: 'boolean' } },
+      'start',
+    );
+    if (values.help) {
+      out(HELP);
+      return 0;
+    }
+    if (positionals.length > 0) throw new CliError(`Unexpected argument "${positionals[0]}". Run \`opentabs start --help\`.`, 2);
+    const port =
+      values.port !== undefined
+        ? parsePort(values.port, '--port', true, 'start')
+        : process.env.PORT
+          ? parsePort(process.env.PORT, 'the PORT environment variable', true, 'start')
+          : DEFAULT_PORT;
+    const dir = configDir();
+    const firstRun = !existsSync(join(dir, 'extension', 'auth.json'));
+    const showConfig = Boolean(values['show-config']) || firstRun;
+
+    if (port !== 0) {
+      const owner = await probePort(port);
+      if (owner.kind === 'opentabs') {
+        out(`OpenTabs server is already running on http://${HOST}:${port}.`);
+        const secret = secretFor(dir);
+        if (values['show-config'] && secret) out(`\n${renderMcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
+        return 0;
+      }
+      if (owner.kind === 'other') {
+        throw new CliError(
+          `Port ${port} is in use by another program (${owner.detail}), not an OpenTabs server. ` +
+            `Stop that program or pick another port: \`opentabs start --port ${port === 65535 ? port - 1 : port + 1}\` (or PORT=…).`,
+        );
+      }
+    }
+
+    if (values.background) return startBackground(dir, port, Boolean(values.dev), showConfig);
+    return startForeground(dir, port, Boolean(values.dev), showConfig);
+  },
+};
+
+async function startForeground(dir: string, port: number, dev: boolean, showConfig: boolean): Promise<number> {
+  const { runForeground } = await import('../../server/serve.ts');
+  const embedded = embeddedExtension();
+  let running;
+  try {
+    running = await runForeground({ port, configDir: dir, dev, quiet: true, installExtension: embedded ? false : undefined });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || /EADDRINUSE|address already in use|in use/i.test(String((e as Error).message))) {
+      throw new CliError(`Port ${port} is already in use (another program took it just now). Pick another port with --port.`);
+    }
+    throw new CliError(`The server failed to start: ${(e as Error).message}`);
+  }
+  if (embedded) {
+    try {
+      await installEmbeddedExtension(embedded, dir, running.port);
+    } catch (e) {
+      err(`warning: installing the embedded extension failed: ${(e as Error).message}`);
+    }
+  }
+  out(`OpenTabs server listening on ${running.url}${dev ? ' (dev mode: watching local plugins)' : ''}`);
+  out(c.dim(`Config dir: ${dir}  ·  Extension folder: ${join(dir, 'extension')}  ·  Stop with Ctrl-C or \`opentabs stop\``));
+  if (showConfig) {
+    const secret = running.ctx.secret ?? secretFor(dir) ?? '<secret>';
+    out(`\n${renderMcpConfig(running.url, secret, dir)}`);
+  }
+  // Keep running; serve.ts handles SIGINT/SIGTERM.
+  return -1;
+}
+
+async function startBackground(dir: string, port: number, dev: boolean, showConfig: boolean): Promise<number> {
+  const { ensureStateDirs } = await import('../../server/state/paths.ts');
+  await ensureStateDirs(dir);
+  const logPath = join(dir, 'server.log');
+  const before = existsSync(logPath) ? statSync(logPath).size : 0;
+  const fd = openSync(logPath, 'a', 0o600);
+  const [cmd, ...args] = selfCommand();
+  let child;
+  try {
+    child = spawn(cmd, [...args, 'start', '--port', String(port), ...(dev ? ['--dev'] : [])], {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      env: { ...process.env, OPENTABS_CONFIG_DIR: dir, NO_COLOR: '1' },
+    });
+  } finally {
+    closeSync(fd);
+  }
+  let exited: number | null = null;
+  child.once('exit', (code) => (exited = code ?? 1));
+  child.unref();
+
+  const deadline = Date.now() + BACKGROUND_START_TIMEOUT_MS;
+  let boundPort = 0;
+  while (Date.now() < deadline) {
+    if (exited !== null) break;
+    const pid = readPidFile(dir);
+    if (pid && pid.pid === child.pid && pid.port > 0) {
+      boundPort = pid.port;
+      const owner = await probePort(boundPort, 1000);
+      if (owner.kind === 'opentabs') break;
+    }
+    await Bun.sleep(POLL_MS);
+  }
+  if (exited !== null || boundPort === 0 || !child.pid || !isAlive(child.pid)) {
+    const tail = readLogTail(logPath, before);
+    throw new CliError(
+      `The background server did not start${exited !== null ? ` (exited with code ${exited})` : ' in time'}. ` +
+        `Log (${logPath}):\n${tail || '(empty)'}`,
+    );
+  }
+  // Confirm health once more (the loop may have ended on the deadline).
+  if ((await probePort(boundPort, 2000)).kind !== 'opentabs') {
+    try {
+      process.kill(child.pid, 'SIGTERM');
+    } catch {}
+    throw new CliError(`The background server did not answer /health within ${BACKGROUND_START_TIMEOUT_MS / 1000}s; stopped it. See ${logPath}.`);
+  }
+  const url = `http://${HOST}:${boundPort}`;
+  out(`OpenTabs server started in the background on ${url} (pid ${child.pid}).`);
+  out(c.dim(`Logs: ${logPath}  ·  Stop with \`opentabs stop\``));
+  if (showConfig) {
+    const secret = secretFor(dir) ?? '<secret>';
+    out(`\n${renderMcpConfig(url, secret, dir)}`);
+  }
+  return 0;
+}
+
+function readLogTail(path: string, from: number): string {
+  try {
+    const text = readFileSync(path, 'utf8').slice(from);
+    return text.split('\n').slice(-20).join('\n').trim();
+  } catch {
+    return '';
+  }
+}

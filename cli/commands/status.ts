@@ -1,0 +1,92 @@
+/** `opentabs status`: server, extension, plugins and tabs from the authenticated /health. */
+import { join } from 'node:path';
+import { parse } from '../args.ts';
+import type { Command } from '../command.ts';
+import { CliError, c, out, printJson, table } from '../output.ts';
+import { fetchHealth, resolveTarget, type HealthPayload } from '../server-client.ts';
+
+const HELP = `Usage: opentabs status [--json] [--port N]
+
+Show whether the server runs, whether the Chrome extension is connected, the loaded plugins
+with their tab state and tabs, plugins that failed to load, and tool counts.
+Exits 1 when the server is not running.
+
+Options:
+  --json       Print the full /health payload plus {running, url, configDir}
+  --port N     Server port (default: PORT env, then the running server's pid file, then 9515)
+  -h, --help   Show this help`;
+
+export const command: Command = {
+  name: 'status',
+  summary: 'Show status',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parse(argv, { json: { type: 'boolean' }, port: { type: 'string' } }, 'status');
+    if (values.help) {
+      out(HELP);
+      return 0;
+    }
+    if (positionals.length > 0) throw new CliError(`Unexpected argument "${positionals[0]}". Run \`opentabs status --help\`.`, 2);
+    const t = resolveTarget(values.port, 'status');
+    const health = await fetchHealth(t);
+    if (!health) {
+      if (values.json) printJson({ running: false, url: t.url, configDir: t.configDir });
+      else out(`OpenTabs server: ${c.red('not running')} on ${t.url}. Start it with \`opentabs start\`.`);
+      return 1;
+    }
+    if (values.json) {
+      printJson({ running: true, url: t.url, configDir: t.configDir, ...health });
+      return 0;
+    }
+    out(renderStatus(health, t.url, t.configDir));
+    return 0;
+  },
+};
+
+export function formatUptime(seconds: number | undefined): string {
+  if (seconds === undefined) return '?';
+  const s = Math.floor(seconds);
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d) return `${d}d ${h}h`;
+  if (h) return `${h}h ${m}m`;
+  if (m) return `${m}m ${s % 60}s`;
+  return `${s}s`;
+}
+
+function renderStatus(h: HealthPayload, url: string, dir: string): string {
+  const lines: string[] = [];
+  lines.push(
+    `${c.bold('Server')}      ${c.green('running')} on ${url}  (v${h.version ?? '?'}, ${h.mode ?? '?'} mode, up ${formatUptime(h.uptime)})`,
+  );
+  lines.push(
+    `${c.bold('Extension')}   ${
+      h.extensionConnected
+        ? c.green(`connected${(h.extensionConnections ?? 1) > 1 ? ` (${h.extensionConnections} connections)` : ''}`)
+        : `${c.yellow('not connected')} — load it once: chrome://extensions → Developer mode → Load unpacked → ${join(dir, 'extension')}`
+    }`,
+  );
+  lines.push(`${c.bold('MCP clients')} ${h.mcpClients ?? 0}`);
+  lines.push(
+    `${c.bold('Tools')}       ${h.toolCount ?? 0} (${h.browserToolCount ?? 0} browser, ${h.pluginToolCount ?? 0} plugin)${
+      h.skipPermissions ? c.yellow('  · permission prompts skipped') : ''
+    }`,
+  );
+  const plugins = h.pluginDetails ?? [];
+  const failed = h.failedPlugins ?? [];
+  lines.push(`${c.bold('Plugins')}     ${plugins.length} loaded${failed.length ? `, ${c.red(`${failed.length} failed`)}` : ''}`);
+  if (plugins.length > 0) {
+    const rows: string[][] = [];
+    for (const p of plugins) {
+      const tabs = p.tabs ?? [];
+      const state = p.tabState === 'ready' ? c.green('ready') : p.tabState === 'unavailable' ? c.yellow('unavailable') : (p.tabState ?? 'closed');
+      rows.push([`  ${p.name}`, `${p.toolCount ?? p.tools?.length ?? 0} tools`, state, `${tabs.length} tab${tabs.length === 1 ? '' : 's'}`, p.source ?? '']);
+      for (const tab of tabs) rows.push([`    tab ${tab.tabId}`, tab.ready ? 'ready' : 'not ready', '', tab.title, tab.url]);
+    }
+    lines.push(table(rows));
+  }
+  for (const f of failed) lines.push(`  ${c.red('failed')} ${f.name ?? f.path}: ${f.error}`);
+  for (const e of h.discoveryErrors ?? []) lines.push(`  ${c.yellow('note')} ${e}`);
+  return lines.join('\n');
+}

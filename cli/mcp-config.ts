@@ -1,0 +1,72 @@
+/**
+ * Ready-to-paste MCP client configuration (what `opentabs start` prints on first run and with
+ * --show-config). Shapes follow the server reference's "MCP Client Configuration" section.
+ */
+import { join } from 'node:path';
+import { c } from './output.ts';
+
+export const CLI_MODE_LINE =
+  "Use `opentabs tool list` and `opentabs tool call <name> '<json>'` to interact with web apps via the browser.";
+
+export interface McpConfigs {
+  claudeCodeCommand: string;
+  claudeCode: object;
+  cursor: object;
+  opencode: object;
+  windsurf: object;
+  gateway: object;
+  cliModeLine: string;
+  extensionDir: string;
+}
+
+export function mcpConfigs(baseUrl: string, secret: string, configDir: string): McpConfigs {
+  const url = `${baseUrl}/mcp`;
+  const headers = { Authorization: `Bearer ${secret}` };
+  return {
+    claudeCodeCommand: `claude mcp add --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
+    claudeCode: { mcpServers: { opentabs: { type: 'http', url, headers } } },
+    cursor: { mcpServers: { opentabs: { type: 'http', url, headers } } },
+    opencode: { mcp: { opentabs: { type: 'remote', url, headers } } },
+    windsurf: { mcpServers: { opentabs: { serverUrl: url, headers } } },
+    gateway: { mcpServers: { opentabs: { type: 'http', url: `${baseUrl}/mcp/gateway`, headers } } },
+    cliModeLine: CLI_MODE_LINE,
+    extensionDir: join(configDir, 'extension'),
+  };
+}
+
+/** Human text. JSON blocks start with a line "{" and end with a line "}" so they can be copied (and parsed) whole. */
+export function renderMcpConfig(baseUrl: string, secret: string, configDir: string): string {
+  const m = mcpConfigs(baseUrl, secret, configDir);
+  const json = (v: object) => JSON.stringify(v, null, 2);
+  return [
+    c.bold('Connect your AI client'),
+    '',
+    `${c.cyan('Claude Code')} — run:`,
+    m.claudeCodeCommand,
+    '',
+    `${c.cyan('Claude Code')} — or merge into ~/.claude.json:`,
+    json(m.claudeCode),
+    '',
+    `${c.cyan('Cursor')} — .cursor/mcp.json:`,
+    json(m.cursor),
+    '',
+    `${c.cyan('OpenCode')} — opencode.json (or run \`opentabs setup opencode\`):`,
+    json(m.opencode),
+    '',
+    `${c.cyan('Windsurf')} — ~/.codeium/windsurf/mcp_config.json:`,
+    json(m.windsurf),
+    '',
+    `${c.cyan('Gateway variant')} — only 2 tools in context (opentabs_list_tools, opentabs_call); same headers, URL ending in /mcp/gateway:`,
+    json(m.gateway),
+    '',
+    `${c.cyan('CLI mode')} — no MCP at all; add this line to your agent's instructions (CLAUDE.md, AGENTS.md):`,
+    m.cliModeLine,
+    '',
+    `${c.cyan('Stdio-only clients')} (Claude Desktop, MCP Inspector): command \`opentabs mcp\`.`,
+    '',
+    c.bold('Load the Chrome extension (once)'),
+    `chrome://extensions → turn on Developer mode → Load unpacked → ${m.extensionDir}`,
+    '',
+    `Show this again with \`opentabs start --show-config\`; print the secret with \`opentabs config show --json --show-secret | jq -r .secret\`.`,
+  ].join('\n');
+}

@@ -1,0 +1,233 @@
+/**
+ * How the CLI finds and talks to the running server: config dir, port (flag → PORT env →
+ * server.pid → default), the bearer secret from the config dir, and a small JSON client that
+ * turns HTTP error bodies into one clear CLI error.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { DEFAULT_PORT, HOST } from '../server/limits.ts';
+import { resolveConfigDir } from '../server/state/paths.ts';
+import { readSecretSync } from '../server/state/secret.ts';
+import { parsePort } from './args.ts';
+import { CliError } from './output.ts';
+
+export interface PidFile {
+  pid: number;
+  port: number;
+  startedAt?: number;
+}
+
+export interface Target {
+  configDir: string;
+  port: number;
+  url: string;
+  portSource: 'flag' | 'env' | 'pidfile' | 'default';
+}
+
+export function configDir(): string {
+  return resolveConfigDir();
+}
+
+export function readPidFile(dir: string): PidFile | null {
+  const path = join(dir, 'server.pid');
+  if (!existsSync(path)) return null;
+  try {
+    const raw = readFileSync(path, 'utf8').trim();
+    // Accept both the JSON form serve.ts writes and a bare pid.
+    const parsed = raw.startsWith('{') ? JSON.parse(raw) : { pid: Number(raw), port: 0 };
+    if (!Number.isInteger(parsed.pid) || parsed.pid <= 0) return null;
+    return { pid: parsed.pid, port: Number(parsed.port) || 0, startedAt: parsed.startedAt };
+  } catch {
+    return null;
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !isZombie(pid);
+  } catch (e) {
+    // EPERM: the process exists but belongs to someone else.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A zombie (exited, not yet reaped by its parent) answers kill(pid, 0) but is gone (Linux /proc). */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Which server a command talks to. The port of a live server.pid beats the default so
+ * `opentabs start --port 0` followed by `opentabs status` just works.
+ */
+export function resolveTarget(portFlag: string | undefined, command: string): Target {
+  const dir = configDir();
+  let port: number;
+  let portSource: Target['portSource'];
+  if (portFlag !== undefined) {
+    port = parsePort(portFlag, '--port', false, command);
+    portSource = 'flag';
+  } else if (process.env.PORT) {
+    port = parsePort(process.env.PORT, 'the PORT environment variable', false, command);
+    portSource = 'env';
+  } else {
+    const pid = readPidFile(dir);
+    if (pid && pid.port > 0 && isAlive(pid.pid)) {
+      port = pid.port;
+      portSource = 'pidfile';
+    } else {
+      port = DEFAULT_PORT;
+      portSource = 'default';
+    }
+  }
+  return { configDir: dir, port, url: `http://${HOST}:${port}`, portSource };
+}
+
+export function secretFor(dir: string): string | null {
+  try {
+    return readSecretSync(dir);
+  } catch {
+    return null;
+  }
+}
+
+export type PortOwner = { kind: 'opentabs' } | { kind: 'free' } | { kind: 'other'; detail: string };
+
+/** Who answers on a port: our server (GET /health → {"status":"ok"}), nobody, or something else. */
+export async function probePort(port: number, timeoutMs = 2000): Promise<PortOwner> {
+  try {
+    const res = await fetch(`http://${HOST}:${port}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    try {
+      const body = JSON.parse(text);
+      if (res.ok && body && body.status === 'ok') return { kind: 'opentabs' };
+    } catch {}
+    const server = res.headers.get('server');
+    return { kind: 'other', detail: `an HTTP server answered GET /health with ${res.status}${server ? ` (Server: ${server})` : ''}` };
+  } catch {
+    // No HTTP answer: tell "nothing listening" from "something non-HTTP listening".
+    return await new Promise<PortOwner>((resolve) => {
+      const sock = connect({ host: HOST, port });
+      const done = (r: PortOwner) => {
+        sock.destroy();
+        resolve(r);
+      };
+      sock.setTimeout(timeoutMs, () => done({ kind: 'other', detail: 'a process accepted the connection but did not answer HTTP' }));
+      sock.once('connect', () => done({ kind: 'other', detail: 'a process accepted the connection but did not answer HTTP' }));
+      sock.once('error', (e: NodeJS.ErrnoException) =>
+        done(e.code === 'ECONNREFUSED' ? { kind: 'free' } : { kind: 'other', detail: `connecting failed: ${e.code ?? e.message}` }),
+      );
+    });
+  }
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  body: T;
+}
+
+export function notRunningMessage(t: Target): string {
+  return `OpenTabs server is not running on ${t.url}. Start it with \`opentabs start\`${t.port === DEFAULT_PORT ? '' : ` --port ${t.port}`}.`;
+}
+
+/** The error message from a standard error body, or a fallback naming the status. */
+export function errorMessage(status: number, body: unknown): string {
+  const e = (body as { error?: { code?: string; message?: string } } | null)?.error;
+  if (e && typeof e.message === 'string') return e.code ? `${e.message} (${e.code})` : e.message;
+  return `server answered HTTP ${status}`;
+}
+
+/**
+ * One authenticated JSON request. `okStatuses` lets a caller handle some error statuses itself
+ * (e.g. `tool call` prints tool errors); any other non-2xx becomes a CliError.
+ */
+export async function api<T = unknown>(
+  t: Target,
+  method: string,
+  path: string,
+  opts: { body?: unknown; secret?: string | null; okStatuses?: number[]; timeoutMs?: number } = {},
+): Promise<ApiResponse<T>> {
+  const secret = opts.secret === undefined ? secretFor(t.configDir) : opts.secret;
+  const headers: Record<string, string> = {};
+  if (secret) headers.authorization = `Bearer ${secret}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(`${t.url}${path}`, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      signal: opts.timeoutMs ? AbortSignal.timeout(opts.timeoutMs) : undefined,
+    });
+  } catch (e) {
+    const name = (e as Error).name;
+    if (name === 'TimeoutError') throw new CliError(`The server on ${t.url} did not answer ${method} ${path} in time.`);
+    throw new CliError(notRunningMessage(t));
+  }
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {}
+  if (res.status === 401) {
+    throw new CliError(
+      `The server on ${t.url} refused the secret from ${join(t.configDir, 'extension', 'auth.json')} (401). ` +
+        'Is it running with a different config dir (OPENTABS_CONFIG_DIR)? If you rotated the secret, run `opentabs stop && opentabs start`.',
+    );
+  }
+  if (!res.ok && !(opts.okStatuses ?? []).includes(res.status)) {
+    throw new CliError(`${method} ${path} failed: ${errorMessage(res.status, body)}`);
+  }
+  return { status: res.status, body: body as T };
+}
+
+/** Authenticated /health, or null when the server is not reachable. */
+export async function fetchHealth(t: Target): Promise<HealthPayload | null> {
+  try {
+    const r = await api<HealthPayload>(t, 'GET', '/health', { timeoutMs: 5000 });
+    return r.body;
+  } catch (e) {
+    if (e instanceof CliError && e.message === notRunningMessage(t)) return null;
+    throw e;
+  }
+}
+
+export interface HealthPayload {
+  status: string;
+  version?: string;
+  sdkVersion?: string;
+  mode?: string;
+  extensionConnected?: boolean;
+  extensionConnections?: number;
+  mcpClients?: number;
+  plugins?: number;
+  pluginDetails?: Array<{
+    name: string;
+    displayName?: string;
+    toolCount?: number;
+    tools?: string[];
+    tabState?: string;
+    tabs?: Array<{ tabId: number; url: string; title: string; ready: boolean }>;
+    source?: string;
+    sdkVersion?: string | null;
+    logBufferSize?: number;
+  }>;
+  failedPlugins?: Array<{ path: string; error: string; name?: string }>;
+  toolCount?: number;
+  browserToolCount?: number;
+  pluginToolCount?: number;
+  disabledBrowserTools?: string[];
+  skipPermissions?: boolean;
+  uptime?: number;
+  reloadCount?: number;
+  discoveryErrors?: string[];
+  auditSummary?: { totalInvocations: number; successCount: number; failureCount: number };
+  [k: string]: unknown;
+}

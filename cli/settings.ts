@@ -1,0 +1,69 @@
+/**
+ * Changing state the server owns, from the CLI: through the running server when there is one
+ * (POST /plugin-settings, POST /reload) so it validates and re-syncs the extension, else straight
+ * into config.json with the same validation.
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigStore, configPath, defaultConfig, normalizeConfig, type ConfigData } from '../server/state/config.ts';
+import { ensureStateDirs } from '../server/state/paths.ts';
+import { validateSettings } from '../server/plugins/manifest.ts';
+import { findPlugin, coerceSetting } from './plugin-lookup.ts';
+import { CliError } from './output.ts';
+import { api, probePort, type Target } from './server-client.ts';
+
+export async function serverRunning(t: Target): Promise<boolean> {
+  return (await probePort(t.port)).kind === 'opentabs';
+}
+
+/** Parse `key=value` pairs and coerce them per the plugin's configSchema. */
+export async function parseSettingPairs(configDir: string, plugin: string, pairs: string[]): Promise<Record<string, unknown>> {
+  const loaded = await findPlugin(configDir, plugin);
+  const settings: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new CliError(`Expected key=value, got ${JSON.stringify(pair)}.`, 2);
+    const key = pair.slice(0, eq).trim();
+    settings[key] = coerceSetting(loaded.configSchema, key, pair.slice(eq + 1));
+  }
+  return settings;
+}
+
+/** Save settings (merged into what is saved; null clears a key). Returns how they were applied. */
+export async function savePluginSettings(t: Target, plugin: string, settings: Record<string, unknown>): Promise<'server' | 'config'> {
+  if (await serverRunning(t)) {
+    await api(t, 'POST', '/plugin-settings', { body: { plugin, settings } });
+    return 'server';
+  }
+  const loaded = await findPlugin(t.configDir, plugin);
+  const store = await openConfigForWrite(t.configDir);
+  const merged: Record<string, unknown> = { ...(store.get().pluginSettings[plugin] ?? {}), ...settings };
+  for (const [k, v] of Object.entries(settings)) if (v === null) delete merged[k];
+  const problem = validateSettings(loaded.configSchema, merged);
+  if (problem) throw new CliError(`Invalid settings for ${plugin}: ${problem}`);
+  await store.update((d) => {
+    d.pluginSettings[plugin] = merged;
+  });
+  return 'config';
+}
+
+/** Ask a running server to re-read config.json (after the CLI wrote it). */
+export async function reloadIfRunning(t: Target, secret?: string | null): Promise<boolean> {
+  if (!(await serverRunning(t))) return false;
+  await api(t, 'POST', '/reload', { secret, timeoutMs: 60_000 });
+  return true;
+}
+
+/** config.json as it is on disk, without creating or repairing anything (read-only commands). */
+export function readConfigSnapshot(dir: string): ConfigData {
+  try {
+    return normalizeConfig(JSON.parse(readFileSync(configPath(dir), 'utf8')));
+  } catch {
+    return defaultConfig();
+  }
+}
+
+/** The config store for a change; creates the state dirs first (a CLI change may come before any start). */
+export async function openConfigForWrite(dir: string): Promise<ConfigStore> {
+  await ensureStateDirs(dir);
+  return ConfigStore.open(dir);
+}
