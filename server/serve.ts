@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
-import { DEFAULT_LIMITS, HOST, WS_MAX_PAYLOAD_BYTES, type Limits } from './limits.ts';
+import { DEFAULT_LIMITS, DEFAULT_PORT, HOST, WS_MAX_PAYLOAD_BYTES, type Limits } from './limits.ts';
 import type { ReloadResult, ServerContext, ServerOptions } from './context.ts';
 import { createApp } from './app.ts';
 import { ensureStateDirs, resolveConfigDir } from './state/paths.ts';
@@ -30,14 +30,22 @@ export interface RunningServer {
 
 export function defaultServerOptions(partial: Partial<ServerOptions> = {}): ServerOptions {
   return {
-    port: partial.port ?? 0,
-    configDir: partial.configDir ?? resolveConfigDir(),
     ...partial,
+    // The CLI resolves --port / PORT; a caller that passes nothing gets the documented default.
+    port: partial.port ?? DEFAULT_PORT,
+    configDir: partial.configDir ?? resolveConfigDir(),
   };
+}
+
+function assertPort(port: unknown): asserts port is number {
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`Invalid port ${JSON.stringify(port)}: expected an integer from 0 to 65535 (0 picks a free port)`);
+  }
 }
 
 export async function startServer(partial: Partial<ServerOptions> = {}): Promise<RunningServer> {
   const options = defaultServerOptions(partial);
+  assertPort(options.port);
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const configDir = options.configDir;
   await ensureStateDirs(configDir);
@@ -46,6 +54,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   const secret = await loadOrCreateSecret(configDir);
   const config = await ConfigStore.open(configDir);
   const audit = await AuditLog.open(configDir, limits.auditRotateBytes);
+  if (config.lastLoadError) log.warn('config_reset', { error: config.lastLoadError });
 
   let reloading: Promise<ReloadResult> | null = null;
   const ctx = {
@@ -91,15 +100,29 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   (ctx as { mcp: McpSessions }).mcp = new McpSessions(ctx);
 
   const app = createApp(ctx);
-  const server = Bun.serve({
-    hostname: HOST,
-    port: options.port,
-    // Body size is enforced by our middleware (413 with a JSON body); keep Bun's cap above it.
-    maxRequestBodySize: limits.maxBodyBytes + 1024 * 1024,
-    idleTimeout: 0,
-    fetch: (req, srv) => app.fetch(req, { server: srv }),
-    websocket: ctx.hub.websocketHandlers({ maxPayloadLength: WS_MAX_PAYLOAD_BYTES }),
-  });
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: HOST,
+      port: options.port,
+      // Body size is enforced by our middleware (413 with a JSON body); keep Bun's cap above it.
+      maxRequestBodySize: limits.maxBodyBytes + 1024 * 1024,
+      idleTimeout: 0,
+      fetch: (req, srv) => app.fetch(req, { server: srv }),
+      websocket: ctx.hub.websocketHandlers({ maxPayloadLength: WS_MAX_PAYLOAD_BYTES }),
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException)?.code;
+    const message =
+      code === 'EADDRINUSE' || /in use/i.test(String((err as Error)?.message))
+        ? `Port ${options.port} on ${HOST} is already in use (another OpenTabs server? try \`opentabs status\`, or pick another with --port)`
+        : `Cannot listen on ${HOST}:${options.port}: ${(err as Error)?.message ?? err}`;
+    log.error('listen_failed', { port: options.port, error: message });
+    await ctx.mcp.closeAll().catch(() => {});
+    ctx.hub.closeAll('server failed to start');
+    await audit.close();
+    throw new Error(message);
+  }
   ctx.port = server.port ?? options.port;
   const url = `http://${HOST}:${ctx.port}`;
   await writeFileAtomic(join(configDir, 'server.pid'), JSON.stringify({ pid: process.pid, port: ctx.port, startedAt: ctx.startedAt }));

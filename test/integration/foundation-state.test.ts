@@ -106,3 +106,36 @@ describe('state across restarts', () => {
     expect(readFileSync(join(dir, 'server.log'), 'utf8')).not.toContain(JSON.parse(readFileSync(join(dir, 'extension', 'auth.json'), 'utf8')).secret);
   });
 });
+
+describe('listening', () => {
+  test('a port already in use: a clear error naming the port, and the state stays usable', async () => {
+    const a = await startTestServer();
+    try {
+      const other = makeTempConfigDir('opentabs-busy-');
+      try {
+        await expect(startTestServer({ configDir: other, port: a.port })).rejects.toThrow(new RegExp(`Port ${a.port} .*already in use`));
+        const log = readFileSync(join(other, 'server.log'), 'utf8');
+        expect(log).toContain('listen_failed');
+        // The failed start released its files: a server on a free port starts on the same dir.
+        const b = await startTestServer({ configDir: other });
+        await b.stop();
+      } finally {
+        removeDir(other);
+      }
+    } finally {
+      await a.stop();
+    }
+  });
+
+  test('an invalid port is refused with a clear error before anything is written', async () => {
+    const other = makeTempConfigDir('opentabs-badport-');
+    try {
+      for (const port of [-1, 65536, 1.5, Number.NaN]) {
+        await expect(startTestServer({ configDir: other, port })).rejects.toThrow(/Invalid port/);
+      }
+      expect(existsSync(join(other, 'config.json'))).toBe(false);
+    } finally {
+      removeDir(other);
+    }
+  });
+});
