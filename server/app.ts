@@ -52,7 +52,11 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   });
   app.onError((err, c) => {
     // Expected failures thrown by handlers/middleware keep their status and code.
-    if (err instanceof OpenTabsError && err.status < 500) return errorResponse(err.status, err.code, err.message, err.extra);
+    if (err instanceof OpenTabsError) {
+      // Expected failures (bad input, extension not connected …) keep their status, code and message.
+      if (err.status >= 500) ctx.log.warn('request_failed', { method: c.req.method, path: new URL(c.req.url).pathname, code: err.code, error: err.message });
+      return errorResponse(err.status, err.code, err.message, err.extra);
+    }
     if (err instanceof HTTPException && err.status < 500) {
       return errorResponse(err.status, err.status === 413 ? 'payload_too_large' : 'bad_request', err.message || 'Bad request');
     }

@@ -4,7 +4,7 @@
  * The file rotates to audit.log.1 (one generation) when it would pass `rotateBytes`.
  * On open the ring refills from the tail of the file(s), reading only the last few blocks.
  */
-import { open, rename, stat, type FileHandle } from 'node:fs/promises';
+import { appendFile, open, rename, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AUDIT_RING_SIZE } from '../limits.ts';
 
@@ -170,7 +170,11 @@ export class AuditLog {
     if (this.ring.length > this.ringSize * 2) this.ring = this.ring.slice(-this.ringSize);
     const line = Buffer.from(JSON.stringify(e) + '\n');
     const write = async () => {
-      if (this.closed) throw new Error('audit log is closed');
+      if (this.closed) {
+        // A call that finishes during shutdown still reaches the disk (no handle to reuse).
+        await appendFile(this.path, line, { mode: 0o600 });
+        return;
+      }
       if (!this.fh) await this.openFile();
       if (this.size > 0 && this.size + line.length > this.rotateBytes) await this.rotate();
       let off = 0;

@@ -132,3 +132,13 @@ describe('AuditLog', () => {
     await log.close();
   });
 });
+
+describe('AuditLog after close', () => {
+  test('a record arriving during shutdown still reaches the file', async () => {
+    const log = await AuditLog.open(dir, 1024 * 1024);
+    await log.record(entry(1));
+    await log.close();
+    await log.record(entry(2));
+    expect(fileLines(auditPath(dir)).map((e) => e.durationMs)).toEqual([1, 2]);
+  });
+});

@@ -131,3 +131,13 @@ describe('server log', () => {
     expect(log.lastError).not.toBeNull();
   });
 });
+
+describe('modes of reused files', () => {
+  test('an existing auth.json with loose permissions is tightened to 0600', async () => {
+    await ensureStateDirs(dir);
+    const s = 'c'.repeat(64);
+    writeFileSync(secretPath(dir), JSON.stringify({ secret: s }), { mode: 0o644 });
+    expect(await loadOrCreateSecret(dir)).toBe(s);
+    expect(mode(secretPath(dir))).toBe(0o600);
+  });
+});
