@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../server/state/atomic.ts';
+import { SERVER_OWNED_NAMES } from '../extension/build.ts';
 
 export interface EmbeddedFile {
   /** Path relative to the extension folder, e.g. "manifest.json". */
@@ -19,7 +20,7 @@ export interface EmbeddedFile {
 
 const KEY = '__OPENTABS_EMBEDDED_EXTENSION__';
 /** Files and folders the server owns inside the extension folder; an install never touches them. */
-const SERVER_OWNED = new Set(['auth.json', 'server.json', 'adapters']);
+const SERVER_OWNED = new Set<string>(SERVER_OWNED_NAMES);
 const HASH_FILE = '.embedded-hash';
 
 export function registerEmbeddedExtension(files: EmbeddedFile[]): void {
