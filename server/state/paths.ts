@@ -15,8 +15,14 @@ export function resolveConfigDir(): string {
 /** The state dir and its `extension/` and `plugins/` children, private to the user (0700). */
 export async function ensureStateDirs(dir: string): Promise<void> {
   for (const d of [dir, join(dir, 'extension'), join(dir, 'plugins')]) {
-    await mkdir(d, { recursive: true, mode: DIR_MODE });
-    // mkdir's mode is masked by umask and ignored for existing dirs; make it exact.
-    await chmod(d, DIR_MODE);
+    try {
+      await mkdir(d, { recursive: true, mode: DIR_MODE });
+      // mkdir's mode is masked by umask and ignored for existing dirs; make it exact.
+      await chmod(d, DIR_MODE);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way' : (err as Error).message;
+      throw new Error(`Cannot use ${d} as an OpenTabs state directory (${why}); set OPENTABS_CONFIG_DIR to a writable directory`);
+    }
   }
 }

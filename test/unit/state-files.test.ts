@@ -34,6 +34,12 @@ describe('paths', () => {
     await ensureStateDirs(root);
     for (const d of [root, join(root, 'extension'), join(root, 'plugins')]) expect(mode(d)).toBe(0o700);
   });
+
+  test('a file where the state dir should be: a clear error naming the path', async () => {
+    const file = join(dir, 'not-a-dir');
+    writeFileSync(file, 'x');
+    await expect(ensureStateDirs(file)).rejects.toThrow(`Cannot use ${file} as an OpenTabs state directory`);
+  });
 });
 
 describe('atomic writes', () => {
