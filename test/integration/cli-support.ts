@@ -40,7 +40,8 @@ export function cliEnv(configDir: string, extra: Record<string, string | undefin
 }
 
 export async function runCli(args: string[], o: RunOptions): Promise<CliResult> {
-  const cmd = [...(o.exe ?? [process.execPath, MAIN]), ...args];
+  const preload = process.env.CLI_TEST_PRELOAD ? ['--preload', process.env.CLI_TEST_PRELOAD] : [];
+  const cmd = [...(o.exe ?? [process.execPath, ...preload, MAIN]), ...args];
   const proc = Bun.spawn(cmd, {
     cwd: o.cwd ?? ROOT,
     env: cliEnv(o.configDir, o.env),
