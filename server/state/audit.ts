@@ -95,8 +95,9 @@ export async function readAuditTail(path: string, max: number): Promise<AuditEnt
       pos -= len;
       const buf = Buffer.alloc(len);
       await fh.read(buf, 0, len, pos);
-      let data = Buffer.concat([buf, carry]);
-      // Everything before the first newline may be a partial line; keep it for the next step.
+      const data = Buffer.concat([buf, carry]);
+      // Split off complete lines from the end; what precedes the first newline may be a partial
+      // line and is carried into the next (earlier) chunk.
       let end = data.length;
       for (let i = data.length - 1; i >= 0 && lines.length < max; i--) {
         if (data[i] === 0x0a) {
@@ -106,7 +107,6 @@ export async function readAuditTail(path: string, max: number): Promise<AuditEnt
         }
       }
       carry = data.subarray(0, end);
-      data = Buffer.alloc(0);
     }
     if (pos === 0 && lines.length < max && carry.length > 0) lines.push(carry.toString('utf8'));
     const out: AuditEntry[] = [];
