@@ -34,6 +34,8 @@ OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS=1 (treat every 'ask' tool as 'auto').`;
 /** How long --background waits for the child's /health. Generous: the machine may be busy. */
 const BACKGROUND_START_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
+/** Set in the environment of the detached server that `start --background` spawns. */
+const BACKGROUND_CHILD_ENV = 'OPENTABS_BACKGROUND_CHILD';
 
 export const command: Command = {
   name: 'start',
@@ -77,7 +79,8 @@ export const command: Command = {
     }
 
     if (values.background) return startBackground(dir, port, Boolean(values.dev), showConfig);
-    return startForeground(dir, port, Boolean(values.dev), showConfig);
+    // A background child's stdout is server.log, which must never hold the secret: the parent prints the config.
+    return startForeground(dir, port, Boolean(values.dev), showConfig && process.env[BACKGROUND_CHILD_ENV] !== '1');
   },
 };
 
@@ -123,7 +126,7 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
     child = spawn(cmd, [...args, 'start', '--port', String(port), ...(dev ? ['--dev'] : [])], {
       detached: true,
       stdio: ['ignore', fd, fd],
-      env: { ...process.env, OPENTABS_CONFIG_DIR: dir, NO_COLOR: '1' },
+      env: { ...process.env, OPENTABS_CONFIG_DIR: dir, NO_COLOR: '1', [BACKGROUND_CHILD_ENV]: '1' },
     });
   } finally {
     closeSync(fd);

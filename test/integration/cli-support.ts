@@ -32,6 +32,7 @@ export function cliEnv(configDir: string, extra: Record<string, string | undefin
   delete env.FORCE_COLOR;
   delete env.OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS;
   Object.assign(env, { OPENTABS_CONFIG_DIR: configDir, NO_COLOR: '1' });
+  if (process.env.CLI_TEST_PRELOAD) env.BUN_OPTIONS = `--preload ${process.env.CLI_TEST_PRELOAD}`;
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
     else env[k] = v;
@@ -40,8 +41,7 @@ export function cliEnv(configDir: string, extra: Record<string, string | undefin
 }
 
 export async function runCli(args: string[], o: RunOptions): Promise<CliResult> {
-  const preload = process.env.CLI_TEST_PRELOAD ? ['--preload', process.env.CLI_TEST_PRELOAD] : [];
-  const cmd = [...(o.exe ?? [process.execPath, ...preload, MAIN]), ...args];
+  const cmd = [...(o.exe ?? [process.execPath, MAIN]), ...args];
   const proc = Bun.spawn(cmd, {
     cwd: o.cwd ?? ROOT,
     env: cliEnv(o.configDir, o.env),

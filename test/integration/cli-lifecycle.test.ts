@@ -1,0 +1,164 @@
+/**
+ * `opentabs start` / `stop` as real processes: first-run configuration blocks (parsed as JSON and
+ * as a command), --background with server.log, detection of a server already running, a port
+ * held by another program, stop leaving no process, and a foreground start ended by SIGTERM.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MAIN, cliEnv, jsonBlocks, killPid, pidAlive, removeDir, runCli, tempDir, waitFor, ROOT } from './cli-support.ts';
+
+let root: string;
+const started: number[] = [];
+
+beforeAll(() => {
+  root = tempDir();
+});
+afterAll(async () => {
+  for (const pid of started) await killPid(pid);
+  removeDir(root);
+});
+
+function pidOf(cfg: string): { pid: number; port: number } {
+  return JSON.parse(readFileSync(join(cfg, 'server.pid'), 'utf8'));
+}
+
+describe('start --background on first run, then stop', () => {
+  const cfg = () => join(root, 'bg');
+  let port = 0;
+  let pid = 0;
+
+  test('starts detached, waits for /health, prints every MCP config block', async () => {
+    const r = await runCli(['start', '--background', '--port', '0'], { configDir: cfg(), timeoutMs: 90_000 });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    ({ pid, port } = pidOf(cfg()));
+    started.push(pid);
+    expect(pidAlive(pid)).toBe(true);
+    expect(r.stdout).toContain(`started in the background on http://127.0.0.1:${port} (pid ${pid})`);
+    const res = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(await res.json()).toEqual({ status: 'ok' });
+
+    const secret = JSON.parse(readFileSync(join(cfg(), 'extension', 'auth.json'), 'utf8')).secret as string;
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const auth = { Authorization: `Bearer ${secret}` };
+    // Claude Code command line.
+    const cmd = r.stdout.split('\n').find((l) => l.startsWith('claude mcp add'));
+    expect(cmd).toBe(`claude mcp add --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`);
+    // JSON blocks: ~/.claude.json, Cursor, OpenCode, Windsurf, gateway.
+    const blocks = jsonBlocks(r.stdout);
+    expect(blocks).toEqual([
+      { mcpServers: { opentabs: { type: 'http', url, headers: auth } } },
+      { mcpServers: { opentabs: { type: 'http', url, headers: auth } } },
+      { mcp: { opentabs: { type: 'remote', url, headers: auth } } },
+      { mcpServers: { opentabs: { serverUrl: url, headers: auth } } },
+      { mcpServers: { opentabs: { type: 'http', url: `${url}/gateway`, headers: auth } } },
+    ]);
+    expect(r.stdout).toContain("Use `opentabs tool list` and `opentabs tool call <name> '<json>'`");
+    expect(r.stdout).toContain(`Load unpacked → ${join(cfg(), 'extension')}`);
+    // The printed config really works: the secret authenticates against /health.
+    const full = (await (await fetch(`http://127.0.0.1:${port}/health`, { headers: auth })).json()) as { version?: string };
+    expect(typeof full.version).toBe('string');
+    // Logs went to server.log — and the secret did not.
+    const log = readFileSync(join(cfg(), 'server.log'), 'utf8');
+    expect(log).toContain('listening');
+    expect(log).not.toContain(secret);
+  });
+
+  test('start again on the same port: says it is already running, exit 0, no second server', async () => {
+    const r = await runCli(['start', '--port', String(port)], { configDir: cfg() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('already running');
+    expect(pidOf(cfg()).pid).toBe(pid);
+    // Not a first run any more: no config blocks unless asked.
+    expect(r.stdout).not.toContain('claude mcp add');
+    const shown = await runCli(['start', '--port', String(port), '--show-config'], { configDir: cfg() });
+    expect(shown.stdout).toContain('claude mcp add');
+  });
+
+  test('status finds the background server through server.pid', async () => {
+    const r = await runCli(['status', '--json'], { configDir: cfg() });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ running: true, url: `http://127.0.0.1:${port}` });
+  });
+
+  test('stop: SIGTERM, waits until the process is gone, pid file removed, port free', async () => {
+    const r = await runCli(['stop'], { configDir: cfg() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Stopped OpenTabs server (pid ${pid})`);
+    expect(pidAlive(pid)).toBe(false);
+    expect(existsSync(join(cfg(), 'server.pid'))).toBe(false);
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    const again = await runCli(['stop'], { configDir: cfg() });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('not running');
+  });
+});
+
+describe('port conflicts', () => {
+  test('a port held by another HTTP program: clear message, exit 1, nothing started', async () => {
+    const foreign = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<html>other app</html>', { headers: { server: 'other-app' } }) });
+    const cfg = join(root, 'conflict');
+    try {
+      const r = await runCli(['start', '--port', String(foreign.port)], { configDir: cfg });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`Port ${foreign.port} is in use by another program`);
+      expect(r.stderr).toContain('other-app');
+      expect(existsSync(join(cfg, 'server.pid'))).toBe(false);
+    } finally {
+      foreign.stop(true);
+    }
+  });
+
+  test('PORT env is used when --port is absent', async () => {
+    const foreign = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('x', { status: 404 }) });
+    try {
+      const r = await runCli(['start'], { configDir: join(root, 'envport'), env: { PORT: String(foreign.port) } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`Port ${foreign.port} is in use`);
+    } finally {
+      foreign.stop(true);
+    }
+  });
+});
+
+describe('foreground start', () => {
+  test('prints the URL, serves, --dev sets dev mode, SIGTERM stops it cleanly', async () => {
+    const cfg = join(root, 'fg');
+    const proc = Bun.spawn([process.execPath, MAIN, 'start', '--port', '0', '--dev'], {
+      cwd: ROOT,
+      env: cliEnv(cfg),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    started.push(proc.pid);
+    let out = '';
+    const reader = proc.stdout.getReader();
+    const decoder = new TextDecoder();
+    const readUntil = async (re: RegExp) => {
+      const deadline = Date.now() + 60_000;
+      while (!re.test(out) && Date.now() < deadline) {
+        const { value, done } = await Promise.race([
+          reader.read(),
+          Bun.sleep(1000).then(() => ({ value: undefined, done: false })),
+        ]);
+        if (done) break;
+        if (value) out += decoder.decode(value);
+      }
+      return re.exec(out);
+    };
+    const m = await readUntil(/listening on (http:\/\/127\.0\.0\.1:(\d+))/);
+    expect(m).not.toBeNull();
+    const base = m![1];
+    // First run in a fresh dir: config blocks follow the URL.
+    await readUntil(/Show this again/);
+    expect(out).toContain('claude mcp add');
+    const secret = JSON.parse(readFileSync(join(cfg, 'extension', 'auth.json'), 'utf8')).secret;
+    const h = (await (await fetch(`${base}/health`, { headers: { Authorization: `Bearer ${secret}` } })).json()) as { mode: string };
+    expect(h.mode).toBe('dev');
+    proc.kill('SIGTERM');
+    const code = await proc.exited;
+    expect(code).toBe(0);
+    expect(existsSync(join(cfg, 'server.pid'))).toBe(false);
+  });
+});
