@@ -10,9 +10,11 @@ import { PLUGIN_LOG_BUFFER_SIZE, WATCH_POLL_INTERVAL_MS } from '../limits.ts';
 import type { LogEntry } from '../protocol/methods.ts';
 import { pruneAdapters, writeAdapter } from './adapters.ts';
 import { toPluginInfo } from './info.ts';
-import { loadPluginFolder } from './load.ts';
-import { resolveSettings, validateSettings, pluginNameFromPackage } from './manifest.ts';
-import { installedPluginDirs, npmInstall, npmOutdated, npmSearch, npmUninstall, type SearchHit, type UpdateInfo } from './npm.ts';
+import { discoverPlugins, localPluginPaths } from './discover.ts';
+import { resolveSettings, pluginNameFromPackage } from './manifest.ts';
+import { installPlugin } from './offline.ts';
+import { mergeSettings } from './settings.ts';
+import { installedPluginDirs, npmOutdated, npmSearch, npmUninstall, type SearchHit, type UpdateInfo } from './npm.ts';
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
 import { PluginWatcher, type WatcherStatus } from './watcher.ts';
 
@@ -43,55 +45,29 @@ export class PluginManager {
 
   private async discoverNow(): Promise<void> {
     const configDir = this.ctx.configDir;
-    const localPaths = this.localPaths();
-    const npmDirs = await installedPluginDirs(configDir);
-
+    const found = await discoverPlugins(configDir, this.ctx.config.get().localPlugins);
     const next = new Map<string, LoadedPlugin>();
-    const failed: FailedPlugin[] = [];
-    const errors: string[] = [];
-    const sources = new Map<string, string>();
-
-    const candidates: { dir: string; source: 'local' | 'npm' }[] = [
-      ...localPaths.map((dir) => ({ dir, source: 'local' as const })),
-      ...npmDirs.map((dir) => ({ dir, source: 'npm' as const })),
-    ];
-    // Load in parallel (disk only), then decide in order: local first, so a local plugin wins.
-    const results = await Promise.all(candidates.map(async (c) => ({ ...c, r: await loadPluginFolder(c.dir, c.source) })));
-    for (const { dir, source, r } of results) {
-      if (!r.ok) {
-        failed.push({ path: dir, error: r.error, ...(r.name ? { name: r.name } : {}) });
-        continue;
-      }
-      const existing = next.get(r.plugin.name);
-      if (existing) {
-        const msg =
-          existing.source === 'local' && source === 'npm'
-            ? `Plugin "${r.plugin.name}" installed from npm (${dir}) is shadowed by the local plugin at ${existing.path}`
-            : `Plugin "${r.plugin.name}" at ${dir} ignored: a plugin with that name is already loaded from ${existing.path}`;
-        errors.push(msg);
-        continue;
-      }
+    const failed = [...found.failed];
+    for (const { plugin, adapterSource } of found.plugins) {
       try {
-        await writeAdapter(configDir, r.plugin.adapterFile, r.adapterSource, r.plugin.adapterHash);
+        await writeAdapter(configDir, plugin.adapterFile, adapterSource, plugin.adapterHash);
       } catch (err) {
-        failed.push({ path: dir, name: r.plugin.name, error: `cannot write adapter: ${(err as Error).message}` });
+        failed.push({ path: plugin.path, name: plugin.name, error: `cannot write adapter: ${(err as Error).message}` });
         continue;
       }
-      next.set(r.plugin.name, r.plugin);
-      sources.set(r.plugin.name, dir);
+      next.set(plugin.name, plugin);
     }
     await pruneAdapters(configDir, new Set([...next.values()].map((p) => p.adapterFile)));
 
     this.plugins = next;
     this.failures = failed;
-    this.errors = errors;
-    this.watcher.setPaths(localPaths);
+    this.errors = found.errors;
+    this.watcher.setPaths(found.localPaths);
     for (const f of failed) this.ctx.log.warn('plugin_failed', { path: f.path, error: f.error });
   }
 
   private localPaths(): string[] {
-    const list = this.ctx.config.get().localPlugins ?? [];
-    return [...new Set(list.map((p) => resolve(this.ctx.configDir, p)))];
+    return localPluginPaths(this.ctx.configDir, this.ctx.config.get().localPlugins);
   }
 
   list(): LoadedPlugin[] {
@@ -114,16 +90,8 @@ export class PluginManager {
 
   async setSettings(name: string, settings: Record<string, unknown>): Promise<void> {
     const plugin = this.plugins.get(name);
-    if (!plugin) throw new OpenTabsError('unknown_plugin', `No plugin named "${name}" is loaded`, 404);
-    if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
-      throw new OpenTabsError('invalid_settings', 'settings must be a JSON object of setting name → value', 400);
-    }
-    // Merge with what is saved so `configure key=value` changes one field without dropping others.
-    const saved = this.ctx.config.get().pluginSettings[name] ?? {};
-    const merged: Record<string, unknown> = { ...saved, ...settings };
-    for (const [k, val] of Object.entries(settings)) if (val === null) delete merged[k];
-    const problem = validateSettings(plugin.configSchema, merged);
-    if (problem) throw new OpenTabsError('invalid_settings', `Invalid settings for ${name}: ${problem}`, 400, { path: `/${problem.split(':')[0]}` });
+    if (!plugin) throw new OpenTabsError('unknown_plugin', `No plugin named "${name}" is loaded`, 404, { category: 'not_found' });
+    const merged = mergeSettings(name, plugin.configSchema, this.ctx.config.get().pluginSettings[name], settings);
     await this.ctx.config.update((d) => {
       d.pluginSettings[name] = merged;
     });
@@ -146,19 +114,12 @@ export class PluginManager {
   // ------------------------------------------------------------------ install / remove
 
   async install(spec: string, onProgress?: (line: string) => void): Promise<{ name: string }> {
-    const packageName = await npmInstall(this.ctx.configDir, spec, onProgress);
-    const name = pluginNameFromPackage(packageName);
-    if (!name) {
-      await npmUninstall(this.ctx.configDir, packageName).catch(() => {});
-      throw new OpenTabsError('bad_request', `${packageName} is not an OpenTabs plugin: package names must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>`, 400);
-    }
-    // New plugins start at `ask` (unless the user already chose something for this name).
-    if (!this.ctx.config.get().permissions[name]?.default) await this.ctx.config.setPluginPermission(name, 'ask');
-    onProgress?.(`Installed ${packageName}; loading plugins …`);
+    const { name } = await installPlugin(this.ctx.configDir, spec, onProgress);
+    await this.ctx.config.reload();
     await this.discover();
-    const failure = this.failures.find((f) => f.name === name && f.path.includes(packageName));
     this.publish();
-    if (failure) throw new OpenTabsError('bad_request', `${packageName} was installed but cannot be loaded: ${failure.error}`, 400);
+    const failure = this.failures.find((f) => f.name === name);
+    if (failure) throw new OpenTabsError('bad_request', `Plugin "${name}" was installed but cannot be loaded: ${failure.error}`, 400);
     onProgress?.(`Plugin "${name}" ready (${this.plugins.get(name)?.tools.length ?? 0} tools)`);
     return { name };
   }

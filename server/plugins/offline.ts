@@ -1,0 +1,75 @@
+/**
+ * Plugin operations on the config dir without a running server, for the CLI
+ * (`opentabs plugin list|install|uninstall|configure`). With a server running the CLI should
+ * POST /reload afterwards (or use POST /plugin-settings for configure) so the change goes live.
+ */
+import { OpenTabsError } from '../errors.ts';
+import { ConfigStore } from '../state/config.ts';
+import { discoverPlugins, type Discovered } from './discover.ts';
+import { loadPluginFolder } from './load.ts';
+import { pluginNameFromPackage, resolveSettings } from './manifest.ts';
+import { installedPluginDirs, installPrefix, npmInstall, npmUninstall } from './npm.ts';
+import { mergeSettings } from './settings.ts';
+import { join } from 'node:path';
+import type { FailedPlugin, LoadedPlugin } from './types.ts';
+
+export interface PluginListing {
+  plugins: LoadedPlugin[];
+  failed: FailedPlugin[];
+  discoveryErrors: string[];
+}
+
+async function discover(configDir: string): Promise<{ store: ConfigStore; found: Discovered }> {
+  const store = await ConfigStore.open(configDir);
+  return { store, found: await discoverPlugins(configDir, store.get().localPlugins) };
+}
+
+export async function listPlugins(configDir: string): Promise<PluginListing> {
+  const { found } = await discover(configDir);
+  return { plugins: found.plugins.map((p) => p.plugin), failed: found.failed, discoveryErrors: found.errors };
+}
+
+/**
+ * npm install into <configDir>/plugins with scripts disabled; the package must be a plugin that
+ * loads, otherwise it is uninstalled again and the reason thrown. New plugins start at `ask`.
+ */
+export async function installPlugin(configDir: string, spec: string, onProgress?: (line: string) => void): Promise<{ name: string; packageName: string; tools: number }> {
+  const packageName = await npmInstall(configDir, spec, onProgress);
+  const name = pluginNameFromPackage(packageName);
+  if (!name) {
+    await npmUninstall(configDir, packageName).catch(() => {});
+    throw new OpenTabsError('bad_request', `${packageName} is not an OpenTabs plugin: package names must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>`, 400);
+  }
+  const loaded = await loadPluginFolder(join(installPrefix(configDir), 'node_modules', packageName), 'npm');
+  if (!loaded.ok) {
+    await npmUninstall(configDir, packageName).catch(() => {});
+    throw new OpenTabsError('bad_request', `${packageName} cannot be loaded, so it was not kept: ${loaded.error}`, 400);
+  }
+  const store = await ConfigStore.open(configDir);
+  if (!store.get().permissions[name]?.default) await store.setPluginPermission(name, 'ask');
+  onProgress?.(`Plugin "${name}" installed (${loaded.plugin.tools.length} tools; permission: ${store.permissionFor(name, '', 'ask')})`);
+  return { name, packageName, tools: loaded.plugin.tools.length };
+}
+
+/** npm uninstall the package(s) providing this plugin (by plugin or package name). */
+export async function uninstallPlugin(configDir: string, nameOrPackage: string): Promise<string[]> {
+  const name = pluginNameFromPackage(nameOrPackage) ?? nameOrPackage;
+  const pkgs = (await installedPluginDirs(configDir))
+    .map((d) => d.split('/node_modules/').pop() ?? '')
+    .filter((pkg) => pluginNameFromPackage(pkg) === name);
+  if (pkgs.length === 0) throw new OpenTabsError('unknown_plugin', `No npm-installed plugin "${nameOrPackage}" in ${installPrefix(configDir)}`, 404);
+  for (const pkg of pkgs) await npmUninstall(configDir, pkg);
+  return pkgs;
+}
+
+/** Validate against the plugin's configSchema and save; returns the resolved settings. */
+export async function configurePlugin(configDir: string, name: string, settings: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { store, found } = await discover(configDir);
+  const plugin = found.plugins.find((p) => p.plugin.name === name)?.plugin;
+  if (!plugin) throw new OpenTabsError('unknown_plugin', `No plugin named "${name}" is loaded (see \`opentabs plugin list\`)`, 404);
+  const merged = mergeSettings(name, plugin.configSchema, store.get().pluginSettings[name], settings);
+  await store.update((d) => {
+    d.pluginSettings[name] = merged;
+  });
+  return resolveSettings(plugin.configSchema, merged);
+}
