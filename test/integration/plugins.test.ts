@@ -254,6 +254,30 @@ describe('install / remove', () => {
   });
 });
 
+describe('build → running server', () => {
+  test('a build POSTs /reload to the server found through server.pid; no server is fine', async () => {
+    const { dir } = await createPlugin('reloaded', join(work, 'reloaded'));
+    const none = makeTempConfigDir();
+    try {
+      expect((await buildPlugin(dir, { log: () => {}, configDir: none })).reloaded).toBe(false);
+    } finally {
+      removeDir(none);
+    }
+    await withServer([dir], async (srv) => {
+      expect(srv.ctx.plugins.get('reloaded')).toBeDefined();
+      const src = join(dir, 'src', 'index.ts');
+      writeFileSync(src, readFileSync(src, 'utf8').replace("name: 'get_page_info'", "name: 'get_title'"));
+      const before = srv.ctx.reloadCount;
+      const lines: string[] = [];
+      const r = await buildPlugin(dir, { log: (l) => lines.push(l), configDir: srv.configDir });
+      expect(r.reloaded).toBe(true);
+      expect(lines.at(-1)).toBe('Reloaded the running OpenTabs server');
+      expect(srv.ctx.reloadCount).toBe(before + 1);
+      expect(srv.ctx.plugins.get('reloaded')!.tools.map((t) => t.name)).toEqual(['get_title']);
+    });
+  });
+});
+
 describe('dev mode', () => {
   test('a rebuild reaches the extension (plugin.update) and MCP clients (list_changed) without a restart', async () => {
     const { dir } = await createPlugin('hot', join(work, 'hot'));
