@@ -7,14 +7,27 @@
  *   - sessions idle longer than ctx.limits.mcpSessionIdleTtlMs are closed by a sweeper
  * Catalog swaps send notifications/tools/list_changed to every full session; plugin log lines
  * go out as notifications/message.
+ *
+ * Fast path: on an established session, a single tools/list, or a tools/call without a
+ * progressToken, is answered here with a plain JSON response (allowed by Streamable HTTP)
+ * instead of going through the SDK's per-request SSE stream and Zod validation — the serialized
+ * tools/list is cached per catalog version. Everything else (initialize, progress-carrying
+ * calls, batches, notifications, GET, DELETE) goes to the SDK transport. The SDK is loaded on
+ * the first session, which keeps idle memory low.
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerContext } from '../context.ts';
 import { createRateLimiter, rateLimitedResponse, type RateLimiter } from '../middleware/rate-limit.ts';
 import type { LogEntry } from '../protocol/methods.ts';
-import { createMcpServer, levelAllowed, logParams, type SessionHooks, type SessionKind } from './servers.ts';
+import { handleToolsCall, levelAllowed, logParams, toolsListJson, type LoggingLevel, type SessionHooks, type SessionKind } from './tool-calls.ts';
+
+type SdkModule = typeof import('./servers.ts');
+let sdkModule: SdkModule | null = null;
+async function loadSdk(): Promise<SdkModule> {
+  sdkModule ??= await import('./servers.ts');
+  return sdkModule;
+}
 
 /** Most JSON-RPC request ids a session remembers for client-abort detection. */
 const MAX_TRACKED_HTTP_SIGNALS = 1024;
@@ -28,13 +41,17 @@ class Session implements SessionHooks {
   private httpSignals = new Map<string | number, AbortSignal>();
   closed = false;
 
+  /** Fast-path calls in flight by JSON-RPC id (notifications/cancelled aborts them). */
+  readonly fastCalls = new Map<string | number, AbortController>();
+
   constructor(
+    sdk: SdkModule,
     ctx: ServerContext,
     readonly kind: SessionKind,
     onInit: (s: Session) => void,
     onClose: (s: Session) => void,
   ) {
-    this.transport = new WebStandardStreamableHTTPServerTransport({
+    this.transport = new sdk.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {
         this.sessionId = id;
@@ -44,7 +61,7 @@ class Session implements SessionHooks {
       maxRequestBodySize: ctx.limits.maxBodyBytes,
     });
     this.transport.onclose = () => onClose(this);
-    this.server = createMcpServer(ctx, kind, this);
+    this.server = sdk.createMcpServer(ctx, kind, this);
   }
 
   id = () => this.sessionId;
@@ -68,6 +85,10 @@ const isInitialize = (body: unknown): boolean => {
   const msgs = Array.isArray(body) ? body : [body];
   return msgs.some((m) => typeof m === 'object' && m !== null && (m as JsonRpcLike).method === 'initialize');
 };
+
+function jsonResponse(body: string, sessionId: string): Response {
+  return new Response(body, { headers: { 'content-type': 'application/json', 'mcp-session-id': sessionId } });
+}
 
 function rpcErrorResponse(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
@@ -108,7 +129,11 @@ export class McpSessions {
         return rpcErrorResponse(404, -32001, `Session not found: it expired or was closed. Re-initialize (send initialize without mcp-session-id).`);
       }
       session.lastSeen = Date.now();
-      if (req.method === 'POST') this.trackCalls(session, req, parsedBody);
+      if (req.method === 'POST') {
+        const fast = this.fastPath(session, req, parsedBody);
+        if (fast) return fast;
+        this.trackCalls(session, req, parsedBody);
+      }
       return session.transport.handleRequest(req, req.method === 'POST' ? { parsedBody } : undefined);
     }
 
@@ -122,7 +147,9 @@ export class McpSessions {
       const spec = this.ctx.limits.mcpSessionRate;
       return rateLimitedResponse('new MCP sessions', spec);
     }
+    const sdk = await loadSdk();
     const session = new Session(
+      sdk,
       this.ctx,
       kind,
       (s) => {
@@ -133,6 +160,58 @@ export class McpSessions {
     );
     await session.server.connect(session.transport);
     return session.transport.handleRequest(req, { parsedBody });
+  }
+
+  /** A response built here for the common requests, or null to let the SDK transport handle it. */
+  private fastPath(session: Session, req: Request, body: unknown): Promise<Response> | null {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+    const m = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+    if (m.jsonrpc !== '2.0') return null;
+    const params = (m.params ?? {}) as Record<string, unknown>;
+    if (typeof params !== 'object' || params === null || Array.isArray(params)) return null;
+    if (m.id === undefined && m.method === 'notifications/cancelled') {
+      // Abort a fast-path call; the SDK still gets the notification for its own requests.
+      const id = params.requestId;
+      if (typeof id === 'string' || typeof id === 'number') session.fastCalls.get(id)?.abort();
+      return null;
+    }
+    const id = m.id;
+    if (typeof id !== 'string' && typeof id !== 'number') return null;
+    if (m.method !== 'tools/call' && m.method !== 'tools/list') return null;
+    // Same preconditions the SDK transport enforces; anything unusual takes the SDK path.
+    const accept = req.headers.get('accept') ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return null;
+    if (!(req.headers.get('content-type') ?? '').includes('application/json')) return null;
+    const version = req.headers.get('mcp-protocol-version');
+    if (version !== null && !sdkModule?.SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
+    const sid = session.sessionId ?? '';
+    const idJson = JSON.stringify(id);
+
+    if (m.method === 'tools/list') {
+      if (params.cursor !== undefined) return null;
+      return Promise.resolve(jsonResponse(`{"jsonrpc":"2.0","id":${idJson},"result":{"tools":${toolsListJson(this.ctx, session.kind)}}}`, sid));
+    }
+    const args = params.arguments;
+    if (typeof params.name !== 'string') return null;
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return null;
+    const meta = params._meta as Record<string, unknown> | undefined;
+    if ((meta && meta.progressToken !== undefined) || params.task !== undefined) return null;
+    return this.fastCall(session, id, params.name, args, req.signal).then((result) =>
+      jsonResponse(`{"jsonrpc":"2.0","id":${idJson},"result":${JSON.stringify(result)}}`, sid),
+    );
+  }
+
+  private async fastCall(session: Session, id: string | number, name: string, args: unknown, httpSignal: AbortSignal) {
+    const ac = new AbortController();
+    const onHttpAbort = () => ac.abort();
+    httpSignal.addEventListener('abort', onHttpAbort, { once: true });
+    session.fastCalls.set(id, ac);
+    try {
+      return await handleToolsCall(this.ctx, session.kind, session, name, args, { requestId: id, signal: ac.signal });
+    } finally {
+      session.fastCalls.delete(id);
+      httpSignal.removeEventListener('abort', onHttpAbort);
+    }
   }
 
   /** Remember the HTTP signal of each tools/call so a client that goes away cancels its call. */

@@ -7,7 +7,7 @@ import { Hono, type Context } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { bearerAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
-import type { SessionKind } from '../mcp/servers.ts';
+import type { SessionKind } from '../mcp/tool-calls.ts';
 
 export function mcpRoutes(ctx: ServerContext): Hono {
   const r = new Hono();

@@ -73,6 +73,8 @@ export class FakeExtension {
     const ws = new WebSocket(url, opts.protocols ?? ['opentabs', secret]);
     const ext = new FakeExtension(ws);
     const synced = ext.waitFor('sync.full', undefined, opts.timeoutMs ?? 5000);
+    // A refused connection must not leave this wait to reject later as an unhandled error.
+    synced.catch(() => {});
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('WebSocket open timed out')), opts.timeoutMs ?? 5000);
       ws.addEventListener('open', () => (clearTimeout(timer), resolve()), { once: true });

@@ -1,0 +1,145 @@
+/**
+ * What /mcp and /mcp/gateway answer to tools/list and tools/call, independent of the SDK so the
+ * session fast path (sessions.ts) and the SDK request handlers (servers.ts) share one
+ * implementation. Both call tools through callTool() and shape results with toMcpResult(), so a
+ * gateway call returns exactly what the direct call returns.
+ */
+import type { ServerContext } from '../context.ts';
+import type { LogEntry } from '../protocol/methods.ts';
+import { callTool, type CallContext } from '../tools/call.ts';
+import { mcpError, toMcpResult, type McpCallResult } from './results.ts';
+
+export type SessionKind = 'full' | 'gateway';
+
+export type LoggingLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
+
+/** What tool handlers need from their session. */
+export interface SessionHooks {
+  readonly id: () => string | undefined;
+  /** Level set by logging/setLevel (undefined = everything). */
+  logLevel?: LoggingLevel;
+  /** Abort signal of the HTTP request that carried a JSON-RPC request (client went away). */
+  httpSignal(requestId: string | number): AbortSignal | undefined;
+}
+
+const LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+export function levelAllowed(min: LoggingLevel | undefined, level: LoggingLevel): boolean {
+  return min === undefined || LEVELS.indexOf(level) >= LEVELS.indexOf(min);
+}
+
+export function logParams(entry: LogEntry): { level: LoggingLevel; logger: string; data: unknown } {
+  return {
+    level: entry.level,
+    logger: entry.plugin,
+    data: entry.data === undefined ? entry.message : { message: entry.message, data: entry.data },
+  };
+}
+
+export const GATEWAY_TOOLS = [
+  {
+    name: 'opentabs_list_tools',
+    description:
+      'List the OpenTabs tools you can call with opentabs_call: name, description, plugin, permission and input schema. ' +
+      'Pass {"plugin": "<name>"} to list one plugin\'s tools ("browser" for built-in browser tools).',
+    inputSchema: {
+      type: 'object' as const,
+      properties: { plugin: { type: 'string', description: 'Only tools of this plugin' } },
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'opentabs_call',
+    description: 'Call an OpenTabs tool by name with its arguments (see opentabs_list_tools for names and input schemas).',
+    inputSchema: {
+      type: 'object' as const,
+      properties: {
+        tool: { type: 'string', description: 'Tool name, e.g. browser_list_tabs or <plugin>_<tool>' },
+        arguments: { type: 'object', description: "Arguments matching the tool's input schema", additionalProperties: true },
+      },
+      required: ['tool'],
+      additionalProperties: false,
+    },
+  },
+];
+
+export const GATEWAY_LIST = { tools: GATEWAY_TOOLS };
+export const GATEWAY_LIST_JSON = JSON.stringify(GATEWAY_TOOLS);
+
+/** The tools/list result for a session kind, already serialized (the `tools` array). */
+export function toolsListJson(ctx: ServerContext, kind: SessionKind): string {
+  return kind === 'full' ? ctx.catalog.current().mcpToolsListJson() : GATEWAY_LIST_JSON;
+}
+
+export interface ToolsCallIO {
+  requestId: string | number;
+  signal: AbortSignal;
+  progressToken?: string | number;
+  /** Send a notification on the request's own stream (absent on the JSON fast path). */
+  sendNotification?: (n: { method: string; params: Record<string, unknown> }) => Promise<void>;
+}
+
+export async function handleToolsCall(
+  ctx: ServerContext,
+  kind: SessionKind,
+  hooks: SessionHooks,
+  name: string,
+  rawArgs: unknown,
+  io: ToolsCallIO,
+): Promise<McpCallResult> {
+  if (kind === 'full') return runCall(ctx, hooks, 'mcp', name, rawArgs, io);
+  const args = (rawArgs ?? {}) as Record<string, unknown>;
+  if (name === 'opentabs_list_tools') {
+    const plugin = args.plugin;
+    if (plugin !== undefined && typeof plugin !== 'string') return mcpError('invalid_arguments', 'Invalid arguments for opentabs_list_tools at /plugin: must be a string.');
+    const catalog = ctx.catalog.current();
+    if (typeof plugin === 'string' && !catalog.byPlugin.has(plugin)) {
+      return mcpError('unknown_plugin', `Unknown plugin "${plugin}". Call opentabs_list_tools without a plugin to see every tool.`);
+    }
+    const tools = catalog.listings(plugin);
+    return { content: [{ type: 'text', text: JSON.stringify(tools) }], structuredContent: { tools }, isError: false };
+  }
+  if (name === 'opentabs_call') {
+    if (typeof args.tool !== 'string' || args.tool === '') {
+      return mcpError('invalid_arguments', 'Invalid arguments for opentabs_call at /tool: is required (a tool name from opentabs_list_tools).');
+    }
+    const inner = args.arguments;
+    if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) {
+      return mcpError('invalid_arguments', 'Invalid arguments for opentabs_call at /arguments: must be an object.');
+    }
+    return runCall(ctx, hooks, 'gateway', args.tool, inner, io);
+  }
+  return mcpError('unknown_tool', `Unknown tool "${name}". The gateway has opentabs_list_tools and opentabs_call.`);
+}
+
+async function runCall(
+  ctx: ServerContext,
+  hooks: SessionHooks,
+  transport: CallContext['transport'],
+  name: string,
+  args: unknown,
+  io: ToolsCallIO,
+): Promise<McpCallResult> {
+  const httpSignal = hooks.httpSignal(io.requestId);
+  const signal = httpSignal && httpSignal !== io.signal ? AbortSignal.any([io.signal, httpSignal]) : io.signal;
+  const call: CallContext = { transport, sessionId: hooks.id(), signal };
+  const send = io.sendNotification;
+  if (send) {
+    const token = io.progressToken;
+    if (token !== undefined) {
+      call.onProgress = (p) => {
+        const params: Record<string, unknown> = { progressToken: token, progress: p.progress };
+        if (p.total !== undefined) params.total = p.total;
+        if (p.message !== undefined) params.message = p.message;
+        void send({ method: 'notifications/progress', params }).catch(() => {});
+      };
+    }
+    call.onLog = (entry) => {
+      if (!levelAllowed(hooks.logLevel, entry.level)) return;
+      void send({ method: 'notifications/message', params: logParams(entry) }).catch(() => {});
+    };
+  }
+  // Without a request stream (JSON fast path), log lines still reach this session: the hub
+  // routes them by dispatch to ctx.mcp.logToSessions(entry, sessionId).
+  return toMcpResult(await callTool(ctx, name, args, call));
+}
