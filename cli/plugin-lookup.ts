@@ -1,43 +1,32 @@
 /**
- * Plugins as the CLI sees them without a server: local folders from config.json and packages
- * installed under <config dir>/plugins, loaded with the server's own loader. Also the coercion of
- * `key=value` strings into setting values per a plugin's configSchema.
+ * Plugins as the CLI sees them without a server (the server's own discovery, read-only), and the
+ * coercion of `key=value` strings into setting values per a plugin's configSchema.
  */
-import { resolve } from 'node:path';
+import { discoverPlugins } from '../server/plugins/discover.ts';
+import type { ConfigField, ConfigSchema, FailedPlugin, LoadedPlugin } from '../server/plugins/types.ts';
 import { readConfigSnapshot } from './settings.ts';
-import { installedPluginDirs } from '../server/plugins/npm.ts';
-import { loadPluginFolder } from '../server/plugins/load.ts';
-import type { ConfigField, ConfigSchema, LoadedPlugin } from '../server/plugins/types.ts';
 import { CliError } from './output.ts';
 
-export interface PluginEntry {
-  path: string;
-  source: 'local' | 'npm';
-  plugin?: LoadedPlugin;
-  name?: string;
-  error?: string;
+export interface PluginScan {
+  plugins: LoadedPlugin[];
+  failed: FailedPlugin[];
+  discoveryErrors: string[];
 }
 
-/** Every plugin folder the server would discover, loaded (or with the reason it cannot load). */
-export async function scanPlugins(configDir: string): Promise<PluginEntry[]> {
-  const local = readConfigSnapshot(configDir).localPlugins.map((p) => resolve(configDir, p));
-  const npm = await installedPluginDirs(configDir);
-  const out: PluginEntry[] = [];
-  for (const [path, source] of [...local.map((p) => [p, 'local'] as const), ...npm.map((p) => [p, 'npm'] as const)]) {
-    const r = await loadPluginFolder(path, source);
-    out.push(r.ok ? { path, source, plugin: r.plugin, name: r.plugin.name } : { path, source, name: r.name, error: r.error });
-  }
-  return out;
+/** What the server would discover (same code), read-only: nothing is created or written. */
+export async function scanPlugins(configDir: string): Promise<PluginScan> {
+  const found = await discoverPlugins(configDir, readConfigSnapshot(configDir).localPlugins);
+  return { plugins: found.plugins.map((p) => p.plugin), failed: found.failed, discoveryErrors: found.errors };
 }
 
-/** The loaded plugin called `name` (local wins over npm, as in discovery). */
+/** The plugin called `name` as discovery resolves it (a local folder wins over npm). */
 export async function findPlugin(configDir: string, name: string): Promise<LoadedPlugin> {
-  const entries = await scanPlugins(configDir);
-  const hit = entries.find((e) => e.plugin?.name === name);
-  if (hit?.plugin) return hit.plugin;
-  const broken = entries.find((e) => e.name === name);
+  const scan = await scanPlugins(configDir);
+  const hit = scan.plugins.find((p) => p.name === name);
+  if (hit) return hit;
+  const broken = scan.failed.find((f) => f.name === name);
   if (broken) throw new CliError(`Plugin "${name}" (${broken.path}) cannot be loaded: ${broken.error}`);
-  const known = entries.map((e) => e.name).filter(Boolean);
+  const known = [...scan.plugins.map((p) => p.name), ...scan.failed.map((f) => f.name ?? f.path)];
   throw new CliError(`No plugin named "${name}" is installed or added.${known.length ? ` Known plugins: ${known.join(', ')}.` : ''} See \`opentabs plugin list\`.`);
 }
 

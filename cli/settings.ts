@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigStore, configPath, defaultConfig, normalizeConfig, type ConfigData } from '../server/state/config.ts';
 import { ensureStateDirs } from '../server/state/paths.ts';
-import { validateSettings } from '../server/plugins/manifest.ts';
+import { configurePlugin } from '../server/plugins/offline.ts';
 import { findPlugin, coerceSetting } from './plugin-lookup.ts';
 import { CliError } from './output.ts';
 import { api, probePort, type Target } from './server-client.ts';
@@ -34,15 +34,12 @@ export async function savePluginSettings(t: Target, plugin: string, settings: Re
     await api(t, 'POST', '/plugin-settings', { body: { plugin, settings } });
     return 'server';
   }
-  const loaded = await findPlugin(t.configDir, plugin);
-  const store = await openConfigForWrite(t.configDir);
-  const merged: Record<string, unknown> = { ...(store.get().pluginSettings[plugin] ?? {}), ...settings };
-  for (const [k, v] of Object.entries(settings)) if (v === null) delete merged[k];
-  const problem = validateSettings(loaded.configSchema, merged);
-  if (problem) throw new CliError(`Invalid settings for ${plugin}: ${problem}`);
-  await store.update((d) => {
-    d.pluginSettings[plugin] = merged;
-  });
+  await ensureStateDirs(t.configDir);
+  try {
+    await configurePlugin(t.configDir, plugin, settings);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
   return 'config';
 }
 

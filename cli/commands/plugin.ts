@@ -5,18 +5,16 @@
  */
 import { resolve } from 'node:path';
 import { ensureStateDirs } from '../../server/state/paths.ts';
-import { installedPluginDirs, npmInstall, npmUninstall } from '../../server/plugins/npm.ts';
+import { installPlugin, uninstallPlugin } from '../../server/plugins/offline.ts';
 import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
-import { loadPluginFolder } from '../../server/plugins/load.ts';
 import { pluginNameFromPackage, resolveSettings } from '../../server/plugins/manifest.ts';
-import { DEFAULT_PLUGIN_PERMISSION } from '../../server/plugins/types.ts';
 import type { BuildResult } from '../../plugins/tooling/index.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, out, printJson, table, usageError } from '../output.ts';
 import { findPlugin, scanPlugins } from '../plugin-lookup.ts';
 import { fetchHealth, resolveTarget } from '../server-client.ts';
-import { openConfigForWrite, parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
+import { parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
 
 const HELP = `Usage: opentabs plugin <command> …
 
@@ -69,32 +67,26 @@ async function list(argv: string[]): Promise<number> {
     for (const f of failed) out(`${c.red('failed')} ${f.name ?? ''} ${f.path}: ${f.error}`);
     return 0;
   }
-  const entries = await scanPlugins(t.configDir);
+  const scan = await scanPlugins(t.configDir);
   if (values.json) {
     printJson({
       running: false,
-      plugins: entries
-        .filter((e) => e.plugin)
-        .map((e) => ({ name: e.plugin!.name, displayName: e.plugin!.displayName, version: e.plugin!.version, source: e.source, path: e.path, tools: e.plugin!.tools.map((x) => x.fullName) })),
-      failedPlugins: entries.filter((e) => !e.plugin).map((e) => ({ name: e.name, path: e.path, error: e.error })),
+      plugins: scan.plugins.map((p) => ({ name: p.name, displayName: p.displayName, version: p.version, source: p.source, path: p.path, tools: p.tools.map((x) => x.fullName) })),
+      failedPlugins: scan.failed,
+      discoveryErrors: scan.discoveryErrors,
     });
     return 0;
   }
   err(c.dim('(server not running: showing plugin folders on disk)'));
-  if (entries.length === 0) {
+  if (scan.plugins.length === 0 && scan.failed.length === 0) {
     out('No plugins. Install one with `opentabs plugin install <name>` or add a folder with `opentabs plugin add <path>`.');
     return 0;
   }
-  out(
-    table(
-      entries.map((e) =>
-        e.plugin
-          ? [e.plugin.name, e.plugin.version, `${e.plugin.tools.length} tools`, e.source, e.path]
-          : [e.name ?? '?', c.red('failed'), e.error ?? '', e.source, e.path],
-      ),
-      ['NAME', 'VERSION', 'TOOLS', 'SOURCE', 'PATH'],
-    ),
-  );
+  if (scan.plugins.length) {
+    out(table(scan.plugins.map((p) => [p.name, p.version, `${p.tools.length} tools`, p.source, p.path]), ['NAME', 'VERSION', 'TOOLS', 'SOURCE', 'PATH']));
+  }
+  for (const f of scan.failed) out(`${c.red('failed')} ${f.name ?? ''} ${f.path}: ${f.error}`);
+  for (const e of scan.discoveryErrors) out(`${c.yellow('note')} ${e}`);
   return 0;
 }
 
@@ -112,33 +104,15 @@ async function install(argv: string[]): Promise<number> {
   // A local tarball/folder path must be absolute for npm running in the prefix dir.
   const raw = positionals[0];
   const spec = /^(\.{1,2}\/|\/|~)/.test(raw) || raw.endsWith('.tgz') ? resolve(raw) : raw;
-  let packageName: string;
+  let r;
   try {
-    packageName = await npmInstall(t.configDir, spec, (line) => err(c.dim(line)));
+    r = await installPlugin(t.configDir, spec, (line) => err(c.dim(line)));
   } catch (e) {
     throw new CliError((e as Error).message);
   }
-  const name = pluginNameFromPackage(packageName);
-  if (!name) {
-    await npmUninstall(t.configDir, packageName).catch(() => {});
-    throw new CliError(`${packageName} is not an OpenTabs plugin: package names must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>. Uninstalled it again.`);
-  }
-  const dir = (await installedPluginDirs(t.configDir)).find((d) => d.endsWith(`/node_modules/${packageName}`));
-  const loaded = dir ? await loadPluginFolder(dir, 'npm') : null;
-  if (!loaded || !loaded.ok) {
-    await npmUninstall(t.configDir, packageName).catch(() => {});
-    throw new CliError(`${packageName} was downloaded but cannot be loaded: ${loaded && !loaded.ok ? loaded.error : 'package folder not found'}. Uninstalled it again.`);
-  }
-  await startAtAsk(t.configDir, name);
   const reloaded = await reloadIfRunning(t);
-  out(`Installed ${packageName} → plugin "${name}" (${loaded.plugin.tools.length} tools, permission ${DEFAULT_PLUGIN_PERMISSION} until you change it).${reloaded ? ' The running server loaded it.' : ''}`);
+  out(`Installed ${r.packageName} → plugin "${r.name}" (${r.tools} tools; they start at 'ask').${reloaded ? ' The running server loaded it.' : ''}`);
   return 0;
-}
-
-/** A newly added/installed plugin starts at `ask`, unless the user already chose for this name. */
-async function startAtAsk(configDir: string, name: string): Promise<void> {
-  const store = await openConfigForWrite(configDir);
-  if (!store.get().permissions[name]?.default) await store.setPluginPermission(name, DEFAULT_PLUGIN_PERMISSION);
 }
 
 async function add(argv: string[]): Promise<number> {
@@ -171,19 +145,26 @@ async function remove(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin remove');
   const t = resolveTarget(values.port, 'plugin remove');
   const name = pluginNameFromPackage(positionals[0]) ?? positionals[0];
-  const entries = await scanPlugins(t.configDir);
-  const matches = entries.filter((e) => e.name === name || e.path === resolve(positionals[0]));
-  if (matches.length === 0) {
-    const known = entries.map((e) => e.name).filter(Boolean);
-    throw new CliError(`No plugin named "${positionals[0]}" is installed or added.${known.length ? ` Known: ${known.join(', ')}.` : ''}`);
-  }
-  for (const m of matches.filter((x) => x.source === 'local')) await removeLocalPlugin(t.configDir, m.path);
-  for (const m of matches.filter((x) => x.source === 'npm')) {
-    const pkg = m.path.split('/node_modules/').pop()!;
-    await npmUninstall(t.configDir, pkg, (line) => err(c.dim(line)));
+  const scan = await scanPlugins(t.configDir);
+  const local = readConfigSnapshot(t.configDir).localPlugins.map((p) => resolve(t.configDir, p));
+  // Local folders by plugin name (loaded or failed with a known name) or by path.
+  const localMatches = local.filter(
+    (path) => path === resolve(positionals[0]) || scan.plugins.some((p) => p.path === path && p.name === name) || scan.failed.some((f) => f.path === path && f.name === name),
+  );
+  const removed: string[] = [];
+  for (const path of localMatches) removed.push(`local folder ${await removeLocalPlugin(t.configDir, path)}`);
+  try {
+    const pkgs = await uninstallPlugin(t.configDir, positionals[0]);
+    removed.push(...pkgs.map((p) => `npm package ${p}`));
+  } catch (e) {
+    if (removed.length === 0) {
+      const known = [...scan.plugins.map((p) => p.name), ...scan.failed.map((f) => f.name).filter(Boolean)];
+      throw new CliError(`No plugin named "${positionals[0]}" is installed or added.${known.length ? ` Known: ${known.join(', ')}.` : ''}`);
+    }
+    if ((e as { code?: string }).code !== 'unknown_plugin') throw new CliError((e as Error).message);
   }
   const reloaded = await reloadIfRunning(t);
-  out(`Removed plugin "${name}" (${matches.map((m) => (m.source === 'local' ? `local folder ${m.path}` : 'npm package')).join(', ')}).${reloaded ? ' The running server unloaded it.' : ''}`);
+  out(`Removed plugin "${name}" (${removed.join(', ')}).${reloaded ? ' The running server unloaded it.' : ''}`);
   return 0;
 }
 
