@@ -75,7 +75,7 @@ describe('testapp adapter in Chromium under a strict CSP', () => {
       return { hash: h.hash, ready: await h.isReady(), sdk: h.sdkVersion };
     }, ADAPTER_REGISTRY_KEY);
     expect(state).toEqual({ hash: 'testhash', ready: true, sdk: '0.1.0' });
-    const registered = await page.evaluate(() => (globalThis as unknown as { __msgs: { type: string }[] }).__msgs.filter((m) => m.type === 'registered'));
+    const registered = await page.evaluate(() => (globalThis as unknown as { __msgs: Record<string, unknown>[] }).__msgs.filter((m) => m.type === 'registered'));
     expect(registered).toEqual([{ type: 'registered', plugin: 'testapp', hash: 'testhash' }]);
   });
 
