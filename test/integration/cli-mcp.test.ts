@@ -41,6 +41,8 @@ afterAll(async () => {
 describe('opentabs mcp (stdio bridge)', () => {
   test('initialize reaches the real server: server info, instructions and capabilities come through', () => {
     expect(client.getServerCapabilities()?.tools).toBeDefined();
+    expect(client.getServerVersion()?.name).toBeTruthy();
+    expect((client.getInstructions() ?? '').length).toBeGreaterThan(0);
     expect(client.getServerCapabilities()?.logging).toBeDefined();
     expect(srv.ctx.mcp.count).toBe(1);
   });

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../harness/server.ts';
 import { FakeExtension } from '../harness/fake-extension.ts';
-import { removeDir, runCli, tempDir } from './cli-support.ts';
+import { MAIN, ROOT, cliEnv, removeDir, runCli, tempDir } from './cli-support.ts';
 
 let root: string;
 let cfg: string;
@@ -260,6 +260,30 @@ describe('audit and logs', () => {
     expect(r.stdout).not.toContain('{"ts"');
     const raw = await cli(['logs', '--json', '-n', '1']);
     expect(() => JSON.parse(raw.stdout.trim())).not.toThrow();
+  });
+
+  test('logs -f follows new lines until stopped', async () => {
+    const proc = Bun.spawn([process.execPath, MAIN, 'logs', '-f', '-n', '1'], { cwd: ROOT, env: cliEnv(cfg), stdout: 'pipe', stderr: 'pipe' });
+    try {
+      const reader = proc.stdout.getReader();
+      let out = '';
+      const readUntil = async (re: RegExp, ms: number) => {
+        const deadline = Date.now() + ms;
+        while (!re.test(out) && Date.now() < deadline) {
+          const r = await Promise.race([reader.read(), Bun.sleep(500).then(() => null)]);
+          if (r && !r.done && r.value) out += new TextDecoder().decode(r.value);
+          if (r?.done) break;
+        }
+        return re.test(out);
+      };
+      // The history line comes first, then a fresh event written after the follower started.
+      expect(await readUntil(/\S/, 15_000)).toBe(true);
+      srv.ctx.log.info('cli_follow_probe', { marker: 'follow-me' });
+      expect(await readUntil(/cli_follow_probe marker=follow-me/, 15_000)).toBe(true);
+    } finally {
+      proc.kill('SIGTERM');
+      await proc.exited;
+    }
   });
 });
 
