@@ -5,7 +5,7 @@
  * needs an npm install inside the plugin.
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES } from '../../server/plugins/manifest.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
@@ -32,6 +32,7 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
   }
   if (RESERVED_PLUGIN_NAMES.includes(name)) throw new PluginBuildError(`name: "${name}" is reserved for built-in tools`);
   const dir = resolve(dirArg ?? name);
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new PluginBuildError(`${dir} exists and is not a folder`);
   if (existsSync(dir) && (await readdir(dir)).length > 0) throw new PluginBuildError(`folder ${dir} already exists and is not empty`);
   const packageName = `opentabs-plugin-${name}`;
   const displayName = o.displayName ?? titleCase(name);

@@ -29,6 +29,8 @@ export class PluginManager {
   private watcher: PluginWatcher;
   /** Discoveries run one at a time; a call made during a run waits for a fresh one. */
   private discovering: Promise<void> = Promise.resolve();
+  /** npm operations on the shared prefix run one at a time. */
+  private npmQueue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly ctx: ServerContext) {
     this.watcher = new PluginWatcher((dir) => void this.onLocalChange(dir), WATCH_POLL_INTERVAL_MS);
@@ -113,7 +115,17 @@ export class PluginManager {
 
   // ------------------------------------------------------------------ install / remove
 
-  async install(spec: string, onProgress?: (line: string) => void): Promise<{ name: string }> {
+  private serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.npmQueue.then(fn, fn);
+    this.npmQueue = p.catch(() => {});
+    return p;
+  }
+
+  install(spec: string, onProgress?: (line: string) => void): Promise<{ name: string }> {
+    return this.serialized(() => this.installNow(spec, onProgress));
+  }
+
+  private async installNow(spec: string, onProgress?: (line: string) => void): Promise<{ name: string }> {
     const { name } = await installPlugin(this.ctx.configDir, spec, onProgress);
     await this.ctx.config.reload();
     await this.discover();
@@ -125,7 +137,11 @@ export class PluginManager {
   }
 
   /** Remove by plugin name (or package name): npm-installed packages are uninstalled, local folders are unlisted. */
-  async remove(nameOrPackage: string): Promise<void> {
+  remove(nameOrPackage: string): Promise<void> {
+    return this.serialized(() => this.removeNow(nameOrPackage));
+  }
+
+  private async removeNow(nameOrPackage: string): Promise<void> {
     const name = pluginNameFromPackage(nameOrPackage) ?? nameOrPackage;
     const loaded = this.plugins.get(name);
     const localMatch = this.localPaths().filter((p) => p === loaded?.path || this.failures.some((f) => f.path === p && f.name === name));
