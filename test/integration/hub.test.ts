@@ -145,6 +145,44 @@ describe('connection replacement and disconnects', () => {
   });
 });
 
+describe('confirmations and large frames', () => {
+  test('a pending confirmation is re-sent to a new connection and can be answered there', async () => {
+    await srv.ctx.config.setToolPermission('browser', 'browser_list_tabs', 'ask');
+    srv.ctx.catalog.rebuild();
+    const a = await FakeExtension.connect(srv.url, srv.secret);
+    let b: FakeExtension | undefined;
+    try {
+      const pending = callRest('browser_list_tabs');
+      const first = await a.waitNext((m) => m.method === 'confirmation.request');
+      b = await FakeExtension.connect(srv.url, srv.secret);
+      const again = await b.waitFor('confirmation.request');
+      expect(again.id).toBe(first.params.id);
+      b.confirm(again.id, 'allow');
+      const res = await pending;
+      expect(res.status).toBe(200);
+    } finally {
+      await b?.close();
+      await a.close();
+      await srv.ctx.config.setToolPermission('browser', 'browser_list_tabs', 'auto');
+      srv.ctx.catalog.rebuild();
+    }
+  });
+
+  test('a 5 MB tool result travels through /ws and REST intact', async () => {
+    const ext = await FakeExtension.connect(srv.url, srv.secret);
+    try {
+      const big = 'x'.repeat(5 * 1024 * 1024);
+      ext.onDispatch('browser_list_tabs', () => ({ value: { big } }));
+      const res = await callRest('browser_list_tabs');
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body.result.big.length).toBe(big.length);
+    } finally {
+      await ext.close();
+    }
+  });
+});
+
 describe('tab state and extension requests', () => {
   test('tab.syncAll and tab.stateChanged update hub.tabsFor', async () => {
     const ext = await FakeExtension.connect(srv.url, srv.secret);

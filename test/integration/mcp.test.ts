@@ -232,6 +232,64 @@ describe('progress, logging, cancellation', () => {
   });
 });
 
+describe('transport paths', () => {
+  const rawHeaders = (sid: string) => ({ ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid });
+
+  test('tools/list answered from the cached payload equals the SDK-served one', async () => {
+    const c = await client();
+    const sid = (c.transport as unknown as { sessionId: string }).sessionId;
+    const fast = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: rawHeaders(sid), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) });
+    expect(fast.headers.get('content-type')).toContain('application/json');
+    const fastBody = await fast.json();
+    // A cursor sends the request through the SDK transport (SSE answer).
+    const sdk = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: rawHeaders(sid), body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 'x' } }) });
+    expect(sdk.headers.get('content-type')).toContain('text/event-stream');
+    const text = await sdk.text();
+    const data = JSON.parse(text.split('\n').find((l) => l.startsWith('data: ') && l.includes('"result"'))!.slice(6));
+    expect(fastBody.result.tools).toEqual(data.result.tools);
+    expect(fastBody.result.tools.length).toBe(srv.ctx.catalog.current().tools.length);
+  });
+
+  test('a client that drops the HTTP request of a tools/call cancels the dispatch', async () => {
+    const c = await client();
+    const sid = (c.transport as unknown as { sessionId: string }).sessionId;
+    ext.onDispatch('notes_slow', hang);
+    const ac = new AbortController();
+    const p = fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: rawHeaders(sid),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'notes_slow', arguments: {} } }),
+      signal: ac.signal,
+    }).catch((e) => e);
+    const d = await ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow');
+    ac.abort();
+    await p;
+    await until(() => ext.cancels.some((x) => x.dispatchId === d.params.dispatchId), 'tool.cancel after HTTP abort');
+  });
+
+  test('a call with a progressToken streams progress and its logs on the request stream', async () => {
+    const a = await client('a');
+    const b = await client('b');
+    const logsA: unknown[] = [];
+    const logsB: unknown[] = [];
+    a.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logsA.push(n.params));
+    b.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logsB.push(n.params));
+    ext.onDispatch('notes_slow', async (_p, api) => {
+      api.progress(1, 2);
+      api.log('warning', 'half way');
+      await Bun.sleep(20);
+      return { value: { done: 1 } };
+    });
+    const seen: number[] = [];
+    const r = await a.callTool({ name: 'notes_slow', arguments: {} }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    expect(r.structuredContent).toEqual({ done: 1 });
+    expect(seen).toEqual([1]);
+    await until(() => logsA.length > 0, 'log on the request stream');
+    expect(logsA[0]).toMatchObject({ level: 'warning', logger: 'notes', data: 'half way' });
+    expect(logsB.length).toBe(0);
+  });
+});
+
 describe('limits', () => {
   test('initialize is rate-limited: 429 with Retry-After: 60', async () => {
     const s = await startPluginServer({ limits: { mcpSessionRate: { max: 2, windowMs: 60_000 } } });
