@@ -181,3 +181,21 @@ describe('dispatch', () => {
     expect(entries.some((e) => !e.success && e.error?.code === 'no_matching_tab')).toBe(true);
   });
 });
+
+describe('server-served tools', () => {
+  test('plugin_list_tabs answers from the hub tab state without the extension', async () => {
+    const { serverToolHandler } = await import('../../server/tools/server-tools.ts');
+    const handler = serverToolHandler('plugin_list_tabs')!;
+    expect(handler).toBeFunction();
+    const tab = { tabId: 3, url: 'http://127.0.0.1/a', title: 'A', ready: true };
+    ext.notify('tab.syncAll', { plugins: { alpha: { state: 'ready', tabs: [tab] } } });
+    await until(() => srv.ctx.hub.tabsFor('alpha').state === 'ready', 'tab state');
+    const all = (await handler(srv.ctx, {})) as { plugins: { plugin: string; state: string; tabs: unknown[] }[] };
+    expect(all.plugins.find((p) => p.plugin === 'alpha')).toMatchObject({ state: 'ready', tabs: [tab] });
+    expect(all.plugins.find((p) => p.plugin === 'beta')).toMatchObject({ state: 'closed', tabs: [] });
+    const one = (await handler(srv.ctx, { plugin: 'beta' })) as { plugins: unknown[] };
+    expect(one.plugins.length).toBe(1);
+    expect(() => handler(srv.ctx, { plugin: 'ghost' })).toThrow('Unknown plugin');
+    expect(serverToolHandler('toString')).toBeUndefined();
+  });
+});
