@@ -17,7 +17,12 @@ if (process.versions.bun) {
 } else {
   const bun = findBun();
   const child = spawn(bun, [entry, ...process.argv.slice(2)], { stdio: 'inherit' });
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  // Ctrl-C in a terminal already reaches the child (same process group): forwarding it too would
+  // make the server see a second SIGINT mid-shutdown. Signals sent to this process alone are passed on.
+  process.on('SIGINT', () => {
+    if (!process.stdin.isTTY) child.kill('SIGINT');
+  });
+  for (const sig of ['SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
   child.on('error', (e) => {
     process.stderr.write(`opentabs: could not run Bun (${bun}): ${e.message}\nInstall Bun (https://bun.sh) or reinstall opentabs so its \`bun\` dependency is present.\n`);
     process.exit(1);
