@@ -10,6 +10,7 @@
  *   - tools/list latency with 100 and 2,000 synthetic plugin tools
  *   - idle RSS of the server process
  * Prints a table and writes bench-results/server-<timestamp>.json.
+ * BENCH_PROFILE=1 also writes a CPU profile (markdown) of the call-path server to bench-results/.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,12 +60,16 @@ interface Child {
   base: string;
 }
 
-async function startChild(plugins: number, toolsEach: number): Promise<Child> {
+/** BENCH_PROFILE=1: the call-path server child writes a markdown CPU profile to bench-results/. */
+const PROFILE = process.env.BENCH_PROFILE === '1';
+
+async function startChild(plugins: number, toolsEach: number, profile = false): Promise<Child> {
   const dir = mkdtempSync(join(tmpdir(), 'opentabs-bench-'));
   const paths = writePlugins(dir, plugins, toolsEach);
   const permissions = Object.fromEntries(paths.map((_, i) => [`bench${i}`, { default: 'auto' }]));
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins: paths, permissions, pluginSettings: {} }));
-  const proc = spawn(process.execPath, [join(import.meta.dir, 'server.ts'), '--child', dir], { stdio: ['pipe', 'pipe', 'inherit'], cwd: ROOT });
+  const profArgs = profile ? ['--cpu-prof-md', `--cpu-prof-dir=${join(ROOT, 'bench-results')}`] : [];
+  const proc = spawn(process.execPath, [...profArgs, join(import.meta.dir, 'server.ts'), '--child', dir], { stdio: ['pipe', 'pipe', 'inherit'], cwd: ROOT });
   const line = await new Promise<string>((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => reject(new Error('server child did not start within 30 s')), 30_000);
@@ -205,7 +210,7 @@ async function main(): Promise<void> {
   const rows: [string, Stats | string][] = [];
 
   // ---- call path: 8 plugins with 1 tool each (+ the built-ins)
-  const calls = await startChild(PLUGINS_FOR_CALLS, 1);
+  const calls = await startChild(PLUGINS_FOR_CALLS, 1, PROFILE);
   let ext: WebSocket | undefined;
   try {
     await Bun.sleep(300);
