@@ -160,7 +160,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
         check: `plugin ${f.name ?? f.path}`,
         status: 'fail',
         detail: `failed to load from ${f.path}: ${f.error}`,
-        fix: `Rebuild it (\`opentabs plugin build ${f.path}\`) or remove it (\`opentabs plugin remove ${f.name ?? '<name>'}\`).`,
+        fix: `Rebuild it (\`opentabs plugin build ${f.path}\`) or remove it (\`opentabs plugin remove ${f.name ?? f.path}\`).`,
       });
     }
     if ((health.failedPlugins ?? []).length === 0) checks.push({ check: 'plugins', status: 'ok', detail: `${health.plugins ?? 0} loaded, none failed` });

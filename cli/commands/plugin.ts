@@ -11,7 +11,7 @@ import { pluginNameFromPackage, resolveSettings } from '../../server/plugins/man
 import type { BuildResult } from '../../plugins/tooling/index.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
-import { CliError, c, err, out, printJson, table, usageError } from '../output.ts';
+import { CliError, c, err, out, plural, printJson, table, usageError } from '../output.ts';
 import { findPlugin, scanPlugins } from '../plugin-lookup.ts';
 import { fetchHealth, resolveTarget } from '../server-client.ts';
 import { parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
@@ -59,7 +59,7 @@ async function list(argv: string[]): Promise<number> {
     if (plugins.length) {
       out(
         table(
-          plugins.map((p) => [p.name, p.displayName ?? '', `${p.toolCount ?? p.tools?.length ?? 0} tools`, p.tabState ?? 'closed', `${(p.tabs ?? []).length} tabs`, p.source ?? '']),
+          plugins.map((p) => [p.name, p.displayName ?? '', plural(p.toolCount ?? p.tools?.length ?? 0, 'tool'), p.tabState ?? 'closed', plural((p.tabs ?? []).length, 'tab'), p.source ?? '']),
           ['NAME', 'DISPLAY NAME', 'TOOLS', 'TAB STATE', 'TABS', 'SOURCE'],
         ),
       );
@@ -83,7 +83,7 @@ async function list(argv: string[]): Promise<number> {
     return 0;
   }
   if (scan.plugins.length) {
-    out(table(scan.plugins.map((p) => [p.name, p.version, `${p.tools.length} tools`, p.source, p.path]), ['NAME', 'VERSION', 'TOOLS', 'SOURCE', 'PATH']));
+    out(table(scan.plugins.map((p) => [p.name, p.version, plural(p.tools.length, 'tool'), p.source, p.path]), ['NAME', 'VERSION', 'TOOLS', 'SOURCE', 'PATH']));
   }
   for (const f of scan.failed) out(`${c.red('failed')} ${f.name ?? ''} ${f.path}: ${f.error}`);
   for (const e of scan.discoveryErrors) out(`${c.yellow('note')} ${e}`);

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, c, out, printJson, table } from '../output.ts';
+import { CliError, c, out, plural, printJson, table } from '../output.ts';
 import { fetchHealth, resolveTarget, type HealthPayload } from '../server-client.ts';
 
 const HELP = `Usage: opentabs status [--json] [--port N]
@@ -81,7 +81,7 @@ function renderStatus(h: HealthPayload, url: string, dir: string): string {
     for (const p of plugins) {
       const tabs = p.tabs ?? [];
       const state = p.tabState === 'ready' ? c.green('ready') : p.tabState === 'unavailable' ? c.yellow('unavailable') : (p.tabState ?? 'closed');
-      rows.push([`  ${p.name}`, `${p.toolCount ?? p.tools?.length ?? 0} tools`, state, `${tabs.length} tab${tabs.length === 1 ? '' : 's'}`, p.source ?? '']);
+      rows.push([`  ${p.name}`, plural(p.toolCount ?? p.tools?.length ?? 0, 'tool'), state, plural(tabs.length, 'tab'), p.source ?? '']);
       for (const tab of tabs) rows.push([`    tab ${tab.tabId}`, tab.ready ? 'ready' : 'not ready', '', tab.title, tab.url]);
     }
     lines.push(table(rows));

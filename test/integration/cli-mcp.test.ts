@@ -84,7 +84,7 @@ describe('opentabs mcp (stdio bridge)', () => {
     expect(set.code).toBe(0);
     await waitFor(() => changed > 0, 15_000, 'tools/list_changed');
     const { tools } = await client.listTools();
-    expect(tools.find((t) => t.name === 'browser_open_tab')?.description.startsWith('[Disabled]')).toBe(true);
+    expect(tools.find((t) => t.name === 'browser_open_tab')?.description?.startsWith('[Disabled]')).toBe(true);
     ext.notify('plugin.log', { entries: [{ plugin: 'demo', level: 'warning', message: 'hello from the page', ts: Date.now() }] });
     await waitFor(() => logs.length > 0, 15_000, 'notifications/message');
     expect(logs[0]).toMatchObject({ logger: 'demo', data: 'hello from the page' });

@@ -187,7 +187,7 @@ describe('plugin', () => {
     expect(tools[0].permission).toBe('ask');
     const text = await cli(['plugin', 'list']);
     expect(text.stdout).toContain('demo');
-    expect(text.stdout).toContain('1 tools');
+    expect(text.stdout).toContain('1 tool ');
   });
 
   test('configure: print settings, set typed values via /plugin-settings, reject bad ones', async () => {
