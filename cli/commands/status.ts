@@ -73,6 +73,12 @@ function renderStatus(h: HealthPayload, url: string, dir: string): string {
       h.skipPermissions ? c.yellow('  · permission prompts skipped') : ''
     }`,
   );
+  const a = h.auditSummary as { totalInvocations?: number; failureCount?: number; last24h?: { total: number; failure: number } } | undefined;
+  if (a && typeof a.totalInvocations === 'number') {
+    lines.push(
+      `${c.bold('Tool calls')}  ${a.totalInvocations} (${a.failureCount ?? 0} failed)${a.last24h ? `; last 24h: ${a.last24h.total} (${a.last24h.failure} failed)` : ''} — \`opentabs audit\``,
+    );
+  }
   const plugins = h.pluginDetails ?? [];
   const failed = h.failedPlugins ?? [];
   lines.push(`${c.bold('Plugins')}     ${plugins.length} loaded${failed.length ? `, ${c.red(`${failed.length} failed`)}` : ''}`);

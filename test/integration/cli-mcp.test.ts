@@ -107,6 +107,24 @@ describe('opentabs mcp (stdio bridge)', () => {
   });
 });
 
+describe('opentabs mcp --gateway', () => {
+  test('bridges to /mcp/gateway: exactly the two meta-tools, and opentabs_call works', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, 'mcp', '--gateway'], env: cliEnv(srv.configDir), cwd: ROOT, stderr: 'pipe' });
+    const c = new Client({ name: 'gw', version: '1.0.0' });
+    try {
+      await c.connect(transport);
+      const { tools } = await c.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['opentabs_call', 'opentabs_list_tools']);
+      ext.onDispatch('browser_list_tabs', () => ({ value: { tabs: [] } }));
+      const r = (await c.callTool({ name: 'opentabs_call', arguments: { tool: 'browser_list_tabs', arguments: {} } })) as { isError?: boolean; structuredContent?: unknown };
+      expect(r.isError).toBeFalsy();
+      expect(r.structuredContent).toEqual({ tabs: [] });
+    } finally {
+      await c.close().catch(() => {});
+    }
+  });
+});
+
 describe('opentabs mcp auto-start', () => {
   test('starts a background server when none runs, then bridges to it', async () => {
     const cfg = join(root, 'auto');
