@@ -86,6 +86,19 @@ describe('cli help and usage', () => {
   });
 });
 
+describe('colour', () => {
+  test('none when piped, FORCE_COLOR turns it on, NO_COLOR always wins', async () => {
+    const args = ['status', '--port', '1'];
+    const piped = await runCli(args, { configDir: cfg, env: { NO_COLOR: undefined } });
+    expect(piped.stdout).toContain('not running');
+    expect(piped.stdout).not.toContain('\x1b[');
+    const forced = await runCli(args, { configDir: cfg, env: { NO_COLOR: undefined, FORCE_COLOR: '1' } });
+    expect(forced.stdout).toContain('\x1b[31mnot running');
+    const both = await runCli(args, { configDir: cfg, env: { NO_COLOR: '1', FORCE_COLOR: '1' } });
+    expect(both.stdout).not.toContain('\x1b[');
+  });
+});
+
 describe('cli without a running server', () => {
   // A port nothing listens on: bind and release one.
   let freePort = 0;
