@@ -95,6 +95,13 @@ async function stopChild(c: Child): Promise<void> {
   rmSync(c.dir, { recursive: true, force: true });
 }
 
+/** CPU time (user + system) the process has used, in ms (from /proc; 10 ms resolution). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // After "pid (comm) ": state is field 3 → index 0; utime field 14 → index 11, stime → 12.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -127,6 +134,8 @@ let pongWaiter: (() => void) | null = null;
 // ---------------------------------------------------------------- clients
 
 interface Stats {
+  /** Server process CPU per call (µs): the server's own cost, independent of client noise. */
+  serverCpuUs?: number;
   p50: number;
   p99: number;
   mean: number;
@@ -206,6 +215,13 @@ function mcpLister(c: Child, headers: Record<string, string>, expectTools: numbe
 }
 
 async function main(): Promise<void> {
+  /** load() on a server child, adding its CPU per call. */
+  const measured = async (c: Child, total: number, conc: number, one: (i: number) => Promise<void>): Promise<Stats> => {
+    const before = cpuMs(c.proc.pid!);
+    const st = await load(total, conc, one);
+    st.serverCpuUs = Math.round(((cpuMs(c.proc.pid!) - before) * 1000) / total);
+    return st;
+  };
   const results: Record<string, unknown> = { date: new Date().toISOString(), bun: Bun.version, cpus: navigator.hardwareConcurrency };
   const rows: [string, Stats | string][] = [];
 
@@ -220,7 +236,7 @@ async function main(): Promise<void> {
 
     const health = () => fetch(`${calls.base}/health`).then((r) => r.text()).then(() => {});
     await load(500, 1, health);
-    rows.push(['HTTP floor: GET /health, 1 in flight', await load(2000, 1, health)]);
+    rows.push(['HTTP floor: GET /health, 1 in flight', await measured(calls, 2000, 1, health)]);
 
     const wsPing = () =>
       new Promise<void>((resolve) => {
@@ -232,12 +248,12 @@ async function main(): Promise<void> {
 
     const rest = restCaller(calls);
     await load(1000, 8, rest); // warm-up (JIT, validators)
-    for (const conc of [1, 8, 32]) rows.push([`REST tools/:name/call, ${conc} in flight`, await load(conc === 1 ? 2000 : 5000, conc, rest)]);
+    for (const conc of [1, 8, 32]) rows.push([`REST tools/:name/call, ${conc} in flight`, await measured(calls, conc === 1 ? 2000 : 5000, conc, rest)]);
 
     const h = await mcpSession(calls);
     const mcp = mcpCaller(calls, h);
     await load(1000, 8, mcp);
-    for (const conc of [1, 8, 32]) rows.push([`MCP tools/call, ${conc} in flight`, await load(conc === 1 ? 2000 : 5000, conc, mcp)]);
+    for (const conc of [1, 8, 32]) rows.push([`MCP tools/call, ${conc} in flight`, await measured(calls, conc === 1 ? 2000 : 5000, conc, mcp)]);
     results.afterLoadRssMb = rssMb(calls.proc.pid!);
   } finally {
     ext?.close();
@@ -254,7 +270,7 @@ async function main(): Promise<void> {
       const h = await mcpSession(c);
       const list = mcpLister(c, h, plugins * each);
       await load(100, 1, list);
-      rows.push([`MCP tools/list, ${plugins * each} plugin tools (${c.tools} total)`, await load(plugins * each > 1000 ? 500 : 2000, 1, list)]);
+      rows.push([`MCP tools/list, ${plugins * each} plugin tools (${c.tools} total)`, await measured(c, plugins * each > 1000 ? 500 : 2000, 1, list)]);
       if (plugins * each > 1000) results.idleRssMb2000Tools = rssMb(c.proc.pid!);
     } finally {
       await stopChild(c);
@@ -264,12 +280,13 @@ async function main(): Promise<void> {
   // ---- print + write
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(`\nOpenTabs server benchmark (bun ${Bun.version}, ${navigator.hardwareConcurrency} cpus)\n`);
-  console.log(`${pad('scenario', 58)} ${pad('p50 ms', 9)} ${pad('p99 ms', 9)} ${pad('calls/s', 9)} n`);
+  console.log(`${pad('scenario', 58)} ${pad('p50 ms', 9)} ${pad('p99 ms', 9)} ${pad('calls/s', 9)} ${pad('srv CPU µs/call', 16)} n`);
   for (const [name, s] of rows) {
     if (typeof s === 'string') console.log(`${pad(name, 58)} ${s}`);
-    else console.log(`${pad(name, 58)} ${pad(String(s.p50), 9)} ${pad(String(s.p99), 9)} ${pad(String(s.callsPerSec), 9)} ${s.n}`);
+    else console.log(`${pad(name, 58)} ${pad(String(s.p50), 9)} ${pad(String(s.p99), 9)} ${pad(String(s.callsPerSec), 9)} ${pad(s.serverCpuUs === undefined ? '-' : String(s.serverCpuUs), 16)} ${s.n}`);
   }
   console.log(`\nidle RSS: ${results.idleRssMb} MB (8 plugins); ${results.idleRssMb2000Tools} MB (2,000 tools); after call load: ${results.afterLoadRssMb} MB`);
+  console.log('srv CPU µs/call = CPU time of the server process during the scenario / calls (the server\'s own cost, HTTP + WS included).');
   console.log('targets: server overhead ≤ 0.3 ms p50 (call p50 minus the HTTP and WS floors), ≥ 5,000 calls/s at 32 in flight over MCP, tools/list ≤ 1 ms @100 and ≤ 5 ms @2,000, idle RSS ≤ 50 MB');
   results.rows = Object.fromEntries(rows);
   const outDir = join(ROOT, 'bench-results');
