@@ -222,7 +222,7 @@ export interface TestPluginTool {
  * Write a minimal plugin folder in the on-disk format (package.json + dist/tools.json +
  * dist/adapter.js) and return its path, for config.json localPlugins.
  */
-export function writeTestPlugin(parent: string, name: string, tools: TestPluginTool[]): string {
+export function writeTestPlugin(parent: string, name: string, tools: TestPluginTool[], configSchema?: Record<string, unknown>): string {
   const dir = join(parent, `plugin-${name}`);
   mkdirSync(join(dir, 'dist'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `opentabs-plugin-${name}`, version: '1.0.0' }));
@@ -236,6 +236,7 @@ export function writeTestPlugin(parent: string, name: string, tools: TestPluginT
       sdkVersion: '0.1.0',
       urlPatterns: ['http://127.0.0.1/*'],
       excludePatterns: [],
+      ...(configSchema ? { configSchema } : {}),
       tools: tools.map((t) => ({
         name: t.name,
         description: t.description ?? `Tool ${t.name}`,
@@ -274,13 +275,13 @@ import type { ServerOptions } from '../../server/context.ts';
  * stop() also removes the temp dir.
  */
 export async function startPluginServer(
-  opts: { plugins?: { name: string; tools: TestPluginTool[] }[]; permissions?: Record<string, unknown>; skipPermissionsInConfig?: boolean } & Partial<ServerOptions> = {},
+  opts: { plugins?: { name: string; tools: TestPluginTool[]; configSchema?: Record<string, unknown> }[]; permissions?: Record<string, unknown>; skipPermissionsInConfig?: boolean } & Partial<ServerOptions> = {},
 ): Promise<TestServer> {
   const { plugins = [], permissions, skipPermissionsInConfig, ...serverOpts } = opts;
   const dir = makeTempConfigDir('opentabs-h2-');
   try {
     const pluginDir = join(dir, 'local-plugins');
-    const paths = plugins.map((p) => writeTestPlugin(pluginDir, p.name, p.tools));
+    const paths = plugins.map((p) => writeTestPlugin(pluginDir, p.name, p.tools, p.configSchema));
     writeTestConfig(dir, { localPlugins: paths, permissions, skipPermissions: skipPermissionsInConfig });
     const srv = await startTestServer({ skipPermissions: false, ...serverOpts, configDir: dir });
     const stop = srv.stop;

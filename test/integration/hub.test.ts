@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../harness/server.ts';
-import { FakeExtension, hang } from '../harness/fake-extension.ts';
+import { FakeExtension, hang, startPluginServer } from '../harness/fake-extension.ts';
 
 let srv: TestServer;
 
@@ -223,6 +223,46 @@ describe('tab state and extension requests', () => {
       expect(perm.error?.data?.code).toBe('unknown_tool');
     } finally {
       await ext.close();
+    }
+  });
+});
+
+describe('plugin requests from the side panel', () => {
+  test('config.setPluginSettings validates, re-syncs and reaches the next dispatch; plugin.remove drops the plugin', async () => {
+    const s = await startPluginServer({
+      plugins: [
+        { name: 'wiki', tools: [{ name: 'page' }], configSchema: { baseUrl: { type: 'url', label: 'Base URL' }, depth: { type: 'number', default: 2 } } },
+        { name: 'temp', tools: [{ name: 'x' }] },
+      ],
+      permissions: { wiki: { default: 'auto' } },
+    });
+    const ext = await FakeExtension.connect(s.url, s.secret);
+    try {
+      const bad = await ext.request('config.setPluginSettings', { plugin: 'wiki', settings: { baseUrl: 'not a url' } });
+      expect(bad.error?.data?.code).toBe('invalid_settings');
+      expect(bad.error?.message).toContain('baseUrl');
+
+      const syncs = ext.sent('sync.full').length;
+      const ok = await ext.request('config.setPluginSettings', { plugin: 'wiki', settings: { baseUrl: 'https://wiki.example.com' } });
+      expect(ok.result).toEqual({ ok: true });
+      for (let i = 0; i < 200 && ext.sent('sync.full').length <= syncs; i++) await Bun.sleep(10);
+      const wiki = ext.sent('sync.full').at(-1)!.params.plugins.find((p: { name: string }) => p.name === 'wiki');
+      expect(wiki.settings).toMatchObject({ baseUrl: 'https://wiki.example.com', depth: 2 });
+
+      ext.onDispatch('wiki_page', (p) => ({ value: { settings: p.settings } }));
+      const res = await fetch(`${s.url}/tools/wiki_page/call`, { method: 'POST', headers: { ...s.auth, 'content-type': 'application/json' }, body: '{}' });
+      expect((await res.json()).result.settings).toMatchObject({ baseUrl: 'https://wiki.example.com', depth: 2 });
+
+      expect(s.ctx.catalog.current().get('temp_x')).toBeDefined();
+      const removed = await ext.request('plugin.remove', { name: 'temp' });
+      expect(removed.result).toEqual({ ok: true });
+      expect(s.ctx.catalog.current().get('temp_x')).toBeUndefined();
+      await ext.waitFor('plugins.changed');
+      const tools = await (await fetch(`${s.url}/tools`, { headers: s.auth })).json();
+      expect(tools.tools.some((t: { plugin: string }) => t.plugin === 'temp')).toBe(false);
+    } finally {
+      await ext.close();
+      await s.stop();
     }
   });
 });
