@@ -80,7 +80,8 @@ export class PluginWatcher {
   status(): WatcherStatus {
     return {
       watchedPlugins: this.watchers.size,
-      pendingPlugins: this.paths.filter((p) => !this.watchers.has(p)).length,
+      // Only meaningful while watching (dev mode); otherwise nothing is pending.
+      pendingPlugins: this.running ? this.paths.filter((p) => !this.watchers.has(p)).length : 0,
       lastPollAt: this.lastPollAt,
       pollDetections: this.pollDetections,
     };

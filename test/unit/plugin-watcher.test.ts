@@ -22,6 +22,7 @@ test('a plugin without dist/ is pending; the poller notices the first build and 
   const w = new PluginWatcher((d) => changes.push(d), 50);
   watchers.push(w);
   w.setPaths([dir]);
+  expect(w.status()).toEqual({ watchedPlugins: 0, pendingPlugins: 0, lastPollAt: null, pollDetections: 0 });
   w.start();
   expect(w.status()).toMatchObject({ watchedPlugins: 0, pendingPlugins: 1, pollDetections: 0 });
   mkdirSync(join(dir, 'dist'));
