@@ -2,7 +2,10 @@
  * CLI without a server: help on every command, usage errors with exit code 2, not-running
  * reports, doctor on a wrongly-moded secret file, config show on an empty config dir.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+
+// Every test spawns CLI processes on a shared machine: room, not a speed assertion.
+setDefaultTimeout(120_000);
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, runCli, tempDir } from './cli-support.ts';

@@ -3,10 +3,13 @@
  * as a command), --background with server.log, detection of a server already running, a port
  * held by another program, stop leaving no process, and a foreground start ended by SIGTERM.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+
+// Every test spawns CLI processes on a shared machine: room, not a speed assertion.
+setDefaultTimeout(120_000);
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAIN, cliEnv, jsonBlocks, killPid, pidAlive, removeDir, runCli, tempDir, waitFor, ROOT } from './cli-support.ts';
+import { MAIN, cliEnv, collect, jsonBlocks, killPid, pidAlive, removeDir, runCli, tempDir, waitFor, ROOT } from './cli-support.ts';
 
 let root: string;
 const started: number[] = [];
@@ -132,27 +135,13 @@ describe('foreground start', () => {
       stderr: 'pipe',
     });
     started.push(proc.pid);
-    let out = '';
-    const reader = proc.stdout.getReader();
-    const decoder = new TextDecoder();
-    const readUntil = async (re: RegExp) => {
-      const deadline = Date.now() + 60_000;
-      while (!re.test(out) && Date.now() < deadline) {
-        const { value, done } = await Promise.race([
-          reader.read(),
-          Bun.sleep(1000).then(() => ({ value: undefined, done: false })),
-        ]);
-        if (done) break;
-        if (value) out += decoder.decode(value);
-      }
-      return re.exec(out);
-    };
-    const m = await readUntil(/listening on (http:\/\/127\.0\.0\.1:(\d+))/);
+    const out = collect(proc.stdout);
+    const m = await out.until(/listening on (http:\/\/127\.0\.0\.1:(\d+))/, 60_000);
     expect(m).not.toBeNull();
     const base = m![1];
     // First run in a fresh dir: config blocks follow the URL.
-    await readUntil(/Show this again/);
-    expect(out).toContain('claude mcp add');
+    expect(await out.until(/Show this again/, 30_000)).not.toBeNull();
+    expect(out.text()).toContain('claude mcp add');
     const secret = JSON.parse(readFileSync(join(cfg, 'extension', 'auth.json'), 'utf8')).secret;
     const h = (await (await fetch(`${base}/health`, { headers: { Authorization: `Bearer ${secret}` } })).json()) as { mode: string };
     expect(h.mode).toBe('dev');

@@ -4,7 +4,10 @@
  * list_changed and logging notifications forwarded, stdout carrying protocol only, re-initialize
  * after the server drops the session, and auto-start of a background server.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+
+// Every test spawns CLI processes on a shared machine: room, not a speed assertion.
+setDefaultTimeout(120_000);
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

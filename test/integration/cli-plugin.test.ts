@@ -3,7 +3,10 @@
  * install script must not run), list, configure (typed values, validation), remove — all on the
  * config dir directly. Also `plugin create` + `plugin build` producing a plugin that loads.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+
+// Every test spawns CLI processes on a shared machine: room, not a speed assertion.
+setDefaultTimeout(120_000);
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, runCli, tempDir } from './cli-support.ts';

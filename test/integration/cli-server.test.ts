@@ -4,12 +4,15 @@
  * add/list/configure/remove with a hand-made plugin folder. The CLI runs as a subprocess and
  * finds the server through <config dir>/server.pid, as a user's shell would.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+
+// Every test spawns CLI processes on a shared machine: room, not a speed assertion.
+setDefaultTimeout(120_000);
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../harness/server.ts';
 import { FakeExtension } from '../harness/fake-extension.ts';
-import { MAIN, ROOT, cliEnv, removeDir, runCli, tempDir } from './cli-support.ts';
+import { MAIN, ROOT, cliEnv, collect, removeDir, runCli, tempDir } from './cli-support.ts';
 
 let root: string;
 let cfg: string;
@@ -265,21 +268,36 @@ describe('audit and logs', () => {
   test('logs -f follows new lines until stopped', async () => {
     const proc = Bun.spawn([process.execPath, MAIN, 'logs', '-f', '-n', '1'], { cwd: ROOT, env: cliEnv(cfg), stdout: 'pipe', stderr: 'pipe' });
     try {
-      const reader = proc.stdout.getReader();
-      let out = '';
-      const readUntil = async (re: RegExp, ms: number) => {
-        const deadline = Date.now() + ms;
-        while (!re.test(out) && Date.now() < deadline) {
-          const r = await Promise.race([reader.read(), Bun.sleep(500).then(() => null)]);
-          if (r && !r.done && r.value) out += new TextDecoder().decode(r.value);
-          if (r?.done) break;
-        }
-        return re.test(out);
-      };
+      const out = collect(proc.stdout);
       // The history line comes first, then a fresh event written after the follower started.
-      expect(await readUntil(/\S/, 15_000)).toBe(true);
+      expect(await out.until(/\S/, 15_000)).not.toBeNull();
       srv.ctx.log.info('cli_follow_probe', { marker: 'follow-me' });
-      expect(await readUntil(/cli_follow_probe marker=follow-me/, 15_000)).toBe(true);
+      expect(await out.until(/cli_follow_probe marker=follow-me/, 15_000)).not.toBeNull();
+    } finally {
+      proc.kill('SIGTERM');
+      await proc.exited;
+    }
+  });
+});
+
+describe('logs -f --plugin', () => {
+  test('prints the plugin\'s own log entries live (MCP logging from the server)', async () => {
+    const before = srv.ctx.mcp.count;
+    const proc = Bun.spawn([process.execPath, MAIN, 'logs', '-f', '--plugin', 'demo'], { cwd: ROOT, env: cliEnv(cfg), stdout: 'pipe', stderr: 'pipe' });
+    try {
+      const out = collect(proc.stdout);
+      const deadline = Date.now() + 20_000;
+      // The follower opens an MCP session; keep emitting until a line shows (its stream may open a bit later).
+      while (!out.text().includes('hello-from-demo') && Date.now() < deadline) {
+        if (srv.ctx.mcp.count > before) {
+          ext!.notify('plugin.log', { entries: [{ plugin: 'demo', level: 'info', message: 'hello-from-demo', ts: Date.now() }] });
+          ext!.notify('plugin.log', { entries: [{ plugin: 'other', level: 'info', message: 'not-for-demo', ts: Date.now() }] });
+        }
+        await out.until(/hello-from-demo/, 300);
+      }
+      expect(out.text()).toContain('[demo]');
+      expect(out.text()).toContain('hello-from-demo');
+      expect(out.text()).not.toContain('not-for-demo');
     } finally {
       proc.kill('SIGTERM');
       await proc.exited;

@@ -3,7 +3,10 @@
  * left untouched, and the generated OpenCode plugin file — it type-checks against
  * @opencode-ai/plugin, loads in Bun, and its hooks behave against a real server.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+
+// Every test spawns CLI processes on a shared machine: room, not a speed assertion.
+setDefaultTimeout(120_000);
 import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../harness/server.ts';

@@ -120,3 +120,29 @@ export async function killPid(pid: number): Promise<void> {
     } catch {}
   }
 }
+
+/** Collects a child's output stream in the background; `until` waits (bounded) for a pattern. */
+export function collect(stream: ReadableStream<Uint8Array>): { text(): string; until(re: RegExp, timeoutMs: number): Promise<RegExpExecArray | null> } {
+  let buf = '';
+  const decoder = new TextDecoder();
+  void (async () => {
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+      }
+    } catch {
+      // The child went away; keep what we have.
+    }
+  })();
+  return {
+    text: () => buf,
+    async until(re, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (!re.test(buf) && Date.now() < deadline) await Bun.sleep(25);
+      return re.exec(buf);
+    },
+  };
+}
