@@ -60,16 +60,20 @@ describe('opentabs mcp (stdio bridge)', () => {
   });
 
   test('progress notifications reach the stdio client', async () => {
+    // Gaps between progress and result: the test is about forwarding, not about the server's
+    // ordering of a notification sent in the same instant as the result.
     ext.onDispatch('browser_list_tabs', async (_p, api) => {
       api.progress(1, 2, 'half way');
-      await Bun.sleep(20);
+      await Bun.sleep(100);
       api.progress(2, 2, 'done');
+      await Bun.sleep(100);
       return { value: { tabs: [] } };
     });
     const seen: Array<{ progress: number; message?: string }> = [];
     await client.callTool({ name: 'browser_list_tabs', arguments: {} }, undefined, { onprogress: (p) => seen.push(p) });
     expect(seen.map((p) => p.progress)).toEqual([1, 2]);
     expect(seen[0].message).toBe('half way');
+    expect(seen[1].message).toBe('done');
   });
 
   test('notifications/tools/list_changed and logging messages are forwarded', async () => {
