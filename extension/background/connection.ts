@@ -1,188 +1,223 @@
 /**
- * The WebSocket to the server, held by the service worker itself.
- *
- * Bootstrap: read auth.json and server.json from the extension's own folder (the server writes
- * them there), GET /ws-info with the bearer secret, then open the socket with subprotocols
- * ['opentabs', secret]. Each failure gets its own state so the side panel can say whether the
- * server is not running or refused the secret. Reconnects forever with backoff capped at
- * RECONNECT_MAX_DELAY_MS; a connection replaced by another one (close 4001) waits until the
- * server reports the slot free instead of fighting the newer connection.
+ * The service worker's WebSocket to the server. Bootstrap reads auth.json and server.json from the
+ * extension's own folder (the server writes both), asks /ws-info with the bearer token, then opens
+ * /ws with subprotocols ['opentabs', secret]. Reconnects forever with backoff capped at
+ * RECONNECT_MAX_DELAY_MS; sends a ping every KEEPALIVE_INTERVAL_MS (activity also keeps the MV3
+ * worker alive). The socket lives in the worker itself; when Chrome restarts the worker, the
+ * alarm in main.ts starts a fresh connection.
  */
 import { KEEPALIVE_INTERVAL_MS, RECONNECT_MAX_DELAY_MS } from '../../server/limits.ts';
-import { parseFrame, notification, request as rpcRequest, result as rpcResult, error as rpcError, RpcErrorCode, type RpcId } from '../../server/protocol/jsonrpc.ts';
-import type { ExtensionMethod, ExtensionParams, ExtensionResult } from '../../server/protocol/methods.ts';
-import { store } from './state.ts';
-import { ToolFailure } from '../shared/errors.ts';
+import { error as rpcError, notification, parseFrame, request, result as rpcResult, RpcErrorCode, type RpcId } from '../../server/protocol/jsonrpc.ts';
+import { ServerToExtension, validateParams, type ExtensionMethod, type ExtensionParams, type ExtensionResult } from '../../server/protocol/methods.ts';
+import { toToolError } from '../shared/tool-error.ts';
 
-/** Close code the server sends to a connection replaced by a newer one (server/hub/hub.ts). */
+/** Close code the hub uses for a connection replaced by a newer one (server/hub/hub.ts). */
 const CLOSE_REPLACED = 4001;
-const REQUEST_TIMEOUT_MS = 15_000;
 const FIRST_RETRY_MS = 250;
+/** While another connection holds the server, check /health this often before taking over. */
+const REPLACED_POLL_MS = 2_000;
+const REQUEST_TIMEOUT_MS = 30_000;
 
-export interface ConnectionHandlers {
-  onOpen(): void;
-  onRequest(method: string, params: unknown): Promise<unknown>;
-  onNotification(method: string, params: unknown): void;
+export type DisconnectReason = 'server_not_running' | 'auth_failed' | 'no_secret' | 'replaced' | 'closed';
+
+export interface ConnectionState {
+  status: 'connecting' | 'connected' | 'disconnected';
+  reason?: DisconnectReason;
+  /** Human text for the side panel. */
+  detail?: string;
+  port?: number;
+  since: number;
+  attempts: number;
 }
 
-async function readOwnJson(file: string): Promise<Record<string, unknown> | null> {
+export type ServerHandler = (method: string, params: unknown) => unknown | Promise<unknown>;
+
+async function readOwnJson<T>(file: string): Promise<T | null> {
   try {
-    const r = await fetch(chrome.runtime.getURL(file), { cache: 'no-store' });
-    if (!r.ok) return null;
-    return (await r.json()) as Record<string, unknown>;
+    const res = await fetch(chrome.runtime.getURL(file), { cache: 'no-store' });
+    if (!res.ok) return null;
+    return (await res.json()) as T;
   } catch {
     return null;
   }
 }
 
-export class MethodNotFound extends Error {}
-
 export class Connection {
+  state: ConnectionState = { status: 'connecting', since: Date.now(), attempts: 0 };
   private ws: WebSocket | null = null;
-  private gen = 0;
-  private attempts = 0;
-  private retryTimer: ReturnType<typeof setTimeout> | undefined;
-  private keepalive: ReturnType<typeof setInterval> | undefined;
-  private connecting = false;
   private nextId = 1;
-  private pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: ReturnType<typeof setTimeout> }>();
-  private base = '';
-  private secret = '';
+  private pending = new Map<RpcId, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> }>();
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private keepalive: ReturnType<typeof setInterval> | null = null;
+  private delay = FIRST_RETRY_MS;
+  private connecting = false;
+  private stateListeners = new Set<(s: ConnectionState) => void>();
+  private openListeners = new Set<() => void>();
 
-  constructor(private readonly handlers: ConnectionHandlers) {}
+  constructor(private readonly handle: ServerHandler) {}
 
-  get open(): boolean {
-    return this.ws?.readyState === WebSocket.OPEN;
+  get connected(): boolean {
+    return this.ws !== null && this.ws.readyState === WebSocket.OPEN;
   }
 
-  /** Connect unless connected or already trying (alarms and wake-ups call this freely). */
-  ensure(): void {
-    if (this.ws || this.connecting || this.retryTimer) return;
-    void this.connect();
+  onState(cb: (s: ConnectionState) => void): void {
+    this.stateListeners.add(cb);
+  }
+  onOpen(cb: () => void): void {
+    this.openListeners.add(cb);
   }
 
-  /** Drop the current socket and connect again now (side panel "Reconnect"). */
-  reconnectNow(): void {
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    this.attempts = 0;
-    const ws = this.ws;
-    this.ws = null;
-    this.gen++;
-    clearInterval(this.keepalive);
-    try {
-      ws?.close(1000, 'reconnecting');
-    } catch {}
-    this.connecting = false;
-    void this.connect();
+  private setState(patch: Partial<ConnectionState>): void {
+    const changed = patch.status !== this.state.status || patch.reason !== this.state.reason;
+    this.state = { ...this.state, ...patch, since: changed ? Date.now() : this.state.since };
+    for (const cb of this.stateListeners) cb(this.state);
   }
 
-  private schedule(delayMs: number, what: () => void): void {
-    clearTimeout(this.retryTimer);
+  /** Connect now unless a socket is open or an attempt is running. */
+  ensureConnected(): void {
+    if (this.connected || this.connecting) return;
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+    }
+    void this.connectOnce();
+  }
+
+  private schedule(ms: number): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      what();
-    }, delayMs);
+      this.retryTimer = null;
+      void this.connectOnce();
+    }, ms);
   }
 
-  private retry(): void {
-    const delay = Math.min(RECONNECT_MAX_DELAY_MS, FIRST_RETRY_MS * 2 ** this.attempts++);
-    this.schedule(delay, () => void this.connect());
+  private fail(reason: DisconnectReason, detail: string, port?: number): void {
+    this.setState({ status: 'disconnected', reason, detail, port, attempts: this.state.attempts + 1 });
+    this.schedule(this.delay);
+    this.delay = Math.min(this.delay * 2, RECONNECT_MAX_DELAY_MS);
   }
 
-  private async connect(): Promise<void> {
-    if (this.connecting) return;
+  private async connectOnce(): Promise<void> {
+    if (this.connected || this.connecting) return;
     this.connecting = true;
-    const gen = ++this.gen;
     try {
-      const auth = await readOwnJson('auth.json');
-      const server = await readOwnJson('server.json');
-      const port = Number(server?.port);
-      if (!auth || typeof auth.secret !== 'string' || !Number.isInteger(port) || port <= 0) {
-        store.setConnection('not_installed', 'auth.json or server.json is missing from the extension folder: run `opentabs start`, then reload the extension from <config dir>/extension');
-        return this.retry();
+      const auth = await readOwnJson<{ secret?: string }>('auth.json');
+      const info = await readOwnJson<{ port?: number }>('server.json');
+      if (!info || typeof info.port !== 'number') {
+        return this.fail('server_not_running', 'server.json not found in the extension folder: run `opentabs start`');
       }
-      this.secret = auth.secret;
-      this.base = `http://127.0.0.1:${port}`;
-      let res: Response;
+      const port = info.port;
+      const secret = auth?.secret;
+      if (!secret) return this.fail('no_secret', 'auth.json not found in the extension folder: run `opentabs start`', port);
+      const base = `http://127.0.0.1:${port}`;
+      let wsUrl: string;
       try {
-        res = await fetch(`${this.base}/ws-info`, { headers: { Authorization: `Bearer ${this.secret}` }, cache: 'no-store' });
-      } catch {
-        store.setConnection('server_not_running', `No OpenTabs server answers on 127.0.0.1:${port}: run \`opentabs start\``, port);
-        return this.retry();
-      }
-      if (res.status === 401) {
-        store.setConnection('auth_failed', 'The server refused the secret in auth.json (was it rotated? reload the extension)', port);
-        return this.retry();
-      }
-      if (!res.ok) {
-        store.setConnection('disconnected', `GET /ws-info answered ${res.status}`, port);
-        return this.retry();
-      }
-      const { wsUrl } = (await res.json()) as { wsUrl: string };
-      if (gen !== this.gen) return;
-      const ws = new WebSocket(wsUrl, ['opentabs', this.secret]);
-      this.ws = ws;
-      ws.onopen = () => {
-        if (gen !== this.gen) return;
-        this.attempts = 0;
-        store.setConnection('connected', undefined, port);
-        clearInterval(this.keepalive);
-        this.keepalive = setInterval(() => this.notify('ping', {}), KEEPALIVE_INTERVAL_MS);
-        this.handlers.onOpen();
-      };
-      ws.onmessage = (e) => {
-        if (gen === this.gen) this.onFrame(String(e.data));
-      };
-      ws.onclose = (e) => {
-        if (gen !== this.gen) return;
-        this.ws = null;
-        clearInterval(this.keepalive);
-        this.failPending('The connection to the OpenTabs server closed');
-        if (e.code === CLOSE_REPLACED) {
-          store.setConnection('replaced', 'Another extension connection replaced this one; reconnecting when it goes away', port);
-          this.waitForFreeSlot(gen);
-        } else {
-          store.setConnection('server_not_running', `The server on 127.0.0.1:${port} closed the connection (${e.code}${e.reason ? `: ${e.reason}` : ''}); retrying`, port);
-          this.retry();
+        const res = await fetch(`${base}/ws-info`, { headers: { authorization: `Bearer ${secret}` }, cache: 'no-store' });
+        if (res.status === 401) {
+          return this.fail('auth_failed', 'The server refused the secret in auth.json (rotated?). Reload the extension.', port);
         }
-      };
+        if (!res.ok) return this.fail('server_not_running', `GET /ws-info answered ${res.status}`, port);
+        wsUrl = ((await res.json()) as { wsUrl: string }).wsUrl;
+      } catch {
+        return this.fail('server_not_running', `No OpenTabs server on 127.0.0.1:${port}: run \`opentabs start\``, port);
+      }
+      this.setState({ status: 'connecting', port });
+      await this.open(wsUrl, secret, port);
     } finally {
       this.connecting = false;
     }
   }
 
-  /** After being replaced: poll /health and reconnect once no extension holds the connection. */
-  private waitForFreeSlot(gen: number): void {
-    this.schedule(RECONNECT_MAX_DELAY_MS, async () => {
-      if (gen !== this.gen) return;
+  private open(wsUrl: string, secret: string, port: number): Promise<void> {
+    return new Promise((resolveOpen) => {
+      let ws: WebSocket;
       try {
-        const r = await fetch(`${this.base}/health`, { headers: { Authorization: `Bearer ${this.secret}` }, cache: 'no-store' });
-        const h = (await r.json()) as { extensionConnected?: boolean };
-        if (h.extensionConnected === false) return void this.connect();
-      } catch {
-        return void this.connect(); // server gone: the normal reconnect path reports it
+        ws = new WebSocket(wsUrl, ['opentabs', secret]);
+      } catch (err) {
+        this.fail('server_not_running', `WebSocket failed: ${(err as Error).message}`, port);
+        return resolveOpen();
       }
-      this.waitForFreeSlot(gen);
+      this.ws = ws;
+      let opened = false;
+      ws.onopen = () => {
+        opened = true;
+        this.delay = FIRST_RETRY_MS;
+        this.setState({ status: 'connected', reason: undefined, detail: undefined, port, attempts: 0 });
+        this.keepalive = setInterval(() => this.notify('ping', {}), KEEPALIVE_INTERVAL_MS);
+        for (const cb of this.openListeners) cb();
+        resolveOpen();
+      };
+      ws.onmessage = (ev) => void this.onFrame(typeof ev.data === 'string' ? ev.data : '');
+      ws.onclose = (ev) => {
+        if (this.ws === ws) this.ws = null;
+        if (this.keepalive) clearInterval(this.keepalive);
+        this.keepalive = null;
+        for (const [id, p] of this.pending) {
+          clearTimeout(p.timer);
+          p.reject(new Error('Disconnected from the OpenTabs server'));
+          this.pending.delete(id);
+        }
+        if (ev.code === CLOSE_REPLACED) {
+          this.setState({ status: 'disconnected', reason: 'replaced', detail: 'Another browser connected to the server; this one waits until it leaves.', port });
+          void this.waitUntilFree(port, secret);
+        } else {
+          this.fail(opened ? 'closed' : 'server_not_running', opened ? `Connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''}); reconnecting` : 'The WebSocket could not be opened', port);
+        }
+        resolveOpen();
+      };
     });
   }
 
-  private failPending(message: string): void {
-    for (const [id, p] of this.pending) {
+  /** After being replaced, take the server back only once the other connection is gone (no tug of war). */
+  private async waitUntilFree(port: number, secret: string): Promise<void> {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/health`, { headers: { authorization: `Bearer ${secret}` }, cache: 'no-store' });
+      const health = (await res.json()) as { extensionConnected?: boolean };
+      if (health.extensionConnected) {
+        if (this.retryTimer) clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = null;
+          void this.waitUntilFree(port, secret);
+        }, REPLACED_POLL_MS);
+        return;
+      }
+    } catch {}
+    this.schedule(0);
+  }
+
+  private async onFrame(raw: string): Promise<void> {
+    const msg = parseFrame(raw);
+    if (msg.kind === 'response') {
+      const r = msg.msg;
+      const p = this.pending.get(r.id as RpcId);
+      if (!p) return;
+      this.pending.delete(r.id as RpcId);
       clearTimeout(p.timer);
-      p.reject(new Error(message));
-      this.pending.delete(id);
+      if ('error' in r) p.reject(Object.assign(new Error(r.error.message), { data: r.error.data }));
+      else p.resolve(r.result);
+      return;
+    }
+    if (msg.kind === 'invalid') return;
+    const { method, params } = msg.msg;
+    const id = msg.kind === 'request' ? msg.msg.id : null;
+    const valid = validateParams(ServerToExtension as never, method, params);
+    if (!valid.ok) {
+      if (id !== null) this.send(rpcError(id, method in ServerToExtension ? RpcErrorCode.InvalidParams : RpcErrorCode.MethodNotFound, valid.message));
+      return;
+    }
+    try {
+      const value = await this.handle(method, valid.value);
+      if (id !== null) this.send(rpcResult(id, value));
+    } catch (err) {
+      const te = toToolError(err);
+      if (id !== null) this.send(rpcError(id, RpcErrorCode.ToolError, te.message, te.data()));
     }
   }
 
-  send(frame: string): boolean {
-    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
-    try {
-      this.ws.send(frame);
-      return true;
-    } catch {
-      return false;
-    }
+  private send(frame: string): boolean {
+    if (!this.connected) return false;
+    this.ws!.send(frame);
+    return true;
   }
 
   notify<M extends ExtensionMethod>(method: M, params: ExtensionParams<M>): boolean {
@@ -190,53 +225,15 @@ export class Connection {
   }
 
   request<M extends ExtensionMethod>(method: M, params: ExtensionParams<M>, timeoutMs = REQUEST_TIMEOUT_MS): Promise<ExtensionResult<M>> {
-    if (!this.open) return Promise.reject(new Error('Not connected to the OpenTabs server'));
-    const id = this.nextId++;
+    if (!this.connected) return Promise.reject(new Error('Not connected to the OpenTabs server'));
+    const id = `x${this.nextId++}`;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`The server did not answer ${method} in time`));
+        reject(new Error(`${method} timed out`));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-      this.send(rpcRequest(id, method, params));
+      this.send(request(id, method, params));
     });
-  }
-
-  private onFrame(text: string): void {
-    const frame = parseFrame(text);
-    switch (frame.kind) {
-      case 'response': {
-        const p = typeof frame.msg.id === 'number' ? this.pending.get(frame.msg.id) : undefined;
-        if (!p) return;
-        this.pending.delete(frame.msg.id as number);
-        clearTimeout(p.timer);
-        if ('error' in frame.msg) p.reject(new Error(frame.msg.error.message));
-        else p.resolve(frame.msg.result);
-        return;
-      }
-      case 'notification':
-        try {
-          this.handlers.onNotification(frame.msg.method, frame.msg.params);
-        } catch (err) {
-          store.log('error', `handling ${frame.msg.method}: ${(err as Error).message}`);
-        }
-        return;
-      case 'request':
-        void this.answer(frame.msg.id, frame.msg.method, frame.msg.params);
-        return;
-      case 'invalid':
-        store.log('warn', `malformed frame from the server: ${frame.error.message}`);
-    }
-  }
-
-  private async answer(id: RpcId, method: string, params: unknown): Promise<void> {
-    try {
-      const value = await this.handlers.onRequest(method, params);
-      this.send(rpcResult(id, value));
-    } catch (err) {
-      if (err instanceof ToolFailure) this.send(rpcError(id, RpcErrorCode.ToolError, err.message, err.data));
-      else if (err instanceof MethodNotFound) this.send(rpcError(id, RpcErrorCode.MethodNotFound, err.message));
-      else this.send(rpcError(id, RpcErrorCode.ToolError, (err as Error)?.message ?? String(err), { code: 'internal', category: 'internal' }));
-    }
   }
 }

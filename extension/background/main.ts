@@ -1,259 +1,223 @@
 /**
- * The service worker: wires the server connection, plugin tabs, built-in tools and the side
- * panel together. Every Chrome event listener is registered synchronously at the top level so a
- * worker Chrome restarted for an event receives it.
+ * The service worker: one Connection to the server, the PluginRuntime for plugin tabs, the
+ * built-in tools, and the relay for the side panel. Everything is registered synchronously at the
+ * top level so Chrome delivers events that woke the worker.
  */
-import * as v from 'valibot';
-import { ServerToExtension, type ServerParams, type DispatchResult } from '../../server/protocol/methods.ts';
-import { BROWSER_PLUGIN } from '../../server/tools/browser-catalog.ts';
-import { Connection, MethodNotFound } from './connection.ts';
-import { PluginTabs } from './plugin-tabs.ts';
-import { store } from './state.ts';
+import type { ConfigState, ServerParams } from '../../server/protocol/methods.ts';
+import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type PendingConfirmation, type WorkerToPanel } from '../shared/panel-protocol.ts';
+import { ToolError } from '../shared/tool-error.ts';
 import { TOOL_HANDLERS } from '../tools/index.ts';
-import { ToolFailure, toFailure } from '../shared/errors.ts';
-import { RELAYED_METHODS, SIDEPANEL_PORT_NAME, type PanelToWorker, type WorkerToPanel } from '../shared/sidepanel-messages.ts';
+import { Connection } from './connection.ts';
+import { PluginRuntime } from './plugins.ts';
 
-const KEEPALIVE_ALARM = 'opentabs-keepalive';
+const VERSION = chrome.runtime.getManifest().version;
+const WAKE_ALARM = 'opentabs-wake';
+/** config.* and plugin.* requests may be relayed from the panel; nothing else. */
+const PANEL_METHODS = /^(config\.(getState|setToolPermission|setPluginPermission|setSkipPermissions|setPluginSettings)|plugin\.(search|install|updateFromRegistry|remove|checkUpdates|removeBySpecifier)|folder\.open)$/;
 
-const restored = store.restore();
-const conn: Connection = new Connection({
-  onOpen: () => void onOpen(),
-  onRequest: (m, p) => restored.then(() => onRequest(m, p)),
-  onNotification: (m, p) => void restored.then(() => onNotification(m, p)),
-});
-const tabs = new PluginTabs(conn);
-const builtinCalls = new Map<string, AbortController>();
+let pending: PendingConfirmation[] = [];
+let config: ConfigState | null = null;
+let configError: string | null = null;
+const running = new Map<string, { dispatchId: string; tool: string; plugin: string }>();
 const panels = new Set<chrome.runtime.Port>();
 
-// ------------------------------------------------------------------ server messages
+const conn = new Connection(handleServer);
+const plugins = new PluginRuntime(conn);
+const env = { conn, plugins, version: VERSION };
 
-function checked<M extends keyof typeof ServerToExtension>(method: M, params: unknown): ServerParams<M> {
-  const r = v.safeParse(ServerToExtension[method].params as v.GenericSchema, params);
-  if (!r.success) throw new ToolFailure('invalid_arguments', `Invalid ${method} params: ${r.issues[0].message}`, { category: 'validation' });
-  return r.output as ServerParams<M>;
-}
-
-async function onOpen(): Promise<void> {
-  await restored;
-  await tabs.recompute(true);
-  void refreshConfigState();
-}
-
-async function onRequest(method: string, params: unknown): Promise<unknown> {
-  switch (method) {
-    case 'tool.dispatch':
-      return dispatch(checked('tool.dispatch', params));
-    case 'plugin.uninstall': {
-      const { name } = checked('plugin.uninstall', params);
-      store.plugins.delete(name);
-      await tabs.removePlugin(name);
-      void store.persist();
-      return { ok: true };
-    }
-    default:
-      throw new MethodNotFound(`Method not found: ${method}`);
-  }
-}
-
-function onNotification(method: string, params: unknown): void {
+async function handleServer(method: string, params: unknown): Promise<unknown> {
   switch (method) {
     case 'sync.full': {
-      const p = checked('sync.full', params);
-      store.plugins = new Map(p.plugins.map((x) => [x.name, x]));
-      store.browserTools = p.browserTools;
-      store.serverVersion = p.serverVersion;
-      store.changed();
-      void store.persist();
-      void tabs.injectAll().then(() => tabs.recompute(false));
-      void refreshConfigState();
+      const p = params as ServerParams<'sync.full'>;
+      plugins.setAll(p.plugins);
+      void refreshConfig();
       return;
     }
-    case 'plugin.update': {
-      const { plugin } = checked('plugin.update', params);
-      store.plugins.set(plugin.name, plugin);
-      store.changed();
-      void store.persist();
-      void tabs.injectAll(plugin.name);
+    case 'plugin.update':
+      plugins.update((params as ServerParams<'plugin.update'>).plugin);
+      void refreshConfig();
       return;
-    }
+    case 'plugin.uninstall':
+      await plugins.uninstall((params as ServerParams<'plugin.uninstall'>).name);
+      void refreshConfig();
+      return { ok: true };
     case 'plugins.changed':
-      void refreshConfigState();
+      void refreshConfig();
       return;
+    case 'tool.dispatch': {
+      const p = params as ServerParams<'tool.dispatch'>;
+      if (p.plugin === 'browser') {
+        const handler = TOOL_HANDLERS[p.tool];
+        if (!handler) throw new ToolError('unknown_tool', `This extension version does not implement ${p.tool}; update the extension`, { category: 'not_found' });
+        return handler(p.input, env);
+      }
+      return plugins.dispatch(p);
+    }
     case 'tool.cancel': {
-      const { dispatchId, reason } = checked('tool.cancel', params);
-      builtinCalls.get(dispatchId)?.abort(new Error(reason));
-      tabs.cancel(dispatchId, reason);
+      const p = params as ServerParams<'tool.cancel'>;
+      plugins.cancel(p.dispatchId, p.reason);
       return;
     }
     case 'tool.invocationStart': {
-      const p = checked('tool.invocationStart', params);
-      store.invocations.set(p.dispatchId, p);
-      store.changed();
+      const p = params as ServerParams<'tool.invocationStart'>;
+      running.set(p.dispatchId, { dispatchId: p.dispatchId, tool: p.tool, plugin: p.plugin });
+      pushState();
       return;
     }
-    case 'tool.invocationEnd': {
-      const p = checked('tool.invocationEnd', params);
-      store.invocations.delete(p.dispatchId);
-      store.changed();
+    case 'tool.invocationEnd':
+      running.delete((params as ServerParams<'tool.invocationEnd'>).dispatchId);
+      pushState();
       return;
-    }
     case 'confirmation.request': {
-      const p = checked('confirmation.request', params);
-      store.pending.set(p.id, p);
-      pendingChanged();
+      const p = params as ServerParams<'confirmation.request'>;
+      pending = [...pending.filter((c) => c.id !== p.id), p];
+      savePending();
       return;
     }
-    case 'confirmation.resolved': {
-      const p = checked('confirmation.resolved', params);
-      store.pending.delete(p.id);
-      pendingChanged();
+    case 'confirmation.resolved':
+      pending = pending.filter((c) => c.id !== (params as ServerParams<'confirmation.resolved'>).id);
+      savePending();
       return;
-    }
     case 'extension.reload':
-      chrome.runtime.reload();
+      // Let the notification's socket frame settle, then reload (the new worker reconnects).
+      setTimeout(() => chrome.runtime.reload(), 50);
       return;
     case 'pong':
       return;
-    default:
-      store.log('warn', `unknown notification ${method}`);
   }
 }
 
-async function dispatch(p: ServerParams<'tool.dispatch'>): Promise<DispatchResult> {
-  if (p.plugin !== BROWSER_PLUGIN) return tabs.dispatch(p);
-  const handler = TOOL_HANDLERS[p.tool];
-  if (!handler) throw new ToolFailure('unknown_tool', `This extension version does not implement ${p.tool}; update the extension.`, { category: 'not_found' });
-  const ac = new AbortController();
-  builtinCalls.set(p.dispatchId, ac);
-  try {
-    return await handler(p.input, { signal: ac.signal, extensionState });
-  } catch (err) {
-    throw toFailure(err);
-  } finally {
-    builtinCalls.delete(p.dispatchId);
-  }
-}
+// ------------------------------------------------------------------ panel state
 
-async function extensionState(): Promise<Record<string, unknown>> {
-  const snaps = await tabs.snapshots();
+function panelState(): PanelState {
   return {
-    extensionVersion: chrome.runtime.getManifest().version,
-    extensionId: chrome.runtime.id,
-    connection: store.connection,
-    serverVersion: store.serverVersion,
-    plugins: [...store.plugins.values()].map((p) => ({
-      name: p.name,
-      displayName: p.displayName,
-      version: p.version,
-      adapterHash: p.adapterHash,
-      tabState: snaps[p.name]?.state ?? 'closed',
-      tabs: snaps[p.name]?.tabs ?? [],
-    })),
-    adapters: tabs.adapterSummary(),
-    pendingConfirmations: store.pending.size,
-    browserTools: store.browserTools.length,
-    recentLogs: store.logs.slice(-20),
+    connection: conn.state,
+    plugins: [...plugins.plugins.values()].map((p) => ({ ...p, tabState: plugins.tabStateOf(p.name) ?? 'closed' })),
+    pending,
+    config,
+    configError,
+    running: [...running.values()],
   };
 }
 
-async function refreshConfigState(): Promise<void> {
-  if (!conn.open) return;
+let pushQueued = false;
+function pushState(): void {
+  if (pushQueued) return;
+  pushQueued = true;
+  queueMicrotask(() => {
+    pushQueued = false;
+    const msg: WorkerToPanel = { type: 'state', state: panelState() };
+    for (const port of panels) {
+      try {
+        port.postMessage(msg);
+      } catch {}
+    }
+  });
+}
+
+function savePending(): void {
+  pending = pending.filter((c) => c.expiresAt > Date.now());
+  const n = pending.length;
+  void chrome.action.setBadgeText({ text: n ? String(n) : '' }).catch(() => {});
+  void chrome.action.setBadgeBackgroundColor({ color: '#d97706' }).catch(() => {});
+  void chrome.storage.session.set({ pending }).catch(() => {});
+  pushState();
+}
+
+async function refreshConfig(): Promise<void> {
+  if (!conn.connected) {
+    config = null;
+    pushState();
+    return;
+  }
   try {
-    const s = await conn.request('config.getState', {});
-    store.failedPlugins = s.failedPlugins;
-    store.skipPermissions = s.skipPermissions;
-    store.browserTools = s.browserTools;
-    store.plugins = new Map(s.plugins.map((x) => [x.name, x]));
-    store.pending = new Map(s.pendingConfirmations.map((c) => [c.id, c]));
-    pendingChanged();
-    void store.persist();
+    config = await conn.request('config.getState', {});
+    configError = null;
+    // The server's list is authoritative (it re-sends unanswered confirmations on reconnect).
+    pending = config.pendingConfirmations;
+    savePending();
   } catch (err) {
-    store.log('warn', `config.getState: ${(err as Error).message}`);
+    configError = (err as Error).message;
   }
+  pushState();
 }
 
-// ------------------------------------------------------------------ approvals badge
-
-function pendingChanged(): void {
-  const n = [...store.pending.values()].filter((c) => c.expiresAt > Date.now()).length;
-  void chrome.action.setBadgeText({ text: n > 0 ? String(n) : '' }).catch(() => {});
-  if (n > 0) void chrome.action.setBadgeBackgroundColor({ color: '#d97706' }).catch(() => {});
-  store.changed();
-  void store.persist();
-}
-
-// ------------------------------------------------------------------ side panel
-
-function postPanel(port: chrome.runtime.Port, msg: WorkerToPanel): void {
-  try {
-    port.postMessage(msg);
-  } catch {
-    panels.delete(port);
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name === PANEL_PORT_NAME) {
+    if (port.sender?.id !== chrome.runtime.id || port.sender?.tab?.url?.startsWith('http')) return port.disconnect();
+    panels.add(port);
+    port.onDisconnect.addListener(() => panels.delete(port));
+    port.onMessage.addListener((msg: PanelToWorker) => void onPanelMessage(port, msg));
+    conn.ensureConnected();
+    pushState();
+    void refreshConfig();
+    return;
   }
-}
-
-store.onChange(() => {
-  const state = store.view();
-  for (const p of panels) postPanel(p, { type: 'state', state });
+  plugins.attachPort(port);
 });
 
 async function onPanelMessage(port: chrome.runtime.Port, msg: PanelToWorker): Promise<void> {
-  await restored;
+  if (msg.type === 'refresh') return void refreshConfig();
   if (msg.type === 'confirm') {
-    if (!conn.notify('confirmation.response', { id: msg.id, decision: msg.decision, ...(msg.alwaysAllow ? { alwaysAllow: true } : {}) })) return;
-    store.pending.delete(msg.id);
-    pendingChanged();
+    conn.notify('confirmation.response', { id: msg.id, decision: msg.decision, alwaysAllow: msg.alwaysAllow });
+    pending = pending.filter((c) => c.id !== msg.id);
+    savePending();
+    if (msg.alwaysAllow) void refreshConfig();
     return;
   }
-  if (msg.type === 'reconnect') return conn.reconnectNow();
-  if (msg.type !== 'request') return;
-  if (!(RELAYED_METHODS as readonly string[]).includes(msg.method)) {
-    return postPanel(port, { type: 'response', id: msg.id, ok: false, error: `Unknown method ${msg.method}` });
+  let reply: WorkerToPanel;
+  try {
+    if (!PANEL_METHODS.test(msg.method)) throw new Error(`The side panel may not call ${msg.method}`);
+    const result = await conn.request(msg.method as 'config.getState', msg.params as never);
+    reply = { type: 'response', id: msg.id, ok: true, result };
+  } catch (err) {
+    reply = { type: 'response', id: msg.id, ok: false, error: (err as Error).message };
   }
   try {
-    const result = await conn.request(msg.method as 'config.getState', msg.params as {});
-    postPanel(port, { type: 'response', id: msg.id, ok: true, result });
-    if (msg.method.startsWith('config.') && msg.method !== 'config.getState') void refreshConfigState();
-  } catch (err) {
-    postPanel(port, { type: 'response', id: msg.id, ok: false, error: (err as Error).message });
-  }
+    port.postMessage(reply);
+  } catch {}
+  if (msg.method.startsWith('config.set') || msg.method.startsWith('plugin.')) void refreshConfig();
 }
 
-// ------------------------------------------------------------------ Chrome events (top level)
+// ------------------------------------------------------------------ connection + tabs
 
-chrome.runtime.onConnect.addListener((port) => {
-  if (tabs.onConnect(port)) return;
-  if (port.name !== SIDEPANEL_PORT_NAME) return;
-  panels.add(port);
-  port.onDisconnect.addListener(() => panels.delete(port));
-  port.onMessage.addListener((msg: PanelToWorker) => void onPanelMessage(port, msg));
-  void restored.then(() => {
-    postPanel(port, { type: 'state', state: store.view() });
-    void refreshConfigState();
-  });
+conn.onState(() => pushState());
+conn.onOpen(() => {
+  void plugins.syncAll();
+  void refreshConfig();
 });
+plugins.onChange(() => pushState());
 
-chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
-  if (change.status === 'complete') void restored.then(() => tabs.injectTab(tab));
-  if (change.url !== undefined || change.title !== undefined || change.status !== undefined) tabs.scheduleRecompute();
+chrome.tabs.onUpdated.addListener((tabId, info, tab) => {
+  if (info.status === 'loading' && (info.url !== undefined || tab.status === 'loading')) plugins.tabNavigated(tabId);
+  if (info.status === 'complete') {
+    void plugins.injectTab(tabId, tab.url).then(() => plugins.reportChanges());
+  } else if (info.url !== undefined || info.title !== undefined || info.status !== undefined) {
+    void plugins.reportChanges();
+  }
 });
-chrome.tabs.onRemoved.addListener((tabId) => tabs.onTabGone(tabId, 'was closed'));
-chrome.tabs.onCreated.addListener(() => tabs.scheduleRecompute());
-chrome.webNavigation.onCommitted.addListener((d) => {
-  if (d.frameId === 0) tabs.onTabGone(d.tabId, 'navigated away');
+chrome.tabs.onRemoved.addListener((tabId) => {
+  plugins.tabRemoved(tabId);
+  void plugins.reportChanges();
 });
+chrome.tabs.onActivated.addListener(() => void plugins.reportChanges());
 
 chrome.alarms.onAlarm.addListener((a) => {
-  if (a.name === KEEPALIVE_ALARM) conn.ensure();
+  if (a.name === WAKE_ALARM) conn.ensureConnected();
 });
-chrome.runtime.onInstalled.addListener(() => void chrome.alarms.create(KEEPALIVE_ALARM, { periodInMinutes: 0.5 }));
-chrome.runtime.onStartup.addListener(() => void chrome.alarms.create(KEEPALIVE_ALARM, { periodInMinutes: 0.5 }));
-void chrome.sidePanel?.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
-
-void restored.then(() => {
-  pendingChanged();
-  conn.ensure();
+chrome.runtime.onStartup.addListener(() => conn.ensureConnected());
+chrome.runtime.onInstalled.addListener(() => {
+  void chrome.sidePanel?.setPanelBehavior?.({ openPanelOnActionClick: true }).catch(() => {});
 });
 
-// Handy in DevTools and for tests that drive the worker directly.
-(globalThis as Record<string, unknown>).__opentabs = { store, conn, tabs };
+// The worker can be stopped and restarted by Chrome at any time: restore what must survive, then connect.
+void chrome.alarms.create(WAKE_ALARM, { periodInMinutes: 0.5 });
+void (async () => {
+  const saved = (await chrome.storage.session.get('pending').catch(() => ({}))) as { pending?: PendingConfirmation[] };
+  if (Array.isArray(saved.pending)) pending = saved.pending;
+  await plugins.restore();
+  conn.ensureConnected();
+})();
+
+/** For e2e tests and debugging from the worker console. */
+(globalThis as Record<string, unknown>).__opentabs = { conn, plugins, panelState };

@@ -1,33 +1,33 @@
 /**
- * The ISOLATED-world half of the per-tab channel. Injected once per page before any adapter: it
- * holds one chrome.runtime Port to the service worker and relays messages to and from the
- * MAIN-world adapters as DOM CustomEvents with a JSON string detail (page-channel.ts).
- *
- * A call is one port message in and one CustomEvent out, and the same back. When the port drops
- * (service worker restarted, extension reloaded) the bridge removes itself so the service worker
- * can inject a fresh one on the next call.
+ * The per-tab bridge, injected into the ISOLATED world before any adapter. It holds one
+ * chrome.runtime Port to the service worker and relays messages to and from the MAIN-world
+ * adapters as DOM CustomEvents with a JSON string detail (server/protocol/page-channel.ts).
+ * Injecting it again is harmless: a live bridge stays, a dead one (worker restarted, extension
+ * reloaded) is replaced.
  */
-import {
-  BRIDGE_TO_PAGE_EVENT,
-  PAGE_TO_BRIDGE_EVENT,
-  TAB_PORT_NAME,
-  type BridgeToPort,
-  type PortToBridge,
-} from '../../server/protocol/page-channel.ts';
+import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, type PageToBridge, type PortToBridge } from '../../server/protocol/page-channel.ts';
 
-const FLAG = '__opentabs_bridge__';
-const g = globalThis as Record<string, unknown>;
+interface BridgeHandle {
+  alive: boolean;
+  teardown(): void;
+}
+const KEY = '__opentabs_bridge__';
+const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
 
-if (!g[FLAG]) {
+(() => {
+  const prev = g[KEY];
+  if (prev?.alive) return;
+  prev?.teardown();
+
   const port = chrome.runtime.connect({ name: TAB_PORT_NAME });
-  g[FLAG] = true;
+  const handle: BridgeHandle = { alive: true, teardown };
 
-  const fromPage = (event: Event) => {
-    const detail = (event as CustomEvent).detail;
+  function onPage(ev: Event): void {
+    const detail = (ev as CustomEvent).detail;
     if (typeof detail !== 'string') return;
-    let msg: BridgeToPort;
+    let msg: PageToBridge;
     try {
-      msg = JSON.parse(detail) as BridgeToPort;
+      msg = JSON.parse(detail) as PageToBridge;
     } catch {
       return;
     }
@@ -37,19 +37,23 @@ if (!g[FLAG]) {
     } catch {
       teardown();
     }
-  };
-
-  const fromWorker = (msg: PortToBridge) => {
-    document.dispatchEvent(new CustomEvent(BRIDGE_TO_PAGE_EVENT, { detail: JSON.stringify(msg) }));
-  };
-
-  function teardown() {
-    document.removeEventListener(PAGE_TO_BRIDGE_EVENT, fromPage);
-    port.onMessage.removeListener(fromWorker);
-    g[FLAG] = false;
   }
 
-  document.addEventListener(PAGE_TO_BRIDGE_EVENT, fromPage);
-  port.onMessage.addListener(fromWorker);
-  port.onDisconnect.addListener(teardown);
-}
+  function teardown(): void {
+    handle.alive = false;
+    document.removeEventListener(PAGE_TO_BRIDGE_EVENT, onPage);
+    try {
+      port.disconnect();
+    } catch {}
+  }
+
+  document.addEventListener(PAGE_TO_BRIDGE_EVENT, onPage);
+  port.onMessage.addListener((msg: PortToBridge) => {
+    document.dispatchEvent(new CustomEvent(BRIDGE_TO_PAGE_EVENT, { detail: JSON.stringify(msg) }));
+  });
+  port.onDisconnect.addListener(() => {
+    handle.alive = false;
+    document.removeEventListener(PAGE_TO_BRIDGE_EVENT, onPage);
+  });
+  g[KEY] = handle;
+})();

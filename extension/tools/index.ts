@@ -1,9 +1,14 @@
 /**
  * Every built-in tool the extension implements, by full name. test/unit/catalog-parity.test.ts
- * checks these names against server/tools/browser-catalog.ts (minus the server-served ones).
+ * checks these names against server/tools/browser-catalog.ts (tools served by the server excluded).
  */
-import type { ToolGroup } from './types.ts';
-import { tabTools } from './tabs.ts';
 import { extensionTools } from './extension.ts';
+import { readingTools } from './reading.ts';
+import { tabTools } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
 
-export const TOOL_HANDLERS: ToolGroup = { ...tabTools, ...extensionTools };
+export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
+  ...tabTools,
+  ...readingTools,
+  ...extensionTools,
+};

@@ -1,19 +1,98 @@
-/** The `tabs` group of built-in tools (server/tools/browser-catalog.ts). */
-import type { ToolGroup } from './types.ts';
-import { checkUrl, getTab, tabSummary, waitForNavigation, type WaitUntil } from './tab-util.ts';
+/** The tabs group of built-in tools (server/tools/browser-catalog.ts). */
+import { ToolError } from '../shared/tool-error.ts';
+import { waitForLoad } from '../background/plugins.ts';
+import type { BrowserToolHandler } from './types.ts';
 
-/** Default wait for a navigation; below the server's 30 s dispatch timeout so our error wins. */
-const NAVIGATE_DEFAULT_TIMEOUT_MS = 25_000;
+export function tabSummary(t: chrome.tabs.Tab) {
+  return {
+    tabId: t.id,
+    url: t.url ?? t.pendingUrl ?? '',
+    title: t.title ?? '',
+    active: t.active,
+    windowId: t.windowId,
+    groupId: t.groupId,
+    status: t.status ?? 'unknown',
+    audible: t.audible ?? false,
+  };
+}
 
-export const tabTools: ToolGroup = {
+export async function getTab(tabId: unknown): Promise<chrome.tabs.Tab> {
+  try {
+    return await chrome.tabs.get(tabId as number);
+  } catch {
+    throw new ToolError('tab_closed', `No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { category: 'not_found' });
+  }
+}
+
+function checkUrl(url: unknown): string {
+  const s = String(url);
+  try {
+    const u = new URL(s);
+    if (u.protocol === 'javascript:') throw new Error('javascript: URLs are not allowed');
+    return u.href;
+  } catch (err) {
+    throw new ToolError('invalid_arguments', `Invalid url "${s}": ${(err as Error).message.includes('javascript') ? (err as Error).message : 'expected an absolute URL such as https://example.com'}`, { category: 'validation' });
+  }
+}
+
+/** Resolves when the tab starts and then finishes the navigation we are about to trigger. */
+function navigationDone(tabId: number, until: 'load' | 'domcontentloaded', timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let started = false;
+    const cleanup = () => {
+      clearTimeout(timer);
+      chrome.webNavigation.onCommitted.removeListener(onCommitted);
+      chrome.webNavigation.onDOMContentLoaded.removeListener(onDom);
+      chrome.webNavigation.onCompleted.removeListener(onDone);
+      chrome.webNavigation.onErrorOccurred.removeListener(onError);
+      chrome.tabs.onRemoved.removeListener(onRemoved);
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new ToolError('timeout', `Tab ${tabId} did not finish loading within ${timeoutMs} ms`, { category: 'timeout', retryable: true }));
+    }, timeoutMs);
+    const mine = (d: { tabId: number; frameId: number }) => d.tabId === tabId && d.frameId === 0;
+    const onCommitted = (d: { tabId: number; frameId: number }) => {
+      if (mine(d)) started = true;
+    };
+    const onDom = (d: { tabId: number; frameId: number }) => {
+      if (mine(d) && started && until === 'domcontentloaded') (cleanup(), resolve());
+    };
+    const onDone = (d: { tabId: number; frameId: number }) => {
+      if (mine(d) && started) (cleanup(), resolve());
+    };
+    const onError = (d: { tabId: number; frameId: number; error: string }) => {
+      if (!mine(d) || d.error === 'net::ERR_ABORTED') return;
+      cleanup();
+      reject(new ToolError('tool_error', `Navigation failed: ${d.error}`, { category: 'not_found' }));
+    };
+    const onRemoved = (id: number) => {
+      if (id !== tabId) return;
+      cleanup();
+      reject(new ToolError('tab_closed', `Tab ${tabId} was closed while loading`, { category: 'not_found' }));
+    };
+    chrome.webNavigation.onCommitted.addListener(onCommitted);
+    chrome.webNavigation.onDOMContentLoaded.addListener(onDom);
+    chrome.webNavigation.onCompleted.addListener(onDone);
+    chrome.webNavigation.onErrorOccurred.addListener(onError);
+    chrome.tabs.onRemoved.addListener(onRemoved);
+  });
+}
+
+export const tabTools: Record<string, BrowserToolHandler> = {
   async browser_list_tabs() {
     const tabs = await chrome.tabs.query({});
-    return { value: { tabs: tabs.filter((t) => t.id !== undefined).map(tabSummary) } };
+    return { value: { tabs: tabs.map(tabSummary) } };
   },
 
   async browser_open_tab(input) {
     const url = checkUrl(input.url);
-    const tab = await chrome.tabs.create({ url, active: input.active ?? true, ...(input.windowId !== undefined ? { windowId: input.windowId } : {}) });
+    let tab: chrome.tabs.Tab;
+    try {
+      tab = await chrome.tabs.create({ url, active: input.active !== false, windowId: input.windowId as number | undefined });
+    } catch (err) {
+      throw new ToolError('invalid_arguments', `Could not open the tab: ${(err as Error).message}`, { category: 'validation' });
+    }
     return { value: tabSummary(tab) };
   },
 
@@ -23,30 +102,28 @@ export const tabTools: ToolGroup = {
     return { value: { closed: true, tabId: tab.id } };
   },
 
-  async browser_navigate_tab(input, ctx) {
+  async browser_navigate_tab(input) {
+    const tab = await getTab(input.tabId);
     const url = checkUrl(input.url);
-    await getTab(input.tabId);
-    const until: WaitUntil = input.waitUntil ?? 'load';
-    const wait = waitForNavigation(input.tabId, until, input.timeoutMs ?? NAVIGATE_DEFAULT_TIMEOUT_MS, ctx.signal);
-    try {
-      await chrome.tabs.update(input.tabId, { url });
-    } catch (err) {
-      wait.cancel();
-      throw err;
-    }
-    await wait.done;
-    return { value: tabSummary(await getTab(input.tabId)) };
+    const waitUntil = (input.waitUntil as string | undefined) ?? 'load';
+    const timeoutMs = (input.timeoutMs as number | undefined) ?? 30_000;
+    const done = waitUntil === 'none' ? null : navigationDone(tab.id!, waitUntil as 'load' | 'domcontentloaded', timeoutMs);
+    await chrome.tabs.update(tab.id!, { url });
+    if (done) await done;
+    return { value: tabSummary(await getTab(tab.id)) };
   },
 
   async browser_focus_tab(input) {
     const tab = await getTab(input.tabId);
     await chrome.tabs.update(tab.id!, { active: true });
-    await chrome.windows.update(tab.windowId, { focused: true });
-    return { value: tabSummary(await getTab(tab.id!)) };
+    await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+    return { value: tabSummary(await getTab(tab.id)) };
   },
 
   async browser_get_tab_info(input) {
     const t = await getTab(input.tabId);
-    return { value: { ...tabSummary(t), favIconUrl: t.favIconUrl ?? null, incognito: t.incognito, pinned: t.pinned, discarded: t.discarded } };
+    return { value: { ...tabSummary(t), favIconUrl: t.favIconUrl ?? null, incognito: t.incognito, pinned: t.pinned, index: t.index } };
   },
 };
+
+export { waitForLoad };

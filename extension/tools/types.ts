@@ -1,12 +1,12 @@
-/** What a built-in tool implementation receives and returns. */
 import type { DispatchResult } from '../../server/protocol/methods.ts';
+import type { Connection } from '../background/connection.ts';
+import type { PluginRuntime } from '../background/plugins.ts';
 
-export interface ToolContext {
-  /** Aborted when the server sends tool.cancel for this call. */
-  signal: AbortSignal;
-  /** Snapshot of the extension's own state (extension_get_state). */
-  extensionState(): Promise<Record<string, unknown>>;
+/** What a built-in tool implementation can reach. */
+export interface ToolEnv {
+  conn: Connection;
+  plugins: PluginRuntime;
+  version: string;
 }
 
-export type ToolHandler = (input: Record<string, any>, ctx: ToolContext) => Promise<DispatchResult>;
-export type ToolGroup = Record<string, ToolHandler>;
+export type BrowserToolHandler = (input: Record<string, unknown>, env: ToolEnv) => Promise<DispatchResult>;

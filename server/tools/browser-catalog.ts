@@ -88,11 +88,76 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     group: 'tabs',
   },
   {
+    name: 'browser_get_tab_content',
+    description: 'Visible text of a tab (or of the element matching selector), truncated at maxLength.',
+    inputSchema: obj(
+      {
+        tabId,
+        selector: { type: 'string', minLength: 1, description: 'CSS selector; default the whole page' },
+        maxLength: { type: 'integer', minimum: 1, maximum: 1000000, description: 'Default 50000' },
+      },
+      ['tabId'],
+    ),
+    defaultPermission: 'auto',
+    group: 'reading',
+  },
+  {
+    name: 'browser_get_page_html',
+    description: 'HTML of a tab (or of the element matching selector), truncated at maxLength.',
+    inputSchema: obj(
+      {
+        tabId,
+        selector: { type: 'string', minLength: 1, description: 'CSS selector; default the whole document' },
+        maxLength: { type: 'integer', minimum: 1, maximum: 5000000, description: 'Default 200000' },
+      },
+      ['tabId'],
+    ),
+    defaultPermission: 'auto',
+    group: 'reading',
+  },
+  {
+    name: 'browser_query_elements',
+    description: 'Elements matching a CSS selector: tag, text, chosen attributes, visibility and position.',
+    inputSchema: obj(
+      {
+        tabId,
+        selector: { type: 'string', minLength: 1 },
+        limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'Default 100' },
+        attributes: { type: 'array', items: { type: 'string' }, description: 'Attributes to return (default a useful set)' },
+      },
+      ['tabId', 'selector'],
+    ),
+    defaultPermission: 'auto',
+    group: 'reading',
+  },
+  {
+    name: 'browser_screenshot_tab',
+    description: 'Screenshot of the visible part of a tab (brings the tab to the front), returned as an image.',
+    inputSchema: obj(
+      {
+        tabId,
+        format: { enum: ['png', 'jpeg'], description: 'Default png' },
+        quality: { type: 'integer', minimum: 0, maximum: 100, description: 'JPEG quality' },
+      },
+      ['tabId'],
+    ),
+    defaultPermission: 'auto',
+    group: 'reading',
+  },
+  {
     name: 'extension_get_state',
     description: 'Extension state: connection, version, plugins with their tabs and adapter state.',
     inputSchema: obj({}),
     defaultPermission: 'auto',
     group: 'extension',
+  },
+  {
+    name: 'plugin_list_tabs',
+    description: 'Tabs matching each plugin (or one plugin) with their state (closed / unavailable / ready), as the extension last reported.',
+    inputSchema: obj({ plugin: { type: 'string', minLength: 1, description: 'Only this plugin' } }),
+    defaultPermission: 'auto',
+    group: 'extension',
+    servedBy: 'server',
   },
 ];
 

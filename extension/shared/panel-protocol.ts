@@ -1,0 +1,33 @@
+/** Messages between the side panel page and the service worker (a chrome.runtime Port). */
+import type { ConfigState, PluginInfo, TabState } from '../../server/protocol/methods.ts';
+import type { ConnectionState } from '../background/connection.ts';
+
+export const PANEL_PORT_NAME = 'opentabs-sidepanel';
+
+export interface PendingConfirmation {
+  id: string;
+  tool: string;
+  plugin: string;
+  params: unknown;
+  expiresAt: number;
+}
+
+export interface PanelState {
+  connection: ConnectionState;
+  plugins: Array<PluginInfo & { tabState: TabState }>;
+  pending: PendingConfirmation[];
+  /** config.getState from the server; null until fetched or while disconnected. */
+  config: ConfigState | null;
+  configError: string | null;
+  running: Array<{ dispatchId: string; tool: string; plugin: string }>;
+}
+
+export type PanelToWorker =
+  | { type: 'request'; id: number; method: string; params: unknown }
+  | { type: 'confirm'; id: string; decision: 'allow' | 'deny'; alwaysAllow?: boolean }
+  | { type: 'refresh' };
+
+export type WorkerToPanel =
+  | { type: 'state'; state: PanelState }
+  | { type: 'response'; id: number; ok: true; result: unknown }
+  | { type: 'response'; id: number; ok: false; error: string };
