@@ -1,0 +1,259 @@
+/**
+ * The end-to-end harness: the real server (port 0, temp config dir, extension installed into
+ * <configDir>/extension), real headless Chromium with that installed extension loaded, and the
+ * static fixture pages (test/fixtures/pages) served on 127.0.0.1. Resolves once the extension's
+ * WebSocket is up (`extensionConnected` in /health).
+ *
+ *   const h = await startBrowserHarness({ localPlugins: [dir], permissions: { fixture: { default: 'auto' } } });
+ *   try {
+ *     const page = await h.context.newPage();
+ *     await page.goto(h.fixtureUrl('/pages/index.html'));
+ *     const r = await h.callTool('browser_list_tabs');   // REST: { status, body }
+ *   } finally { await h.stop(); }
+ *
+ * stop() closes Chromium, the server and the fixture server and removes every temp dir, each step
+ * even when an earlier one failed.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page, type Worker } from 'playwright-core';
+import type { ServerOptions } from '../../server/context.ts';
+import { ensureExtensionBuilt } from '../../extension/build.ts';
+import { startTestServer, type TestServer } from './server.ts';
+
+export const CHROMIUM = process.env.OPENTABS_CHROMIUM ?? '/usr/bin/chromium';
+const PAGES_DIR = resolve(import.meta.dir, '../fixtures/pages');
+const MIME: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml' };
+
+export interface BrowserHarnessOptions {
+  /** Plugin folders for config.json localPlugins. */
+  localPlugins?: string[];
+  /** config.json permissions, e.g. { fixture: { default: 'auto' } }. */
+  permissions?: Record<string, unknown>;
+  pluginSettings?: Record<string, Record<string, unknown>>;
+  /** Any other server options (limits, dev, skipPermissions …). */
+  server?: Partial<ServerOptions>;
+  /** Extra fixture routes tried before the static pages; return undefined to fall through. */
+  routes?: (req: Request) => Response | Promise<Response> | undefined;
+  /** How long to wait for the extension to connect. */
+  connectTimeoutMs?: number;
+}
+
+export interface ToolCallResult {
+  status: number;
+  body: any;
+}
+
+export interface BrowserHarness {
+  srv: TestServer;
+  readonly url: string;
+  configDir: string;
+  context: BrowserContext;
+  extensionId: string;
+  /** The extension's service worker (re-read with serviceWorker() after a worker restart). */
+  worker: Worker;
+  serviceWorker(): Promise<Worker>;
+  /** Base URL of the fixture server, e.g. http://127.0.0.1:41234 */
+  fixtureBase: string;
+  fixtureUrl(path: string): string;
+  /** POST /tools/:name/call with the bearer secret. */
+  callTool(name: string, args?: Record<string, unknown>, opts?: { tabId?: number; signal?: AbortSignal }): Promise<ToolCallResult>;
+  /** Authenticated GET /health (null when the server is not answering). */
+  health(): Promise<any>;
+  waitForHealth(pred: (h: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
+  /** Chrome's tab id of a page (matched by its exact URL through browser_list_tabs). */
+  tabIdOf(page: Page): Promise<number>;
+  /** A page at chrome-extension://<id>/sidepanel.html. */
+  openSidePanel(): Promise<Page>;
+  /** Stop the server and start a new one on the same port and config dir. */
+  restartServer(): Promise<void>;
+  stopServer(): Promise<void>;
+  startServer(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Poll `fn` until it returns a truthy value; bounded, with a message naming what was awaited. */
+export async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 15_000, everyMs = 100): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (let i = 0; ; i++) {
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+      last = v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+function serveFixtures(routes?: BrowserHarnessOptions['routes']) {
+  return Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      const extra = routes ? await routes(req) : undefined;
+      if (extra) return extra;
+      const { pathname } = new URL(req.url);
+      if (pathname === '/' || pathname === '/favicon.ico') return new Response(pathname === '/' ? 'fixture server' : '', { status: pathname === '/' ? 200 : 404 });
+      if (!pathname.startsWith('/pages/')) return new Response('not found', { status: 404 });
+      const file = normalize(join(PAGES_DIR, decodeURIComponent(pathname.slice('/pages/'.length))));
+      if (!file.startsWith(PAGES_DIR)) return new Response('forbidden', { status: 403 });
+      // /pages/plugin-app-anything.html serves plugin-app.html unless that file exists: one
+      // fixture page reachable at many URLs (for URL-pattern tests).
+      let path = file;
+      if (!existsSync(path)) {
+        const m = /^(.*?)(-[a-z0-9-]+)?\.html$/.exec(file);
+        const base = m ? `${m[1].replace(/-(excluded|other)$/, '')}.html` : '';
+        if (!base || !existsSync(base)) return new Response('not found', { status: 404 });
+        path = base;
+      }
+      return new Response(readFileSync(path), { headers: { 'content-type': MIME[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' } });
+    },
+  });
+}
+
+export async function startBrowserHarness(opts: BrowserHarnessOptions = {}): Promise<BrowserHarness> {
+  const cleanups: (() => unknown)[] = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) {
+      try {
+        await fn();
+      } catch {}
+    }
+    cleanups.length = 0;
+  };
+  try {
+    await ensureExtensionBuilt();
+    const configDir = mkdtempSync(join(tmpdir(), 'opentabs-e2e-'));
+    cleanups.push(() => rmSync(configDir, { recursive: true, force: true }));
+    mkdirSync(configDir, { recursive: true });
+    writeFileSync(
+      join(configDir, 'config.json'),
+      JSON.stringify({ schemaVersion: 1, localPlugins: opts.localPlugins ?? [], permissions: opts.permissions ?? {}, pluginSettings: opts.pluginSettings ?? {} }),
+    );
+
+    const fixtures = serveFixtures(opts.routes);
+    cleanups.push(() => fixtures.stop(true));
+    const fixtureBase = `http://127.0.0.1:${fixtures.port}`;
+
+    const serverOpts: Partial<ServerOptions> = { skipPermissions: false, ...opts.server, configDir, installExtension: true };
+    let srv = await startTestServer(serverOpts);
+    let srvStopped = false;
+    cleanups.push(() => (srvStopped ? undefined : srv.stop()));
+    const port = srv.port;
+    const extDir = join(configDir, 'extension');
+    if (!existsSync(join(extDir, 'manifest.json'))) throw new Error(`The server did not install the extension into ${extDir}`);
+
+    const profile = mkdtempSync(join(tmpdir(), 'opentabs-chrome-'));
+    cleanups.push(() => rmSync(profile, { recursive: true, force: true }));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        `--disable-extensions-except=${extDir}`,
+        `--load-extension=${extDir}`,
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    cleanups.push(() => context.close());
+
+    const serviceWorker = async (): Promise<Worker> => {
+      const existing = context.serviceWorkers().find((w) => w.url().startsWith('chrome-extension://'));
+      return existing ?? (await context.waitForEvent('serviceworker', { timeout: 15_000 }));
+    };
+    const worker = await serviceWorker();
+    const extensionId = new URL(worker.url()).host;
+
+    const health = async () => {
+      try {
+        const r = await fetch(`${srv.url}/health`, { headers: srv.auth });
+        return r.ok ? await r.json() : null;
+      } catch {
+        return null;
+      }
+    };
+    const waitForHealth = (pred: (h: any) => boolean, what: string, timeoutMs = 20_000) => waitUntil(async () => {
+      const h = await health();
+      return h && pred(h) ? h : null;
+    }, what, timeoutMs);
+
+    await waitForHealth((h) => h.extensionConnected === true, 'the extension to connect', opts.connectTimeoutMs ?? 20_000);
+
+    const callTool = async (name: string, args: Record<string, unknown> = {}, o: { tabId?: number; signal?: AbortSignal } = {}): Promise<ToolCallResult> => {
+      const r = await fetch(`${srv.url}/tools/${encodeURIComponent(name)}/call`, {
+        method: 'POST',
+        headers: { ...srv.auth, 'content-type': 'application/json' },
+        body: JSON.stringify(o.tabId === undefined ? { arguments: args } : { arguments: args, tabId: o.tabId }),
+        signal: o.signal,
+      });
+      const text = await r.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {}
+      return { status: r.status, body };
+    };
+
+    const h: BrowserHarness = {
+      get srv() {
+        return srv;
+      },
+      set srv(v) {
+        srv = v;
+      },
+      get url() {
+        return srv.url;
+      },
+      configDir,
+      context,
+      extensionId,
+      worker,
+      serviceWorker,
+      fixtureBase,
+      fixtureUrl: (path) => fixtureBase + (path.startsWith('/') ? path : `/${path}`),
+      callTool,
+      health,
+      waitForHealth,
+      async tabIdOf(page) {
+        const url = page.url();
+        const found = await waitUntil(async () => {
+          const r = await callTool('browser_list_tabs');
+          const tabs = (r.body?.result?.tabs ?? []) as { id: number; url: string }[];
+          return tabs.find((t) => t.url === url);
+        }, `a tab with url ${url}`);
+        return found.id;
+      },
+      async openSidePanel() {
+        const page = await context.newPage();
+        await page.goto(`chrome-extension://${extensionId}/sidepanel.html`);
+        return page;
+      },
+      async stopServer() {
+        if (srvStopped) return;
+        srvStopped = true;
+        await srv.stop();
+      },
+      async startServer() {
+        srv = await startTestServer({ ...serverOpts, port });
+        srvStopped = false;
+      },
+      async restartServer() {
+        await h.stopServer();
+        await h.startServer();
+      },
+      stop: cleanup,
+    };
+    return h;
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
