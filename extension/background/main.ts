@@ -188,8 +188,12 @@ conn.onOpen(() => {
 });
 plugins.onChange(() => pushState());
 
+// A new document in the tab (not a pushState / fragment change, which SPAs do all the time):
+// its adapters are gone and calls running there fail now instead of timing out.
+chrome.webNavigation.onCommitted.addListener((d) => {
+  if (d.frameId === 0) plugins.tabNavigated(d.tabId);
+});
 chrome.tabs.onUpdated.addListener((tabId, info, tab) => {
-  if (info.status === 'loading' && (info.url !== undefined || tab.status === 'loading')) plugins.tabNavigated(tabId);
   if (info.status === 'complete') {
     void plugins.injectTab(tabId, tab.url).then(() => plugins.reportChanges());
   } else if (info.url !== undefined || info.title !== undefined || info.status !== undefined) {

@@ -5,7 +5,7 @@ import type { BrowserToolHandler } from './types.ts';
 
 export function tabSummary(t: chrome.tabs.Tab) {
   return {
-    tabId: t.id,
+    id: t.id,
     url: t.url ?? t.pendingUrl ?? '',
     title: t.title ?? '',
     active: t.active,
