@@ -1,0 +1,186 @@
+/**
+ * Built-in tab and reading tools, each called through REST against the real extension in
+ * headless Chromium, with its effect checked from Playwright's side of the browser.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+
+let h: BrowserHarness;
+
+beforeAll(async () => {
+  h = await startBrowserHarness();
+}, 60_000);
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const pageWithUrl = (url: string) => waitUntil(() => h.context.pages().find((p) => p.url() === url), `a page at ${url}`);
+
+describe('tab tools', () => {
+  test('browser_open_tab opens a real tab at the URL; browser_list_tabs lists it', async () => {
+    const url = h.fixtureUrl('/pages/index.html');
+    const r = await h.callTool('browser_open_tab', { url });
+    expect(r.status).toBe(200);
+    expect(typeof r.body.result.id).toBe('number');
+    const page = await pageWithUrl(url);
+    await page.waitForLoadState('load');
+    expect(await page.title()).toBe('Fixture Home');
+    const list = await h.callTool('browser_list_tabs');
+    const tab = list.body.result.tabs.find((t: { id: number }) => t.id === r.body.result.id);
+    expect(tab).toMatchObject({ url, title: 'Fixture Home', active: true, status: 'complete', audible: false });
+    expect(typeof tab.windowId).toBe('number');
+    expect(typeof tab.groupId).toBe('number');
+    await page.close();
+  });
+
+  test('browser_open_tab refuses a relative URL with a clear error and opens nothing', async () => {
+    const before = h.context.pages().length;
+    const r = await h.callTool('browser_open_tab', { url: 'not a url' });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('invalid_arguments');
+    expect(r.body.error.message).toContain('not a url');
+    expect(h.context.pages().length).toBe(before);
+  });
+
+  test('browser_close_tab closes the tab; a second close says the tab is gone', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/second.html'));
+    const tabId = await h.tabIdOf(page);
+    const closed = page.waitForEvent('close');
+    const r = await h.callTool('browser_close_tab', { tabId });
+    expect(r.status).toBe(200);
+    expect(r.body.result).toEqual({ closed: true, tabId });
+    await closed;
+    expect(page.isClosed()).toBe(true);
+    const again = await h.callTool('browser_close_tab', { tabId });
+    expect(again.status).toBeGreaterThanOrEqual(400);
+    expect(again.body.error.code).toBe('tab_closed');
+    expect(again.body.error.message).toContain(String(tabId));
+  });
+
+  test('browser_navigate_tab loads the new URL before answering', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/index.html'));
+    const tabId = await h.tabIdOf(page);
+    const target = h.fixtureUrl('/pages/second.html');
+    const r = await h.callTool('browser_navigate_tab', { tabId, url: target });
+    expect(r.status).toBe(200);
+    expect(r.body.result).toMatchObject({ id: tabId, url: target, title: 'Fixture Second', status: 'complete' });
+    expect(page.url()).toBe(target);
+    expect(await page.locator('h1').textContent()).toBe('Second page');
+    await page.close();
+  });
+
+  test('browser_focus_tab makes a background tab the active one', async () => {
+    const a = await h.context.newPage();
+    await a.goto(h.fixtureUrl('/pages/index.html'));
+    const b = await h.context.newPage();
+    await b.goto(h.fixtureUrl('/pages/second.html'));
+    const aId = await h.tabIdOf(a);
+    const bId = await h.tabIdOf(b);
+    const r = await h.callTool('browser_focus_tab', { tabId: aId });
+    expect(r.status).toBe(200);
+    expect(r.body.result.active).toBe(true);
+    const tabs = (await h.callTool('browser_list_tabs')).body.result.tabs as { id: number; active: boolean }[];
+    expect(tabs.find((t) => t.id === aId)?.active).toBe(true);
+    expect(tabs.find((t) => t.id === bId)?.active).toBe(false);
+    await a.close();
+    await b.close();
+  });
+
+  test('browser_get_tab_info describes one tab; an unknown id is a clear error', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/second.html'));
+    const tabId = await h.tabIdOf(page);
+    const r = await h.callTool('browser_get_tab_info', { tabId });
+    expect(r.status).toBe(200);
+    expect(r.body.result).toMatchObject({ id: tabId, url: page.url(), title: 'Fixture Second', status: 'complete', pinned: false, incognito: false });
+    expect('favIconUrl' in r.body.result).toBe(true);
+    const missing = await h.callTool('browser_get_tab_info', { tabId: 2147483000 });
+    expect(missing.body.error.code).toBe('tab_closed');
+    await page.close();
+  });
+
+  test('extension_get_state reports the live connection and extension id', async () => {
+    const r = await h.callTool('extension_get_state');
+    expect(r.status).toBe(200);
+    expect(r.body.result.connection).toMatchObject({ status: 'connected', reason: null, port: h.srv.port });
+    expect(r.body.result.extensionId).toBe(h.extensionId);
+    expect(Array.isArray(r.body.result.plugins)).toBe(true);
+  });
+});
+
+describe('reading tools', () => {
+  test('browser_get_tab_content returns visible text, whole page or one element', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/index.html'));
+    const tabId = await h.tabIdOf(page);
+    const all = await h.callTool('browser_get_tab_content', { tabId });
+    expect(all.status).toBe(200);
+    expect(all.body.result.content).toContain('Fixture home');
+    expect(all.body.result.content).toContain('Second page');
+    expect(all.body.result.truncated).toBe(false);
+    const one = await h.callTool('browser_get_tab_content', { tabId, selector: '#intro' });
+    expect(one.body.result.content).toBe(await page.locator('#intro').innerText());
+    const cut = await h.callTool('browser_get_tab_content', { tabId, maxLength: 5 });
+    expect(cut.body.result.content).toHaveLength(5);
+    expect(cut.body.result.truncated).toBe(true);
+    const none = await h.callTool('browser_get_tab_content', { tabId, selector: '#nope' });
+    expect(none.body.error.code).toBe('not_found');
+    expect(none.body.error.message).toContain('#nope');
+    await page.close();
+  });
+
+  test('browser_get_page_html returns the live DOM as HTML', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/index.html'));
+    // A change made after load shows up: this reads the DOM, not the served file.
+    await page.evaluate(() => document.body.setAttribute('data-marker', 'live'));
+    const tabId = await h.tabIdOf(page);
+    const r = await h.callTool('browser_get_page_html', { tabId });
+    expect(r.status).toBe(200);
+    expect(r.body.result.content).toContain('data-marker="live"');
+    expect(r.body.result.content.startsWith('<html')).toBe(true);
+    const el = await h.callTool('browser_get_page_html', { tabId, selector: 'h1' });
+    expect(el.body.result.content).toBe('<h1>Fixture home</h1>');
+    await page.close();
+  });
+
+  test('browser_query_elements lists matching elements with text, attributes and boxes', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/index.html'));
+    const tabId = await h.tabIdOf(page);
+    const r = await h.callTool('browser_query_elements', { tabId, selector: 'a, h1' });
+    expect(r.status).toBe(200);
+    expect(r.body.result.total).toBe(2);
+    const [h1, a] = r.body.result.elements;
+    expect(h1).toMatchObject({ tag: 'h1', text: 'Fixture home', visible: true });
+    expect(a).toMatchObject({ tag: 'a', text: 'Second page', attributes: { href: 'second.html' } });
+    expect(a.rect.width).toBeGreaterThan(0);
+    const limited = await h.callTool('browser_query_elements', { tabId, selector: 'a, h1', limit: 1 });
+    expect(limited.body.result.elements).toHaveLength(1);
+    const bad = await h.callTool('browser_query_elements', { tabId, selector: '[[' });
+    expect(bad.body.error.message).toContain('Invalid CSS selector');
+    await page.close();
+  });
+
+  test('browser_screenshot_tab returns a PNG image, not base64 in the JSON value', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/index.html'));
+    const tabId = await h.tabIdOf(page);
+    const r = await h.callTool('browser_screenshot_tab', { tabId });
+    expect(r.status).toBe(200);
+    expect(r.body.result).toMatchObject({ tabId, format: 'png' });
+    expect(JSON.stringify(r.body.result)).not.toContain('iVBOR');
+    const img = r.body.images?.[0];
+    expect(img.mimeType).toBe('image/png');
+    const bytes = Buffer.from(img.data, 'base64');
+    expect([...bytes.subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');
+    expect(bytes.readUInt32BE(16)).toBeGreaterThan(100); // width from the IHDR chunk
+    const jpeg = await h.callTool('browser_screenshot_tab', { tabId, format: 'jpeg', quality: 50 });
+    expect(jpeg.body.images[0].mimeType).toBe('image/jpeg');
+    expect(Buffer.from(jpeg.body.images[0].data, 'base64')[0]).toBe(0xff);
+    await page.close();
+  });
+});
