@@ -1,0 +1,77 @@
+/**
+ * The CLI against the real thing: real server, the installed extension in headless Chromium
+ * (test/harness/browser.ts), and the testapp plugin (built with the SDK) running in the logged-in
+ * fixture app. `opentabs tool call` of a plugin tool goes CLI → REST → server → extension →
+ * tab → page adapter and back; status and doctor see the connected extension.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import type { Page } from 'playwright-core';
+import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { startFixtureApp, FIXTURE_USER, type FixtureApp } from '../fixtures/app/server.ts';
+import { buildTestapp, TESTAPP_DIR } from '../fixtures/app/testapp.ts';
+import { runCli } from './cli-support.ts';
+
+setDefaultTimeout(120_000);
+
+let h: BrowserHarness;
+let app: FixtureApp;
+let page: Page;
+
+beforeAll(async () => {
+  await buildTestapp();
+  app = await startFixtureApp();
+  h = await startBrowserHarness({ localPlugins: [TESTAPP_DIR], permissions: { testapp: { default: 'auto' } } });
+  page = await h.context.newPage();
+  await page.goto(`${app.url}/login`);
+  await page.fill('#username', FIXTURE_USER.username);
+  await page.fill('#password', FIXTURE_USER.password);
+  await Promise.all([page.waitForURL(`${app.url}/app`), page.click('#login')]);
+  await h.waitForHealth((x) => x.pluginDetails?.find((p: { name: string }) => p.name === 'testapp')?.tabState === 'ready', 'testapp tab ready', 30_000);
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+  await app?.stop();
+});
+
+const cli = (args: string[]) => runCli(args, { configDir: h.configDir });
+
+describe('CLI with the real extension', () => {
+  test('status shows the extension connected and the plugin tab; doctor passes', async () => {
+    const s = JSON.parse((await cli(['status', '--json'])).stdout);
+    expect(s).toMatchObject({ running: true, extensionConnected: true });
+    const testapp = s.pluginDetails.find((p: { name: string }) => p.name === 'testapp');
+    expect(testapp.tabState).toBe('ready');
+    expect(testapp.tabs[0].url).toBe(`${app.url}/app`);
+    const text = await cli(['status']);
+    expect(text.stdout).toContain('connected');
+    expect(text.stdout).toContain(`${app.url}/app`);
+    const doctor = await cli(['doctor']);
+    expect(doctor.stdout).toContain('✓ extension: connected');
+    expect(doctor.code).toBe(0);
+  });
+
+  test('tool call of a built-in tool and of a plugin tool, printed as JSON', async () => {
+    const tabs = await cli(['tool', 'call', 'browser_list_tabs']);
+    expect(tabs.code).toBe(0);
+    const appTab = (JSON.parse(tabs.stdout).tabs as Array<{ id: number; url: string }>).find((t) => t.url === `${app.url}/app`);
+    expect(appTab).toBeDefined();
+
+    const who = await cli(['tool', 'call', 'testapp_whoami', '{}', '--tab-id', String(appTab!.id)]);
+    expect(who.stderr).toBe('');
+    expect(who.code).toBe(0);
+    expect(JSON.parse(who.stdout)).toMatchObject({ username: 'alice', pageUser: 'alice', cookieUser: 'alice' });
+
+    const created = await cli(['tool', 'call', 'testapp_create_item', '{"title":"made by opentabs tool call"}']);
+    expect(created.code).toBe(0);
+    const id = (JSON.parse(created.stdout) as { id: number }).id;
+    expect(app.items.find((i) => i.id === id)?.title).toBe('made by opentabs tool call');
+  });
+
+  test('a tool error in the page: message on stderr, exit 1', async () => {
+    const r = await cli(['tool', 'call', 'testapp_get_item', '{"id":987654}']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.length).toBeGreaterThan(0);
+  });
+});
