@@ -103,14 +103,14 @@ function serveFixtures(routes?: BrowserHarnessOptions['routes']) {
       const file = normalize(join(PAGES_DIR, decodeURIComponent(pathname.slice('/pages/'.length))));
       if (!file.startsWith(PAGES_DIR)) return new Response('forbidden', { status: 403 });
       // /pages/plugin-app-anything.html serves plugin-app.html unless that file exists: one
-      // fixture page reachable at many URLs (for URL-pattern tests).
+      // fixture page reachable at many URLs (for URL-pattern tests). Drop "-segments" until a file exists.
       let path = file;
-      if (!existsSync(path)) {
-        const m = /^(.*?)(-[a-z0-9-]+)?\.html$/.exec(file);
-        const base = m ? `${m[1].replace(/-(excluded|other)$/, '')}.html` : '';
-        if (!base || !existsSync(base)) return new Response('not found', { status: 404 });
-        path = base;
+      for (let i = 0; i < 10 && !existsSync(path); i++) {
+        const shorter = path.replace(/-[a-z0-9]+\.html$/, '.html');
+        if (shorter === path) break;
+        path = shorter;
       }
+      if (!existsSync(path)) return new Response('not found', { status: 404 });
       return new Response(readFileSync(path), { headers: { 'content-type': MIME[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' } });
     },
   });
