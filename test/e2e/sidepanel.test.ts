@@ -1,0 +1,134 @@
+/**
+ * The side panel, opened as a normal tab (chrome-extension://<id>/sidepanel.html): it shows the
+ * connection, plugins with their tab state, failed plugins and tools; a permission changed there
+ * is enforced by the server; pending approvals can be allowed, denied or always allowed (with a
+ * badge on the action icon while any wait). Saves test-artifacts/sidepanel.png.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Page } from 'playwright-core';
+import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { writeFixturePlugin } from '../fixtures/ext-plugin/plugin.ts';
+
+const ARTIFACTS = resolve(import.meta.dir, '../../test-artifacts');
+let h: BrowserHarness;
+let pluginParent = '';
+let app: Page;
+let panel: Page;
+
+const config = () => JSON.parse(readFileSync(join(h.configDir, 'config.json'), 'utf8'));
+const badge = async () => (await h.serviceWorker()).evaluate(() => chrome.action.getBadgeText({}));
+
+beforeAll(async () => {
+  pluginParent = mkdtempSync(join(tmpdir(), 'opentabs-sidepanel-'));
+  const good = writeFixturePlugin(pluginParent);
+  // A plugin that cannot load: the panel lists it with its error.
+  const broken = join(pluginParent, 'opentabs-plugin-broken');
+  mkdirSync(join(broken, 'dist'), { recursive: true });
+  writeFileSync(join(broken, 'package.json'), JSON.stringify({ name: 'opentabs-plugin-broken', version: '1.0.0' }));
+  writeFileSync(join(broken, 'dist', 'tools.json'), '{ this is not json');
+  h = await startBrowserHarness({ localPlugins: [good, broken], permissions: { fixture: { default: 'auto' } } });
+  app = await h.context.newPage();
+  await app.goto(h.fixtureUrl('/pages/plugin-app.html'));
+  await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabState === 'ready', 'fixture tab ready');
+  panel = await h.openSidePanel();
+  await panel.setViewportSize({ width: 420, height: 900 });
+}, 60_000);
+
+afterAll(async () => {
+  await h?.stop();
+  if (pluginParent) rmSync(pluginParent, { recursive: true, force: true });
+});
+
+describe('side panel', () => {
+  test('shows the connection, the plugin with its tab state, failed plugins and browser tools', async () => {
+    await panel.waitForSelector('[data-testid="connection"][data-state="connected"]', { timeout: 15_000 });
+    await panel.waitForSelector('[data-testid="tab-state-fixture"][data-state="ready"]', { timeout: 15_000 });
+    const card = panel.locator('[data-testid="plugin-fixture"]');
+    expect(await card.textContent()).toContain('Fixture App');
+    for (const tool of ['echo', 'wait', 'fail']) expect(await panel.locator(`[data-testid="perm-fixture_${tool}"]`).inputValue()).toBe('auto');
+    const failed = panel.locator('[data-testid="failed-plugin"]');
+    await failed.first().waitFor({ timeout: 10_000 });
+    expect(await failed.first().textContent()).toMatch(/broken|tools\.json/);
+    expect(await panel.locator('[data-testid="perm-browser_list_tabs"]').inputValue()).toBe('auto');
+  });
+
+  test('a permission set to off in the panel is enforced by the server', async () => {
+    await panel.selectOption('[data-testid="perm-browser_list_tabs"]', 'off');
+    const off = await waitUntil(async () => {
+      const r = await h.callTool('browser_list_tabs');
+      return r.status === 403 ? r : null;
+    }, 'browser_list_tabs to be refused');
+    expect(off.body.error.code).toBe('permission_off');
+    expect(config().permissions.browser.tools.browser_list_tabs).toBe('off');
+    await panel.selectOption('[data-testid="perm-fixture_fail"]', 'off');
+    await waitUntil(async () => (await h.callTool('fixture_fail')).status === 403, 'fixture_fail to be refused');
+    expect(config().permissions.fixture.tools.fail).toBe('off');
+    // And back on.
+    await panel.selectOption('[data-testid="perm-browser_list_tabs"]', 'auto');
+    await waitUntil(async () => (await h.callTool('browser_list_tabs')).status === 200, 'browser_list_tabs allowed again');
+  });
+
+  test('ask: the call waits for Allow in the panel (badge while pending)', async () => {
+    await panel.selectOption('[data-testid="perm-fixture_echo"]', 'ask');
+    await waitUntil(() => config().permissions.fixture?.tools?.echo === 'ask', 'echo permission saved as ask');
+    const call = h.callTool('fixture_echo', { text: 'approved' });
+    const card = panel.locator('[data-testid="confirm-fixture_echo"]');
+    await card.waitFor({ timeout: 15_000 });
+    expect(await card.textContent()).toContain('approved');
+    expect(await waitUntil(async () => ((await badge()) === '1' ? '1' : null), 'badge 1')).toBe('1');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await panel.screenshot({ path: join(ARTIFACTS, 'sidepanel.png'), fullPage: true });
+    await card.locator('[data-testid="allow"]').click();
+    const r = await call;
+    expect(r.status).toBe(200);
+    expect(r.body.result.input).toEqual({ text: 'approved' });
+    await card.waitFor({ state: 'detached', timeout: 10_000 });
+    expect(await waitUntil(async () => ((await badge()) === '' ? 'cleared' : null), 'badge cleared')).toBe('cleared');
+  });
+
+  test('Deny refuses the call', async () => {
+    const call = h.callTool('fixture_echo', { text: 'denied' });
+    const card = panel.locator('[data-testid="confirm-fixture_echo"]');
+    await card.waitFor({ timeout: 15_000 });
+    await card.locator('[data-testid="deny"]').click();
+    const r = await call;
+    expect(r.status).toBe(403);
+    expect(r.body.error.code).toBe('permission_denied');
+  });
+
+  test('Always allow runs the call and stops asking', async () => {
+    const call = h.callTool('fixture_echo', { text: 'always' });
+    const card = panel.locator('[data-testid="confirm-fixture_echo"]');
+    await card.waitFor({ timeout: 15_000 });
+    await card.locator('[data-testid="always-allow"]').click();
+    expect((await call).status).toBe(200);
+    await waitUntil(() => config().permissions.fixture?.tools?.echo === 'auto', 'echo saved as auto');
+    // The next call needs no approval.
+    const next = await h.callTool('fixture_echo', { text: 'no prompt' });
+    expect(next.status).toBe(200);
+    await waitUntil(async () => (await panel.locator('[data-testid="perm-fixture_echo"]').inputValue()) === 'auto', 'panel shows auto');
+  });
+
+  test('plugin settings saved from the generated form reach the adapter as config', async () => {
+    const form = panel.locator('form[data-settings="fixture"]');
+    await form.locator('input[name="greeting"]').fill('hi from the panel');
+    await form.locator('button[type="submit"]').click();
+    await waitUntil(() => config().pluginSettings?.fixture?.greeting === 'hi from the panel', 'greeting saved in config.json');
+    const r = await waitUntil(async () => {
+      const x = await h.callTool('fixture_echo', {});
+      return x.body?.result?.config?.greeting === 'hi from the panel' ? x : null;
+    }, 'the adapter to see the new greeting');
+    expect(r.status).toBe(200);
+  });
+
+  test('shows "server not running" when the server stops, and recovers when it is back', async () => {
+    await h.stopServer();
+    await panel.waitForSelector('[data-testid="connection"][data-state="server_not_running"]', { timeout: 20_000 });
+    await h.startServer();
+    await panel.waitForSelector('[data-testid="connection"][data-state="connected"]', { timeout: 20_000 });
+    await h.waitForHealth((x) => x.extensionConnected === true, 'extension reconnected');
+  }, 45_000);
+});
