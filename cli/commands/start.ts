@@ -104,6 +104,12 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
       err(`warning: installing the embedded extension failed: ${(e as Error).message}`);
     }
   }
+  // The extension folder is installed after the bind (listen first); say so if that failed.
+  void running.ready.then(() => {
+    if (!existsSync(join(dir, 'extension', 'manifest.json'))) {
+      err(`warning: the extension folder ${join(dir, 'extension')} was not installed; see ${join(dir, 'server.log')} (extension_install_failed).`);
+    }
+  });
   out(`OpenTabs server listening on ${running.url}${dev ? ' (dev mode: watching local plugins)' : ''}`);
   out(c.dim(`Config dir: ${dir}  ·  Extension folder: ${join(dir, 'extension')}  ·  Stop with Ctrl-C or \`opentabs stop\``));
   if (showConfig) {

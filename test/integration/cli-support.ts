@@ -32,7 +32,6 @@ export function cliEnv(configDir: string, extra: Record<string, string | undefin
   delete env.FORCE_COLOR;
   delete env.OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS;
   Object.assign(env, { OPENTABS_CONFIG_DIR: configDir, NO_COLOR: '1' });
-  if (process.env.CLI_TEST_PRELOAD) env.BUN_OPTIONS = `--preload ${process.env.CLI_TEST_PRELOAD}`;
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
     else env[k] = v;
