@@ -21,7 +21,8 @@ export interface EmbeddedFile {
 const KEY = '__OPENTABS_EMBEDDED_EXTENSION__';
 /** Files and folders the server owns inside the extension folder; an install never touches them. */
 const SERVER_OWNED = new Set<string>(SERVER_OWNED_NAMES);
-const HASH_FILE = '.embedded-hash';
+/** Content hash of the installed copy (same for the embedded and the extension/dist source). */
+const HASH_FILE = '.install-hash';
 
 export function registerEmbeddedExtension(files: EmbeddedFile[]): void {
   (globalThis as Record<string, unknown>)[KEY] = files;
@@ -33,8 +34,9 @@ export function embeddedExtension(): EmbeddedFile[] | null {
 }
 
 /**
- * Copy the embedded extension to <configDir>/extension when its content hash changed, then write
- * server.json {port} for the extension's bootstrap. Same contract as server/extension-install.ts.
+ * Copy extension files to <configDir>/extension when their content hash changed, then write
+ * server.json {port} for the extension's bootstrap. Used for the copy embedded in the executable
+ * and, by server/extension-install.ts, for extension/dist.
  */
 export async function installEmbeddedExtension(files: EmbeddedFile[], configDir: string, port: number): Promise<{ dir: string; copied: boolean }> {
   const dir = join(configDir, 'extension');
