@@ -32,9 +32,9 @@ afterAll(async () => {
     await killPid(JSON.parse(readFileSync(join(cfg, 'server.pid'), 'utf8')).pid);
   } catch {}
   removeDir(root);
-  // bunx keeps an install per package spec (here: the tarball path); drop ours.
+  // bunx keeps an install (and a lock file) per package spec, here under the tarball's folder; drop ours.
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  rmSync(join(process.env.BUN_INSTALL_CACHE_DIR ?? join(homedir(), '.bun', 'install', 'cache'), `.bunx-${uid}`, `@${tgz}`), { recursive: true, force: true });
+  rmSync(join(process.env.BUN_INSTALL_CACHE_DIR ?? join(homedir(), '.bun', 'install', 'cache'), `.bunx-${uid}`, `@${root}`), { recursive: true, force: true });
 });
 
 const bunx = (args: string[]) =>
