@@ -1,0 +1,68 @@
+/**
+ * installExtension: copies the built extension into <configDir>/extension only when its content
+ * changed, writes server.json {port}, never touches auth.json / adapters/, and removes files an
+ * older extension version left behind.
+ */
+import { afterEach, describe, expect, test } from 'bun:test';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { installExtension } from '../../server/extension-install.ts';
+import { ensureExtensionBuilt } from '../../extension/build.ts';
+import type { ServerContext } from '../../server/context.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function fakeCtx(port: number): ServerContext {
+  const configDir = mkdtempSync(join(tmpdir(), 'opentabs-install-'));
+  dirs.push(configDir);
+  return { configDir, port } as unknown as ServerContext;
+}
+
+describe('installExtension', () => {
+  test('first install copies dist and writes server.json; a second one copies nothing', async () => {
+    const dist = await ensureExtensionBuilt();
+    const ctx = fakeCtx(43210);
+    const first = await installExtension(ctx);
+    expect(first).toEqual({ dir: join(ctx.configDir, 'extension'), copied: true });
+    for (const f of ['manifest.json', 'background.js', 'tab-bridge.js', 'sidepanel.html', 'sidepanel.js', 'icon.png']) {
+      expect(readFileSync(join(first.dir, f))).toEqual(readFileSync(join(dist, f)));
+    }
+    expect(existsSync(join(first.dir, '.build-info.json'))).toBe(false);
+    expect(JSON.parse(readFileSync(join(first.dir, 'server.json'), 'utf8'))).toEqual({ port: 43210 });
+    const second = await installExtension(ctx);
+    expect(second.copied).toBe(false);
+  });
+
+  test('keeps auth.json and adapters/, drops stale files, follows the port', async () => {
+    const ctx = fakeCtx(40001);
+    const dir = join(ctx.configDir, 'extension');
+    mkdirSync(join(dir, 'adapters'), { recursive: true });
+    writeFileSync(join(dir, 'auth.json'), '{"secret":"keep-me"}');
+    writeFileSync(join(dir, 'adapters', 'x-123.js'), '// adapter');
+    writeFileSync(join(dir, 'old-version-file.js'), '// from an older extension');
+    expect((await installExtension(ctx)).copied).toBe(true);
+    expect(readFileSync(join(dir, 'auth.json'), 'utf8')).toBe('{"secret":"keep-me"}');
+    expect(readFileSync(join(dir, 'adapters', 'x-123.js'), 'utf8')).toBe('// adapter');
+    expect(existsSync(join(dir, 'old-version-file.js'))).toBe(false);
+    // A restart on another port rewrites server.json without recopying.
+    (ctx as { port: number }).port = 40002;
+    expect((await installExtension(ctx)).copied).toBe(false);
+    expect(JSON.parse(readFileSync(join(dir, 'server.json'), 'utf8'))).toEqual({ port: 40002 });
+  });
+
+  test('an install whose recorded hash differs (another version) is replaced', async () => {
+    const ctx = fakeCtx(40003);
+    const { dir } = await installExtension(ctx);
+    // The hash marker is the installer's dotfile; a different value means another version is installed.
+    const markers = readdirSync(dir).filter((f) => f.startsWith('.'));
+    expect(markers.length).toBe(1);
+    writeFileSync(join(dir, markers[0]), 'hash of another version');
+    writeFileSync(join(dir, 'background.js'), '// broken');
+    expect((await installExtension(ctx)).copied).toBe(true);
+    expect(readFileSync(join(dir, 'background.js'), 'utf8')).not.toBe('// broken');
+  });
+});
