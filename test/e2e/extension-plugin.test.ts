@@ -5,7 +5,7 @@
  * mismatched tab ids, adapter-not-ready, no matching tab, cancel, and a tab closed mid-call.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -15,13 +15,22 @@ import { writeFixturePlugin } from '../fixtures/ext-plugin/plugin.ts';
 let h: BrowserHarness;
 let pluginParent = '';
 let app: Page;
+let pluginDir = '';
 
 const fixtureDetails = async () => ((await h.health())?.pluginDetails ?? []).find((p: { name: string }) => p.name === 'fixture');
 
 beforeAll(async () => {
   pluginParent = mkdtempSync(join(tmpdir(), 'opentabs-fixture-plugin-'));
   const dir = writeFixturePlugin(pluginParent);
+  pluginDir = dir;
   h = await startBrowserHarness({
+    routes: (req) => {
+      // The fixture app under a strict CSP: no inline or page scripts may run.
+      if (new URL(req.url).pathname !== '/pages/plugin-app-csp.html') return undefined;
+      return new Response(readFileSync(join(import.meta.dir, '../fixtures/pages/plugin-app.html')), {
+        headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; script-src 'none'" },
+      });
+    },
     localPlugins: [dir],
     permissions: { fixture: { default: 'auto' } },
     pluginSettings: { fixture: { greeting: 'hello from settings' } },
@@ -142,6 +151,33 @@ describe('plugin dispatch through the extension', () => {
       await page.close();
     }
   }, 30_000);
+
+  test('a page with a strict CSP still gets the adapter and answers', async () => {
+    const page = await h.context.newPage();
+    try {
+      await page.goto(h.fixtureUrl('/pages/plugin-app-csp.html'));
+      const tabId = await h.tabIdOf(page);
+      await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabs?.some((t: any) => t.tabId === tabId && t.ready), 'CSP tab ready');
+      const r = await h.callTool('fixture_echo', { text: 'csp' }, { tabId });
+      expect(r.status).toBe(200);
+      expect(r.body.result.href).toBe(page.url());
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('a rebuilt adapter (new hash) is re-injected into the open tab on reload', async () => {
+    const before = await app.evaluate(() => (window as any).__fixtureInjections);
+    appendFileSync(join(pluginDir, 'dist', 'adapter.js'), '\n// rebuilt\n');
+    const reload = await fetch(`${h.url}/reload`, { method: 'POST', headers: h.srv.auth });
+    expect(reload.status).toBe(200);
+    await waitUntil(async () => (await app.evaluate(() => (window as any).__fixtureInjections)) === before + 1, 'the new adapter to be injected');
+    const r = await h.callTool('fixture_echo', { text: 'new adapter' });
+    expect(r.status).toBe(200);
+    expect(r.body.result.input).toEqual({ text: 'new adapter' });
+    // Exactly one adapter is registered (the old one was disposed).
+    expect(await app.evaluate(() => Object.keys((window as any).__opentabs_adapters__))).toEqual(['fixture']);
+  });
 
   test('no matching tab: no_matching_tab telling the user to open the app', async () => {
     await app.close();

@@ -124,6 +124,19 @@ describe('side panel', () => {
     expect(r.status).toBe(200);
   });
 
+  test('shows "authentication failed" when the server refuses the secret, and recovers', async () => {
+    const real = h.srv.ctx.secret;
+    // As if the extension were loaded from a folder with another secret: the server no longer accepts it.
+    h.srv.ctx.secret = 'f'.repeat(64);
+    h.srv.ctx.hub.closeAll('test: secret changed');
+    try {
+      await panel.waitForSelector('[data-testid="connection"][data-state="auth_failed"]', { timeout: 20_000 });
+    } finally {
+      h.srv.ctx.secret = real;
+    }
+    await panel.waitForSelector('[data-testid="connection"][data-state="connected"]', { timeout: 20_000 });
+  }, 45_000);
+
   test('shows "server not running" when the server stops, and recovers when it is back', async () => {
     await h.stopServer();
     await panel.waitForSelector('[data-testid="connection"][data-state="server_not_running"]', { timeout: 20_000 });
