@@ -32,7 +32,8 @@ ensureChromium();
 
 const args = process.argv.slice(2);
 const paths = args.length > 0 ? args : ['test/unit', 'test/integration', 'test/e2e'];
-const child = spawn(process.execPath, ['test', ...paths], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+// bunfig's [test] timeout is not read by this Bun; pass the per-test limit explicitly (Chromium tests need room).
+const child = spawn(process.execPath, ['test', '--timeout', '120000', ...paths], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
 
 let tail = '';
 const keep = (chunk: Buffer) => {
