@@ -6,6 +6,7 @@
 import type { ConfigState, ServerParams } from '../../server/protocol/methods.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type PendingConfirmation, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import { ToolError } from '../shared/tool-error.ts';
+import { extLog } from '../shared/ext-log.ts';
 import { TOOL_HANDLERS } from '../tools/index.ts';
 import { Connection } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
@@ -181,7 +182,13 @@ async function onPanelMessage(port: chrome.runtime.Port, msg: PanelToWorker): Pr
 
 // ------------------------------------------------------------------ connection + tabs
 
-conn.onState(() => pushState());
+let lastLogged = '';
+conn.onState((s) => {
+  const line = s.status === 'disconnected' ? `disconnected (${s.reason}): ${s.detail ?? ''}` : `${s.status}${s.port ? ` to port ${s.port}` : ''}`;
+  if (line !== lastLogged) extLog(s.status === 'disconnected' ? 'warning' : 'info', line);
+  lastLogged = line;
+  pushState();
+});
 conn.onOpen(() => {
   void plugins.syncAll();
   void refreshConfig();

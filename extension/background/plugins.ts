@@ -7,6 +7,7 @@ import { ADAPTER_REGISTRY_KEY, TAB_PORT_NAME, type PageToBridge, type PortToBrid
 import type { DispatchResult, LogEntry, PluginInfo, TabInfo, TabState } from '../../server/protocol/methods.ts';
 import { urlMatchesPlugin } from '../shared/match-pattern.ts';
 import { ToolError } from '../shared/tool-error.ts';
+import { extLog } from '../shared/ext-log.ts';
 import type { Connection } from './connection.ts';
 
 const PORT_WAIT_MS = 3_000;
@@ -195,7 +196,14 @@ export class PluginRuntime {
   /** Inject the adapters of every plugin matching this tab's URL. */
   async injectTab(tabId: number, url: string | undefined, only?: string[]): Promise<void> {
     const targets = this.pluginsForUrl(url).filter((p) => !only || only.includes(p.name));
-    await Promise.all(targets.map((p) => this.ensureAdapter(tabId, p).catch(() => 'missing')));
+    await Promise.all(
+      targets.map((p) =>
+        this.ensureAdapter(tabId, p).catch((err) => {
+          extLog('warning', `Injecting ${p.name} into tab ${tabId} failed: ${(err as Error).message}`);
+          return 'missing';
+        }),
+      ),
+    );
   }
 
   // ------------------------------------------------------------------ per-tab port
@@ -352,6 +360,24 @@ export class PluginRuntime {
       this.ports.get(c.tabId)?.postMessage({ type: 'cancel', id: dispatchId, plugin: c.plugin, reason } satisfies PortToBridge);
     } catch {}
     c.reject(new ToolError('cancelled', `Cancelled: ${reason}`, { category: 'internal' }));
+  }
+
+  /** extension_check_adapter: ask each matching tab's registry directly (no cache). */
+  async checkAdapter(name: string): Promise<unknown> {
+    const plugin = this.plugins.get(name);
+    if (!plugin) throw new ToolError('unknown_plugin', `No plugin "${name}" in the extension; known: ${[...this.plugins.keys()].join(', ') || 'none'}`, { category: 'not_found' });
+    const tabs = await this.rankedTabs(plugin);
+    const out = [];
+    for (const t of tabs) {
+      let status: AdapterStatus | 'no_access';
+      try {
+        status = (await chrome.scripting.executeScript({ target: { tabId: t.id! }, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, name, plugin.adapterHash] }))[0]?.result as AdapterStatus;
+      } catch {
+        status = 'no_access';
+      }
+      out.push({ tabId: t.id!, url: t.url ?? '', title: t.title ?? '', adapter: status, bridgeConnected: this.ports.has(t.id!) });
+    }
+    return { plugin: name, adapterFile: plugin.adapterFile, adapterHash: plugin.adapterHash, tabState: out.length === 0 ? 'closed' : out.some((t) => t.adapter === 'ready') ? 'ready' : 'unavailable', tabs: out };
   }
 
   tabStateOf(name: string): TabState | undefined {

@@ -1,4 +1,5 @@
 /** The extension group of built-in tools. */
+import { extLogs, type ExtLogLevel } from '../shared/ext-log.ts';
 import type { BrowserToolHandler } from './types.ts';
 
 export const extensionTools: Record<string, BrowserToolHandler> = {
@@ -25,5 +26,19 @@ export const extensionTools: Record<string, BrowserToolHandler> = {
         plugins,
       },
     };
+  },
+
+  async extension_get_logs(input) {
+    return { value: { entries: extLogs((input.level as ExtLogLevel | undefined) ?? 'debug', (input.limit as number | undefined) ?? 100) } };
+  },
+
+  async extension_check_adapter(input, env) {
+    return { value: await env.plugins.checkAdapter(String(input.plugin)) };
+  },
+
+  async extension_reload() {
+    // Answer first; the reloaded worker reconnects on its own.
+    setTimeout(() => chrome.runtime.reload(), 200);
+    return { value: { reloading: true } };
   },
 };

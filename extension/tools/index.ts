@@ -5,10 +5,12 @@
 import { extensionTools } from './extension.ts';
 import { readingTools } from './reading.ts';
 import { tabTools } from './tabs.ts';
+import { windowTools } from './windows.ts';
 import type { BrowserToolHandler } from './types.ts';
 
 export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...tabTools,
+  ...windowTools,
   ...readingTools,
   ...extensionTools,
 };

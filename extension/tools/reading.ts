@@ -59,6 +59,143 @@ function queryPage(selector: string, limit: number, attributes: string[] | null)
   return { total: nodes.length, elements };
 }
 
+/** In the page: resolve when the element reaches the wanted state, or report a timeout. */
+function waitInPage(selector: string | null, text: string | null, state: 'visible' | 'attached' | 'hidden', timeoutMs: number) {
+  const find = (): Element | null => {
+    if (selector) return document.querySelector(selector);
+    const walker = document.createTreeWalker(document.body ?? document.documentElement, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const parent = n.parentElement;
+      if (parent && !['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE'].includes(parent.tagName) && n.textContent?.includes(text!)) return parent;
+    }
+    return null;
+  };
+  const isVisible = (el: Element) => {
+    const r = el.getBoundingClientRect();
+    const cs = getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none';
+  };
+  const met = () => {
+    const el = find();
+    if (state === 'attached') return !!el;
+    if (state === 'visible') return !!el && isVisible(el);
+    return !el || !isVisible(el);
+  };
+  if (selector) {
+    try {
+      document.querySelector(selector);
+    } catch {
+      return Promise.resolve({ error: `Invalid CSS selector: ${selector}` });
+    }
+  }
+  const t0 = performance.now();
+  return new Promise<{ found: boolean; state: string; elapsedMs: number } | { error: string }>((resolve) => {
+    const done = (ok: boolean) => {
+      obs.disconnect();
+      clearInterval(iv);
+      clearTimeout(to);
+      resolve(ok ? { found: state !== 'hidden', state, elapsedMs: Math.round(performance.now() - t0) } : { error: `Timed out after ${timeoutMs} ms waiting for ${selector ?? JSON.stringify(text)} to be ${state}` });
+    };
+    const check = () => {
+      if (met()) done(true);
+    };
+    const obs = new MutationObserver(check);
+    obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    // Visibility can change without a mutation (CSS animations, layout): poll too.
+    const iv = setInterval(check, 100);
+    const to = setTimeout(() => done(false), timeoutMs);
+    check();
+  });
+}
+
+/**
+ * In the page (ISOLATED world): a compact outline — role, accessible name, value/state and a ref
+ * per element. Refs live in this world's map until the next navigation (a new document).
+ */
+function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean) {
+  const g = globalThis as unknown as { __opentabs_refs__?: { next: number; byRef: Map<string, Element>; byEl: WeakMap<Element, string> } };
+  const refs = (g.__opentabs_refs__ ??= { next: 1, byRef: new Map(), byEl: new WeakMap() });
+  let root: Element | null = document.body ?? document.documentElement;
+  if (selector) {
+    try {
+      root = document.querySelector(selector);
+    } catch {
+      return { error: `Invalid CSS selector: ${selector}` };
+    }
+    if (!root) return { error: `No element matches ${selector}` };
+  }
+  const IMPLICIT: Record<string, string> = {
+    A: 'link', BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox', IMG: 'img', NAV: 'navigation', MAIN: 'main',
+    HEADER: 'banner', FOOTER: 'contentinfo', ASIDE: 'complementary', FORM: 'form', UL: 'list', OL: 'list', LI: 'listitem',
+    TABLE: 'table', TR: 'row', TD: 'cell', TH: 'columnheader', H1: 'heading', H2: 'heading', H3: 'heading', H4: 'heading',
+    H5: 'heading', H6: 'heading', DIALOG: 'dialog', OPTION: 'option', SUMMARY: 'button', P: 'paragraph', LABEL: 'label',
+  };
+  const INPUT: Record<string, string> = { checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button', range: 'slider', search: 'searchbox', number: 'spinbutton' };
+  const roleOf = (el: Element): string | null => {
+    const explicit = el.getAttribute('role');
+    if (explicit) return explicit.split(' ')[0];
+    if (el.tagName === 'INPUT') return (el as HTMLInputElement).type === 'hidden' ? null : (INPUT[(el as HTMLInputElement).type] ?? 'textbox');
+    if (el.tagName === 'A' && !el.hasAttribute('href')) return null;
+    return IMPLICIT[el.tagName] ?? null;
+  };
+  const INTERACTIVE = new Set(['link', 'button', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'slider', 'spinbutton', 'option', 'menuitem', 'tab', 'switch']);
+  const clean = (s: string | null | undefined, n = 80) => (s ?? '').replace(/\s+/g, ' ').trim().slice(0, n);
+  const nameOf = (el: Element, role: string): string => {
+    const aria = el.getAttribute('aria-label');
+    if (aria) return clean(aria);
+    const by = el.getAttribute('aria-labelledby');
+    if (by) return clean(by.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' '));
+    if (el.tagName === 'IMG') return clean(el.getAttribute('alt'));
+    if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement) {
+      const label = el.labels?.[0]?.textContent;
+      return clean(label || el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name'));
+    }
+    if (['link', 'button', 'heading', 'option', 'tab', 'menuitem', 'cell', 'columnheader', 'listitem', 'paragraph', 'label'].includes(role)) return clean((el as HTMLElement).innerText ?? el.textContent);
+    return clean(el.getAttribute('title'));
+  };
+  const hidden = (el: Element) => {
+    if ((el as HTMLElement).hidden || el.getAttribute('aria-hidden') === 'true') return true;
+    const cs = getComputedStyle(el);
+    return cs.display === 'none' || cs.visibility === 'hidden';
+  };
+  const lines: string[] = [];
+  let count = 0;
+  const walk = (el: Element, depth: number) => {
+    if (hidden(el) || ['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE'].includes(el.tagName)) return;
+    const role = roleOf(el);
+    const show = role !== null && (!interactiveOnly || INTERACTIVE.has(role));
+    let childDepth = depth;
+    if (show && depth <= maxDepth) {
+      let ref = refs.byEl.get(el);
+      if (!ref) {
+        ref = `e${refs.next++}`;
+        refs.byEl.set(el, ref);
+        refs.byRef.set(ref, el);
+      }
+      const parts = [`${'  '.repeat(interactiveOnly ? 0 : depth)}- ${role}`];
+      const name = nameOf(el, role);
+      if (name) parts.push(JSON.stringify(name));
+      if (role === 'heading') parts.push(`[level=${el.tagName.slice(1)}]`);
+      if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) parts.push(el.checked ? '[checked]' : '[unchecked]');
+      else if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) && el.value) parts.push(`value=${JSON.stringify(clean(el.value, 60))}`);
+      if ((el as HTMLButtonElement).disabled) parts.push('[disabled]');
+      parts.push(`[ref=${ref}]`);
+      lines.push(parts.join(' '));
+      count++;
+      childDepth = depth + 1;
+      // The name already carries the text of these; their children would repeat it.
+      if (['link', 'button', 'heading', 'option', 'paragraph', 'label', 'listitem', 'cell', 'columnheader'].includes(role) && !el.querySelector('a,button,input,select,textarea,[role]')) return;
+    } else if (!show && !interactiveOnly && depth <= maxDepth && el.children.length === 0) {
+      const text = clean((el as HTMLElement).innerText ?? el.textContent);
+      if (text) lines.push(`${'  '.repeat(depth)}- text ${JSON.stringify(text)}`);
+    }
+    if (childDepth > maxDepth + 1) return;
+    for (const c of el.children) walk(c, childDepth);
+  };
+  walk(root, 0);
+  return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n') };
+}
+
 function unwrap<T extends object>(r: T | { error: string }): T {
   if ('error' in r) throw new ToolError('not_found', r.error, { category: 'not_found' });
   return r;
@@ -80,6 +217,26 @@ export const readingTools: Record<string, BrowserToolHandler> = {
   async browser_query_elements(input) {
     const tab = await getTab(input.tabId);
     const r = await runInTab(tab.id!, queryPage, [String(input.selector), (input.limit as number) ?? 100, (input.attributes as string[]) ?? null]);
+    return { value: unwrap(r) };
+  },
+
+  async browser_wait_for_element(input) {
+    const tab = await getTab(input.tabId);
+    if (input.selector === undefined && input.text === undefined) {
+      throw new ToolError('invalid_arguments', 'Pass either selector or text', { category: 'validation' });
+    }
+    const timeoutMs = (input.timeoutMs as number | undefined) ?? 10_000;
+    const r = await runInTab(tab.id!, waitInPage, [(input.selector as string) ?? null, (input.text as string) ?? null, (input.state as 'visible') ?? 'visible', timeoutMs]);
+    if ('error' in r) {
+      if (r.error.startsWith('Timed out')) throw new ToolError('timeout', r.error, { category: 'timeout', retryable: true });
+      throw new ToolError('invalid_arguments', r.error, { category: 'validation' });
+    }
+    return { value: r };
+  },
+
+  async browser_snapshot(input) {
+    const tab = await getTab(input.tabId);
+    const r = await runInTab(tab.id!, snapshotPage, [(input.selector as string) ?? null, (input.maxDepth as number) ?? 50, input.interactiveOnly === true]);
     return { value: unwrap(r) };
   },
 

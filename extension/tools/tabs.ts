@@ -36,9 +36,11 @@ function checkUrl(url: unknown): string {
 }
 
 /** Resolves when the tab starts and then finishes the navigation we are about to trigger. */
-function navigationDone(tabId: number, until: 'load' | 'domcontentloaded', timeoutMs: number): Promise<void> {
+export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded', timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let started = false;
+    // Events of an earlier navigation can still be in flight: only a commit after now counts.
+    const since = Date.now();
     const cleanup = () => {
       clearTimeout(timer);
       chrome.webNavigation.onCommitted.removeListener(onCommitted);
@@ -52,8 +54,8 @@ function navigationDone(tabId: number, until: 'load' | 'domcontentloaded', timeo
       reject(new ToolError('timeout', `Tab ${tabId} did not finish loading within ${timeoutMs} ms`, { category: 'timeout', retryable: true }));
     }, timeoutMs);
     const mine = (d: { tabId: number; frameId: number }) => d.tabId === tabId && d.frameId === 0;
-    const onCommitted = (d: { tabId: number; frameId: number }) => {
-      if (mine(d)) started = true;
+    const onCommitted = (d: { tabId: number; frameId: number; timeStamp: number }) => {
+      if (mine(d) && d.timeStamp >= since) started = true;
     };
     const onDom = (d: { tabId: number; frameId: number }) => {
       if (mine(d) && started && until === 'domcontentloaded') (cleanup(), resolve());
@@ -110,6 +112,25 @@ export const tabTools: Record<string, BrowserToolHandler> = {
     const done = waitUntil === 'none' ? null : navigationDone(tab.id!, waitUntil as 'load' | 'domcontentloaded', timeoutMs);
     await chrome.tabs.update(tab.id!, { url });
     if (done) await done;
+    // webNavigation can report completion a moment before the tab's own status flips.
+    if (waitUntil === 'load') await waitForLoad(tab.id!, timeoutMs);
+    return { value: tabSummary(await getTab(tab.id)) };
+  },
+
+  async browser_go_back(input) {
+    return historyStep(input.tabId, 'back');
+  },
+
+  async browser_go_forward(input) {
+    return historyStep(input.tabId, 'forward');
+  },
+
+  async browser_reload_tab(input) {
+    const tab = await getTab(input.tabId);
+    const done = navigationDone(tab.id!, 'load', 30_000);
+    await chrome.tabs.reload(tab.id!, { bypassCache: input.bypassCache === true });
+    await done;
+    await waitForLoad(tab.id!);
     return { value: tabSummary(await getTab(tab.id)) };
   },
 
@@ -125,5 +146,19 @@ export const tabTools: Record<string, BrowserToolHandler> = {
     return { value: { ...tabSummary(t), favIconUrl: t.favIconUrl ?? null, incognito: t.incognito, pinned: t.pinned, index: t.index } };
   },
 };
+
+async function historyStep(tabId: unknown, dir: 'back' | 'forward') {
+  const tab = await getTab(tabId);
+  const done = navigationDone(tab.id!, 'load', 30_000);
+  try {
+    await (dir === 'back' ? chrome.tabs.goBack(tab.id!) : chrome.tabs.goForward(tab.id!));
+  } catch (err) {
+    done.catch(() => {});
+    throw new ToolError('not_available', `Tab ${tab.id} has no ${dir === 'back' ? 'previous' : 'next'} page in its history (${(err as Error).message})`, { category: 'validation' });
+  }
+  await done;
+  await waitForLoad(tab.id!);
+  return { value: tabSummary(await getTab(tab.id)) };
+}
 
 export { waitForLoad };

@@ -74,6 +74,27 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     group: 'tabs',
   },
   {
+    name: 'browser_go_back',
+    description: 'Go back one page in a tab\'s history and wait for it to load.',
+    inputSchema: obj({ tabId }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_go_forward',
+    description: 'Go forward one page in a tab\'s history and wait for it to load.',
+    inputSchema: obj({ tabId }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_reload_tab',
+    description: 'Reload a tab (optionally bypassing the cache) and wait for it to load.',
+    inputSchema: obj({ tabId, bypassCache: { type: 'boolean' } }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
     name: 'browser_focus_tab',
     description: 'Make a tab active and focus its window.',
     inputSchema: obj({ tabId }, ['tabId']),
@@ -86,6 +107,49 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj({ tabId }, ['tabId']),
     defaultPermission: 'auto',
     group: 'tabs',
+  },
+  {
+    name: 'browser_list_windows',
+    description: 'List browser windows with their state, size and tabs.',
+    inputSchema: obj({}),
+    defaultPermission: 'auto',
+    group: 'windows',
+  },
+  {
+    name: 'browser_create_window',
+    description: 'Open a new window, optionally at a URL, with a size or state.',
+    inputSchema: obj({
+      url: { type: 'string', minLength: 1 },
+      width: { type: 'integer', minimum: 100, maximum: 10000 },
+      height: { type: 'integer', minimum: 100, maximum: 10000 },
+      state: { enum: ['normal', 'minimized', 'maximized', 'fullscreen'] },
+      incognito: { type: 'boolean' },
+    }),
+    defaultPermission: 'auto',
+    group: 'windows',
+  },
+  {
+    name: 'browser_close_window',
+    description: 'Close a window and all its tabs.',
+    inputSchema: obj({ windowId: { type: 'integer', description: 'Window id from browser_list_windows' } }, ['windowId']),
+    defaultPermission: 'auto',
+    group: 'windows',
+  },
+  {
+    name: 'browser_snapshot',
+    description:
+      'Compact outline of a page: role, accessible name, value/state and a ref per element (far smaller than HTML). Refs stay valid until the next navigation.',
+    inputSchema: obj(
+      {
+        tabId,
+        selector: { type: 'string', minLength: 1, description: 'Outline only this element' },
+        maxDepth: { type: 'integer', minimum: 0, maximum: 200, description: 'Default 50' },
+        interactiveOnly: { type: 'boolean', description: 'Only links, buttons, fields … (flat list)' },
+      },
+      ['tabId'],
+    ),
+    defaultPermission: 'auto',
+    group: 'reading',
   },
   {
     name: 'browser_get_tab_content',
@@ -131,6 +195,25 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     group: 'reading',
   },
   {
+    name: 'browser_wait_for_element',
+    description: 'Wait until an element (CSS selector) or a text appears, becomes visible or goes away.',
+    inputSchema: {
+      ...obj(
+        {
+          tabId,
+          selector: { type: 'string', minLength: 1 },
+          text: { type: 'string', minLength: 1 },
+          state: { enum: ['visible', 'attached', 'hidden'], description: 'Default visible' },
+          timeoutMs: { type: 'integer', minimum: 0, maximum: 25000, description: 'Default 10000' },
+        },
+        ['tabId'],
+      ),
+      anyOf: [{ required: ['selector'] }, { required: ['text'] }],
+    },
+    defaultPermission: 'auto',
+    group: 'reading',
+  },
+  {
     name: 'browser_screenshot_tab',
     description: 'Screenshot of the visible part of a tab (brings the tab to the front), returned as an image.',
     inputSchema: obj(
@@ -147,6 +230,30 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
     name: 'extension_get_state',
     description: 'Extension state: connection, version, plugins with their tabs and adapter state.',
+    inputSchema: obj({}),
+    defaultPermission: 'auto',
+    group: 'extension',
+  },
+  {
+    name: 'extension_get_logs',
+    description: 'The extension\'s own log (connection changes, injection failures), newest last.',
+    inputSchema: obj({
+      level: { enum: ['debug', 'info', 'warning', 'error'], description: 'Minimum level (default debug)' },
+      limit: { type: 'integer', minimum: 1, maximum: 500, description: 'Default 100' },
+    }),
+    defaultPermission: 'auto',
+    group: 'extension',
+  },
+  {
+    name: 'extension_check_adapter',
+    description: 'Check a plugin\'s adapter in each matching tab: injected, current hash, isReady(), bridge connected.',
+    inputSchema: obj({ plugin: { type: 'string', minLength: 1 } }, ['plugin']),
+    defaultPermission: 'auto',
+    group: 'extension',
+  },
+  {
+    name: 'extension_reload',
+    description: 'Reload the extension (it reconnects by itself within seconds).',
     inputSchema: obj({}),
     defaultPermission: 'auto',
     group: 'extension',

@@ -1,0 +1,59 @@
+/** The windows group of built-in tools. */
+import { ToolError } from '../shared/tool-error.ts';
+import { tabSummary } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
+
+function windowSummary(w: chrome.windows.Window) {
+  return {
+    id: w.id,
+    focused: w.focused,
+    state: w.state ?? 'normal',
+    type: w.type ?? 'normal',
+    incognito: w.incognito,
+    left: w.left,
+    top: w.top,
+    width: w.width,
+    height: w.height,
+    tabs: (w.tabs ?? []).map(tabSummary),
+  };
+}
+
+export const windowTools: Record<string, BrowserToolHandler> = {
+  async browser_list_windows() {
+    const windows = await chrome.windows.getAll({ populate: true });
+    return { value: { windows: windows.map(windowSummary) } };
+  },
+
+  async browser_create_window(input) {
+    let url: string | undefined;
+    if (input.url !== undefined) {
+      try {
+        url = new URL(String(input.url)).href;
+      } catch {
+        throw new ToolError('invalid_arguments', `Invalid url "${input.url}": expected an absolute URL such as https://example.com`, { category: 'validation' });
+      }
+    }
+    const state = input.state as 'normal' | 'minimized' | 'maximized' | 'fullscreen' | undefined;
+    // Chrome refuses a size together with a non-normal state.
+    const size = state && state !== 'normal' ? {} : { width: input.width as number | undefined, height: input.height as number | undefined };
+    let w: chrome.windows.Window | undefined;
+    try {
+      w = await chrome.windows.create({ url, ...size, state, incognito: input.incognito === true });
+    } catch (err) {
+      throw new ToolError('not_available', `Could not create the window: ${(err as Error).message}`, { category: 'validation' });
+    }
+    if (!w) throw new ToolError('not_available', 'Chrome did not create the window (incognito not allowed for the extension?)', { category: 'validation' });
+    return { value: windowSummary(await chrome.windows.get(w.id!, { populate: true })) };
+  },
+
+  async browser_close_window(input) {
+    const id = input.windowId as number;
+    try {
+      await chrome.windows.get(id);
+    } catch {
+      throw new ToolError('not_found', `No window with id ${id}; call browser_list_windows for current ids`, { category: 'not_found' });
+    }
+    await chrome.windows.remove(id);
+    return { value: { closed: true, windowId: id } };
+  },
+};
