@@ -152,6 +152,24 @@ describe('plugin dispatch through the extension', () => {
     }
   }, 30_000);
 
+  test('without a tabId the active matching tab is chosen', async () => {
+    const second = await h.context.newPage();
+    try {
+      await second.goto(h.fixtureUrl('/pages/plugin-app-ranking.html'));
+      const secondTab = await h.tabIdOf(second);
+      await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabs?.some((t: any) => t.tabId === secondTab && t.ready), 'second tab ready');
+      for (const [page, other] of [[second, app], [app, second]] as const) {
+        await page.bringToFront();
+        const tabId = await h.tabIdOf(page);
+        await waitUntil(async () => (await h.callTool('browser_get_tab_info', { tabId })).body.result?.active, 'the tab to be active');
+        expect((await h.callTool('fixture_echo', {})).body.result.href).toBe(page.url());
+        expect(page.url()).not.toBe(other.url());
+      }
+    } finally {
+      await second.close();
+    }
+  });
+
   test('a page with a strict CSP still gets the adapter and answers', async () => {
     const page = await h.context.newPage();
     try {
