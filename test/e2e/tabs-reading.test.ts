@@ -1,9 +1,10 @@
 /**
- * Built-in tab and reading tools, each called through REST against the real extension in
- * headless Chromium, with its effect checked from Playwright's side of the browser.
+ * Built-in reading tools (and extension_get_state), each called through REST against the real
+ * extension in headless Chromium and checked against what Playwright sees in the same page.
+ * The tab group is covered by tabs.test.ts, the rest of Tier 1 by tabs-more.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 
@@ -15,93 +16,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const pageWithUrl = (url: string) => waitUntil(() => h.context.pages().find((p) => p.url() === url), `a page at ${url}`);
-
-describe('tab tools', () => {
-  test('browser_open_tab opens a real tab at the URL; browser_list_tabs lists it', async () => {
-    const url = h.fixtureUrl('/pages/index.html');
-    const r = await h.callTool('browser_open_tab', { url });
-    expect(r.status).toBe(200);
-    expect(typeof r.body.result.id).toBe('number');
-    const page = await pageWithUrl(url);
-    await page.waitForLoadState('load');
-    expect(await page.title()).toBe('Fixture Home');
-    const list = await h.callTool('browser_list_tabs');
-    const tab = list.body.result.tabs.find((t: { id: number }) => t.id === r.body.result.id);
-    expect(tab).toMatchObject({ url, title: 'Fixture Home', active: true, status: 'complete', audible: false });
-    expect(typeof tab.windowId).toBe('number');
-    expect(typeof tab.groupId).toBe('number');
-    await page.close();
-  });
-
-  test('browser_open_tab refuses a relative URL with a clear error and opens nothing', async () => {
-    const before = h.context.pages().length;
-    const r = await h.callTool('browser_open_tab', { url: 'not a url' });
-    expect(r.status).toBe(400);
-    expect(r.body.error.code).toBe('invalid_arguments');
-    expect(r.body.error.message).toContain('not a url');
-    expect(h.context.pages().length).toBe(before);
-  });
-
-  test('browser_close_tab closes the tab; a second close says the tab is gone', async () => {
-    const page = await h.context.newPage();
-    await page.goto(h.fixtureUrl('/pages/second.html'));
-    const tabId = await h.tabIdOf(page);
-    const closed = page.waitForEvent('close');
-    const r = await h.callTool('browser_close_tab', { tabId });
-    expect(r.status).toBe(200);
-    expect(r.body.result).toEqual({ closed: true, tabId });
-    await closed;
-    expect(page.isClosed()).toBe(true);
-    const again = await h.callTool('browser_close_tab', { tabId });
-    expect(again.status).toBeGreaterThanOrEqual(400);
-    expect(again.body.error.code).toBe('tab_closed');
-    expect(again.body.error.message).toContain(String(tabId));
-  });
-
-  test('browser_navigate_tab loads the new URL before answering', async () => {
-    const page = await h.context.newPage();
-    await page.goto(h.fixtureUrl('/pages/index.html'));
-    const tabId = await h.tabIdOf(page);
-    const target = h.fixtureUrl('/pages/second.html');
-    const r = await h.callTool('browser_navigate_tab', { tabId, url: target });
-    expect(r.status).toBe(200);
-    expect(r.body.result).toMatchObject({ id: tabId, url: target, title: 'Fixture Second', status: 'complete' });
-    expect(page.url()).toBe(target);
-    expect(await page.locator('h1').textContent()).toBe('Second page');
-    await page.close();
-  });
-
-  test('browser_focus_tab makes a background tab the active one', async () => {
-    const a = await h.context.newPage();
-    await a.goto(h.fixtureUrl('/pages/index.html'));
-    const b = await h.context.newPage();
-    await b.goto(h.fixtureUrl('/pages/second.html'));
-    const aId = await h.tabIdOf(a);
-    const bId = await h.tabIdOf(b);
-    const r = await h.callTool('browser_focus_tab', { tabId: aId });
-    expect(r.status).toBe(200);
-    expect(r.body.result.active).toBe(true);
-    const tabs = (await h.callTool('browser_list_tabs')).body.result.tabs as { id: number; active: boolean }[];
-    expect(tabs.find((t) => t.id === aId)?.active).toBe(true);
-    expect(tabs.find((t) => t.id === bId)?.active).toBe(false);
-    await a.close();
-    await b.close();
-  });
-
-  test('browser_get_tab_info describes one tab; an unknown id is a clear error', async () => {
-    const page = await h.context.newPage();
-    await page.goto(h.fixtureUrl('/pages/second.html'));
-    const tabId = await h.tabIdOf(page);
-    const r = await h.callTool('browser_get_tab_info', { tabId });
-    expect(r.status).toBe(200);
-    expect(r.body.result).toMatchObject({ id: tabId, url: page.url(), title: 'Fixture Second', status: 'complete', pinned: false, incognito: false });
-    expect('favIconUrl' in r.body.result).toBe(true);
-    const missing = await h.callTool('browser_get_tab_info', { tabId: 2147483000 });
-    expect(missing.body.error.code).toBe('tab_closed');
-    await page.close();
-  });
-
+describe('extension state', () => {
   test('extension_get_state reports the live connection and extension id', async () => {
     const r = await h.callTool('extension_get_state');
     expect(r.status).toBe(200);
