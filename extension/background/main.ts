@@ -207,6 +207,17 @@ chrome.tabs.onUpdated.addListener((tabId, info, tab) => {
     void plugins.reportChanges();
   }
 });
+// Any change to tabs or windows can change which tab is best for a plugin.
+const tabsChanged = () => plugins.tabsChanged();
+chrome.tabs.onCreated.addListener(tabsChanged);
+chrome.tabs.onUpdated.addListener(tabsChanged);
+chrome.tabs.onRemoved.addListener(tabsChanged);
+chrome.tabs.onActivated.addListener(tabsChanged);
+chrome.tabs.onAttached.addListener(tabsChanged);
+chrome.tabs.onDetached.addListener(tabsChanged);
+chrome.tabs.onReplaced.addListener(tabsChanged);
+chrome.windows.onFocusChanged.addListener(tabsChanged);
+chrome.windows.onRemoved.addListener(tabsChanged);
 chrome.tabs.onRemoved.addListener((tabId) => {
   plugins.tabRemoved(tabId);
   void plugins.reportChanges();

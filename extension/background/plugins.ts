@@ -70,6 +70,7 @@ export class PluginRuntime {
   // ------------------------------------------------------------------ plugin list
 
   setAll(list: PluginInfo[]): void {
+    this.rankCache.clear();
     const names = new Set(list.map((p) => p.name));
     for (const name of this.plugins.keys()) if (!names.has(name)) this.drop(name);
     for (const p of list) this.plugins.set(p.name, p);
@@ -78,6 +79,7 @@ export class PluginRuntime {
   }
 
   update(p: PluginInfo): void {
+    this.rankCache.clear();
     this.plugins.set(p.name, p);
     for (const m of this.adapters.values()) m.delete(p.name);
     void chrome.storage.session.set({ plugins: [...this.plugins.values()] }).catch(() => {});
@@ -98,6 +100,7 @@ export class PluginRuntime {
   }
 
   private drop(name: string): void {
+    this.rankCache.clear();
     this.plugins.delete(name);
     this.lastReported.delete(name);
     for (const m of this.adapters.values()) m.delete(name);
@@ -114,6 +117,24 @@ export class PluginRuntime {
 
   pluginsForUrl(url: string | undefined): PluginInfo[] {
     return [...this.plugins.values()].filter((p) => urlMatchesPlugin(url, p));
+  }
+
+  /**
+   * Ranked tabs per plugin, valid until any tab or window event (main.ts calls tabsChanged()):
+   * a call then costs no chrome.tabs round trip before its one port message.
+   */
+  private rankCache = new Map<string, chrome.tabs.Tab[]>();
+
+  tabsChanged(): void {
+    this.rankCache.clear();
+  }
+
+  private async cachedRankedTabs(plugin: PluginInfo): Promise<chrome.tabs.Tab[]> {
+    const hit = this.rankCache.get(plugin.name);
+    if (hit) return hit;
+    const ranked = await this.rankedTabs(plugin);
+    this.rankCache.set(plugin.name, ranked);
+    return ranked;
   }
 
   /** Matching tabs, best first: active tab of the focused window, other active tabs, the focused window, the rest. */
@@ -321,7 +342,7 @@ export class PluginRuntime {
         throw new ToolError('tab_mismatch', `Tab ${p.tabId} (${tab.url}) is not a ${plugin.displayName} tab; pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`, { category: 'validation' });
       }
     } else {
-      const ranked = await this.rankedTabs(plugin);
+      const ranked = await this.cachedRankedTabs(plugin);
       if (ranked.length === 0) {
         const where = plugin.homepage ? ` at ${plugin.homepage}` : ` (${plugin.urlPatterns.join(', ')})`;
         throw new ToolError('no_matching_tab', `No ${plugin.displayName} tab is open. Open ${plugin.displayName}${where} in Chrome, sign in, and retry.`, { category: 'not_found', retryable: true });
