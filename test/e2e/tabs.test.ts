@@ -63,7 +63,8 @@ describe('tab tools', () => {
     const target = h.fixtureUrl('/pages/second.html?navigated');
     const result = await ok('browser_navigate_tab', { tabId, url: target });
     expect(result).toMatchObject({ id: tabId, url: target, title: 'Fixture Second', status: 'complete' });
-    expect(page.url()).toBe(target);
+    // Playwright learns about the navigation through its own events, a moment after Chrome's.
+    await page.waitForURL(target, { timeout: 10_000 });
     expect(await page.locator('h1').textContent()).toBe('Second page');
     await page.close();
   });
