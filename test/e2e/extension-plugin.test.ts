@@ -109,9 +109,10 @@ describe('plugin dispatch through the extension', () => {
 
   test('cancelling the request reaches the running handler', async () => {
     const ac = new AbortController();
+    const before = await app.evaluate(() => (window as any).__fixtureWaiting ?? 0);
     const call = h.callTool('fixture_wait', { ms: 60_000 }, { signal: ac.signal }).catch((e) => e);
     // Wait until the call is running in the page, then drop the HTTP request.
-    await waitUntil(() => h.srv.ctx.hub.inFlightDispatches > 0, 'the wait call to be in flight');
+    await waitUntil(async () => (await app.evaluate(() => (window as any).__fixtureWaiting ?? 0)) > before, 'the wait call to run in the page');
     ac.abort();
     await call;
     await waitUntil(() => app.evaluate(() => (window as any).__fixtureCancelled ?? 0), 'the handler to see the cancel');
