@@ -126,7 +126,7 @@ describe('plugin dispatch through the extension', () => {
       const tabId = await h.tabIdOf(page);
       await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabs?.some((t: any) => t.tabId === tabId && t.ready), 'second fixture tab ready');
       const call = h.callTool('fixture_wait', { ms: 60_000 }, { tabId });
-      await waitUntil(() => h.srv.ctx.hub.inFlightDispatches > 0, 'the wait call to be in flight');
+      await waitUntil(() => page.evaluate(() => (window as any).__fixtureWaiting ?? 0), 'the wait call to run in the page');
       await page.close();
       const r = await call;
       expect(r.status).toBe(409);
@@ -143,7 +143,7 @@ describe('plugin dispatch through the extension', () => {
       const tabId = await h.tabIdOf(page);
       await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabs?.some((t: any) => t.tabId === tabId && t.ready), 'third fixture tab ready');
       const call = h.callTool('fixture_wait', { ms: 60_000 }, { tabId });
-      await waitUntil(() => h.srv.ctx.hub.inFlightDispatches > 0, 'the wait call to be in flight');
+      await waitUntil(() => page.evaluate(() => (window as any).__fixtureWaiting ?? 0), 'the wait call to run in the page');
       await page.goto(h.fixtureUrl('/pages/index.html'));
       const r = await call;
       expect(r.status).toBe(409);
