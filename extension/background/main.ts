@@ -145,7 +145,8 @@ async function refreshConfig(): Promise<void> {
 
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name === PANEL_PORT_NAME) {
-    if (port.sender?.id !== chrome.runtime.id || port.sender?.tab?.url?.startsWith('http')) return port.disconnect();
+    // Only our own pages (the side panel, or sidepanel.html opened as a tab) — never a content script.
+    if (port.sender?.id !== chrome.runtime.id || !port.sender.url?.startsWith(chrome.runtime.getURL(''))) return port.disconnect();
     panels.add(port);
     port.onDisconnect.addListener(() => panels.delete(port));
     port.onMessage.addListener((msg: PanelToWorker) => void onPanelMessage(port, msg));

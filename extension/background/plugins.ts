@@ -51,6 +51,8 @@ export class PluginRuntime {
   private adapters = new Map<number, Map<string, AdapterStatus>>();
   private injecting = new Map<string, Promise<AdapterStatus>>();
   private ports = new Map<number, chrome.runtime.Port>();
+  /** URL of the document that opened each tab's port (who may log for which plugin). */
+  private portUrls = new Map<number, string>();
   private portWaiters = new Map<number, Array<() => void>>();
   private calls = new Map<string, PendingCall>();
   private lastReported = new Map<string, string>();
@@ -236,6 +238,7 @@ export class PluginRuntime {
       return;
     }
     this.ports.set(tabId, port);
+    this.portUrls.set(tabId, port.sender?.tab?.url ?? port.sender?.url ?? '');
     for (const w of this.portWaiters.get(tabId) ?? []) w();
     this.portWaiters.delete(tabId);
     port.onMessage.addListener((msg: PageToBridge) => this.onPageMessage(tabId, msg));
@@ -275,11 +278,16 @@ export class PluginRuntime {
         }
         return;
       }
-      case 'progress':
-        if (!this.calls.has(msg.id)) return;
+      case 'progress': {
+        // Only the tab running the call may report on it.
+        const c = this.calls.get(msg.id);
+        if (!c || c.tabId !== tabId) return;
         this.conn.notify('tool.progress', { dispatchId: msg.id, progress: msg.progress, total: msg.total, message: msg.message });
         return;
+      }
       case 'log':
+        // A page can only log for plugins injected into it (no forged lines for other plugins).
+        if (!this.adapters.get(tabId)?.has(msg.plugin) && !urlMatchesPlugin(this.portUrls.get(tabId), this.plugins.get(msg.plugin) ?? { urlPatterns: [], excludePatterns: [] })) return;
         this.logs.push({ plugin: msg.plugin, level: msg.level, message: String(msg.message), data: msg.data, ts: msg.ts, dispatchId: msg.id });
         if (this.logs.length >= LOG_BATCH_MAX) this.flushLogs();
         else this.logTimer ??= setTimeout(() => this.flushLogs(), LOG_FLUSH_MS);

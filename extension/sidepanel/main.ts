@@ -185,7 +185,12 @@ function render(): void {
   if (browserTools.length) {
     parts.push(h('h2', {}, `Browser tools (${browserTools.length})`));
     const card = h('div', { class: 'card' });
+    let group = '';
     for (const t of browserTools) {
+      if (t.group !== group) {
+        group = t.group;
+        card.append(h('div', { class: 'group' }, group));
+      }
       card.append(
         h(
           'div',
@@ -197,7 +202,18 @@ function render(): void {
     }
     parts.push(card);
   }
-  if (cfg?.skipPermissions) parts.push(h('div', { class: 'detail error' }, 'Permission checks are skipped (OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS).'));
+  if (cfg) {
+    const box = h('input', { type: 'checkbox', 'data-testid': 'skip-permissions', checked: cfg.skipPermissions }) as HTMLInputElement;
+    box.addEventListener('change', () => void request('config.setSkipPermissions', { skip: box.checked }));
+    parts.push(
+      h(
+        'label',
+        { class: 'detail toggle', title: '"ask" tools run without asking; "off" tools stay off' },
+        box,
+        ' Skip approvals (run "ask" tools without asking)',
+      ),
+    );
+  }
   if (state.configError) parts.push(h('div', { class: 'detail error' }, state.configError));
   root.replaceChildren(...parts);
 }
