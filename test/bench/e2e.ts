@@ -1,0 +1,689 @@
+/**
+ * `npm run bench`: end-to-end figures in a real headless Chromium with the real extension, the
+ * server in its own process, the fixture app and an SDK-built plugin. Never fails on time: prints
+ * a table with each target next to the figure (met / not met) and writes
+ * bench-results/e2e-<date>.json. Exit code 0 unless the bench itself crashes.
+ *
+ * Sections (see BENCHMARKS.md for what each measures and why):
+ *   1. floor           WS → extension service worker → Port → ISOLATED → MAIN world and back
+ *   2. plugin calls    bench_echo (trivial SDK tool) over REST, MCP full, MCP gateway; in-flight throughput
+ *   3. built-in tools  one line per tool in BUILTIN_BENCH (a tool missing from it shows as a row)
+ *   4. start-up        `bun cli/main.ts start --port 0` to /health, with 0 and 100 plugins (2,000 tools)
+ *   5. memory          server RSS idle, after 10,000 calls, after 1,000 and 2,000 MCP sessions
+ *   6. context cost    tools/list bytes, gateway list bytes, page-reading output vs page HTML
+ *
+ * Env: BENCH_PROFILE=1 writes a CPU profile (markdown) of the e2e server to bench-results/.
+ *      BENCH_QUICK=1 runs fewer iterations (a smoke run of the bench itself).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, release, tmpdir, totalmem } from 'node:os';
+import { extname, join, normalize } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ensureExtensionBuilt } from '../../extension/build.ts';
+import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
+import { readSecretSync } from '../../server/state/secret.ts';
+import { startFixtureApp, FIXTURE_USER } from '../fixtures/app/server.ts';
+import { buildTestapp, TESTAPP_DIR } from '../fixtures/app/testapp.ts';
+import { connectMcp } from '../harness/fake-extension.ts';
+import { articlePageHtml } from './lib/article-page.ts';
+import { startFloor } from './lib/floor.ts';
+import { buildBenchPlugin, writeSyntheticPlugins } from './lib/plugins.ts';
+import { BUN, ROOT, rssOf, startServerChild, stopProc, waitForLine, type ServerProc } from './lib/proc.ts';
+import { mb, median, medianSummary, ms, round, summarize, table, timeConcurrent, timeSequential, type Summary } from './lib/stats.ts';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const CHROMIUM = process.env.OPENTABS_CHROMIUM ?? '/usr/bin/chromium';
+const RESULTS_DIR = join(ROOT, 'bench-results');
+const PAGES_DIR = join(ROOT, 'test', 'fixtures', 'pages');
+
+/** Iteration counts (bounded; QUICK divides them). */
+const N = {
+  rounds: QUICK ? 1 : 3,
+  seq: QUICK ? 60 : 300,
+  warmup: QUICK ? 10 : 50,
+  floorSeq: QUICK ? 100 : 500,
+  concurrent: QUICK ? 400 : 3000,
+  builtin: QUICK ? 20 : 100,
+  startupRuns: QUICK ? 2 : 5,
+  sessions: QUICK ? 100 : 1000,
+  callsForMemory: QUICK ? 1000 : 10_000,
+};
+
+/**
+ * The e2e server runs with the shipped limits except where they would refuse the bench's own
+ * load: 5 new MCP sessions a minute (we open 2,000) and 5 calls in flight per plugin (we run 8
+ * and 32). Both are reported next to the figures they affect.
+ */
+const BENCH_LIMITS = { mcpSessionRate: { max: 1_000_000, windowMs: 60_000 }, adminRate: { max: 1000, windowMs: 60_000 }, pluginMaxConcurrency: 64 };
+
+const TARGETS = {
+  pluginP50Ms: 1.5,
+  pluginToFloor: 1.5,
+  callsPerSecAt8: 1000,
+  listTabsP50Ms: 1.5,
+  startupMs2000: 60,
+  idleRssMb: 50,
+  /** "Flat": RSS after the sessions within this many MB of before them. */
+  sessionsRssGrowthMb: 5,
+  toolsListBytesPerTool: 240,
+  gatewayListBytes: 1600,
+};
+
+// ---------------------------------------------------------------- plumbing
+
+const cleanups: (() => unknown)[] = [];
+async function cleanup(): Promise<void> {
+  for (const fn of cleanups.reverse()) {
+    try {
+      await fn();
+    } catch {}
+  }
+  cleanups.length = 0;
+}
+
+const log = (s: string) => console.error(`[bench] ${s}`);
+const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));
+
+async function waitUntil<T>(fn: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+function machine() {
+  const chromiumVersion = spawnSync(CHROMIUM, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const cpu = cpus()[0]?.model ?? 'unknown';
+  return {
+    nproc: availableParallelism(),
+    cpu,
+    ramGb: Number((totalmem() / 1024 ** 3).toFixed(1)),
+    kernel: release(),
+    bun: Bun.version,
+    chromium: chromiumVersion,
+    date: new Date().toISOString(),
+  };
+}
+
+function writeConfig(dir: string, localPlugins: string[], permissions: Record<string, unknown> = {}): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins, permissions, pluginSettings: {} }));
+}
+
+const ARTICLE_HTML = articlePageHtml();
+
+/** Static fixture pages (test/fixtures/pages) and the bench article page on 127.0.0.1. */
+function servePages() {
+  const MIME: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css' };
+  return Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch(req) {
+      const { pathname } = new URL(req.url);
+      if (pathname === '/bench/article.html') return new Response(ARTICLE_HTML, { headers: { 'content-type': 'text/html; charset=utf-8' } });
+      if (!pathname.startsWith('/pages/')) return new Response('not found', { status: 404 });
+      const file = normalize(join(PAGES_DIR, decodeURIComponent(pathname.slice('/pages/'.length))));
+      if (!file.startsWith(PAGES_DIR) || !existsSync(file)) return new Response('not found', { status: 404 });
+      return new Response(readFileSync(file), { headers: { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' } });
+    },
+  });
+}
+
+type McpResult = { isError?: boolean; content?: { type: string; text?: string; data?: string }[]; structuredContent?: unknown };
+
+/** Bytes an MCP result puts in the model's context: its content items (text, or image data). */
+function contentBytes(r: McpResult): number {
+  return (r.content ?? []).reduce((n, c) => n + Buffer.byteLength(c.text ?? c.data ?? ''), 0);
+}
+
+// ---------------------------------------------------------------- 4. start-up (no browser)
+
+interface StartupFigures {
+  plugins: number;
+  tools: number;
+  toHealthMs: Summary;
+  toToolsLoadedMs: Summary;
+  runs: number;
+}
+
+/** One `opentabs start --port 0` on `dir`: ms to /health answering and to every tool listed. */
+async function startOnce(dir: string, expectTools: number, bare = false): Promise<{ health: number; loaded: number; proc: ReturnType<typeof spawn>; port: number }> {
+  const t0 = performance.now();
+  const script = bare ? [join(import.meta.dir, 'lib', 'bare-server.ts')] : [join(ROOT, 'cli', 'main.ts'), 'start', '--port', '0'];
+  const proc = spawn(BUN, script, {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, OPENTABS_CONFIG_DIR: dir, NO_COLOR: '1' },
+  });
+  try {
+    const port = await waitForLine(proc, (l) => {
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l);
+      return m ? Number(m[1]) : undefined;
+    }, 30_000, 'opentabs start');
+    const url = `http://127.0.0.1:${port}`;
+    let health = NaN;
+    for (let i = 0; i < 30_000 && Number.isNaN(health); i++) {
+      try {
+        if ((await fetch(`${url}/health`)).ok) health = performance.now() - t0;
+      } catch {
+        await sleep(1);
+      }
+    }
+    if (bare) return { health, loaded: health, proc, port };
+    // Discovery may finish after the bind ("listen first"): also time until every tool is listed.
+    let loaded = NaN;
+    const secret = await waitUntil(async () => readSecretSync(dir), 'the secret file', 10_000);
+    for (let i = 0; i < 30_000 && Number.isNaN(loaded); i++) {
+      const r = await fetch(`${url}/health`, { headers: { Authorization: `Bearer ${secret}` } });
+      const h = (await r.json()) as { pluginToolCount?: number };
+      if ((h.pluginToolCount ?? 0) >= expectTools) loaded = performance.now() - t0;
+      else await sleep(1);
+    }
+    return { health, loaded, proc, port };
+  } catch (e) {
+    await stopProc(proc);
+    throw e;
+  }
+}
+
+async function benchStartup(base: string): Promise<{ startup: StartupFigures[] } & Record<string, any>> {
+  const synth = writeSyntheticPlugins(join(base, 'synth'), 100, 20);
+  const variants = [
+    { plugins: 0, dir: join(base, 'start-0'), paths: [] as string[] },
+    { plugins: 100, dir: join(base, 'start-100'), paths: synth },
+  ];
+  const out: StartupFigures[] = [];
+  const extra: Record<string, unknown> = {};
+  // The floor: spawning Bun with a bare Bun.serve script until it answers.
+  const bare: number[] = [];
+  for (let run = 0; run <= N.startupRuns; run++) {
+    const r = await startOnce(base, 0, true);
+    if (run > 0) bare.push(r.health);
+    await stopProc(r.proc);
+  }
+  extra.bareBunServeMs = summarize(bare);
+  for (const v of variants) {
+    writeConfig(v.dir, v.paths);
+    const tools = v.paths.length * 20;
+    const health: number[] = [];
+    const loaded: number[] = [];
+    // Run 0 is a warm-up (first run installs the extension folder and creates the secret).
+    for (let run = 0; run <= N.startupRuns; run++) {
+      const r = await startOnce(v.dir, tools);
+      const keep = run === N.startupRuns;
+      if (run > 0) {
+        health.push(r.health);
+        loaded.push(r.loaded);
+      }
+      if (!keep) {
+        await stopProc(r.proc);
+        continue;
+      }
+      // The last server stays up a moment for figures that need a started server.
+      try {
+        const secret = readSecretSync(v.dir) ?? '';
+        const auth = { Authorization: `Bearer ${secret}` };
+        const url = `http://127.0.0.1:${r.port}`;
+        await sleep(1500);
+        extra[`rssIdle${v.plugins}`] = rssOf(r.proc.pid!);
+        if (v.plugins === 100) {
+          const mcp = await connectMcp(url, secret, '/mcp', 'bench');
+          const gw = await connectMcp(url, secret, '/mcp/gateway', 'bench');
+          try {
+            let bytes = 0;
+            let count = 0;
+            const lat = await timeSequential(QUICK ? 5 : 20, 2, async () => {
+              const l = await mcp.listTools();
+              bytes = Buffer.byteLength(JSON.stringify(l));
+              count = l.tools.length;
+            });
+            const gl = await gw.listTools();
+            extra.toolsList2000 = { tools: count, bytes, bytesPerTool: bytes / count, latency: summarize(lat) };
+            extra.gatewayListBytes2000 = Buffer.byteLength(JSON.stringify(gl));
+          } finally {
+            await mcp.close().catch(() => {});
+            await gw.close().catch(() => {});
+          }
+          const reloadWall: number[] = [];
+          const reloadReported: number[] = [];
+          for (let i = 0; i < (QUICK ? 2 : 5); i++) {
+            const t0 = performance.now();
+            const rr = await fetch(`${url}/reload`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' });
+            await rr.text();
+            reloadWall.push(performance.now() - t0);
+            const h = (await (await fetch(`${url}/health`, { headers: auth })).json()) as { lastReloadDurationMs?: number };
+            reloadReported.push(h.lastReloadDurationMs ?? NaN);
+            if (!rr.ok) log(`/reload answered ${rr.status}`);
+          }
+          extra.reload2000 = { wall: summarize(reloadWall), reportedMs: median(reloadReported) };
+          extra.rssAfterListAndReload2000 = rssOf(r.proc.pid!);
+        }
+      } finally {
+        await stopProc(r.proc);
+      }
+    }
+    out.push({ plugins: v.plugins, tools, toHealthMs: summarize(health), toToolsLoadedMs: summarize(loaded), runs: health.length });
+    log(`start-up with ${v.plugins} plugins: /health p50 ${ms(summarize(health).p50)} ms, tools loaded p50 ${ms(summarize(loaded).p50)} ms`);
+  }
+  return { startup: out, ...extra };
+}
+
+// ---------------------------------------------------------------- 1–3, 5, 6: the browser part
+
+/** The built-in tools the bench repeats, by name. A tool added to the catalog is one line here. */
+type BuiltinCtx = { tabIndex: number; tabApp: number; tabB: number; urlB: string; windowId: number };
+type BuiltinEntry = { args: (c: BuiltinCtx, i: number) => Record<string, unknown>; n?: number; pauseMs?: number } | { skip: string };
+const BUILTIN_BENCH: Record<string, BuiltinEntry> = {
+  browser_list_tabs: { args: () => ({}) },
+  browser_open_tab: { skip: 'opens a tab per call (not repeatable as is)' },
+  browser_close_tab: { skip: 'closes a tab per call' },
+  browser_navigate_tab: { args: (c, i) => ({ tabId: c.tabB, url: `${c.urlB}?i=${i}` }), n: 30 },
+  browser_go_back: { skip: 'depends on history state' },
+  browser_go_forward: { skip: 'depends on history state' },
+  browser_reload_tab: { args: (c) => ({ tabId: c.tabB }), n: 30 },
+  browser_focus_tab: { args: (c) => ({ tabId: c.tabB }) },
+  browser_get_tab_info: { args: (c) => ({ tabId: c.tabIndex }) },
+  browser_list_windows: { args: () => ({}) },
+  browser_create_window: { skip: 'opens a window per call' },
+  browser_close_window: { skip: 'closes a window' },
+  browser_snapshot: { args: (c) => ({ tabId: c.tabApp }) },
+  browser_get_tab_content: { args: (c) => ({ tabId: c.tabApp }) },
+  browser_get_page_html: { args: (c) => ({ tabId: c.tabApp }) },
+  browser_query_elements: { args: (c) => ({ tabId: c.tabApp, selector: 'li, a, button' }) },
+  browser_wait_for_element: { args: (c) => ({ tabId: c.tabIndex, selector: 'h1' }) },
+  // Chrome allows 2 captureVisibleTab calls a second: a handful only.
+  browser_screenshot_tab: { args: (c) => ({ tabId: c.tabB, format: 'jpeg', quality: 50 }), n: 6, pauseMs: 600 },
+  extension_get_state: { args: () => ({}) },
+  extension_get_logs: { args: () => ({ limit: 20 }) },
+  extension_check_adapter: { args: () => ({ plugin: 'bench' }) },
+  extension_reload: { skip: 'reloads the extension' },
+  plugin_list_tabs: { args: () => ({}) },
+};
+/** Order: read-only tools first, then the ones that change tab B. */
+const BUILTIN_LAST = ['browser_focus_tab', 'browser_screenshot_tab', 'browser_reload_tab', 'browser_navigate_tab'];
+
+async function benchBrowser(base: string) {
+  const results: Record<string, unknown> = {};
+  await ensureExtensionBuilt();
+  await buildTestapp();
+  const benchDir = join(base, 'bench-plugin');
+  const benchMatch = 'http://127.0.0.1/pages/index.html*';
+  await buildBenchPlugin(benchDir, benchMatch);
+
+  const app = await startFixtureApp();
+  cleanups.push(() => app.stop());
+  const pages = servePages();
+  cleanups.push(() => pages.stop(true));
+  const pagesBase = `http://127.0.0.1:${pages.port}`;
+  const floor = startFloor(benchMatch);
+  cleanups.push(() => floor.stop());
+  cleanups.push(() => rmSync(floor.extDir, { recursive: true, force: true }));
+
+  const cfg = join(base, 'e2e-config');
+  writeConfig(cfg, [TESTAPP_DIR, benchDir], { testapp: { default: 'auto' }, bench: { default: 'auto' } });
+  const profFlags = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS_DIR}`] : [];
+  const srv: ServerProc = await startServerChild(cfg, BENCH_LIMITS, profFlags);
+  cleanups.push(() => srv.stop());
+  const rest = async (name: string, args: Record<string, unknown> = {}) => {
+    const r = await fetch(`${srv.url}/tools/${name}/call`, { method: 'POST', headers: { ...srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
+    const body = (await r.json()) as { result?: any; error?: any };
+    return { status: r.status, body };
+  };
+  const health = async () => (await (await fetch(`${srv.url}/health`, { headers: srv.auth })).json()) as any;
+
+  await sleep(1500);
+  const rss: Record<string, number> = { idleNoExtension: rssOf(srv.pid) };
+
+  const extDir = join(cfg, 'extension');
+  const profile = mkdtempSync(join(tmpdir(), 'opentabs-bench-chrome-'));
+  cleanups.push(() => rmSync(profile, { recursive: true, force: true }));
+  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      `--disable-extensions-except=${extDir},${floor.extDir}`,
+      `--load-extension=${extDir},${floor.extDir}`,
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  cleanups.push(() => context.close());
+  await waitUntil(async () => (await health()).extensionConnected === true, 'the OpenTabs extension to connect', 30_000);
+
+  const pageIndex: Page = await context.newPage();
+  await pageIndex.goto(`${pagesBase}/pages/index.html`);
+  const pageApp: Page = await context.newPage();
+  await pageApp.goto(`${app.url}/login`);
+  await pageApp.fill('#username', FIXTURE_USER.username);
+  await pageApp.fill('#password', FIXTURE_USER.password);
+  await Promise.all([pageApp.waitForURL(`${app.url}/app`), pageApp.click('#login')]);
+  const pageB: Page = await context.newPage();
+  const urlB = `${pagesBase}/pages/second.html`;
+  await pageB.goto(urlB);
+  const tabState = (h: any, name: string) => h.pluginDetails?.find((p: { name: string }) => p.name === name)?.tabState;
+  await waitUntil(async () => {
+    const h = await health();
+    return tabState(h, 'bench') === 'ready' && tabState(h, 'testapp') === 'ready';
+  }, 'bench and testapp tabs ready', 30_000);
+  await floor.ready(20_000);
+  await sleep(1000);
+  rss.idleExtensionConnected = rssOf(srv.pid);
+  let callsMade = 0;
+
+  const tabs = ((await rest('browser_list_tabs')).body.result?.tabs ?? []) as { id: number; url: string; windowId?: number }[];
+  const tabOf = (url: string) => {
+    const t = tabs.find((x) => x.url === url);
+    if (!t) throw new Error(`no tab with url ${url} in browser_list_tabs: ${JSON.stringify(tabs.map((x) => x.url))}`);
+    return t;
+  };
+  const tIndex = tabOf(`${pagesBase}/pages/index.html`);
+  const bctx: BuiltinCtx = { tabIndex: tIndex.id, tabApp: tabOf(`${app.url}/app`).id, tabB: tabOf(urlB).id, urlB, windowId: tIndex.windowId ?? 0 };
+
+  // ---- 1. floor
+  log('floor …');
+  const floorRuns: Summary[] = [];
+  for (let r = 0; r < N.rounds; r++) floorRuns.push(summarize(await timeSequential(N.floorSeq, 100, (i) => floor.roundTrip(r * 100_000 + i + 1000))));
+  const floorS = medianSummary(floorRuns);
+  const httpFloor = summarize(await timeSequential(N.floorSeq, 50, async () => void (await (await fetch(`${srv.url}/health`)).text())));
+  results.floor = { extensionRoundTrip: floorS, runs: floorRuns, httpHealthUnauth: httpFloor };
+
+  // ---- 2. plugin calls
+  log('plugin calls …');
+  const mcp: Client = await connectMcp(srv.url, srv.secret, '/mcp', 'bench');
+  const gw: Client = await connectMcp(srv.url, srv.secret, '/mcp/gateway', 'bench');
+  cleanups.push(() => mcp.close());
+  cleanups.push(() => gw.close());
+  const expectEcho = (v: unknown, via: string) => {
+    if ((v as { text?: string })?.text !== 'hi') throw new Error(`${via}: bench_echo returned ${JSON.stringify(v)}`);
+  };
+  const callers: Record<string, () => Promise<boolean>> = {
+    rest: async () => {
+      const r = await rest('bench_echo', { text: 'hi' });
+      callsMade++;
+      if (r.status !== 200) throw new Error(`REST bench_echo: ${r.status} ${JSON.stringify(r.body)}`);
+      expectEcho(r.body.result, 'REST');
+      return true;
+    },
+    mcp: async () => {
+      const r = (await mcp.callTool({ name: 'bench_echo', arguments: { text: 'hi' } })) as McpResult;
+      callsMade++;
+      if (r.isError) throw new Error(`MCP bench_echo: ${JSON.stringify(r.content)}`);
+      expectEcho(r.structuredContent ?? JSON.parse(r.content?.[0]?.text ?? 'null'), 'MCP');
+      return true;
+    },
+    gateway: async () => {
+      const r = (await gw.callTool({ name: 'opentabs_call', arguments: { tool: 'bench_echo', arguments: { text: 'hi' } } })) as McpResult;
+      callsMade++;
+      if (r.isError) throw new Error(`gateway bench_echo: ${JSON.stringify(r.content)}`);
+      expectEcho(r.structuredContent ?? JSON.parse(r.content?.[0]?.text ?? 'null'), 'gateway');
+      return true;
+    },
+  };
+  const seqRuns: Record<string, Summary[]> = { rest: [], mcp: [], gateway: [] };
+  for (let r = 0; r < N.rounds; r++) {
+    for (const via of Object.keys(callers)) seqRuns[via]!.push(summarize(await timeSequential(N.seq, N.warmup, callers[via]!)));
+  }
+  const seq = Object.fromEntries(Object.entries(seqRuns).map(([k, v]) => [k, medianSummary(v)]));
+  const concurrent: Record<string, { callsPerSec: number; ok: number; failed: number; wallMs: number; runs?: number[] }> = {};
+  {
+    const runs = [];
+    for (let r = 0; r < N.rounds; r++) runs.push(await timeConcurrent(N.concurrent, 8, () => callers.rest!()));
+    const best = runs.sort((a, b) => a.callsPerSec - b.callsPerSec)[Math.floor(runs.length / 2)]!;
+    concurrent.rest8 = { ...best, runs: runs.map((x) => round(x.callsPerSec, 0)!) };
+  }
+  concurrent.rest32 = await timeConcurrent(N.concurrent, 32, () => callers.rest!());
+  concurrent.mcp8 = await timeConcurrent(Math.round(N.concurrent / 2), 8, () => callers.mcp!());
+  concurrent.mcp32 = await timeConcurrent(Math.round(N.concurrent / 2), 32, () => callers.mcp!());
+  // A realistic plugin tool: testapp_get_item fetches /api/items/1 from the fixture app in the page.
+  const getItem = summarize(
+    await timeSequential(N.seq, N.warmup, async () => {
+      const r = await rest('testapp_get_item', { id: 1 });
+      callsMade++;
+      if (r.status !== 200 || r.body.result?.id !== 1) throw new Error(`testapp_get_item: ${r.status} ${JSON.stringify(r.body)}`);
+    }),
+  );
+  results.pluginCalls = { tool: 'bench_echo', sequential: seq, runs: seqRuns, concurrent, testappGetItemRest: getItem, limits: BENCH_LIMITS };
+
+  // ---- 3. built-in tools
+  log('built-in tools …');
+  const builtins: Record<string, { p50?: number; p99?: number; n?: number; skipped?: string; error?: string }> = {};
+  const names = BROWSER_TOOLS.map((t) => t.name);
+  const ordered = [...names.filter((n) => !BUILTIN_LAST.includes(n)), ...BUILTIN_LAST.filter((n) => names.includes(n))];
+  for (const name of ordered) {
+    const entry = BUILTIN_BENCH[name];
+    if (!entry) {
+      builtins[name] = { skipped: 'not in BUILTIN_BENCH (add one line to test/bench/e2e.ts)' };
+      continue;
+    }
+    if ('skip' in entry) {
+      builtins[name] = { skipped: entry.skip };
+      continue;
+    }
+    const n = Math.min(entry.n ?? N.builtin, N.builtin);
+    const runs = name === 'browser_list_tabs' ? N.rounds : 1;
+    try {
+      const summaries: Summary[] = [];
+      for (let r = 0; r < runs; r++) {
+        summaries.push(
+          summarize(
+            await timeSequential(n, Math.min(5, n), async (i) => {
+              const res = await rest(name, entry.args(bctx, r * 1000 + i + 10));
+              callsMade++;
+              if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+            }, entry.pauseMs),
+          ),
+        );
+      }
+      const s = medianSummary(summaries);
+      builtins[name] = { p50: s.p50, p99: s.p99, n: s.n };
+    } catch (e) {
+      builtins[name] = { error: (e as Error).message.slice(0, 300) };
+    }
+  }
+  for (const name of Object.keys(BUILTIN_BENCH)) if (!names.includes(name)) builtins[name] = { skipped: 'in BUILTIN_BENCH but not in the catalog' };
+  results.builtins = builtins;
+
+  // ---- 6. context cost (before the memory part: same server, small catalog)
+  log('context cost …');
+  const fullList = await mcp.listTools();
+  const fullBytes = Buffer.byteLength(JSON.stringify(fullList));
+  const gwBytes = Buffer.byteLength(JSON.stringify(await gw.listTools()));
+  const reading: Record<string, Record<string, number>> = {};
+  const pageArticle = await context.newPage();
+  await pageArticle.goto(`${pagesBase}/bench/article.html`);
+  const tabArticle = await waitUntil(async () => {
+    const all = ((await rest('browser_list_tabs')).body.result?.tabs ?? []) as { id: number; url: string }[];
+    return all.find((t) => t.url === `${pagesBase}/bench/article.html`)?.id;
+  }, 'the article tab');
+  for (const [label, page, tabId] of [
+    ['article page (web-app-shaped)', pageArticle, tabArticle],
+    ['fixture app /app', pageApp, bctx.tabApp],
+  ] as const) {
+    const row: Record<string, number> = { pageHtmlBytes: Buffer.byteLength(await page.content()) };
+    for (const tool of ['browser_get_tab_content', 'browser_snapshot', 'browser_get_page_html']) {
+      if (!names.includes(tool)) continue;
+      const r = (await mcp.callTool({ name: tool, arguments: { tabId } })) as McpResult;
+      row[tool] = r.isError ? NaN : contentBytes(r);
+      if (tool === 'browser_snapshot' && !r.isError) {
+        const r2 = (await mcp.callTool({ name: tool, arguments: { tabId, interactiveOnly: true } })) as McpResult;
+        row['browser_snapshot interactiveOnly'] = r2.isError ? NaN : contentBytes(r2);
+      }
+    }
+    reading[label] = row;
+  }
+  await pageArticle.close();
+  results.context = { toolsList: { tools: fullList.tools.length, bytes: fullBytes, bytesPerTool: fullBytes / fullList.tools.length, approxTokens: Math.round(fullBytes / 4) }, gatewayListBytes: gwBytes, reading };
+
+  // ---- 5. memory
+  log('memory …');
+  const before10k = rssOf(srv.pid);
+  if (callsMade < N.callsForMemory) await timeConcurrent(N.callsForMemory - callsMade, 8, () => callers.rest!());
+  await sleep(2000);
+  rss.after10kCalls = rssOf(srv.pid);
+  const sessionsRun = async (count: number) => {
+    const hdr = { ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    let failed = 0;
+    for (let i = 0; i < count; i++) {
+      const path = i % 2 === 0 ? '/mcp' : '/mcp/gateway';
+      const init = await fetch(srv.url + path, {
+        method: 'POST',
+        headers: hdr,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+      });
+      await init.text();
+      const sid = init.headers.get('mcp-session-id');
+      if (!init.ok || !sid) {
+        failed++;
+        continue;
+      }
+      const sh = { ...hdr, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
+      await (await fetch(srv.url + path, { method: 'POST', headers: sh, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+      await (await fetch(srv.url + path, { method: 'POST', headers: sh, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) })).text();
+      const del = await fetch(srv.url + path, { method: 'DELETE', headers: sh });
+      await del.text();
+      if (!del.ok) failed++;
+    }
+    return failed;
+  };
+  rss.beforeSessions = rssOf(srv.pid);
+  const failed1 = await sessionsRun(N.sessions);
+  await sleep(2000);
+  rss.after1000Sessions = rssOf(srv.pid);
+  const failed2 = await sessionsRun(N.sessions);
+  await sleep(2000);
+  rss.after2000Sessions = rssOf(srv.pid);
+  const h = await health();
+  results.memory = { rss, before10k, callsMade: Math.max(callsMade, N.callsForMemory), sessionsFailed: failed1 + failed2, mcpClientsAfter: h.mcpClients, sessionsPerBatch: N.sessions };
+
+  await pageIndex.close().catch(() => {});
+  return { results, srv };
+}
+
+// ---------------------------------------------------------------- report
+
+function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof benchStartup>>, br: Record<string, any>): string {
+  const lines: string[] = [];
+  const tgt = (ok: boolean | null) => (ok === null ? 'n/a' : ok ? 'met' : 'NOT met');
+  lines.push(`OpenTabs end-to-end bench — ${m.date}`);
+  lines.push(`machine: ${m.nproc} cores, ${m.cpu}, ${m.ramGb} GB RAM, Linux ${m.kernel}; Bun ${m.bun}; ${m.chromium}`);
+  lines.push('');
+  const rows: (string | number)[][] = [];
+  const floor = br.floor.extensionRoundTrip as Summary;
+  rows.push(['floor: WS→SW→Port→ISOLATED→MAIN→back', ms(floor.p50), ms(floor.p90), ms(floor.p99), '', '']);
+  rows.push(['  (ref) HTTP GET /health, no auth', ms(br.floor.httpHealthUnauth.p50), ms(br.floor.httpHealthUnauth.p90), ms(br.floor.httpHealthUnauth.p99), '', '']);
+  for (const via of ['rest', 'mcp', 'gateway']) {
+    const s = br.pluginCalls.sequential[via] as Summary;
+    const ratio = s.p50 / floor.p50;
+    rows.push([`bench_echo via ${via} (${N.seq}×${N.rounds})`, ms(s.p50), ms(s.p90), ms(s.p99), `${ratio.toFixed(2)}× floor`, `p50≤${TARGETS.pluginP50Ms}: ${tgt(s.p50 <= TARGETS.pluginP50Ms)}; ≤${TARGETS.pluginToFloor}×: ${tgt(ratio <= TARGETS.pluginToFloor)}`]);
+  }
+  const gi = br.pluginCalls.testappGetItemRest as Summary;
+  rows.push(['testapp_get_item via rest (page fetch)', ms(gi.p50), ms(gi.p90), ms(gi.p99), `${(gi.p50 / floor.p50).toFixed(2)}× floor`, '']);
+  lines.push(table(['latency (ms)', 'p50', 'p90', 'p99', 'ratio', 'target'], rows));
+  lines.push('');
+  const c = br.pluginCalls.concurrent;
+  lines.push(
+    table(
+      ['throughput bench_echo', 'calls/s', 'ok', 'failed', 'target'],
+      [
+        [`REST, 8 in flight (median of ${c.rest8.runs.length}: ${c.rest8.runs.join(', ')})`, Math.round(c.rest8.callsPerSec), c.rest8.ok, c.rest8.failed, `≥${TARGETS.callsPerSecAt8}: ${tgt(c.rest8.callsPerSec >= TARGETS.callsPerSecAt8)}`],
+        ['REST, 32 in flight', Math.round(c.rest32.callsPerSec), c.rest32.ok, c.rest32.failed, ''],
+        ['MCP full, 8 in flight', Math.round(c.mcp8.callsPerSec), c.mcp8.ok, c.mcp8.failed, ''],
+        ['MCP full, 32 in flight', Math.round(c.mcp32.callsPerSec), c.mcp32.ok, c.mcp32.failed, ''],
+      ],
+    ),
+  );
+  lines.push(`(server limits raised for the bench: pluginMaxConcurrency 64 instead of 5, MCP session rate unbounded)`);
+  lines.push('');
+  const brow: (string | number)[][] = [];
+  for (const [name, b] of Object.entries(br.builtins as Record<string, any>)) {
+    if (b.skipped) brow.push([name, '', '', '', `skipped: ${b.skipped}`]);
+    else if (b.error) brow.push([name, '', '', '', `error: ${b.error}`]);
+    else brow.push([name, ms(b.p50), ms(b.p99), b.n, name === 'browser_list_tabs' ? `p50≤${TARGETS.listTabsP50Ms}: ${tgt(b.p50 <= TARGETS.listTabsP50Ms)}` : '']);
+  }
+  lines.push(table(['built-in tool (REST)', 'p50', 'p99', 'n', 'note'], brow));
+  lines.push('');
+  const srows: (string | number)[][] = [];
+  for (const s of st.startup) {
+    srows.push([`start, ${s.plugins} plugins (${s.tools} plugin tools), ${s.runs} runs`, ms(s.toHealthMs.p50), ms(s.toHealthMs.max), ms(s.toToolsLoadedMs.p50), s.plugins === 100 ? `≤${TARGETS.startupMs2000} ms: ${tgt(s.toToolsLoadedMs.p50 <= TARGETS.startupMs2000)}` : '']);
+  }
+  const bareS = st.bareBunServeMs as Summary;
+  srows.unshift(['floor: bare Bun.serve script', ms(bareS.p50), ms(bareS.max), '', '']);
+  lines.push(table(['start-up: spawn → (ms)', '/health p50', '/health max', 'all tools p50', 'target'], srows));
+  const tl = st.toolsList2000 as any;
+  if (tl) lines.push(`tools/list at ${tl.tools} tools: p50 ${ms(tl.latency.p50)} ms, ${tl.bytes} bytes (${Math.round(tl.bytesPerTool)} B/tool); /reload: p50 ${ms((st.reload2000 as any).wall.p50)} ms wall, server-reported ${ms((st.reload2000 as any).reportedMs)} ms`);
+  lines.push('');
+  const r = br.memory.rss;
+  const growth = (r.after1000Sessions - r.beforeSessions) / 1024 / 1024;
+  lines.push(
+    table(
+      ['server RSS (MB)', 'value', 'target'],
+      [
+        ['idle, CLI start, 0 plugins, no browser', mb(st.rssIdle0 as number), `≤${TARGETS.idleRssMb}: ${tgt((st.rssIdle0 as number) / 1024 / 1024 <= TARGETS.idleRssMb)}`],
+        ['idle, CLI start, 2,000 tools', mb(st.rssIdle100 as number), ''],
+        ['e2e server idle, extension connected', mb(r.idleExtensionConnected), `≤${TARGETS.idleRssMb}: ${tgt(r.idleExtensionConnected / 1024 / 1024 <= TARGETS.idleRssMb)}`],
+        [`after ${br.memory.callsMade} calls`, mb(r.after10kCalls), ''],
+        [`after ${br.memory.sessionsPerBatch} MCP sessions opened+closed`, mb(r.after1000Sessions), `flat (≤+${TARGETS.sessionsRssGrowthMb} MB): ${tgt(growth <= TARGETS.sessionsRssGrowthMb)} (${growth >= 0 ? '+' : ''}${growth.toFixed(1)})`],
+        [`after ${br.memory.sessionsPerBatch * 2} MCP sessions`, mb(r.after2000Sessions), `${br.memory.sessionsFailed} failed; mcpClients after: ${br.memory.mcpClientsAfter}`],
+      ],
+    ),
+  );
+  lines.push('');
+  const ctx = br.context;
+  const per2000 = tl ? tl.bytesPerTool : NaN;
+  lines.push(
+    table(
+      ['context cost', 'bytes', '≈tokens', 'target'],
+      [
+        [`tools/list full, ${ctx.toolsList.tools} tools (built-ins + testapp + bench)`, ctx.toolsList.bytes, Math.round(ctx.toolsList.bytes / 4), `${Math.round(ctx.toolsList.bytesPerTool)} B/tool ≤${TARGETS.toolsListBytesPerTool}: ${tgt(ctx.toolsList.bytesPerTool <= TARGETS.toolsListBytesPerTool)}`],
+        [`tools/list full, ${tl?.tools ?? '?'} tools (synthetic)`, tl?.bytes ?? 'n/a', tl ? Math.round(tl.bytes / 4) : 'n/a', `${Math.round(per2000)} B/tool ≤${TARGETS.toolsListBytesPerTool}: ${tgt(per2000 <= TARGETS.toolsListBytesPerTool)}`],
+        ['tools/list gateway', ctx.gatewayListBytes, Math.round(ctx.gatewayListBytes / 4), `≤${TARGETS.gatewayListBytes}: ${tgt(ctx.gatewayListBytes <= TARGETS.gatewayListBytes)}`],
+        ...Object.entries(ctx.reading as Record<string, Record<string, number>>).flatMap(([label, row]) =>
+          Object.entries(row).map(([k, v]) => [`${label}: ${k}`, v, Math.round(v / 4), k === 'pageHtmlBytes' ? '' : `${((v / row.pageHtmlBytes!) * 100).toFixed(0)}% of page HTML`]),
+        ),
+      ],
+    ),
+  );
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const m = machine();
+  log(`machine: ${JSON.stringify(m)}`);
+  const base = mkdtempSync(join(tmpdir(), 'opentabs-e2e-bench-'));
+  cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+  const t0 = performance.now();
+  log('start-up …');
+  const st = await benchStartup(base);
+  const { results: br, srv } = await benchBrowser(base);
+  // Stop the server cleanly (SIGTERM) so a requested CPU profile gets written.
+  await srv.stop();
+  await cleanup();
+  const text = report(m, st, br);
+  console.log(text);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `e2e-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify({ machine: m, quick: QUICK, targets: TARGETS, iterations: N, startup: st, ...br, totalSeconds: (performance.now() - t0) / 1000 }, null, 2));
+  console.log(`\nwrote ${file} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+}
+
+// Clean up on Ctrl-C too: Chromium, the server child and temp dirs are ours to remove.
+process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+try {
+  await main();
+  process.exit(0);
+} catch (e) {
+  console.error(`bench failed: ${(e as Error).stack ?? e}`);
+  await cleanup();
+  process.exit(1);
+}

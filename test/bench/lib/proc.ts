@@ -1,0 +1,91 @@
+/** Server subprocesses for the bench: spawn, wait for the address, read RSS, stop (bounded). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dir, '..', '..', '..');
+export const BUN = process.execPath;
+
+export interface ServerProc {
+  proc: ChildProcess;
+  pid: number;
+  port: number;
+  url: string;
+  secret: string;
+  auth: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** VmRSS of a process in bytes (0 when it cannot be read). */
+export function rssOf(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+export function stopProc(proc: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const killer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+    proc.once('exit', () => {
+      clearTimeout(killer);
+      resolve();
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
+/** Read stdout until `match` returns a value, or fail after `timeoutMs` / on exit. */
+export function waitForLine<T>(proc: ChildProcess, match: (line: string) => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let err = '';
+    const done = (fn: () => void) => {
+      clearTimeout(timer);
+      proc.stdout?.off('data', onData);
+      proc.off('exit', onExit);
+      fn();
+    };
+    const onData = (c: Buffer) => {
+      buf += c.toString();
+      for (const line of buf.split('\n')) {
+        const v = match(line);
+        if (v !== undefined) return done(() => resolve(v));
+      }
+    };
+    const onExit = (code: number | null) => done(() => reject(new Error(`${what}: process exited (${code}) before it was ready. ${err.slice(-2000)}`)));
+    proc.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+    const timer = setTimeout(() => done(() => reject(new Error(`${what}: not ready within ${timeoutMs} ms. stdout: ${buf.slice(-500)} stderr: ${err.slice(-1500)}`))), timeoutMs);
+    proc.stdout?.on('data', onData);
+    proc.once('exit', onExit);
+  });
+}
+
+/** Start test/bench/lib/server-child.ts on `configDir` (extra Bun flags first, e.g. a CPU profile). */
+export async function startServerChild(configDir: string, limits: Record<string, unknown>, bunFlags: string[] = []): Promise<ServerProc> {
+  const proc = spawn(BUN, [...bunFlags, join(import.meta.dir, 'server-child.ts'), configDir, JSON.stringify(limits)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  try {
+    const info = await waitForLine(
+      proc,
+      (l) => {
+        if (!l.startsWith('{"port"')) return undefined;
+        try {
+          return JSON.parse(l) as { port: number; pid: number; secret: string };
+        } catch {
+          return undefined;
+        }
+      },
+      60_000,
+      'server child',
+    );
+    const url = `http://127.0.0.1:${info.port}`;
+    return { proc, pid: proc.pid!, port: info.port, url, secret: info.secret, auth: { Authorization: `Bearer ${info.secret}` }, stop: () => stopProc(proc) };
+  } catch (e) {
+    await stopProc(proc);
+    throw e;
+  }
+}
