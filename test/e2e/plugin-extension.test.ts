@@ -81,6 +81,19 @@ describe('testapp through the real extension', () => {
     expect(text(await h.callTool('testapp_whoami'))).toContain('"pageUser":"alice"');
   });
 
+  test('REST results and errors have the documented shapes', async () => {
+    const ok = await h.callTool('testapp_get_item', { id: 2 });
+    expect(ok.status).toBe(200);
+    expect(ok.body.result).toMatchObject({ id: 2, title: 'Item 02' });
+    const rate = await h.callTool('testapp_trigger_error', { kind: 'rate_limited' });
+    expect(rate.status).toBeGreaterThanOrEqual(400);
+    expect(rate.body.error).toMatchObject({ category: 'rate_limited', retryable: true, retryAfterMs: 7000 });
+    expect(rate.body.error.message).toContain('Slow down');
+    const bad = await h.callTool('testapp_get_item', { id: 0 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_arguments');
+  });
+
   test('every tool over REST', async () => {
     expect(text(await h.callTool('testapp_list_items', { limit: 2 }))).toContain('Item 02');
     expect(text(await h.callTool('testapp_get_item', { id: 3 }))).toContain('Item 03');
