@@ -152,12 +152,14 @@ interface StartupFigures {
   toHealthMs: Summary;
   toToolsLoadedMs: Summary;
   runs: number;
+  /** Started from a `bun build` bundle of cli/main.ts (what bundling would buy), not the sources. */
+  bundled?: boolean;
 }
 
 /** One `opentabs start --port 0` on `dir`: ms to /health answering and to every tool listed. */
-async function startOnce(dir: string, expectTools: number, bare = false): Promise<{ health: number; loaded: number; proc: ReturnType<typeof spawn>; port: number }> {
+async function startOnce(dir: string, expectTools: number, bare = false, entry = join(ROOT, 'cli', 'main.ts')): Promise<{ health: number; loaded: number; proc: ReturnType<typeof spawn>; port: number }> {
   const t0 = performance.now();
-  const script = bare ? [join(import.meta.dir, 'lib', 'bare-server.ts')] : [join(ROOT, 'cli', 'main.ts'), 'start', '--port', '0'];
+  const script = bare ? [join(import.meta.dir, 'lib', 'bare-server.ts')] : [entry, 'start', '--port', '0'];
   const proc = spawn(BUN, script, {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -210,6 +212,11 @@ async function benchStartup(base: string): Promise<{ startup: StartupFigures[] }
     await stopProc(r.proc);
   }
   extra.bareBunServeMs = summarize(bare);
+  // What bundling would buy: the same CLI as one file (bun build --target=bun), same config dir.
+  const bundleDir = join(base, 'bundle');
+  const built = spawnSync(BUN, ['build', join(ROOT, 'cli', 'main.ts'), '--target=bun', `--outdir=${bundleDir}`], { cwd: ROOT, encoding: 'utf8' });
+  const bundled = join(bundleDir, 'main.js');
+  if (built.status !== 0 || !existsSync(bundled)) log(`bundling the CLI failed (skipping that figure): ${built.stderr.slice(0, 500)}`);
   for (const v of variants) {
     writeConfig(v.dir, v.paths);
     const tools = v.paths.length * 20;
@@ -271,6 +278,19 @@ async function benchStartup(base: string): Promise<{ startup: StartupFigures[] }
       }
     }
     out.push({ plugins: v.plugins, tools, toHealthMs: summarize(health), toToolsLoadedMs: summarize(loaded), runs: health.length });
+    if (existsSync(bundled)) {
+      const bh: number[] = [];
+      const bl: number[] = [];
+      for (let run = 0; run <= N.startupRuns; run++) {
+        const r = await startOnce(v.dir, tools, false, bundled);
+        if (run > 0) {
+          bh.push(r.health);
+          bl.push(r.loaded);
+        }
+        await stopProc(r.proc);
+      }
+      out.push({ plugins: v.plugins, tools, toHealthMs: summarize(bh), toToolsLoadedMs: summarize(bl), runs: bh.length, bundled: true });
+    }
     log(`start-up with ${v.plugins} plugins: /health p50 ${ms(summarize(health).p50)} ms, tools loaded p50 ${ms(summarize(loaded).p50)} ms`);
   }
   return { startup: out, ...extra };
@@ -494,6 +514,26 @@ async function benchBrowser(base: string) {
   for (const name of Object.keys(BUILTIN_BENCH)) if (!names.includes(name)) builtins[name] = { skipped: 'in BUILTIN_BENCH but not in the catalog' };
   results.builtins = builtins;
 
+  // ---- cost attribution: the same REST call with parts of the server's work switched off
+  log('cost attribution …');
+  const variants = ['none', 'audit-nowait', 'no-invocation-notify', 'invocation-start-after-dispatch', 'audit-nowait,no-invocation-notify'];
+  const attrib: Record<string, { p50: number[]; cps: number[] }> = Object.fromEntries(variants.map((v) => [v, { p50: [], cps: [] }]));
+  let spanS: Summary | null = null;
+  for (let r = 0; r < N.rounds; r++) {
+    for (const variant of variants) {
+      await srv.command(`variant ${variant}`);
+      if (variant === 'none') await srv.command('spans');
+      attrib[variant]!.p50.push(summarize(await timeSequential(Math.round(N.seq * 0.7), 20, callers.rest!)).p50);
+      if (variant === 'none' && r === 0) spanS = summarize((await srv.command('spans')).spans as number[]);
+      attrib[variant]!.cps.push((await timeConcurrent(Math.round(N.concurrent / 3), 8, callers.rest!)).callsPerSec);
+    }
+  }
+  await srv.command('variant none');
+  results.attribution = {
+    variants: Object.fromEntries(Object.entries(attrib).map(([k, v]) => [k, { restP50: median(v.p50), callsPerSecAt8: median(v.cps), p50Runs: v.p50, cpsRuns: v.cps }])),
+    extensionRoundTripSeenByServer: spanS,
+  };
+
   // ---- 6. context cost (before the memory part: same server, small catalog)
   log('context cost …');
   const fullList = await mcp.listTools();
@@ -531,6 +571,12 @@ async function benchBrowser(base: string) {
   if (callsMade < N.callsForMemory) await timeConcurrent(N.callsForMemory - callsMade, 8, () => callers.rest!());
   await sleep(2000);
   rss.after10kCalls = rssOf(srv.pid);
+  const callsA = callsMade;
+  // Another batch of the same size: a leak keeps growing, a high-water mark does not.
+  await timeConcurrent(N.callsForMemory, 8, () => callers.rest!());
+  await sleep(2000);
+  rss.afterMoreCalls = rssOf(srv.pid);
+  const callsB = callsMade;
   const sessionsRun = async (count: number) => {
     const hdr = { ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     let failed = 0;
@@ -564,7 +610,7 @@ async function benchBrowser(base: string) {
   await sleep(2000);
   rss.after2000Sessions = rssOf(srv.pid);
   const h = await health();
-  results.memory = { rss, before10k, callsMade: Math.max(callsMade, N.callsForMemory), sessionsFailed: failed1 + failed2, mcpClientsAfter: h.mcpClients, sessionsPerBatch: N.sessions };
+  results.memory = { rss, before10k, callsA, callsB, sessionsFailed: failed1 + failed2, mcpClientsAfter: h.mcpClients, sessionsPerBatch: N.sessions };
 
   await pageIndex.close().catch(() => {});
   return { results, srv };
@@ -605,6 +651,25 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
   );
   lines.push(`(server limits raised for the bench: pluginMaxConcurrency 64 instead of 5, MCP session rate unbounded)`);
   lines.push('');
+  const at = br.attribution;
+  if (at) {
+    const base = at.variants.none;
+    const span = at.extensionRoundTripSeenByServer as Summary | null;
+    lines.push(
+      table(
+        ['where the time goes (bench_echo, REST)', 'p50 ms', 'calls/s @8', 'vs as shipped'],
+        [
+          ['as shipped', ms(base.restP50), Math.round(base.callsPerSecAt8), ''],
+          ...Object.entries(at.variants as Record<string, any>)
+            .filter(([k]) => k !== 'none')
+            .map(([k, v]) => [`  ${k}`, ms(v.restP50), Math.round(v.callsPerSecAt8), `${(v.restP50 - base.restP50 >= 0 ? '+' : '')}${(v.restP50 - base.restP50).toFixed(3)} ms, ${((v.callsPerSecAt8 / base.callsPerSecAt8 - 1) * 100).toFixed(0)}% calls/s`]),
+          ['server → extension → page → server (hub.dispatch)', span ? ms(span.p50) : 'n/a', '', span ? `${ms(base.restP50 - span.p50)} ms outside the extension` : ''],
+          ['floor (no product logic)', ms((br.floor.extensionRoundTrip as Summary).p50), '', ''],
+        ],
+      ),
+    );
+    lines.push('');
+  }
   const brow: (string | number)[][] = [];
   for (const [name, b] of Object.entries(br.builtins as Record<string, any>)) {
     if (b.skipped) brow.push([name, '', '', '', `skipped: ${b.skipped}`]);
@@ -615,7 +680,7 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
   lines.push('');
   const srows: (string | number)[][] = [];
   for (const s of st.startup) {
-    srows.push([`start, ${s.plugins} plugins (${s.tools} plugin tools), ${s.runs} runs`, ms(s.toHealthMs.p50), ms(s.toHealthMs.max), ms(s.toToolsLoadedMs.p50), s.plugins === 100 ? `≤${TARGETS.startupMs2000} ms: ${tgt(s.toToolsLoadedMs.p50 <= TARGETS.startupMs2000)}` : '']);
+    srows.push([`${s.bundled ? '  same, bundled (bun build)' : `start, ${s.plugins} plugins (${s.tools} plugin tools), ${s.runs} runs`}`, ms(s.toHealthMs.p50), ms(s.toHealthMs.max), ms(s.toToolsLoadedMs.p50), s.plugins === 100 && !s.bundled ? `≤${TARGETS.startupMs2000} ms: ${tgt(s.toToolsLoadedMs.p50 <= TARGETS.startupMs2000)}` : '']);
   }
   const bareS = st.bareBunServeMs as Summary;
   srows.unshift(['floor: bare Bun.serve script', ms(bareS.p50), ms(bareS.max), '', '']);
@@ -632,7 +697,8 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
         ['idle, CLI start, 0 plugins, no browser', mb(st.rssIdle0 as number), `≤${TARGETS.idleRssMb}: ${tgt((st.rssIdle0 as number) / 1024 / 1024 <= TARGETS.idleRssMb)}`],
         ['idle, CLI start, 2,000 tools', mb(st.rssIdle100 as number), ''],
         ['e2e server idle, extension connected', mb(r.idleExtensionConnected), `≤${TARGETS.idleRssMb}: ${tgt(r.idleExtensionConnected / 1024 / 1024 <= TARGETS.idleRssMb)}`],
-        [`after ${br.memory.callsMade} calls`, mb(r.after10kCalls), ''],
+        [`after ${br.memory.callsA} calls`, mb(r.after10kCalls), ''],
+        [`after ${br.memory.callsB} calls`, mb(r.afterMoreCalls), `${r.afterMoreCalls >= r.after10kCalls ? '+' : ''}${((r.afterMoreCalls - r.after10kCalls) / 1024 / 1024).toFixed(1)} MB for ${br.memory.callsB - br.memory.callsA} more calls`],
         [`after ${br.memory.sessionsPerBatch} MCP sessions opened+closed`, mb(r.after1000Sessions), `flat (≤+${TARGETS.sessionsRssGrowthMb} MB): ${tgt(growth <= TARGETS.sessionsRssGrowthMb)} (${growth >= 0 ? '+' : ''}${growth.toFixed(1)})`],
         [`after ${br.memory.sessionsPerBatch * 2} MCP sessions`, mb(r.after2000Sessions), `${br.memory.sessionsFailed} failed; mcpClients after: ${br.memory.mcpClientsAfter}`],
       ],

@@ -13,6 +13,8 @@ export interface ServerProc {
   url: string;
   secret: string;
   auth: Record<string, string>;
+  /** One stdin command to the child (server-child.ts), its one-line JSON answer. */
+  command(line: string): Promise<any>;
   stop(): Promise<void>;
 }
 
@@ -44,9 +46,11 @@ export function waitForLine<T>(proc: ChildProcess, match: (line: string) => T | 
   return new Promise((resolve, reject) => {
     let buf = '';
     let err = '';
+    const onErr = (c: Buffer) => (err += c.toString());
     const done = (fn: () => void) => {
       clearTimeout(timer);
       proc.stdout?.off('data', onData);
+      proc.stderr?.off('data', onErr);
       proc.off('exit', onExit);
       fn();
     };
@@ -58,7 +62,7 @@ export function waitForLine<T>(proc: ChildProcess, match: (line: string) => T | 
       }
     };
     const onExit = (code: number | null) => done(() => reject(new Error(`${what}: process exited (${code}) before it was ready. ${err.slice(-2000)}`)));
-    proc.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+    proc.stderr?.on('data', onErr);
     const timer = setTimeout(() => done(() => reject(new Error(`${what}: not ready within ${timeoutMs} ms. stdout: ${buf.slice(-500)} stderr: ${err.slice(-1500)}`))), timeoutMs);
     proc.stdout?.on('data', onData);
     proc.once('exit', onExit);
@@ -67,7 +71,7 @@ export function waitForLine<T>(proc: ChildProcess, match: (line: string) => T | 
 
 /** Start test/bench/lib/server-child.ts on `configDir` (extra Bun flags first, e.g. a CPU profile). */
 export async function startServerChild(configDir: string, limits: Record<string, unknown>, bunFlags: string[] = []): Promise<ServerProc> {
-  const proc = spawn(BUN, [...bunFlags, join(import.meta.dir, 'server-child.ts'), configDir, JSON.stringify(limits)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const proc = spawn(BUN, [...bunFlags, join(import.meta.dir, 'server-child.ts'), configDir, JSON.stringify(limits)], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
   try {
     const info = await waitForLine(
       proc,
@@ -83,7 +87,21 @@ export async function startServerChild(configDir: string, limits: Record<string,
       'server child',
     );
     const url = `http://127.0.0.1:${info.port}`;
-    return { proc, pid: proc.pid!, port: info.port, url, secret: info.secret, auth: { Authorization: `Bearer ${info.secret}` }, stop: () => stopProc(proc) };
+    // Keep stderr drained (a full pipe would block the child).
+    proc.stderr?.on('data', () => {});
+    const command = (line: string) => {
+      const answer = waitForLine(proc, (l) => {
+        if (!l.startsWith('{') || l.startsWith('{"port"')) return undefined;
+        try {
+          return JSON.parse(l);
+        } catch {
+          return undefined;
+        }
+      }, 10_000, `server child command "${line}"`);
+      proc.stdin!.write(`${line}\n`);
+      return answer;
+    };
+    return { proc, pid: proc.pid!, port: info.port, url, secret: info.secret, auth: { Authorization: `Bearer ${info.secret}` }, command, stop: () => stopProc(proc) };
   } catch (e) {
     await stopProc(proc);
     throw e;
