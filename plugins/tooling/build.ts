@@ -62,6 +62,8 @@ interface PackageInfo {
   name: string;
   version: string;
   pluginName: string;
+  /** Non-fatal package.json problems, printed with the build. */
+  warnings: string[];
 }
 
 async function readPackage(dir: string): Promise<PackageInfo> {
@@ -75,7 +77,15 @@ async function readPackage(dir: string): Promise<PackageInfo> {
   const pluginName = pluginNameFromPackage(name);
   if (!pluginName) throw new PluginBuildError(`package.json name: ${JSON.stringify(pkg.name ?? null)} must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>`);
   if (typeof pkg.version !== 'string' || pkg.version === '') throw new PluginBuildError('package.json version: must be a non-empty string like "0.1.0"');
-  return { name, version: pkg.version, pluginName };
+  const warnings: string[] = [];
+  if (Array.isArray(pkg.files) && !pkg.files.some((f) => typeof f === 'string' && /^(\.\/)?dist(\/|$)/.test(f))) {
+    warnings.push('package.json files: does not include "dist", so a published package would have no adapter');
+  }
+  const scripts = (pkg.scripts ?? {}) as Record<string, unknown>;
+  for (const hook of ['preinstall', 'install', 'postinstall']) {
+    if (hook in scripts) warnings.push(`package.json scripts.${hook}: OpenTabs installs plugins with scripts disabled; this never runs for users`);
+  }
+  return { name, version: pkg.version, pluginName, warnings };
 }
 
 function entryOf(dir: string): string {
@@ -225,7 +235,7 @@ async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: s
   const manifest = manifestFromDefinition(def, pkg);
   const bytes = Buffer.byteLength(adapterCode);
   if (bytes > MAX_ADAPTER_BYTES) throw new PluginBuildError(`dist/adapter.js: ${bytes} bytes is over the ${MAX_ADAPTER_BYTES}-byte limit`);
-  const warnings = evalWarnings(adapterCode);
+  const warnings = [...pkg.warnings, ...evalWarnings(adapterCode)];
   const distDir = join(dir, 'dist');
   await mkdir(distDir, { recursive: true });
   const adapterPath = join(distDir, 'adapter.js');

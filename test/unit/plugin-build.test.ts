@@ -119,6 +119,21 @@ export const plugin = definePlugin({
     expect(await buildError(dir)).toBe('package.json version: must be a non-empty string like "0.1.0"');
   });
 
+  test('package.json problems that do not stop the build are warnings', async () => {
+    const dir = join(root, 'warned');
+    await createPlugin('warned', dir);
+    const pkgPath = join(dir, 'package.json');
+    const pkg = JSON.parse(readFileSync(pkgPath, 'utf8'));
+    writeFileSync(pkgPath, JSON.stringify({ ...pkg, files: ['lib'], scripts: { postinstall: 'node x.js' } }));
+    const lines: string[] = [];
+    const r = await buildPlugin(dir, { reload: false, log: (l) => lines.push(l) });
+    expect(r.warnings).toEqual([
+      'package.json files: does not include "dist", so a published package would have no adapter',
+      'package.json scripts.postinstall: OpenTabs installs plugins with scripts disabled; this never runs for users',
+    ]);
+    expect(lines.filter((l) => l.startsWith('warning: '))).toHaveLength(2);
+  });
+
   test('a missing folder or entry is a clear error', async () => {
     expect(await buildError(join(root, 'nope'))).toMatch(/does not exist/);
     const dir = join(root, 'noentry');
