@@ -227,6 +227,21 @@ describe('testapp through MCP and REST', () => {
     expect((await callMcp('testapp_create_item', { title: 'y' })).structuredContent!.title).toBe('[bot] y');
   });
 
+  test('the gateway lists and calls plugin tools with the same result', async () => {
+    const gw = await connectMcp(srv.url, srv.secret, '/mcp/gateway', 'gateway-client');
+    try {
+      const listed = (await gw.callTool({ name: 'opentabs_list_tools', arguments: { plugin: 'testapp' } })) as CallResult;
+      expect(listed.isError).toBe(false);
+      expect(listed.content[0]!.text).toContain('testapp_export_items');
+      const direct = await callMcp('testapp_get_item', { id: 4 });
+      const viaGateway = (await gw.callTool({ name: 'opentabs_call', arguments: { tool: 'testapp_get_item', arguments: { id: 4 } } })) as CallResult;
+      expect(viaGateway.structuredContent).toEqual(direct.structuredContent!);
+      expect(viaGateway.structuredContent).toMatchObject({ id: 4, title: 'Item 04' });
+    } finally {
+      await gw.close();
+    }
+  });
+
   test('audit log records plugin calls with error categories', async () => {
     const r = await fetch(`${srv.url}/audit?plugin=testapp&success=false&limit=100`, { headers: srv.auth });
     const entries = (await r.json()) as { tool: string; error?: { category?: string } }[];
