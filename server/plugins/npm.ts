@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../state/atomic.ts';
 import { OpenTabsError } from '../errors.ts';
 import { PACKAGE_NAME_RE } from './manifest.ts';
@@ -93,6 +93,10 @@ function npmFailure(what: string, r: NpmResult): OpenTabsError {
 export async function npmInstall(configDir: string, spec: string, onLine?: (line: string) => void): Promise<string> {
   if (typeof spec !== 'string' || spec.trim() === '' || spec.startsWith('-')) {
     throw new OpenTabsError('bad_request', `Install spec must be a package name, version spec or tarball path (got ${JSON.stringify(spec)})`, 400);
+  }
+  // npm runs in the prefix, so a relative tarball/folder path must be made absolute first.
+  if (/^\.{1,2}[\\/]/.test(spec) || ((/\.(tgz|tar\.gz)$/.test(spec) || spec.includes('/')) && !spec.startsWith('@') && existsSync(resolve(spec)))) {
+    spec = resolve(spec);
   }
   const prefix = installPrefix(configDir);
   await ensurePrefix(prefix);

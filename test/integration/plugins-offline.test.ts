@@ -45,6 +45,15 @@ test('install → list → configure → uninstall, without a server and without
     expect(both.discoveryErrors[0]).toMatch(/is shadowed by the local plugin/);
 
     expect(await uninstallPlugin(configDir, 'opentabs-plugin-testapp')).toEqual(['opentabs-plugin-testapp']);
+    // A relative tarball path is relative to the caller's cwd, not to the install prefix.
+    const cwd = process.cwd();
+    process.chdir(work);
+    try {
+      expect((await installPlugin(configDir, `./${tarball.split('/').pop()}`)).name).toBe('testapp');
+    } finally {
+      process.chdir(cwd);
+    }
+    expect(await uninstallPlugin(configDir, 'testapp')).toEqual(['opentabs-plugin-testapp']);
     await expect(uninstallPlugin(configDir, 'testapp')).rejects.toThrow(/No npm-installed plugin "testapp"/);
   } finally {
     delete process.env.OPENTABS_POSTINSTALL_MARKER;
