@@ -27,7 +27,10 @@ function connect(): void {
     if (msg.type === 'state') {
       state = msg.state;
       render();
-    } else waiting.get(msg.id)?.(msg), waiting.delete(msg.id);
+      return;
+    }
+    waiting.get(msg.id)?.(msg);
+    waiting.delete(msg.id);
   });
   // The worker was restarted by Chrome: connect again (which wakes it).
   port.onDisconnect.addListener(() => setTimeout(connect, 200));
