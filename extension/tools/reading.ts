@@ -1,6 +1,7 @@
 /** The reading group: page text, HTML, element queries, screenshots. Each runs one script in the tab. */
 import { ToolError } from '../shared/tool-error.ts';
 import { getTab } from './tabs.ts';
+import { withDebugger } from './debugger.ts';
 import type { BrowserToolHandler } from './types.ts';
 
 async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<Awaited<R>> {
@@ -196,6 +197,26 @@ function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly
   return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n') };
 }
 
+/** In the page (ISOLATED world, where snapshot refs live): the element's box in document coordinates. */
+function elementBox(selector: string | null, ref: string | null): { error: string } | { x: number; y: number; width: number; height: number } {
+  let el: Element | null | undefined;
+  if (ref) {
+    const refs = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__;
+    el = refs?.byRef.get(ref);
+    if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
+  } else {
+    try {
+      el = document.querySelector(selector!);
+    } catch {
+      return { error: `Invalid CSS selector: ${selector}` };
+    }
+    if (!el) return { error: `No element matches ${selector}` };
+  }
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0) return { error: `The element ${ref ?? selector} has no visible box` };
+  return { x: Math.max(0, r.left + scrollX), y: Math.max(0, r.top + scrollY), width: Math.ceil(r.width), height: Math.ceil(r.height) };
+}
+
 function unwrap<T extends object>(r: T | { error: string }): T {
   if ('error' in r) throw new ToolError('not_found', r.error, { category: 'not_found' });
   return r;
@@ -243,16 +264,46 @@ export const readingTools: Record<string, BrowserToolHandler> = {
   async browser_screenshot_tab(input) {
     const tab = await getTab(input.tabId);
     const format = (input.format as 'png' | 'jpeg' | undefined) ?? 'png';
-    // captureVisibleTab shoots the active tab of a window: bring ours to the front first.
-    if (!tab.active) await chrome.tabs.update(tab.id!, { active: true });
-    let dataUrl: string;
-    try {
-      dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format, quality: (input.quality as number | undefined) ?? 80 });
-    } catch (err) {
-      throw new ToolError('not_available', `Could not capture tab ${tab.id}: ${(err as Error).message}`, { category: 'internal', retryable: true });
-    }
-    const comma = dataUrl.indexOf(',');
+    const quality = (input.quality as number | undefined) ?? 80;
     const mimeType = format === 'jpeg' ? 'image/jpeg' : 'image/png';
-    return { value: { tabId: tab.id, url: tab.url, format, bytes: Math.floor(((dataUrl.length - comma - 1) * 3) / 4) }, images: [{ data: dataUrl.slice(comma + 1), mimeType }] };
+    const target = (input.selector as string | undefined) ?? null;
+    const ref = (input.ref as string | undefined) ?? null;
+    let data: string;
+    let clip: { x: number; y: number; width: number; height: number } | null = null;
+    if (input.fullPage === true || target || ref) {
+      // Beyond the viewport or one element: the DevTools protocol, which needs no focus.
+      if (target || ref) {
+        const r = await runInTab(tab.id!, elementBox, [target, ref]);
+        if ('error' in r) throw new ToolError('not_found', r.error, { category: 'not_found' });
+        clip = r;
+      }
+      data = await withDebugger(tab.id!, async (send) => {
+        if (!clip) {
+          const m = await send<{ cssContentSize: { width: number; height: number } }>('Page.getLayoutMetrics');
+          clip = { x: 0, y: 0, width: Math.ceil(m.cssContentSize.width), height: Math.ceil(m.cssContentSize.height) };
+        }
+        const shot = await send<{ data: string }>('Page.captureScreenshot', {
+          format,
+          ...(format === 'jpeg' ? { quality } : {}),
+          captureBeyondViewport: true,
+          clip: { ...clip, scale: 1 },
+        });
+        return shot.data;
+      });
+    } else {
+      // The visible part: captureVisibleTab shoots a window's active tab, so bring ours to the front.
+      if (!tab.active) await chrome.tabs.update(tab.id!, { active: true });
+      let dataUrl: string;
+      try {
+        dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format, quality });
+      } catch (err) {
+        throw new ToolError('not_available', `Could not capture tab ${tab.id}: ${(err as Error).message}`, { category: 'internal', retryable: true });
+      }
+      data = dataUrl.slice(dataUrl.indexOf(',') + 1);
+    }
+    return {
+      value: { tabId: tab.id, url: tab.url, format, bytes: Math.floor((data.length * 3) / 4), ...(clip ? { clip } : {}) },
+      images: [{ data, mimeType }],
+    };
   },
 };

@@ -215,10 +215,13 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   },
   {
     name: 'browser_screenshot_tab',
-    description: 'Screenshot of the visible part of a tab (brings the tab to the front), returned as an image.',
+    description: 'Screenshot of a tab as an image: the visible part (brings the tab to the front), the full page, or one element (selector or snapshot ref).',
     inputSchema: obj(
       {
         tabId,
+        fullPage: { type: 'boolean', description: 'The whole scrollable page, not just the viewport' },
+        selector: { type: 'string', minLength: 1, description: 'Only this element (CSS selector)' },
+        ref: { type: 'string', pattern: '^e[0-9]+$', description: 'Only this element (ref from browser_snapshot)' },
         format: { enum: ['png', 'jpeg'], description: 'Default png' },
         quality: { type: 'integer', minimum: 0, maximum: 100, description: 'JPEG quality' },
       },

@@ -80,7 +80,7 @@ describe('reading tools', () => {
     await page.close();
   });
 
-  test('browser_screenshot_tab returns a PNG image, not base64 in the JSON value', async () => {
+  test('browser_screenshot_tab returns images (viewport, full page, one element), not base64 in the JSON value', async () => {
     const page = await h.context.newPage();
     await page.goto(h.fixtureUrl('/pages/index.html'));
     const tabId = await h.tabIdOf(page);
@@ -93,9 +93,35 @@ describe('reading tools', () => {
     const bytes = Buffer.from(img.data, 'base64');
     expect([...bytes.subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');
     expect(bytes.readUInt32BE(16)).toBeGreaterThan(100); // width from the IHDR chunk
+    const viewport = { w: bytes.readUInt32BE(16), h: bytes.readUInt32BE(20) };
     const jpeg = await h.callTool('browser_screenshot_tab', { tabId, format: 'jpeg', quality: 50 });
     expect(jpeg.body.images[0].mimeType).toBe('image/jpeg');
     expect(Buffer.from(jpeg.body.images[0].data, 'base64')[0]).toBe(0xff);
+
+    // Full page: taller than the viewport once the page is made long.
+    await page.evaluate(() => (document.body.style.height = '3000px'));
+    const full = await h.callTool('browser_screenshot_tab', { tabId, fullPage: true });
+    expect(full.status).toBe(200);
+    const fullPng = Buffer.from(full.body.images[0].data, 'base64');
+    expect(fullPng.readUInt32BE(20)).toBeGreaterThan(viewport.h);
+    expect(full.body.result.clip.height).toBeGreaterThanOrEqual(3000);
+
+    // One element, by selector and by snapshot ref: the image is that element's size.
+    const box = (await page.locator('h1').boundingBox())!;
+    const el = await h.callTool('browser_screenshot_tab', { tabId, selector: 'h1' });
+    expect(el.status).toBe(200);
+    const elPng = Buffer.from(el.body.images[0].data, 'base64');
+    expect(Math.abs(elPng.readUInt32BE(16) - Math.ceil(box.width))).toBeLessThanOrEqual(1);
+    expect(Math.abs(elPng.readUInt32BE(20) - Math.ceil(box.height))).toBeLessThanOrEqual(1);
+    const snap = await h.callTool('browser_snapshot', { tabId });
+    const ref = /- heading "Fixture home" \[level=1\] \[ref=(e\d+)\]/.exec(snap.body.result.snapshot)![1];
+    const byRef = await h.callTool('browser_screenshot_tab', { tabId, ref });
+    expect(byRef.body.result.clip).toEqual(el.body.result.clip);
+    const stale = await h.callTool('browser_screenshot_tab', { tabId, ref: 'e99999' });
+    expect(stale.body.error.code).toBe('not_found');
+    expect(stale.body.error.message).toContain('browser_snapshot');
+    const missing = await h.callTool('browser_screenshot_tab', { tabId, selector: '#nope' });
+    expect(missing.body.error.code).toBe('not_found');
     await page.close();
-  });
+  }, 30_000);
 });
