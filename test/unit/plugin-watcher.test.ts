@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from 'bun:test';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PluginWatcher } from '../../server/plugins/watcher.ts';
@@ -25,9 +25,11 @@ test('a plugin without dist/ is pending; the poller notices the first build and 
   expect(w.status()).toEqual({ watchedPlugins: 0, pendingPlugins: 0, lastPollAt: null, pollDetections: 0 });
   w.start();
   expect(w.status()).toMatchObject({ watchedPlugins: 0, pendingPlugins: 1, pollDetections: 0 });
-  mkdirSync(join(dir, 'dist'));
-  writeFileSync(join(dir, 'dist', 'adapter.js'), '1');
-  writeFileSync(join(dir, 'dist', 'tools.json'), '{}');
+  // dist/ appears with its files at once (rename), so only the poller can have seen it.
+  mkdirSync(join(dir, 'dist.tmp'));
+  writeFileSync(join(dir, 'dist.tmp', 'adapter.js'), '1');
+  writeFileSync(join(dir, 'dist.tmp', 'tools.json'), '{}');
+  renameSync(join(dir, 'dist.tmp'), join(dir, 'dist'));
   await until(() => changes.length > 0);
   expect(changes).toEqual([dir]);
   expect(w.status().pollDetections).toBe(1);
