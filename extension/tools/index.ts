@@ -2,6 +2,7 @@
  * Every built-in tool the extension implements, by full name. test/unit/catalog-parity.test.ts
  * checks these names against server/tools/browser-catalog.ts (tools served by the server excluded).
  */
+import { actingTools } from './acting.ts';
 import { extensionTools } from './extension.ts';
 import { readingTools } from './reading.ts';
 import { tabTools } from './tabs.ts';
@@ -12,5 +13,6 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...tabTools,
   ...windowTools,
   ...readingTools,
+  ...actingTools,
   ...extensionTools,
 };

@@ -29,6 +29,16 @@ const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
   additionalProperties: false,
 });
 
+const refSchema = { type: 'string', pattern: '^e[0-9]+$', description: 'Element ref from browser_snapshot' } as const;
+const modifiers = { type: 'array', items: { enum: ['Alt', 'Control', 'Meta', 'Shift'] }, uniqueItems: true } as const;
+/**
+ * Schema of a tool acting on one element: tabId + selector or ref + its own fields. "One of
+ * selector/ref" is checked by the extension (clear error), not by a combinator at the top of the
+ * schema: several MCP clients reject tool schemas that have one.
+ */
+const target = (properties: Record<string, unknown>, required: string[] = []) =>
+  obj({ tabId, selector: { type: 'string', minLength: 1, description: 'CSS selector (pierces open shadow roots)' }, ref: refSchema, ...properties }, ['tabId', ...required]);
+
 export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
     name: 'browser_list_tabs',
@@ -197,19 +207,17 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
     name: 'browser_wait_for_element',
     description: 'Wait until an element (CSS selector) or a text appears, becomes visible or goes away.',
-    inputSchema: {
-      ...obj(
-        {
-          tabId,
-          selector: { type: 'string', minLength: 1 },
-          text: { type: 'string', minLength: 1 },
-          state: { enum: ['visible', 'attached', 'hidden'], description: 'Default visible' },
-          timeoutMs: { type: 'integer', minimum: 0, maximum: 25000, description: 'Default 10000' },
-        },
-        ['tabId'],
-      ),
-      anyOf: [{ required: ['selector'] }, { required: ['text'] }],
-    },
+    // selector or text: checked by the extension (see `target` above for why not in the schema)
+    inputSchema: obj(
+      {
+        tabId,
+        selector: { type: 'string', minLength: 1 },
+        text: { type: 'string', minLength: 1 },
+        state: { enum: ['visible', 'attached', 'hidden'], description: 'Default visible' },
+        timeoutMs: { type: 'integer', minimum: 0, maximum: 25000, description: 'Default 10000' },
+      },
+      ['tabId'],
+    ),
     defaultPermission: 'auto',
     group: 'reading',
   },
@@ -229,6 +237,63 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     ),
     defaultPermission: 'auto',
     group: 'reading',
+  },
+  {
+    name: 'browser_click_element',
+    description: 'Click an element (CSS selector or snapshot ref) with a real, trusted mouse event.',
+    inputSchema: target({
+      button: { enum: ['left', 'right', 'middle'], description: 'Default left' },
+      clickCount: { type: 'integer', minimum: 1, maximum: 3, description: '2 for a double click' },
+      modifiers,
+    }),
+    defaultPermission: 'auto',
+    group: 'acting',
+  },
+  {
+    name: 'browser_type_text',
+    description: 'Type text into a field (CSS selector or snapshot ref) as real input; optionally clear it first and press Enter after.',
+    inputSchema: target({ text: { type: 'string' }, clear: { type: 'boolean' }, submit: { type: 'boolean', description: 'Press Enter after typing' } }, ['text']),
+    defaultPermission: 'auto',
+    group: 'acting',
+  },
+  {
+    name: 'browser_select_option',
+    description: 'Choose an option of a <select> by value or visible label.',
+    inputSchema: target({ value: { type: 'string', description: 'Option value' }, label: { type: 'string', description: 'Option text (when no value)' } }),
+    defaultPermission: 'auto',
+    group: 'acting',
+  },
+  {
+    name: 'browser_press_key',
+    description: 'Press a key (Enter, Tab, Escape, Backspace, arrows, one character …), optionally in an element first focused.',
+    inputSchema: obj({ tabId, key: { type: 'string', minLength: 1 }, selector: { type: 'string', minLength: 1 }, ref: refSchema, modifiers }, ['tabId', 'key']),
+    defaultPermission: 'auto',
+    group: 'acting',
+  },
+  {
+    name: 'browser_scroll',
+    description: 'Scroll an element into view (selector or ref), by a direction and distance, or to x,y.',
+    inputSchema: obj(
+      {
+        tabId,
+        selector: { type: 'string', minLength: 1 },
+        ref: refSchema,
+        direction: { enum: ['up', 'down', 'left', 'right'] },
+        distance: { type: 'integer', minimum: 1, maximum: 100000, description: 'Pixels (default 600)' },
+        x: { type: 'integer', minimum: 0 },
+        y: { type: 'integer', minimum: 0 },
+      },
+      ['tabId'],
+    ),
+    defaultPermission: 'auto',
+    group: 'acting',
+  },
+  {
+    name: 'browser_hover_element',
+    description: 'Move the mouse over an element (CSS selector or snapshot ref) with a real event.',
+    inputSchema: target({}),
+    defaultPermission: 'auto',
+    group: 'acting',
   },
   {
     name: 'extension_get_state',

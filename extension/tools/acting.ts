@@ -1,0 +1,223 @@
+/**
+ * The acting group: trusted input (clicks, typing, keys, hover) through the DevTools protocol, so
+ * pages see real events (isTrusted), plus select and scroll done in the page. Elements are found by
+ * CSS selector (piercing open shadow roots) or by a ref from browser_snapshot.
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { withDebugger, type CdpSend } from './debugger.ts';
+import { getTab } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
+
+type Target = { selector: string | null; ref: string | null };
+type Point = { x: number; y: number; tag: string; text: string };
+
+/**
+ * In the page (ISOLATED world): find the element, scroll it to the middle of the viewport and
+ * return its centre in viewport CSS pixels. `focus` also focuses it (for typing).
+ */
+function locate(selector: string | null, ref: string | null, focus: boolean, clear: boolean): Point | { error: string } {
+  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
+    const hit = root.querySelector(sel);
+    if (hit) return hit;
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) {
+        const inner = deepQuery(el.shadowRoot, sel);
+        if (inner) return inner;
+      }
+    }
+    return null;
+  };
+  let el: Element | null | undefined;
+  if (ref) {
+    el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
+    if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
+  } else if (selector) {
+    try {
+      el = deepQuery(document, selector);
+    } catch {
+      return { error: `Invalid CSS selector: ${selector}` };
+    }
+    if (!el) return { error: `No element matches ${selector}` };
+  } else {
+    return { error: 'Pass either selector or ref' };
+  }
+  el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' as ScrollBehavior });
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0) return { error: `The element ${ref ?? selector} is not visible (no box)` };
+  if (focus) {
+    (el as HTMLElement).focus();
+    const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el : null;
+    if (clear) {
+      if (field) field.select();
+      else if ((el as HTMLElement).isContentEditable) document.getSelection()?.selectAllChildren(el);
+    } else if (field) {
+      // Type after the existing text, as a user clicking into the field would.
+      try {
+        field.setSelectionRange(field.value.length, field.value.length);
+      } catch {} // email/number inputs have no selection API
+    } else if ((el as HTMLElement).isContentEditable) {
+      document.getSelection()?.selectAllChildren(el);
+      document.getSelection()?.collapseToEnd();
+    }
+  }
+  return { x: r.left + r.width / 2, y: r.top + r.height / 2, tag: el.tagName.toLowerCase(), text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) };
+}
+
+async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<R> {
+  const [res] = await chrome.scripting.executeScript({ target: { tabId }, func: func as never, args: args as never });
+  return res?.result as R;
+}
+
+async function point(tabId: number, input: Record<string, unknown>, focus = false, clear = false): Promise<Point> {
+  const r = await run(tabId, locate, [(input.selector as string) ?? null, (input.ref as string) ?? null, focus, clear]);
+  if (!r) throw new ToolError('not_available', `Tab ${tabId} cannot be scripted (a browser page?)`, { category: 'validation' });
+  if ('error' in r) throw new ToolError(r.error.startsWith('Pass') ? 'invalid_arguments' : 'not_found', r.error, { category: r.error.startsWith('Pass') ? 'validation' : 'not_found' });
+  return r;
+}
+
+const MODIFIER_BITS: Record<string, number> = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
+const modifierMask = (mods: unknown) => (Array.isArray(mods) ? mods.reduce((m: number, k) => m | (MODIFIER_BITS[String(k)] ?? 0), 0) : 0);
+
+/** Key definitions for CDP Input.dispatchKeyEvent (named keys; one printable character otherwise). */
+const KEYS: Record<string, { code: string; keyCode: number; text?: string }> = {
+  Enter: { code: 'Enter', keyCode: 13, text: '\r' },
+  Tab: { code: 'Tab', keyCode: 9 },
+  Escape: { code: 'Escape', keyCode: 27 },
+  Backspace: { code: 'Backspace', keyCode: 8 },
+  Delete: { code: 'Delete', keyCode: 46 },
+  ArrowUp: { code: 'ArrowUp', keyCode: 38 },
+  ArrowDown: { code: 'ArrowDown', keyCode: 40 },
+  ArrowLeft: { code: 'ArrowLeft', keyCode: 37 },
+  ArrowRight: { code: 'ArrowRight', keyCode: 39 },
+  Home: { code: 'Home', keyCode: 36 },
+  End: { code: 'End', keyCode: 35 },
+  PageUp: { code: 'PageUp', keyCode: 33 },
+  PageDown: { code: 'PageDown', keyCode: 34 },
+  ' ': { code: 'Space', keyCode: 32, text: ' ' },
+};
+
+async function pressKey(send: CdpSend, key: string, modifiers: number): Promise<void> {
+  let def = KEYS[key];
+  if (!def) {
+    if ([...key].length !== 1) throw new ToolError('invalid_arguments', `Unknown key "${key}"; use one character or one of ${Object.keys(KEYS).filter((k) => k !== ' ').join(', ')}`, { category: 'validation' });
+    const upper = key.toUpperCase();
+    def = { code: /[a-z]/i.test(key) ? `Key${upper}` : /[0-9]/.test(key) ? `Digit${key}` : '', keyCode: upper.charCodeAt(0), text: key };
+  }
+  // With Ctrl/Alt/Meta held the key is a shortcut, not text.
+  const text = modifiers & (1 | 2 | 4) ? undefined : def.text;
+  await send('Input.dispatchKeyEvent', { type: text ? 'keyDown' : 'rawKeyDown', key, code: def.code, windowsVirtualKeyCode: def.keyCode, modifiers, ...(text ? { text, unmodifiedText: text } : {}) });
+  await send('Input.dispatchKeyEvent', { type: 'keyUp', key, code: def.code, windowsVirtualKeyCode: def.keyCode, modifiers });
+}
+
+async function click(send: CdpSend, p: { x: number; y: number }, button: string, clickCount: number, modifiers: number): Promise<void> {
+  await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers });
+  for (let i = 1; i <= clickCount; i++) {
+    await send('Input.dispatchMouseEvent', { type: 'mousePressed', x: p.x, y: p.y, button, clickCount: i, modifiers });
+    await send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: p.x, y: p.y, button, clickCount: i, modifiers });
+  }
+}
+
+/** In the page: choose an option by value or visible label and fire input + change like a user would. */
+function selectInPage(selector: string | null, ref: string | null, value: string | null, label: string | null) {
+  let el: Element | null | undefined;
+  if (ref) el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
+  else {
+    try {
+      el = document.querySelector(selector ?? '');
+    } catch {
+      return { error: `Invalid CSS selector: ${selector}` };
+    }
+  }
+  if (!(el instanceof HTMLSelectElement)) return { error: el ? `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` : `No element matches ${ref ?? selector}` };
+  const opt = [...el.options].find((o) => (value !== null ? o.value === value : o.label.trim() === label || o.text.trim() === label));
+  if (!opt) return { error: `No option ${value !== null ? `with value "${value}"` : `labelled "${label}"`}; options: ${[...el.options].map((o) => o.label).join(', ')}` };
+  el.value = opt.value;
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { value: opt.value, label: opt.label };
+}
+
+function scrollInPage(selector: string | null, ref: string | null, direction: string | null, distance: number, x: number | null, y: number | null) {
+  if (selector || ref) {
+    let el: Element | null | undefined;
+    if (ref) el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
+    else {
+      try {
+        el = document.querySelector(selector!);
+      } catch {
+        return { error: `Invalid CSS selector: ${selector}` };
+      }
+    }
+    if (!el) return { error: `No element matches ${ref ?? selector}` };
+    el.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
+  } else if (x !== null || y !== null) {
+    window.scrollTo({ left: x ?? scrollX, top: y ?? scrollY, behavior: 'instant' as ScrollBehavior });
+  } else {
+    const d = direction ?? 'down';
+    const dx = d === 'left' ? -distance : d === 'right' ? distance : 0;
+    const dy = d === 'up' ? -distance : d === 'down' ? distance : 0;
+    window.scrollBy({ left: dx, top: dy, behavior: 'instant' as ScrollBehavior });
+  }
+  return { scrollX: Math.round(scrollX), scrollY: Math.round(scrollY), scrollHeight: document.documentElement.scrollHeight, viewportHeight: innerHeight };
+}
+
+function pageError(r: { error?: string } | null | undefined): void {
+  if (!r) throw new ToolError('not_available', 'This tab cannot be scripted (a browser page?)', { category: 'validation' });
+  if (r.error) throw new ToolError('not_found', r.error, { category: 'not_found' });
+}
+
+export const actingTools: Record<string, BrowserToolHandler> = {
+  async browser_click_element(input) {
+    const tab = await getTab(input.tabId);
+    const p = await point(tab.id!, input);
+    await withDebugger(tab.id!, (send) => click(send, p, (input.button as string) ?? 'left', (input.clickCount as number) ?? 1, modifierMask(input.modifiers)));
+    return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y) } };
+  },
+
+  async browser_type_text(input) {
+    const tab = await getTab(input.tabId);
+    const p = await point(tab.id!, input, true, input.clear === true);
+    await withDebugger(tab.id!, async (send) => {
+      if (input.clear === true) await pressKey(send, 'Backspace', 0);
+      await send('Input.insertText', { text: String(input.text) });
+      if (input.submit === true) await pressKey(send, 'Enter', 0);
+    });
+    return { value: { typed: String(input.text).length, tag: p.tag, submitted: input.submit === true } };
+  },
+
+  async browser_press_key(input) {
+    const tab = await getTab(input.tabId);
+    if (input.selector !== undefined || input.ref !== undefined) await point(tab.id!, input, true);
+    await withDebugger(tab.id!, (send) => pressKey(send, String(input.key), modifierMask(input.modifiers)));
+    return { value: { pressed: input.key } };
+  },
+
+  async browser_hover_element(input) {
+    const tab = await getTab(input.tabId);
+    const p = await point(tab.id!, input);
+    await withDebugger(tab.id!, (send) => send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y }));
+    return { value: { hovered: true, tag: p.tag, text: p.text } };
+  },
+
+  async browser_select_option(input) {
+    const tab = await getTab(input.tabId);
+    if (input.value === undefined && input.label === undefined) throw new ToolError('invalid_arguments', 'Pass value or label', { category: 'validation' });
+    const r = await run(tab.id!, selectInPage, [(input.selector as string) ?? null, (input.ref as string) ?? null, (input.value as string) ?? null, (input.label as string) ?? null]);
+    pageError(r as { error?: string });
+    return { value: r };
+  },
+
+  async browser_scroll(input) {
+    const tab = await getTab(input.tabId);
+    const r = await run(tab.id!, scrollInPage, [
+      (input.selector as string) ?? null,
+      (input.ref as string) ?? null,
+      (input.direction as string) ?? null,
+      (input.distance as number) ?? 600,
+      (input.x as number) ?? null,
+      (input.y as number) ?? null,
+    ]);
+    pageError(r as { error?: string });
+    return { value: r };
+  },
+};
