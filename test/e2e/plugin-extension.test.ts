@@ -4,7 +4,7 @@
  * progress/logs/errors/cancel over MCP, settings, a tab navigating away (→ closed), hot reload in
  * dev mode, a broken plugin beside a good one, and install from an npm tarball without scripts.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,9 @@ import { startFixtureApp, FIXTURE_USER, type FixtureApp } from '../fixtures/app/
 import { buildTestapp, TESTAPP_DIR } from '../fixtures/app/testapp.ts';
 import { connectMcp } from '../harness/fake-extension.ts';
 import { buildPlugin, createPlugin } from '../../plugins/tooling/index.ts';
+
+// npm, Chromium and child processes on a shared 2-core machine: generous per-test limit.
+setDefaultTimeout(120_000);
 
 const work = mkdtempSync(join(tmpdir(), 'opentabs-plugin-ext-'));
 let app: FixtureApp;

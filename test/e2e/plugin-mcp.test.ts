@@ -5,7 +5,7 @@
  * as BridgeToPage events and relays PageToBridge progress/log/result back — the same contract
  * the real extension bridge implements (its own e2e tests live in test/e2e/plugin-extension.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,6 +15,9 @@ import { buildTestapp, TESTAPP_DIR } from '../fixtures/app/testapp.ts';
 import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, type PageToBridge } from '../../server/protocol/page-channel.ts';
 import { startTestServer, makeTempConfigDir, removeDir, type TestServer } from '../harness/server.ts';
 import { FakeExtension, FakeToolError, connectMcp, writeTestConfig, type DispatchApi, type DispatchParams } from '../harness/fake-extension.ts';
+
+// npm, Chromium and child processes on a shared 2-core machine: generous per-test limit.
+setDefaultTimeout(90_000);
 
 const CHROMIUM = process.env.OPENTABS_CHROMIUM ?? '/usr/bin/chromium';
 let app: FixtureApp;

@@ -4,12 +4,15 @@
  * bridge does. Proves the adapter needs no eval, uses the page's session cookie, the CSRF meta
  * tag, page globals, storage and cookies, and maps every error category.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startFixtureApp, FIXTURE_USER, type FixtureApp } from '../fixtures/app/server.ts';
 import { buildTestapp } from '../fixtures/app/testapp.ts';
 import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, ADAPTER_REGISTRY_KEY, type PageToBridge } from '../../server/protocol/page-channel.ts';
+
+// npm, Chromium and child processes on a shared 2-core machine: generous per-test limit.
+setDefaultTimeout(60_000);
 
 const CHROMIUM = process.env.OPENTABS_CHROMIUM ?? '/usr/bin/chromium';
 let app: FixtureApp;

@@ -1,5 +1,5 @@
 /** CLI-side plugin operations on a config dir with no server running. */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { buildTestapp, TESTAPP_DIR } from '../fixtures/app/testapp.ts';
 import { addLocalPlugin } from '../../server/plugins/local.ts';
 import { configurePlugin, installPlugin, listPlugins, uninstallPlugin } from '../../server/plugins/offline.ts';
+
+// npm, Chromium and child processes on a shared 2-core machine: generous per-test limit.
+setDefaultTimeout(120_000);
 
 const work = mkdtempSync(join(tmpdir(), 'opentabs-offline-'));
 let tarball = '';

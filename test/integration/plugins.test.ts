@@ -3,7 +3,7 @@
  * discovery with broken plugins beside a good one, adapter files, settings, install from an npm
  * tarball with scripts disabled, local-over-npm precedence, remove, and dev-mode hot reload.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,9 @@ import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts
 import { ADAPTER_HASH_PLACEHOLDER } from '../../server/protocol/page-channel.ts';
 import { MAX_ADAPTER_BYTES } from '../../server/limits.ts';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+// npm, Chromium and child processes on a shared 2-core machine: generous per-test limit.
+setDefaultTimeout(120_000);
 
 const work = mkdtempSync(join(tmpdir(), 'opentabs-plugins-it-'));
 let tarball = '';

@@ -1,11 +1,14 @@
 /** `opentabs plugin create` + `opentabs plugin build` on temp folders. */
-import { afterAll, describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test, setDefaultTimeout } from 'bun:test';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildPlugin, createPlugin, PluginBuildError } from '../../plugins/tooling/index.ts';
 import { loadPluginFolder } from '../../server/plugins/load.ts';
+
+// Child processes (bun test, esbuild) on a shared 2-core machine: generous per-test limit.
+setDefaultTimeout(60_000);
 
 const root = mkdtempSync(join(tmpdir(), 'opentabs-build-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
