@@ -5,6 +5,7 @@
 import { actingTools } from './acting.ts';
 import { extensionTools } from './extension.ts';
 import { readingTools } from './reading.ts';
+import { storageTools } from './storage.ts';
 import { tabTools } from './tabs.ts';
 import { windowTools } from './windows.ts';
 import type { BrowserToolHandler } from './types.ts';
@@ -14,5 +15,6 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...windowTools,
   ...readingTools,
   ...actingTools,
+  ...storageTools,
   ...extensionTools,
 };

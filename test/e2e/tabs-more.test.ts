@@ -48,10 +48,11 @@ describe('history', () => {
     const back = await h.callTool('browser_go_back', { tabId });
     expect(back.status).toBe(200);
     expect(back.body.result.url).toBe(first);
-    expect(page.url()).toBe(first);
+    // Playwright learns about the navigation a moment after Chrome: wait for it to agree.
+    await page.waitForURL(first, { timeout: 5_000 });
     const fwd = await h.callTool('browser_go_forward', { tabId });
     expect(fwd.body.result.url).toBe(second);
-    expect(page.url()).toBe(second);
+    await page.waitForURL(second, { timeout: 5_000 });
     const none = await h.callTool('browser_go_forward', { tabId });
     expect(none.body.error.code).toBe('not_available');
     expect(none.body.error.message).toContain('history');

@@ -1,0 +1,102 @@
+/**
+ * Storage and cookies, plus running a script in a page. Reading secrets and running code are the
+ * dangerous end of the catalog: these start `off` or `ask` (server/tools/browser-catalog.ts).
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { withDebugger } from './debugger.ts';
+import { getTab } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
+
+function checkUrl(url: unknown): string {
+  try {
+    const u = new URL(String(url));
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+    return u.href;
+  } catch {
+    throw new ToolError('invalid_arguments', `Invalid url "${url}": expected an http(s) URL such as https://example.com`, { category: 'validation' });
+  }
+}
+
+function readStorage(kind: 'local' | 'session', key: string | null) {
+  const store = kind === 'local' ? localStorage : sessionStorage;
+  if (key !== null) return { key, value: store.getItem(key) };
+  const entries: Record<string, string> = {};
+  for (let i = 0; i < store.length; i++) {
+    const k = store.key(i)!;
+    entries[k] = store.getItem(k) ?? '';
+  }
+  return { count: store.length, entries };
+}
+
+const cookieSummary = (c: chrome.cookies.Cookie) => ({
+  name: c.name,
+  value: c.value,
+  domain: c.domain,
+  path: c.path,
+  secure: c.secure,
+  httpOnly: c.httpOnly,
+  sameSite: c.sameSite,
+  session: c.session,
+  expirationDate: c.expirationDate ?? null,
+});
+
+export const storageTools: Record<string, BrowserToolHandler> = {
+  async browser_execute_script(input) {
+    const tab = await getTab(input.tabId);
+    // Through CDP so a strict page CSP (no eval) does not stop it; the result comes back by value.
+    const r = await withDebugger(tab.id!, (send) =>
+      send<{ result: { value?: unknown; type: string; description?: string }; exceptionDetails?: { text: string; exception?: { description?: string } } }>('Runtime.evaluate', {
+        expression: String(input.code),
+        awaitPromise: true,
+        returnByValue: true,
+        userGesture: true,
+      }),
+    );
+    if (r.exceptionDetails) {
+      throw new ToolError('tool_error', `The script threw: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`, { category: 'validation' });
+    }
+    return { value: { type: r.result.type, value: r.result.value ?? null } };
+  },
+
+  async browser_get_storage(input) {
+    const tab = await getTab(input.tabId);
+    const [res] = await chrome.scripting.executeScript({ target: { tabId: tab.id! }, func: readStorage, args: [(input.storageType as 'local' | 'session') ?? 'local', (input.key as string) ?? null] });
+    if (!res) throw new ToolError('not_available', 'This tab cannot be scripted', { category: 'validation' });
+    return { value: res.result };
+  },
+
+  async browser_get_cookies(input) {
+    const url = checkUrl(input.url);
+    const cookies = await chrome.cookies.getAll({ url, ...(input.name !== undefined ? { name: String(input.name) } : {}) });
+    return { value: { url, cookies: cookies.map(cookieSummary) } };
+  },
+
+  async browser_set_cookie(input) {
+    const url = checkUrl(input.url);
+    let c: chrome.cookies.Cookie | null;
+    try {
+      c = await chrome.cookies.set({
+        url,
+        name: String(input.name),
+        value: String(input.value ?? ''),
+        domain: input.domain as string | undefined,
+        path: input.path as string | undefined,
+        secure: input.secure as boolean | undefined,
+        httpOnly: input.httpOnly as boolean | undefined,
+        sameSite: input.sameSite as chrome.cookies.SameSiteStatus | undefined,
+        expirationDate: input.expirationDate as number | undefined,
+      });
+    } catch (err) {
+      throw new ToolError('invalid_arguments', `Chrome refused the cookie: ${(err as Error).message}`, { category: 'validation' });
+    }
+    if (!c) throw new ToolError('invalid_arguments', 'Chrome refused the cookie (check domain, secure and sameSite)', { category: 'validation' });
+    return { value: cookieSummary(c) };
+  },
+
+  async browser_delete_cookies(input) {
+    const url = checkUrl(input.url);
+    const name = String(input.name);
+    const removed = await chrome.cookies.remove({ url, name });
+    return { value: { url, name, removed: removed !== null } };
+  },
+};
