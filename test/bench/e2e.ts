@@ -301,7 +301,7 @@ async function benchStartup(base: string): Promise<{ startup: StartupFigures[] }
 // ---------------------------------------------------------------- 1–3, 5, 6: the browser part
 
 /** The built-in tools the bench repeats, by name. A tool added to the catalog is one line here. */
-type BuiltinCtx = { tabIndex: number; tabApp: number; tabB: number; urlB: string; windowId: number };
+type BuiltinCtx = { tabIndex: number; tabApp: number; tabB: number; tabArticle: number; urlB: string; appUrl: string; pagesBase: string; windowId: number };
 type BuiltinEntry = { args: (c: BuiltinCtx, i: number) => Record<string, unknown>; n?: number; pauseMs?: number } | { skip: string };
 const BUILTIN_BENCH: Record<string, BuiltinEntry> = {
   browser_list_tabs: { args: () => ({}) },
@@ -323,6 +323,17 @@ const BUILTIN_BENCH: Record<string, BuiltinEntry> = {
   browser_wait_for_element: { args: (c) => ({ tabId: c.tabIndex, selector: 'h1' }) },
   // Chrome allows 2 captureVisibleTab calls a second: a handful only.
   browser_screenshot_tab: { args: (c) => ({ tabId: c.tabB, format: 'jpeg', quality: 50 }), n: 6, pauseMs: 600 },
+  browser_click_element: { args: (c) => ({ tabId: c.tabArticle, selector: 'h1' }) },
+  browser_type_text: { args: (c) => ({ tabId: c.tabArticle, selector: 'input[name=name]', text: 'bench', clear: true }) },
+  browser_select_option: { args: (c, i) => ({ tabId: c.tabArticle, selector: 'select[name=topic]', value: i % 2 ? 'a' : 'b' }) },
+  browser_press_key: { args: (c) => ({ tabId: c.tabArticle, key: 'Tab' }) },
+  browser_scroll: { args: (c, i) => ({ tabId: c.tabArticle, direction: i % 2 ? 'up' : 'down', distance: 200 }) },
+  browser_hover_element: { args: (c) => ({ tabId: c.tabArticle, selector: 'h1' }) },
+  browser_execute_script: { args: (c) => ({ tabId: c.tabIndex, code: '1 + 1' }) },
+  browser_get_storage: { args: (c) => ({ tabId: c.tabApp }) },
+  browser_get_cookies: { args: (c) => ({ url: c.appUrl }) },
+  browser_set_cookie: { args: (c, i) => ({ url: c.pagesBase, name: 'bench', value: String(i) }) },
+  browser_delete_cookies: { args: (c) => ({ url: c.pagesBase, name: 'bench' }) },
   extension_get_state: { args: () => ({}) },
   extension_get_logs: { args: () => ({ limit: 20 }) },
   extension_check_adapter: { args: () => ({ plugin: 'bench' }) },
@@ -350,7 +361,9 @@ async function benchBrowser(base: string) {
   cleanups.push(() => rmSync(floor.extDir, { recursive: true, force: true }));
 
   const cfg = join(base, 'e2e-config');
-  writeConfig(cfg, [TESTAPP_DIR, benchDir], { testapp: { default: 'auto' }, bench: { default: 'auto' } });
+  // Built-in tools that ship 'off' or 'ask' are switched to auto so the bench can time them.
+  const browserAuto = Object.fromEntries(BROWSER_TOOLS.filter((t) => t.defaultPermission !== 'auto' && t.name in BUILTIN_BENCH).map((t) => [t.name, 'auto']));
+  writeConfig(cfg, [TESTAPP_DIR, benchDir], { testapp: { default: 'auto' }, bench: { default: 'auto' }, browser: { tools: browserAuto } });
   const profFlags = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS_DIR}`] : [];
   const srv: ServerProc = await startServerChild(cfg, BENCH_LIMITS, profFlags);
   cleanups.push(() => srv.stop());
@@ -393,6 +406,8 @@ async function benchBrowser(base: string) {
   const pageB: Page = await context.newPage();
   const urlB = `${pagesBase}/pages/second.html`;
   await pageB.goto(urlB);
+  const pageArticle: Page = await context.newPage();
+  await pageArticle.goto(`${pagesBase}/bench/article.html`);
   const tabState = (h: any, name: string) => h.pluginDetails?.find((p: { name: string }) => p.name === name)?.tabState;
   await waitUntil(async () => {
     const h = await health();
@@ -410,7 +425,7 @@ async function benchBrowser(base: string) {
     return t;
   };
   const tIndex = tabOf(`${pagesBase}/pages/index.html`);
-  const bctx: BuiltinCtx = { tabIndex: tIndex.id, tabApp: tabOf(`${app.url}/app`).id, tabB: tabOf(urlB).id, urlB, windowId: tIndex.windowId ?? 0 };
+  const bctx: BuiltinCtx = { tabIndex: tIndex.id, tabApp: tabOf(`${app.url}/app`).id, tabB: tabOf(urlB).id, tabArticle: tabOf(`${pagesBase}/bench/article.html`).id, urlB, appUrl: app.url, pagesBase, windowId: tIndex.windowId ?? 0 };
 
   // ---- 1. floor
   log('floor …');
@@ -542,12 +557,9 @@ async function benchBrowser(base: string) {
   const fullBytes = Buffer.byteLength(JSON.stringify(fullList));
   const gwBytes = Buffer.byteLength(JSON.stringify(await gw.listTools()));
   const reading: Record<string, Record<string, number>> = {};
-  const pageArticle = await context.newPage();
-  await pageArticle.goto(`${pagesBase}/bench/article.html`);
-  const tabArticle = await waitUntil(async () => {
-    const all = ((await rest('browser_list_tabs')).body.result?.tabs ?? []) as { id: number; url: string }[];
-    return all.find((t) => t.url === `${pagesBase}/bench/article.html`)?.id;
-  }, 'the article tab');
+  // A fresh load: the acting tools above typed, scrolled and chose options on it.
+  await pageArticle.reload();
+  const tabArticle = bctx.tabArticle;
   for (const [label, page, tabId] of [
     ['article page (web-app-shaped)', pageArticle, tabArticle],
     ['fixture app /app', pageApp, bctx.tabApp],
@@ -564,7 +576,7 @@ async function benchBrowser(base: string) {
     }
     reading[label] = row;
   }
-  await pageArticle.close();
+
   results.context = { toolsList: { tools: fullList.tools.length, bytes: fullBytes, bytesPerTool: fullBytes / fullList.tools.length, approxTokens: Math.round(fullBytes / 4) }, gatewayListBytes: gwBytes, reading };
 
   // ---- 5. memory
@@ -680,7 +692,7 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
   const brow: (string | number)[][] = [];
   for (const [name, b] of Object.entries(br.builtins as Record<string, any>)) {
     if (b.skipped) brow.push([name, '', '', '', `skipped: ${b.skipped}`]);
-    else if (b.error) brow.push([name, '', '', '', `error: ${b.error}`]);
+    else if (b.error) brow.push([name, '', '', '', `error: ${String(b.error).slice(0, 100)}`]);
     else brow.push([name, ms(b.p50), ms(b.p99), b.n, name === 'browser_list_tabs' ? `p50≤${TARGETS.listTabsP50Ms}: ${tgt(b.p50 <= TARGETS.listTabsP50Ms)}` : '']);
   }
   lines.push(table(['built-in tool (REST)', 'p50', 'p99', 'n', 'note'], brow));

@@ -35,6 +35,7 @@ ${rows}
 </tbody></table>
 <h2>Leave a comment</h2>
 <form class="c4" action="/comment" method="post"><label>Name <input name="name" type="text" placeholder="Your name"></label>
+<label>Topic <select name="topic"><option value="a">Tools</option><option value="b">Plugins</option></select></label>
 <label>Comment <textarea name="body" rows="4"></textarea></label><label><input type="checkbox" name="subscribe"> Subscribe</label>
 <button type="submit">Send</button></form></article></main>
 <footer class="c5">${footer}</footer></div>
