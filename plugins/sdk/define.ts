@@ -5,8 +5,9 @@
 import type * as v from 'valibot';
 import type { ToolErrorCategory } from './errors.ts';
 
-/** Settings field types (mirrors server/plugins/types.ts ConfigField). */
-export type ConfigFieldType = 'string' | 'url' | 'number' | 'boolean' | 'select';
+/** Settings field types. The single definition: server/plugins/types.ts re-exports these. */
+export const CONFIG_FIELD_TYPES = ['string', 'url', 'number', 'boolean', 'select'] as const;
+export type ConfigFieldType = (typeof CONFIG_FIELD_TYPES)[number];
 
 export interface ConfigField {
   type: ConfigFieldType;

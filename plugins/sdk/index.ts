@@ -6,7 +6,7 @@
  *
  * The adapter runtime (./runtime.ts) is added by `opentabs plugin build`; authors never call it.
  */
-export { definePlugin, defineTool, isPluginDefinition } from './define.ts';
+export { definePlugin, defineTool, isPluginDefinition, CONFIG_FIELD_TYPES } from './define.ts';
 export type { ConfigField, ConfigFieldType, ConfigOf, ConfigSchema, LogFn, PluginDefinition, ToolContext, ToolDefinition } from './define.ts';
 export { ToolError, isToolError } from './errors.ts';
 export type { ToolErrorCategory, ToolErrorOptions } from './errors.ts';

@@ -6,6 +6,7 @@
  */
 import * as v from 'valibot';
 import type { ConfigSchema } from './types.ts';
+import { CONFIG_FIELD_TYPES } from '../../plugins/sdk/define.ts';
 
 /** `opentabs-plugin-<name>` or `@scope/opentabs-plugin-<name>`. */
 export const PACKAGE_NAME_RE = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?opentabs-plugin-([a-z0-9]+(?:-[a-z0-9]+)*)$/;
@@ -48,7 +49,7 @@ const JsonObject = v.custom<Record<string, unknown>>(
 export const ConfigFieldSchema = v.pipe(
   v.strictObject(
     {
-      type: v.picklist(['string', 'url', 'number', 'boolean', 'select'], 'type must be one of string, url, number, boolean, select'),
+      type: v.picklist(CONFIG_FIELD_TYPES, `type must be one of ${CONFIG_FIELD_TYPES.join(', ')}`),
       label: v.optional(v.string()),
       description: v.optional(v.string()),
       required: v.optional(v.boolean()),
@@ -115,7 +116,7 @@ export function parseToolsJson(raw: unknown): { ok: true; value: ToolsJson } | {
 }
 
 /** null when `value` fits the field; otherwise what is wrong with it. */
-export function checkFieldValue(field: { type: string; options?: string[] }, value: unknown): string | null {
+export function checkFieldValue(field: { type: string; options?: readonly string[] }, value: unknown): string | null {
   switch (field.type) {
     case 'string':
       return typeof value === 'string' ? null : 'must be a string';

@@ -3,19 +3,10 @@
  * package.json + dist/tools.json + dist/adapter.js written by `opentabs plugin build`),
  * consumed by the catalog, the hub (sync.full) and /health.
  */
-export type ConfigFieldType = 'string' | 'url' | 'number' | 'boolean' | 'select';
-
-export interface ConfigField {
-  type: ConfigFieldType;
-  label?: string;
-  description?: string;
-  required?: boolean;
-  default?: string | number | boolean;
-  /** For `select`. */
-  options?: string[];
-}
-
-export type ConfigSchema = Record<string, ConfigField>;
+// The settings field types are declared once, in the SDK that plugin authors write them with;
+// the server reads the same shape back from dist/tools.json.
+export type { ConfigField, ConfigFieldType, ConfigSchema } from '../../plugins/sdk/define.ts';
+import type { ConfigSchema } from '../../plugins/sdk/define.ts';
 
 export interface LoadedTool {
   /** Short name as declared ("list_items"). */
