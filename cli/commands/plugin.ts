@@ -111,7 +111,7 @@ async function install(argv: string[]): Promise<number> {
     throw new CliError((e as Error).message);
   }
   const reloaded = await reloadIfRunning(t);
-  out(`Installed ${r.packageName} → plugin "${r.name}" (${r.tools} tools; they start at 'ask').${reloaded ? ' The running server loaded it.' : ''}`);
+  out(`Installed ${r.packageName} → plugin "${r.name}" (${r.tools === 1 ? '1 tool' : `${r.tools} tools`}; they start at 'ask').${reloaded ? ' The running server loaded it.' : ''}`);
   return 0;
 }
 
@@ -259,5 +259,5 @@ async function build(argv: string[]): Promise<number> {
 
 function describeBuild(dir: string, r: BuildResult): string {
   const warnings = r.warnings.map((w) => `\nwarning: ${w}`).join('');
-  return `Built plugin "${r.name}" in ${dir} (${r.tools.length} tools, adapter ${r.adapterBytes} bytes)${r.reloaded ? '; the running server reloaded it' : ''}.${warnings}`;
+  return `Built plugin "${r.name}" in ${dir} (${r.tools.length === 1 ? '1 tool' : `${r.tools.length} tools`}, adapter ${r.adapterBytes} bytes)${r.reloaded ? '; the running server reloaded it' : ''}.${warnings}`;
 }

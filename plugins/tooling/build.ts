@@ -245,7 +245,7 @@ async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: s
   await writeFileAtomic(toolsJsonPath, JSON.stringify(manifest, null, 2) + '\n', 0o644);
   const log = o.log ?? ((l: string) => console.log(l));
   for (const w of warnings) log(`warning: ${w}`);
-  log(`Built ${pkg.name}@${pkg.version}: ${manifest.tools.length} tools, adapter ${bytes} bytes → ${distDir}`);
+  log(`Built ${pkg.name}@${pkg.version}: ${manifest.tools.length === 1 ? '1 tool' : `${manifest.tools.length} tools`}, adapter ${bytes} bytes → ${distDir}`);
   let reloaded = false;
   if (o.reload !== false) {
     reloaded = await notifyServerReload(o.configDir);

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../state/atomic.ts';
 import { OpenTabsError } from '../errors.ts';
-import { PACKAGE_NAME_RE } from './manifest.ts';
+import { PACKAGE_NAME_RE, PLUGIN_NAME_RE } from './manifest.ts';
 
 export function installPrefix(configDir: string): string {
   return join(configDir, 'plugins');
@@ -81,6 +81,16 @@ export async function installedPluginDirs(configDir: string): Promise<string[]> 
   return out;
 }
 
+/**
+ * The package name of a registry spec (`name`, `name@range`, `@scope/name@tag`), or null when the
+ * spec is something else npm accepts (a path, tarball, URL, git or alias spec).
+ */
+export function registrySpecName(spec: string): string | null {
+  if (/^[./~]/.test(spec) || spec.includes(':') || /\.(tgz|tar\.gz|tar)$/.test(spec)) return null;
+  const m = /^((?:@[^/@\s]+\/)?[^/@\s]+)(?:@[^\s]*)?$/.exec(spec);
+  return m ? m[1]! : null;
+}
+
 function npmFailure(what: string, r: NpmResult): OpenTabsError {
   const tail = (r.stderr || r.stdout).trim().split('\n').filter((l) => l.trim()).slice(-5).join('\n');
   return new OpenTabsError('bad_request', `${what} failed (npm exit ${r.code})${tail ? `:\n${tail}` : ''}`, 400);
@@ -97,6 +107,17 @@ export async function npmInstall(configDir: string, spec: string, onLine?: (line
   // npm runs in the prefix, so a relative tarball/folder path must be made absolute first.
   if (/^\.{1,2}[\\/]/.test(spec) || ((/\.(tgz|tar\.gz)$/.test(spec) || spec.includes('/')) && !spec.startsWith('@') && existsSync(resolve(spec)))) {
     spec = resolve(spec);
+  }
+  // A registry spec names its package up front: refuse non-plugin names before npm downloads anything.
+  const registryName = registrySpecName(spec);
+  if (registryName !== null && !PACKAGE_NAME_RE.test(registryName)) {
+    const bare = registryName.replace(/^@[^/]+\//, '');
+    throw new OpenTabsError(
+      'bad_request',
+      `"${registryName}" is not an OpenTabs plugin package name: names must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>` +
+        (PLUGIN_NAME_RE.test(bare) ? ` (did you mean ${registryName.replace(bare, `opentabs-plugin-${bare}`)}?)` : ''),
+      400,
+    );
   }
   const prefix = installPrefix(configDir);
   await ensurePrefix(prefix);

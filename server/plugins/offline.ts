@@ -47,7 +47,7 @@ export async function installPlugin(configDir: string, spec: string, onProgress?
   }
   const store = await ConfigStore.open(configDir);
   if (!store.get().permissions[name]?.default) await store.setPluginPermission(name, 'ask');
-  onProgress?.(`Plugin "${name}" installed (${loaded.plugin.tools.length} tools; permission: ${store.permissionFor(name, '', 'ask')})`);
+  onProgress?.(`Plugin "${name}" installed (${loaded.plugin.tools.length === 1 ? '1 tool' : `${loaded.plugin.tools.length} tools`}; permission: ${store.permissionFor(name, '', 'ask')})`);
   return { name, packageName, tools: loaded.plugin.tools.length };
 }
 
