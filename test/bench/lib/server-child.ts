@@ -12,6 +12,7 @@
  *                     frames to the extension), invocation-start-after-dispatch (send
  *                     tool.invocationStart just after tool.dispatch instead of before), or "none"
  *   spans             extension round-trip times (hub.dispatch: WS send → result) since last asked
+ *   gc                full garbage collection, then {rss, heapUsed} (what is retained, not GC timing)
  */
 import { createInterface } from 'node:readline';
 import { runForeground } from '../../../server/serve.ts';
@@ -73,6 +74,11 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (cmd === 'variant') {
     setVariant(arg === 'none' ? [] : arg.split(','));
     console.log(JSON.stringify({ variant: arg }));
+  } else if (cmd === 'gc') {
+    // A full collection first, so a reading shows what is retained rather than GC timing.
+    Bun.gc(true);
+    const m = process.memoryUsage();
+    console.log(JSON.stringify({ gc: true, rss: m.rss, heapUsed: m.heapUsed }));
   } else if (cmd === 'spans') {
     console.log(JSON.stringify({ spans }));
     spans = [];
