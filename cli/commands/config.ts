@@ -1,6 +1,7 @@
 /** `opentabs config show|set|rotate-secret`. */
 import { join } from 'node:path';
 import { configPath, isPermission } from '../../server/state/config.ts';
+import { PLUGIN_NAME_RE } from '../../server/plugins/manifest.ts';
 import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
 import { parse, parseBool } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
@@ -100,7 +101,19 @@ export function parsePermissionKey(key: string): { plugin: string; tool?: string
   }
   // Built-in tools are stored by full name under the "browser" plugin.
   if (parts.length === 1 && /^(browser|extension)_/.test(parts[0])) return { plugin: BROWSER_PLUGIN, tool: parts[0] };
+  // A full plugin tool name (permission.slack_send_message): plugin names never contain "_",
+  // so the first "_" separates plugin and tool — otherwise this would silently set a plugin-wide
+  // permission for a plugin that cannot exist.
+  if (parts.length === 1 && parts[0].includes('_')) {
+    const i = parts[0].indexOf('_');
+    const plugin = parts[0].slice(0, i);
+    if (!PLUGIN_NAME_RE.test(plugin) || i === parts[0].length - 1) throw usageError(`Bad key "${key}": "${parts[0]}" is neither a plugin name nor a <plugin>_<tool> name.`, 'config set');
+    return { plugin, tool: parts[0].slice(i + 1) };
+  }
   const [plugin, tool] = parts;
+  if (plugin !== BROWSER_PLUGIN && !PLUGIN_NAME_RE.test(plugin)) {
+    throw usageError(`Bad key "${key}": "${plugin}" is not a plugin name (lowercase words joined by "-").`, 'config set');
+  }
   if (tool === undefined) return { plugin };
   if (plugin === BROWSER_PLUGIN) return { plugin, tool };
   // Accept the prefixed name too: permission.slack.slack_send_message → send_message.

@@ -224,6 +224,13 @@ describe('plugin', () => {
     expect(srv.ctx.config.get().permissions.demo?.tools?.echo).toBe('auto');
     expect((await cli(['config', 'set', 'permission.demo', 'off'])).code).toBe(0);
     expect(srv.ctx.config.get().permissions.demo?.default).toBe('off');
+    // The full tool name alone sets that tool, not a plugin called "demo_echo".
+    expect((await cli(['config', 'set', 'permission.demo_echo', 'ask'])).code).toBe(0);
+    expect(srv.ctx.config.get().permissions.demo?.tools?.echo).toBe('ask');
+    expect(srv.ctx.config.get().permissions.demo_echo).toBeUndefined();
+    const bad = await cli(['config', 'set', 'permission.Demo.echo', 'ask']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('"Demo" is not a plugin name');
   });
 
   test('remove unlists it and the server unloads it', async () => {
