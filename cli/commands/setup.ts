@@ -45,7 +45,8 @@ async function opencode(argv: string[]): Promise<number> {
   if (values.help) return (out(OPENCODE_HELP), 0);
   if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'setup opencode');
   const dir = resolve(values.dir ?? '.');
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new CliError(`${dir} is not a folder.`);
+  if (!existsSync(dir)) throw new CliError(`${dir} does not exist; create the project folder first (or pass --dir).`);
+  if (!statSync(dir).isDirectory()) throw new CliError(`${dir} is not a folder.`);
   const t = resolveTarget(values.port, 'setup opencode');
   const secret = secretFor(t.configDir);
   if (!secret) throw new CliError(`No secret in ${t.configDir} yet: run \`opentabs start\` once first.`);

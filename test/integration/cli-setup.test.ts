@@ -95,7 +95,11 @@ describe('setup opencode', () => {
     expect(readFileSync(join(proj, 'opencode.json'), 'utf8')).toBe(text);
     const missing = await runCli(['setup', 'opencode', '--dir', join(root, 'nope')], { configDir: srv.configDir });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('is not a folder');
+    expect(missing.stderr).toContain('does not exist');
+    writeFileSync(join(root, 'a-file'), 'x');
+    const notDir = await runCli(['setup', 'opencode', '--dir', join(root, 'a-file')], { configDir: srv.configDir });
+    expect(notDir.code).toBe(1);
+    expect(notDir.stderr).toContain('is not a folder');
   });
 
   test('the generated plugin type-checks against @opencode-ai/plugin', async () => {
