@@ -11,15 +11,18 @@ import { FakeExtension, connectMcp, startPluginServer } from '../harness/fake-ex
 let srv: TestServer;
 let ext: FakeExtension;
 let c: Client;
+let g: Client;
 
 beforeAll(async () => {
   srv = await startPluginServer({ plugins: [{ name: 'notes', tools: [{ name: 'quick', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } } }] }], permissions: { notes: { default: 'auto' } } });
   ext = await FakeExtension.connect(srv.url, srv.secret);
   c = await connectMcp(srv.url, srv.secret);
+  g = await connectMcp(srv.url, srv.secret, '/mcp/gateway', 'gw');
 });
 
 afterAll(async () => {
   await c?.close().catch(() => {});
+  await g?.close().catch(() => {});
   await ext?.close();
   await srv?.stop();
 });
@@ -38,5 +41,61 @@ test('progress and a log sent right before the result arrive before the response
     expect(r.structuredContent).toEqual({ n });
     expect(seen).toEqual([`p${n}`]);
     expect(logs).toContain(`log ${n}`);
+  }
+});
+
+test('through the gateway too: opentabs_call streams the inner tool\'s progress and logs to its caller', async () => {
+  ext.onDispatch('notes_quick', (p, api) => {
+    api.progress(1, 1, `g${String(p.input.n)}`);
+    api.log('info', `glog ${String(p.input.n)}`);
+    return { value: { n: p.input.n } };
+  });
+  const gLogs: string[] = [];
+  const cLogs: string[] = [];
+  g.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void gLogs.push(String(n.params.data)));
+  c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void cLogs.push(String(n.params.data)));
+  for (let n = 0; n < 10; n++) {
+    const seen: string[] = [];
+    const r = await g.callTool({ name: 'opentabs_call', arguments: { tool: 'notes_quick', arguments: { n } } }, undefined, { onprogress: (p) => seen.push(p.message ?? '') });
+    expect(r.structuredContent).toEqual({ n });
+    expect(seen).toEqual([`g${n}`]);
+    expect(gLogs).toContain(`glog ${n}`);
+  }
+  expect(cLogs.filter((l) => l.startsWith('glog'))).toEqual([]);
+});
+
+test('a call without progressToken (JSON answer): its logs reach only the caller\'s GET stream, filtered by logging/setLevel', async () => {
+  const a = await connectMcp(srv.url, srv.secret, '/mcp', 'a');
+  const b = await connectMcp(srv.url, srv.secret, '/mcp', 'b');
+  try {
+    const logsA: { level: string; data: unknown }[] = [];
+    const logsB: unknown[] = [];
+    a.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logsA.push(n.params));
+    b.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logsB.push(n.params));
+    await a.setLoggingLevel('warning');
+    // Wait until both GET streams are open: a broadcast line (no dispatch) reaches each client.
+    for (let i = 0; i < 100 && (logsA.length === 0 || logsB.length === 0); i++) {
+      ext.notify('plugin.log', { entries: [{ plugin: 'notes', level: 'error', message: 'ready?', ts: Date.now() }] });
+      await Bun.sleep(20);
+    }
+    expect(logsA.length > 0 && logsB.length > 0).toBe(true);
+    await Bun.sleep(50);
+    logsA.length = 0;
+    logsB.length = 0;
+    ext.onDispatch('notes_quick', (_p, api) => {
+      api.log('info', 'chatter');
+      api.log('error', 'went wrong');
+      return { value: { ok: true } };
+    });
+    // No onprogress → no progressToken → the session fast path answers with plain JSON.
+    const r = await a.callTool({ name: 'notes_quick', arguments: {} });
+    expect(r.structuredContent).toEqual({ ok: true });
+    for (let i = 0; i < 200 && logsA.length === 0; i++) await Bun.sleep(10);
+    await Bun.sleep(50); // give a wrongly routed/filtered line the chance to show up
+    expect(logsA).toEqual([{ level: 'error', logger: 'notes', data: 'went wrong' } as never]);
+    expect(logsB).toEqual([]);
+  } finally {
+    await a.close().catch(() => {});
+    await b.close().catch(() => {});
   }
 });
