@@ -123,7 +123,7 @@ describe('testapp through MCP and REST', () => {
   test('whoami (MCP) and list/get/create/delete items (REST and MCP)', async () => {
     const who = await callMcp('testapp_whoami');
     expect(who.isError).toBe(false);
-    expect(who.structuredContent).toMatchObject({ username: 'alice', pageUser: 'alice', cookieUser: 'alice', theme: 'dark', tabId: 'tab-alice' });
+    expect(who.structuredContent).toMatchObject({ username: 'alice', pageUser: 'alice', cookieUser: 'alice', theme: 'dark', tabId: 'tab-alice', servedTitle: 'Fixture App' });
 
     const list = await callRest('testapp_list_items', { limit: 2 });
     expect(list.status).toBe(200);

@@ -86,7 +86,7 @@ describe('testapp adapter in Chromium under a strict CSP', () => {
     const { result } = await call('whoami');
     expect(result).toMatchObject({
       ok: true,
-      value: { username: 'alice', displayName: 'Alice Liddell', pageUser: 'alice', cookieUser: 'alice', theme: 'dark', tabId: 'tab-alice', appVersion: '1.4.2' },
+      value: { username: 'alice', displayName: 'Alice Liddell', pageUser: 'alice', cookieUser: 'alice', theme: 'dark', tabId: 'tab-alice', appVersion: '1.4.2', servedTitle: 'Fixture App' },
     });
   });
 
@@ -181,6 +181,15 @@ describe('testapp adapter in Chromium under a strict CSP', () => {
     const late = (await call('wait_for_element', { selector: '#late' })).result;
     expect(late.ok && late.value).toEqual({ text: 'late content' });
     expect(errorOf((await call('wait_for_element', { selector: '#never', timeoutMs: 100 })).result)).toMatchObject({ category: 'timeout' });
+  });
+
+  test('waitUntil polls text that changes in place; times out naming the condition', async () => {
+    const status = (await call('wait_for_element', { selector: '#status', text: 'Logged in as' })).result;
+    expect(status.ok && status.value).toEqual({ text: `Logged in as ${FIXTURE_USER.displayName}` });
+    expect(errorOf((await call('wait_for_element', { selector: '#status', text: 'never there', timeoutMs: 100 })).result)).toMatchObject({
+      category: 'timeout',
+      message: expect.stringContaining('Condition not met within 100 ms'),
+    });
   });
 
   test('no CSP violations were reported (no eval needed), and the CSP does block eval on this page', async () => {

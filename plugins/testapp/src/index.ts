@@ -9,6 +9,7 @@ import {
   definePlugin,
   defineTool,
   fetchJson,
+  fetchText,
   getCookie,
   getLocalStorageJson,
   getMetaContent,
@@ -18,6 +19,7 @@ import {
   request,
   ToolError,
   waitForSelector,
+  waitUntil,
   type ConfigOf,
 } from '@opentabs/sdk';
 
@@ -51,10 +53,14 @@ const whoami = defineTool({
     theme: v.optional(v.string()),
     tabId: v.optional(v.string()),
     appVersion: v.optional(v.string()),
+    servedTitle: v.optional(v.string()),
   }),
   async handle(_input, ctx) {
     const me = await fetchJson<{ username: string; displayName: string }>('/api/me', { signal: ctx.signal });
+    // The app's HTML as the server sends it to this session (a logged-out fetch would get the login page).
+    const html = await fetchText('/app', { signal: ctx.signal });
     return {
+      servedTitle: /<title>([^<]*)<\/title>/i.exec(html)?.[1],
       username: me.username,
       displayName: me.displayName,
       pageUser: getPageGlobal<string>('__APP__.user.username'),
@@ -156,15 +162,19 @@ const triggerError = defineTool({
 
 const waitForElement = defineTool({
   name: 'wait_for_element',
-  description: 'Wait until an element matching a CSS selector exists and return its text.',
+  description: 'Wait until an element matching a CSS selector exists (and, with text, until its text contains it); return its text.',
   input: v.object({
     selector: v.pipe(v.string(), v.minLength(1)),
+    text: v.optional(v.pipe(v.string(), v.minLength(1))),
     timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(30_000)), 5000),
   }),
   output: v.object({ text: v.string() }),
   async handle(input, ctx) {
     const el = await waitForSelector(input.selector, { timeoutMs: input.timeoutMs, signal: ctx.signal });
-    return { text: el.textContent ?? '' };
+    if (input.text === undefined) return { text: el.textContent ?? '' };
+    // Content that changes in place: poll the element's text (waitUntil) rather than the DOM shape.
+    const text = await waitUntil(() => (el.textContent?.includes(input.text!) ? el.textContent : null), { timeoutMs: input.timeoutMs, signal: ctx.signal });
+    return { text };
   },
 });
 
