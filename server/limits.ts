@@ -45,6 +45,19 @@ export const WATCH_POLL_INTERVAL_MS = 500;
 export const KEEPALIVE_INTERVAL_MS = 20_000;
 export const RECONNECT_MAX_DELAY_MS = 3_000;
 
+/**
+ * Console and network capture (browser_get_console_logs, browser_*_network_capture): buffers kept
+ * per tab in the extension, the cap on each captured body or frame payload, and how many body
+ * bytes one result may carry (results travel over the WebSocket, capped at WS_MAX_PAYLOAD_BYTES).
+ */
+export const NETWORK_CAPTURE_DEFAULT_REQUESTS = 200;
+export const NETWORK_CAPTURE_MAX_REQUESTS = 2000;
+export const WEBSOCKET_FRAMES_MAX = 500;
+export const CAPTURE_BODY_MAX_BYTES = 100 * 1024;
+export const CAPTURE_RESULT_BODY_BUDGET_BYTES = 4 * 1024 * 1024;
+export const CONSOLE_LOGS_DEFAULT_LIMIT = 200;
+export const CONSOLE_LOGS_MAX_LIMIT = 1000;
+
 /** Limits a test may override. */
 export interface Limits {
   adminRate: { max: number; windowMs: number };

@@ -3,7 +3,9 @@
  * checks these names against server/tools/browser-catalog.ts (tools served by the server excluded).
  */
 import { actingTools } from './acting.ts';
+import { consoleTools } from './console.ts';
 import { extensionTools } from './extension.ts';
+import { networkTools } from './network.ts';
 import { readingTools } from './reading.ts';
 import { storageTools } from './storage.ts';
 import { tabTools } from './tabs.ts';
@@ -16,5 +18,7 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...readingTools,
   ...actingTools,
   ...storageTools,
+  ...consoleTools,
+  ...networkTools,
   ...extensionTools,
 };

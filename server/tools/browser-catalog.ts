@@ -4,6 +4,7 @@
  * when the two differ. Entries follow ../shared/BROWSER-TOOLS.md.
  */
 import type { Permission } from '../protocol/methods.ts';
+import { CAPTURE_BODY_MAX_BYTES, CONSOLE_LOGS_DEFAULT_LIMIT, CONSOLE_LOGS_MAX_LIMIT, NETWORK_CAPTURE_DEFAULT_REQUESTS, NETWORK_CAPTURE_MAX_REQUESTS, WEBSOCKET_FRAMES_MAX } from '../limits.ts';
 
 export interface BrowserToolDef {
   /** browser_* or extension_* */
@@ -342,6 +343,77 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj({ url: { type: 'string', minLength: 1 }, name: { type: 'string', minLength: 1 } }, ['url', 'name']),
     defaultPermission: 'ask',
     group: 'storage',
+  },
+  {
+    name: 'browser_get_console_logs',
+    description:
+      'Console messages of the page in a tab (console.* calls, uncaught exceptions, and browser messages such as failed loads), oldest first; objects and arrays shown as JSON. ' +
+      'Read from what Chrome keeps for the current document, so messages logged before this call are included (up to about 1000 per page); ' +
+      'they reset when the page navigates or reloads. Each entry: level, type (console method or source), text, url, line, timestamp.',
+    inputSchema: obj({
+      tabId,
+      level: { enum: ['debug', 'info', 'warning', 'error'], description: 'Minimum level (default debug: everything)' },
+      clear: { type: 'boolean', description: 'Clear the messages after reading them' },
+      limit: { type: 'integer', minimum: 1, maximum: CONSOLE_LOGS_MAX_LIMIT, description: `Newest N entries (default ${CONSOLE_LOGS_DEFAULT_LIMIT})` },
+    }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'console',
+  },
+  {
+    name: 'browser_clear_console_logs',
+    description: 'Clear the console messages Chrome keeps for the page in a tab (later browser_get_console_logs calls only see newer ones).',
+    inputSchema: obj({ tabId }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'console',
+  },
+  {
+    name: 'browser_enable_network_capture',
+    description:
+      'Start recording network requests (and WebSocket frames) of a tab through the debugger. Only requests made after this call are recorded; ' +
+      'recording survives navigations and lasts until browser_disable_network_capture or the tab closes. Calling it again updates the settings and keeps what was recorded. ' +
+      `Keeps the newest maxRequests requests; captured bodies are cut at ${CAPTURE_BODY_MAX_BYTES / 1024} KB (flagged truncated). Asks first: responses can hold private data.`,
+    inputSchema: obj({
+      tabId,
+      urlFilter: { type: 'string', minLength: 1, description: 'Record only requests whose URL contains this text (* matches any run of characters); WebSocket frames are kept regardless' },
+      maxRequests: { type: 'integer', minimum: 1, maximum: NETWORK_CAPTURE_MAX_REQUESTS, description: `Default ${NETWORK_CAPTURE_DEFAULT_REQUESTS}` },
+      captureBodies: { type: 'boolean', description: 'Also keep request and response bodies (default false)' },
+    }, ['tabId']),
+    defaultPermission: 'ask',
+    group: 'network',
+  },
+  {
+    name: 'browser_get_network_requests',
+    description:
+      'Requests recorded since browser_enable_network_capture, oldest first: method, url, status, type, timing, request/response headers, and bodies when captured and includeBodies is set.',
+    inputSchema: obj({
+      tabId,
+      urlFilter: { type: 'string', minLength: 1, description: 'Only URLs containing this text (* matches any run of characters)' },
+      includeBodies: { type: 'boolean', description: 'Include captured bodies (default false)' },
+      clear: { type: 'boolean', description: 'Forget the returned requests after reading them' },
+    }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'network',
+  },
+  {
+    name: 'browser_get_websocket_frames',
+    description: `WebSocket frames sent and received by the page since browser_enable_network_capture (newest ${WEBSOCKET_FRAMES_MAX} kept), oldest first.`,
+    inputSchema: obj({ tabId, clear: { type: 'boolean', description: 'Forget the returned frames after reading them' } }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'network',
+  },
+  {
+    name: 'browser_export_har',
+    description: 'The recorded requests of a tab as a HAR 1.2 document (bodies included when they were captured).',
+    inputSchema: obj({ tabId }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'network',
+  },
+  {
+    name: 'browser_disable_network_capture',
+    description: 'Stop recording network traffic of a tab, forget what was recorded and release the debugger.',
+    inputSchema: obj({ tabId }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'network',
   },
   {
     name: 'extension_get_state',
