@@ -302,7 +302,15 @@ async function benchStartup(base: string): Promise<{ startup: StartupFigures[] }
 
 /** The built-in tools the bench repeats, by name. A tool added to the catalog is one line here. */
 type BuiltinCtx = { tabIndex: number; tabApp: number; tabB: number; tabArticle: number; urlB: string; appUrl: string; pagesBase: string; windowId: number };
-type BuiltinEntry = { args: (c: BuiltinCtx, i: number) => Record<string, unknown>; n?: number; pauseMs?: number } | { skip: string };
+type BuiltinEntry =
+  | {
+      args: (c: BuiltinCtx, i: number) => Record<string, unknown>;
+      n?: number;
+      pauseMs?: number;
+      /** Untimed call before each timed one (e.g. enable capture before timing its disable). */
+      prep?: { tool: string; args: (c: BuiltinCtx) => Record<string, unknown> };
+    }
+  | { skip: string };
 const BUILTIN_BENCH: Record<string, BuiltinEntry> = {
   browser_list_tabs: { args: () => ({}) },
   browser_open_tab: { skip: 'opens a tab per call (not repeatable as is)' },
@@ -329,11 +337,19 @@ const BUILTIN_BENCH: Record<string, BuiltinEntry> = {
   browser_press_key: { args: (c) => ({ tabId: c.tabArticle, key: 'Tab' }) },
   browser_scroll: { args: (c, i) => ({ tabId: c.tabArticle, direction: i % 2 ? 'up' : 'down', distance: 200 }) },
   browser_hover_element: { args: (c) => ({ tabId: c.tabArticle, selector: 'h1' }) },
-  browser_execute_script: { args: (c) => ({ tabId: c.tabIndex, code: '1 + 1' }) },
+  browser_execute_script: { args: (c) => ({ tabId: c.tabArticle, code: '1 + 1' }) },
   browser_get_storage: { args: (c) => ({ tabId: c.tabApp }) },
   browser_get_cookies: { args: (c) => ({ url: c.appUrl }) },
   browser_set_cookie: { args: (c, i) => ({ url: c.pagesBase, name: 'bench', value: String(i) }) },
   browser_delete_cookies: { args: (c) => ({ url: c.pagesBase, name: 'bench' }) },
+  // Console and network tools on tab B (they attach the debugger; the bench plugin's tab stays clean).
+  browser_get_console_logs: { args: (c) => ({ tabId: c.tabB }) },
+  browser_clear_console_logs: { args: (c) => ({ tabId: c.tabB }) },
+  browser_enable_network_capture: { args: (c) => ({ tabId: c.tabB }) },
+  browser_get_network_requests: { args: (c) => ({ tabId: c.tabB }) },
+  browser_get_websocket_frames: { args: (c) => ({ tabId: c.tabB }) },
+  browser_export_har: { args: (c) => ({ tabId: c.tabB }) },
+  browser_disable_network_capture: { args: (c) => ({ tabId: c.tabB }), n: 30, prep: { tool: 'browser_enable_network_capture', args: (c) => ({ tabId: c.tabB }) } },
   extension_get_state: { args: () => ({}) },
   extension_get_logs: { args: () => ({ limit: 20 }) },
   extension_check_adapter: { args: () => ({ plugin: 'bench' }) },
@@ -511,16 +527,24 @@ async function benchBrowser(base: string) {
     const runs = name === 'browser_list_tabs' ? N.rounds : 1;
     try {
       const summaries: Summary[] = [];
+      const once = async (i: number) => {
+        const res = await rest(name, entry.args(bctx, i));
+        callsMade++;
+        if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      };
       for (let r = 0; r < runs; r++) {
-        summaries.push(
-          summarize(
-            await timeSequential(n, Math.min(5, n), async (i) => {
-              const res = await rest(name, entry.args(bctx, r * 1000 + i + 10));
-              callsMade++;
-              if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-            }, entry.pauseMs),
-          ),
-        );
+        const samples: number[] = [];
+        for (let i = -Math.min(5, n); i < n; i++) {
+          if (entry.prep) {
+            const p = await rest(entry.prep.tool, entry.prep.args(bctx));
+            if (p.status !== 200) throw new Error(`prep ${entry.prep.tool}: ${p.status} ${JSON.stringify(p.body).slice(0, 200)}`);
+          }
+          const t0 = performance.now();
+          await once(r * 1000 + i + 10);
+          if (i >= 0) samples.push(performance.now() - t0);
+          if (entry.pauseMs) await sleep(entry.pauseMs);
+        }
+        summaries.push(summarize(samples));
       }
       const s = medianSummary(summaries);
       builtins[name] = { p50: s.p50, p99: s.p99, n: s.n };
