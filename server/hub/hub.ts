@@ -43,6 +43,11 @@ type Ws = ServerWebSocket<WsData>;
 
 /** How long a plain request to the extension (plugin.uninstall, …) may take. */
 export const EXTENSION_REQUEST_TIMEOUT_MS = 15_000;
+/**
+ * How many finished dispatches remember their MCP session, so log lines the extension flushes
+ * after the result (it batches them) still reach the caller rather than every session.
+ */
+const RECENT_DISPATCH_SESSIONS = 256;
 /** Close code sent to a connection replaced by a newer one (application range 4000–4999). */
 export const CLOSE_REPLACED = 4001;
 export const CLOSE_SHUTDOWN = 1001;
@@ -101,6 +106,8 @@ export class ExtensionHub {
   private pending = new Map<number, Pending>();
   private dispatches = new Map<string, RunningDispatch>();
   private tabState = new Map<string, { state: TabState; tabs: TabInfo[] }>();
+  /** dispatchId → MCP session of recently finished dispatches (insertion-ordered, bounded). */
+  private recentSessions = new Map<string, string | undefined>();
   readonly confirmations: Confirmations;
   /** Counters for /health and tests. */
   readonly stats = { malformedFrames: 0, replacedConnections: 0 };
@@ -259,6 +266,7 @@ export class ExtensionHub {
         if (timer) clearTimeout(timer);
         this.pending.delete(rpcId);
         this.dispatches.delete(dispatchId);
+        this.rememberSession(dispatchId, req.sessionId);
         req.signal?.removeEventListener('abort', onAbort);
         // Tell the extension to stop work we no longer wait for (only if it is still the same socket).
         if (cancelReason && this.active === ws) this.notify('tool.cancel', { dispatchId, reason: cancelReason });
@@ -316,9 +324,18 @@ export class ExtensionHub {
     });
   }
 
+  private rememberSession(dispatchId: string, sessionId: string | undefined): void {
+    if (this.recentSessions.size >= RECENT_DISPATCH_SESSIONS) {
+      const oldest = this.recentSessions.keys().next().value;
+      if (oldest !== undefined) this.recentSessions.delete(oldest);
+    }
+    this.recentSessions.set(dispatchId, sessionId);
+  }
+
   /**
    * Route a plugin log line: to the call that produced it when that call is still running (its
-   * MCP session gets it on the request's stream), else to every MCP session.
+   * MCP session gets it on the request's stream); a line for a call that already ended goes to
+   * that call's session only; a line from no MCP call goes to every MCP session.
    */
   routeLog(entry: LogEntry): void {
     const d = entry.dispatchId ? this.dispatches.get(entry.dispatchId) : undefined;
@@ -328,7 +345,8 @@ export class ExtensionHub {
       } catch {}
       return;
     }
-    this.ctx.mcp.logToSessions(entry, d?.sessionId);
+    const sessionId = d ? d.sessionId : entry.dispatchId ? this.recentSessions.get(entry.dispatchId) : undefined;
+    this.ctx.mcp.logToSessions(entry, sessionId);
   }
 
   get inFlightDispatches(): number {

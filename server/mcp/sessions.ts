@@ -270,9 +270,17 @@ export class McpSessions {
     }
   }
 
-  /** A plugin log line: to one session when known (the one whose call produced it), else to all. */
+  /**
+   * A plugin log line: to the session whose call produced it (dropped when that session has
+   * closed: one client's logs never reach another), else — not from an MCP call — to all.
+   */
   logToSessions(entry: LogEntry, sessionId?: string): void {
-    const targets = sessionId && this.sessions.has(sessionId) ? [this.sessions.get(sessionId)!] : [...this.sessions.values()];
+    let targets: Session[];
+    if (sessionId) {
+      const s = this.sessions.get(sessionId);
+      if (!s) return;
+      targets = [s];
+    } else targets = [...this.sessions.values()];
     const params = logParams(entry);
     for (const s of targets) {
       if (!levelAllowed(s.logLevel, params.level)) continue;

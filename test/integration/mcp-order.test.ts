@@ -14,7 +14,7 @@ let c: Client;
 let g: Client;
 
 beforeAll(async () => {
-  srv = await startPluginServer({ plugins: [{ name: 'notes', tools: [{ name: 'quick', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } } }] }], permissions: { notes: { default: 'auto' } } });
+  srv = await startPluginServer({ plugins: [{ name: 'notes', tools: [{ name: 'quick', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } } }] }], permissions: { notes: { default: 'auto' } }, limits: { mcpSessionRate: { max: 1000, windowMs: 60_000 } } });
   ext = await FakeExtension.connect(srv.url, srv.secret);
   c = await connectMcp(srv.url, srv.secret);
   g = await connectMcp(srv.url, srv.secret, '/mcp/gateway', 'gw');
@@ -94,6 +94,53 @@ test('a call without progressToken (JSON answer): its logs reach only the caller
     await Bun.sleep(50); // give a wrongly routed/filtered line the chance to show up
     expect(logsA).toEqual([{ level: 'error', logger: 'notes', data: 'went wrong' } as never]);
     expect(logsB).toEqual([]);
+  } finally {
+    await a.close().catch(() => {});
+    await b.close().catch(() => {});
+  }
+});
+
+test('a log line the extension flushes after the result still reaches only the calling session', async () => {
+  const a = await connectMcp(srv.url, srv.secret, '/mcp', 'a');
+  const b = await connectMcp(srv.url, srv.secret, '/mcp', 'b');
+  try {
+    const logsA: unknown[] = [];
+    const logsB: unknown[] = [];
+    a.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logsA.push(n.params.data));
+    b.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logsB.push(n.params.data));
+    for (let i = 0; i < 100 && (logsA.length === 0 || logsB.length === 0); i++) {
+      ext.notify('plugin.log', { entries: [{ plugin: 'notes', level: 'error', message: 'ready?', ts: Date.now() }] });
+      await Bun.sleep(20);
+    }
+    expect(logsA.length > 0 && logsB.length > 0).toBe(true);
+    await Bun.sleep(50);
+    logsA.length = 0;
+    logsB.length = 0;
+
+    const ids: string[] = [];
+    ext.onDispatch('notes_quick', (p) => {
+      ids.push(p.dispatchId);
+      return { value: { n: p.input.n } };
+    });
+    // One call on the JSON fast path, one with a progress token (SDK stream).
+    await a.callTool({ name: 'notes_quick', arguments: { n: 1 } });
+    await a.callTool({ name: 'notes_quick', arguments: { n: 2 } }, undefined, { onprogress: () => {} });
+    expect(ids).toHaveLength(2);
+    for (const [i, dispatchId] of ids.entries()) {
+      ext.notify('plugin.log', { entries: [{ plugin: 'notes', level: 'info', message: `late ${i}`, ts: Date.now(), dispatchId }] });
+    }
+    for (let i = 0; i < 200 && logsA.length < 2; i++) await Bun.sleep(10);
+    await Bun.sleep(50);
+    expect(logsA).toEqual(['late 0', 'late 1']);
+    expect(logsB).toEqual([]);
+
+    // The caller's session is gone: its late lines are dropped, not handed to another client.
+    await a.close();
+    ext.notify('plugin.log', { entries: [{ plugin: 'notes', level: 'info', message: 'orphan', ts: Date.now(), dispatchId: ids[0] }] });
+    ext.notify('plugin.log', { entries: [{ plugin: 'notes', level: 'error', message: 'for all', ts: Date.now() }] });
+    for (let i = 0; i < 200 && logsB.length === 0; i++) await Bun.sleep(10);
+    await Bun.sleep(50);
+    expect(logsB).toEqual(['for all']);
   } finally {
     await a.close().catch(() => {});
     await b.close().catch(() => {});
