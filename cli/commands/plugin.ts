@@ -13,6 +13,7 @@ import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, out, plural, printJson, table, usageError } from '../output.ts';
 import { findPlugin, scanPlugins } from '../plugin-lookup.ts';
+import { isCompiled } from '../self.ts';
 import { fetchHealth, resolveTarget } from '../server-client.ts';
 import { parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
 
@@ -111,7 +112,7 @@ async function install(argv: string[]): Promise<number> {
     throw new CliError((e as Error).message);
   }
   const reloaded = await reloadIfRunning(t);
-  out(`Installed ${r.packageName} → plugin "${r.name}" (${r.tools === 1 ? '1 tool' : `${r.tools} tools`}; they start at 'ask').${reloaded ? ' The running server loaded it.' : ''}`);
+  out(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}; they start at 'ask').${reloaded ? ' The running server loaded it.' : ''}`);
   return 0;
 }
 
@@ -213,11 +214,26 @@ async function configure(argv: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * Plugin authoring bundles with esbuild and points new projects at the SDK sources on disk; the
+ * single-file binary carries neither, so say so instead of failing half-way (or scaffolding a
+ * project whose tsconfig points into the binary's virtual file system).
+ */
+function requireAuthoringTools(command: string): void {
+  if (isCompiled()) {
+    throw new CliError(
+      `\`opentabs ${command}\` needs the OpenTabs package (the SDK and esbuild), which the single-file binary does not carry. ` +
+        `Run it through the package instead: \`bunx opentabs ${command} …\` or \`npm install -g opentabs\`.`,
+    );
+  }
+}
+
 async function create(argv: string[]): Promise<number> {
   const help = sub('create', '<name> [--dir D]', 'Scaffold a plugin project opentabs-plugin-<name> in D (default ./opentabs-plugin-<name>) that builds\nand passes its own test out of the box.');
   const { values, positionals } = parse(argv, { dir: { type: 'string' } }, 'plugin create');
   if (values.help) return (out(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin create');
+  requireAuthoringTools('plugin create');
   const name = positionals[0];
   const dir = resolve(values.dir ?? `opentabs-plugin-${name}`);
   const { createPlugin } = await import('../../plugins/tooling/index.ts');
@@ -228,7 +244,7 @@ async function create(argv: string[]): Promise<number> {
     throw new CliError((e as Error).message);
   }
   out(`Created plugin "${name}" (${r.packageName}) in ${r.dir}.`);
-  out(`Next: cd ${dir} && npm install && opentabs plugin build && opentabs plugin add .`);
+  out(`Next: cd ${r.dir} && opentabs plugin build && bun test && opentabs plugin add .`);
   return 0;
 }
 
@@ -237,6 +253,7 @@ async function build(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { watch: { type: 'boolean' } }, 'plugin build');
   if (values.help) return (out(help), 0);
   if (positionals.length > 1) throw usageError('Expected at most one folder.', 'plugin build');
+  requireAuthoringTools('plugin build');
   const dir = resolve(positionals[0] ?? '.');
   const { buildPlugin } = await import('../../plugins/tooling/index.ts');
   const log = (line: string) => err(c.dim(line));
@@ -259,5 +276,5 @@ async function build(argv: string[]): Promise<number> {
 
 function describeBuild(dir: string, r: BuildResult): string {
   const warnings = r.warnings.map((w) => `\nwarning: ${w}`).join('');
-  return `Built plugin "${r.name}" in ${dir} (${r.tools.length === 1 ? '1 tool' : `${r.tools.length} tools`}, adapter ${r.adapterBytes} bytes)${r.reloaded ? '; the running server reloaded it' : ''}.${warnings}`;
+  return `Built plugin "${r.name}" in ${dir} (${plural(r.tools.length, 'tool')}, adapter ${r.adapterBytes} bytes)${r.reloaded ? '; the running server reloaded it' : ''}.${warnings}`;
 }

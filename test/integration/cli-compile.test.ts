@@ -48,6 +48,16 @@ describe('compiled binary', () => {
     expect((await run(['tool', '--help'])).stdout).toContain('Usage: opentabs tool');
   });
 
+  test('plugin create/build say they need the package, and leave nothing behind', async () => {
+    for (const args of [['plugin', 'create', 'foo'], ['plugin', 'build']]) {
+      const r = await run(args);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('the single-file binary does not carry');
+      expect(r.stderr).toContain(`bunx opentabs ${args.slice(0, 2).join(' ')}`);
+    }
+    expect(existsSync(join(cwd, 'opentabs-plugin-foo'))).toBe(false);
+  });
+
   test('start --background --port 0, status, tool list, stop — from an empty folder', async () => {
     const start = await run(['start', '--background', '--port', '0']);
     expect(start.stderr).toBe('');
