@@ -237,7 +237,14 @@ export class ExtensionHub {
           else resolve(msg.result);
         },
       });
-      ws.send(rpcRequest(id, method, params));
+      try {
+        ws.send(rpcRequest(id, method, params));
+      } catch {
+        // The socket went away between the check and the send: fail now, leave no timer behind.
+        this.pending.delete(id);
+        done();
+        reject(fail.disconnected());
+      }
     });
   }
 
