@@ -4,7 +4,8 @@
  *   - no session id + initialize → new session (rate-limited: ctx.limits.mcpSessionRate → 429)
  *   - unknown session id → 404 so the client re-initializes
  *   - DELETE closes one session; GET opens its server-to-client stream (handled by the SDK)
- *   - sessions idle longer than ctx.limits.mcpSessionIdleTtlMs are closed by a sweeper
+ *   - sessions idle longer than ctx.limits.mcpSessionIdleTtlMs (no request, no call in flight)
+ *     are closed by a sweeper
  * Catalog swaps send notifications/tools/list_changed to every full session; plugin log lines
  * go out as notifications/message.
  *
@@ -34,6 +35,7 @@ const MAX_TRACKED_HTTP_SIGNALS = 1024;
 
 class Session implements SessionHooks {
   lastSeen = Date.now();
+  inFlight = 0;
   logLevel?: LoggingLevel;
   sessionId?: string;
   readonly server: Server;
@@ -245,7 +247,7 @@ export class McpSessions {
   /** Close sessions idle longer than the TTL. Returns how many were closed. */
   async sweep(now = Date.now()): Promise<number> {
     const ttl = this.ctx.limits.mcpSessionIdleTtlMs;
-    const idle = [...this.sessions.values()].filter((s) => now - s.lastSeen > ttl);
+    const idle = [...this.sessions.values()].filter((s) => s.inFlight === 0 && now - s.lastSeen > ttl);
     for (const s of idle) await this.close(s);
     if (idle.length > 0) this.ctx.log?.info('mcp_sessions_swept', { closed: idle.length });
     return idle.length;

@@ -20,6 +20,10 @@ export interface SessionHooks {
   logLevel?: LoggingLevel;
   /** Abort signal of the HTTP request that carried a JSON-RPC request (client went away). */
   httpSignal(requestId: string | number): AbortSignal | undefined;
+  /** Tool calls running now: a session with a call in flight is not idle (never swept). */
+  inFlight: number;
+  /** Last activity (ms since epoch); a call's end counts as activity. */
+  lastSeen: number;
 }
 
 const LEVELS: LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
@@ -80,6 +84,23 @@ export interface ToolsCallIO {
 }
 
 export async function handleToolsCall(
+  ctx: ServerContext,
+  kind: SessionKind,
+  hooks: SessionHooks,
+  name: string,
+  rawArgs: unknown,
+  io: ToolsCallIO,
+): Promise<McpCallResult> {
+  hooks.inFlight++;
+  try {
+    return await dispatchByKind(ctx, kind, hooks, name, rawArgs, io);
+  } finally {
+    hooks.inFlight--;
+    hooks.lastSeen = Date.now();
+  }
+}
+
+async function dispatchByKind(
   ctx: ServerContext,
   kind: SessionKind,
   hooks: SessionHooks,

@@ -1,0 +1,81 @@
+/**
+ * The idle sweep closes idle sessions only: a session with a tool call in flight longer than the
+ * TTL is kept (and gets its answer); once the call ends and the TTL passes it is swept, and its id
+ * then gets 404 so the client re-initializes.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import type { TestServer } from '../harness/server.ts';
+import { FakeExtension, connectMcp, startPluginServer } from '../harness/fake-extension.ts';
+
+let srv: TestServer;
+let ext: FakeExtension;
+
+beforeAll(async () => {
+  srv = await startPluginServer({
+    plugins: [{ name: 'notes', tools: [{ name: 'slow' }] }],
+    permissions: { notes: { default: 'auto' } },
+    limits: { mcpSessionIdleTtlMs: 100, mcpSessionSweepIntervalMs: 25 },
+  });
+  ext = await FakeExtension.connect(srv.url, srv.secret);
+});
+afterAll(async () => {
+  await ext?.close();
+  await srv?.stop();
+});
+
+test('a call in flight keeps its session; after it ends the session is swept and gets 404', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  ext.onDispatch('notes_slow', async () => {
+    await gate;
+    return { value: { done: true } };
+  });
+  const c = await connectMcp(srv.url, srv.secret);
+  try {
+    const sid = (c.transport as unknown as { sessionId: string }).sessionId;
+    const call = c.callTool({ name: 'notes_slow', arguments: {} }); // JSON fast path
+    await ext.waitNext((m) => m.method === 'tool.dispatch');
+    // Several TTLs and sweeps pass while the call runs.
+    const t0 = Date.now();
+    while (Date.now() - t0 < 400) await Bun.sleep(25);
+    expect(srv.ctx.mcp.count).toBe(1);
+    release();
+    const r = await call;
+    expect(r.structuredContent).toEqual({ done: true });
+    for (let i = 0; i < 300 && srv.ctx.mcp.count > 0; i++) await Bun.sleep(10);
+    expect(srv.ctx.mcp.count).toBe(0);
+    const res = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: { ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
+    });
+    expect(res.status).toBe(404);
+    expect((await res.json()).error.message).toContain('Re-initialize');
+  } finally {
+    release();
+    await c.close().catch(() => {});
+  }
+});
+
+test('the same holds for a call on the SDK stream (with a progress token)', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  ext.onDispatch('notes_slow', async (_p, api) => {
+    api.progress(1);
+    await gate;
+    return { value: { done: 2 } };
+  });
+  const c = await connectMcp(srv.url, srv.secret);
+  try {
+    const call = c.callTool({ name: 'notes_slow', arguments: {} }, undefined, { onprogress: () => {} });
+    await ext.waitNext((m) => m.method === 'tool.dispatch');
+    const t0 = Date.now();
+    while (Date.now() - t0 < 400) await Bun.sleep(25);
+    expect(srv.ctx.mcp.count).toBe(1);
+    release();
+    expect((await call).structuredContent).toEqual({ done: 2 });
+  } finally {
+    release();
+    await c.close().catch(() => {});
+  }
+});
