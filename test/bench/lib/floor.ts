@@ -93,7 +93,9 @@ document.addEventListener('floor:out', (e) => p.postMessage(e.detail));
   // The MAIN world parses the call and serializes a result, as an adapter minimally must.
   writeFileSync(
     join(extDir, 'main.js'),
-    `document.addEventListener('floor:in', (e) => {
+    `globalThis.__floorCalls = 0;
+document.addEventListener('floor:in', (e) => {
+  globalThis.__floorCalls++; // proof (for the floor's test) that the MAIN world answered
   const call = JSON.parse(e.detail);
   document.dispatchEvent(new CustomEvent('floor:out', { detail: JSON.stringify({ type: 'result', id: call.id, plugin: call.plugin, ok: true, value: call.input }) }));
 });
