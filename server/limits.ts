@@ -55,6 +55,8 @@ export const NETWORK_CAPTURE_MAX_REQUESTS = 2000;
 export const WEBSOCKET_FRAMES_MAX = 500;
 export const CAPTURE_BODY_MAX_BYTES = 100 * 1024;
 export const CAPTURE_RESULT_BODY_BUDGET_BYTES = 4 * 1024 * 1024;
+/** Captured bodies kept per tab in all (the oldest requests lose their bodies first). */
+export const CAPTURE_STORED_BODY_BYTES = 32 * 1024 * 1024;
 export const CONSOLE_LOGS_DEFAULT_LIMIT = 200;
 export const CONSOLE_LOGS_MAX_LIMIT = 1000;
 

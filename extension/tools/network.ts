@@ -11,6 +11,7 @@
 import {
   CAPTURE_BODY_MAX_BYTES,
   CAPTURE_RESULT_BODY_BUDGET_BYTES,
+  CAPTURE_STORED_BODY_BYTES,
   NETWORK_CAPTURE_DEFAULT_REQUESTS,
   WEBSOCKET_FRAMES_MAX,
 } from '../../server/limits.ts';
@@ -107,6 +108,8 @@ interface Capture {
   /** wallTime − monotonic timestamp (s), learned from events that carry both. */
   clockOffset: number | null;
   pendingBodies: Set<Promise<void>>;
+  /** Characters of captured bodies held (bounded by CAPTURE_STORED_BODY_BYTES). */
+  bodyChars: number;
   send: CdpSend;
   stop: () => void;
   /** Settles once the held debugger session has been released (detached when nobody else uses it). */
@@ -150,12 +153,33 @@ function trim<T>(list: T[], max: number): number {
   return Math.max(0, over);
 }
 
-function store(c: Capture, key: string, rec: NetRecord): void {
-  c.requests.set(key, rec);
+const bodyLength = (rec: NetRecord) => (rec.requestBody?.text.length ?? 0) + (rec.responseBody?.text.length ?? 0);
+
+function dropBodies(c: Capture, rec: NetRecord, why: string): void {
+  c.bodyChars -= bodyLength(rec);
+  rec.requestBody = undefined;
+  rec.responseBody = undefined;
+  rec.bodyError = why;
+}
+
+function forget(c: Capture, key: string): void {
+  const rec = c.requests.get(key);
+  if (!rec) return;
+  c.bodyChars -= bodyLength(rec);
+  c.requests.delete(key);
+}
+
+/** Drop the oldest requests beyond maxRequests. */
+function enforceMax(c: Capture): void {
   while (c.requests.size > c.maxRequests) {
-    c.requests.delete(c.requests.keys().next().value!);
+    forget(c, c.requests.keys().next().value!);
     c.dropped++;
   }
+}
+
+function store(c: Capture, key: string, rec: NetRecord): void {
+  c.requests.set(key, rec);
+  enforceMax(c);
 }
 
 function fetchBodies(c: Capture, rec: NetRecord, requestId: string): void {
@@ -164,13 +188,24 @@ function fetchBodies(c: Capture, rec: NetRecord, requestId: string): void {
       const r = await c.send<{ postData: string }>('Network.getRequestPostData', { requestId }).catch(() => null);
       if (r) rec.postData = r.postData;
     }
-    if (rec.postData !== undefined) rec.requestBody = capBody(rec.postData, false);
+    // Bodies are attached only once both are in, so the byte count never sees half of them.
+    const requestBody = rec.postData !== undefined ? capBody(rec.postData, false) : undefined;
     rec.postData = undefined;
+    let responseBody: CapturedBody | undefined;
     try {
       const r = await c.send<{ body: string; base64Encoded: boolean }>('Network.getResponseBody', { requestId });
-      rec.responseBody = capBody(r.body, r.base64Encoded);
+      responseBody = capBody(r.body, r.base64Encoded);
     } catch (err) {
       rec.bodyError = (err as Error).message ?? String(err); // e.g. redirects and 204s have none
+    }
+    // Evicted (or cleared) while its body was being fetched: nothing to keep.
+    if (![...c.requests.values()].includes(rec)) return;
+    rec.requestBody = requestBody;
+    rec.responseBody = responseBody;
+    c.bodyChars += bodyLength(rec);
+    for (const old of c.requests.values()) {
+      if (c.bodyChars <= CAPTURE_STORED_BODY_BYTES) break;
+      if (old !== rec && bodyLength(old) > 0) dropBodies(c, old, `body dropped: a capture keeps at most ${CAPTURE_STORED_BODY_BYTES / 1024 / 1024} MB of bodies, the newest`);
     }
   })();
   c.pendingBodies.add(job);
@@ -430,6 +465,7 @@ async function startCapture(tabId: number, input: Record<string, unknown>): Prom
     framesDropped: 0,
     clockOffset: null,
     pendingBodies: new Set(),
+    bodyChars: 0,
     send,
     stop: () => {},
     released,
@@ -464,10 +500,7 @@ export const networkTools: Record<string, BrowserToolHandler> = {
       if (input.urlFilter !== undefined) existing.urlFilter = input.urlFilter as string;
       if (input.maxRequests !== undefined) existing.maxRequests = input.maxRequests as number;
       if (input.captureBodies !== undefined) existing.captureBodies = input.captureBodies === true;
-      while (existing.requests.size > existing.maxRequests) {
-        existing.requests.delete(existing.requests.keys().next().value!);
-        existing.dropped++;
-      }
+      enforceMax(existing);
       return { value: { tabId, capturing: true, alreadyCapturing: true, ...settings(existing), recorded: existing.requests.size } };
     }
     const c = await guardTab(tabId, () => startCapture(tabId, input));
@@ -482,7 +515,7 @@ export const networkTools: Record<string, BrowserToolHandler> = {
     const take = input.includeBodies === true ? bodyBudget() : null;
     const picked = [...c.requests.entries()].filter(([, rec]) => urlMatches(rec.url, filter));
     const requests = picked.map(([, rec]) => summary(rec, take));
-    if (input.clear === true) for (const [key, rec] of picked) if (rec.state !== 'pending') c.requests.delete(key);
+    if (input.clear === true) for (const [key, rec] of picked) if (rec.state !== 'pending') forget(c, key);
     return { value: { tabId: tab.id, capture: settings(c), count: requests.length, dropped: c.dropped, requests } };
   },
 
