@@ -4,7 +4,7 @@
  * requests to the fixture server and talks to a WebSocket echo server on 127.0.0.1 (started here:
  * the fixture server's route hook cannot upgrade connections).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import { CAPTURE_BODY_MAX_BYTES } from '../../server/limits.ts';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
@@ -18,6 +18,7 @@ function apiRoutes(req: Request): Response | Promise<Response> | undefined {
   const json = (v: unknown, status = 200) => new Response(JSON.stringify(v), { status, headers: { 'content-type': 'application/json', 'x-served-by': 'fixture' } });
   if (pathname === '/api/data') return json({ x: searchParams.get('x'), items: [1, 2, 3] });
   if (pathname === '/api/echo') return req.text().then((body) => new Response(`echo:${body}`, { headers: { 'content-type': 'text/plain' } }));
+  if (pathname === '/api/redirect') return new Response(null, { status: 302, headers: { location: '/api/data?x=redirected' } });
   if (pathname === '/api/xhr') return json({ via: 'xhr' });
   if (pathname === '/api/big') return new Response('b'.repeat(BIG_BYTES), { headers: { 'content-type': 'text/plain' } });
   if (pathname.startsWith('/api/')) return json({ error: 'nope' }, 404);
@@ -160,6 +161,11 @@ type Req = {
 };
 
 describe('network capture', () => {
+  // A failed test must not leave capture on for the next one (disabling is idempotent).
+  afterEach(async () => {
+    await h.callTool('browser_disable_network_capture', { tabId });
+  });
+
   test('enable_network_capture asks by default; reading before enabling says what to do', async () => {
     const r = await fetch(`${h.url}/tools`, { headers: h.srv.auth });
     const body = (await r.json()) as { tools?: { name: string; permission: string }[] } | { name: string; permission: string }[];
@@ -275,6 +281,37 @@ describe('network capture', () => {
     expect(again.body.result).toMatchObject({ alreadyCapturing: true, maxRequests: 1, recorded: 1 });
     await h.callTool('browser_disable_network_capture', { tabId });
     expect(await debuggerAttached(tabId)).toBe(false);
+  });
+
+  test('a redirect is recorded as its own hop, a refused connection as failed (also in the HAR)', async () => {
+    await allow('browser_enable_network_capture');
+    await h.callTool('browser_enable_network_capture', { tabId, urlFilter: '/api/' });
+    // A port that was just free: connecting to it is refused.
+    const gone = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+    const deadPort = gone.port!;
+    await gone.stop(true);
+    const out = await page.evaluate((p) => (window as unknown as { runRedirectAndFailure(p: number): Promise<Record<string, unknown>> }).runRedirectAndFailure(p), deadPort);
+    expect(out).toEqual({ redirected: { x: 'redirected', items: [1, 2, 3] }, failed: 'TypeError' });
+    const r = await waitUntil(async () => {
+      const res = await h.callTool('browser_get_network_requests', { tabId });
+      const reqs = (res.body?.result?.requests ?? []) as (Req & { error?: string })[];
+      return reqs.length >= 3 && reqs.every((q) => q.state !== 'pending') ? reqs : null;
+    }, 'the redirect, its target and the failure');
+    const hop = r.find((q) => q.url.endsWith('/api/redirect'))!;
+    expect(hop).toMatchObject({ status: 302, state: 'complete' });
+    // Header names keep the case they had on the wire.
+    expect(Object.entries(hop.responseHeaders!).find(([k]) => k.toLowerCase() === 'location')?.[1]).toBe('/api/data?x=redirected');
+    expect(r.find((q) => q.url.endsWith('x=redirected'))).toMatchObject({ status: 200, state: 'complete' });
+    const failed = r.find((q) => q.url.includes(`:${deadPort}/api/refused`))!;
+    expect(failed.state).toBe('failed');
+    expect(failed.status).toBeNull();
+    expect(failed.error).toContain('ERR_CONNECTION_REFUSED');
+    const har = (await h.callTool('browser_export_har', { tabId })).body.result;
+    const harHop = har.log.entries.find((e: { request: { url: string } }) => e.request.url.endsWith('/api/redirect'));
+    expect(harHop.response.redirectURL).toBe('/api/data?x=redirected');
+    const harFailed = har.log.entries.find((e: { request: { url: string } }) => e.request.url.includes(`:${deadPort}/api/refused`));
+    expect(harFailed.response.status).toBe(0);
+    expect(harFailed._error).toContain('ERR_CONNECTION_REFUSED');
   });
 
   test('closing the tab ends the capture and later calls fail with tab_closed', async () => {
