@@ -229,6 +229,10 @@ export class McpSessions {
   private forget(s: Session): void {
     if (s.closed) return;
     s.closed = true;
+    // Calls answered on the JSON fast path are not the SDK's: stop them with their session
+    // (the SDK aborts its own request handlers on close).
+    for (const ac of s.fastCalls.values()) ac.abort();
+    s.fastCalls.clear();
     if (s.sessionId && this.sessions.get(s.sessionId) === s) this.sessions.delete(s.sessionId);
     if (this.sessions.size === 0) this.stopSweeper();
   }

@@ -1,7 +1,7 @@
 /**
  * The idle sweep closes idle sessions only: a session with a tool call in flight longer than the
  * TTL is kept (and gets its answer); once the call ends and the TTL passes it is swept, and its id
- * then gets 404 so the client re-initializes.
+ * then gets 404 so the client re-initializes. Closing a session (DELETE) cancels its calls.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { TestServer } from '../harness/server.ts';
@@ -78,4 +78,26 @@ test('the same holds for a call on the SDK stream (with a progress token)', asyn
     release();
     await c.close().catch(() => {});
   }
+});
+
+test('DELETE of a session cancels its calls in flight (fast path and SDK stream): the extension gets tool.cancel', async () => {
+  const { hang } = await import('../harness/fake-extension.ts');
+  ext.onDispatch('notes_slow', hang);
+  const c = await connectMcp(srv.url, srv.secret);
+  const sid = (c.transport as unknown as { sessionId: string }).sessionId;
+  const headers = { ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid };
+  const post = (body: unknown) => fetch(`${srv.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.text()).catch(() => '');
+  const fast = post({ jsonrpc: '2.0', id: 71, method: 'tools/call', params: { name: 'notes_slow', arguments: {} } });
+  const d1 = await ext.waitNext((m) => m.method === 'tool.dispatch');
+  const streamed = post({ jsonrpc: '2.0', id: 72, method: 'tools/call', params: { name: 'notes_slow', arguments: {}, _meta: { progressToken: 'p' } } });
+  const d2 = await ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.dispatchId !== d1.params.dispatchId);
+  const del = await fetch(`${srv.url}/mcp`, { method: 'DELETE', headers });
+  expect(del.status).toBe(200);
+  for (let i = 0; i < 200 && ext.cancels.filter((x) => [d1.params.dispatchId, d2.params.dispatchId].includes(x.dispatchId)).length < 2; i++) await Bun.sleep(10);
+  const cancelled = ext.cancels.map((x) => x.dispatchId);
+  expect(cancelled).toContain(d1.params.dispatchId);
+  expect(cancelled).toContain(d2.params.dispatchId);
+  await Promise.all([fast, streamed]);
+  expect(srv.ctx.hub.inFlightDispatches).toBe(0);
+  await c.close().catch(() => {});
 });
