@@ -59,6 +59,8 @@ export const CAPTURE_RESULT_BODY_BUDGET_BYTES = 4 * 1024 * 1024;
 export const CAPTURE_STORED_BODY_BYTES = 32 * 1024 * 1024;
 export const CONSOLE_LOGS_DEFAULT_LIMIT = 200;
 export const CONSOLE_LOGS_MAX_LIMIT = 1000;
+/** One console entry's text is cut here (flagged truncated), so a full page of entries stays a few MB. */
+export const CONSOLE_ENTRY_MAX_CHARS = 4000;
 
 /** Limits a test may override. */
 export interface Limits {

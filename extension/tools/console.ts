@@ -7,7 +7,7 @@
  * enables, collects the replay, and releases the debugger: messages from before the first call are
  * included, nothing stays attached between calls, and a navigation starts a fresh list.
  */
-import { CONSOLE_LOGS_DEFAULT_LIMIT } from '../../server/limits.ts';
+import { CONSOLE_ENTRY_MAX_CHARS, CONSOLE_LOGS_DEFAULT_LIMIT } from '../../server/limits.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { debuggerEvents, guardTab, remoteObjectText, serialPerTab } from './cdp-events.ts';
 import { getTab } from './tabs.ts';
@@ -26,6 +26,8 @@ export interface ConsoleEntry {
   line: number | null;
   /** ms since the epoch */
   timestamp: number;
+  /** Set when text was cut at CONSOLE_ENTRY_MAX_CHARS. */
+  truncated?: true;
 }
 
 type RemoteObject = Parameters<typeof remoteObjectText>[0];
@@ -133,7 +135,12 @@ async function readConsole(tabId: number, clear: boolean): Promise<ConsoleEntry[
         for (const { method, params } of raw) {
           const p = params as never;
           const e = method === 'Runtime.consoleAPICalled' ? fromApiCall(p) : method === 'Runtime.exceptionThrown' ? fromException(p) : fromLogEntry(p);
-          if (e) entries.push(e);
+          if (!e) continue;
+          if (e.text.length > CONSOLE_ENTRY_MAX_CHARS) {
+            e.text = `${e.text.slice(0, CONSOLE_ENTRY_MAX_CHARS)}…`;
+            e.truncated = true;
+          }
+          entries.push(e);
         }
         return entries.sort((a, b) => a.timestamp - b.timestamp);
       }),

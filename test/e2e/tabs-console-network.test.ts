@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { CAPTURE_BODY_MAX_BYTES } from '../../server/limits.ts';
+import { CAPTURE_BODY_MAX_BYTES, CONSOLE_ENTRY_MAX_CHARS } from '../../server/limits.ts';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 import { capBody, urlMatches } from '../../extension/tools/network.ts';
 import { formatConsoleArgs } from '../../extension/tools/console.ts';
@@ -123,6 +123,11 @@ describe('console logs', () => {
     expect(last.body.result.count).toBe(1);
     expect(last.body.result.logs[0].text).toBe('logged-later 7');
     expect(last.body.result.omitted).toBeGreaterThan(5);
+    // A huge message is cut and flagged.
+    await page.evaluate((n) => console.log('x'.repeat(n)), CONSOLE_ENTRY_MAX_CHARS * 3);
+    const huge = (await h.callTool('browser_get_console_logs', { tabId, limit: 1 })).body.result.logs[0];
+    expect(huge.truncated).toBe(true);
+    expect(huge.text.length).toBe(CONSOLE_ENTRY_MAX_CHARS + 1);
   });
 
   test('clear and browser_clear_console_logs empty the list; a bad tab id fails cleanly', async () => {
@@ -137,6 +142,13 @@ describe('console logs', () => {
     expect(cleared.status).toBe(200);
     expect(cleared.body.result.cleared).toBe(1);
     expect((await h.callTool('browser_get_console_logs', { tabId })).body.result.count).toBe(0);
+    // A reload starts a fresh list: the load-time messages once, nothing from before.
+    await page.evaluate(() => console.warn('before-reload'));
+    await page.reload();
+    await page.locator('#status', { hasText: 'ready' }).waitFor();
+    const fresh = (await h.callTool('browser_get_console_logs', { tabId })).body.result.logs as LogEntry[];
+    expect(fresh.filter((l) => l.text === 'warn-at-load')).toHaveLength(1);
+    expect(fresh.some((l) => l.text === 'before-reload')).toBe(false);
     const gone = await h.callTool('browser_get_console_logs', { tabId: 999999 });
     expect(gone.body.error.code).toBe('tab_closed');
     const bad = await h.callTool('browser_get_console_logs', { tabId, level: 'loud' });
@@ -277,6 +289,13 @@ describe('network capture', () => {
     expect(logs.status).toBe(200);
     expect((await h.callTool('browser_click_element', { tabId, selector: '#status' })).status).toBe(200);
     expect(await debuggerAttached(tabId)).toBe(true);
+    // Capture survives a navigation of the tab.
+    await page.reload();
+    await page.evaluate(() => fetch('/api/data?x=after-reload'));
+    await waitUntil(async () => {
+      const res = await h.callTool('browser_get_network_requests', { tabId, urlFilter: 'after-reload' });
+      return res.body?.result?.requests?.[0]?.state === 'complete';
+    }, 'the request made after the reload');
     const again = await h.callTool('browser_enable_network_capture', { tabId, maxRequests: 1 });
     expect(again.body.result).toMatchObject({ alreadyCapturing: true, maxRequests: 1, recorded: 1 });
     await h.callTool('browser_disable_network_capture', { tabId });
