@@ -11,11 +11,22 @@ import { errorResponse } from '../errors.ts';
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
+/** The secret's digest, recomputed only when the secret changes (rotation): one hash per request, not two. */
+let cachedSecret: string | null = null;
+let cachedSecretDigest: Buffer | null = null;
+function secretDigest(secret: string): Buffer {
+  if (secret !== cachedSecret || cachedSecretDigest === null) {
+    cachedSecretDigest = digest(secret);
+    cachedSecret = secret;
+  }
+  return cachedSecretDigest;
+}
+
 /** Constant-time comparison of a presented token with the configured secret. */
 export function secretMatches(secret: string | null, token: string | null | undefined): boolean {
   if (secret === null) return true;
   if (typeof token !== 'string') return false;
-  return timingSafeEqual(digest(token), digest(secret));
+  return timingSafeEqual(digest(token), secretDigest(secret));
 }
 
 /** The token from `Authorization: Bearer <token>`, or null when absent or malformed. */
