@@ -103,7 +103,8 @@ function panelState(): PanelState {
 
 let pushQueued = false;
 function pushState(): void {
-  if (pushQueued) return;
+  // Nothing to build when no side panel listens (the common case during tool calls).
+  if (pushQueued || panels.size === 0) return;
   pushQueued = true;
   queueMicrotask(() => {
     pushQueued = false;

@@ -261,8 +261,6 @@ export class ExtensionHub {
     const startedAt = Date.now();
     const deadline = startedAt + limits.dispatchMaxTotalMs;
 
-    this.notify('tool.invocationStart', { dispatchId, tool: req.toolName, plugin: req.plugin, ts: startedAt });
-
     return new Promise<DispatchOutput>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let settled = false;
@@ -323,8 +321,14 @@ export class ExtensionHub {
       const params: ServerParams<'tool.dispatch'> = { dispatchId, plugin: req.plugin, tool: req.tool, input: req.input };
       if (req.tabId !== undefined) params.tabId = req.tabId;
       if (req.settings !== undefined) params.settings = req.settings;
+      const start: ServerParams<'tool.invocationStart'> = { dispatchId, tool: req.toolName, plugin: req.plugin, ts: startedAt };
       try {
-        ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
+        // The dispatch goes first so the side panel's invocationStart never delays the call
+        // itself; cork() puts both frames in one socket write.
+        ws.cork(() => {
+          ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
+          ws.send(rpcNotification('tool.invocationStart', start));
+        });
       } catch (err) {
         finish(fail.disconnected());
       }

@@ -144,6 +144,7 @@ export const ServerToExtension = {
   },
   /** Stop a running dispatch (client cancelled or server gave up). Not in the reference tables. */
   'tool.cancel': { kind: 'notification', params: v.object({ dispatchId: v.string(), reason: v.string() }) },
+  /** Sent right after the tool.dispatch frame (same socket write), for the side panel. */
   'tool.invocationStart': {
     kind: 'notification',
     params: v.object({ dispatchId: v.string(), tool: v.string(), plugin: v.string(), ts: v.number() }),
