@@ -120,8 +120,31 @@ function toMcpEntry(t: CatalogTool): McpToolEntry {
 
 /** MCP requires `type: "object"` at the top of every input schema. */
 function mcpInputSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  if (schema.type === 'object') return schema;
-  return { ...schema, type: 'object' };
+  const compact = compactSchema(schema) as Record<string, unknown>;
+  if (compact.type === 'object') return compact;
+  return { ...compact, type: 'object' };
+}
+
+/**
+ * The schema as the model sees it in tools/list: every byte there is paid in context on every
+ * turn. Drops what carries no meaning for choosing arguments: `$schema` (added by the valibot
+ * converter to every plugin tool), `additionalProperties: false` and empty `required` lists.
+ * Validation still runs against the full schema, so an extra argument gets a clear error naming it.
+ */
+function compactSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(compactSchema);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+    if (k === '$schema') continue;
+    if (k === 'additionalProperties' && v === false) continue;
+    if (k === 'required' && Array.isArray(v) && v.length === 0) continue;
+    // `properties` maps names to schemas: compact each value, keep every name.
+    out[k] = k === 'properties' && v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, sub]) => [name, compactSchema(sub)]))
+      : compactSchema(v);
+  }
+  return out;
 }
 
 export class CatalogStore {
