@@ -110,6 +110,14 @@ describe('sessions', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
     });
     expect(res2.status).toBe(400);
+    // GET (server stream) and DELETE with an unknown id: 404 too, on both endpoints.
+    for (const path of ['/mcp', '/mcp/gateway']) {
+      for (const method of ['GET', 'DELETE']) {
+        const r = await fetch(`${srv.url}${path}`, { method, headers: { ...srv.auth, accept: 'text/event-stream', 'mcp-session-id': 'nope' } });
+        expect(`${method} ${path} ${r.status}`).toBe(`${method} ${path} 404`);
+        expect((await r.json()).error.message).toContain('Re-initialize');
+      }
+    }
   });
 });
 
