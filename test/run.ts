@@ -31,7 +31,7 @@ function ensureChromium(): void {
 ensureChromium();
 
 const args = process.argv.slice(2);
-const paths = args.length > 0 ? args : ['test/unit', 'test/integration', 'test/e2e'];
+const paths = args.length > 0 ? args : ['test/unit', 'test/integration', 'test/e2e', 'test/bench'];
 // bunfig's [test] timeout is not read by this Bun; pass the per-test limit explicitly (Chromium tests need room).
 const child = spawn(process.execPath, ['test', '--timeout', '120000', ...paths], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
 
