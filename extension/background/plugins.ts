@@ -271,6 +271,9 @@ export class PluginRuntime {
         const c = this.calls.get(msg.id);
         if (!c || c.tabId !== tabId) return;
         this.calls.delete(msg.id);
+        // This call's buffered log lines go out before its result, so the server can still
+        // deliver them on the call's own MCP stream (batching is for lines outside calls).
+        if (this.logs.some((l) => l.dispatchId === msg.id)) this.flushLogs();
         if (msg.ok) c.resolve({ value: msg.value ?? null });
         else {
           const { message, code, ...extra } = msg.error;
