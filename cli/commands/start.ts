@@ -62,6 +62,23 @@ export const command: Command = {
     const firstRun = !existsSync(join(dir, 'extension', 'auth.json'));
     const showConfig = Boolean(values['show-config']) || firstRun;
 
+    // One server per config dir: a second one would fight the first over server.pid, the audit
+    // log and the extension's connection. Found through server.pid, confirmed over /health.
+    const existing = readPidFile(dir);
+    if (existing && existing.port > 0 && existing.port !== port && isAlive(existing.pid) && (await probePort(existing.port)).kind === 'opentabs') {
+      const url = `http://${HOST}:${existing.port}`;
+      if (values.port === undefined && !process.env.PORT) {
+        out(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
+        const secret = secretFor(dir);
+        if (values['show-config'] && secret) out(`\n${renderMcpConfig(url, secret, dir)}`);
+        return 0;
+      }
+      throw new CliError(
+        `OpenTabs is already running for config dir ${dir} on ${url} (pid ${existing.pid}). ` +
+          `Stop it first (\`opentabs stop\`), or use another config dir (OPENTABS_CONFIG_DIR) for a second server.`,
+      );
+    }
+
     if (port !== 0) {
       const owner = await probePort(port);
       if (owner.kind === 'opentabs') {

@@ -85,6 +85,18 @@ describe('start --background on first run, then stop', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ running: true, url: `http://127.0.0.1:${port}` });
   });
 
+  test('one server per config dir: start without --port finds it; another port is refused', async () => {
+    const plain = await runCli(['start'], { configDir: cfg() });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain(`already running on http://127.0.0.1:${port} (pid ${pid})`);
+    const other = await runCli(['start', '--port', '0'], { configDir: cfg() });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain(`already running for config dir ${cfg()} on http://127.0.0.1:${port}`);
+    // Nothing second was started and the first server's pid file is intact.
+    expect(pidOf(cfg())).toMatchObject({ pid, port });
+    expect(pidAlive(pid)).toBe(true);
+  });
+
   test('stop: SIGTERM, waits until the process is gone, pid file removed, port free', async () => {
     const r = await runCli(['stop'], { configDir: cfg() });
     expect(r.code).toBe(0);
