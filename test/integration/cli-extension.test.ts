@@ -74,4 +74,41 @@ describe('CLI with the real extension', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr.length).toBeGreaterThan(0);
   });
+
+  // Last: it changes the secret under the harness.
+  test('config rotate-secret: the running server takes the new secret and the extension reconnects with it', async () => {
+    const hub = h.srv.ctx.hub as unknown as { active: { data: { connId: number } } | null };
+    const before = hub.active!.data.connId;
+    const rotated = await cli(['config', 'rotate-secret']);
+    expect(rotated.code).toBe(0);
+    expect(rotated.stdout).toContain('The running server now uses it');
+    // The open socket was authenticated once, at the upgrade. Stop the service worker (as Chrome
+    // does when idle) and wake it with a navigation: it connects again, re-reading auth.json from
+    // the extension folder — which must now hold the new secret, or the server refuses it.
+    const cdp = await h.context.browser()!.newBrowserCDPSession();
+    try {
+      const { targetInfos } = (await cdp.send('Target.getTargets')) as { targetInfos: { targetId: string; type: string; url: string }[] };
+      const sw = targetInfos.find((t) => t.type === 'service_worker' && t.url.startsWith(`chrome-extension://${h.extensionId}/`));
+      expect(sw).toBeDefined();
+      await cdp.send('Target.closeTarget', { targetId: sw!.targetId });
+    } finally {
+      await cdp.detach().catch(() => {});
+    }
+    const wake = await h.context.newPage();
+    let reconnected = false;
+    try {
+      await wake.goto(`${app.url}/other`);
+      for (let i = 0; i < 300 && !reconnected; i++) {
+        reconnected = (hub.active?.data.connId ?? 0) > before;
+        if (!reconnected) await Bun.sleep(100);
+      }
+    } finally {
+      await wake.close();
+    }
+    expect(reconnected).toBe(true);
+    const tabs = await cli(['tool', 'call', 'browser_list_tabs']);
+    expect(tabs.stderr).toBe('');
+    expect(tabs.code).toBe(0);
+    expect(JSON.stringify(JSON.parse(tabs.stdout).tabs)).toContain(`${app.url}/app`);
+  });
 });
