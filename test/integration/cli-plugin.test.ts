@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 setDefaultTimeout(120_000);
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { removeDir, runCli, tempDir } from './cli-support.ts';
+import { MAIN, cliEnv, collect, removeDir, runCli, tempDir, waitFor } from './cli-support.ts';
 
 let root: string;
 let cfg: string;
@@ -135,4 +135,33 @@ describe('plugin create + build', () => {
     expect(badName.code).toBe(1);
     expect(badName.stderr).toContain('not a valid plugin name');
   }, 150_000);
+
+  test('build --watch: first build, a source edit rebuilds dist, SIGTERM stops it with exit 0', async () => {
+    const dir = join(root, 'watched');
+    expect((await cli(['plugin', 'create', 'delta', '--dir', dir])).code).toBe(0);
+    const proc = Bun.spawn([process.execPath, MAIN, 'plugin', 'build', dir, '--watch'], {
+      cwd: root,
+      env: cliEnv(cfg, { PORT: String(freePort) }),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    try {
+      const out = collect(proc.stdout);
+      expect(await out.until(/Watching .* for changes/, 90_000)).not.toBeNull();
+      expect(JSON.parse(readFileSync(join(dir, 'dist', 'tools.json'), 'utf8')).description).not.toContain('edited by the watch test');
+      const src = join(dir, 'src', 'index.ts');
+      const text = readFileSync(src, 'utf8');
+      const edited = text.replace(/description: '([^']*)',\n  urlPatterns/, "description: 'edited by the watch test',\n  urlPatterns");
+      expect(edited).not.toBe(text);
+      writeFileSync(src, edited);
+      await waitFor(
+        () => readFileSync(join(dir, 'dist', 'tools.json'), 'utf8').includes('edited by the watch test'),
+        90_000,
+        'the watcher to rebuild tools.json',
+      );
+    } finally {
+      proc.kill('SIGTERM');
+    }
+    expect(await proc.exited).toBe(0);
+  }, 200_000);
 });
