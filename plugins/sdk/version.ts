@@ -1,2 +1,7 @@
-/** The SDK version recorded in tools.json (sdkVersion) and in each AdapterHandle. */
-export { SDK_VERSION } from '../../server/version.ts';
+import pkg from './package.json' with { type: 'json' };
+
+/**
+ * The SDK version recorded in tools.json (sdkVersion) and in each AdapterHandle. Read from the
+ * SDK's own package.json so the SDK stays a self-contained package; server/version.ts re-exports it.
+ */
+export const SDK_VERSION: string = pkg.version;
