@@ -23,6 +23,7 @@ export async function parseSettingPairs(configDir: string, plugin: string, pairs
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new CliError(`Expected key=value, got ${JSON.stringify(pair)}.`, 2);
     const key = pair.slice(0, eq).trim();
+    if (Object.hasOwn(settings, key)) throw new CliError(`Setting "${key}" is given twice; give each setting once.`, 2);
     settings[key] = coerceSetting(loaded.configSchema, key, pair.slice(eq + 1));
   }
   return settings;

@@ -67,6 +67,10 @@ describe('plugin commands without a server', () => {
     expect(JSON.parse(readFileSync(join(cfg, 'config.json'), 'utf8')).pluginSettings.alpha).toEqual({ limit: 9, token: 'abc' });
     const show = JSON.parse((await cli(['plugin', 'configure', 'alpha', '--json'])).stdout);
     expect(show.settings).toEqual({ limit: 9, token: 'abc' });
+    const twice = await cli(['plugin', 'configure', 'alpha', 'limit=1', 'limit=2']);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain('"limit" is given twice');
+    expect(JSON.parse(readFileSync(join(cfg, 'config.json'), 'utf8')).pluginSettings.alpha).toEqual({ limit: 9, token: 'abc' });
     const unknown = await cli(['plugin', 'configure', 'nosuch', 'a=b']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('No plugin named "nosuch"');
