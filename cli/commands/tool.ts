@@ -38,7 +38,8 @@ The result is printed to stdout as JSON. On a tool error the message goes to std
 code is 1.
 
 Options:
-  --tab-id N   Run a plugin tool in this tab (it must match the plugin; see \`opentabs status\`)
+  --tab-id N   Run a plugin tool in this tab (it must match the plugin; see \`opentabs status\`).
+               For a built-in browser_*/extension_* tool it is the tool's own tabId argument.
   --port N     Server port
 
 Example:
@@ -138,9 +139,18 @@ async function call(argv: string[]): Promise<number> {
   }
   const args = rawArgs === undefined ? {} : parseToolArguments(rawArgs === '-' ? await readStdin() : rawArgs);
   const tabId = values['tab-id'] !== undefined ? parsePositiveInt(values['tab-id'], '--tab-id', 'tool call') : undefined;
+  // Built-in tools take their tab as an argument; plugin tools are routed to a tab by the server.
+  let routeTabId = tabId;
+  if (tabId !== undefined && /^(browser|extension)_/.test(name)) {
+    if (args.tabId !== undefined && args.tabId !== tabId) {
+      throw usageError(`--tab-id ${tabId} contradicts "tabId": ${JSON.stringify(args.tabId)} in the arguments; give one.`, 'tool call');
+    }
+    args.tabId = tabId;
+    routeTabId = undefined;
+  }
   const t = resolveTarget(values.port, 'tool call');
   const { status, body } = await api<Record<string, unknown>>(t, 'POST', `/tools/${encodeURIComponent(name)}/call`, {
-    body: { arguments: args, ...(tabId !== undefined ? { tabId } : {}) },
+    body: { arguments: args, ...(routeTabId !== undefined ? { tabId: routeTabId } : {}) },
     // Tool failures come back as error statuses with the standard error body: print them ourselves.
     okStatuses: [400, 403, 404, 408, 409, 422, 429, 500, 502, 503, 504],
   });

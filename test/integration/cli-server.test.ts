@@ -111,6 +111,22 @@ describe('tool', () => {
     expect(seen.length).toBe(2);
   });
 
+  test('call: --tab-id is a built-in tool\'s own tabId argument; a contradicting one is refused', async () => {
+    const seen: unknown[] = [];
+    ext!.onDispatch('browser_get_tab_info', (p) => {
+      seen.push(p.input);
+      return { value: { tabId: 9, url: 'http://127.0.0.1/x', title: 'X' } };
+    });
+    const r = await cli(['tool', 'call', 'browser_get_tab_info', '--tab-id', '9']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(seen).toEqual([{ tabId: 9 }]);
+    const clash = await cli(['tool', 'call', 'browser_get_tab_info', '{"tabId":3}', '--tab-id', '9']);
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain('--tab-id 9 contradicts');
+    expect(seen.length).toBe(1);
+  });
+
   test('call: tool errors go to stderr with exit 1', async () => {
     const unknown = await cli(['tool', 'call', 'nope_nothing', '{}']);
     expect(unknown.code).toBe(1);
