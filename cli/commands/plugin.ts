@@ -229,8 +229,12 @@ function requireAuthoringTools(command: string): void {
 }
 
 async function create(argv: string[]): Promise<number> {
-  const help = sub('create', '<name> [--dir D]', 'Scaffold a plugin project opentabs-plugin-<name> in D (default ./opentabs-plugin-<name>) that builds\nand passes its own test out of the box.');
-  const { values, positionals } = parse(argv, { dir: { type: 'string' } }, 'plugin create');
+  const help = sub(
+    'create',
+    '<name> [--dir D] [--url PATTERN]',
+    'Scaffold a plugin project opentabs-plugin-<name> in D (default ./opentabs-plugin-<name>) that builds\nand passes its own test out of the box. --url sets the app\'s Chrome match pattern\n(default https://example.com/*), e.g. --url "https://app.example.com/*".',
+  );
+  const { values, positionals } = parse(argv, { dir: { type: 'string' }, url: { type: 'string' } }, 'plugin create');
   if (values.help) return (out(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin create');
   requireAuthoringTools('plugin create');
@@ -239,7 +243,7 @@ async function create(argv: string[]): Promise<number> {
   const { createPlugin } = await import('../../plugins/tooling/index.ts');
   let r;
   try {
-    r = await createPlugin(name, dir);
+    r = await createPlugin(name, dir, { urlPattern: values.url });
   } catch (e) {
     throw new CliError((e as Error).message);
   }

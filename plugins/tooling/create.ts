@@ -7,7 +7,7 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES } from '../../server/plugins/manifest.ts';
+import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES, isMatchPattern } from '../../server/plugins/manifest.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { PluginBuildError } from './build.ts';
 
@@ -37,6 +37,10 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
   const packageName = `opentabs-plugin-${name}`;
   const displayName = o.displayName ?? titleCase(name);
   const urlPattern = o.urlPattern ?? 'https://example.com/*';
+  if (!isMatchPattern(urlPattern)) {
+    const portHint = /^[a-z*]+:\/\/[^/]*:\d+/.test(urlPattern) ? ' (match patterns have no port: leave it out, e.g. "http://localhost/*")' : '';
+    throw new PluginBuildError(`url: ${JSON.stringify(urlPattern)} is not a Chrome match pattern like "https://app.example.com/*"${portHint}`);
+  }
 
   const files: Record<string, string> = {
     'package.json':

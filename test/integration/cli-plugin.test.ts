@@ -135,6 +135,13 @@ describe('plugin create + build', () => {
     const again = await cli(['plugin', 'create', 'gamma', '--dir', dir]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('not empty');
+    const withUrl = await cli(['plugin', 'create', 'epsilon', '--dir', join(root, 'eps'), '--url', 'https://app.example.com/*']);
+    expect(withUrl.code).toBe(0);
+    expect(readFileSync(join(root, 'eps', 'src', 'index.ts'), 'utf8')).toContain('urlPatterns: ["https://app.example.com/*"]');
+    const badUrl = await cli(['plugin', 'create', 'zeta', '--dir', join(root, 'zeta'), '--url', 'http://localhost:3000/*']);
+    expect(badUrl.code).toBe(1);
+    expect(badUrl.stderr).toContain('match patterns have no port');
+    expect(existsSync(join(root, 'zeta'))).toBe(false);
     const badName = await cli(['plugin', 'create', 'Bad_Name', '--dir', join(root, 'bad')]);
     expect(badName.code).toBe(1);
     expect(badName.stderr).toContain('not a valid plugin name');
