@@ -76,7 +76,10 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
       reloading ??= (async () => {
         const t0 = performance.now();
         try {
+          const previousSecret = ctx.secret;
           ctx.secret = await loadOrCreateSecret(configDir);
+          // A rotated secret: the extension's socket was authenticated with the old one.
+          if (previousSecret !== ctx.secret) ctx.hub.dropForSecretRotation();
           await ctx.config.reload();
           await ctx.plugins.discover();
           ctx.catalog.rebuild();

@@ -7,12 +7,11 @@
  * alarm in main.ts starts a fresh connection.
  */
 import { KEEPALIVE_INTERVAL_MS, RECONNECT_MAX_DELAY_MS } from '../../server/limits.ts';
-import { error as rpcError, notification, parseFrame, request, result as rpcResult, RpcErrorCode, type RpcId } from '../../server/protocol/jsonrpc.ts';
+import { error as rpcError, notification, parseFrame, request, result as rpcResult, RpcErrorCode, WsCloseCode, type RpcId } from '../../server/protocol/jsonrpc.ts';
 import { ServerToExtension, validateParams, type ExtensionMethod, type ExtensionParams, type ExtensionResult } from '../../server/protocol/methods.ts';
 import { toToolError } from '../shared/tool-error.ts';
 
 /** Close code the hub uses for a connection replaced by a newer one (server/hub/hub.ts). */
-const CLOSE_REPLACED = 4001;
 const FIRST_RETRY_MS = 250;
 /** While another connection holds the server, check /health this often before taking over. */
 const REPLACED_POLL_MS = 2_000;
@@ -157,7 +156,7 @@ export class Connection {
           p.reject(new Error('Disconnected from the OpenTabs server'));
           this.pending.delete(id);
         }
-        if (ev.code === CLOSE_REPLACED) {
+        if (ev.code === WsCloseCode.Replaced) {
           this.setState({ status: 'disconnected', reason: 'replaced', detail: 'Another browser connected to the server; this one waits until it leaves.', port });
           void this.waitUntilFree(port, secret);
         } else {

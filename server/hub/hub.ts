@@ -19,6 +19,7 @@ import {
   RpcErrorCode,
   type RpcId,
   type RpcResponse,
+  WsCloseCode,
 } from '../protocol/jsonrpc.ts';
 import {
   DispatchResult,
@@ -48,9 +49,6 @@ export const EXTENSION_REQUEST_TIMEOUT_MS = 15_000;
  * after the result (it batches them) still reach the caller rather than every session.
  */
 const RECENT_DISPATCH_SESSIONS = 256;
-/** Close code sent to a connection replaced by a newer one (application range 4000–4999). */
-export const CLOSE_REPLACED = 4001;
-export const CLOSE_SHUTDOWN = 1001;
 
 export interface DispatchProgress {
   progress: number;
@@ -150,7 +148,7 @@ export class ExtensionHub {
       this.stats.replacedConnections++;
       this.failPendingOn(old, fail.replaced);
       try {
-        old.close(CLOSE_REPLACED, 'replaced by a newer extension connection');
+        old.close(WsCloseCode.Replaced, 'replaced by a newer extension connection');
       } catch {}
       this.ctx.log?.info('extension_replaced', { old: old.data.connId, new: ws.data.connId });
     } else {
@@ -182,10 +180,25 @@ export class ExtensionHub {
     if (ws) {
       this.failPendingOn(ws, fail.disconnected);
       try {
-        ws.close(CLOSE_SHUTDOWN, reason);
+        ws.close(WsCloseCode.Shutdown, reason);
       } catch {}
     }
     this.confirmations.cancelAll('server shutting down');
+  }
+
+  /**
+   * Drop the extension's connection so it reconnects with the current secret (after
+   * `opentabs config rotate-secret` + reload: the socket was authenticated with the old one).
+   * Pending confirmations stay: the server re-sends them when the extension is back.
+   */
+  dropForSecretRotation(): void {
+    const ws = this.active;
+    if (!ws) return;
+    this.active = null;
+    this.failPendingOn(ws, fail.disconnected);
+    try {
+      ws.close(WsCloseCode.SecretRotated, 'the secret was rotated; reconnect with the new one');
+    } catch {}
   }
 
   // ------------------------------------------------------------------ sending

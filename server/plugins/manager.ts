@@ -190,6 +190,8 @@ export class PluginManager {
 
   addLogs(entries: LogEntry[]): void {
     for (const e of entries) {
+      // Only loaded plugins get a buffer: a misbehaving extension cannot grow memory with made-up names.
+      if (!this.get(e.plugin)) continue;
       let buf = this.logBuffers.get(e.plugin);
       if (!buf) this.logBuffers.set(e.plugin, (buf = []));
       buf.push(e);

@@ -17,6 +17,16 @@ export const RpcErrorCode = {
   ToolError: -32000,
 } as const;
 
+/** WebSocket close codes the server uses on /ws (4000–4999 is the application range). */
+export const WsCloseCode = {
+  /** A newer extension connection took over; the old one waits until it leaves. */
+  Replaced: 4001,
+  /** The bearer secret was rotated: reconnect, reading the new auth.json. */
+  SecretRotated: 4003,
+  /** The server is shutting down. */
+  Shutdown: 1001,
+} as const;
+
 const Id = v.union([v.string(), v.number()]);
 
 export const RequestEnvelope = v.object({
