@@ -29,8 +29,13 @@ const ok = async (name: string, args: Record<string, unknown> = {}) => {
 
 describe('tab tools', () => {
   test('browser_list_tabs lists the open tabs with their fields', async () => {
-    const { tabs } = await ok('browser_list_tabs');
-    const mine = tabs.find((t: any) => t.id === homeTab);
+    // Chrome may still report "loading" for a moment after playwright's goto resolves (late
+    // subresources); wait, bounded, for the tab to settle before checking its fields.
+    const mine = await waitUntil(async () => {
+      const { tabs } = await ok('browser_list_tabs');
+      const t = tabs.find((x: any) => x.id === homeTab);
+      return t?.status === 'complete' ? t : null;
+    }, 'the fixture tab to report status complete');
     expect(mine).toMatchObject({ url: home.url(), title: 'Fixture Home', windowId: expect.any(Number), status: 'complete', audible: false });
     expect(typeof mine.active).toBe('boolean');
     expect('groupId' in mine).toBe(true);
