@@ -6,7 +6,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import Ajv from 'ajv';
+import type Ajv from 'ajv';
+import { ajvClass } from '../tools/ajv.ts';
 import { MAX_ADAPTER_BYTES } from '../limits.ts';
 import { parseToolsJson, pluginNameFromPackage } from './manifest.ts';
 import type { LoadedPlugin } from './types.ts';
@@ -20,8 +21,10 @@ export function adapterHashOf(source: string): string {
   return createHash('sha256').update(source).digest('hex').slice(0, 12);
 }
 
-// One Ajv instance only for checking that schemas are valid JSON Schema (the catalog compiles them).
-const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: true });
+// One Ajv instance only for checking that schemas are valid JSON Schema (the catalog compiles
+// them); created when the first plugin with tools is loaded.
+let schemaChecker: Ajv | null = null;
+const checker = (): Ajv => (schemaChecker ??= new (ajvClass())({ strict: false, allErrors: false, validateSchema: true }));
 
 async function readJson(path: string, what: string): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
   let text: string;
@@ -62,8 +65,8 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm'): Pr
   for (const [i, t] of m.tools.entries()) {
     for (const key of ['inputSchema', 'outputSchema'] as const) {
       const schema = t[key];
-      if (schema && !ajv.validateSchema(schema)) {
-        return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}` };
+      if (schema && !checker().validateSchema(schema)) {
+        return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${checker().errorsText(checker().errors)}` };
       }
     }
   }

@@ -4,7 +4,9 @@
  * (never compiled per call). A schema Ajv cannot compile is reported as a failure naming the tool,
  * not a crash.
  */
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import type Ajv from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { ajvClass } from './ajv.ts';
 
 export interface ValidationFailure {
   /** JSON pointer of the bad field ("" = the arguments object itself). */
@@ -32,7 +34,7 @@ export class SchemaValidators {
   }
 
   private compile(schema: Record<string, unknown>): Compiled {
-    this.ajv ??= new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false });
+    this.ajv ??= new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false });
     // Plugin schemas may name a draft in $schema; validation semantics we need are draft-07's.
     const { $schema: _ignored, ...rest } = schema;
     try {
