@@ -16,6 +16,7 @@ import { adminRoutes } from './routes/admin.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { mcpRoutes } from './routes/mcp.ts';
 import { wsRoutes } from './routes/ws.ts';
+import { pluginLogRoutes } from './routes/plugin-logs.ts';
 
 /** Bun's server object reaches handlers as `c.env` (app.fetch(req, server)). */
 export type AppEnv = { Bindings: { server: import('bun').Server<unknown> } };
@@ -32,6 +33,7 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   app.route('/', toolRoutes(ctx));
   app.route('/', mcpRoutes(ctx));
   app.route('/', wsRoutes(ctx));
+  app.route('/', pluginLogRoutes(ctx));
 
   // Unknown path → 404; known path, wrong method → 405 with Allow (derived from the routes
   // actually registered, so other routers' endpoints are covered without a second list).

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parse, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
 import { c, err, out, usageError } from '../output.ts';
-import { configDir, probePort, resolveTarget, secretFor } from '../server-client.ts';
+import { api, configDir, probePort, resolveTarget, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json]
 
@@ -17,10 +17,11 @@ Print the server log (<config dir>/server.log), oldest first.
 Options:
   -f, --follow      Keep printing new lines (Ctrl-C to stop); follows log rotation
   -n, --lines N     How many lines of history to print first (default 50)
-  --plugin P        Only lines about plugin P; with -f and a running server, also P's own log
-                    entries (debug/info/warn/error from its adapter) as they arrive
+  --plugin P        Only lines about plugin P, then P's own recent log entries (debug/info/
+                    warn/error from its adapter) kept by the running server; with -f, new
+                    entries as they arrive
   --json            Print the raw JSON lines
-  --port N          Server port (for --plugin -f)`;
+  --port N          Server port (for --plugin)`;
 
 const FOLLOW_POLL_MS = 250;
 
@@ -61,6 +62,8 @@ export const command: Command = {
       err(`No server log yet (${path}); it is written once the server has started.`);
       return 0;
     }
+    // The plugin's own recent log entries, kept by the running server.
+    if (values.plugin) await printBufferedPluginLogs(values.port, values.plugin, lines, Boolean(values.json));
     if (!values.follow) return 0;
 
     if (values.plugin) void followPluginLogs(values.port, values.plugin, Boolean(values.json));
@@ -119,6 +122,30 @@ export function formatLine(line: string): string {
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ');
   return `${c.dim(String(ts ?? ''))} ${painted} ${String(event ?? '')}${rest ? ` ${rest}` : ''}`;
+}
+
+interface PluginLogEntry {
+  level: string;
+  message: string;
+  data?: unknown;
+  ts: number;
+}
+
+const formatPluginEntry = (plugin: string, e: PluginLogEntry, json: boolean) =>
+  json
+    ? JSON.stringify({ ts: new Date(e.ts).toISOString(), source: 'plugin', plugin, level: e.level, message: e.message, data: e.data })
+    : `${c.dim(new Date(e.ts).toISOString())} ${c.cyan(`[${plugin}]`)} ${e.level.toUpperCase().padEnd(5)} ${e.message}${e.data === undefined ? '' : ` ${JSON.stringify(e.data)}`}`;
+
+/** GET /plugins/:name/logs from a running server (nothing when none runs). */
+async function printBufferedPluginLogs(portFlag: string | undefined, plugin: string, lines: number, json: boolean): Promise<void> {
+  const t = resolveTarget(portFlag, 'logs');
+  if ((await probePort(t.port)).kind !== 'opentabs') return;
+  const r = await api<{ logs: PluginLogEntry[] }>(t, 'GET', `/plugins/${encodeURIComponent(plugin)}/logs`, { okStatuses: [404], timeoutMs: 5000 });
+  if (r.status === 404) {
+    err(`(no plugin "${plugin}" is loaded in the running server, so it has no plugin log)`);
+    return;
+  }
+  for (const e of r.body.logs.slice(-lines)) out(formatPluginEntry(plugin, e, json));
 }
 
 /** Live plugin log entries: the server forwards them to MCP sessions as notifications/message. */

@@ -328,6 +328,42 @@ describe('logs -f --plugin', () => {
   });
 });
 
+describe('plugin log history', () => {
+  test('GET /plugins/:name/logs serves the plugin\'s buffered entries; `logs --plugin` prints them', async () => {
+    // The plugin tests above removed "demo": load it again (only loaded plugins keep a log buffer).
+    const add = await cli(['plugin', 'add', writePlugin(root)]);
+    expect(add.code).toBe(0);
+    const loaded = Date.now() + 10_000;
+    while (!srv.ctx.plugins.get('demo') && Date.now() < loaded) await Bun.sleep(20);
+    ext!.notify('plugin.log', { entries: [{ plugin: 'demo', level: 'warning', message: 'buffered-demo-line', data: { n: 1 }, ts: Date.now() }] });
+    const deadline = Date.now() + 10_000;
+    while (!srv.ctx.plugins.logs('demo').some((e) => e.message === 'buffered-demo-line') && Date.now() < deadline) await Bun.sleep(20);
+
+    const res = await fetch(`${srv.url}/plugins/demo/logs?limit=5`, { headers: srv.auth });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.plugin).toBe('demo');
+    expect(body.logs.length).toBeLessThanOrEqual(5);
+    expect(body.logs.at(-1)).toMatchObject({ plugin: 'demo', level: 'warning', message: 'buffered-demo-line' });
+
+    expect((await fetch(`${srv.url}/plugins/demo/logs`)).status).toBe(401);
+    const unknown = await fetch(`${srv.url}/plugins/nope/logs`, { headers: srv.auth });
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).error.code).toBe('unknown_plugin');
+    const bad = await fetch(`${srv.url}/plugins/demo/logs?limit=0`, { headers: srv.auth });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.message).toContain('limit');
+
+    const r = await cli(['logs', '--plugin', 'demo']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('[demo]');
+    expect(r.stdout).toContain('buffered-demo-line');
+    const j = await cli(['logs', '--plugin', 'demo', '--json']);
+    const line = j.stdout.split('\n').find((l) => l.includes('buffered-demo-line'))!;
+    expect(JSON.parse(line)).toMatchObject({ source: 'plugin', plugin: 'demo', level: 'warning', message: 'buffered-demo-line', data: { n: 1 } });
+  });
+});
+
 describe('rotate-secret (last: changes the secret)', () => {
   test('writes a new secret; the running server reloads it; old one refused', async () => {
     const old = srv.secret;
