@@ -222,7 +222,14 @@ export interface TestPluginTool {
  * Write a minimal plugin folder in the on-disk format (package.json + dist/tools.json +
  * dist/adapter.js) and return its path, for config.json localPlugins.
  */
-export function writeTestPlugin(parent: string, name: string, tools: TestPluginTool[], configSchema?: Record<string, unknown>): string {
+export function writeTestPlugin(
+  parent: string,
+  name: string,
+  tools: TestPluginTool[],
+  configSchema?: Record<string, unknown>,
+  /** More dist/tools.json fields (iconSvg, homepage …). */
+  extra: Record<string, unknown> = {},
+): string {
   const dir = join(parent, `plugin-${name}`);
   mkdirSync(join(dir, 'dist'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `opentabs-plugin-${name}`, version: '1.0.0' }));
@@ -237,6 +244,7 @@ export function writeTestPlugin(parent: string, name: string, tools: TestPluginT
       urlPatterns: ['http://127.0.0.1/*'],
       excludePatterns: [],
       ...(configSchema ? { configSchema } : {}),
+      ...extra,
       tools: tools.map((t) => ({
         name: t.name,
         description: t.description ?? `Tool ${t.name}`,

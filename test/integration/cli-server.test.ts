@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 
 // Every test spawns CLI processes on a shared machine: room, not a speed assertion.
 setDefaultTimeout(120_000);
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../harness/server.ts';
-import { FakeExtension } from '../harness/fake-extension.ts';
+import { FakeExtension, writeTestPlugin } from '../harness/fake-extension.ts';
 import { MAIN, ROOT, cliEnv, collect, removeDir, runCli, tempDir } from './cli-support.ts';
 
 let root: string;
@@ -19,32 +19,19 @@ let cfg: string;
 let srv: TestServer;
 let ext: FakeExtension | null = null;
 
-function writePlugin(parent: string): string {
-  const p = join(parent, 'demo-plugin');
-  mkdirSync(join(p, 'dist'), { recursive: true });
-  writeFileSync(join(p, 'package.json'), JSON.stringify({ name: 'opentabs-plugin-demo', version: '1.0.0' }));
-  writeFileSync(
-    join(p, 'dist', 'tools.json'),
-    JSON.stringify({
-      name: 'demo',
-      displayName: 'Demo',
-      description: 'A demo plugin',
-      version: '1.0.0',
-      sdkVersion: '0.1.0',
-      urlPatterns: ['http://127.0.0.1/*'],
-      excludePatterns: [],
-      configSchema: {
-        baseUrl: { type: 'url', label: 'Base URL', default: 'http://127.0.0.1/' },
-        pageSize: { type: 'number', default: 20, description: 'Items per page' },
-        verbose: { type: 'boolean', default: false },
-        mode: { type: 'select', options: ['fast', 'safe'], default: 'safe' },
-      },
-      tools: [{ name: 'echo', description: 'Echo the text back', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }],
-    }),
+/** The demo plugin (one tool, a settings schema of every field type) in <parent>/plugin-demo. */
+const writePlugin = (parent: string): string =>
+  writeTestPlugin(
+    parent,
+    'demo',
+    [{ name: 'echo', description: 'Echo the text back', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }],
+    {
+      baseUrl: { type: 'url', label: 'Base URL', default: 'http://127.0.0.1/' },
+      pageSize: { type: 'number', default: 20, description: 'Items per page' },
+      verbose: { type: 'boolean', default: false },
+      mode: { type: 'select', options: ['fast', 'safe'], default: 'safe' },
+    },
   );
-  writeFileSync(join(p, 'dist', 'adapter.js'), '(() => { /* demo adapter */ })();\n');
-  return p;
-}
 
 const cli = (args: string[], extra: Partial<Parameters<typeof runCli>[1]> = {}) => runCli(args, { configDir: cfg, ...extra });
 

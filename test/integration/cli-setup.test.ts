@@ -10,28 +10,15 @@ setDefaultTimeout(120_000);
 import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../harness/server.ts';
-import { FakeExtension } from '../harness/fake-extension.ts';
+import { FakeExtension, writeTestPlugin } from '../harness/fake-extension.ts';
 import { ROOT, removeDir, runCli, tempDir } from './cli-support.ts';
 
 let root: string;
 let srv: TestServer;
 let ext: FakeExtension;
 
-function writePlugin(parent: string): string {
-  const p = join(parent, 'demo-plugin');
-  mkdirSync(join(p, 'dist'), { recursive: true });
-  writeFileSync(join(p, 'package.json'), JSON.stringify({ name: 'opentabs-plugin-demo', version: '1.0.0' }));
-  writeFileSync(
-    join(p, 'dist', 'tools.json'),
-    JSON.stringify({
-      name: 'demo', displayName: 'Demo', description: 'Demo', version: '1.0.0', sdkVersion: '0.1.0',
-      urlPatterns: ['http://127.0.0.1/*'], excludePatterns: [],
-      tools: [{ name: 'echo', description: 'Echo', inputSchema: { type: 'object', properties: {} } }],
-    }),
-  );
-  writeFileSync(join(p, 'dist', 'adapter.js'), '(() => {})();\n');
-  return p;
-}
+const writePlugin = (parent: string): string =>
+  writeTestPlugin(parent, 'demo', [{ name: 'echo', description: 'Echo', inputSchema: { type: 'object', properties: {} } }]);
 
 beforeAll(async () => {
   root = tempDir();

@@ -3,41 +3,25 @@
  * docs/internals.md) and listed in config.json localPlugins before start.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempConfigDir, removeDir, startTestServer, type TestServer } from '../harness/server.ts';
+import { writeTestPlugin } from '../harness/fake-extension.ts';
 
 let dir: string;
 let srv: TestServer;
 
-function writePlugin(root: string): string {
-  const p = join(root, 'demo-plugin');
-  mkdirSync(join(p, 'dist'), { recursive: true });
-  writeFileSync(join(p, 'package.json'), JSON.stringify({ name: 'opentabs-plugin-demo', version: '1.0.0' }));
-  writeFileSync(
-    join(p, 'dist', 'tools.json'),
-    JSON.stringify({
-      name: 'demo',
-      displayName: 'Demo',
-      description: 'A demo plugin',
-      version: '1.0.0',
-      sdkVersion: '0.1.0',
-      urlPatterns: ['http://127.0.0.1/*'],
-      excludePatterns: [],
-      iconSvg: '<svg xmlns="http://www.w3.org/2000/svg"></svg>',
-      configSchema: {
-        baseUrl: { type: 'url', label: 'Base URL', required: true },
-        pageSize: { type: 'number', default: 20 },
-      },
-      tools: [
-        { name: 'ping', description: 'Ping', inputSchema: { type: 'object', properties: {} } },
-        { name: 'echo', description: 'Echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
-      ],
-    }),
+const writePlugin = (root: string): string =>
+  writeTestPlugin(
+    root,
+    'demo',
+    [
+      { name: 'ping', description: 'Ping', inputSchema: { type: 'object', properties: {} } },
+      { name: 'echo', description: 'Echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
+    ],
+    { baseUrl: { type: 'url', label: 'Base URL', required: true }, pageSize: { type: 'number', default: 20 } },
+    { iconSvg: '<svg xmlns="http://www.w3.org/2000/svg"></svg>' },
   );
-  writeFileSync(join(p, 'dist', 'adapter.js'), '(() => { /* demo adapter */ })();\n');
-  return p;
-}
 
 beforeAll(async () => {
   dir = makeTempConfigDir();
