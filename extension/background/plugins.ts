@@ -5,7 +5,7 @@
  */
 import { ADAPTER_REGISTRY_KEY, TAB_PORT_NAME, type PageToBridge, type PortToBridge } from '../../server/protocol/page-channel.ts';
 import type { DispatchResult, LogEntry, PluginInfo, TabInfo, TabState } from '../../server/protocol/methods.ts';
-import { urlMatchesPlugin } from '../shared/match-pattern.ts';
+import { urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import type { Connection } from './connection.ts';

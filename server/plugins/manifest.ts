@@ -5,6 +5,7 @@
  * loads, and both reject a bad one with the same message naming the field.
  */
 import * as v from 'valibot';
+import { isMatchPattern } from '../protocol/match-pattern.ts';
 import type { ConfigSchema } from './types.ts';
 import { CONFIG_FIELD_TYPES } from '../../plugins/sdk/define.ts';
 
@@ -22,16 +23,6 @@ export const MAX_TOOL_FULL_NAME = 64;
 /** The plugin name a package name carries, or null when the package name is not a plugin's. */
 export function pluginNameFromPackage(packageName: string): string | null {
   return PACKAGE_NAME_RE.exec(packageName)?.[1] ?? null;
-}
-
-/**
- * Chrome match patterns: `<all_urls>` or `<scheme>://<host><path>`, scheme http/https/ws/wss/file/*,
- * host `*`, `*.example.com` or an exact host (ports are ignored by Chrome and not allowed here).
- */
-const MATCH_PATTERN_RE = /^(?:<all_urls>|(?:\*|https?|wss?):\/\/(?:\*|(?:\*\.)?[^/*:]+)\/.*|file:\/\/\/.*)$/;
-
-export function isMatchPattern(p: string): boolean {
-  return MATCH_PATTERN_RE.test(p);
 }
 
 const NonEmpty = (what: string) => v.pipe(v.string(`${what} must be a string`), v.trim(), v.nonEmpty(`${what} must not be empty`));

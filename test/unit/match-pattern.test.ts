@@ -1,6 +1,6 @@
 /** Chrome match patterns as the extension applies them to decide which tabs belong to a plugin. */
 import { describe, expect, test } from 'bun:test';
-import { compileMatchPattern, matchesPattern, urlMatchesPlugin } from '../../extension/shared/match-pattern.ts';
+import { compileMatchPattern, matchesPattern, urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
 
 describe('match patterns', () => {
   test('scheme, host wildcard and path wildcard', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
+import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
 import {
-  isMatchPattern,
   parseToolsJson,
   pluginNameFromPackage,
   resolveSettings,

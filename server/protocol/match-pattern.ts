@@ -1,7 +1,21 @@
 /**
- * Chrome match patterns (https://developer.chrome.com/docs/extensions/develop/concepts/match-patterns)
- * compiled to RegExps, used to decide which tabs belong to a plugin.
+ * Chrome match patterns (https://developer.chrome.com/docs/extensions/develop/concepts/match-patterns):
+ * which patterns a plugin may declare (checked by the server and `opentabs plugin build`) and
+ * how they match URLs (the extension deciding which tabs belong to a plugin). One module for
+ * both, so what the server accepts is what the extension can match.
  */
+
+/**
+ * Patterns a plugin may declare: `<all_urls>` or `<scheme>://<host><path>`, scheme
+ * http/https/ws/wss/file/*, host `*`, `*.example.com` or an exact host. No ports: Chrome ignores
+ * them in patterns, so a port would only suggest a precision the match does not have.
+ */
+const DECLARABLE_RE = /^(?:<all_urls>|(?:\*|https?|wss?):\/\/(?:\*|(?:\*\.)?[^/*:]+)\/.*|file:\/\/\/.*)$/;
+
+export function isMatchPattern(p: string): boolean {
+  return DECLARABLE_RE.test(p) && compileMatchPattern(p) !== null;
+}
+
 const cache = new Map<string, RegExp | null>();
 
 const escape = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
