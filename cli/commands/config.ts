@@ -30,6 +30,8 @@ Keys:
   permission.<plugin>.<tool> off|ask|auto    One tool (short name like send_message, or the full name)
   permission.<browser_tool> off|ask|auto     A built-in tool, e.g. permission.browser_execute_script auto
   skipPermissions true|false                 Treat every 'ask' tool as 'auto' ('off' stays off)
+  allowFileUrls true|false                   Let built-in tools open and read file:// pages (never
+                                             the OpenTabs config folder); off by default
   plugin.<name>.<setting> <value>            A plugin setting, typed per its configSchema ("" clears it)
 
 config.json is written atomically; a running server reloads it at once.`;
@@ -77,6 +79,7 @@ async function show(argv: string[]): Promise<number> {
   out(`${c.bold('Secret')}           ${secretText}`);
   out(`${c.bold('Extension folder')} ${join(t.configDir, 'extension')}`);
   out(`${c.bold('skipPermissions')}  ${cfg.skipPermissions === true}`);
+  out(`${c.bold('allowFileUrls')}    ${cfg.allowFileUrls === true}`);
   out(`${c.bold('Local plugins')}    ${cfg.localPlugins.length ? cfg.localPlugins.join(', ') : c.dim('none')}`);
   const perms = Object.entries(cfg.permissions);
   out(`${c.bold('Permissions')}      ${perms.length ? '' : c.dim('defaults only')}`);
@@ -154,8 +157,14 @@ async function set(argv: string[]): Promise<number> {
       d.skipPermissions = b;
     });
     done = `skipPermissions set to ${b}.`;
+  } else if (key === 'allowFileUrls' || key === 'allow-file-urls') {
+    const b = parseBool(value, 'allowFileUrls value', 'config set');
+    await store.update((d) => {
+      d.allowFileUrls = b;
+    });
+    done = `allowFileUrls set to ${b}.`;
   } else {
-    throw usageError(`Unknown key "${key}". Supported: permission.<plugin>[.<tool>], skipPermissions, plugin.<name>.<setting>.`, 'config set');
+    throw usageError(`Unknown key "${key}". Supported: permission.<plugin>[.<tool>], skipPermissions, allowFileUrls, plugin.<name>.<setting>.`, 'config set');
   }
   const reloaded = await reloadIfRunning(t);
   out(`${done}${reloaded ? ' The running server reloaded it.' : ''}`);

@@ -8,13 +8,14 @@ import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type PendingConfi
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { TOOL_HANDLERS } from '../tools/index.ts';
+import { guardBuiltinCall, setUrlPolicy } from '../tools/url-policy.ts';
 import { Connection } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
 
 const VERSION = chrome.runtime.getManifest().version;
 const WAKE_ALARM = 'opentabs-wake';
 /** config.* and plugin.* requests may be relayed from the panel; nothing else. */
-const PANEL_METHODS = /^(config\.(getState|setToolPermission|setPluginPermission|setSkipPermissions|setPluginSettings)|plugin\.(search|install|updateFromRegistry|remove|checkUpdates|removeBySpecifier)|folder\.open)$/;
+const PANEL_METHODS = /^(config\.(getState|setToolPermission|setPluginPermission|setSkipPermissions|setPluginSettings|setAllowFileUrls)|plugin\.(search|install|updateFromRegistry|remove|checkUpdates|removeBySpecifier)|folder\.open)$/;
 
 let pending: PendingConfirmation[] = [];
 let config: ConfigState | null = null;
@@ -31,6 +32,7 @@ async function handleServer(method: string, params: unknown): Promise<unknown> {
     case 'sync.full': {
       const p = params as ServerParams<'sync.full'>;
       plugins.setAll(p.plugins);
+      setUrlPolicy({ allowFileUrls: p.allowFileUrls, protectedPaths: p.protectedPaths });
       void refreshConfig();
       return;
     }
@@ -50,6 +52,8 @@ async function handleServer(method: string, params: unknown): Promise<unknown> {
       if (p.plugin === 'browser') {
         const handler = TOOL_HANDLERS[p.tool];
         if (!handler) throw new ToolError('unknown_tool', `This extension version does not implement ${p.tool}; update the extension`, { category: 'not_found' });
+        // Every built-in call: its url argument and the page of its tab must be allowed (url-policy.ts).
+        await guardBuiltinCall(p.tool, p.input, p.tabId);
         return handler(p.input, env);
       }
       return plugins.dispatch(p);
@@ -146,8 +150,10 @@ async function refreshConfig(): Promise<void> {
 
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name === PANEL_PORT_NAME) {
-    // Only our own pages (the side panel, or sidepanel.html opened as a tab) — never a content script.
-    if (port.sender?.id !== chrome.runtime.id || !port.sender.url?.startsWith(chrome.runtime.getURL(''))) return port.disconnect();
+    // The panel can approve calls and change permissions: only the real side panel may connect as
+    // it. sidepanel.html opened in a tab (which tools could drive) has sender.tab; content scripts
+    // and other extensions have another id or URL.
+    if (!isRealSidePanel(port.sender)) return port.disconnect();
     panels.add(port);
     port.onDisconnect.addListener(() => panels.delete(port));
     port.onMessage.addListener((msg: PanelToWorker) => void onPanelMessage(port, msg));
@@ -158,6 +164,14 @@ chrome.runtime.onConnect.addListener((port) => {
   }
   plugins.attachPort(port);
 });
+
+const SIDE_PANEL_URL = chrome.runtime.getURL('sidepanel.html');
+
+function isRealSidePanel(sender: chrome.runtime.MessageSender | undefined): boolean {
+  if (!sender || sender.tab !== undefined || sender.id !== chrome.runtime.id || !sender.url) return false;
+  const url = sender.url.split(/[?#]/)[0];
+  return url === SIDE_PANEL_URL;
+}
 
 async function onPanelMessage(port: chrome.runtime.Port, msg: PanelToWorker): Promise<void> {
   if (msg.type === 'refresh') return void refreshConfig();

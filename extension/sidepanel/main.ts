@@ -217,8 +217,19 @@ function render(): void {
       ),
     );
   }
+  if (cfg) {
+    const files = h('input', { type: 'checkbox', 'data-testid': 'allow-file-urls', checked: cfg.allowFileUrls === true }) as HTMLInputElement;
+    files.addEventListener('change', () => void request('config.setAllowFileUrls', { allow: files.checked }));
+    parts.push(
+      h('label', { class: 'detail toggle', title: 'Never the OpenTabs config folder, which holds the secret' }, files, ' Let tools open and read file:// pages'),
+    );
+  }
   if (state.configError) parts.push(h('div', { class: 'detail error' }, state.configError));
   root.replaceChildren(...parts);
 }
 
-connect();
+// The worker accepts only the real side panel; this page opened in a tab says so instead of retrying.
+void chrome.tabs.getCurrent().then((tab) => {
+  if (!tab) return connect();
+  document.getElementById('root')!.textContent = 'Open OpenTabs from its toolbar icon: the side panel does not work in a tab.';
+});

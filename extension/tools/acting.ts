@@ -7,6 +7,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { getTab } from './tabs.ts';
 import type { BrowserToolHandler } from './types.ts';
+import { checkedScriptTarget } from './url-policy.ts';
 
 type Target = { selector: string | null; ref: string | null };
 type Point = { x: number; y: number; tag: string; text: string };
@@ -64,7 +65,7 @@ function locate(selector: string | null, ref: string | null, focus: boolean, cle
 }
 
 async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<R> {
-  const [res] = await chrome.scripting.executeScript({ target: { tabId }, func: func as never, args: args as never });
+  const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), func: func as never, args: args as never });
   return res?.result as R;
 }
 

@@ -3,10 +3,11 @@ import { ToolError } from '../shared/tool-error.ts';
 import { getTab } from './tabs.ts';
 import { withDebugger } from './debugger.ts';
 import type { BrowserToolHandler } from './types.ts';
+import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<Awaited<R>> {
   try {
-    const [res] = await chrome.scripting.executeScript({ target: { tabId }, world: 'ISOLATED', func: func as never, args: args as never });
+    const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), world: 'ISOLATED', func: func as never, args: args as never });
     if (res && 'error' in res && res.error) throw new Error(String((res as { error: unknown }).error));
     return res?.result as Awaited<R>;
   } catch (err) {
@@ -217,6 +218,13 @@ function elementBox(selector: string | null, ref: string | null): { error: strin
   return { x: Math.max(0, r.left + scrollX), y: Math.max(0, r.top + scrollY), width: Math.ceil(r.width), height: Math.ceil(r.height) };
 }
 
+async function assertStillShown(tabId: number, windowId: number): Promise<void> {
+  const [active] = await chrome.tabs.query({ active: true, windowId });
+  if (!active || active.id !== tabId) throw new ToolError('tool_error', `Tab ${tabId} stopped being the visible tab of its window during the capture; try again`, { category: 'internal', retryable: true });
+  const why = tabRefusal(active);
+  if (why) throw tabRefusedError(tabId, why);
+}
+
 function unwrap<T extends object>(r: T | { error: string }): T {
   if ('error' in r) throw new ToolError('not_found', r.error, { category: 'not_found' });
   return r;
@@ -293,12 +301,15 @@ export const readingTools: Record<string, BrowserToolHandler> = {
     } else {
       // The visible part: captureVisibleTab shoots a window's active tab, so bring ours to the front.
       if (!tab.active) await chrome.tabs.update(tab.id!, { active: true });
+      await assertStillShown(tab.id!, tab.windowId);
       let dataUrl: string;
       try {
         dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format, quality });
       } catch (err) {
         throw new ToolError('not_available', `Could not capture tab ${tab.id}: ${(err as Error).message}`, { category: 'internal', retryable: true });
       }
+      // captureVisibleTab shoots whatever the window shows: make sure that was still this tab, on an allowed page.
+      await assertStillShown(tab.id!, tab.windowId);
       data = dataUrl.slice(dataUrl.indexOf(',') + 1);
     }
     return {

@@ -6,6 +6,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger } from './debugger.ts';
 import { getTab } from './tabs.ts';
 import type { BrowserToolHandler } from './types.ts';
+import { checkedScriptTarget } from './url-policy.ts';
 
 function checkUrl(url: unknown): string {
   try {
@@ -60,7 +61,7 @@ export const storageTools: Record<string, BrowserToolHandler> = {
 
   async browser_get_storage(input) {
     const tab = await getTab(input.tabId);
-    const [res] = await chrome.scripting.executeScript({ target: { tabId: tab.id! }, func: readStorage, args: [(input.storageType as 'local' | 'session') ?? 'local', (input.key as string) ?? null] });
+    const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), func: readStorage, args: [(input.storageType as 'local' | 'session') ?? 'local', (input.key as string) ?? null] });
     if (!res) throw new ToolError('not_available', 'This tab cannot be scripted', { category: 'validation' });
     return { value: res.result };
   },

@@ -2,12 +2,21 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { waitForLoad } from '../background/plugins.ts';
 import type { BrowserToolHandler } from './types.ts';
+import { assertUrlAllowed, redactedUrl, refusalReason, tabRefusal, tabRefusedError } from './url-policy.ts';
 
+/**
+ * A tab as list tools show it. A tab tools may not use is listed (so the agent knows it exists
+ * and can close it) with only its scheme and host and no title: extension and browser pages can
+ * carry private data in their path, query or title.
+ */
 export function tabSummary(t: chrome.tabs.Tab) {
+  const restricted = tabRefusal(t);
+  const url = t.url || t.pendingUrl || '';
   return {
     id: t.id,
-    url: t.url ?? t.pendingUrl ?? '',
-    title: t.title ?? '',
+    url: restricted ? redactedUrl(url) : url,
+    title: restricted ? '' : (t.title ?? ''),
+    ...(restricted ? { restricted } : {}),
     active: t.active,
     windowId: t.windowId,
     groupId: t.groupId,
@@ -21,17 +30,6 @@ export async function getTab(tabId: unknown): Promise<chrome.tabs.Tab> {
     return await chrome.tabs.get(tabId as number);
   } catch {
     throw new ToolError('tab_closed', `No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { category: 'not_found' });
-  }
-}
-
-function checkUrl(url: unknown): string {
-  const s = String(url);
-  try {
-    const u = new URL(s);
-    if (u.protocol === 'javascript:') throw new Error('javascript: URLs are not allowed');
-    return u.href;
-  } catch (err) {
-    throw new ToolError('invalid_arguments', `Invalid url "${s}": ${(err as Error).message.includes('javascript') ? (err as Error).message : 'expected an absolute URL such as https://example.com'}`, { category: 'validation' });
   }
 }
 
@@ -88,7 +86,7 @@ export const tabTools: Record<string, BrowserToolHandler> = {
   },
 
   async browser_open_tab(input) {
-    const url = checkUrl(input.url);
+    const url = assertUrlAllowed(input.url);
     let tab: chrome.tabs.Tab;
     try {
       tab = await chrome.tabs.create({ url, active: input.active !== false, windowId: input.windowId as number | undefined });
@@ -106,7 +104,7 @@ export const tabTools: Record<string, BrowserToolHandler> = {
 
   async browser_navigate_tab(input) {
     const tab = await getTab(input.tabId);
-    const url = checkUrl(input.url);
+    const url = assertUrlAllowed(input.url);
     const waitUntil = (input.waitUntil as string | undefined) ?? 'load';
     const timeoutMs = (input.timeoutMs as number | undefined) ?? 30_000;
     const done = waitUntil === 'none' ? null : navigationDone(tab.id!, waitUntil as 'load' | 'domcontentloaded', timeoutMs);
@@ -143,7 +141,7 @@ export const tabTools: Record<string, BrowserToolHandler> = {
 
   async browser_get_tab_info(input) {
     const t = await getTab(input.tabId);
-    return { value: { ...tabSummary(t), favIconUrl: t.favIconUrl ?? null, incognito: t.incognito, pinned: t.pinned, index: t.index } };
+    return { value: { ...tabSummary(t), favIconUrl: tabRefusal(t) ? null : (t.favIconUrl ?? null), incognito: t.incognito, pinned: t.pinned, index: t.index } };
   },
 };
 
@@ -158,7 +156,15 @@ async function historyStep(tabId: unknown, dir: 'back' | 'forward') {
   }
   await done;
   await waitForLoad(tab.id!);
-  return { value: tabSummary(await getTab(tab.id)) };
+  const now = await getTab(tab.id);
+  // History can hold a page tools may not use (the user opened it there): step back out of it.
+  const why = refusalReason(now.url || now.pendingUrl || '');
+  if (why) {
+    const undo = navigationDone(tab.id!, 'load', 30_000);
+    await (dir === 'back' ? chrome.tabs.goForward(tab.id!) : chrome.tabs.goBack(tab.id!)).then(() => undo).catch(() => undo.catch(() => {}));
+    throw tabRefusedError(tab.id!, `its ${dir === 'back' ? 'previous' : 'next'} page is not allowed (${why}); the tab was returned to where it was`);
+  }
+  return { value: tabSummary(now) };
 }
 
 export { waitForLoad };

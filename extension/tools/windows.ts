@@ -1,6 +1,7 @@
 /** The windows group of built-in tools. */
 import { ToolError } from '../shared/tool-error.ts';
 import { tabSummary } from './tabs.ts';
+import { assertUrlAllowed } from './url-policy.ts';
 import type { BrowserToolHandler } from './types.ts';
 
 function windowSummary(w: chrome.windows.Window) {
@@ -25,14 +26,7 @@ export const windowTools: Record<string, BrowserToolHandler> = {
   },
 
   async browser_create_window(input) {
-    let url: string | undefined;
-    if (input.url !== undefined) {
-      try {
-        url = new URL(String(input.url)).href;
-      } catch {
-        throw new ToolError('invalid_arguments', `Invalid url "${input.url}": expected an absolute URL such as https://example.com`, { category: 'validation' });
-      }
-    }
+    const url = input.url === undefined ? undefined : assertUrlAllowed(input.url);
     const state = input.state as 'normal' | 'minimized' | 'maximized' | 'fullscreen' | undefined;
     // Chrome refuses a size together with a non-normal state.
     const size = state && state !== 'normal' ? {} : { width: input.width as number | undefined, height: input.height as number | undefined };

@@ -71,6 +71,13 @@ export async function handleExtensionRequest(ctx: ServerContext, hub: ExtensionH
       });
       return afterConfigChange(ctx, hub);
     }
+    case 'config.setAllowFileUrls': {
+      const p = params as Params<'config.setAllowFileUrls'>;
+      await ctx.config.update((d) => {
+        d.allowFileUrls = p.allow;
+      });
+      return afterConfigChange(ctx, hub);
+    }
     case 'config.setPluginSettings': {
       const p = params as Params<'config.setPluginSettings'>;
       await ctx.plugins.setSettings(p.plugin, p.settings);

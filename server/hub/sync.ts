@@ -3,6 +3,7 @@
  * answer to config.getState. Permissions come from the current catalog snapshot, so the side
  * panel shows exactly what a call would use.
  */
+import { realpathSync } from 'node:fs';
 import type { ServerContext } from '../context.ts';
 import { toPluginInfo } from '../plugins/info.ts';
 import type { BrowserToolInfo, ConfigState, ServerParams } from '../protocol/methods.ts';
@@ -20,11 +21,22 @@ export function browserToolInfos(ctx: ServerContext): BrowserToolInfo[] {
   }));
 }
 
+/** The config dir as given and as the file system resolves it (a symlinked home or /tmp). */
+function protectedPaths(dir: string): string[] {
+  let real = dir;
+  try {
+    real = realpathSync(dir);
+  } catch {}
+  return real === dir ? [dir] : [dir, real];
+}
+
 export function buildSyncFull(ctx: ServerContext): ServerParams<'sync.full'> {
   return {
     plugins: ctx.plugins.list().map((p) => toPluginInfo(ctx, p)),
     browserTools: browserToolInfos(ctx),
     serverVersion: VERSION,
+    allowFileUrls: ctx.config.get().allowFileUrls === true,
+    protectedPaths: protectedPaths(ctx.configDir),
   };
 }
 
@@ -32,6 +44,7 @@ export function buildConfigState(ctx: ServerContext): ConfigState {
   return {
     serverVersion: VERSION,
     skipPermissions: skipPermissions(ctx),
+    allowFileUrls: ctx.config.get().allowFileUrls === true,
     plugins: ctx.plugins.list().map((p) => toPluginInfo(ctx, p)),
     failedPlugins: ctx.plugins.failed().map((f) => (f.name === undefined ? { path: f.path, error: f.error } : { path: f.path, error: f.error, name: f.name })),
     browserTools: browserToolInfos(ctx),

@@ -102,6 +102,8 @@ export type LogEntry = v.InferOutput<typeof LogEntry>;
 export const ConfigState = v.object({
   serverVersion: v.string(),
   skipPermissions: v.boolean(),
+  /** config.json allowFileUrls (the side panel's file:// toggle). */
+  allowFileUrls: v.optional(v.boolean()),
   plugins: v.array(PluginInfo),
   failedPlugins: v.array(FailedPlugin),
   browserTools: v.array(BrowserToolInfo),
@@ -119,7 +121,15 @@ export const ServerToExtension = {
   /** Full plugin list — on connection and after reload. */
   'sync.full': {
     kind: 'notification',
-    params: v.object({ plugins: v.array(PluginInfo), browserTools: v.array(BrowserToolInfo), serverVersion: v.string() }),
+    params: v.object({
+      plugins: v.array(PluginInfo),
+      browserTools: v.array(BrowserToolInfo),
+      serverVersion: v.string(),
+      /** config.json allowFileUrls: built-in tools may use file:// pages (extension/tools/url-policy.ts). */
+      allowFileUrls: v.optional(v.boolean()),
+      /** Folders file:// pages stay refused in even then (the config dir: auth.json, config.json). */
+      protectedPaths: v.optional(v.array(v.string())),
+    }),
   },
   /** One plugin changed (file watcher). */
   'plugin.update': { kind: 'notification', params: v.object({ plugin: PluginInfo }) },
@@ -198,6 +208,8 @@ export const ExtensionToServer = {
     result: Ok,
   },
   'config.setSkipPermissions': { kind: 'request', params: v.object({ skip: v.boolean() }), result: Ok },
+  /** Only the side panel sends this (the worker relays it from the real panel only); no tool can. */
+  'config.setAllowFileUrls': { kind: 'request', params: v.object({ allow: v.boolean() }), result: Ok },
   'config.setPluginSettings': {
     kind: 'request',
     params: v.object({ plugin: v.string(), settings: v.record(v.string(), v.unknown()) }),

@@ -21,6 +21,8 @@ export interface ConfigData {
   permissions: Record<string, PluginPermissions>;
   pluginSettings: Record<string, Record<string, unknown>>;
   skipPermissions?: boolean;
+  /** Built-in tools may use file:// pages (never the config dir). Set by the side panel or the CLI only. */
+  allowFileUrls?: boolean;
   [unknownKey: string]: unknown;
 }
 
@@ -67,6 +69,10 @@ export function normalizeConfig(raw: unknown): ConfigData {
   if ('skipPermissions' in src) {
     if (typeof src.skipPermissions === 'boolean') out.skipPermissions = src.skipPermissions;
     else delete out.skipPermissions;
+  }
+  if ('allowFileUrls' in src) {
+    if (typeof src.allowFileUrls === 'boolean') out.allowFileUrls = src.allowFileUrls;
+    else delete out.allowFileUrls;
   }
   return out;
 }

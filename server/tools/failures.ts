@@ -12,6 +12,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   invalid_arguments: 400,
   permission_off: 403,
   permission_denied: 403,
+  /** A built-in tool was pointed at a page tools may not use (extension/tools/url-policy.ts). */
+  page_not_allowed: 403,
   approval_timeout: 504,
   extension_not_connected: 503,
   extension_replaced: 503,

@@ -64,7 +64,10 @@ export interface BrowserHarness {
   waitForHealth(pred: (h: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
   /** Chrome's tab id of a page (matched by its exact URL through browser_list_tabs). */
   tabIdOf(page: Page): Promise<number>;
-  /** A page at chrome-extension://<id>/sidepanel.html. */
+  /**
+   * The real side panel (not sidepanel.html in a tab, which the extension refuses as a panel),
+   * opened in the window of a new tab; the same Page on later calls while it is open.
+   */
   openSidePanel(): Promise<Page>;
   /** Stop the server and start a new one on the same port and config dir. */
   restartServer(): Promise<void>;
@@ -114,6 +117,52 @@ function serveFixtures(routes?: BrowserHarnessOptions['routes']) {
       return new Response(readFileSync(path), { headers: { 'content-type': MIME[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' } });
     },
   });
+}
+
+/**
+ * Open the extension's side panel the way a user does, and return it as a Playwright Page.
+ *
+ * chrome.sidePanel.open needs a user gesture: a page of ours opened by the test calls it from
+ * page.evaluate, which Playwright runs as a user gesture. The panel is a page target that is not
+ * a tab, so Playwright's auto-attach (tabs only) never reports it; attaching it through
+ * Playwright's own browser session (Target.attachToTarget, flatten) makes Playwright create a Page
+ * for it like for any other page.
+ */
+export async function openRealSidePanel(context: BrowserContext, extensionId: string): Promise<Page> {
+  const panelUrl = `chrome-extension://${extensionId}/sidepanel.html`;
+  const browser = context.browser();
+  if (!browser) throw new Error('openSidePanel: the context has no browser to query targets with');
+  const cdp = await browser.newBrowserCDPSession();
+  type TargetInfo = { targetId: string; type: string; url: string; attached: boolean };
+  const panelTargets = async () => ((await cdp.send('Target.getTargets' as never)) as { targetInfos: TargetInfo[] }).targetInfos.filter((t) => t.type === 'page' && t.url === panelUrl);
+  // The opener is sidepanel.html in a tab: it shows a "use the toolbar icon" note and never connects.
+  const opener = await context.newPage();
+  try {
+    await opener.goto(panelUrl);
+    const tabTargets = new Set((await panelTargets()).map((t) => t.targetId));
+    const opened = await opener.evaluate(async () => {
+      const w = await chrome.windows.getCurrent();
+      await chrome.sidePanel.open({ windowId: w.id! });
+      return true;
+    });
+    if (!opened) throw new Error('chrome.sidePanel.open did not resolve');
+    const target = await waitUntil(async () => (await panelTargets()).find((t) => !tabTargets.has(t.targetId)), 'the side panel target', 15_000);
+    // Playwright's browser-level session: its Target.attachedToTarget handler creates the Page.
+    const impl = (context as unknown as { _connection?: { toImpl?: (x: unknown) => any } })._connection?.toImpl?.(context);
+    const rootSession = impl?._browser?._session;
+    if (!rootSession?.send) throw new Error('openSidePanel: this playwright-core version does not expose its browser session (see openRealSidePanel in test/harness/browser.ts)');
+    const pageEvent = context.waitForEvent('page', { predicate: (p) => p.url() === panelUrl && p !== opener, timeout: 15_000 });
+    await rootSession.send('Target.attachToTarget', { targetId: target.targetId, flatten: true });
+    const panel = await pageEvent;
+    await panel.waitForLoadState('domcontentloaded');
+    // A real side panel is no tab.
+    const inTab = await panel.evaluate(async () => (await chrome.tabs.getCurrent()) !== undefined);
+    if (inTab) throw new Error('openSidePanel: attached to a tab, not to the side panel');
+    return panel;
+  } finally {
+    await opener.close().catch(() => {});
+    await cdp.detach().catch(() => {});
+  }
 }
 
 export async function startBrowserHarness(opts: BrowserHarnessOptions = {}): Promise<BrowserHarness> {
@@ -202,6 +251,7 @@ export async function startBrowserHarness(opts: BrowserHarnessOptions = {}): Pro
       return { status: r.status, body };
     };
 
+    let sidePanel: Page | null = null;
     const h: BrowserHarness = {
       get srv() {
         return srv;
@@ -232,9 +282,9 @@ export async function startBrowserHarness(opts: BrowserHarnessOptions = {}): Pro
         return found.id;
       },
       async openSidePanel() {
-        const page = await context.newPage();
-        await page.goto(`chrome-extension://${extensionId}/sidepanel.html`);
-        return page;
+        if (sidePanel && !sidePanel.isClosed()) return sidePanel;
+        sidePanel = await openRealSidePanel(context, extensionId);
+        return sidePanel;
       },
       async stopServer() {
         if (srvStopped) return;

@@ -1,0 +1,176 @@
+/**
+ * Which pages the built-in tools may open, read or drive. One module, used by the dispatch path in
+ * background/main.ts for every built-in call (the tab's current URL and the `url` argument), by
+ * debugger.ts (attach) and by the script helpers (pinned to the checked document), so a new tool
+ * cannot forget it.
+ *
+ * Allowed: http(s), about:blank, and file:// only when the user turned it on (config.json
+ * `allowFileUrls`, changed by the side panel or `opentabs config set allowFileUrls true`; the
+ * server sends it with sync.full). Refused: every other scheme — extension pages (ours run with
+ * the extension's privileges and hold the panel and auth.json), browser pages (chrome://,
+ * chrome-untrusted://, devtools://, edge://, view-source: …), data:/blob:/filesystem: documents
+ * (content the agent chose, in an origin no site owns), the Chrome Web Store (installs
+ * extensions), and, even with file:// on, the OpenTabs config folder (auth.json, config.json).
+ */
+import { ToolError } from '../shared/tool-error.ts';
+
+interface PolicyState {
+  allowFileUrls: boolean;
+  /** Folders file:// may never reach (lower-case, '/'-separated, no trailing slash). */
+  protectedPaths: string[];
+}
+
+const state: PolicyState = { allowFileUrls: false, protectedPaths: [] };
+
+/** From sync.full: the user's file:// setting and the folders that stay refused. */
+export function setUrlPolicy(p: { allowFileUrls?: boolean; protectedPaths?: string[] }): void {
+  state.allowFileUrls = p.allowFileUrls === true;
+  state.protectedPaths = (p.protectedPaths ?? []).map(normalizePath).filter((x) => x !== '');
+}
+
+export function urlPolicy(): Readonly<PolicyState> {
+  return state;
+}
+
+/** Extension galleries: pages there install software into the browser. */
+const STORE_PAGES: { host: string; path: string }[] = [
+  { host: 'chromewebstore.google.com', path: '/' },
+  { host: 'chrome.google.com', path: '/webstore' },
+  { host: 'microsoftedge.microsoft.com', path: '/addons' },
+];
+
+/** '/'-separated, '.' and '..' resolved, lower-case (case-insensitive file systems), no trailing '/'. */
+function normalizePath(p: string): string {
+  let s = p.replace(/\\/g, '/');
+  if (/^\/[a-zA-Z]:/.test(s)) s = s.slice(1); // file:///C:/… → C:/…
+  const out: string[] = [];
+  for (const seg of s.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') out.pop();
+    else out.push(seg);
+  }
+  const joined = out.join('/').toLowerCase();
+  return /^[a-z]:/.test(joined) ? joined : `/${joined}`;
+}
+
+/** Why the URL is refused, or null when tools may use it. */
+export function refusalReason(raw: string): string | null {
+  if (raw === '') return 'the tab has no URL yet (still opening)';
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'it is not an absolute URL';
+  }
+  const scheme = u.protocol;
+  if (scheme === 'http:' || scheme === 'https:') {
+    const host = u.hostname.toLowerCase();
+    if (STORE_PAGES.some((s) => host === s.host && (u.pathname === s.path || u.pathname.startsWith(s.path.endsWith('/') ? s.path : `${s.path}/`)))) return 'it is an extension store page';
+    return null;
+  }
+  if (scheme === 'about:') return u.pathname === 'blank' ? null : `about:${u.pathname} is a browser page`;
+  if (scheme === 'file:') {
+    if (!state.allowFileUrls) return 'file:// pages are off (the user can allow them in the side panel or with `opentabs config set allowFileUrls true`)';
+    if (u.hostname !== '' && u.hostname !== 'localhost') return 'file:// URLs with a host (network shares) are not allowed';
+    let path: string;
+    try {
+      path = normalizePath(decodeURIComponent(u.pathname));
+    } catch {
+      return 'its path is not valid percent-encoding';
+    }
+    if (state.protectedPaths.some((p) => path === p || path.startsWith(`${p}/`))) return 'it is inside the OpenTabs config folder (holds the secret)';
+    return null;
+  }
+  if (scheme === 'chrome-extension:' || scheme === 'moz-extension:' || scheme === 'extension:') return 'it is an extension page';
+  if (scheme === 'data:' || scheme === 'blob:' || scheme === 'filesystem:') return `${scheme} documents are not allowed`;
+  if (scheme === 'javascript:') return 'javascript: URLs are not allowed';
+  return `${scheme} pages are browser pages`;
+}
+
+/** Scheme + host only: what list tools show of a refused tab's URL. */
+export function redactedUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.protocol === 'http:' || u.protocol === 'https:') return `${u.origin}/`;
+    return u.host ? `${u.protocol}//${u.host}/` : u.protocol;
+  } catch {
+    return '';
+  }
+}
+
+/** Throws invalid_arguments when a tool may not open `url`; returns the normalized href. */
+export function assertUrlAllowed(url: unknown, what = 'url'): string {
+  const s = String(url);
+  let href: string;
+  try {
+    href = new URL(s).href;
+  } catch {
+    throw new ToolError('invalid_arguments', `Invalid ${what} "${s}": expected an absolute URL such as https://example.com`, { category: 'validation' });
+  }
+  const why = refusalReason(href);
+  if (why) throw new ToolError('page_not_allowed', `Tools may not open ${JSON.stringify(shorten(s))}: ${why}. ${allowedText()}`, { category: 'auth' });
+  return href;
+}
+
+const allowedText = () => `Allowed: http(s) pages, about:blank${state.allowFileUrls ? ' and file:// outside the OpenTabs config folder' : ''}.`;
+
+const shorten = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
+
+/** The URL(s) a tab shows or is loading; a tab is usable only when both are allowed. */
+export function tabRefusal(tab: chrome.tabs.Tab): string | null {
+  const current = refusalReason(tab.url ?? '');
+  if (current) return current;
+  return tab.pendingUrl ? refusalReason(tab.pendingUrl) : null;
+}
+
+export function tabRefusedError(tabId: number, why: string): ToolError {
+  return new ToolError('page_not_allowed', `Tools may not use tab ${tabId}: ${why}. ${allowedText()}`, { category: 'auth' });
+}
+
+async function getTabOrFail(tabId: number): Promise<chrome.tabs.Tab> {
+  try {
+    return await chrome.tabs.get(tabId);
+  } catch {
+    throw new ToolError('tab_closed', `No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { category: 'not_found' });
+  }
+}
+
+/** Throws page_not_allowed unless the tab's current (and pending) URL is allowed right now. */
+export async function assertTabAllowed(tabId: number): Promise<chrome.tabs.Tab> {
+  const tab = await getTabOrFail(tabId);
+  const why = tabRefusal(tab);
+  if (why) throw tabRefusedError(tabId, why);
+  return tab;
+}
+
+/**
+ * The tab's top document, checked: scripts are injected into exactly this document
+ * (`documentIds`), so a navigation between the check and the injection cannot redirect them.
+ */
+export async function checkedScriptTarget(tabId: number): Promise<{ tabId: number; documentIds?: string[] }> {
+  await assertTabAllowed(tabId);
+  const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  if (!frame) return { tabId };
+  const why = refusalReason(frame.url);
+  if (why) throw tabRefusedError(tabId, why);
+  return frame.documentId ? { tabId, documentIds: [frame.documentId] } : { tabId };
+}
+
+/**
+ * Built-in tools that take a tabId but never touch the page's content: closing it, or navigating
+ * it to an allowed URL (the argument is checked), e.g. leaving the New Tab page.
+ */
+const TAB_TOOLS_WITHOUT_PAGE_ACCESS: ReadonlySet<string> = new Set(['browser_close_tab', 'browser_navigate_tab']);
+
+/**
+ * The check every built-in call goes through before its handler runs (background/main.ts):
+ * a `url` argument must be allowed, and so must the current page of any tab it names.
+ */
+export async function guardBuiltinCall(tool: string, input: Record<string, unknown>, dispatchTabId: number | undefined): Promise<void> {
+  if (input.url !== undefined && tool !== 'browser_get_cookies' && tool !== 'browser_set_cookie' && tool !== 'browser_delete_cookies') assertUrlAllowed(input.url);
+  const tabIds = new Set<number>();
+  if (typeof input.tabId === 'number') tabIds.add(input.tabId);
+  if (typeof dispatchTabId === 'number') tabIds.add(dispatchTabId);
+  if (TAB_TOOLS_WITHOUT_PAGE_ACCESS.has(tool)) return;
+  for (const id of tabIds) await assertTabAllowed(id);
+}
