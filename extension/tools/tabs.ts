@@ -2,6 +2,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { waitForLoad } from '../background/plugins.ts';
 import type { BrowserToolHandler } from './types.ts';
+import { withDebugger } from './debugger.ts';
 import { assertUrlAllowed, redactedUrl, refusalReason, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /**
@@ -147,6 +148,13 @@ export const tabTools: Record<string, BrowserToolHandler> = {
 
 async function historyStep(tabId: unknown, dir: 'back' | 'forward') {
   const tab = await getTab(tabId);
+  // History can hold a page tools may not use (the user opened it in this tab): look at the
+  // entry first and refuse without going there.
+  const history = await withDebugger(tab.id!, (send) => send<{ currentIndex: number; entries: { url: string }[] }>('Page.getNavigationHistory'));
+  const entry = history.entries[history.currentIndex + (dir === 'back' ? -1 : 1)];
+  if (!entry) throw new ToolError('not_available', `Tab ${tab.id} has no ${dir === 'back' ? 'previous' : 'next'} page in its history`, { category: 'validation' });
+  const why = refusalReason(entry.url);
+  if (why) throw tabRefusedError(tab.id!, `its ${dir === 'back' ? 'previous' : 'next'} page is not allowed (${why}); the tab stays where it is`);
   const done = navigationDone(tab.id!, 'load', 30_000);
   try {
     await (dir === 'back' ? chrome.tabs.goBack(tab.id!) : chrome.tabs.goForward(tab.id!));
@@ -156,15 +164,7 @@ async function historyStep(tabId: unknown, dir: 'back' | 'forward') {
   }
   await done;
   await waitForLoad(tab.id!);
-  const now = await getTab(tab.id);
-  // History can hold a page tools may not use (the user opened it there): step back out of it.
-  const why = refusalReason(now.url || now.pendingUrl || '');
-  if (why) {
-    const undo = navigationDone(tab.id!, 'load', 30_000);
-    await (dir === 'back' ? chrome.tabs.goForward(tab.id!) : chrome.tabs.goBack(tab.id!)).then(() => undo).catch(() => undo.catch(() => {}));
-    throw tabRefusedError(tab.id!, `its ${dir === 'back' ? 'previous' : 'next'} page is not allowed (${why}); the tab was returned to where it was`);
-  }
-  return { value: tabSummary(now) };
+  return { value: tabSummary(await getTab(tab.id)) };
 }
 
 export { waitForLoad };

@@ -12,6 +12,7 @@
  * (content the agent chose, in an origin no site owns), the Chrome Web Store (installs
  * extensions), and, even with file:// on, the OpenTabs config folder (auth.json, config.json).
  */
+import { TAB_URL_WAIT_MS } from '../../server/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 
 interface PolicyState {
@@ -118,7 +119,8 @@ const shorten = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
 
 /** The URL(s) a tab shows or is loading; a tab is usable only when both are allowed. */
 export function tabRefusal(tab: chrome.tabs.Tab): string | null {
-  const current = refusalReason(tab.url ?? '');
+  // A tab just created has no committed URL yet, only the one it is loading.
+  const current = tab.url || !tab.pendingUrl ? refusalReason(tab.url ?? '') : null;
   if (current) return current;
   return tab.pendingUrl ? refusalReason(tab.pendingUrl) : null;
 }
@@ -135,9 +137,19 @@ async function getTabOrFail(tabId: number): Promise<chrome.tabs.Tab> {
   }
 }
 
+/** A tab just opened may not know its URL yet (file:// has no pendingUrl): wait, bounded, for one. */
+async function tabWithUrl(tabId: number): Promise<chrome.tabs.Tab> {
+  const deadline = Date.now() + TAB_URL_WAIT_MS;
+  for (;;) {
+    const tab = await getTabOrFail(tabId);
+    if (tab.url || tab.pendingUrl || Date.now() >= deadline) return tab;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Throws page_not_allowed unless the tab's current (and pending) URL is allowed right now. */
 export async function assertTabAllowed(tabId: number): Promise<chrome.tabs.Tab> {
-  const tab = await getTabOrFail(tabId);
+  const tab = await tabWithUrl(tabId);
   const why = tabRefusal(tab);
   if (why) throw tabRefusedError(tabId, why);
   return tab;
