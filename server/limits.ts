@@ -61,6 +61,8 @@ export const CONSOLE_LOGS_DEFAULT_LIMIT = 200;
 export const CONSOLE_LOGS_MAX_LIMIT = 1000;
 /** One console entry's text is cut here (flagged truncated), so a full page of entries stays a few MB. */
 export const CONSOLE_ENTRY_MAX_CHARS = 4000;
+/** A tab that has no URL yet (just opened, not committed) is waited for this long before a tool is refused on it. */
+export const TAB_URL_WAIT_MS = 5_000;
 
 /** Limits a test may override. */
 export interface Limits {
