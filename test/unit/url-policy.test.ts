@@ -1,0 +1,81 @@
+/**
+ * extension/tools/url-policy.ts as a pure function: which URLs built-in tools may use, including
+ * the spellings that try to sneak a refused page past a string check.
+ */
+import { afterEach, describe, expect, test } from 'bun:test';
+import { redactedUrl, refusalReason, setUrlPolicy } from '../../extension/tools/url-policy.ts';
+
+afterEach(() => setUrlPolicy({}));
+
+describe('url policy', () => {
+  test('http(s) and about:blank are allowed', () => {
+    for (const u of ['http://127.0.0.1:8080/x?y#z', 'https://example.com/', 'about:blank', 'about:blank#top', 'HTTPS://EXAMPLE.COM']) expect(refusalReason(u)).toBeNull();
+  });
+
+  test('extension, browser, data/blob/filesystem and store pages are refused', () => {
+    const refused = [
+      'chrome-extension://abcdefghijklmnopabcdefghijklmnop/sidepanel.html',
+      'Chrome-Extension://abcdefghijklmnopabcdefghijklmnop/auth.json',
+      'chrome://settings',
+      'chrome-untrusted://terminal/',
+      'devtools://devtools/bundled/inspector.html',
+      'view-source:https://example.com/',
+      'about:settings',
+      'about:srcdoc',
+      'edge://settings',
+      'brave://settings',
+      'opera://settings',
+      'data:text/html,hi',
+      'blob:https://example.com/0c1d2e3f',
+      'filesystem:https://example.com/temporary/x',
+      'javascript:alert(1)',
+      'ws://127.0.0.1/',
+      'ftp://example.com/',
+      'https://chromewebstore.google.com/detail/x/y',
+      'https://chrome.google.com/webstore/detail/x',
+      'https://microsoftedge.microsoft.com/addons/detail/x',
+      '',
+      'not a url',
+    ];
+    for (const u of refused) expect(refusalReason(u)).not.toBeNull();
+    // Lookalikes of the store are ordinary sites.
+    expect(refusalReason('https://chrome.google.com/webstorefront')).toBeNull();
+    expect(refusalReason('https://chromewebstore.google.com.example.com/')).toBeNull();
+  });
+
+  test('file:// is refused until allowed, and the config folder always', () => {
+    expect(refusalReason('file:///home/u/notes.html')).toMatch(/allowFileUrls/);
+    setUrlPolicy({ allowFileUrls: true, protectedPaths: ['/home/u/.opentabs'] });
+    expect(refusalReason('file:///home/u/notes.html')).toBeNull();
+    expect(refusalReason('file://localhost/home/u/notes.html')).toBeNull();
+    expect(refusalReason('file:///home/u/.opentabs-other/x')).toBeNull();
+    for (const u of [
+      'file:///home/u/.opentabs',
+      'file:///home/u/.opentabs/',
+      'file:///home/u/.opentabs/extension/auth.json',
+      'file:///home/u/x/../.opentabs/extension/auth.json',
+      'file:///home/u/%2Eopentabs/extension/auth.json',
+      'file:///home/u/.opentabs%2Fextension%2Fauth.json',
+      'file:///home/u/.opentabs/extension/%2e%2e/extension/auth.json',
+      'file:///HOME/U/.OPENTABS/extension/auth.json',
+      'file://localhost/home/u/.opentabs/config.json',
+      'file://fileserver/share/x',
+    ]) {
+      expect(refusalReason(u)).not.toBeNull();
+    }
+  });
+
+  test('Windows config folders are matched whatever the slashes and case', () => {
+    setUrlPolicy({ allowFileUrls: true, protectedPaths: ['C:\\Users\\U\\.opentabs'] });
+    expect(refusalReason('file:///C:/Users/U/.opentabs/extension/auth.json')).not.toBeNull();
+    expect(refusalReason('file:///c:/users/u/.OpenTabs/extension/auth.json')).not.toBeNull();
+    expect(refusalReason('file:///C:/Users/U/Documents/a.html')).toBeNull();
+  });
+
+  test('refused tabs are listed with scheme and host only', () => {
+    expect(redactedUrl('chrome-extension://abc/auth.json?x=1')).toBe('chrome-extension://abc/');
+    expect(redactedUrl('file:///home/u/.opentabs/extension/auth.json')).toBe('file:');
+    expect(redactedUrl('data:text/html,secret')).toBe('data:');
+    expect(redactedUrl('https://chromewebstore.google.com/detail/x')).toBe('https://chromewebstore.google.com/');
+  });
+});
