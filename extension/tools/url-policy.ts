@@ -108,6 +108,8 @@ export function assertUrlAllowed(url: unknown, what = 'url'): string {
   } catch {
     throw new ToolError('invalid_arguments', `Invalid ${what} "${s}": expected an absolute URL such as https://example.com`, { category: 'validation' });
   }
+  // Not a page at all: code to run in whatever the tab shows.
+  if (href.toLowerCase().startsWith('javascript:')) throw new ToolError('invalid_arguments', `Invalid ${what} "${shorten(s)}": javascript: URLs are not allowed`, { category: 'validation' });
   const why = refusalReason(href);
   if (why) throw new ToolError('page_not_allowed', `Tools may not open ${JSON.stringify(shorten(s))}: ${why}. ${allowedText()}`, { category: 'auth' });
   return href;

@@ -78,7 +78,6 @@ describe('the agent cannot open privileged pages', () => {
       'data:text/html,<script>alert(1)</script>',
       'blob:http://127.0.0.1/0c1d2e3f-aaaa-bbbb-cccc-000000000000',
       'filesystem:http://127.0.0.1/temporary/x.html',
-      'javascript:alert(1)',
       'https://chromewebstore.google.com/detail/x/abcdefghijklmnopabcdefghijklmnop',
       'https://chrome.google.com/webstore/detail/x',
       `file://${join(h.configDir, 'extension', 'auth.json')}`,
@@ -87,6 +86,9 @@ describe('the agent cannot open privileged pages', () => {
       expectRefused(await call('browser_open_tab', { url }), `open ${url}`);
       expectRefused(await call('browser_create_window', { url }), `window ${url}`);
     }
+    const js = await call('browser_open_tab', { url: 'javascript:alert(1)' });
+    expect(js.status).toBe(400);
+    expect(js.body.error.message).toContain('javascript:');
     // Nothing was opened.
     const worker = await h.serviceWorker();
     const urls = await worker.evaluate(async () => (await chrome.tabs.query({})).map((t) => t.url || t.pendingUrl || ''));
