@@ -8,7 +8,7 @@ import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type PendingConfi
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { TOOL_HANDLERS } from '../tools/index.ts';
-import { guardBuiltinCall, setUrlPolicy } from '../tools/url-policy.ts';
+import { guardBuiltinCall, insideProtectedFolder, setUrlPolicy } from '../tools/url-policy.ts';
 import { Connection } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
 
@@ -218,6 +218,8 @@ chrome.webNavigation.onCommitted.addListener((d) => {
 });
 chrome.tabs.onUpdated.addListener((tabId, info, tab) => {
   if (info.status === 'complete') {
+    // No adapter ever runs in the config folder (auth.json), whatever a plugin's patterns say.
+    if (tab.url && insideProtectedFolder(tab.url)) return void plugins.reportChanges();
     void plugins.injectTab(tabId, tab.url).then(() => plugins.reportChanges());
   } else if (info.url !== undefined || info.title !== undefined || info.status !== undefined) {
     void plugins.reportChanges();

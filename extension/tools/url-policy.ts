@@ -73,19 +73,34 @@ export function refusalReason(raw: string): string | null {
   if (scheme === 'file:') {
     if (!state.allowFileUrls) return 'file:// pages are off (the user can allow them in the side panel or with `opentabs config set allowFileUrls true`)';
     if (u.hostname !== '' && u.hostname !== 'localhost') return 'file:// URLs with a host (network shares) are not allowed';
-    let path: string;
-    try {
-      path = normalizePath(decodeURIComponent(u.pathname));
-    } catch {
-      return 'its path is not valid percent-encoding';
-    }
-    if (state.protectedPaths.some((p) => path === p || path.startsWith(`${p}/`))) return 'it is inside the OpenTabs config folder (holds the secret)';
+    if (insideProtectedFolder(u.href)) return 'it is inside the OpenTabs config folder (holds the secret)';
     return null;
   }
   if (scheme === 'chrome-extension:' || scheme === 'moz-extension:' || scheme === 'extension:') return 'it is an extension page';
   if (scheme === 'data:' || scheme === 'blob:' || scheme === 'filesystem:') return `${scheme} documents are not allowed`;
   if (scheme === 'javascript:') return 'javascript: URLs are not allowed';
   return `${scheme} pages are browser pages`;
+}
+
+/**
+ * For plugin injection (background/plugins.ts): a file:// URL inside the OpenTabs config folder,
+ * which no adapter may run in whatever its match patterns say (auth.json holds the secret).
+ */
+export function insideProtectedFolder(raw: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'file:') return false;
+  let path: string;
+  try {
+    path = normalizePath(decodeURIComponent(u.pathname));
+  } catch {
+    return true;
+  }
+  return state.protectedPaths.some((p) => path === p || path.startsWith(`${p}/`));
 }
 
 /** Scheme + host only: what list tools show of a refused tab's URL. */

@@ -3,7 +3,7 @@
  * the spellings that try to sneak a refused page past a string check.
  */
 import { afterEach, describe, expect, test } from 'bun:test';
-import { redactedUrl, refusalReason, setUrlPolicy } from '../../extension/tools/url-policy.ts';
+import { insideProtectedFolder, redactedUrl, refusalReason, setUrlPolicy } from '../../extension/tools/url-policy.ts';
 
 afterEach(() => setUrlPolicy({}));
 
@@ -63,6 +63,14 @@ describe('url policy', () => {
     ]) {
       expect(refusalReason(u)).not.toBeNull();
     }
+  });
+
+  test('insideProtectedFolder (plugin injection) ignores allowFileUrls', () => {
+    setUrlPolicy({ allowFileUrls: false, protectedPaths: ['/home/u/.opentabs'] });
+    expect(insideProtectedFolder('file:///home/u/.opentabs/extension/auth.json')).toBe(true);
+    expect(insideProtectedFolder('file:///home/u/%2Eopentabs/extension/auth.json')).toBe(true);
+    expect(insideProtectedFolder('file:///home/u/notes.html')).toBe(false);
+    expect(insideProtectedFolder('https://example.com/home/u/.opentabs/')).toBe(false);
   });
 
   test('Windows config folders are matched whatever the slashes and case', () => {
