@@ -1,5 +1,5 @@
 /**
- * The side panel, opened as a normal tab (chrome-extension://<id>/sidepanel.html): it shows the
+ * The real side panel (h.openSidePanel(); sidepanel.html in a tab is refused as a panel): it shows the
  * connection, plugins with their tab state, failed plugins and tools; a permission changed there
  * is enforced by the server; pending approvals can be allowed, denied or always allowed (with a
  * badge on the action icon while any wait). Saves test-artifacts/sidepanel.png.
