@@ -4,6 +4,7 @@
  * away mid-call. Chrome listeners are added on first use (tests import this module without Chrome).
  */
 import { ToolError } from '../shared/tool-error.ts';
+import { onSessionEnded } from './debugger.ts';
 import { getTab } from './tabs.ts';
 
 type EventListener = (method: string, params: unknown) => void;
@@ -20,9 +21,9 @@ function install(): void {
     if (source.tabId === undefined) return;
     for (const l of eventListeners.get(source.tabId) ?? []) l(method, params);
   });
-  chrome.debugger.onDetach.addListener((source, reason) => {
-    if (source.tabId === undefined) return;
-    for (const l of [...(detachListeners.get(source.tabId) ?? [])]) l(String(reason));
+  // Covers Chrome's and the user's detaches and debugger.ts cutting a session (refused page).
+  onSessionEnded((tabId, reason) => {
+    for (const l of [...(detachListeners.get(tabId) ?? [])]) l(reason);
   });
   chrome.tabs.onRemoved.addListener((tabId) => {
     for (const l of [...(detachListeners.get(tabId) ?? [])]) l('target_closed');

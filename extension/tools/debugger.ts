@@ -14,20 +14,43 @@ const sessions = new Map<number, { count: number; ready: Promise<void> }>();
 
 export type CdpSend = <T = unknown>(method: string, params?: Record<string, unknown>) => Promise<T>;
 
+type EndedListener = (tabId: number, reason: string) => void;
+const endedListeners = new Set<EndedListener>();
+
+/**
+ * Called when a tab's session ends without its callers releasing it: Chrome or the user detached
+ * it, or it was cut here because the tab went to a refused page (chrome.debugger.onDetach does
+ * not fire for a detach the extension makes itself, so this is the one place to learn of both).
+ */
+export function onSessionEnded(l: EndedListener): () => void {
+  endedListeners.add(l);
+  return () => endedListeners.delete(l);
+}
+
+function ended(tabId: number, reason: string): void {
+  sessions.delete(tabId);
+  for (const l of [...endedListeners]) l(tabId, reason);
+}
+
+async function cut(tabId: number): Promise<void> {
+  if (!sessions.has(tabId)) return;
+  await chrome.debugger.detach({ tabId }).catch(() => {});
+  ended(tabId, 'refused_page');
+}
+
 let watching = false;
 function watchNavigations(): void {
   if (watching) return;
   watching = true;
   chrome.tabs.onUpdated.addListener((tabId, info) => {
-    if (!sessions.has(tabId) || info.url === undefined) return;
-    if (refusalReason(info.url)) void chrome.debugger.detach({ tabId }).catch(() => {});
-  });
-  // Detached by Chrome, the user or the listeners here: the next call attaches afresh.
-  chrome.debugger.onDetach.addListener((source) => {
-    if (source.tabId !== undefined) sessions.delete(source.tabId);
+    if (info.url !== undefined && sessions.has(tabId) && refusalReason(info.url)) void cut(tabId);
   });
   chrome.webNavigation.onBeforeNavigate.addListener((d) => {
-    if (d.frameId === 0 && sessions.has(d.tabId) && refusalReason(d.url)) void chrome.debugger.detach({ tabId: d.tabId }).catch(() => {});
+    if (d.frameId === 0 && sessions.has(d.tabId) && refusalReason(d.url)) void cut(d.tabId);
+  });
+  // Detached by Chrome or the user: the next call attaches afresh.
+  chrome.debugger.onDetach.addListener((source, reason) => {
+    if (source.tabId !== undefined && sessions.has(source.tabId)) ended(source.tabId, String(reason));
   });
 }
 

@@ -219,6 +219,28 @@ describe('a tab already showing a privileged page', () => {
   });
 });
 
+describe('a debugger session does not follow the tab into a refused page', () => {
+  test('network capture ends when the tab goes to an extension page', async () => {
+    const page = await h.context.newPage();
+    try {
+      await page.goto(h.fixtureUrl('/pages/index.html'));
+      const tabId = await h.tabIdOf(page);
+      expect((await call('browser_enable_network_capture', { tabId })).status).toBe(200);
+      await page.goto(`chrome-extension://${h.extensionId}/sidepanel.html`);
+      expectRefused(await call('browser_get_network_requests', { tabId }), 'read the capture on the extension page');
+      await page.goto(h.fixtureUrl('/pages/index.html'));
+      // Back on an allowed page: the capture is gone, nothing recorded on the extension page is kept.
+      const after = await waitUntil(async () => {
+        const r = await call('browser_get_network_requests', { tabId });
+        return r.status !== 403 ? r : null;
+      }, 'the tab allowed again');
+      expect(after.body.error?.message ?? '').toContain('capture is off');
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe('sidepanel.html in a tab is not the side panel', () => {
   test('it cannot approve a pending call or change a permission; the real side panel can approve', async () => {
     const before = configText();
