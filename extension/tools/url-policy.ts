@@ -177,12 +177,14 @@ export async function assertTabAllowed(tabId: number): Promise<chrome.tabs.Tab> 
  * (`documentIds`), so a navigation between the check and the injection cannot redirect them.
  */
 export async function checkedScriptTarget(tabId: number): Promise<{ tabId: number; documentIds?: string[] }> {
-  await assertTabAllowed(tabId);
   const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
-  if (!frame) return { tabId };
+  if (!frame?.documentId) {
+    await assertTabAllowed(tabId);
+    return { tabId };
+  }
   const why = refusalReason(frame.url);
   if (why) throw tabRefusedError(tabId, why);
-  return frame.documentId ? { tabId, documentIds: [frame.documentId] } : { tabId };
+  return { tabId, documentIds: [frame.documentId] };
 }
 
 /**
