@@ -38,6 +38,25 @@ export const MCP_SESSION_SWEEP_INTERVAL_MS = 60_000;
 /** Plugins. */
 export const MAX_ADAPTER_BYTES = 5 * 1024 * 1024;
 export const PLUGIN_LOG_BUFFER_SIZE = 1000;
+/**
+ * What a web page may send through the plugin bridge (page-channel.ts sanitizePageMessage, applied
+ * in the tab bridge and again in the service worker). Everything a page sends ends up in a frame to
+ * the server, which closes the extension's socket above WS_MAX_PAYLOAD_BYTES; these caps keep any
+ * page content well below it. A result above PLUGIN_RESULT_MAX_BYTES (its JSON, UTF-8) becomes a
+ * `result_too_large` tool error; longer log, progress and error texts are cut with a mark.
+ */
+export const PLUGIN_RESULT_MAX_BYTES = 8 * 1024 * 1024;
+export const PLUGIN_LOG_MESSAGE_MAX_CHARS = 16 * 1024;
+/** A log line's `data`, as JSON; bigger data is replaced by its cut JSON text with a mark. */
+export const PLUGIN_LOG_DATA_MAX_CHARS = 64 * 1024;
+export const PLUGIN_PROGRESS_MESSAGE_MAX_CHARS = 2_000;
+export const PLUGIN_ERROR_MESSAGE_MAX_CHARS = 8_000;
+/** Plugin names, call ids, adapter hashes and error codes a page sends (longer: the message is dropped). */
+export const PAGE_MESSAGE_ID_MAX_CHARS = 200;
+/** One plugin.log frame from the extension: batches are split by size below this. */
+export const PLUGIN_LOG_BATCH_MAX_BYTES = 1024 * 1024;
+/** Random bytes in a tool.dispatch id (hex), so a page cannot guess another call's id. */
+export const DISPATCH_ID_RANDOM_BYTES = 16;
 /** Dev-mode watcher poll interval (mtime polling backs up fs.watch). */
 export const WATCH_POLL_INTERVAL_MS = 500;
 

@@ -2,23 +2,54 @@
  * Plugins in the browser: which tabs match which plugin, adapter injection (ISOLATED bridge, then
  * the MAIN-world adapter file the server wrote into adapters/), tab state reports, and plugin tool
  * calls over the per-tab Port (one message in, one out — server/protocol/page-channel.ts).
+ *
+ * A tab can change documents at any moment (the page itself can navigate it), so nothing is sent
+ * into a tab on the strength of an earlier look at it: right before each injection and each call,
+ * the tab's top document is read (webNavigation.getFrame: URL + documentId) and its URL checked
+ * against the plugin's patterns; scripts are injected into exactly that document (`documentIds`)
+ * and calls go only over a Port opened by that document. Everything a page sends back is capped
+ * (sanitizePageMessage) and attributed to that Port: results, progress and logs count only for
+ * calls sent over it, for its plugin.
  */
-import { ADAPTER_REGISTRY_KEY, TAB_PORT_NAME, type PageToBridge, type PortToBridge } from '../../server/protocol/page-channel.ts';
+import { ADAPTER_REGISTRY_KEY, TAB_PORT_NAME, sanitizePageMessage, utf8Bytes, type PortToBridge } from '../../server/protocol/page-channel.ts';
 import type { DispatchResult, LogEntry, PluginInfo, TabInfo, TabState } from '../../server/protocol/methods.ts';
 import { urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
+import { PLUGIN_LOG_BATCH_MAX_BYTES } from '../../server/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
+import { insideProtectedFolder } from '../tools/url-policy.ts';
 import type { Connection } from './connection.ts';
 
 const PORT_WAIT_MS = 3_000;
 const LOG_FLUSH_MS = 100;
 const LOG_BATCH_MAX = 100;
+/**
+ * Finished calls each tab Port remembers (id → plugin), so log lines an adapter sends right after
+ * its result still count as that call's; any other id from that page is refused.
+ */
+const RECENT_CALLS_PER_PORT = 64;
+
+/** A tab's bridge Port and the document that opened it (checked against the plugins on connect). */
+interface TabPort {
+  port: chrome.runtime.Port;
+  documentId: string;
+  url: string;
+  recent: Map<string, string>;
+}
 
 interface PendingCall {
   tabId: number;
   plugin: string;
+  /** The Port the call went out on: only it may answer, report progress or log for the call. */
+  via: TabPort;
   resolve: (r: DispatchResult) => void;
   reject: (e: Error) => void;
+}
+
+/** A tab's top document as webNavigation reports it now. */
+interface CheckedDocument {
+  documentId: string;
+  url: string;
 }
 
 /** What the MAIN-world check returns. */
@@ -47,16 +78,17 @@ function disposeAdapterInPage(key: string, plugin: string): void {
 
 export class PluginRuntime {
   readonly plugins = new Map<string, PluginInfo>();
-  /** tabId → plugin → adapter status seen last (cleared on navigation). */
-  private adapters = new Map<number, Map<string, AdapterStatus>>();
+  /** tabId → the document the statuses were seen in, plugin → adapter status (cleared on navigation). */
+  private adapters = new Map<number, { documentId: string; status: Map<string, AdapterStatus> }>();
   private injecting = new Map<string, Promise<AdapterStatus>>();
-  private ports = new Map<number, chrome.runtime.Port>();
-  /** URL of the document that opened each tab's port (who may log for which plugin). */
-  private portUrls = new Map<number, string>();
-  private portWaiters = new Map<number, Array<() => void>>();
+  private ports = new Map<number, TabPort>();
+  /** Resolvers waiting for a tab's Port; each returns true once it is satisfied. */
+  private portWaiters = new Map<number, Set<() => boolean>>();
   private calls = new Map<string, PendingCall>();
   private lastReported = new Map<string, string>();
   private logs: LogEntry[] = [];
+  /** UTF-8 bytes of `logs` as JSON, so one plugin.log frame stays below PLUGIN_LOG_BATCH_MAX_BYTES. */
+  private logBytes = 0;
   private logTimer: ReturnType<typeof setTimeout> | null = null;
   private changeListeners = new Set<() => void>();
 
@@ -83,7 +115,7 @@ export class PluginRuntime {
   update(p: PluginInfo): void {
     this.rankCache.clear();
     this.plugins.set(p.name, p);
-    for (const m of this.adapters.values()) m.delete(p.name);
+    for (const a of this.adapters.values()) a.status.delete(p.name);
     void chrome.storage.session.set({ plugins: [...this.plugins.values()] }).catch(() => {});
     void this.injectEverywhere([p.name]);
   }
@@ -105,7 +137,7 @@ export class PluginRuntime {
     this.rankCache.clear();
     this.plugins.delete(name);
     this.lastReported.delete(name);
-    for (const m of this.adapters.values()) m.delete(name);
+    for (const a of this.adapters.values()) a.status.delete(name);
     this.changed();
   }
 
@@ -118,7 +150,19 @@ export class PluginRuntime {
   // ------------------------------------------------------------------ tabs
 
   pluginsForUrl(url: string | undefined): PluginInfo[] {
-    return [...this.plugins.values()].filter((p) => urlMatchesPlugin(url, p));
+    return [...this.plugins.values()].filter((p) => allowedFor(url, p));
+  }
+
+  /**
+   * The tab's top document now, if its URL is one of the plugin's pages; else a clear error
+   * (`explicit`: the caller named the tab). Read right before every injection and every call.
+   */
+  private async checkedDocument(tabId: number, plugin: PluginInfo, explicit: boolean): Promise<CheckedDocument> {
+    const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+    if (!frame) throw new ToolError('tab_closed', `Tab ${tabId} has no page any more (closed?); use plugin_list_tabs to find open tabs`, { category: 'not_found', retryable: true });
+    if (!frame.documentId) throw new ToolError('adapter_not_ready', `Tab ${tabId} has no document yet; retry when it has loaded`, { category: 'internal', retryable: true });
+    if (!allowedFor(frame.url, plugin)) throw leftPluginError(tabId, frame.url, plugin, explicit);
+    return { documentId: frame.documentId, url: frame.url };
   }
 
   /**
@@ -145,17 +189,23 @@ export class PluginRuntime {
     const fw = focused?.id;
     const rank = (t: chrome.tabs.Tab) => (t.active && t.windowId === fw ? 0 : t.active ? 1 : t.windowId === fw ? 2 : 3);
     return tabs
-      .filter((t) => t.id !== undefined && urlMatchesPlugin(t.url, plugin))
+      .filter((t) => t.id !== undefined && allowedFor(t.url, plugin))
       .sort((a, b) => rank(a) - rank(b) || (b.lastAccessed ?? 0) - (a.lastAccessed ?? 0));
   }
 
   adapterStatus(tabId: number, plugin: string): AdapterStatus | undefined {
-    return this.adapters.get(tabId)?.get(plugin);
+    return this.adapters.get(tabId)?.status.get(plugin);
+  }
+
+  private setAdapterStatus(tabId: number, documentId: string, plugin: string, status: AdapterStatus): void {
+    let a = this.adapters.get(tabId);
+    if (!a || a.documentId !== documentId) this.adapters.set(tabId, (a = { documentId, status: new Map() }));
+    a.status.set(plugin, status);
   }
 
   /** Tab snapshot of one plugin, as tab.syncAll / tab.stateChanged carry it. */
   async snapshot(plugin: PluginInfo, all?: chrome.tabs.Tab[]): Promise<{ state: TabState; tabs: TabInfo[] }> {
-    const tabs = (all ?? (await chrome.tabs.query({}))).filter((t) => t.id !== undefined && urlMatchesPlugin(t.url, plugin));
+    const tabs = (all ?? (await chrome.tabs.query({}))).filter((t) => t.id !== undefined && allowedFor(t.url, plugin));
     const infos = tabs.map((t) => ({ tabId: t.id!, url: t.url ?? '', title: t.title ?? '', ready: this.adapterStatus(t.id!, plugin.name) === 'ready' }));
     const state: TabState = infos.length === 0 ? 'closed' : infos.some((t) => t.ready) ? 'ready' : 'unavailable';
     return { state, tabs: infos };
@@ -198,6 +248,7 @@ export class PluginRuntime {
   tabRemoved(tabId: number): void {
     this.adapters.delete(tabId);
     this.ports.delete(tabId);
+    this.portWaiters.delete(tabId);
     this.failCallsOn(tabId, 'The tab was closed while the tool was running');
   }
 
@@ -216,12 +267,19 @@ export class PluginRuntime {
     await this.reportChanges();
   }
 
-  /** Inject the adapters of every plugin matching this tab's URL. */
+  /**
+   * Inject the adapters of every plugin matching this tab's page. `url` is what the caller saw
+   * (skips tabs no plugin wants without a lookup); the document's own URL, read now, decides.
+   */
   async injectTab(tabId: number, url: string | undefined, only?: string[]): Promise<void> {
-    const targets = this.pluginsForUrl(url).filter((p) => !only || only.includes(p.name));
+    if (this.pluginsForUrl(url).length === 0) return;
+    const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+    if (!frame?.documentId) return;
+    const documentId = frame.documentId;
+    const targets = this.pluginsForUrl(frame.url).filter((p) => !only || only.includes(p.name));
     await Promise.all(
       targets.map((p) =>
-        this.ensureAdapter(tabId, p).catch((err) => {
+        this.ensureAdapter(tabId, p, documentId).catch((err) => {
           extLog('warning', `Injecting ${p.name} into tab ${tabId} failed: ${(err as Error).message}`);
           return 'missing';
         }),
@@ -231,46 +289,96 @@ export class PluginRuntime {
 
   // ------------------------------------------------------------------ per-tab port
 
+  /**
+   * A bridge Port. Only the bridge we inject opens one, and only into a document that matched; a
+   * Port is still refused unless it comes from a tab's top frame whose URL (at connect time) is a
+   * page of some plugin, and it is tied to that document for its whole life.
+   */
   attachPort(port: chrome.runtime.Port): void {
-    const tabId = port.sender?.tab?.id;
-    if (port.name !== TAB_PORT_NAME || tabId === undefined || port.sender?.frameId !== 0) {
+    const sender = port.sender;
+    const tabId = sender?.tab?.id;
+    const documentId = sender?.documentId;
+    const url = sender?.url ?? '';
+    if (port.name !== TAB_PORT_NAME || tabId === undefined || sender?.frameId !== 0 || !documentId || this.pluginsForUrl(url).length === 0) {
       port.disconnect();
       return;
     }
-    this.ports.set(tabId, port);
-    this.portUrls.set(tabId, port.sender?.tab?.url ?? port.sender?.url ?? '');
-    for (const w of this.portWaiters.get(tabId) ?? []) w();
-    this.portWaiters.delete(tabId);
-    port.onMessage.addListener((msg: PageToBridge) => this.onPageMessage(tabId, msg));
+    const tp: TabPort = { port, documentId, url, recent: new Map() };
+    const old = this.ports.get(tabId);
+    this.ports.set(tabId, tp);
+    if (old && old.documentId !== documentId) {
+      // Another document took over the tab: calls sent to the old one cannot finish.
+      try {
+        old.port.disconnect();
+      } catch {}
+      this.failCallsVia(old, 'The tab navigated away while the tool was running');
+    }
+    const waiters = this.portWaiters.get(tabId);
+    if (waiters) for (const w of [...waiters]) if (w()) waiters.delete(w);
+    port.onMessage.addListener((msg: unknown) => this.onPageMessage(tabId, tp, msg));
     port.onDisconnect.addListener(() => {
-      if (this.ports.get(tabId) !== port) return;
+      this.failCallsVia(tp, 'The tab was closed or navigated away while the tool was running');
+      if (this.ports.get(tabId) !== tp) return;
       this.ports.delete(tabId);
-      this.adapters.delete(tabId);
-      this.failCallsOn(tabId, 'The tab was closed or navigated away while the tool was running');
+      if (this.adapters.get(tabId)?.documentId === documentId) this.adapters.delete(tabId);
       void this.reportChanges();
     });
   }
 
-  private waitForPort(tabId: number): Promise<chrome.runtime.Port> {
+  private failCallsVia(tp: TabPort, message: string): void {
+    for (const [id, c] of this.calls) {
+      if (c.via !== tp) continue;
+      this.calls.delete(id);
+      c.reject(new ToolError('tab_closed', `${message}; open the app again and retry`, { category: 'not_found', retryable: true }));
+    }
+  }
+
+  /** The Port opened by this document of the tab (waits for the bridge to connect). */
+  private waitForPort(tabId: number, documentId: string): Promise<TabPort> {
     const have = this.ports.get(tabId);
-    if (have) return Promise.resolve(have);
+    if (have?.documentId === documentId) return Promise.resolve(have);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new ToolError('adapter_not_ready', `The page bridge in tab ${tabId} did not connect`, { category: 'internal', retryable: true })), PORT_WAIT_MS);
-      const list = this.portWaiters.get(tabId) ?? [];
-      list.push(() => {
+      const waiters = this.portWaiters.get(tabId) ?? new Set<() => boolean>();
+      this.portWaiters.set(tabId, waiters);
+      const waiter = (): boolean => {
+        const tp = this.ports.get(tabId);
+        if (tp?.documentId !== documentId) return false;
         clearTimeout(timer);
-        resolve(this.ports.get(tabId)!);
-      });
-      this.portWaiters.set(tabId, list);
+        resolve(tp);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(new ToolError('adapter_not_ready', `The page bridge in tab ${tabId} did not connect`, { category: 'internal', retryable: true }));
+      }, PORT_WAIT_MS);
+      waiters.add(waiter);
     });
   }
 
-  private onPageMessage(tabId: number, msg: PageToBridge): void {
+  /** A call this Port may speak for: sent over it, for `plugin`. */
+  private callVia(tp: TabPort, id: string, plugin: string): PendingCall | undefined {
+    const c = this.calls.get(id);
+    return c && c.via === tp && c.plugin === plugin ? c : undefined;
+  }
+
+  private rememberFinished(tp: TabPort, id: string, plugin: string): void {
+    if (tp.recent.size >= RECENT_CALLS_PER_PORT) {
+      const oldest = tp.recent.keys().next().value;
+      if (oldest !== undefined) tp.recent.delete(oldest);
+    }
+    tp.recent.set(id, plugin);
+  }
+
+  private onPageMessage(tabId: number, tp: TabPort, raw: unknown): void {
+    if (this.ports.get(tabId) !== tp) return; // a Port another document replaced
+    const msg = sanitizePageMessage(raw);
+    if (!msg) return;
     switch (msg.type) {
       case 'result': {
-        const c = this.calls.get(msg.id);
-        if (!c || c.tabId !== tabId) return;
+        const c = this.callVia(tp, msg.id, msg.plugin);
+        if (!c) return;
         this.calls.delete(msg.id);
+        this.rememberFinished(tp, msg.id, c.plugin);
         // This call's buffered log lines go out before its result, so the server can still
         // deliver them on the call's own MCP stream (batching is for lines outside calls).
         if (this.logs.some((l) => l.dispatchId === msg.id)) this.flushLogs();
@@ -282,25 +390,38 @@ export class PluginRuntime {
         return;
       }
       case 'progress': {
-        // Only the tab running the call may report on it.
-        const c = this.calls.get(msg.id);
-        if (!c || c.tabId !== tabId) return;
+        // Only the document running the call may report on it.
+        if (!this.callVia(tp, msg.id, msg.plugin)) return;
         this.conn.notify('tool.progress', { dispatchId: msg.id, progress: msg.progress, total: msg.total, message: msg.message });
         return;
       }
-      case 'log':
-        // A page can only log for plugins injected into it (no forged lines for other plugins).
-        if (!this.adapters.get(tabId)?.has(msg.plugin) && !urlMatchesPlugin(this.portUrls.get(tabId), this.plugins.get(msg.plugin) ?? { urlPatterns: [], excludePatterns: [] })) return;
-        this.logs.push({ plugin: msg.plugin, level: msg.level, message: String(msg.message), data: msg.data, ts: msg.ts, dispatchId: msg.id });
-        if (this.logs.length >= LOG_BATCH_MAX) this.flushLogs();
-        else this.logTimer ??= setTimeout(() => this.flushLogs(), LOG_FLUSH_MS);
+      case 'log': {
+        // A page logs only for plugins whose pattern its URL matched, and a line names a call
+        // only if that call ran in this document for this plugin: a page cannot write into
+        // another tab's or another plugin's calls (their MCP streams) by guessing ids.
+        const plugin = this.plugins.get(msg.plugin);
+        if (!plugin || !allowedFor(tp.url, plugin)) return;
+        if (msg.id !== undefined && !this.callVia(tp, msg.id, msg.plugin) && tp.recent.get(msg.id) !== msg.plugin) return;
+        this.queueLog({ plugin: msg.plugin, level: msg.level, message: msg.message, data: msg.data, ts: msg.ts, dispatchId: msg.id });
         return;
+      }
       case 'registered': {
-        const m = this.adapters.get(tabId);
-        if (m && m.get(msg.plugin) !== 'ready') m.delete(msg.plugin);
+        const a = this.adapters.get(tabId);
+        if (a?.documentId === tp.documentId && a.status.get(msg.plugin) !== 'ready') a.status.delete(msg.plugin);
         return;
       }
     }
+  }
+
+  /** Batch a log line; a batch goes out at LOG_BATCH_MAX lines, PLUGIN_LOG_BATCH_MAX_BYTES, or after LOG_FLUSH_MS. */
+  private queueLog(entry: LogEntry): void {
+    // Sanitised entries are far below the batch limit; +1 for the comma between entries.
+    const bytes = utf8Bytes(JSON.stringify(entry)) + 1;
+    if (this.logs.length > 0 && this.logBytes + bytes > PLUGIN_LOG_BATCH_MAX_BYTES) this.flushLogs();
+    this.logs.push(entry);
+    this.logBytes += bytes;
+    if (this.logs.length >= LOG_BATCH_MAX || this.logBytes >= PLUGIN_LOG_BATCH_MAX_BYTES) this.flushLogs();
+    else this.logTimer ??= setTimeout(() => this.flushLogs(), LOG_FLUSH_MS);
   }
 
   private flushLogs(): void {
@@ -309,31 +430,39 @@ export class PluginRuntime {
     if (this.logs.length === 0) return;
     const entries = this.logs;
     this.logs = [];
+    this.logBytes = 0;
     this.conn.notify('plugin.log', { entries });
   }
 
   // ------------------------------------------------------------------ injection
 
-  /** Bridge first (ISOLATED), then the adapter (MAIN) when the registry lacks this hash; then isReady(). */
-  ensureAdapter(tabId: number, plugin: PluginInfo): Promise<AdapterStatus> {
-    const key = `${tabId}:${plugin.name}:${plugin.adapterHash}`;
+  /**
+   * Bridge first (ISOLATED), then the adapter (MAIN) when the registry lacks this hash; then
+   * isReady(). Every script goes into `documentId` only (the caller checked that document's URL):
+   * if the tab has moved on to another document, injection fails instead of landing there.
+   */
+  ensureAdapter(tabId: number, plugin: PluginInfo, documentId: string): Promise<AdapterStatus> {
+    const key = `${tabId}:${documentId}:${plugin.name}:${plugin.adapterHash}`;
     const running = this.injecting.get(key);
     if (running) return running;
+    const target = { tabId, documentIds: [documentId] };
     const job = (async (): Promise<AdapterStatus> => {
-      await chrome.scripting.executeScript({ target: { tabId }, files: ['tab-bridge.js'] });
-      await this.waitForPort(tabId);
-      const check = async () =>
-        (await chrome.scripting.executeScript({ target: { tabId }, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]
-          ?.result as AdapterStatus;
-      let status = await check();
-      if (status === 'missing' || status === 'stale') {
-        await chrome.scripting.executeScript({ target: { tabId }, world: 'MAIN', files: [plugin.adapterFile] });
-        status = await check();
+      try {
+        await chrome.scripting.executeScript({ target, files: ['tab-bridge.js'] });
+        await this.waitForPort(tabId, documentId);
+        const check = async () =>
+          (await chrome.scripting.executeScript({ target, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result as AdapterStatus;
+        let status = await check();
+        if (status === 'missing' || status === 'stale') {
+          await chrome.scripting.executeScript({ target, world: 'MAIN', files: [plugin.adapterFile] });
+          status = await check();
+        }
+        this.setAdapterStatus(tabId, documentId, plugin.name, status);
+        return status;
+      } catch (err) {
+        if (err instanceof ToolError) throw err;
+        throw new ToolError('tab_closed', `Tab ${tabId} navigated away or closed while ${plugin.displayName} was being set up (${(err as Error).message}); retry`, { category: 'not_found', retryable: true });
       }
-      let m = this.adapters.get(tabId);
-      if (!m) this.adapters.set(tabId, (m = new Map()));
-      m.set(plugin.name, status);
-      return status;
     })().finally(() => this.injecting.delete(key));
     this.injecting.set(key, job);
     return job;
@@ -349,7 +478,7 @@ export class PluginRuntime {
       tab = await chrome.tabs.get(p.tabId).catch(() => {
         throw new ToolError('tab_closed', `Tab ${p.tabId} does not exist (closed?); use plugin_list_tabs to find open tabs`, { category: 'not_found' });
       });
-      if (!urlMatchesPlugin(tab.url, plugin)) {
+      if (!allowedFor(tab.url, plugin)) {
         throw new ToolError('tab_mismatch', `Tab ${p.tabId} (${tab.url}) is not a ${plugin.displayName} tab; pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`, { category: 'validation' });
       }
     } else {
@@ -362,21 +491,34 @@ export class PluginRuntime {
       tab = ranked.find((t) => this.adapterStatus(t.id!, plugin.name) === 'ready') ?? ranked[0];
     }
     const tabId = tab.id!;
-    let status = this.adapterStatus(tabId, plugin.name);
-    if (status !== 'ready' || !this.ports.has(tabId)) {
-      if (tab.status !== 'complete') await waitForLoad(tabId);
-      status = await this.ensureAdapter(tabId, plugin);
+    const explicit = p.tabId !== undefined;
+    // Right before the message (or the injection): the document in the tab now, checked.
+    let doc: CheckedDocument | null = null;
+    let tp = this.ports.get(tabId);
+    if (this.adapterStatus(tabId, plugin.name) === 'ready' && tp) {
+      doc = await this.checkedDocument(tabId, plugin, explicit);
+      if (tp.documentId !== doc.documentId || this.adapters.get(tabId)?.documentId !== doc.documentId) doc = null;
+    }
+    if (!doc) {
+      await waitForLoad(tabId);
+      const fresh = await this.checkedDocument(tabId, plugin, explicit);
+      const status = await this.ensureAdapter(tabId, plugin, fresh.documentId);
       void this.reportChanges([plugin.name]);
+      if (status !== 'ready') {
+        throw new ToolError('adapter_not_ready', `${plugin.displayName} is not ready in tab ${tabId} (signed out or still loading?); sign in and retry`, { category: 'auth', retryable: true });
+      }
+      doc = await this.checkedDocument(tabId, plugin, explicit);
+      tp = this.ports.get(tabId);
+      if (doc.documentId !== fresh.documentId || tp?.documentId !== doc.documentId) {
+        throw new ToolError('tab_closed', `Tab ${tabId} navigated away while ${plugin.displayName} was being set up; retry`, { category: 'not_found', retryable: true });
+      }
     }
-    if (status !== 'ready') {
-      throw new ToolError('adapter_not_ready', `${plugin.displayName} is not ready in tab ${tabId} (signed out or still loading?); sign in and retry`, { category: 'auth', retryable: true });
-    }
-    const port = this.ports.get(tabId)!;
+    const via = tp!;
     return new Promise<DispatchResult>((resolve, reject) => {
-      this.calls.set(p.dispatchId, { tabId, plugin: plugin.name, resolve, reject });
+      this.calls.set(p.dispatchId, { tabId, plugin: plugin.name, via, resolve, reject });
       const msg: PortToBridge = { type: 'call', id: p.dispatchId, plugin: plugin.name, tool: p.tool, input: p.input, config: p.settings ?? plugin.settings };
       try {
-        port.postMessage(msg);
+        via.port.postMessage(msg);
       } catch {
         this.calls.delete(p.dispatchId);
         reject(new ToolError('tab_closed', `Tab ${tabId} went away before the call could start; retry`, { category: 'not_found', retryable: true }));
@@ -388,8 +530,10 @@ export class PluginRuntime {
     const c = this.calls.get(dispatchId);
     if (!c) return;
     this.calls.delete(dispatchId);
+    this.rememberFinished(c.via, dispatchId, c.plugin);
+    // Only to the document the call went to (its Port dies with it).
     try {
-      this.ports.get(c.tabId)?.postMessage({ type: 'cancel', id: dispatchId, plugin: c.plugin, reason } satisfies PortToBridge);
+      c.via.port.postMessage({ type: 'cancel', id: dispatchId, plugin: c.plugin, reason } satisfies PortToBridge);
     } catch {}
     c.reject(new ToolError('cancelled', `Cancelled: ${reason}`, { category: 'internal' }));
   }
@@ -416,6 +560,19 @@ export class PluginRuntime {
     const s = this.lastReported.get(name);
     return s ? (JSON.parse(s) as { state: TabState }).state : undefined;
   }
+}
+
+/** A page of this plugin (its patterns), never one inside the OpenTabs config folder. */
+function allowedFor(url: string | undefined, plugin: Pick<PluginInfo, 'urlPatterns' | 'excludePatterns'>): boolean {
+  return urlMatchesPlugin(url, plugin) && !(url !== undefined && insideProtectedFolder(url));
+}
+
+/** The tab picked for a call shows a page that is not the plugin's (any more). */
+function leftPluginError(tabId: number, url: string, plugin: PluginInfo, explicit: boolean): ToolError {
+  const where = `pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`;
+  return explicit
+    ? new ToolError('tab_mismatch', `Tab ${tabId} (${url}) is not a ${plugin.displayName} tab; ${where}`, { category: 'validation' })
+    : new ToolError('no_matching_tab', `The ${plugin.displayName} tab ${tabId} is now at ${url}, not a ${plugin.displayName} page; open ${plugin.displayName} again and retry`, { category: 'not_found', retryable: true });
 }
 
 /** Resolve once a tab finished loading (or right away when it already has). */

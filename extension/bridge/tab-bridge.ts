@@ -4,8 +4,11 @@
  * adapters as DOM CustomEvents with a JSON string detail (server/protocol/page-channel.ts).
  * Injecting it again is harmless: a live bridge stays, a dead one (worker restarted, extension
  * reloaded) is replaced.
+ *
+ * The page is untrusted (any script in it can dispatch the event): every message is capped and
+ * checked here (sanitizePageMessage) before it crosses the Port, and again in the worker.
  */
-import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, type PageToBridge, type PortToBridge } from '../../server/protocol/page-channel.ts';
+import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, sanitizePageMessage, type PageToBridge, type PortToBridge } from '../../server/protocol/page-channel.ts';
 
 interface BridgeHandle {
   alive: boolean;
@@ -25,13 +28,13 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
   function onPage(ev: Event): void {
     const detail = (ev as CustomEvent).detail;
     if (typeof detail !== 'string') return;
-    let msg: PageToBridge;
+    let msg: PageToBridge | null;
     try {
-      msg = JSON.parse(detail) as PageToBridge;
+      msg = sanitizePageMessage(JSON.parse(detail));
     } catch {
       return;
     }
-    if (!msg || typeof msg !== 'object' || typeof msg.type !== 'string') return;
+    if (!msg) return;
     try {
       port.postMessage(msg);
     } catch {

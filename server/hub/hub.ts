@@ -7,6 +7,7 @@
  * fails at once, so no caller waits for a socket that will never answer.
  */
 import type { ServerWebSocket, WebSocketHandler } from 'bun';
+import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import type { ServerContext } from '../context.ts';
 import { OpenTabsError } from '../errors.ts';
@@ -35,6 +36,7 @@ import { fail, fromRpcError } from '../tools/failures.ts';
 import { buildSyncFull } from './sync.ts';
 import { handleExtensionNotification, handleExtensionRequest } from './handlers.ts';
 import { Confirmations, type ConfirmationDecision, type ConfirmationRequest } from './confirmations.ts';
+import { DISPATCH_ID_RANDOM_BYTES } from '../limits.ts';
 
 export interface WsData {
   connId: number;
@@ -85,6 +87,8 @@ interface Pending {
 
 interface RunningDispatch {
   dispatchId: string;
+  /** The plugin the call went to: only its log lines may name this dispatch. */
+  plugin: string;
   rpcId: number;
   conn: Ws;
   sessionId?: string;
@@ -100,12 +104,11 @@ export class ExtensionHub {
   private active: Ws | null = null;
   private nextConnId = 1;
   private nextRpcId = 1;
-  private nextDispatch = 1;
   private pending = new Map<number, Pending>();
   private dispatches = new Map<string, RunningDispatch>();
   private tabState = new Map<string, { state: TabState; tabs: TabInfo[] }>();
-  /** dispatchId → MCP session of recently finished dispatches (insertion-ordered, bounded). */
-  private recentSessions = new Map<string, string | undefined>();
+  /** dispatchId → plugin and MCP session of recently finished dispatches (insertion-ordered, bounded). */
+  private recentSessions = new Map<string, { plugin: string; sessionId: string | undefined }>();
   readonly confirmations: Confirmations;
   /** Counters for /health and tests. */
   readonly stats = { malformedFrames: 0, replacedConnections: 0 };
@@ -269,7 +272,8 @@ export class ExtensionHub {
     if (req.signal?.aborted) return Promise.reject(fail.cancelled(req.toolName, 'the client cancelled the request'));
 
     const limits = this.ctx.limits;
-    const dispatchId = `d${this.nextDispatch++}`;
+    // Unguessable: a web page that could guess another call's id could try to write into it.
+    const dispatchId = `d${randomBytes(DISPATCH_ID_RANDOM_BYTES).toString('hex')}`;
     const rpcId = this.nextRpcId++;
     const startedAt = Date.now();
     const deadline = startedAt + limits.dispatchMaxTotalMs;
@@ -284,7 +288,7 @@ export class ExtensionHub {
         if (timer) clearTimeout(timer);
         this.pending.delete(rpcId);
         this.dispatches.delete(dispatchId);
-        this.rememberSession(dispatchId, req.sessionId);
+        this.rememberSession(dispatchId, req.plugin, req.sessionId);
         req.signal?.removeEventListener('abort', onAbort);
         // Tell the extension to stop work we no longer wait for (only if it is still the same socket).
         if (cancelReason && this.active === ws) this.notify('tool.cancel', { dispatchId, reason: cancelReason });
@@ -321,6 +325,7 @@ export class ExtensionHub {
       });
       this.dispatches.set(dispatchId, {
         dispatchId,
+        plugin: req.plugin,
         rpcId,
         conn: ws,
         sessionId: req.sessionId,
@@ -348,29 +353,44 @@ export class ExtensionHub {
     });
   }
 
-  private rememberSession(dispatchId: string, sessionId: string | undefined): void {
+  private rememberSession(dispatchId: string, plugin: string, sessionId: string | undefined): void {
     if (this.recentSessions.size >= RECENT_DISPATCH_SESSIONS) {
       const oldest = this.recentSessions.keys().next().value;
       if (oldest !== undefined) this.recentSessions.delete(oldest);
     }
-    this.recentSessions.set(dispatchId, sessionId);
+    this.recentSessions.set(dispatchId, { plugin, sessionId });
   }
 
   /**
    * Route a plugin log line: to the call that produced it when that call is still running (its
    * MCP session gets it on the request's stream); a line for a call that already ended goes to
-   * that call's session only; a line from no MCP call goes to every MCP session.
+   * that call's session only; a line from no MCP call (none named, or a REST call) goes to every
+   * MCP session.
+   *
+   * A line that names a dispatch must be of that dispatch's plugin, and the dispatch must be one
+   * the hub knows (running or among the recent ones); otherwise it reaches no session (it stays
+   * in the plugin's log buffer): it would otherwise land in a stranger's call stream, or in every
+   * session.
    */
   routeLog(entry: LogEntry): void {
-    const d = entry.dispatchId ? this.dispatches.get(entry.dispatchId) : undefined;
-    if (d?.onLog) {
-      try {
-        d.onLog(entry);
-      } catch {}
+    if (!entry.dispatchId) {
+      this.ctx.mcp.logToSessions(entry);
       return;
     }
-    const sessionId = d ? d.sessionId : entry.dispatchId ? this.recentSessions.get(entry.dispatchId) : undefined;
-    this.ctx.mcp.logToSessions(entry, sessionId);
+    const d = this.dispatches.get(entry.dispatchId);
+    if (d) {
+      if (d.plugin !== entry.plugin) return;
+      if (d.onLog) {
+        try {
+          d.onLog(entry);
+        } catch {}
+        return;
+      }
+      this.ctx.mcp.logToSessions(entry, d.sessionId);
+      return;
+    }
+    const recent = this.recentSessions.get(entry.dispatchId);
+    if (recent?.plugin === entry.plugin) this.ctx.mcp.logToSessions(entry, recent.sessionId);
   }
 
   get inFlightDispatches(): number {
