@@ -98,13 +98,17 @@ export function utf8Bytes(s: string): number {
   return new TextEncoder().encode(s).length;
 }
 
-/** `s` cut to `max` characters (never between a surrogate pair) with a mark saying how long it was. */
+/**
+ * `s` cut (never between a surrogate pair) so that it, with a mark saying how long it was, is at
+ * most `max` characters: cutting the result again changes nothing.
+ */
 export function truncateText(s: string, max: number): string {
   if (s.length <= max) return s;
-  let end = max;
+  const mark = `… ${TRUNCATION_MARK}: ${s.length} characters, limit ${max}]`;
+  let end = Math.max(0, max - mark.length);
   const last = s.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${s.slice(0, end)}… ${TRUNCATION_MARK}: ${s.length} characters, limit ${max}]`;
+  return s.slice(0, end) + mark;
 }
 
 const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warning', 'error']);
