@@ -46,9 +46,10 @@ export const PLUGIN_LOG_BUFFER_SIZE = 1000;
  * `result_too_large` tool error; longer log, progress and error texts are cut with a mark.
  */
 export const PLUGIN_RESULT_MAX_BYTES = 8 * 1024 * 1024;
-export const PLUGIN_LOG_MESSAGE_MAX_CHARS = 16 * 1024;
+/** The server keeps PLUGIN_LOG_BUFFER_SIZE lines per plugin, so these also bound its memory. */
+export const PLUGIN_LOG_MESSAGE_MAX_CHARS = 8 * 1024;
 /** A log line's `data`, as JSON; bigger data is replaced by its cut JSON text with a mark. */
-export const PLUGIN_LOG_DATA_MAX_CHARS = 64 * 1024;
+export const PLUGIN_LOG_DATA_MAX_CHARS = 32 * 1024;
 export const PLUGIN_PROGRESS_MESSAGE_MAX_CHARS = 2_000;
 export const PLUGIN_ERROR_MESSAGE_MAX_CHARS = 8_000;
 /** Plugin names, call ids, adapter hashes and error codes a page sends (longer: the message is dropped). */
