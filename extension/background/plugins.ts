@@ -4,12 +4,16 @@
  * calls over the per-tab Port (one message in, one out — server/protocol/page-channel.ts).
  *
  * A tab can change documents at any moment (the page itself can navigate it), so nothing is sent
- * into a tab on the strength of an earlier look at it: right before each injection and each call,
- * the tab's top document is read (webNavigation.getFrame: URL + documentId) and its URL checked
- * against the plugin's patterns; scripts are injected into exactly that document (`documentIds`)
- * and calls go only over a Port opened by that document. Everything a page sends back is capped
- * (sanitizePageMessage) and attributed to that Port: results, progress and logs count only for
- * calls sent over it, for its plugin.
+ * into a tab on the strength of an earlier look at it: right before each injection the tab's top
+ * document is read (webNavigation.getFrame: URL + documentId) and its URL checked against the
+ * plugin's patterns, and scripts are injected into exactly that document (`documentIds`). Right
+ * before each call, the URL of the tab's top document is checked again and the call goes only over
+ * the Port opened by that document — a Port's messages reach its own document and nothing else.
+ * That check uses the top document as webNavigation last reported it (commits, history and fragment
+ * changes; getFrame when nothing was reported), which costs no browser round trip; a report still
+ * on its way cannot misdirect a call, since a Port cannot outlive or change its document.
+ * Everything a page sends back is capped (sanitizePageMessage) and attributed to its Port:
+ * results, progress and logs count only for calls sent over it, for its plugin.
  */
 import { ADAPTER_REGISTRY_KEY, TAB_PORT_NAME, sanitizePageMessage, utf8Bytes, type PortToBridge } from '../../server/protocol/page-channel.ts';
 import type { DispatchResult, LogEntry, PluginInfo, TabInfo, TabState } from '../../server/protocol/methods.ts';
@@ -92,7 +96,17 @@ export class PluginRuntime {
   private logTimer: ReturnType<typeof setTimeout> | null = null;
   private changeListeners = new Set<() => void>();
 
-  constructor(private readonly conn: Connection) {}
+  /** tabId → its top document as webNavigation last reported it (or getFrame read it). */
+  private topDocs = new Map<number, CheckedDocument>();
+
+  constructor(private readonly conn: Connection) {
+    const seen = (d: { tabId: number; frameId: number; url: string; documentId?: string; documentLifecycle?: string }) => {
+      if (d.frameId === 0 && d.documentId && d.documentLifecycle !== 'prerender') this.topDocs.set(d.tabId, { documentId: d.documentId, url: d.url });
+    };
+    chrome.webNavigation.onCommitted.addListener(seen);
+    chrome.webNavigation.onHistoryStateUpdated.addListener(seen);
+    chrome.webNavigation.onReferenceFragmentUpdated.addListener(seen);
+  }
 
   onChange(cb: () => void): void {
     this.changeListeners.add(cb);
@@ -161,8 +175,10 @@ export class PluginRuntime {
     const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
     if (!frame) throw new ToolError('tab_closed', `Tab ${tabId} has no page any more (closed?); use plugin_list_tabs to find open tabs`, { category: 'not_found', retryable: true });
     if (!frame.documentId) throw new ToolError('adapter_not_ready', `Tab ${tabId} has no document yet; retry when it has loaded`, { category: 'internal', retryable: true });
+    const doc = { documentId: frame.documentId, url: frame.url };
+    this.topDocs.set(tabId, doc);
     if (!allowedFor(frame.url, plugin)) throw leftPluginError(tabId, frame.url, plugin, explicit);
-    return { documentId: frame.documentId, url: frame.url };
+    return doc;
   }
 
   /**
@@ -249,6 +265,7 @@ export class PluginRuntime {
     this.adapters.delete(tabId);
     this.ports.delete(tabId);
     this.portWaiters.delete(tabId);
+    this.topDocs.delete(tabId);
     this.failCallsOn(tabId, 'The tab was closed while the tool was running');
   }
 
@@ -495,9 +512,12 @@ export class PluginRuntime {
     // Right before the message (or the injection): the document in the tab now, checked.
     let doc: CheckedDocument | null = null;
     let tp = this.ports.get(tabId);
-    if (this.adapterStatus(tabId, plugin.name) === 'ready' && tp) {
-      doc = await this.checkedDocument(tabId, plugin, explicit);
-      if (tp.documentId !== doc.documentId || this.adapters.get(tabId)?.documentId !== doc.documentId) doc = null;
+    if (this.adapterStatus(tabId, plugin.name) === 'ready' && tp && this.adapters.get(tabId)?.documentId === tp.documentId) {
+      const top = this.topDocs.get(tabId) ?? (await this.checkedDocument(tabId, plugin, explicit));
+      if (top.documentId === tp.documentId) {
+        if (!allowedFor(top.url, plugin)) throw leftPluginError(tabId, top.url, plugin, explicit);
+        doc = top;
+      }
     }
     if (!doc) {
       await waitForLoad(tabId);
