@@ -6,6 +6,7 @@
  *     own page while it is still loading: the agent's call must not reach the attacker's document;
  *   - a bridge Port opened from a page that is not the plugin's is refused, and what that page
  *     sends (logs, a result for a running call) is routed nowhere;
+ *   - a plugin page that moves itself (history.pushState) to a URL outside the patterns gets no call;
  *   - a matching page sends an 11 MB log line, an 11 MB progress message, an 11 MB result and a
  *     burst of large lines: the extension's connection stays up (same connection, a call running
  *     in another tab finishes), the result is a result_too_large error, the lines arrive cut with
@@ -214,6 +215,25 @@ describe('plugin calls stay on the plugin\'s own pages', () => {
       expect(fixtureLogs().filter((l) => l.message.startsWith('FORGED'))).toEqual([]);
     } finally {
       await closeAll(pages);
+    }
+  });
+  test('a plugin page that moves itself off the plugin\'s patterns (same document) gets no call', async () => {
+    const app = await readyApp('/pages/plugin-app.html');
+    try {
+      await recordCalls(app.page);
+      expect((await h.callTool('fixture_echo', { text: 'before' })).status).toBe(200);
+      await app.page.evaluate(() => history.pushState({}, '', '/pages/not-the-app.html'));
+      await waitUntil(async () => (await fixtureTabs()).length === 0, 'the moved page to stop being a fixture tab');
+      const auto = await h.callTool('fixture_echo', { text: SECRET_INPUT });
+      expect(auto.status).toBe(409);
+      expect(auto.body.error.code).toBe('no_matching_tab');
+      const pinned = await h.callTool('fixture_echo', { text: SECRET_INPUT }, { tabId: app.tabId });
+      expect(pinned.status).toBe(409);
+      expect(pinned.body.error.code).toBe('tab_mismatch');
+      const calls = await app.page.evaluate(() => (window as any).__calls.map((c: { input: unknown }) => c.input));
+      expect(calls).toEqual([{ text: 'before' }]);
+    } finally {
+      await closeAll([app.page]);
     }
   });
 });
