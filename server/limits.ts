@@ -30,6 +30,15 @@ export const DISPATCH_MAX_TOTAL_MS = 5 * 60_000;
 export const PLUGIN_MAX_CONCURRENCY = 5;
 /** How long an `ask` call waits for the user's decision in the side panel. */
 export const CONFIRMATION_TIMEOUT_MS = 120_000;
+/**
+ * Approvals waiting in the side panel at once, per caller (an MCP session; REST callers count as
+ * one) and in all. More is refused at once (`too_many_pending_approvals`): a flood of cards would
+ * bury the one the user means to read.
+ */
+export const MAX_PENDING_APPROVALS_PER_CALLER = 3;
+export const MAX_PENDING_APPROVALS = 10;
+/** Characters of a call's arguments an approval card shows before it says how many more there are. */
+export const APPROVAL_ARGS_PREVIEW_CHARS = 2_000;
 
 /** MCP sessions idle longer than this are closed by the sweeper. */
 export const MCP_SESSION_IDLE_TTL_MS = 30 * 60_000;

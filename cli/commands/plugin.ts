@@ -23,12 +23,15 @@ const HELP = `Usage: opentabs plugin <command> …
   opentabs plugin install <spec>                   Install from npm (name, name@version, tarball path);
                                                    install scripts never run
   opentabs plugin add <path>                       Use a local plugin folder (built with \`plugin build\`)
+      --allow-broad-patterns                       (install/add) accept a plugin that runs on every site
+                                                   or every file (<all_urls>, *://*/*, file:///* …)
   opentabs plugin remove <name>                    Uninstall an npm plugin or forget a local folder
   opentabs plugin configure <name> [key=value …]   Show or change a plugin's settings
   opentabs plugin create <name> [--dir D]          Scaffold a new plugin project
   opentabs plugin build [dir] [--watch]            Build dist/adapter.js + dist/tools.json
 
-A running server reloads after install/add/remove. New plugins' tools start at 'ask'.`;
+A running server reloads after install/add/remove. New plugins' tools start at 'ask'; a plugin
+that runs on every site or file needs --allow-broad-patterns and its tools start 'off'.`;
 
 export const command: Command = {
   name: 'plugin',
@@ -94,10 +97,10 @@ async function list(argv: string[]): Promise<number> {
 async function install(argv: string[]): Promise<number> {
   const help = sub(
     'install',
-    '<spec> [--port N]',
-    'Install a plugin package from the npm registry (or a tarball/folder path) into <config dir>/plugins\nwith install scripts disabled. Package names: opentabs-plugin-<name> or @scope/opentabs-plugin-<name>.\nProgress goes to stderr.',
+    '<spec> [--allow-broad-patterns] [--port N]',
+    'Install a plugin package from the npm registry (or a tarball/folder path) into <config dir>/plugins\nwith install scripts disabled. Package names: opentabs-plugin-<name> or @scope/opentabs-plugin-<name>.\nProgress goes to stderr.\n\n' + BROAD_HELP,
   );
-  const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'plugin install');
+  const { values, positionals } = parse(argv, { port: { type: 'string' }, 'allow-broad-patterns': { type: 'boolean' } }, 'plugin install');
   if (values.help) return (out(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one package spec.', 'plugin install');
   const t = resolveTarget(values.port, 'plugin install');
@@ -107,25 +110,29 @@ async function install(argv: string[]): Promise<number> {
   const spec = /^(\.{1,2}\/|\/|~)/.test(raw) || raw.endsWith('.tgz') ? resolve(raw) : raw;
   let r;
   try {
-    r = await installPlugin(t.configDir, spec, (line) => err(c.dim(line)));
+    r = await installPlugin(t.configDir, spec, (line) => err(c.dim(line)), { allowBroadPatterns: values['allow-broad-patterns'] === true });
   } catch (e) {
     throw new CliError((e as Error).message);
   }
   const reloaded = await reloadIfRunning(t);
+  if (r.broadPatterns) {
+    out(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}). ${broadNote(r.name, r.broadPatterns)}${reloaded ? ' The running server loaded it.' : ''}`);
+    return 0;
+  }
   out(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}; they start at 'ask').${reloaded ? ' The running server loaded it.' : ''}`);
   return 0;
 }
 
 async function add(argv: string[]): Promise<number> {
-  const help = sub('add', '<path> [--port N]', 'Add a local plugin folder (package.json + dist/ from `opentabs plugin build`) to config.json.\nWith `opentabs start --dev` it hot-reloads on every rebuild.');
-  const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'plugin add');
+  const help = sub('add', '<path> [--allow-broad-patterns] [--port N]', 'Add a local plugin folder (package.json + dist/ from `opentabs plugin build`) to config.json.\nWith `opentabs start --dev` it hot-reloads on every rebuild.\n\n' + BROAD_HELP);
+  const { values, positionals } = parse(argv, { port: { type: 'string' }, 'allow-broad-patterns': { type: 'boolean' } }, 'plugin add');
   if (values.help) return (out(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one folder path.', 'plugin add');
   const t = resolveTarget(values.port, 'plugin add');
   await ensureStateDirs(t.configDir);
   let r;
   try {
-    r = await addLocalPlugin(t.configDir, positionals[0]);
+    r = await addLocalPlugin(t.configDir, positionals[0], { allowBroadPatterns: values['allow-broad-patterns'] === true });
   } catch (e) {
     throw new CliError((e as Error).message);
   }
@@ -135,8 +142,21 @@ async function add(argv: string[]): Promise<number> {
     out(`Added ${r.path}${r.name ? ` (plugin "${r.name}")` : ''}; build it with \`opentabs plugin build ${r.path}\`.`);
     return 0;
   }
+  if (r.broadPatterns) {
+    out(`Added plugin "${r.name}" from ${r.path}. ${broadNote(r.name ?? '', r.broadPatterns)}${reloaded ? ' The running server loaded it.' : ''}`);
+    return 0;
+  }
   out(`Added plugin "${r.name}" from ${r.path}.${reloaded ? ' The running server loaded it.' : ''}`);
   return 0;
+}
+
+const BROAD_HELP =
+  'A plugin whose URL patterns match every site or every local file (<all_urls>, *://*/*, http://*/*,\n' +
+  'https://*/*, file:///*, *.com …) would run its code in all those pages: it is refused unless you\n' +
+  'pass --allow-broad-patterns, and then its tools start off until you turn them on.';
+
+function broadNote(name: string, patterns: string[]): string {
+  return `${c.yellow('It runs on every site or file')} (${patterns.join(', ')}), so all its tools start off: turn the ones you need on in the side panel or with \`opentabs config set permission.${name} ask\`.`;
 }
 
 async function remove(argv: string[]): Promise<number> {

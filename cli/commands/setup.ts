@@ -20,8 +20,8 @@ const OPENCODE_HELP = `Usage: opentabs setup opencode [--dir D] [--gateway] [--p
 
 In project folder D (default: the current folder):
   - opencode.json: adds/updates the "mcp.opentabs" entry (type remote, URL, Authorization header),
-    keeping every other key; the file is replaced atomically. It contains your secret — keep it
-    out of version control.
+    keeping every other key; the file is replaced atomically with mode 0600 (an existing file's
+    wider mode is tightened). It contains your secret — keep it out of version control.
   - .opencode/plugin/opentabs.ts: an OpenCode plugin that logs OpenTabs tool calls
     (tool.execute.before/after) and adds the current browser state to the context when a session
     is compacted (experimental.session.compacting).
@@ -53,7 +53,8 @@ async function opencode(argv: string[]): Promise<number> {
 
   const configPath = join(dir, 'opencode.json');
   let config: Record<string, unknown> = {};
-  let mode = 0o600;
+  // The file holds the secret: 0600 whatever its mode was (a 0644 file would let any local user read it).
+  let oldMode: number | null = null;
   if (existsSync(configPath)) {
     const text = readFileSync(configPath, 'utf8');
     try {
@@ -63,7 +64,7 @@ async function opencode(argv: string[]): Promise<number> {
     } catch (e) {
       throw new CliError(`${configPath} is not valid JSON (${(e as Error).message}); left it unchanged. Fix it (comments are not supported here) and retry.`);
     }
-    mode = statSync(configPath).mode & 0o777;
+    oldMode = statSync(configPath).mode & 0o777;
   }
   const mcp = typeof config.mcp === 'object' && config.mcp !== null && !Array.isArray(config.mcp) ? (config.mcp as Record<string, unknown>) : {};
   const existed = MCP_NAME in mcp;
@@ -74,7 +75,7 @@ async function opencode(argv: string[]): Promise<number> {
     enabled: true,
   };
   const next = { ...(existsSync(configPath) ? {} : { $schema: 'https://opencode.ai/config.json' }), ...config, mcp };
-  await writeFileAtomic(configPath, `${JSON.stringify(next, null, 2)}\n`, mode);
+  await writeFileAtomic(configPath, `${JSON.stringify(next, null, 2)}\n`, 0o600);
 
   const pluginDir = join(dir, '.opencode', 'plugin');
   await mkdir(pluginDir, { recursive: true });
@@ -82,6 +83,11 @@ async function opencode(argv: string[]): Promise<number> {
   await writeFileAtomic(pluginPath, opencodePluginSource({ url: t.url, configDir: t.configDir, mcpName: MCP_NAME }), 0o644);
 
   out(`${existed ? 'Updated' : 'Added'} mcp.${MCP_NAME} in ${configPath}`);
+  out(
+    oldMode !== null && oldMode !== 0o600
+      ? `Changed ${configPath} from mode ${oldMode.toString(8).padStart(4, '0')} to 0600 (only you can read it): it holds your OpenTabs secret.`
+      : `${configPath} is mode 0600 (only you can read it): it holds your OpenTabs secret.`,
+  );
   out(`Wrote OpenCode plugin ${pluginPath}`);
   err('note: opencode.json now holds your OpenTabs secret; keep it out of version control (e.g. add it to .gitignore).');
   return 0;

@@ -120,13 +120,14 @@ export class PluginRuntime {
   setAll(list: PluginInfo[]): void {
     this.rankCache.clear();
     const names = new Set(list.map((p) => p.name));
-    for (const name of this.plugins.keys()) if (!names.has(name)) this.drop(name);
+    for (const name of this.plugins.keys()) if (!names.has(name)) void this.uninstall(name); // removed, or every tool off: out of every open tab
     for (const p of list) this.plugins.set(p.name, p);
     void chrome.storage.session.set({ plugins: list }).catch(() => {});
     void this.injectEverywhere();
   }
 
   update(p: PluginInfo): void {
+    if (p.enabled === false) return void this.uninstall(p.name); // every tool off: nothing of it stays in a page
     this.rankCache.clear();
     this.plugins.set(p.name, p);
     for (const a of this.adapters.values()) a.status.delete(p.name);

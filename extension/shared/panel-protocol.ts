@@ -1,5 +1,5 @@
 /** Messages between the side panel page and the service worker (a chrome.runtime Port). */
-import type { ConfigState, PluginInfo, TabState } from '../../server/protocol/methods.ts';
+import type { ConfigState, ConfirmationTarget, PluginInfo, TabState } from '../../server/protocol/methods.ts';
 import type { ConnectionState } from '../background/connection.ts';
 
 export const PANEL_PORT_NAME = 'opentabs-sidepanel';
@@ -10,6 +10,8 @@ export interface PendingConfirmation {
   plugin: string;
   params: unknown;
   expiresAt: number;
+  /** What the call touches (tab, URL, domain), as the server knew it when asking. */
+  target?: ConfirmationTarget;
 }
 
 export interface PanelState {

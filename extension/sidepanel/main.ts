@@ -4,7 +4,8 @@
  */
 import type { BrowserToolInfo, Permission, PluginInfo } from '../../server/protocol/methods.ts';
 import type { ConfigField } from '../../server/plugins/types.ts';
-import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type WorkerToPanel } from '../shared/panel-protocol.ts';
+import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type PendingConfirmation, type WorkerToPanel } from '../shared/panel-protocol.ts';
+import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/limits.ts';
 
 const REASONS: Record<string, string> = {
   server_not_running: 'Server not running',
@@ -99,6 +100,37 @@ function settingsForm(p: PluginInfo): HTMLElement | null {
   return form;
 }
 
+/**
+ * The top of an approval card: what the call touches — tool, plugin, tab, page URL and domain —
+ * before any argument, so a long argument list cannot push it out of sight.
+ */
+function approvalTarget(p: PendingConfirmation): HTMLElement {
+  const t = p.target ?? {};
+  const lines: HTMLElement[] = [
+    h('div', { class: 'row' }, h('strong', { class: 'name', 'data-testid': 'approval-tool' }, p.tool), h('span', { class: 'muted', 'data-testid': 'approval-plugin' }, p.plugin === 'browser' ? 'built-in' : `plugin ${p.plugin}`)),
+  ];
+  if (t.domain) lines.push(h('div', { class: 'domain', 'data-testid': 'approval-domain' }, t.domain));
+  if (t.url) lines.push(h('div', { class: 'url', 'data-testid': 'approval-url', title: t.url }, t.url));
+  if (t.tabId !== undefined) lines.push(h('div', { class: 'muted', 'data-testid': 'approval-tab' }, `Tab ${t.tabId}`));
+  if (t.candidateTabs?.length) {
+    lines.push(h('div', { class: 'muted' }, 'Runs in one of these tabs:'));
+    for (const c of t.candidateTabs) lines.push(h('div', { class: 'url', 'data-testid': 'approval-candidate', title: c.url }, `Tab ${c.tabId}: ${c.url}`));
+  }
+  if (!t.url && t.tabId === undefined && !t.candidateTabs?.length) lines.push(h('div', { class: 'muted', 'data-testid': 'approval-no-target' }, 'No tab named: the tool picks one (e.g. the active tab)'));
+  return h('div', { class: 'target', 'data-testid': 'approval-target' }, ...lines);
+}
+
+/** The call's arguments, cut at APPROVAL_ARGS_PREVIEW_CHARS with a mark saying how much is hidden. */
+function approvalArgs(params: unknown): HTMLElement[] {
+  const text = JSON.stringify(params, null, 1) ?? 'null';
+  if (text.length <= APPROVAL_ARGS_PREVIEW_CHARS) return [h('pre', { 'data-testid': 'approval-args' }, text)];
+  const more = text.length - APPROVAL_ARGS_PREVIEW_CHARS;
+  return [
+    h('pre', { 'data-testid': 'approval-args' }, text.slice(0, APPROVAL_ARGS_PREVIEW_CHARS)),
+    h('div', { class: 'truncated', 'data-testid': 'approval-truncated' }, `… ${more.toLocaleString('en-US')} more character${more === 1 ? '' : 's'} not shown`),
+  ];
+}
+
 function render(): void {
   if (!state) return;
   // Don't yank a settings field from under the user's cursor; render when they leave it.
@@ -128,8 +160,8 @@ function render(): void {
         h(
           'div',
           { class: 'card approval', 'data-confirmation': p.id, 'data-testid': `confirm-${p.tool}` },
-          h('div', { class: 'row' }, h('strong', { class: 'name' }, p.tool), h('span', { class: 'muted' }, p.plugin)),
-          h('pre', {}, JSON.stringify(p.params, null, 1).slice(0, 2000)),
+          approvalTarget(p),
+          ...approvalArgs(p.params),
           h(
             'div',
             { class: 'buttons' },
@@ -159,6 +191,10 @@ function render(): void {
         h('strong', {}, `${p.displayName} `, h('span', { class: 'muted' }, `v${p.version}`)),
         h('span', { class: 'state', 'data-state': tabState, 'data-testid': `tab-state-${p.name}`, title: 'Tab state' }, tabState),
       ),
+      p.broadPatterns?.length
+        ? h('div', { class: 'warning', 'data-testid': `broad-warning-${p.name}`, title: p.broadPatterns.join(', ') }, `⚠ Runs on every site (${p.broadPatterns.join(', ')}): its code runs in every page it matches while any of its tools is on.`)
+        : null,
+      p.enabled === false ? h('div', { class: 'muted', 'data-testid': `disabled-${p.name}` }, 'All tools off: it does not run in any page.') : null,
       h(
         'div',
         { class: 'row' },

@@ -3,8 +3,14 @@
  * for confirmation.response, at most ctx.limits.confirmationTimeoutMs. Pending confirmations
  * survive an extension reconnect (they are re-sent to the new connection), since the side panel
  * often reconnects while the user is deciding.
+ *
+ * At most MAX_PENDING_APPROVALS_PER_CALLER approvals wait per caller and MAX_PENDING_APPROVALS in
+ * all; one more is refused at once with `too_many_pending_approvals` (it never reaches the panel).
  */
 import type { ServerContext } from '../context.ts';
+import { OpenTabsError } from '../errors.ts';
+import { MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_CALLER } from '../limits.ts';
+import type { ConfirmationTarget } from '../protocol/methods.ts';
 import { fail } from '../tools/failures.ts';
 import type { ExtensionHub } from './hub.ts';
 
@@ -13,6 +19,10 @@ export interface ConfirmationRequest {
   plugin: string;
   params: unknown;
   signal?: AbortSignal;
+  /** Who asks (MCP session id, or the transport for callers without one): the per-caller cap. */
+  caller?: string;
+  /** What the call touches, as far as the server knows (shown first on the approval card). */
+  target?: ConfirmationTarget;
 }
 
 export interface ConfirmationDecision {
@@ -26,7 +36,20 @@ interface Pending {
   plugin: string;
   params: unknown;
   expiresAt: number;
+  caller: string;
+  target?: ConfirmationTarget;
   settle(d: ConfirmationDecision | Error): void;
+}
+
+export function tooManyPendingApprovals(tool: string, cap: number, scope: 'caller' | 'all'): OpenTabsError {
+  const who = scope === 'caller' ? `this client already has ${cap} calls` : `${cap} calls already are`;
+  return new OpenTabsError(
+    'too_many_pending_approvals',
+    `${tool} was not sent for approval: ${who} waiting for approval in the OpenTabs side panel (limit ${cap}). ` +
+      'Ask the user to answer them in the side panel (Allow or Deny), then retry.',
+    429,
+    { category: 'rate_limited', retryable: true },
+  );
 }
 
 export class Confirmations {
@@ -40,6 +63,11 @@ export class Confirmations {
   ask(req: ConfirmationRequest): Promise<ConfirmationDecision> {
     if (!this.hub.connected) return Promise.reject(fail.notConnected());
     if (req.signal?.aborted) return Promise.reject(fail.cancelled(req.tool, 'the client cancelled the request'));
+    const caller = req.caller ?? 'unknown';
+    let mine = 0;
+    for (const p of this.pending.values()) if (p.caller === caller) mine++;
+    if (mine >= MAX_PENDING_APPROVALS_PER_CALLER) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_APPROVALS_PER_CALLER, 'caller'));
+    if (this.pending.size >= MAX_PENDING_APPROVALS) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_APPROVALS, 'all'));
     const timeoutMs = this.ctx.limits.confirmationTimeoutMs;
     const id = crypto.randomUUID();
     const expiresAt = Date.now() + timeoutMs;
@@ -58,6 +86,8 @@ export class Confirmations {
         plugin: req.plugin,
         params: req.params,
         expiresAt,
+        caller,
+        ...(req.target ? { target: req.target } : {}),
         settle: (d) => {
           if (!this.pending.delete(id)) return;
           clearTimeout(timer);
@@ -68,7 +98,7 @@ export class Confirmations {
       };
       this.pending.set(id, entry);
       req.signal?.addEventListener('abort', onAbort, { once: true });
-      this.hub.notify('confirmation.request', { id, tool: req.tool, plugin: req.plugin, params: req.params, expiresAt });
+      this.hub.notify('confirmation.request', { id, tool: req.tool, plugin: req.plugin, params: req.params, expiresAt, ...(req.target ? { target: req.target } : {}) });
     });
   }
 
@@ -80,17 +110,68 @@ export class Confirmations {
     return true;
   }
 
-  list(): { id: string; tool: string; plugin: string; params: unknown; expiresAt: number }[] {
-    return [...this.pending.values()].map(({ id, tool, plugin, params, expiresAt }) => ({ id, tool, plugin, params, expiresAt }));
+  list(): { id: string; tool: string; plugin: string; params: unknown; expiresAt: number; target?: ConfirmationTarget }[] {
+    return [...this.pending.values()].map(({ id, tool, plugin, params, expiresAt, target }) => ({ id, tool, plugin, params, expiresAt, ...(target ? { target } : {}) }));
   }
 
   resendPending(): void {
-    for (const p of this.pending.values()) {
-      this.hub.notify('confirmation.request', { id: p.id, tool: p.tool, plugin: p.plugin, params: p.params, expiresAt: p.expiresAt });
-    }
+    for (const p of this.list()) this.hub.notify('confirmation.request', p);
   }
 
   cancelAll(reason: string): void {
     for (const p of [...this.pending.values()]) p.settle(fail.cancelled(p.tool, reason));
+  }
+}
+
+/** Open tabs listed on a card for a plugin call without an explicit tab. */
+const MAX_CANDIDATE_TABS = 5;
+
+/**
+ * What a call touches, as far as the server knows before it runs: the explicit tab (REST `tabId`
+ * or a `tabId` argument), the page (a `url` argument, else that tab's URL as the extension last
+ * reported it for some plugin) and its domain; for a plugin tool without a tab, the plugin's
+ * open tabs (the extension runs it in the best-ranked one).
+ */
+export function confirmationTarget(
+  hub: Pick<ExtensionHub, 'tabsFor' | 'allTabStates'>,
+  tool: { kind: 'browser' | 'plugin'; plugin: string },
+  args: Record<string, unknown>,
+  explicitTabId?: number,
+): ConfirmationTarget {
+  const target: ConfirmationTarget = {};
+  const tabId = explicitTabId ?? (typeof args.tabId === 'number' ? args.tabId : undefined);
+  if (tabId !== undefined) target.tabId = tabId;
+  let url = typeof args.url === 'string' ? args.url : undefined;
+  if (url === undefined && tabId !== undefined) {
+    for (const s of hub.allTabStates().values()) {
+      const t = s.tabs.find((x) => x.tabId === tabId);
+      if (t) {
+        url = t.url;
+        break;
+      }
+    }
+  }
+  if (url === undefined && tabId === undefined && tool.kind === 'plugin') {
+    const tabs = hub.tabsFor(tool.plugin).tabs;
+    if (tabs.length === 1) {
+      target.tabId = tabs[0]!.tabId;
+      url = tabs[0]!.url;
+    } else if (tabs.length > 1) target.candidateTabs = tabs.slice(0, MAX_CANDIDATE_TABS).map((t) => ({ tabId: t.tabId, url: t.url }));
+  }
+  if (url !== undefined) {
+    target.url = url;
+    const domain = domainOf(url);
+    if (domain) target.domain = domain;
+  }
+  return target;
+}
+
+function domainOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    if (u.protocol === 'file:') return 'local file';
+    return u.hostname || undefined;
+  } catch {
+    return undefined;
   }
 }

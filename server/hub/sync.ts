@@ -30,9 +30,18 @@ function protectedPaths(dir: string): string[] {
   return real === dir ? [dir] : [dir, real];
 }
 
+/**
+ * sync.full carries only plugins with at least one tool enabled (ask or auto): the extension
+ * injects what it is sent and disposes, in every open tab, a plugin that drops out of the list —
+ * so turning a plugin's last tool off takes it out of every page at once. The side panel lists
+ * every plugin from config.getState, where disabled ones carry `enabled: false`.
+ */
 export function buildSyncFull(ctx: ServerContext): ServerParams<'sync.full'> {
   return {
-    plugins: ctx.plugins.list().map((p) => toPluginInfo(ctx, p)),
+    plugins: ctx.plugins
+      .list()
+      .map((p) => toPluginInfo(ctx, p))
+      .filter((p) => p.enabled !== false),
     browserTools: browserToolInfos(ctx),
     serverVersion: VERSION,
     allowFileUrls: ctx.config.get().allowFileUrls === true,

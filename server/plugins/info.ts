@@ -5,10 +5,18 @@
 import type { ServerContext } from '../context.ts';
 import type { PluginInfo } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION, type LoadedPlugin } from './types.ts';
+import { broadPatterns } from './manifest.ts';
 
 export function toPluginInfo(ctx: ServerContext, p: LoadedPlugin): PluginInfo {
   const cfg = ctx.config.get();
   const pluginDefault = cfg.permissions[p.name]?.default ?? DEFAULT_PLUGIN_PERMISSION;
+  const tools = p.tools.map((t) => ({
+    name: t.name,
+    fullName: t.fullName,
+    description: t.description,
+    permission: ctx.config.permissionFor(p.name, t.name, DEFAULT_PLUGIN_PERMISSION),
+  }));
+  const broad = broadPatterns(p.urlPatterns);
   return {
     name: p.name,
     displayName: p.displayName,
@@ -21,14 +29,12 @@ export function toPluginInfo(ctx: ServerContext, p: LoadedPlugin): PluginInfo {
     source: p.source,
     adapterFile: p.adapterFile,
     adapterHash: p.adapterHash,
-    tools: p.tools.map((t) => ({
-      name: t.name,
-      fullName: t.fullName,
-      description: t.description,
-      permission: ctx.config.permissionFor(p.name, t.name, DEFAULT_PLUGIN_PERMISSION),
-    })),
+    tools,
     ...(p.configSchema ? { configSchema: p.configSchema as Record<string, unknown> } : {}),
     settings: ctx.plugins.resolvedSettings(p.name),
     permission: pluginDefault,
+    // The stored permissions decide, not skip-permissions: it turns `ask` into `auto`, never `off` into on.
+    enabled: tools.some((t) => t.permission !== 'off'),
+    ...(broad.length > 0 ? { broadPatterns: broad } : {}),
   };
 }

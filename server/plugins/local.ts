@@ -5,8 +5,55 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { OpenTabsError } from '../errors.ts';
-import { ConfigStore } from '../state/config.ts';
+import { ConfigStore, type ConfigData } from '../state/config.ts';
 import { loadPluginFolder } from './load.ts';
+import { broadPatterns } from './manifest.ts';
+
+export interface AddOptions {
+  /** The user consented to patterns that match every site or every file (`--allow-broad-patterns`). */
+  allowBroadPatterns?: boolean;
+}
+
+/** config.json key listing the plugins whose broad patterns the user consented to. */
+export const BROAD_CONSENT_KEY = 'broadPatternConsent';
+
+function consentList(d: ConfigData): string[] {
+  const v = d[BROAD_CONSENT_KEY];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/**
+ * A plugin whose urlPatterns cover every site or every local file runs its adapter in all those
+ * pages, so it is refused unless the user consented now (`allowBroadPatterns`) or earlier (an
+ * update of a plugin they already accepted). The message names the patterns and the flag.
+ * `fresh`: consent given just now — the plugin then starts with every tool off.
+ */
+export function checkBroadConsent(d: ConfigData, name: string, urlPatterns: readonly string[], o: AddOptions): { broad: string[]; fresh: boolean } {
+  const broad = broadPatterns(urlPatterns);
+  if (broad.length === 0 || consentList(d).includes(name)) return { broad, fresh: false };
+  if (!o.allowBroadPatterns) {
+    throw new OpenTabsError(
+      'broad_patterns_need_consent',
+      `Plugin "${name}" asks to run on every site or every file (${broad.join(', ')}): its code would run in every page those patterns match. ` +
+        `Nothing was added. If you trust it, repeat with --allow-broad-patterns; its tools then start off until you turn them on in the side panel or with \`opentabs config set\`.`,
+      400,
+      { category: 'validation' },
+    );
+  }
+  return { broad, fresh: true };
+}
+
+/** Consent just given: remember it, and every tool of the plugin starts off (earlier choices dropped). */
+export function recordBroadConsent(d: ConfigData, name: string): void {
+  d[BROAD_CONSENT_KEY] = [...consentList(d).filter((n) => n !== name), name];
+  d.permissions[name] = { default: 'off' };
+}
+
+/** The plugin is gone: a later add or install of that name asks again. */
+export function forgetBroadConsent(d: ConfigData, name: string): void {
+  const list = consentList(d);
+  if (list.includes(name)) d[BROAD_CONSENT_KEY] = list.filter((n) => n !== name);
+}
 
 export interface AddLocalResult {
   path: string;
@@ -14,9 +61,11 @@ export interface AddLocalResult {
   name?: string;
   /** Why it does not load yet (e.g. not built), shown as a hint; the folder is added anyway. */
   warning?: string;
+  /** Patterns matching every site or file the user consented to; the plugin's tools start off. */
+  broadPatterns?: string[];
 }
 
-export async function addLocalPlugin(configDir: string, pathArg: string): Promise<AddLocalResult> {
+export async function addLocalPlugin(configDir: string, pathArg: string, o: AddOptions = {}): Promise<AddLocalResult> {
   const path = resolve(pathArg);
   if (!existsSync(path) || !statSync(path).isDirectory()) throw new OpenTabsError('bad_request', `${path} is not a folder`, 400);
   if (!existsSync(resolve(path, 'package.json'))) throw new OpenTabsError('bad_request', `${path} has no package.json: not a plugin folder`, 400);
@@ -24,13 +73,16 @@ export async function addLocalPlugin(configDir: string, pathArg: string): Promis
   if (!r.ok && !r.name) throw new OpenTabsError('bad_request', `${path} is not an OpenTabs plugin: ${r.error}`, 400);
   const name = r.ok ? r.plugin.name : r.name!;
   const store = await ConfigStore.open(configDir);
+  // Checked before anything is written: a refused plugin leaves config.json as it was.
+  const { broad, fresh } = r.ok ? checkBroadConsent(store.get(), name, r.plugin.urlPatterns, o) : { broad: [], fresh: false };
   await store.update((d) => {
     if (!d.localPlugins.map((p) => resolve(configDir, p)).includes(path)) d.localPlugins.push(path);
+    if (fresh) return recordBroadConsent(d, name);
     // Newly added plugins start at `ask` unless the user already chose.
     const perm = (d.permissions[name] ??= {});
     perm.default ??= 'ask';
   });
-  return { path, name, ...(r.ok ? {} : { warning: r.error }) };
+  return { path, name, ...(broad.length > 0 ? { broadPatterns: broad } : {}), ...(r.ok ? {} : { warning: r.error }) };
 }
 
 /** Remove a local plugin folder by plugin name or path. Returns the removed path. */
@@ -49,8 +101,11 @@ export async function removeLocalPlugin(configDir: string, nameOrPath: string): 
   }
   if (!match) throw new OpenTabsError('unknown_plugin', `No local plugin "${nameOrPath}" in config.json (see \`opentabs plugin list\`)`, 404);
   const target = match;
+  const loaded = await loadPluginFolder(target, 'local');
+  const name = loaded.ok ? loaded.plugin.name : loaded.name;
   await store.update((d) => {
     d.localPlugins = d.localPlugins.filter((p) => resolve(configDir, p) !== target);
+    if (name) forgetBroadConsent(d, name);
   });
   return target;
 }

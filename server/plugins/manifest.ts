@@ -19,6 +19,33 @@ export const TOOL_NAME_RE = /^[a-z][a-z0-9_]*$/;
 export const RESERVED_PLUGIN_NAMES: readonly string[] = ['browser', 'extension', 'opentabs'];
 /** MCP clients commonly cap tool names at 64 characters. */
 export const MAX_TOOL_FULL_NAME = 64;
+/**
+ * Names that reach Object.prototype through plain-object property access (`obj[name]`): never a
+ * plugin, tool or setting name, and refused as a key in settings sent to the server.
+ */
+export const FORBIDDEN_KEYS: readonly string[] = ['__proto__', 'constructor', 'prototype'];
+export function isForbiddenKey(key: string): boolean {
+  return FORBIDDEN_KEYS.includes(key);
+}
+
+/**
+ * A match pattern that covers every site (`<all_urls>`, a `*` host or a whole top-level domain
+ * such as `*.com`) or every local file (`file:///*`). Such a plugin runs its adapter in every page
+ * it matches, so adding it needs explicit consent and its tools start `off`.
+ */
+export function isBroadPattern(pattern: string): boolean {
+  if (pattern === '<all_urls>') return true;
+  const m = /^([^:]+):\/\/([^/]*)(\/.*)$/.exec(pattern);
+  if (!m) return false;
+  const [, scheme, host, path] = m as unknown as [string, string, string, string];
+  if (scheme === 'file') return path.startsWith('/*');
+  return host === '*' || /^\*\.[^.]+$/.test(host);
+}
+
+/** The broad patterns among a plugin's urlPatterns (empty when it names its sites). */
+export function broadPatterns(patterns: readonly string[]): string[] {
+  return patterns.filter(isBroadPattern);
+}
 
 /** The plugin name a package name carries, or null when the package name is not a plugin's. */
 export function pluginNameFromPackage(packageName: string): string | null {
@@ -54,12 +81,12 @@ export const ConfigFieldSchema = v.pipe(
 );
 
 export const ConfigSchemaSchema = v.record(
-  v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'setting names must be identifiers')),
+  v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'setting names must be identifiers'), v.check((n) => !isForbiddenKey(n), (i) => `"${i.input}" cannot be a setting name`)),
   ConfigFieldSchema,
 );
 
 export const ToolManifestSchema = v.object({
-  name: v.pipe(v.string(), v.regex(TOOL_NAME_RE, 'tool names must be lowercase snake_case (a-z, 0-9, _)')),
+  name: v.pipe(v.string(), v.regex(TOOL_NAME_RE, 'tool names must be lowercase snake_case (a-z, 0-9, _)'), v.check((n) => !isForbiddenKey(n), (i) => `"${i.input}" cannot be a tool name`)),
   description: NonEmpty('description'),
   inputSchema: v.pipe(
     JsonObject,
@@ -71,7 +98,8 @@ export const ToolManifestSchema = v.object({
 export const ToolsJsonSchema = v.pipe(
   v.object({
     name: v.pipe(v.string(), v.regex(PLUGIN_NAME_RE, 'plugin names are lowercase words joined by hyphens'),
-      v.check((n) => !RESERVED_PLUGIN_NAMES.includes(n), (i) => `"${i.input}" is reserved for built-in tools`)),
+      v.check((n) => !RESERVED_PLUGIN_NAMES.includes(n), (i) => `"${i.input}" is reserved for built-in tools`),
+      v.check((n) => !isForbiddenKey(n), (i) => `"${i.input}" cannot be a plugin name`)),
     displayName: NonEmpty('displayName'),
     description: NonEmpty('description'),
     version: NonEmpty('version'),
@@ -140,7 +168,8 @@ export function checkFieldValue(field: { type: string; options?: readonly string
 export function validateSettings(schema: ConfigSchema | undefined, settings: Record<string, unknown>): string | null {
   const fields = schema ?? {};
   for (const [key, value] of Object.entries(settings)) {
-    const field = fields[key];
+    if (isForbiddenKey(key)) return `${key}: cannot be a setting name`;
+    const field = Object.hasOwn(fields, key) ? fields[key] : undefined;
     if (!field) {
       const known = Object.keys(fields);
       return `${key}: unknown setting${known.length ? ` (known: ${known.join(', ')})` : ' (this plugin has no settings)'}`;
@@ -153,7 +182,8 @@ export function validateSettings(schema: ConfigSchema | undefined, settings: Rec
     if (problem) return `${key}: ${problem}`;
   }
   for (const [key, field] of Object.entries(fields)) {
-    if (field.required && field.default === undefined && (settings[key] === undefined || settings[key] === null)) {
+    const given = Object.hasOwn(settings, key) ? settings[key] : undefined;
+    if (field.required && field.default === undefined && (given === undefined || given === null)) {
       return `${key}: is required`;
     }
   }
@@ -164,7 +194,7 @@ export function validateSettings(schema: ConfigSchema | undefined, settings: Rec
 export function resolveSettings(schema: ConfigSchema | undefined, saved: Record<string, unknown> | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(schema ?? {})) {
-    const value = saved?.[key];
+    const value = saved && Object.hasOwn(saved, key) ? saved[key] : undefined;
     if (value !== undefined && value !== null && checkFieldValue(field, value) === null) out[key] = value;
     else if (field.default !== undefined) out[key] = field.default;
   }

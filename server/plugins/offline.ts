@@ -10,6 +10,7 @@ import { loadPluginFolder } from './load.ts';
 import { pluginNameFromPackage, resolveSettings } from './manifest.ts';
 import { installedPluginDirs, installPrefix, npmInstall, npmUninstall } from './npm.ts';
 import { mergeSettings } from './settings.ts';
+import { checkBroadConsent, forgetBroadConsent, recordBroadConsent, type AddOptions } from './local.ts';
 import { join } from 'node:path';
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
 
@@ -31,9 +32,16 @@ export async function listPlugins(configDir: string): Promise<PluginListing> {
 
 /**
  * npm install into <configDir>/plugins with scripts disabled; the package must be a plugin that
- * loads, otherwise it is uninstalled again and the reason thrown. New plugins start at `ask`.
+ * loads, otherwise it is uninstalled again and the reason thrown. New plugins start at `ask`;
+ * one whose patterns cover every site or file is refused (and uninstalled) without
+ * `allowBroadPatterns`, and with it starts with every tool `off`.
  */
-export async function installPlugin(configDir: string, spec: string, onProgress?: (line: string) => void): Promise<{ name: string; packageName: string; tools: number }> {
+export async function installPlugin(
+  configDir: string,
+  spec: string,
+  onProgress?: (line: string) => void,
+  o: AddOptions = {},
+): Promise<{ name: string; packageName: string; tools: number; broadPatterns?: string[] }> {
   const packageName = await npmInstall(configDir, spec, onProgress);
   const name = pluginNameFromPackage(packageName);
   if (!name) {
@@ -46,9 +54,18 @@ export async function installPlugin(configDir: string, spec: string, onProgress?
     throw new OpenTabsError('bad_request', `${packageName} cannot be loaded, so it was not kept: ${loaded.error}`, 400);
   }
   const store = await ConfigStore.open(configDir);
-  if (!store.get().permissions[name]?.default) await store.setPluginPermission(name, 'ask');
+  let consent: { broad: string[]; fresh: boolean };
+  try {
+    consent = checkBroadConsent(store.get(), name, loaded.plugin.urlPatterns, o);
+  } catch (err) {
+    await npmUninstall(configDir, packageName).catch(() => {});
+    throw err;
+  }
+  const broad = consent.broad;
+  if (consent.fresh) await store.update((d) => recordBroadConsent(d, name));
+  else if (!store.get().permissions[name]?.default) await store.setPluginPermission(name, 'ask');
   onProgress?.(`Plugin "${name}" installed (${loaded.plugin.tools.length === 1 ? '1 tool' : `${loaded.plugin.tools.length} tools`}; permission: ${store.permissionFor(name, '', 'ask')})`);
-  return { name, packageName, tools: loaded.plugin.tools.length };
+  return { name, packageName, tools: loaded.plugin.tools.length, ...(broad.length > 0 ? { broadPatterns: broad } : {}) };
 }
 
 /** npm uninstall the package(s) providing this plugin (by plugin or package name). */
@@ -59,6 +76,8 @@ export async function uninstallPlugin(configDir: string, nameOrPackage: string):
     .filter((pkg) => pluginNameFromPackage(pkg) === name);
   if (pkgs.length === 0) throw new OpenTabsError('unknown_plugin', `No npm-installed plugin "${nameOrPackage}" in ${installPrefix(configDir)}`, 404);
   for (const pkg of pkgs) await npmUninstall(configDir, pkg);
+  const store = await ConfigStore.open(configDir);
+  await store.update((d) => forgetBroadConsent(d, name));
   return pkgs;
 }
 

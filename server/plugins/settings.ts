@@ -1,6 +1,6 @@
 /** Applying a settings change: merge onto what is saved (null clears a field), then validate. */
 import { OpenTabsError } from '../errors.ts';
-import { validateSettings } from './manifest.ts';
+import { isForbiddenKey, validateSettings } from './manifest.ts';
 import type { ConfigSchema } from './types.ts';
 
 export function mergeSettings(
@@ -12,9 +12,20 @@ export function mergeSettings(
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
     throw new OpenTabsError('invalid_settings', 'settings must be a JSON object of setting name → value', 400, { category: 'validation' });
   }
-  // Merge so `configure key=value` changes one field without dropping the others.
-  const merged: Record<string, unknown> = { ...(saved ?? {}), ...patch };
-  for (const [k, val] of Object.entries(patch)) if (val === null) delete merged[k];
+  // JSON.parse makes "__proto__" an own key; on a plain object, writing it or "constructor" /
+  // "prototype" would reach Object.prototype. No setting has such a name: refuse it by name.
+  for (const k of Object.keys(patch)) {
+    if (isForbiddenKey(k)) {
+      throw new OpenTabsError('invalid_settings', `Invalid settings for ${plugin}: "${k}" cannot be a setting name`, 400, { category: 'validation', path: `/settings/${k}` });
+    }
+  }
+  // Merge so `configure key=value` changes one field without dropping the others; own keys only.
+  const merged: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(saved ?? {})) if (!isForbiddenKey(k)) merged[k] = val;
+  for (const [k, val] of Object.entries(patch)) {
+    if (val === null) delete merged[k];
+    else merged[k] = val;
+  }
   const problem = validateSettings(schema, merged);
   if (problem) {
     const field = problem.slice(0, problem.indexOf(':'));

@@ -53,8 +53,31 @@ export const PluginInfo = v.object({
   /** Resolved settings passed to handlers as ctx.config. */
   settings: v.record(v.string(), v.unknown()),
   permission: Permission,
+  /**
+   * false when every tool is off: nothing of the plugin may run in a page (no bridge, no adapter;
+   * adapters already injected are disposed). sync.full lists only enabled plugins; config.getState
+   * lists all, so the side panel can turn them on.
+   */
+  enabled: v.optional(v.boolean()),
+  /** urlPatterns that match every site or every file (the side panel warns "runs on every site"). */
+  broadPatterns: v.optional(v.array(v.string())),
 });
 export type PluginInfo = v.InferOutput<typeof PluginInfo>;
+
+/**
+ * What an `ask` call would touch, as far as the server knows it when asking: the tab (REST
+ * `tabId` or a `tabId` argument) and its URL (a `url` argument, or the tab as the extension last
+ * reported it), the domain of that URL, and for plugin tools without an explicit tab the tabs the
+ * call may run in. The side panel shows it before the arguments.
+ */
+export const ConfirmationTarget = v.object({
+  tabId: v.optional(v.number()),
+  url: v.optional(v.string()),
+  domain: v.optional(v.string()),
+  /** Plugin tools without an explicit tab: the plugin's open tabs (the extension picks one). */
+  candidateTabs: v.optional(v.array(v.object({ tabId: v.number(), url: v.string() }))),
+});
+export type ConfirmationTarget = v.InferOutput<typeof ConfirmationTarget>;
 
 export const FailedPlugin = v.object({ path: v.string(), error: v.string(), name: v.optional(v.string()) });
 export type FailedPlugin = v.InferOutput<typeof FailedPlugin>;
@@ -108,7 +131,7 @@ export const ConfigState = v.object({
   failedPlugins: v.array(FailedPlugin),
   browserTools: v.array(BrowserToolInfo),
   pendingConfirmations: v.array(
-    v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number() }),
+    v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number(), target: v.optional(ConfirmationTarget) }),
   ),
 });
 export type ConfigState = v.InferOutput<typeof ConfigState>;
@@ -166,7 +189,7 @@ export const ServerToExtension = {
   /** Ask the user. Answer comes back as confirmation.response. */
   'confirmation.request': {
     kind: 'notification',
-    params: v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number() }),
+    params: v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number(), target: v.optional(ConfirmationTarget) }),
   },
   /** A pending confirmation ended without a user decision (timed out / call cancelled). */
   'confirmation.resolved': { kind: 'notification', params: v.object({ id: v.string(), outcome: v.string() }) },

@@ -9,6 +9,7 @@ import type { Permission } from '../protocol/methods.ts';
 import { OpenTabsError } from '../errors.ts';
 import { STATE_SCHEMA_VERSION } from '../version.ts';
 import { writeFileAtomic } from './atomic.ts';
+import { isForbiddenKey } from '../plugins/manifest.ts';
 
 export interface PluginPermissions {
   default?: Permission;
@@ -53,18 +54,19 @@ export function normalizeConfig(raw: unknown): ConfigData {
   if (Array.isArray(src.localPlugins)) out.localPlugins = src.localPlugins.filter((p): p is string => typeof p === 'string' && p !== '');
   if (isObject(src.permissions)) {
     for (const [plugin, value] of Object.entries(src.permissions)) {
-      if (!isObject(value)) continue;
+      // "__proto__" (an own key after JSON.parse) would replace the object's prototype here.
+      if (!isObject(value) || isForbiddenKey(plugin)) continue;
       const entry: PluginPermissions = { ...value };
       if (!isPermission(value.default)) delete entry.default;
       if (isObject(value.tools)) {
         entry.tools = {};
-        for (const [tool, p] of Object.entries(value.tools)) if (isPermission(p)) entry.tools[tool] = p;
+        for (const [tool, p] of Object.entries(value.tools)) if (isPermission(p) && !isForbiddenKey(tool)) entry.tools[tool] = p;
       } else delete entry.tools;
       out.permissions[plugin] = entry;
     }
   }
   if (isObject(src.pluginSettings)) {
-    for (const [plugin, value] of Object.entries(src.pluginSettings)) if (isObject(value)) out.pluginSettings[plugin] = { ...value };
+    for (const [plugin, value] of Object.entries(src.pluginSettings)) if (isObject(value) && !isForbiddenKey(plugin)) out.pluginSettings[plugin] = { ...value };
   }
   if ('skipPermissions' in src) {
     if (typeof src.skipPermissions === 'boolean') out.skipPermissions = src.skipPermissions;
@@ -169,12 +171,17 @@ export class ConfigStore {
 
   /** Effective permission; tool override > plugin default > fallback. */
   permissionFor(plugin: string, tool: string, fallback: Permission): Permission {
-    const entry = this.data.permissions[plugin];
-    return entry?.tools?.[tool] ?? entry?.default ?? fallback;
+    // Own keys only: `tools.constructor` must not answer with Object's constructor.
+    const perms = this.data.permissions;
+    const entry = Object.hasOwn(perms, plugin) ? perms[plugin] : undefined;
+    const tools = entry?.tools;
+    return (tools && Object.hasOwn(tools, tool) ? tools[tool] : undefined) ?? entry?.default ?? fallback;
   }
 
   async setToolPermission(plugin: string, tool: string, p: Permission): Promise<void> {
     assertPermission(p);
+    assertKey(plugin, 'plugin');
+    assertKey(tool, 'tool');
     await this.update((d) => {
       const entry = (d.permissions[plugin] ??= {});
       (entry.tools ??= {})[tool] = p;
@@ -183,10 +190,15 @@ export class ConfigStore {
 
   async setPluginPermission(plugin: string, p: Permission): Promise<void> {
     assertPermission(p);
+    assertKey(plugin, 'plugin');
     await this.update((d) => {
       (d.permissions[plugin] ??= {}).default = p;
     });
   }
+}
+
+function assertKey(name: string, what: string): void {
+  if (isForbiddenKey(name)) throw new OpenTabsError('bad_request', `"${name}" cannot be a ${what} name`, 400);
 }
 
 function assertPermission(p: unknown): asserts p is Permission {

@@ -11,6 +11,7 @@
 import type { ServerContext } from '../context.ts';
 import type { OpenTabsError } from '../errors.ts';
 import type { DispatchProgress } from '../hub/hub.ts';
+import { confirmationTarget } from '../hub/confirmations.ts';
 import type { LogEntry } from '../protocol/methods.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import { asOpenTabsError, fail } from './failures.ts';
@@ -96,7 +97,15 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
   if (!release) return { ok: false, tool, error: fail.tooManyInFlight(tool.plugin, limit) };
   try {
     if (permission === 'ask') {
-      const d = await ctx.hub.confirm({ tool: tool.name, plugin: tool.plugin, params: args, signal: call.signal });
+      const d = await ctx.hub.confirm({
+        tool: tool.name,
+        plugin: tool.plugin,
+        params: args,
+        signal: call.signal,
+        // The pending-approval cap counts per MCP session; REST callers share one count.
+        caller: call.sessionId ?? call.transport,
+        target: confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId),
+      });
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
     }
