@@ -3,6 +3,7 @@
  * coercion of `key=value` strings into setting values per a plugin's configSchema.
  */
 import { discoverPlugins } from '../server/plugins/discover.ts';
+import { isForbiddenKey } from '../server/plugins/manifest.ts';
 import type { ConfigField, ConfigSchema, FailedPlugin, LoadedPlugin } from '../server/plugins/types.ts';
 import { readConfigSnapshot } from './settings.ts';
 import { CliError } from './output.ts';
@@ -32,7 +33,9 @@ export async function findPlugin(configDir: string, name: string): Promise<Loade
 
 /** Turn the string from `key=value` into the type the setting declares; errors name the key. */
 export function coerceSetting(schema: ConfigSchema | undefined, key: string, raw: string): unknown {
-  const field: ConfigField | undefined = schema?.[key];
+  // Own keys only: `schema.__proto__` / `schema.constructor` are Object's, not a setting.
+  if (isForbiddenKey(key)) throw new CliError(`"${key}" cannot be a setting name.`, 2);
+  const field: ConfigField | undefined = schema && Object.hasOwn(schema, key) ? schema[key] : undefined;
   if (!field) {
     const known = Object.keys(schema ?? {});
     throw new CliError(`Unknown setting "${key}"${known.length ? `; this plugin's settings are: ${known.join(', ')}` : '; this plugin has no settings'}.`, 2);
