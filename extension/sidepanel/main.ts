@@ -194,7 +194,11 @@ function render(): void {
       p.broadPatterns?.length
         ? h('div', { class: 'warning', 'data-testid': `broad-warning-${p.name}`, title: p.broadPatterns.join(', ') }, `⚠ Runs on every site (${p.broadPatterns.join(', ')}): its code runs in every page it matches while any of its tools is on.`)
         : null,
-      p.enabled === false ? h('div', { class: 'muted', 'data-testid': `disabled-${p.name}` }, 'All tools off: it does not run in any page.') : null,
+      p.broadConsent === false
+        ? h('div', { class: 'warning', 'data-testid': `broad-no-consent-${p.name}` }, `Not running: it covers every site and you have not allowed that. To allow it: opentabs plugin ${p.source === 'npm' ? 'install' : 'add'} … --allow-broad-patterns`)
+        : p.enabled === false
+          ? h('div', { class: 'muted', 'data-testid': `disabled-${p.name}` }, 'All tools off: it does not run in any page.')
+          : null,
       h(
         'div',
         { class: 'row' },

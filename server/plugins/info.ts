@@ -6,6 +6,7 @@ import type { ServerContext } from '../context.ts';
 import type { PluginInfo } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION, type LoadedPlugin } from './types.ts';
 import { broadPatterns } from './manifest.ts';
+import { hasBroadConsent } from './local.ts';
 
 export function toPluginInfo(ctx: ServerContext, p: LoadedPlugin): PluginInfo {
   const cfg = ctx.config.get();
@@ -17,6 +18,9 @@ export function toPluginInfo(ctx: ServerContext, p: LoadedPlugin): PluginInfo {
     permission: ctx.config.permissionFor(p.name, t.name, DEFAULT_PLUGIN_PERMISSION),
   }));
   const broad = broadPatterns(p.urlPatterns);
+  // Broad patterns without consent (a folder rebuilt or a package changed after it was added):
+  // it runs in no page until the user adds it again with --allow-broad-patterns.
+  const consented = broad.length === 0 || hasBroadConsent(cfg, p.name);
   return {
     name: p.name,
     displayName: p.displayName,
@@ -34,7 +38,7 @@ export function toPluginInfo(ctx: ServerContext, p: LoadedPlugin): PluginInfo {
     settings: ctx.plugins.resolvedSettings(p.name),
     permission: pluginDefault,
     // The stored permissions decide, not skip-permissions: it turns `ask` into `auto`, never `off` into on.
-    enabled: tools.some((t) => t.permission !== 'off'),
-    ...(broad.length > 0 ? { broadPatterns: broad } : {}),
+    enabled: consented && tools.some((t) => t.permission !== 'off'),
+    ...(broad.length > 0 ? { broadPatterns: broad, broadConsent: consented } : {}),
   };
 }

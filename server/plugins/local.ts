@@ -22,6 +22,11 @@ function consentList(d: ConfigData): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
+/** Whether the user consented to this plugin's broad patterns (at add or install time). */
+export function hasBroadConsent(d: ConfigData, name: string): boolean {
+  return consentList(d).includes(name);
+}
+
 /**
  * A plugin whose urlPatterns cover every site or every local file runs its adapter in all those
  * pages, so it is refused unless the user consented now (`allowBroadPatterns`) or earlier (an

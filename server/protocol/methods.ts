@@ -61,6 +61,8 @@ export const PluginInfo = v.object({
   enabled: v.optional(v.boolean()),
   /** urlPatterns that match every site or every file (the side panel warns "runs on every site"). */
   broadPatterns: v.optional(v.array(v.string())),
+  /** With broadPatterns: whether the user consented (`--allow-broad-patterns`); without it the plugin runs in no page. */
+  broadConsent: v.optional(v.boolean()),
 });
 export type PluginInfo = v.InferOutput<typeof PluginInfo>;
 

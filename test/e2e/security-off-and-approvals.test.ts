@@ -69,7 +69,13 @@ describe('off is off', () => {
     parent = mkdtempSync(join(tmpdir(), 'opentabs-off-'));
     const fixture = writeFixturePlugin(parent);
     const control = writeRegisteringPlugin(parent, 'control', ['http://127.0.0.1/pages/plugin-app.html']);
-    h = await startBrowserHarness({ localPlugins: [fixture, control], permissions: { fixture: { default: 'off' }, control: { default: 'auto' } } });
+    // Listed in config.json with every tool auto, but its patterns cover every site and nobody
+    // consented (as after a rebuild that widened them): it must run nowhere.
+    const sneaky = writeRegisteringPlugin(parent, 'sneaky', ['*://*/*']);
+    h = await startBrowserHarness({
+      localPlugins: [fixture, control, sneaky],
+      permissions: { fixture: { default: 'off' }, control: { default: 'auto' }, sneaky: { default: 'auto' } },
+    });
     solo = await h.context.newPage();
     await solo.goto(h.fixtureUrl('/pages/plugin-app-solo.html'));
     shared = await h.context.newPage();
@@ -87,7 +93,9 @@ describe('off is off', () => {
     expect(await inRegistry(shared, 'control')).toBe(true);
     expect(await inRegistry(shared, 'fixture')).toBe(false);
     expect(await inRegistry(solo, 'fixture')).toBe(false);
-    // Only fixture matches the solo page: nothing of OpenTabs is in it.
+    expect(await inRegistry(shared, 'sneaky')).toBe(false);
+    expect(await inRegistry(solo, 'sneaky')).toBe(false);
+    // Only fixture (and the unconsented sneaky) match the solo page: nothing of OpenTabs is in it.
     expect(await bridgeIn(solo)).toBe(false);
     // The shared page has the control plugin's bridge; a page message for fixture goes nowhere,
     // while one for control (sent after it, on the same Port) arrives.
@@ -107,6 +115,7 @@ describe('off is off', () => {
     const select = panel.locator('[data-testid="perm-fixture_echo"]');
     await select.waitFor({ timeout: 15_000 });
     expect(await panel.locator('[data-testid="disabled-fixture"]').count()).toBe(1);
+    expect(await panel.locator('[data-testid="broad-no-consent-sneaky"]').count()).toBe(1);
     await select.selectOption('ask');
     await waitUntil(() => inRegistry(shared, 'fixture'), 'fixture injected into the shared page');
     await waitUntil(() => inRegistry(solo, 'fixture'), 'fixture injected into the solo page');
@@ -156,6 +165,7 @@ describe('off is off', () => {
     await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'control')?.tabState === 'ready', 'control ready after reload');
     expect(await inRegistry(shared, 'everywhere')).toBe(false);
     expect(await inRegistry(page, 'everywhere')).toBe(false);
+    expect(await inRegistry(page, 'sneaky')).toBe(false);
     await page.close();
   });
 });
