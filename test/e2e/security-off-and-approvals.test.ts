@@ -10,9 +10,9 @@
  *    pending approval from one caller is refused at once while the first three still wait.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 import { writeFixturePlugin } from '../fixtures/ext-plugin/plugin.ts';
@@ -20,6 +20,8 @@ import { writeTestPlugin } from '../harness/fake-extension.ts';
 import { runCli } from '../integration/cli-support.ts';
 import { ADAPTER_REGISTRY_KEY, PAGE_TO_BRIDGE_EVENT } from '../../server/protocol/page-channel.ts';
 import { MAX_PENDING_APPROVALS_PER_CALLER } from '../../server/limits.ts';
+
+const ARTIFACTS = resolve(import.meta.dir, '../../test-artifacts');
 
 /** An adapter that only registers itself (enough to see whether it runs in a page). */
 function registeringAdapter(name: string): string {
@@ -157,6 +159,10 @@ describe('off is off', () => {
     const warning = panel.locator('[data-testid="broad-warning-everywhere"]');
     await warning.waitFor({ timeout: 15_000 });
     expect(await warning.textContent()).toContain('every site');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await panel.setViewportSize({ width: 420, height: 900 });
+    await warning.scrollIntoViewIfNeeded();
+    await panel.screenshot({ path: join(ARTIFACTS, 'broad-plugin-warning.png') });
     expect(await panel.locator('[data-testid="perm-everywhere_ping"]').inputValue()).toBe('off');
     // It runs in no page, even one loaded after it was added.
     const page = await h.context.newPage();
@@ -217,6 +223,9 @@ describe('approval cards', () => {
     const mark = (await card.locator('[data-testid="approval-truncated"]').textContent()) ?? '';
     expect(mark).toContain(`${(full.length - shown.length).toLocaleString('en-US')} more characters`);
     expect(shown.length).toBeLessThan(full.length);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await panel.setViewportSize({ width: 420, height: 900 });
+    await panel.screenshot({ path: join(ARTIFACTS, 'approval-card.png') });
     await card.locator('[data-testid="deny"]').click();
     const r = await call;
     expect(r?.status).toBe(403);
