@@ -151,9 +151,23 @@ export async function openRealSidePanel(context: BrowserContext, extensionId: st
     const impl = (context as unknown as { _connection?: { toImpl?: (x: unknown) => any } })._connection?.toImpl?.(context);
     const rootSession = impl?._browser?._session;
     if (!rootSession?.send) throw new Error('openSidePanel: this playwright-core version does not expose its browser session (see openRealSidePanel in test/harness/browser.ts)');
-    const pageEvent = context.waitForEvent('page', { predicate: (p) => p.url() === panelUrl && p !== opener, timeout: 15_000 });
+    // The new Page's url() can still be empty when Playwright reports it, so look for it by
+    // polling every page that is not a known tab (bounded), rather than by a one-shot event filter.
+    const before = new Set(context.pages());
     await rootSession.send('Target.attachToTarget', { targetId: target.targetId, flatten: true });
-    const panel = await pageEvent;
+    const panel = await waitUntil(
+      async () => {
+        for (const p of context.pages()) {
+          if (p === opener || before.has(p) || p.isClosed()) continue;
+          const href = p.url() || (await p.evaluate(() => location.href).catch(() => ''));
+          if (href === panelUrl) return p;
+        }
+        return undefined;
+      },
+      'Playwright to create a Page for the side panel',
+      15_000,
+      50,
+    );
     await panel.waitForLoadState('domcontentloaded');
     // A real side panel is no tab.
     const inTab = await panel.evaluate(async () => (await chrome.tabs.getCurrent()) !== undefined);
