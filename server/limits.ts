@@ -14,6 +14,8 @@ export const WS_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 export const ADMIN_RATE_LIMIT = { max: 10, windowMs: 60_000 } as const;
 /** New MCP sessions (initialize requests on /mcp and /mcp/gateway). */
 export const MCP_SESSION_RATE_LIMIT = { max: 5, windowMs: 60_000 } as const;
+/** Highest value config.json's mcpSessionsPerMinute accepts (it replaces MCP_SESSION_RATE_LIMIT.max). */
+export const MCP_SESSIONS_PER_MINUTE_MAX = 10_000;
 /** Seconds sent in Retry-After with a 429. */
 export const RETRY_AFTER_SECONDS = 60;
 
@@ -43,6 +45,11 @@ export const APPROVAL_ARGS_PREVIEW_CHARS = 2_000;
 /** MCP sessions idle longer than this are closed by the sweeper. */
 export const MCP_SESSION_IDLE_TTL_MS = 30 * 60_000;
 export const MCP_SESSION_SWEEP_INTERVAL_MS = 60_000;
+/**
+ * MCP SSE streams (Streamable HTTP GET/POST streams, legacy /sse) send a comment this often, so
+ * proxies, clients with read timeouts and idle-connection timeouts never see a silent stream.
+ */
+export const MCP_SSE_KEEPALIVE_MS = 15_000;
 
 /** Plugins. */
 export const MAX_ADAPTER_BYTES = 5 * 1024 * 1024;
@@ -105,6 +112,7 @@ export interface Limits {
   mcpSessionSweepIntervalMs: number;
   auditRotateBytes: number;
   maxBodyBytes: number;
+  mcpSseKeepAliveMs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -118,4 +126,5 @@ export const DEFAULT_LIMITS: Limits = {
   mcpSessionSweepIntervalMs: MCP_SESSION_SWEEP_INTERVAL_MS,
   auditRotateBytes: AUDIT_ROTATE_BYTES,
   maxBodyBytes: MAX_BODY_BYTES,
+  mcpSseKeepAliveMs: MCP_SSE_KEEPALIVE_MS,
 };

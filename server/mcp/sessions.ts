@@ -19,8 +19,11 @@
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ServerContext } from '../context.ts';
-import { createRateLimiter, rateLimitedResponse, type RateLimiter } from '../middleware/rate-limit.ts';
+import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../middleware/rate-limit.ts';
+import { configPath } from '../state/config.ts';
 import type { LogEntry } from '../protocol/methods.ts';
+import { stat } from 'node:fs/promises';
+import { MCP_SESSIONS_PER_MINUTE_MAX } from '../limits.ts';
 import { handleToolsCall, levelAllowed, logParams, toolsListJson, type LoggingLevel, type SessionHooks, type SessionKind } from './tool-calls.ts';
 
 type SdkModule = typeof import('./servers.ts');
@@ -61,6 +64,7 @@ class Session implements SessionHooks {
       },
       onsessionclosed: () => onClose(this),
       maxRequestBodySize: ctx.limits.maxBodyBytes,
+      keepAliveMs: ctx.limits.mcpSseKeepAliveMs,
     });
     this.transport.onclose = () => onClose(this);
     this.server = sdk.createMcpServer(ctx, kind, this);
@@ -99,14 +103,66 @@ function rpcErrorResponse(status: number, code: number, message: string, headers
   });
 }
 
+const SSE_OPEN_COMMENT = new TextEncoder().encode(': stream open\n\n');
+
+/**
+ * Bun sends a streaming response's headers with its first body bytes; the SDK's GET stream is
+ * silent until the first event or keep-alive, so clients (Node's fetch) would wait that long for
+ * the headers. An SSE comment first makes them go out at once.
+ */
+export function flushSseHeaders(res: Response): Response {
+  if (!res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) return res;
+  const body = res.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      start(controller) {
+        controller.enqueue(SSE_OPEN_COMMENT);
+      },
+    }),
+  );
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
 export class McpSessions {
   private sessions = new Map<string, Session>();
   private limiter: RateLimiter;
   private sweeper: ReturnType<typeof setInterval> | null = null;
+  private configMtime = 0;
 
   constructor(private readonly ctx: ServerContext) {
-    this.limiter = createRateLimiter(ctx.limits.mcpSessionRate);
+    this.limiter = createRateLimiter(() => this.sessionRate());
     ctx.catalog.onChange(() => this.sendToolListChanged());
+  }
+
+  /** The session-creation limit: config.json's mcpSessionsPerMinute when set, else ctx.limits. */
+  sessionRate(): RateLimitSpec {
+    const perMinute = this.ctx.config.get().mcpSessionsPerMinute;
+    return typeof perMinute === 'number' ? { max: perMinute, windowMs: 60_000 } : this.ctx.limits.mcpSessionRate;
+  }
+
+  /**
+   * Take one session-creation slot; null when granted, else the 429 to send: a JSON-RPC error
+   * (what MCP clients show) that says how long to wait and how to raise the limit. A denied take
+   * re-reads config.json when the file changed since last seen (one stat), so a limit raised by
+   * hand applies without a restart.
+   */
+  async takeSessionSlot(): Promise<Response | null> {
+    if (this.limiter.take()) return null;
+    const mtime = await stat(configPath(this.ctx.configDir)).then(
+      (s) => s.mtimeMs,
+      () => 0,
+    );
+    if (mtime !== this.configMtime) {
+      this.configMtime = mtime;
+      await this.ctx.config.reload().catch(() => {});
+      if (this.limiter.take()) return null;
+    }
+    const spec = this.sessionRate();
+    const waitS = Math.max(1, Math.ceil(this.limiter.retryAfterMs() / 1000));
+    const message =
+      `Too many new MCP sessions: at most ${spec.max} per ${Math.round(spec.windowMs / 1000)} s. Retry in ${waitS} s, ` +
+      `or raise the limit: set "mcpSessionsPerMinute" (1–${MCP_SESSIONS_PER_MINUTE_MAX}) in ${configPath(this.ctx.configDir)}; ` +
+      `the server reads it on the next new session.`;
+    return rpcErrorResponse(429, -32000, message, { 'Retry-After': String(waitS) });
   }
 
   get count(): number {
@@ -136,7 +192,8 @@ export class McpSessions {
         if (fast) return fast;
         this.trackCalls(session, req, parsedBody);
       }
-      return session.transport.handleRequest(req, req.method === 'POST' ? { parsedBody } : undefined);
+      const res = await session.transport.handleRequest(req, req.method === 'POST' ? { parsedBody } : undefined);
+      return req.method === 'GET' ? flushSseHeaders(res) : res;
     }
 
     if (req.method !== 'POST') {
@@ -145,10 +202,8 @@ export class McpSessions {
     if (!isInitialize(parsedBody)) {
       return rpcErrorResponse(400, -32000, 'Bad Request: no mcp-session-id header; the first request of a session must be initialize.');
     }
-    if (!this.limiter.take()) {
-      const spec = this.ctx.limits.mcpSessionRate;
-      return rateLimitedResponse('new MCP sessions', spec);
-    }
+    const limited = await this.takeSessionSlot();
+    if (limited) return limited;
     const sdk = await loadSdk();
     const session = new Session(
       sdk,

@@ -16,6 +16,8 @@ export interface RateLimiter {
   take(): boolean;
   /** Slots left in the current window. */
   remaining(): number;
+  /** Milliseconds until the next slot frees up (0 when one is free now). */
+  retryAfterMs(): number;
   /** Middleware form: 429 with Retry-After when `take()` fails. */
   middleware(what?: string): MiddlewareHandler;
 }
@@ -30,9 +32,15 @@ export function rateLimitedResponse(what: string, spec: RateLimitSpec): Response
   );
 }
 
-export function createRateLimiter(spec: RateLimitSpec, now: () => number = Date.now): RateLimiter {
+/**
+ * `spec` may be a function, read on every take: a limit the user can change (config.json) applies
+ * without a restart.
+ */
+export function createRateLimiter(specOrGet: RateLimitSpec | (() => RateLimitSpec), now: () => number = Date.now): RateLimiter {
+  const current = typeof specOrGet === 'function' ? specOrGet : () => specOrGet;
   const hits: number[] = [];
   const prune = () => {
+    const spec = current();
     const cutoff = now() - spec.windowMs;
     let i = 0;
     while (i < hits.length && hits[i] <= cutoff) i++;
@@ -41,17 +49,25 @@ export function createRateLimiter(spec: RateLimitSpec, now: () => number = Date.
   const limiter: RateLimiter = {
     take() {
       prune();
-      if (hits.length >= spec.max) return false;
+      if (hits.length >= current().max) return false;
       hits.push(now());
       return true;
     },
     remaining() {
       prune();
-      return Math.max(0, spec.max - hits.length);
+      return Math.max(0, current().max - hits.length);
+    },
+    retryAfterMs() {
+      prune();
+      const spec = current();
+      if (hits.length < spec.max) return 0;
+      // The slot that frees first belongs to the hit that makes the window full.
+      const freeing = hits[hits.length - spec.max];
+      return Math.max(0, freeing + spec.windowMs - now());
     },
     middleware(what = 'requests') {
       return async (_c, next) => {
-        if (!limiter.take()) return rateLimitedResponse(what, spec);
+        if (!limiter.take()) return rateLimitedResponse(what, current());
         await next();
       };
     },

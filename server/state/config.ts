@@ -10,6 +10,7 @@ import { OpenTabsError } from '../errors.ts';
 import { STATE_SCHEMA_VERSION } from '../version.ts';
 import { writeFileAtomic } from './atomic.ts';
 import { isForbiddenKey } from '../plugins/manifest.ts';
+import { MCP_SESSIONS_PER_MINUTE_MAX } from '../limits.ts';
 
 export interface PluginPermissions {
   default?: Permission;
@@ -24,6 +25,8 @@ export interface ConfigData {
   skipPermissions?: boolean;
   /** Built-in tools may use file:// pages (never the config dir). Set by the side panel or the CLI only. */
   allowFileUrls?: boolean;
+  /** New MCP sessions (initialize) allowed per minute; absent = MCP_SESSION_RATE_LIMIT.max. */
+  mcpSessionsPerMinute?: number;
   [unknownKey: string]: unknown;
 }
 
@@ -31,6 +34,11 @@ const PERMISSIONS: readonly string[] = ['off', 'ask', 'auto'];
 
 export function isPermission(p: unknown): p is Permission {
   return typeof p === 'string' && PERMISSIONS.includes(p);
+}
+
+/** A usable mcpSessionsPerMinute value: a whole number from 1 to MCP_SESSIONS_PER_MINUTE_MAX. */
+export function isSessionsPerMinute(n: unknown): n is number {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= MCP_SESSIONS_PER_MINUTE_MAX;
 }
 
 export function configPath(dir: string): string {
@@ -75,6 +83,10 @@ export function normalizeConfig(raw: unknown): ConfigData {
   if ('allowFileUrls' in src) {
     if (typeof src.allowFileUrls === 'boolean') out.allowFileUrls = src.allowFileUrls;
     else delete out.allowFileUrls;
+  }
+  if ('mcpSessionsPerMinute' in src) {
+    if (isSessionsPerMinute(src.mcpSessionsPerMinute)) out.mcpSessionsPerMinute = src.mcpSessionsPerMinute;
+    else delete out.mcpSessionsPerMinute;
   }
   return out;
 }
