@@ -11,7 +11,8 @@ import { isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@mod
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, err, out, usageError } from '../output.ts';
-import { selfCommand } from '../self.ts';
+import { selfCommand, selfCommandText } from '../self.ts';
+import { join } from 'node:path';
 import { probePort, resolveTarget, secretFor, type Target } from '../server-client.ts';
 
 const HELP = `Usage: opentabs mcp [--gateway] [--no-start] [--port N]
@@ -49,16 +50,21 @@ export const command: Command = {
   },
 };
 
-/** `opentabs start --background` as a child; its output goes to our stderr, never stdout. */
+/**
+ * `opentabs start --background` as a child. On success one line goes to stderr (the child's own
+ * output holds the client config block, secret included, which is not for a client's log); on
+ * failure the child's output is shown, since it says why.
+ */
 async function autostart(t: Target): Promise<void> {
-  log(`starting the OpenTabs server on ${t.url} in the background …`);
   const [cmd, ...args] = selfCommand();
   const child = spawn(cmd, [...args, 'start', '--background', '--port', String(t.port)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },
   });
-  child.stdout.on('data', (d: Buffer) => process.stderr.write(d));
-  child.stderr.on('data', (d: Buffer) => process.stderr.write(d));
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number>((resolve) => {
     const timer = setTimeout(() => {
       child.kill('SIGTERM');
@@ -72,8 +78,11 @@ async function autostart(t: Target): Promise<void> {
   // Another client may have started it at the same moment (our child then lost the port race):
   // what matters is that a server answers now.
   if ((await probePort(t.port)).kind !== 'opentabs') {
-    throw new CliError(`Could not start the OpenTabs server on ${t.url} (exit ${code}); run \`opentabs start\` to see why.`);
+    if (stderr.trim()) process.stderr.write(stderr.endsWith('\n') ? stderr : `${stderr}\n`);
+    throw new CliError(`Could not start the OpenTabs server on ${t.url} (exit ${code}); run \`${selfCommandText(['start'])}\` to see why.`);
   }
+  const pid = /\(pid (\d+)\)/.exec(stdout)?.[1];
+  log(`started the OpenTabs server on ${t.url} in the background${pid ? ` (pid ${pid})` : ''}; logs: ${join(t.configDir, 'server.log')}`);
 }
 
 function log(msg: string): void {
@@ -105,6 +114,7 @@ export async function runBridge(t: Target, path: string): Promise<void> {
       const result = (msg as { result?: { protocolVersion?: unknown } }).result;
       if (initRequest && id === initRequest.id && typeof result?.protocolVersion === 'string') {
         protocolVersion = result.protocolVersion;
+        initResult = result;
         h.setProtocolVersion(protocolVersion);
       }
       stdio.send(msg).catch((e) => log(`writing to stdout failed: ${(e as Error).message}`));
@@ -160,9 +170,33 @@ export async function runBridge(t: Target, path: string): Promise<void> {
   };
 
   http = makeHttp();
+  /**
+   * Settles when the first initialize has been answered (the session exists). Clients may write
+   * initialize, notifications/initialized and tools/list in one burst: everything after the
+   * initialize waits for it, in order, since without a session id the server refuses them.
+   */
+  let sessionReady: Promise<void> | null = null;
+  /** The server's answer to the first initialize, replayed for a repeated one: one session per bridge. */
+  let initResult: unknown;
   stdio.onmessage = (msg) => {
-    if (isJSONRPCRequest(msg) && msg.method === 'initialize') initRequest = msg;
-    void forward(msg);
+    if (isJSONRPCRequest(msg) && msg.method === 'initialize') {
+      if (sessionReady) {
+        // A second initialize on the same stdio connection is answered from the first, so the
+        // bridge never opens a second server session (each counts against the session limit).
+        const id = msg.id;
+        void sessionReady.then(() =>
+          initResult !== undefined ? stdio.send({ jsonrpc: '2.0', id, result: initResult as never }).catch(() => {}) : forward(msg),
+        );
+        return;
+      }
+      initRequest = msg;
+      sessionReady = forward(msg).catch(() => {});
+      return;
+    }
+    // Callbacks on one promise run in the order they were added: the burst keeps its order. Once
+    // the session exists they run at once, and a long call never holds back a later message.
+    if (sessionReady) void sessionReady.then(() => forward(msg));
+    else void forward(msg);
   };
   stdio.onerror = (e) => log(`stdin: ${e.message}`);
 

@@ -148,7 +148,14 @@ describe('opentabs mcp auto-start', () => {
       pid = JSON.parse(readFileSync(join(cfg, 'server.pid'), 'utf8')).pid;
       const { tools } = await c.listTools();
       expect(tools.length).toBeGreaterThan(0);
-      expect(err).toContain('starting the OpenTabs server');
+      // One line about the start; the child's config block (secret included) stays out of the client's log.
+      const startLines = err.split('\n').filter((l) => l.includes('started the OpenTabs server'));
+      expect(startLines.length).toBe(1);
+      expect(startLines[0]).toContain(join(cfg, 'server.log'));
+      expect(err).not.toContain('Connect your AI client');
+      const secret = JSON.parse(readFileSync(join(cfg, 'extension', 'auth.json'), 'utf8')).secret as string;
+      expect(secret.length).toBeGreaterThan(0);
+      expect(err).not.toContain(secret);
       const h = await fetch(`http://127.0.0.1:${port}/health`);
       expect(h.status).toBe(200);
     } finally {

@@ -1,0 +1,119 @@
+/**
+ * The stdio bridge (`opentabs mcp`) driven by raw stdin writes, the way some clients write:
+ * initialize + notifications/initialized + tools/list in ONE write (before the initialize reply);
+ * a repeated initialize answered without a second server session; and after the server restarts
+ * (same port, same config dir) the bridge re-creates its session by itself.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { join } from 'node:path';
+import type { Subprocess } from 'bun';
+import { startTestServer, type TestServer } from '../harness/server.ts';
+import { FakeExtension } from '../harness/fake-extension.ts';
+import { MAIN, ROOT, cliEnv, removeDir, tempDir } from './cli-support.ts';
+
+setDefaultTimeout(120_000);
+
+type Msg = { jsonrpc: string; id?: number | string; result?: Record<string, unknown>; error?: { message: string }; method?: string };
+
+let root: string;
+let srv: TestServer;
+let ext: FakeExtension;
+let bridge: Subprocess<'pipe', 'pipe', 'pipe'>;
+const received: Msg[] = [];
+let stderrText = '';
+
+const line = (m: object) => `${JSON.stringify(m)}\n`;
+const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'burst', version: '1' } } };
+
+async function answer(id: number | string, timeoutMs = 60_000): Promise<Msg> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const m = received.find((r) => r.id === id && (r.result !== undefined || r.error !== undefined));
+    if (m) return m;
+    await Bun.sleep(20);
+  }
+  throw new Error(`no answer for id ${id}; stderr:\n${stderrText}`);
+}
+
+beforeAll(async () => {
+  root = tempDir();
+  srv = await startTestServer({ configDir: join(root, 'state'), limits: { adminRate: { max: 1000, windowMs: 60_000 } } });
+  ext = await FakeExtension.connect(srv.url, srv.secret);
+  bridge = Bun.spawn([process.execPath, MAIN, 'mcp', '--no-start', '--port', String(srv.port)], {
+    cwd: ROOT,
+    env: cliEnv(srv.configDir),
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  void (async () => {
+    let buf = '';
+    for await (const chunk of bridge.stdout) {
+      buf += new TextDecoder().decode(chunk);
+      let i: number;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const l = buf.slice(0, i).trim();
+        buf = buf.slice(i + 1);
+        if (l) received.push(JSON.parse(l) as Msg);
+      }
+    }
+  })();
+  void (async () => {
+    for await (const chunk of bridge.stderr) stderrText += new TextDecoder().decode(chunk);
+  })();
+});
+
+afterAll(async () => {
+  bridge?.kill('SIGTERM');
+  await bridge?.exited;
+  await ext?.close().catch(() => {});
+  await srv?.stop();
+  removeDir(root);
+});
+
+describe('stdio bridge under a pipelined burst', () => {
+  test('initialize + notifications/initialized + tools/list in one write: all answered, no session errors', async () => {
+    bridge.stdin.write(line(INIT) + line({ jsonrpc: '2.0', method: 'notifications/initialized' }) + line({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+    await bridge.stdin.flush();
+    const init = await answer(1);
+    expect(init.error).toBeUndefined();
+    expect(init.result?.serverInfo).toBeDefined();
+    const list = await answer(2);
+    expect(list.error).toBeUndefined();
+    expect((list.result?.tools as Array<{ name: string }>).some((t) => t.name === 'browser_list_tabs')).toBe(true);
+    expect(stderrText).not.toContain('mcp-session-id');
+    expect(srv.ctx.mcp.count).toBe(1);
+  });
+
+  test('a call right behind it works', async () => {
+    ext.onDispatch('browser_list_tabs', () => ({ value: { tabs: [{ tabId: 1, url: 'http://127.0.0.1/', title: 'x' }] } }));
+    bridge.stdin.write(line({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'browser_list_tabs', arguments: {} } }));
+    await bridge.stdin.flush();
+    const r = await answer(3);
+    expect((r.result as { structuredContent?: unknown }).structuredContent).toEqual({ tabs: [{ tabId: 1, url: 'http://127.0.0.1/', title: 'x' }] });
+  });
+
+  test('a repeated initialize is answered from the first: still one server session', async () => {
+    bridge.stdin.write(line({ ...INIT, id: 4 }));
+    await bridge.stdin.flush();
+    const r = await answer(4);
+    expect(r.result?.serverInfo).toEqual((await answer(1)).result?.serverInfo);
+    expect(srv.ctx.mcp.count).toBe(1);
+  });
+
+  test('after a server restart (same port and config dir) the bridge re-creates its session transparently', async () => {
+    const { port, configDir } = srv;
+    await ext.close().catch(() => {});
+    await srv.stop();
+    srv = await startTestServer({ configDir, port, limits: { adminRate: { max: 1000, windowMs: 60_000 } } });
+    ext = await FakeExtension.connect(srv.url, srv.secret);
+    expect(srv.ctx.mcp.count).toBe(0);
+    bridge.stdin.write(line({ jsonrpc: '2.0', id: 5, method: 'tools/list' }));
+    await bridge.stdin.flush();
+    const r = await answer(5);
+    expect(r.error).toBeUndefined();
+    expect((r.result?.tools as unknown[]).length).toBeGreaterThan(0);
+    expect(srv.ctx.mcp.count).toBe(1);
+    expect(stderrText).toContain('re-initializing');
+  });
+});
