@@ -48,8 +48,11 @@ beforeAll(async () => {
   });
   void (async () => {
     let buf = '';
-    for await (const chunk of bridge.stdout) {
-      buf += new TextDecoder().decode(chunk);
+    const reader = bridge.stdout.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buf += new TextDecoder().decode(value);
       let i: number;
       while ((i = buf.indexOf('\n')) >= 0) {
         const l = buf.slice(0, i).trim();
@@ -59,7 +62,12 @@ beforeAll(async () => {
     }
   })();
   void (async () => {
-    for await (const chunk of bridge.stderr) stderrText += new TextDecoder().decode(chunk);
+    const reader = bridge.stderr.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      stderrText += new TextDecoder().decode(value);
+    }
   })();
 });
 
