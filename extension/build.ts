@@ -27,6 +27,9 @@ const ENTRIES: Record<string, string> = {
   background: 'background/main.ts',
   'tab-bridge': 'bridge/tab-bridge.ts',
   sidepanel: 'sidepanel/main.ts',
+  // Page tools (WebMCP): registered as document_start content scripts by background/page-tools.ts.
+  'page-tools-main': 'bridge/page-tools-main.ts',
+  'page-tools-bridge': 'bridge/page-tools-bridge.ts',
 };
 const STATIC_FILES: Record<string, string> = {
   'sidepanel.html': 'sidepanel/sidepanel.html',

@@ -128,3 +128,21 @@ export const DEFAULT_LIMITS: Limits = {
   maxBodyBytes: MAX_BODY_BYTES,
   mcpSseKeepAliveMs: MCP_SSE_KEEPALIVE_MS,
 };
+
+/**
+ * Page tools (WebMCP): tools a web page registers through navigator/document.modelContext. The
+ * page chose them, so everything about them is capped: how many one tab and one origin may list,
+ * the length of their names, descriptions and schemas, and the size of their results.
+ */
+export const PAGE_TOOLS_MAX_PER_TAB = 32;
+export const PAGE_TOOLS_MAX_PER_ORIGIN = 64;
+export const PAGE_TOOL_NAME_MAX_CHARS = 128;
+export const PAGE_TOOL_DESCRIPTION_MAX_CHARS = 2_000;
+/** JSON text of one page tool's inputSchema. */
+export const PAGE_TOOL_SCHEMA_MAX_BYTES = 16 * 1024;
+/** MCP tool names: [A-Za-z0-9_-] and at most this long (the limit common MCP clients enforce). */
+export const MCP_TOOL_NAME_MAX_CHARS = 64;
+/** JSON of one page tool result (its MCP content); larger becomes `result_too_large`. */
+export const PAGE_TOOL_RESULT_MAX_BYTES = 4 * 1024 * 1024;
+/** Page tool calls running at once per origin (like PLUGIN_MAX_CONCURRENCY per plugin). */
+export const PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN = 5;

@@ -11,6 +11,8 @@ import { TOOL_HANDLERS } from '../tools/index.ts';
 import { guardBuiltinCall, insideProtectedFolder, setUrlPolicy } from '../tools/url-policy.ts';
 import { Connection } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
+import { PageTools } from './page-tools.ts';
+import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME } from '../../server/protocol/page-tools.ts';
 
 const VERSION = chrome.runtime.getManifest().version;
 const WAKE_ALARM = 'opentabs-wake';
@@ -25,7 +27,8 @@ const panels = new Set<chrome.runtime.Port>();
 
 const conn = new Connection(handleServer);
 const plugins = new PluginRuntime(conn);
-const env = { conn, plugins, version: VERSION };
+const pageTools = new PageTools(conn);
+const env = { conn, plugins, pageTools, version: VERSION };
 
 async function handleServer(method: string, params: unknown): Promise<unknown> {
   switch (method) {
@@ -56,11 +59,12 @@ async function handleServer(method: string, params: unknown): Promise<unknown> {
         await guardBuiltinCall(p.tool, p.input, p.tabId);
         return handler(p.input, env);
       }
+      if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) return pageTools.dispatch(p);
       return plugins.dispatch(p);
     }
     case 'tool.cancel': {
       const p = params as ServerParams<'tool.cancel'>;
-      plugins.cancel(p.dispatchId, p.reason);
+      if (!pageTools.cancel(p.dispatchId, p.reason)) plugins.cancel(p.dispatchId, p.reason);
       return;
     }
     case 'tool.invocationStart': {
@@ -162,6 +166,7 @@ chrome.runtime.onConnect.addListener((port) => {
     void refreshConfig();
     return;
   }
+  if (port.name === PAGE_TOOLS_PORT_NAME) return pageTools.attachPort(port);
   plugins.attachPort(port);
 });
 
@@ -206,6 +211,7 @@ conn.onState((s) => {
   pushState();
 });
 conn.onOpen(() => {
+  pageTools.resyncAll();
   void plugins.syncAll();
   void refreshConfig();
 });
@@ -257,6 +263,7 @@ void (async () => {
   if (Array.isArray(saved.pending)) pending = saved.pending;
   await plugins.restore();
   conn.ensureConnected();
+  await pageTools.start();
 })();
 
 /** For e2e tests and debugging from the worker console. */

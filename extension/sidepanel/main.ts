@@ -165,9 +165,9 @@ function render(): void {
           h(
             'div',
             { class: 'buttons' },
-            h('button', { class: 'primary', 'data-action': 'allow', 'data-testid': 'allow', onclick: decide('allow') }, 'Allow'),
+            h('button', { class: 'primary', 'data-action': 'allow', 'data-testid': 'allow', onclick: decide('allow') }, approvalLabels(p.plugin).allow),
             h('button', { class: 'danger', 'data-action': 'deny', 'data-testid': 'deny', onclick: decide('deny') }, 'Deny'),
-            h('button', { 'data-action': 'always', 'data-testid': 'always-allow', onclick: decide('allow', true) }, 'Always allow'),
+            h('button', { 'data-action': 'always', 'data-testid': 'always-allow', onclick: decide('allow', true) }, approvalLabels(p.plugin).always),
           ),
         ),
       );
@@ -273,3 +273,12 @@ void chrome.tabs.getCurrent().then((tab) => {
   if (!tab) return connect();
   document.getElementById('root')!.textContent = 'Open OpenTabs from its toolbar icon: the side panel does not work in a tab.';
 });
+
+/**
+ * Button labels of an approval card. A page tool (WebMCP, plugin "page:<origin>") is permitted
+ * per origin: "Always allow" stores `auto` for every tool of that origin, and the card says so.
+ */
+function approvalLabels(plugin: string): { allow: string; always: string } {
+  if (plugin.startsWith('page:')) return { allow: 'Allow once', always: `Always allow ${plugin.slice('page:'.length)}` };
+  return { allow: 'Allow', always: 'Always allow' };
+}

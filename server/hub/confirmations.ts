@@ -134,7 +134,7 @@ const MAX_CANDIDATE_TABS = 5;
  */
 export function confirmationTarget(
   hub: Pick<ExtensionHub, 'tabsFor' | 'allTabStates'>,
-  tool: { kind: 'browser' | 'plugin'; plugin: string },
+  tool: { kind: 'browser' | 'plugin' | 'page'; plugin: string },
   args: Record<string, unknown>,
   explicitTabId?: number,
 ): ConfirmationTarget {

@@ -64,6 +64,16 @@ export async function handleExtensionRequest(ctx: ServerContext, hub: ExtensionH
       await ctx.config.setPluginPermission(p.plugin, p.permission as Permission);
       return afterConfigChange(ctx, hub);
     }
+    case 'config.setOriginPermission': {
+      const p = params as Params<'config.setOriginPermission'>;
+      await ctx.config.setOriginPermission(p.origin, p.permission as Permission);
+      return afterConfigChange(ctx, hub);
+    }
+    case 'pageTools.update': {
+      const p = params as Params<'pageTools.update'>;
+      const { refused } = ctx.catalog.pageTools.update(p.tabId, p.url, p.tools);
+      return { ok: true, refused };
+    }
     case 'config.setSkipPermissions': {
       const p = params as Params<'config.setSkipPermissions'>;
       await ctx.config.update((d) => {

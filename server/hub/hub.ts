@@ -149,6 +149,7 @@ export class ExtensionHub {
     this.active = ws;
     if (old) {
       this.stats.replacedConnections++;
+      this.ctx.catalog.pageTools.clearAll();
       this.failPendingOn(old, fail.replaced);
       try {
         old.close(WsCloseCode.Replaced, 'replaced by a newer extension connection');
@@ -165,6 +166,8 @@ export class ExtensionHub {
     if (this.active !== ws) return; // a replaced connection: its calls already failed
     this.active = null;
     this.tabState.clear();
+    // Page tools live in the extension's tabs: none can be called until it reconnects and re-reports.
+    this.ctx.catalog.pageTools.clearAll();
     this.failPendingOn(ws, fail.disconnected);
     this.ctx.log?.info('extension_disconnected', { conn: ws.data.connId, code, reason });
   }

@@ -14,6 +14,8 @@ export interface McpCallResult {
 const isPlainObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 export function toMcpResult(o: ToolOutcome): McpCallResult {
+  // A page tool's result is MCP content already (checked by the extension): passed on as is.
+  if (o.ok && o.tool.kind === 'page') return o.value as McpCallResult;
   if (o.ok) {
     const value = o.value === undefined ? null : o.value;
     const content: McpCallResult['content'] = [{ type: 'text', text: JSON.stringify(value) }];

@@ -260,6 +260,26 @@ export const ExtensionToServer = {
     params: v.object({ id: v.string(), decision: v.picklist(['allow', 'deny']), alwaysAllow: v.optional(v.boolean()) }),
   },
   ping: { kind: 'notification', params: v.optional(v.object({})) },
+  /**
+   * The page tools (WebMCP) one tab offers now: the whole list, sent once per change; an empty
+   * list when the page unregistered them all, navigated, or the tab closed. The answer names the
+   * tools the server refused (bad schema, name taken, over a cap) so the page can be told why.
+   */
+  'pageTools.update': {
+    kind: 'request',
+    params: v.object({
+      tabId: v.pipe(v.number(), v.integer()),
+      url: v.string(),
+      tools: v.array(v.object({ name: v.string(), description: v.string(), inputSchema: v.record(v.string(), v.unknown()) })),
+    }),
+    result: v.object({ ok: v.literal(true), refused: v.array(v.object({ name: v.string(), reason: v.string() })) }),
+  },
+  /** Side panel: the permission of every page tool of one origin (e.g. "https://app.example.com"). */
+  'config.setOriginPermission': {
+    kind: 'request',
+    params: v.object({ origin: v.string(), permission: Permission }),
+    result: Ok,
+  },
 } as const;
 
 export type ServerMethod = keyof typeof ServerToExtension;

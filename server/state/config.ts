@@ -27,6 +27,8 @@ export interface ConfigData {
   allowFileUrls?: boolean;
   /** New MCP sessions (initialize) allowed per minute; absent = MCP_SESSION_RATE_LIMIT.max. */
   mcpSessionsPerMinute?: number;
+  /** Page tools (WebMCP) per origin ("https://app.example.com" → off|ask|auto); an origin not listed is `ask`. */
+  pageOrigins?: Record<string, Permission>;
   [unknownKey: string]: unknown;
 }
 
@@ -88,7 +90,28 @@ export function normalizeConfig(raw: unknown): ConfigData {
     if (isSessionsPerMinute(src.mcpSessionsPerMinute)) out.mcpSessionsPerMinute = src.mcpSessionsPerMinute;
     else delete out.mcpSessionsPerMinute;
   }
+  if ('pageOrigins' in src) {
+    if (isObject(src.pageOrigins)) {
+      const origins: Record<string, Permission> = {};
+      for (const [origin, p] of Object.entries(src.pageOrigins)) if (isPermission(p) && normalizeOrigin(origin) === origin) origins[origin] = p;
+      out.pageOrigins = origins;
+    } else delete out.pageOrigins;
+  }
   return out;
+}
+
+/**
+ * The origin a page-tool permission is stored under: scheme://host[:port] of an http(s) URL or
+ * origin, lowercased by the URL parser; null for anything else.
+ */
+export function normalizeOrigin(input: string): string | null {
+  try {
+    const u = new URL(input);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+    return u.origin;
+  } catch {
+    return null;
+  }
 }
 
 type ReadResult = { kind: 'missing' } | { kind: 'ok'; data: ConfigData } | { kind: 'corrupt'; error: string };
@@ -197,6 +220,21 @@ export class ConfigStore {
     await this.update((d) => {
       const entry = (d.permissions[plugin] ??= {});
       (entry.tools ??= {})[tool] = p;
+    });
+  }
+
+  /** Permission of the page tools of an origin (absent: `ask`). */
+  originPermission(origin: string): Permission {
+    const origins = this.data.pageOrigins;
+    return (origins && Object.hasOwn(origins, origin) ? origins[origin] : undefined) ?? 'ask';
+  }
+
+  async setOriginPermission(origin: string, p: Permission): Promise<void> {
+    assertPermission(p);
+    const o = normalizeOrigin(origin);
+    if (o === null) throw new OpenTabsError('bad_request', `"${origin}" is not an http(s) origin (e.g. https://app.example.com)`, 400);
+    await this.update((d) => {
+      (d.pageOrigins ??= {})[o] = p;
     });
   }
 

@@ -12,7 +12,8 @@ import type { ServerContext } from '../context.ts';
 import type { OpenTabsError } from '../errors.ts';
 import type { DispatchProgress } from '../hub/hub.ts';
 import { confirmationTarget } from '../hub/confirmations.ts';
-import type { LogEntry } from '../protocol/methods.ts';
+import type { ConfirmationTarget, LogEntry } from '../protocol/methods.ts';
+import { PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN } from '../limits.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import { asOpenTabsError, fail } from './failures.ts';
 import { ConcurrencyGate } from './gate.ts';
@@ -91,9 +92,14 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
     return { ok: true, tool, value: await handler(ctx, args as Record<string, unknown>) };
   }
 
-  // Built-in browser tools are not a plugin: the per-plugin gate applies to plugin tools.
-  const limit = ctx.limits.pluginMaxConcurrency;
-  const release = tool.kind === 'plugin' ? gateFor(ctx).tryAcquire(tool.plugin, limit) : () => {};
+  // A page tool runs only in the tab that registered it.
+  if (tool.kind === 'page' && call.tabId !== undefined && call.tabId !== tool.tabId) {
+    return { ok: false, tool, error: fail.invalidArguments(tool.name, '', `${tool.name} belongs to tab ${tool.tabId}; drop tabId or pass ${tool.tabId}`) };
+  }
+  // Built-in browser tools are not a plugin: the per-plugin gate applies to plugin tools, and
+  // per origin to page tools (tool.plugin is "page:<origin>").
+  const limit = tool.kind === 'page' ? PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN : ctx.limits.pluginMaxConcurrency;
+  const release = tool.kind !== 'browser' ? gateFor(ctx).tryAcquire(tool.plugin, limit) : () => {};
   if (!release) return { ok: false, tool, error: fail.tooManyInFlight(tool.plugin, limit) };
   try {
     if (permission === 'ask') {
@@ -104,7 +110,7 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
         signal: call.signal,
         // The pending-approval cap counts per MCP session; REST callers share one count.
         caller: call.sessionId ?? call.transport,
-        target: confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId),
+        target: tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId),
       });
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
@@ -114,7 +120,7 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
       tool: tool.shortName,
       toolName: tool.name,
       input: args as Record<string, unknown>,
-      tabId: call.tabId,
+      tabId: tool.kind === 'page' ? tool.tabId : call.tabId,
       settings: tool.kind === 'plugin' ? pluginSettings(ctx, tool.plugin) : undefined,
       signal: call.signal,
       onProgress: call.onProgress,
@@ -137,10 +143,23 @@ function pluginSettings(ctx: ServerContext, plugin: string): Record<string, unkn
   }
 }
 
-/** "Always allow": store `auto` for this tool, rebuild (list_changed) and re-sync the side panel. */
+/** The approval card of a page tool: its tab, URL and origin. */
+function pageTarget(tool: CatalogTool): ConfirmationTarget {
+  const target: ConfirmationTarget = {};
+  if (tool.tabId !== undefined) target.tabId = tool.tabId;
+  if (tool.url !== undefined) target.url = tool.url;
+  if (tool.origin !== undefined) target.domain = tool.origin;
+  return target;
+}
+
+/**
+ * "Always allow": store `auto` for this tool (for a page tool: for every tool of its origin),
+ * rebuild (list_changed) and re-sync the side panel.
+ */
 async function rememberAlwaysAllow(ctx: ServerContext, tool: CatalogTool): Promise<void> {
   try {
-    await ctx.config.setToolPermission(tool.plugin, tool.shortName, 'auto');
+    if (tool.kind === 'page' && tool.origin) await ctx.config.setOriginPermission(tool.origin, 'auto');
+    else await ctx.config.setToolPermission(tool.plugin, tool.shortName, 'auto');
     ctx.catalog.rebuild();
     ctx.hub.sendSyncFull();
   } catch (err) {

@@ -10,6 +10,7 @@ import type { Permission } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION } from '../plugins/types.ts';
 import { BROWSER_PLUGIN, BROWSER_TOOLS } from './browser-catalog.ts';
 import { SchemaValidators, type ValidationFailure } from './validate.ts';
+import { PageToolRegistry } from './page-tools.ts';
 
 export interface CatalogTool {
   /** Name clients call: `<plugin>_<tool>` or `browser_*` / `extension_*`. */
@@ -21,9 +22,14 @@ export interface CatalogTool {
   description: string;
   inputSchema: Record<string, unknown>;
   permission: Permission;
-  kind: 'browser' | 'plugin';
+  kind: 'browser' | 'plugin' | 'page';
   /** Answered by the server itself, without the extension. */
   servedBy?: 'server';
+  /** Page tools (kind 'page'): the tab that registered the tool and that tab's origin. */
+  tabId?: number;
+  origin?: string;
+  /** Page tools: the tab's URL when it registered the tool (for the approval card). */
+  url?: string;
 }
 
 /** One entry of MCP tools/list. */
@@ -151,8 +157,11 @@ export class CatalogStore {
   private snapshot: Catalog;
   private version = 0;
   private listeners = new Set<(c: Catalog) => void>();
+  /** Tools web pages registered (WebMCP), per tab, as the extension reports them. */
+  readonly pageTools: PageToolRegistry;
 
   constructor(private readonly ctx: ServerContext) {
+    this.pageTools = new PageToolRegistry(ctx);
     this.snapshot = new Catalog(0, this.build());
   }
 
@@ -212,6 +221,8 @@ export class CatalogStore {
         });
       }
     }
+    // Page tools come last: `tab<id>_…` names never replace a built-in or plugin tool.
+    for (const t of this.pageTools.catalogTools(seen)) tools.push(t);
     return tools;
   }
 }

@@ -1,0 +1,227 @@
+/**
+ * Page tools (WebMCP) in the service worker: the observer scripts go into every http(s) page at
+ * document_start (chrome.scripting.registerContentScripts: page-tools-main.js in the MAIN world,
+ * page-tools-bridge.js in the ISOLATED world; injected once into tabs already open), each tab that
+ * offers tools holds one Port (PAGE_TOOLS_PORT_NAME), and its list goes to the server as one
+ * `pageTools.update` per change — an empty list when the page drops its tools, the tab navigates
+ * to another document, or closes. Calls (tool.dispatch with plugin "page:<origin>") go over the
+ * Port of the document that registered the tool, and only that Port's result counts.
+ *
+ * Everything on that Port is the page's word and is taken as such: the tab and document come from
+ * the Port's sender, never from a message; messages pass sanitizePageToolsMessage again here.
+ */
+import type { DispatchResult } from '../../server/protocol/methods.ts';
+import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageToolsMessage, type BridgeToPageTools, type PageToolDescriptor } from '../../server/protocol/page-tools.ts';
+import { ToolError } from '../shared/tool-error.ts';
+import { extLog } from '../shared/ext-log.ts';
+import type { Connection } from './connection.ts';
+
+const SCRIPT_IDS = { main: 'opentabs-page-tools-main', bridge: 'opentabs-page-tools-bridge' } as const;
+const PAGE_MATCHES = ['http://*/*', 'https://*/*'];
+
+interface PageTab {
+  tabId: number;
+  port: chrome.runtime.Port;
+  documentId: string;
+  url: string;
+  origin: string;
+  tools: PageToolDescriptor[];
+  /** JSON of the list last sent to the server ('' = nothing sent yet). */
+  reported: string;
+  /** Warnings already shown in this page (each once). */
+  warned: Set<string>;
+}
+
+interface PendingCall {
+  via: PageTab;
+  resolve: (r: DispatchResult) => void;
+  reject: (e: Error) => void;
+}
+
+export class PageTools {
+  private tabs = new Map<number, PageTab>();
+  private calls = new Map<string, PendingCall>();
+
+  constructor(private readonly conn: Connection) {
+    // Another document in the tab: the tools of the old one are gone with it.
+    chrome.webNavigation.onCommitted.addListener((d) => {
+      if (d.frameId !== 0) return;
+      const t = this.tabs.get(d.tabId);
+      if (t && t.documentId !== d.documentId) this.drop(t, 'The tab navigated away while the page tool was running');
+    });
+    chrome.tabs.onRemoved.addListener((tabId) => {
+      const t = this.tabs.get(tabId);
+      if (t) this.drop(t, 'The tab was closed while the page tool was running');
+    });
+  }
+
+  /** Register the document_start scripts (kept across worker restarts) and reach tabs already open. */
+  async start(): Promise<void> {
+    try {
+      const have = await chrome.scripting.getRegisteredContentScripts({ ids: [SCRIPT_IDS.main, SCRIPT_IDS.bridge] });
+      const missing = [
+        { id: SCRIPT_IDS.main, js: ['page-tools-main.js'], world: 'MAIN' as chrome.scripting.ExecutionWorld },
+        { id: SCRIPT_IDS.bridge, js: ['page-tools-bridge.js'], world: 'ISOLATED' as chrome.scripting.ExecutionWorld },
+      ].filter((s) => !have.some((h) => h.id === s.id));
+      if (missing.length > 0) {
+        await chrome.scripting.registerContentScripts(missing.map((s) => ({ ...s, matches: PAGE_MATCHES, runAt: 'document_start' as const, allFrames: false, persistAcrossSessions: true })));
+        await this.injectOpenTabs();
+      }
+    } catch (err) {
+      extLog('warning', `Page tools: registering the page scripts failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Tabs opened before the scripts were registered get them once, into their current document. */
+  private async injectOpenTabs(): Promise<void> {
+    const tabs = await chrome.tabs.query({ url: PAGE_MATCHES });
+    await Promise.all(
+      tabs.map(async (t) => {
+        if (t.id === undefined) return;
+        const frame = await chrome.webNavigation.getFrame({ tabId: t.id, frameId: 0 }).catch(() => null);
+        if (!frame?.documentId || pageOrigin(frame.url) === null) return;
+        const target = { tabId: t.id, documentIds: [frame.documentId] };
+        await chrome.scripting.executeScript({ target, files: ['page-tools-bridge.js'] }).catch(() => null);
+        await chrome.scripting.executeScript({ target, world: 'MAIN', files: ['page-tools-main.js'] }).catch(() => null);
+      }),
+    );
+  }
+
+  /** A page-tools Port: only from a tab's top frame showing an http(s) page. */
+  attachPort(port: chrome.runtime.Port): void {
+    const sender = port.sender;
+    const tabId = sender?.tab?.id;
+    const documentId = sender?.documentId;
+    const url = sender?.url ?? '';
+    const origin = pageOrigin(url);
+    if (tabId === undefined || sender?.frameId !== 0 || !documentId || origin === null || sender?.id !== chrome.runtime.id) {
+      port.disconnect();
+      return;
+    }
+    const old = this.tabs.get(tabId);
+    if (old && old.documentId !== documentId) this.drop(old, 'The tab navigated away while the page tool was running');
+    const tab: PageTab = { tabId, port, documentId, url, origin, tools: old?.documentId === documentId ? old.tools : [], reported: old?.documentId === documentId ? old.reported : '', warned: old?.warned ?? new Set() };
+    if (old && old.documentId === documentId) {
+      try {
+        old.port.disconnect();
+      } catch {}
+      // Calls sent over the old Port of this document cannot be answered over the new one.
+      this.failCallsVia(old, 'The page reconnected while the page tool was running');
+    }
+    this.tabs.set(tabId, tab);
+    port.onMessage.addListener((raw: unknown) => this.onMessage(tab, raw));
+    port.onDisconnect.addListener(() => {
+      if (this.tabs.get(tabId) !== tab) return;
+      // The document is gone (or the bridge died with it): its tools cannot be called.
+      this.drop(tab, 'The page went away while the page tool was running');
+    });
+    this.post(tab, { type: 'hello' });
+  }
+
+  private post(tab: PageTab, msg: BridgeToPageTools): boolean {
+    try {
+      tab.port.postMessage(msg);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private onMessage(tab: PageTab, raw: unknown): void {
+    if (this.tabs.get(tab.tabId) !== tab) return;
+    const msg = sanitizePageToolsMessage(raw);
+    if (!msg) return;
+    if (msg.type === 'tools') {
+      tab.tools = msg.tools;
+      for (const d of msg.dropped ?? []) this.warn(tab, `page tool not offered to agents: ${d}`);
+      void this.report(tab);
+      return;
+    }
+    const c = this.calls.get(msg.id);
+    if (!c || c.via !== tab) return; // only the document the call went to may answer it
+    this.calls.delete(msg.id);
+    if (msg.ok) c.resolve({ value: msg.value });
+    else c.reject(new ToolError(msg.error.code, msg.error.message, { category: msg.error.code === 'tool_error' ? 'internal' : 'validation' }));
+  }
+
+  private warn(tab: PageTab, message: string): void {
+    if (tab.warned.has(message) || tab.warned.size > 100) return;
+    tab.warned.add(message);
+    this.post(tab, { type: 'warn', message });
+  }
+
+  /** One pageTools.update when the tab's list differs from what the server has. */
+  private async report(tab: PageTab): Promise<void> {
+    const key = JSON.stringify(tab.tools);
+    if (key === tab.reported || !this.conn.connected) return;
+    tab.reported = key;
+    try {
+      const r = await this.conn.request('pageTools.update', { tabId: tab.tabId, url: tab.url, tools: tab.tools });
+      for (const x of r.refused) this.warn(tab, `page tool "${x.name}" refused: ${x.reason}`);
+    } catch (err) {
+      if (tab.reported === key) tab.reported = '';
+      extLog('warning', `Page tools of tab ${tab.tabId}: ${(err as Error).message}`);
+    }
+  }
+
+  /** After (re)connecting: the server knows no page tools; tell it every tab's list. */
+  resyncAll(): void {
+    for (const t of this.tabs.values()) {
+      t.reported = '';
+      if (t.tools.length > 0) void this.report(t);
+    }
+  }
+
+  /** Tab closed, navigated, or its Port died: forget it and tell the server its tools are gone. */
+  private drop(tab: PageTab, why: string): void {
+    if (this.tabs.get(tab.tabId) !== tab) return;
+    this.tabs.delete(tab.tabId);
+    this.failCallsVia(tab, why);
+    try {
+      tab.port.disconnect();
+    } catch {}
+    if (tab.reported !== '' && tab.reported !== '[]' && this.conn.connected) {
+      this.conn.request('pageTools.update', { tabId: tab.tabId, url: tab.url, tools: [] }).catch(() => {});
+    }
+  }
+
+  private failCallsVia(tab: PageTab, message: string): void {
+    for (const [id, c] of this.calls) {
+      if (c.via !== tab) continue;
+      this.calls.delete(id);
+      c.reject(new ToolError('tab_closed', `${message}; the page's tools are listed again once it registers them`, { category: 'not_found', retryable: true }));
+    }
+  }
+
+  /** How many page tools each tab offers now (for list_tabs). */
+  countsByTab(): Map<number, { origin: string; tools: number }> {
+    const out = new Map<number, { origin: string; tools: number }>();
+    for (const t of this.tabs.values()) if (t.tools.length > 0) out.set(t.tabId, { origin: t.origin, tools: t.tools.length });
+    return out;
+  }
+
+  dispatch(p: { dispatchId: string; plugin: string; tool: string; input: Record<string, unknown>; tabId?: number }): Promise<DispatchResult> {
+    const tab = p.tabId === undefined ? undefined : this.tabs.get(p.tabId);
+    if (!tab) throw new ToolError('tab_closed', `Tab ${p.tabId ?? '?'} no longer offers page tools (closed or navigated); list the tools again`, { category: 'not_found', retryable: true });
+    // The call is for the origin the server listed the tool under; the tab may have moved on.
+    if (p.plugin !== PAGE_PLUGIN_PREFIX + tab.origin) throw new ToolError('tab_closed', `Tab ${tab.tabId} now shows ${tab.origin}, not the page that offered this tool; list the tools again`, { category: 'not_found', retryable: true });
+    if (!tab.tools.some((t) => t.name === p.tool)) throw new ToolError('unknown_tool', `The page in tab ${tab.tabId} no longer offers "${p.tool}"; list the tools again`, { category: 'not_found', retryable: true });
+    return new Promise<DispatchResult>((resolve, reject) => {
+      this.calls.set(p.dispatchId, { via: tab, resolve, reject });
+      if (!this.post(tab, { type: 'call', id: p.dispatchId, name: p.tool, input: p.input })) {
+        this.calls.delete(p.dispatchId);
+        reject(new ToolError('tab_closed', `Tab ${tab.tabId} went away before the page tool could start; retry`, { category: 'not_found', retryable: true }));
+      }
+    });
+  }
+
+  /** The server gave up on a call (client cancelled, timeout): the page tool's signal is aborted. */
+  cancel(dispatchId: string, reason: string): boolean {
+    const c = this.calls.get(dispatchId);
+    if (!c) return false;
+    this.calls.delete(dispatchId);
+    this.post(c.via, { type: 'cancel', id: dispatchId, reason });
+    c.reject(new ToolError('cancelled', `Cancelled: ${reason}`, { category: 'internal' }));
+    return true;
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Page tools (WebMCP), ISOLATED world, registered at document_start on http(s) pages next to
+ * page-tools-main.ts. It opens its Port to the service worker only once the page offers a tool
+ * (a page without tools costs nothing), relays the page's messages — capped and checked by
+ * sanitizePageToolsMessage before they cross — and passes the worker's calls, cancellations and
+ * warnings back as DOM events. Its Port has its own name: the worker never treats what comes over
+ * it as a plugin adapter's message.
+ */
+import {
+  BRIDGE_TO_PAGE_TOOLS_EVENT,
+  PAGE_TOOLS_PORT_NAME,
+  PAGE_TOOLS_TO_BRIDGE_EVENT,
+  sanitizePageToolsMessage,
+  type BridgeToPageTools,
+  type PageToolsToBridge,
+} from '../../server/protocol/page-tools.ts';
+
+/** Ports the worker refused (it does for pages it never takes tools from) before the bridge gives up. */
+const MAX_REFUSED_CONNECTS = 3;
+
+(() => {
+  const KEY = '__opentabs_page_tools_bridge__';
+  const g = globalThis as unknown as Record<string, boolean | undefined>;
+  if (g[KEY]) return;
+  g[KEY] = true;
+
+  let port: chrome.runtime.Port | null = null;
+  let accepted = false;
+  let refused = 0;
+  let dead = false;
+  /** The last tool list the page sent (re-sent when the worker restarts). */
+  let lastTools: PageToolsToBridge | null = null;
+
+  const toPage = (msg: BridgeToPageTools) => document.dispatchEvent(new CustomEvent(BRIDGE_TO_PAGE_TOOLS_EVENT, { detail: JSON.stringify(msg) }));
+
+  function connect(): chrome.runtime.Port | null {
+    if (dead) return null;
+    let p: chrome.runtime.Port;
+    try {
+      p = chrome.runtime.connect({ name: PAGE_TOOLS_PORT_NAME });
+    } catch {
+      // The extension was reloaded or removed: this bridge can never reach it again.
+      dead = true;
+      return null;
+    }
+    accepted = false;
+    p.onMessage.addListener((msg: BridgeToPageTools) => {
+      accepted = true;
+      refused = 0;
+      toPage(msg);
+    });
+    p.onDisconnect.addListener(() => {
+      if (port !== p) return;
+      port = null;
+      if (!accepted && ++refused >= MAX_REFUSED_CONNECTS) dead = true;
+      // The worker stopped (Chrome restarts it at will): come back with the current list.
+      if (accepted && lastTools && lastTools.type === 'tools' && lastTools.tools.length > 0) {
+        const again = connect();
+        if (again) {
+          port = again;
+          again.postMessage(lastTools);
+        }
+      }
+    });
+    return p;
+  }
+
+  document.addEventListener(PAGE_TOOLS_TO_BRIDGE_EVENT, (ev: Event) => {
+    const detail = (ev as CustomEvent).detail;
+    if (typeof detail !== 'string') return;
+    let msg: PageToolsToBridge | null;
+    try {
+      msg = sanitizePageToolsMessage(JSON.parse(detail));
+    } catch {
+      return;
+    }
+    if (!msg) return;
+    if (msg.type === 'tools') {
+      const hadTools = lastTools !== null && lastTools.type === 'tools' && lastTools.tools.length > 0;
+      lastTools = msg;
+      // Nothing to say until the page offers a tool (or takes its last one back).
+      if (!port && msg.tools.length === 0 && !hadTools) return;
+    }
+    port ??= connect();
+    if (!port) return;
+    try {
+      port.postMessage(msg);
+    } catch {
+      port = null;
+    }
+  });
+})();

@@ -1,0 +1,309 @@
+/**
+ * Page tools (WebMCP), MAIN world, registered at document_start on http(s) pages: sees every tool
+ * the page registers, whichever API it uses — navigator.modelContext or document.modelContext,
+ * native, the @mcp-b/global polyfill, or a hand-written object — and whenever it was registered:
+ *
+ * - the context object (wherever it appears) gets its registerTool / unregisterTool /
+ *   provideContext / clearContext wrapped; registerTool's `signal` option unregisters on abort;
+ * - a context defined later is caught where it is defined: Object.defineProperty /
+ *   Reflect.defineProperty of `modelContext` (how polyfills install it), and plain assignment
+ *   `navigator.modelContext = …` (an accessor on Navigator.prototype, only when the browser has no
+ *   modelContext of its own);
+ * - tools registered before this script ran (it is also injected into tabs already open) are read
+ *   with getTools()/executeTool() or navigator.modelContextTesting when the page has them.
+ *
+ * The current list goes to the ISOLATED bridge (page-tools-bridge.ts) as one message per change
+ * (changes in one task are batched); calls come back and run the tool's own execute(input, client)
+ * with `client.signal` aborted when the agent cancels. The page can read and forge everything on
+ * this channel: it only ever speaks for its own tools (see server/protocol/page-tools.ts).
+ */
+import { BRIDGE_TO_PAGE_TOOLS_EVENT, PAGE_TOOLS_TO_BRIDGE_EVENT, type BridgeToPageTools } from '../../server/protocol/page-tools.ts';
+
+type Execute = (input: Record<string, unknown>, client: unknown) => unknown;
+interface Entry {
+  name: string;
+  description: unknown;
+  inputSchema: unknown;
+  execute: Execute;
+}
+type Ctx = Record<string, unknown>;
+
+(() => {
+  const KEY = '__opentabs_page_tools__';
+  const w = window as unknown as Record<string, { resend(): void } | undefined>;
+  const existing = w[KEY];
+  if (existing) return existing.resend();
+
+  // Captured before any page script can replace them.
+  const origDefine = Object.defineProperty;
+  const reflectDefine = Reflect.defineProperty;
+  const getOwn = Object.getOwnPropertyDescriptor;
+  const dispatchEvent = EventTarget.prototype.dispatchEvent;
+  const addEventListener = EventTarget.prototype.addEventListener;
+  const CustomEv = CustomEvent;
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const warn = console.warn.bind(console);
+  const doc = document;
+
+  const tools = new Map<string, Entry>();
+  const patched = new WeakSet<object>();
+  const running = new Map<string, AbortController>();
+  /** >0 while a wrapped registerTool runs: a context that forwards to an inner one is counted once. */
+  let depth = 0;
+  let queued = false;
+
+  function post(msg: unknown): void {
+    let detail: string;
+    try {
+      detail = stringify(msg);
+    } catch {
+      const m = msg as { id?: string };
+      detail = stringify({ type: 'result', id: m.id, ok: false, error: { code: 'invalid_page_result', message: "The page tool's result is not JSON (a cycle, a BigInt …)" } });
+    }
+    dispatchEvent.call(doc, new CustomEv(PAGE_TOOLS_TO_BRIDGE_EVENT, { detail }));
+  }
+
+  function send(): void {
+    const list: unknown[] = [];
+    for (const t of tools.values()) list.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
+    post({ type: 'tools', tools: list });
+  }
+
+  function changed(): void {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => {
+      queued = false;
+      send();
+    });
+  }
+
+  function record(tool: unknown, signal: unknown): void {
+    if (!tool || typeof tool !== 'object') return;
+    const t = tool as Record<string, unknown>;
+    if (typeof t.name !== 'string' || typeof t.execute !== 'function') return;
+    const name = t.name;
+    const entry: Entry = { name, description: t.description, inputSchema: t.inputSchema, execute: t.execute as Execute };
+    tools.set(name, entry);
+    changed();
+    if (signal && typeof (signal as AbortSignal).addEventListener === 'function') {
+      const s = signal as AbortSignal;
+      const drop = () => {
+        if (tools.get(name) === entry) {
+          tools.delete(name);
+          changed();
+        }
+      };
+      if (s.aborted) drop();
+      else s.addEventListener('abort', drop, { once: true });
+    }
+  }
+
+  function wrap(ctx: Ctx, method: string, make: (orig: (...a: unknown[]) => unknown) => (...a: unknown[]) => unknown): void {
+    const orig = ctx[method];
+    if (typeof orig !== 'function') return;
+    const fn = make(orig as (...a: unknown[]) => unknown);
+    try {
+      origDefine(ctx, method, { configurable: true, enumerable: false, writable: true, value: fn });
+    } catch {
+      try {
+        ctx[method] = fn;
+      } catch {}
+    }
+  }
+
+  const afterSuccess = (ret: unknown, then: () => void) => {
+    if (ret && typeof (ret as Promise<unknown>).then === 'function') (ret as Promise<unknown>).then(then, () => {});
+    else then();
+  };
+
+  function patch(ctx: unknown): void {
+    if (!ctx || (typeof ctx !== 'object' && typeof ctx !== 'function') || patched.has(ctx as object)) return;
+    patched.add(ctx as object);
+    const c = ctx as Ctx;
+    wrap(c, 'registerTool', (orig) =>
+      function (this: unknown, ...args: unknown[]) {
+        const outer = depth === 0;
+        depth++;
+        let ret: unknown;
+        try {
+          ret = orig.apply(this, args);
+        } finally {
+          depth--;
+        }
+        // Recorded once it succeeded: a duplicate or invalid registration the page's API refuses is not listed.
+        if (outer) afterSuccess(ret, () => record(args[0], (args[1] as { signal?: unknown } | undefined)?.signal));
+        return ret;
+      },
+    );
+    wrap(c, 'unregisterTool', (orig) =>
+      function (this: unknown, ...args: unknown[]) {
+        const ret = orig.apply(this, args);
+        const name = typeof args[0] === 'string' ? args[0] : (args[0] as { name?: unknown } | undefined)?.name;
+        afterSuccess(ret, () => {
+          if (typeof name === 'string' && tools.delete(name)) changed();
+        });
+        return ret;
+      },
+    );
+    wrap(c, 'provideContext', (orig) =>
+      function (this: unknown, ...args: unknown[]) {
+        const ret = orig.apply(this, args);
+        afterSuccess(ret, () => {
+          tools.clear();
+          const list = (args[0] as { tools?: unknown } | undefined)?.tools;
+          if (Array.isArray(list)) for (const t of list) record(t, undefined);
+          changed();
+        });
+        return ret;
+      },
+    );
+    wrap(c, 'clearContext', (orig) =>
+      function (this: unknown, ...args: unknown[]) {
+        const ret = orig.apply(this, args);
+        afterSuccess(ret, () => {
+          tools.clear();
+          changed();
+        });
+        return ret;
+      },
+    );
+    void readExisting(c);
+  }
+
+  /** Tools registered before we looked: getTools()/executeTool() (the WebMCP draft) or modelContextTesting. */
+  async function readExisting(ctx: Ctx): Promise<void> {
+    try {
+      if (typeof ctx.getTools === 'function' && typeof ctx.executeTool === 'function') {
+        const list = (await (ctx.getTools as () => Promise<unknown>).call(ctx)) as Record<string, unknown>[];
+        if (!Array.isArray(list)) return;
+        for (const d of list) {
+          if (typeof d?.name !== 'string' || tools.has(d.name)) continue;
+          const execute: Execute = async (input) => {
+            const json = await (ctx.executeTool as (t: unknown, j: string) => Promise<string | null>).call(ctx, d, stringify(input));
+            return json === null || json === undefined ? null : parse(json);
+          };
+          tools.set(d.name, { name: d.name, description: d.description, inputSchema: d.inputSchema, execute });
+          changed();
+        }
+        return;
+      }
+      const testing = (navigator as unknown as Record<string, Ctx | undefined>).modelContextTesting;
+      if (testing && typeof testing.listTools === 'function' && typeof testing.executeTool === 'function') {
+        const list = (await (testing.listTools as () => unknown).call(testing)) as Record<string, unknown>[];
+        if (!Array.isArray(list)) return;
+        for (const d of list) {
+          if (typeof d?.name !== 'string' || tools.has(d.name)) continue;
+          const name = d.name;
+          const execute: Execute = async (input) => {
+            const json = await (testing.executeTool as (n: string, j: string) => Promise<string | null>).call(testing, name, stringify(input));
+            return json === null || json === undefined ? null : parse(json);
+          };
+          tools.set(name, { name, description: d.description, inputSchema: d.inputSchema, execute });
+          changed();
+        }
+      }
+    } catch {}
+  }
+
+  /** The page's context objects now (document first; navigator's own value without running a getter twice). */
+  function lookAround(): void {
+    try {
+      patch((doc as unknown as Ctx).modelContext);
+    } catch {}
+    try {
+      const own = getOwn(navigator, 'modelContext');
+      if (own && 'value' in own) patch(own.value);
+      else if (!(doc as unknown as Ctx).modelContext) patch((navigator as unknown as Ctx).modelContext);
+    } catch {}
+  }
+
+  // Polyfills install modelContext with defineProperty: look right after every such definition.
+  const isModelContextKey = (key: PropertyKey) => key === 'modelContext';
+  Object.defineProperty = function defineProperty<T>(o: T, p: PropertyKey, a: PropertyDescriptor & ThisType<unknown>): T {
+    const r = origDefine(o, p, a);
+    if (isModelContextKey(p)) lookAround();
+    return r;
+  } as typeof Object.defineProperty;
+  Reflect.defineProperty = function defineProperty(o: object, p: PropertyKey, a: PropertyDescriptor): boolean {
+    const r = reflectDefine(o, p, a);
+    if (isModelContextKey(p)) lookAround();
+    return r;
+  };
+
+  // A hand-written shim assigns `navigator.modelContext = {…}`: catch the assignment (only when
+  // the browser has no modelContext, so nothing native is hidden).
+  if (!('modelContext' in navigator)) {
+    const assigned = new WeakMap<object, unknown>();
+    try {
+      origDefine(Navigator.prototype, 'modelContext', {
+        configurable: true,
+        enumerable: false,
+        get(this: object) {
+          return assigned.get(this);
+        },
+        set(this: object, value: unknown) {
+          assigned.set(this, value);
+          patch(value);
+        },
+      });
+    } catch {}
+  }
+
+  addEventListener.call(doc, BRIDGE_TO_PAGE_TOOLS_EVENT, (ev: Event) => {
+    const detail = (ev as CustomEvent).detail;
+    if (typeof detail !== 'string') return;
+    let msg: BridgeToPageTools;
+    try {
+      msg = parse(detail) as BridgeToPageTools;
+    } catch {
+      return;
+    }
+    switch (msg?.type) {
+      case 'hello':
+        if (tools.size > 0) send();
+        return;
+      case 'warn':
+        if (typeof msg.message === 'string') warn(`[OpenTabs] ${msg.message}`);
+        return;
+      case 'cancel': {
+        const ac = running.get(msg.id);
+        if (ac) {
+          running.delete(msg.id);
+          ac.abort(new DOMException(typeof msg.reason === 'string' ? msg.reason : 'cancelled', 'AbortError'));
+        }
+        return;
+      }
+      case 'call':
+        return void run(msg.id, msg.name, msg.input);
+    }
+  });
+
+  async function run(id: string, name: string, input: Record<string, unknown>): Promise<void> {
+    if (typeof id !== 'string' || running.has(id)) return;
+    const entry = tools.get(name);
+    if (!entry) return post({ type: 'result', id, ok: false, error: { code: 'unknown_tool', message: `The page has no tool "${name}" (any more)` } });
+    const ac = new AbortController();
+    running.set(id, ac);
+    const client = {
+      signal: ac.signal,
+      // No user in the loop inside the page: the agent's call was already approved in OpenTabs.
+      requestUserInteraction: async (cb: () => unknown) => cb(),
+    };
+    try {
+      const value = await entry.execute.call(undefined, input, client);
+      if (running.get(id) !== ac) return;
+      post({ type: 'result', id, ok: true, value });
+    } catch (err) {
+      if (running.get(id) !== ac) return;
+      const message = err instanceof Error ? `${err.name}: ${err.message}` : typeof err === 'string' ? err : 'The page tool threw';
+      post({ type: 'result', id, ok: false, error: { code: 'tool_error', message } });
+    } finally {
+      if (running.get(id) === ac) running.delete(id);
+    }
+  }
+
+  w[KEY] = { resend: () => (lookAround(), tools.size > 0 && send()) } as never;
+  lookAround();
+})();

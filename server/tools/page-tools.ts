@@ -1,0 +1,165 @@
+/**
+ * Page tools (WebMCP): the tools web pages register, per tab, as the extension reports them
+ * (`pageTools.update`, one message per change). Each becomes a catalog entry `tab<tabId>_<name>`
+ * (MCP's name rules: [A-Za-z0-9_-], at most MCP_TOOL_NAME_MAX_CHARS), described as coming from
+ * the page's origin, with the page's input schema once Ajv accepted it. Permissions are per origin
+ * (config.json `pageOrigins`, default `ask`).
+ *
+ * Everything here came from a web page: schemas are compiled before they are listed (a schema Ajv
+ * refuses is refused, with the reason sent back for the page's console), names never replace a
+ * built-in or plugin tool, and a tab and an origin list at most PAGE_TOOLS_MAX_PER_TAB /
+ * PAGE_TOOLS_MAX_PER_ORIGIN tools.
+ */
+import type Ajv from 'ajv';
+import type { ServerContext } from '../context.ts';
+import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../limits.ts';
+import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
+import type { CatalogTool } from './catalog.ts';
+import { ajvClass } from './ajv.ts';
+
+interface PageToolEntry extends PageToolDescriptor {
+  /** `tab<tabId>_<sanitised name>` */
+  fullName: string;
+}
+
+interface TabTools {
+  tabId: number;
+  url: string;
+  origin: string;
+  tools: PageToolEntry[];
+}
+
+export interface Refusal {
+  name: string;
+  reason: string;
+}
+
+/** A page tool name under MCP's rules: other characters become "_". */
+export function mcpSafeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
+export class PageToolRegistry {
+  private tabs = new Map<number, TabTools>();
+  private ajv?: Ajv;
+
+  constructor(private readonly ctx: ServerContext) {}
+
+  /** Replace one tab's tools; rebuilds the catalog (one list_changed) when anything changed. */
+  update(tabId: number, url: string, tools: PageToolDescriptor[]): { refused: Refusal[] } {
+    const refused: Refusal[] = [];
+    const origin = pageOrigin(url);
+    const accepted: PageToolEntry[] = [];
+    if (origin === null) {
+      for (const t of tools) refused.push({ name: t.name, reason: 'page tools are only taken from http and https pages' });
+    } else {
+      let originCount = 0;
+      for (const other of this.tabs.values()) if (other.tabId !== tabId && other.origin === origin) originCount += other.tools.length;
+      const taken = new Set<string>();
+      const catalog = this.ctx.catalog.current();
+      for (const raw of tools) {
+        const s = sanitizePageTool(raw);
+        if (!s.ok) {
+          refused.push({ name: s.name, reason: s.reason });
+          continue;
+        }
+        const t = s.tool;
+        if (accepted.some((a) => a.name === t.name)) continue;
+        const schemaProblem = this.schemaProblem(t.inputSchema);
+        if (schemaProblem) {
+          refused.push({ name: t.name, reason: `inputSchema is not valid JSON Schema: ${schemaProblem}` });
+          continue;
+        }
+        if (accepted.length >= PAGE_TOOLS_MAX_PER_TAB) {
+          refused.push({ name: t.name, reason: `a tab may offer at most ${PAGE_TOOLS_MAX_PER_TAB} tools` });
+          continue;
+        }
+        if (originCount + accepted.length >= PAGE_TOOLS_MAX_PER_ORIGIN) {
+          refused.push({ name: t.name, reason: `the tabs of ${origin} offer ${PAGE_TOOLS_MAX_PER_ORIGIN} tools already (the limit per origin)` });
+          continue;
+        }
+        const fullName = uniqueName(tabId, t.name, taken);
+        const existing = catalog.get(fullName);
+        if (existing && existing.kind !== 'page') {
+          refused.push({ name: t.name, reason: `its name ${fullName} is taken by a ${existing.kind === 'browser' ? 'built-in' : 'plugin'} tool` });
+          continue;
+        }
+        taken.add(fullName);
+        accepted.push({ ...t, fullName });
+      }
+    }
+    const before = this.tabs.get(tabId);
+    const next: TabTools | undefined = accepted.length > 0 && origin !== null ? { tabId, url, origin, tools: accepted } : undefined;
+    if (JSON.stringify(before ?? null) !== JSON.stringify(next ?? null)) {
+      if (next) this.tabs.set(tabId, next);
+      else this.tabs.delete(tabId);
+      this.ctx.catalog.rebuild();
+    }
+    return { refused };
+  }
+
+  /** The extension went away: no tab's tools can be called any more. */
+  clearAll(): void {
+    if (this.tabs.size === 0) return;
+    this.tabs.clear();
+    this.ctx.catalog.rebuild();
+  }
+
+  /** Per tab: its origin and how many page tools it offers (plugin_list_tabs / browser_list_tabs). */
+  summary(): { tabId: number; origin: string; url: string; tools: string[] }[] {
+    return [...this.tabs.values()].map((t) => ({ tabId: t.tabId, origin: t.origin, url: t.url, tools: t.tools.map((x) => x.fullName) }));
+  }
+
+  /** Catalog entries, skipping any name already in `seen` (a built-in or plugin tool wins). */
+  catalogTools(seen: Set<string>): CatalogTool[] {
+    const out: CatalogTool[] = [];
+    const config = this.ctx.config;
+    for (const tab of this.tabs.values()) {
+      const permission = config.originPermission(tab.origin);
+      for (const t of tab.tools) {
+        if (seen.has(t.fullName)) continue;
+        seen.add(t.fullName);
+        out.push({
+          name: t.fullName,
+          plugin: PAGE_PLUGIN_PREFIX + tab.origin,
+          shortName: t.name,
+          description: `[from ${tab.origin}] ${t.description}`,
+          inputSchema: t.inputSchema,
+          permission,
+          kind: 'page',
+          tabId: tab.tabId,
+          origin: tab.origin,
+          url: tab.url,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Why Ajv refuses this schema, or null when it compiles and describes an object. */
+  private schemaProblem(schema: Record<string, unknown>): string | null {
+    if (schema.type !== undefined && schema.type !== 'object') return `the top level must be type "object" (tool arguments are an object), not ${JSON.stringify(schema.type).slice(0, 40)}`;
+    this.ajv ??= new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false });
+    const { $schema: _ignored, ...rest } = schema;
+    try {
+      this.ajv.compile(rest);
+      // Compiled validators are not needed here (the catalog compiles its own per snapshot).
+      this.ajv.removeSchema();
+      return null;
+    } catch (err) {
+      return String((err as Error)?.message ?? err).slice(0, 300);
+    }
+  }
+}
+
+/** `tab<id>_<name>` within MCP's length; a second tool that sanitises to the same name gets `_2`, `_3`… */
+function uniqueName(tabId: number, name: string, taken: Set<string>): string {
+  const prefix = `tab${tabId}_`;
+  const base = (prefix + mcpSafeName(name)).slice(0, MCP_TOOL_NAME_MAX_CHARS);
+  if (!taken.has(base)) return base;
+  for (let i = 2; ; i++) {
+    const suffix = `_${i}`;
+    const candidate = base.slice(0, MCP_TOOL_NAME_MAX_CHARS - suffix.length) + suffix;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
