@@ -18,6 +18,8 @@
  */
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { LegacySseTransport } from './legacy-sse.ts';
 import type { ServerContext } from '../context.ts';
 import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../middleware/rate-limit.ts';
 import { configPath } from '../state/config.ts';
@@ -42,7 +44,9 @@ class Session implements SessionHooks {
   logLevel?: LoggingLevel;
   sessionId?: string;
   readonly server: Server;
-  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly transport: Transport;
+  /** The Streamable HTTP transport; null for a legacy HTTP+SSE session. */
+  readonly streamable: WebStandardStreamableHTTPServerTransport | null;
   private httpSignals = new Map<string | number, AbortSignal>();
   closed = false;
 
@@ -55,8 +59,17 @@ class Session implements SessionHooks {
     readonly kind: SessionKind,
     onInit: (s: Session) => void,
     onClose: (s: Session) => void,
+    legacy?: LegacySseTransport,
   ) {
-    this.transport = new sdk.WebStandardStreamableHTTPServerTransport({
+    this.server = sdk.createMcpServer(ctx, kind, this);
+    if (legacy) {
+      this.sessionId = legacy.sessionId;
+      this.transport = legacy;
+      this.streamable = null;
+      legacy.onclose = () => onClose(this);
+      return;
+    }
+    const transport = new sdk.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {
         this.sessionId = id;
@@ -66,8 +79,9 @@ class Session implements SessionHooks {
       maxRequestBodySize: ctx.limits.maxBodyBytes,
       keepAliveMs: ctx.limits.mcpSseKeepAliveMs,
     });
-    this.transport.onclose = () => onClose(this);
-    this.server = sdk.createMcpServer(ctx, kind, this);
+    transport.onclose = () => onClose(this);
+    this.transport = transport;
+    this.streamable = transport;
   }
 
   id = () => this.sessionId;
@@ -183,7 +197,7 @@ export class McpSessions {
     const sid = req.headers.get('mcp-session-id');
     if (sid) {
       const session = this.sessions.get(sid);
-      if (!session || session.kind !== kind) {
+      if (!session || session.kind !== kind || !session.streamable) {
         return rpcErrorResponse(404, -32001, `Session not found: it expired or was closed. Re-initialize (send initialize without mcp-session-id).`);
       }
       session.lastSeen = Date.now();
@@ -192,7 +206,7 @@ export class McpSessions {
         if (fast) return fast;
         this.trackCalls(session, req, parsedBody);
       }
-      const res = await session.transport.handleRequest(req, req.method === 'POST' ? { parsedBody } : undefined);
+      const res = await session.streamable.handleRequest(req, req.method === 'POST' ? { parsedBody } : undefined);
       return req.method === 'GET' ? flushSseHeaders(res) : res;
     }
 
@@ -216,7 +230,34 @@ export class McpSessions {
       (s) => this.forget(s),
     );
     await session.server.connect(session.transport);
-    return session.transport.handleRequest(req, { parsedBody });
+    return session.streamable!.handleRequest(req, { parsedBody });
+  }
+
+  /**
+   * GET <base>/sse (HTTP+SSE, protocol 2024-11-05): a new session whose messages go out on the
+   * returned stream. Counts against the same session-creation limit as initialize.
+   */
+  async openLegacy(kind: SessionKind, messagesPath: string): Promise<Response> {
+    const limited = await this.takeSessionSlot();
+    if (limited) return limited;
+    const sdk = await loadSdk();
+    const legacy = new LegacySseTransport(messagesPath, this.ctx.limits.mcpSseKeepAliveMs);
+    const session = new Session(sdk, this.ctx, kind, () => {}, (s) => this.forget(s), legacy);
+    this.sessions.set(legacy.sessionId, session);
+    this.ensureSweeper();
+    await session.server.connect(legacy);
+    return legacy.response;
+  }
+
+  /** POST <base>/messages?sessionId=: one client message for a legacy session; 202, the answer goes out on its stream. */
+  postLegacy(kind: SessionKind, sessionId: string | undefined, body: unknown): Response {
+    const session = sessionId ? this.sessions.get(sessionId) : undefined;
+    if (!session || session.kind !== kind || session.streamable || !(session.transport instanceof LegacySseTransport)) {
+      return rpcErrorResponse(404, -32001, `Session not found: it expired or was closed. Open a new one with GET on the SSE endpoint.`);
+    }
+    session.lastSeen = Date.now();
+    if (!session.transport.receive(body)) return rpcErrorResponse(400, -32600, 'Invalid Request: the body must be a JSON-RPC 2.0 message or a non-empty batch of them.');
+    return new Response('Accepted', { status: 202, headers: { 'content-type': 'text/plain' } });
   }
 
   /** A response built here for the common requests, or null to let the SDK transport handle it. */

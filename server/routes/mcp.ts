@@ -1,6 +1,7 @@
 /**
  * /mcp (every tool) and /mcp/gateway (two meta-tools): MCP Streamable HTTP, POST/GET/DELETE,
- * bearer auth. The router only authenticates and reads the POST body (size cap, JSON); sessions
+ * bearer auth. /sse + /messages and /mcp/gateway/sse + /mcp/gateway/messages: the older HTTP+SSE
+ * transport for the same two servers. The router only authenticates and reads the POST body (size cap, JSON); sessions
  * and everything MCP live in McpSessions (server/mcp/sessions.ts).
  */
 import { Hono, type Context } from 'hono';
@@ -24,6 +25,17 @@ export function mcpRoutes(ctx: ServerContext): Hono {
     r.post(path, auth, body, post(kind));
     r.get(path, auth, other(kind));
     r.delete(path, auth, other(kind));
+  }
+
+  // HTTP+SSE (protocol revision 2024-11-05) for clients that only speak it; same auth, body
+  // limits and session-creation limit (Host and Origin guards run app-wide).
+  for (const [base, kind] of [
+    ['', 'full'],
+    ['/mcp/gateway', 'gateway'],
+  ] as const) {
+    const messagesPath = `${base}/messages`;
+    r.get(`${base}/sse`, auth, () => ctx.mcp.openLegacy(kind, messagesPath));
+    r.post(messagesPath, auth, body, async (c) => ctx.mcp.postLegacy(kind, c.req.query('sessionId'), await readJson(c, ctx)));
   }
   return r;
 }
