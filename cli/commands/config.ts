@@ -1,6 +1,6 @@
 /** `opentabs config show|set|rotate-secret`. */
 import { join } from 'node:path';
-import { configPath, isPermission } from '../../server/state/config.ts';
+import { configPath, isPermission, normalizeOrigin } from '../../server/state/config.ts';
 import { PLUGIN_NAME_RE } from '../../server/plugins/manifest.ts';
 import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
 import { parse, parseBool } from '../args.ts';
@@ -33,6 +33,8 @@ Keys:
   allowFileUrls true|false                   Let built-in tools open and read file:// pages (never
                                              the OpenTabs config folder); off by default
   plugin.<name>.<setting> <value>            A plugin setting, typed per its configSchema ("" clears it)
+  pageOrigin.<origin> off|ask|auto           Page tools (WebMCP) of one site, e.g.
+                                             pageOrigin.https://app.example.com auto (new origins: ask)
 
 config.json is written atomically; a running server reloads it at once.`;
 
@@ -87,6 +89,9 @@ async function show(argv: string[]): Promise<number> {
     if (p.default) out(`  ${plugin}: ${p.default}`);
     for (const [tool, perm] of Object.entries(p.tools ?? {})) out(`  ${plugin}.${tool}: ${perm}`);
   }
+  const origins = Object.entries(cfg.pageOrigins ?? {});
+  out(`${c.bold('Page origins')}     ${origins.length ? '' : c.dim('none (page tools ask)')}`);
+  for (const [origin, perm] of origins) out(`  ${origin}: ${perm}`);
   const settings = Object.entries(cfg.pluginSettings);
   out(`${c.bold('Plugin settings')}  ${settings.length ? '' : c.dim('none')}`);
   for (const [plugin, s] of settings) for (const [k, v] of Object.entries(s)) out(`  ${plugin}.${k} = ${JSON.stringify(v)}`);
@@ -151,6 +156,15 @@ async function set(argv: string[]): Promise<number> {
     if (tool) await store.setToolPermission(plugin, tool, value);
     else await store.setPluginPermission(plugin, value);
     done = `Permission of ${tool ? `${plugin} tool ${tool}` : `plugin ${plugin}`} set to ${value}.`;
+  } else if (key.startsWith('pageOrigin.')) {
+    const given = key.slice('pageOrigin.'.length);
+    const origin = normalizeOrigin(given);
+    if (origin === null || !isBareOrigin(given)) {
+      throw usageError(`Bad key "${key}": expected pageOrigin.<origin>, an http(s) origin without a path, e.g. pageOrigin.https://app.example.com.`, 'config set');
+    }
+    if (!isPermission(value)) throw usageError(`Bad permission "${value}" for ${key}: expected off, ask or auto.`, 'config set');
+    await store.setOriginPermission(origin, value);
+    done = `Page tools of ${origin} set to ${value}.`;
   } else if (key === 'skipPermissions') {
     const b = parseBool(value, 'skipPermissions value', 'config set');
     await store.update((d) => {
@@ -164,11 +178,21 @@ async function set(argv: string[]): Promise<number> {
     });
     done = `allowFileUrls set to ${b}.`;
   } else {
-    throw usageError(`Unknown key "${key}". Supported: permission.<plugin>[.<tool>], skipPermissions, allowFileUrls, plugin.<name>.<setting>.`, 'config set');
+    throw usageError(`Unknown key "${key}". Supported: permission.<plugin>[.<tool>], skipPermissions, allowFileUrls, plugin.<name>.<setting>, pageOrigin.<origin>.`, 'config set');
   }
   const reloaded = await reloadIfRunning(t);
   out(`${done}${reloaded ? ' The running server reloaded it.' : ''}`);
   return 0;
+}
+
+/** An origin as typed: scheme://host[:port] with nothing after it but an optional "/". */
+function isBareOrigin(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return u.pathname === '/' && !/^[a-z]+:\/\/[^/]*\/./i.test(text) && u.search === '' && u.hash === '' && u.username === '' && u.password === '';
+  } catch {
+    return false;
+  }
 }
 
 async function rotate(argv: string[]): Promise<number> {
