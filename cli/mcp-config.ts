@@ -2,7 +2,9 @@
  * Ready-to-paste MCP client configuration (what `opentabs start` prints on first run and with
  * --show-config). Shapes follow the server reference's "MCP Client Configuration" section.
  */
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runnableArgv } from './self.ts';
 import { c } from './output.ts';
 
 export const CLI_MODE_LINE =
@@ -34,6 +36,16 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
   };
 }
 
+/**
+ * A stdio client's server entry for `opentabs mcp`: a command that runs from anywhere (absolute
+ * when `opentabs` is not on PATH), with OPENTABS_CONFIG_DIR when the config dir is not the default.
+ */
+export function stdioConfig(configDir: string): object {
+  const [command, ...args] = runnableArgv(['mcp']);
+  const env = resolve(configDir) === resolve(homedir(), '.opentabs') ? undefined : { OPENTABS_CONFIG_DIR: configDir };
+  return { mcpServers: { opentabs: { command, args, ...(env ? { env } : {}) } } };
+}
+
 /** Human text. JSON blocks start with a line "{" and end with a line "}" so they can be copied (and parsed) whole. */
 export function renderMcpConfig(baseUrl: string, secret: string, configDir: string): string {
   const m = mcpConfigs(baseUrl, secret, configDir);
@@ -62,7 +74,8 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
     `${c.cyan('CLI mode')} — no MCP at all; add this line to your agent's instructions (CLAUDE.md, AGENTS.md):`,
     m.cliModeLine,
     '',
-    `${c.cyan('Stdio-only clients')} (Claude Desktop, MCP Inspector): command \`opentabs mcp\`.`,
+    `${c.cyan('Stdio-only clients')} (Claude Desktop, MCP Inspector): command \`opentabs mcp\`, e.g.:`,
+    json(stdioConfig(configDir)),
     '',
     c.bold('Load the Chrome extension (once)'),
     `chrome://extensions → turn on Developer mode → Load unpacked → ${m.extensionDir}`,

@@ -3,6 +3,19 @@
  * messages and errors on stderr, and one error type that carries the exit code.
  */
 
+import { opentabsOnPath, selfCommandText } from './self.ts';
+
+/**
+ * Every command the CLI suggests is written `opentabs …` in backticks. When `opentabs` is not a
+ * command the user's shell finds (no global install, no `npm link`), each such `opentabs` becomes
+ * the absolute command this CLI runs from, so what the user copies runs from where they are.
+ */
+export function runnableCommands(text: string): string {
+  if (!text.includes('`opentabs') || opentabsOnPath()) return text;
+  const prefix = selfCommandText();
+  return text.replace(/`opentabs(?=[ `])[^`]*`/g, (quoted) => quoted.replace(/(^`|&& |\|\| |\| |; )opentabs(?=[ `])/g, (_m, before: string) => `${before}${prefix}`));
+}
+
 /** Exit codes: 0 ok, 1 failure (server/tool/problem), 2 usage error (bad flags or arguments). */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -58,12 +71,19 @@ export function out(text = ''): void {
   process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
+/** Messages and errors on stderr are the CLI's own text: suggested commands made runnable. */
 export function err(text: string): void {
+  text = runnableCommands(text);
   process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
 export function printJson(value: unknown): void {
   out(JSON.stringify(value, null, 2));
+}
+
+/** out() for the CLI's own messages (never for data such as tool results): suggested commands made runnable. */
+export function say(text = ''): void {
+  out(runnableCommands(text));
 }
 
 /** A plain text table: columns padded to the widest cell, last column unpadded. */

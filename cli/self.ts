@@ -19,8 +19,10 @@ export function shellWord(s: string): string {
 
 /** True when `opentabs` is a command the user's shell finds (an npm global install or `npm link`). */
 export function opentabsOnPath(): boolean {
-  return Bun.which('opentabs') !== null;
+  onPath ??= Bun.which('opentabs') !== null;
+  return onPath;
 }
+let onPath: boolean | undefined;
 
 /**
  * argv that runs `opentabs <args>` from anywhere: `opentabs` when it is on PATH, else the absolute

@@ -7,7 +7,7 @@ import { delimiter, join } from 'node:path';
 import { readSecretSync, secretPath } from '../../server/state/secret.ts';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { c, out, printJson, usageError } from '../output.ts';
+import { c, out, printJson, runnableCommands, say, usageError } from '../output.ts';
 import { api, isAlive, probePort, readPidFile, resolveTarget, type HealthPayload, type Target } from '../server-client.ts';
 import { CliError } from '../output.ts';
 
@@ -192,16 +192,16 @@ export const command: Command = {
     const checks = await runChecks(t);
     const failed = checks.filter((x) => x.status === 'fail').length;
     if (values.json) {
-      printJson(checks);
+      printJson(checks.map((ch) => (ch.fix ? { ...ch, fix: runnableCommands(ch.fix) } : ch)));
     } else {
       for (const ch of checks) {
         const mark = ch.status === 'ok' ? c.green('✓') : ch.status === 'warn' ? c.yellow('!') : c.red('✗');
-        out(`${mark} ${c.bold(ch.check)}: ${ch.detail}`);
-        if (ch.fix) out(`    fix: ${ch.fix}`);
+        say(`${mark} ${c.bold(ch.check)}: ${ch.detail}`);
+        if (ch.fix) say(`    fix: ${ch.fix}`);
       }
       const warns = checks.filter((x) => x.status === 'warn').length;
-      out('');
-      out(failed === 0 ? c.green(`All checks passed${warns ? ` (${warns} warning${warns === 1 ? '' : 's'})` : ''}.`) : c.red(`${failed} problem${failed === 1 ? '' : 's'} found.`));
+      say('');
+      say(failed === 0 ? c.green(`All checks passed${warns ? ` (${warns} warning${warns === 1 ? '' : 's'})` : ''}.`) : c.red(`${failed} problem${failed === 1 ? '' : 's'} found.`));
     }
     return failed === 0 ? 0 : 1;
   },

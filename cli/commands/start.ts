@@ -11,7 +11,7 @@ import { parse, parsePort } from '../args.ts';
 import type { Command } from '../command.ts';
 import { embeddedExtension, installEmbeddedExtension } from '../embedded-extension.ts';
 import { renderMcpConfig } from '../mcp-config.ts';
-import { CliError, c, err, out } from '../output.ts';
+import { CliError, c, err, out, say } from '../output.ts';
 import { selfCommand } from '../self.ts';
 import { configDir, isAlive, probePort, readPidFile, secretFor } from '../server-client.ts';
 
@@ -68,9 +68,9 @@ export const command: Command = {
     if (existing && existing.port > 0 && existing.port !== port && isAlive(existing.pid) && (await probePort(existing.port)).kind === 'opentabs') {
       const url = `http://${HOST}:${existing.port}`;
       if (values.port === undefined && !process.env.PORT) {
-        out(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
+        say(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
         const secret = secretFor(dir);
-        if (values['show-config'] && secret) out(`\n${renderMcpConfig(url, secret, dir)}`);
+        if (values['show-config'] && secret) say(`\n${renderMcpConfig(url, secret, dir)}`);
         return 0;
       }
       throw new CliError(
@@ -82,9 +82,9 @@ export const command: Command = {
     if (port !== 0) {
       const owner = await probePort(port);
       if (owner.kind === 'opentabs') {
-        out(`OpenTabs server is already running on http://${HOST}:${port}.`);
+        say(`OpenTabs server is already running on http://${HOST}:${port}.`);
         const secret = secretFor(dir);
-        if (values['show-config'] && secret) out(`\n${renderMcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
+        if (values['show-config'] && secret) say(`\n${renderMcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
         return 0;
       }
       if (owner.kind === 'other') {
@@ -127,11 +127,11 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
       err(`warning: the extension folder ${join(dir, 'extension')} was not installed; see ${join(dir, 'server.log')} (extension_install_failed).`);
     }
   });
-  out(`OpenTabs server listening on ${running.url}${dev ? ' (dev mode: watching local plugins)' : ''}`);
-  out(c.dim(`Config dir: ${dir}  ·  Extension folder: ${join(dir, 'extension')}  ·  Stop with Ctrl-C or \`opentabs stop\``));
+  say(`OpenTabs server listening on ${running.url}${dev ? ' (dev mode: watching local plugins)' : ''}`);
+  say(c.dim(`Config dir: ${dir}  ·  Extension folder: ${join(dir, 'extension')}  ·  Stop with Ctrl-C or \`opentabs stop\``));
   if (showConfig) {
     const secret = running.ctx.secret ?? secretFor(dir) ?? '<secret>';
-    out(`\n${renderMcpConfig(running.url, secret, dir)}`);
+    say(`\n${renderMcpConfig(running.url, secret, dir)}`);
   }
   // Keep running; serve.ts handles SIGINT/SIGTERM.
   return -1;
@@ -185,11 +185,11 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
     throw new CliError(`The background server did not answer /health within ${BACKGROUND_START_TIMEOUT_MS / 1000}s; stopped it. See ${logPath}.`);
   }
   const url = `http://${HOST}:${boundPort}`;
-  out(`OpenTabs server started in the background on ${url} (pid ${child.pid}).`);
-  out(c.dim(`Logs: ${logPath}  ·  Stop with \`opentabs stop\``));
+  say(`OpenTabs server started in the background on ${url} (pid ${child.pid}).`);
+  say(c.dim(`Logs: ${logPath}  ·  Stop with \`opentabs stop\``));
   if (showConfig) {
     const secret = secretFor(dir) ?? '<secret>';
-    out(`\n${renderMcpConfig(url, secret, dir)}`);
+    say(`\n${renderMcpConfig(url, secret, dir)}`);
   }
   return 0;
 }

@@ -56,8 +56,10 @@ describe('start --background on first run, then stop', () => {
       { mcp: { opentabs: { type: 'remote', url, headers: auth } } },
       { mcpServers: { opentabs: { serverUrl: url, headers: auth } } },
       { mcpServers: { opentabs: { type: 'http', url: `${url}/gateway`, headers: auth } } },
+      // Stdio clients: a command that runs from anywhere (opentabs is not on the test's PATH).
+      { mcpServers: { opentabs: { command: process.execPath, args: [MAIN, 'mcp'], env: { OPENTABS_CONFIG_DIR: cfg() } } } },
     ]);
-    expect(r.stdout).toContain("Use `opentabs tool list` and `opentabs tool call <name> '<json>'`");
+    expect(r.stdout).toContain(`Use \`${process.execPath} ${MAIN} tool list\` and \`${process.execPath} ${MAIN} tool call <name> '<json>'\``);
     expect(r.stdout).toContain(`Load unpacked → ${join(cfg(), 'extension')}`);
     // The printed config really works: the secret authenticates against /health.
     const full = (await (await fetch(`http://127.0.0.1:${port}/health`, { headers: auth })).json()) as { version?: string };
