@@ -30,6 +30,8 @@ interface PageTab {
   reported: string;
   /** Warnings already shown in this page (each once). */
   warned: Set<string>;
+  /** Names the server refused in the last list (not callable, not counted). */
+  refused: Set<string>;
 }
 
 interface PendingCall {
@@ -100,7 +102,7 @@ export class PageTools {
     }
     const old = this.tabs.get(tabId);
     if (old && old.documentId !== documentId) this.drop(old, 'The tab navigated away while the page tool was running');
-    const tab: PageTab = { tabId, port, documentId, url, origin, tools: old?.documentId === documentId ? old.tools : [], reported: old?.documentId === documentId ? old.reported : '', warned: old?.warned ?? new Set() };
+    const tab: PageTab = { tabId, port, documentId, url, origin, tools: old?.documentId === documentId ? old.tools : [], reported: old?.documentId === documentId ? old.reported : '', warned: old?.warned ?? new Set(), refused: old?.documentId === documentId ? old.refused : new Set() };
     if (old && old.documentId === documentId) {
       try {
         old.port.disconnect();
@@ -157,6 +159,7 @@ export class PageTools {
     tab.reported = key;
     try {
       const r = await this.conn.request('pageTools.update', { tabId: tab.tabId, url: tab.url, tools: tab.tools });
+      if (tab.reported === key) tab.refused = new Set(r.refused.map((x) => x.name));
       for (const x of r.refused) this.warn(tab, `page tool "${x.name}" refused: ${x.reason}`);
     } catch (err) {
       if (tab.reported === key) tab.reported = '';
@@ -196,7 +199,10 @@ export class PageTools {
   /** How many page tools each tab offers now (for list_tabs). */
   countsByTab(): Map<number, { origin: string; tools: number }> {
     const out = new Map<number, { origin: string; tools: number }>();
-    for (const t of this.tabs.values()) if (t.tools.length > 0) out.set(t.tabId, { origin: t.origin, tools: t.tools.length });
+    for (const t of this.tabs.values()) {
+      const listed = t.tools.filter((x) => !t.refused.has(x.name)).length;
+      if (listed > 0) out.set(t.tabId, { origin: t.origin, tools: listed });
+    }
     return out;
   }
 

@@ -81,9 +81,18 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
 }
 
 export const tabTools: Record<string, BrowserToolHandler> = {
-  async browser_list_tabs() {
+  async browser_list_tabs(_input, env) {
     const tabs = await chrome.tabs.query({});
-    return { value: { tabs: tabs.map(tabSummary) } };
+    // Tabs whose page registered tools (WebMCP): they are callable as tab<id>_<name>.
+    const pageTools = env.pageTools?.countsByTab();
+    return {
+      value: {
+        tabs: tabs.map((t) => {
+          const offered = t.id === undefined ? undefined : pageTools?.get(t.id);
+          return offered ? { ...tabSummary(t), pageTools: { origin: offered.origin, count: offered.tools } } : tabSummary(t);
+        }),
+      },
+    };
   },
 
   async browser_open_tab(input) {

@@ -19,6 +19,8 @@ function pluginTabs(ctx: ServerContext, args: Record<string, unknown>): unknown 
       const t = ctx.hub.tabsFor(p.name);
       return { plugin: p.name, displayName: p.displayName, state: t.state, tabs: t.tabs };
     }),
+    // Tabs whose page registered its own tools (WebMCP), callable as tab<id>_<name>.
+    pageTools: ctx.catalog.pageTools.summary().map((s) => ({ tabId: s.tabId, origin: s.origin, url: s.url, count: s.tools.length, tools: s.tools })),
   };
 }
 
