@@ -7,8 +7,8 @@
  *   provideContext / clearContext wrapped; registerTool's `signal` option unregisters on abort;
  * - a context defined later is caught where it is defined: Object.defineProperty /
  *   Reflect.defineProperty of `modelContext` (how polyfills install it), and plain assignment
- *   `navigator.modelContext = …` (an accessor on Navigator.prototype, only when the browser has no
- *   modelContext of its own);
+ *   `navigator.modelContext = …` (a `set` trap behind Navigator.prototype, only when the browser
+ *   has no modelContext of its own; feature detection sees nothing);
  * - tools registered before this script ran (it is also injected into tabs already open) are read
  *   with getTools()/executeTool() or navigator.modelContextTesting when the page has them.
  *
@@ -232,22 +232,26 @@ type Ctx = Record<string, unknown>;
     return r;
   };
 
-  // A hand-written shim assigns `navigator.modelContext = {…}`: catch the assignment (only when
-  // the browser has no modelContext, so nothing native is hidden).
+  // A hand-written shim assigns `navigator.modelContext = {…}`. The assignment is caught by a
+  // Proxy put between Navigator.prototype and its parent: its `set` trap sees an assignment that
+  // would create the property, creates it exactly as the assignment would, and looks at the value.
+  // It has no `has` or `get` trap of its own, so `'modelContext' in navigator` and
+  // `navigator.modelContext` stay false / undefined until the page sets it (feature detection
+  // is unchanged). Only when the browser has no modelContext of its own.
   if (!('modelContext' in navigator)) {
-    const assigned = new WeakMap<object, unknown>();
     try {
-      origDefine(Navigator.prototype, 'modelContext', {
-        configurable: true,
-        enumerable: false,
-        get(this: object) {
-          return assigned.get(this);
-        },
-        set(this: object, value: unknown) {
-          assigned.set(this, value);
-          patch(value);
+      const parent = Object.getPrototypeOf(Navigator.prototype) as object;
+      const trap = new Proxy(parent, {
+        set(target, key, value, receiver) {
+          if (key === 'modelContext' && receiver === navigator) {
+            origDefine(receiver, key, { value, writable: true, configurable: true, enumerable: true });
+            patch(value);
+            return true;
+          }
+          return Reflect.set(target, key, value, receiver);
         },
       });
+      Object.setPrototypeOf(Navigator.prototype, trap);
     } catch {}
   }
 

@@ -264,6 +264,25 @@ describe('what a page can and cannot do with the page-tools channel', () => {
     await shim.page.close();
   }, 30_000);
 
+  test('a page without tools sees no trace of the observer in feature detection', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/index.html?detect'));
+    const seen = await page.evaluate(() => ({
+      nav: 'modelContext' in navigator,
+      doc: 'modelContext' in document,
+      value: (navigator as any).modelContext === undefined,
+    }));
+    expect(seen).toEqual({ nav: false, doc: false, value: true });
+    // Assigning still creates a plain own property, as it would without the observer.
+    const own = await page.evaluate(() => {
+      (navigator as any).modelContext = { registerTool() {} };
+      const d = Object.getOwnPropertyDescriptor(navigator, 'modelContext');
+      return !!d && d.writable === true && d.enumerable === true && d.configurable === true;
+    });
+    expect(own).toBe(true);
+    await page.close();
+  });
+
   test('a forged tool list cannot name another tab: it only ever lists tools of the sending tab', async () => {
     const victim = await openPage('/pages/page-tools-shim.html?victim');
     const attacker = await openPage('/pages/index.html?attacker');
