@@ -17,7 +17,7 @@ import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME } from '../../server/protocol/
 const VERSION = chrome.runtime.getManifest().version;
 const WAKE_ALARM = 'opentabs-wake';
 /** config.* and plugin.* requests may be relayed from the panel; nothing else. */
-const PANEL_METHODS = /^(config\.(getState|setToolPermission|setPluginPermission|setSkipPermissions|setPluginSettings|setAllowFileUrls)|plugin\.(search|install|updateFromRegistry|remove|checkUpdates|removeBySpecifier)|folder\.open)$/;
+const PANEL_METHODS = /^(config\.(getState|setToolPermission|setPluginPermission|setSkipPermissions|setPluginSettings|setAllowFileUrls|setOriginPermission)|plugin\.(search|install|updateFromRegistry|remove|checkUpdates|removeBySpecifier)|folder\.open)$/;
 
 let pending: PendingConfirmation[] = [];
 let config: ConfigState | null = null;
@@ -216,6 +216,10 @@ conn.onOpen(() => {
   void refreshConfig();
 });
 plugins.onChange(() => pushState());
+// The side panel lists page tools by origin from config.getState: refresh it while one is open.
+pageTools.onChange(() => {
+  if (panels.size > 0) void refreshConfig();
+});
 
 // A new document in the tab (not a pushState / fragment change, which SPAs do all the time):
 // its adapters are gone and calls running there fail now instead of timing out.

@@ -43,6 +43,15 @@ interface PendingCall {
 export class PageTools {
   private tabs = new Map<number, PageTab>();
   private calls = new Map<string, PendingCall>();
+  private changeListeners = new Set<() => void>();
+
+  /** Runs after the server took a tab's new list (or its removal). */
+  onChange(cb: () => void): void {
+    this.changeListeners.add(cb);
+  }
+  private changed(): void {
+    for (const cb of this.changeListeners) cb();
+  }
 
   constructor(private readonly conn: Connection) {
     // Another document in the tab: the tools of the old one are gone with it.
@@ -160,6 +169,7 @@ export class PageTools {
     try {
       const r = await this.conn.request('pageTools.update', { tabId: tab.tabId, url: tab.url, tools: tab.tools });
       if (tab.reported === key) tab.refused = new Set(r.refused.map((x) => x.name));
+      this.changed();
       for (const x of r.refused) this.warn(tab, `page tool "${x.name}" refused: ${x.reason}`);
     } catch (err) {
       if (tab.reported === key) tab.reported = '';
@@ -184,7 +194,7 @@ export class PageTools {
       tab.port.disconnect();
     } catch {}
     if (tab.reported !== '' && tab.reported !== '[]' && this.conn.connected) {
-      this.conn.request('pageTools.update', { tabId: tab.tabId, url: tab.url, tools: [] }).catch(() => {});
+      this.conn.request('pageTools.update', { tabId: tab.tabId, url: tab.url, tools: [] }).then(() => this.changed(), () => {});
     }
   }
 

@@ -2,7 +2,7 @@
  * The side panel: plain DOM, re-rendered from the worker's PanelState on every push. It never
  * talks to the server itself; config.* requests go through the worker, which relays them.
  */
-import type { BrowserToolInfo, Permission, PluginInfo } from '../../server/protocol/methods.ts';
+import type { BrowserToolInfo, ConfigState, Permission, PluginInfo } from '../../server/protocol/methods.ts';
 import type { ConfigField } from '../../server/plugins/types.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type PendingConfirmation, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/limits.ts';
@@ -224,6 +224,8 @@ function render(): void {
     for (const f of cfg.failedPlugins) parts.push(h('div', { class: 'card', 'data-failed': f.name ?? f.path, 'data-testid': 'failed-plugin' }, h('strong', {}, f.name ?? f.path), h('div', { class: 'error' }, f.error)));
   }
 
+  parts.push(...pageToolsSection(cfg?.pageOrigins ?? []));
+
   const browserTools: BrowserToolInfo[] = cfg?.browserTools ?? [];
   if (browserTools.length) {
     parts.push(h('h2', {}, `Browser tools (${browserTools.length})`));
@@ -281,4 +283,29 @@ void chrome.tabs.getCurrent().then((tab) => {
 function approvalLabels(plugin: string): { allow: string; always: string } {
   if (plugin.startsWith('page:')) return { allow: 'Allow once', always: `Always allow ${plugin.slice('page:'.length)}` };
   return { allow: 'Allow', always: 'Always allow' };
+}
+
+/**
+ * Page tools (WebMCP) grouped by origin: one permission per origin (what "Always allow" on a page
+ * tool's approval card stores) and the tabs offering tools now, with the tools' names.
+ */
+function pageToolsSection(origins: NonNullable<ConfigState['pageOrigins']>): HTMLElement[] {
+  if (origins.length === 0) return [];
+  const out: HTMLElement[] = [h('h2', {}, `Page tools (${origins.length} site${origins.length === 1 ? '' : 's'})`)];
+  for (const o of origins) {
+    const card = h(
+      'div',
+      { class: 'card', 'data-testid': `page-origin-${o.origin}` },
+      h(
+        'div',
+        { class: 'row' },
+        h('strong', { title: 'Tools this site registered in its own pages (WebMCP); they run the site\'s code' }, o.origin),
+        permissionSelect(o.permission, (perm) => void request('config.setOriginPermission', { origin: o.origin, permission: perm }), { 'data-testid': `perm-origin-${o.origin}` }),
+      ),
+    );
+    if (o.tabs.length === 0) card.append(h('div', { class: 'muted' }, 'No open tab offers tools now.'));
+    for (const t of o.tabs) card.append(h('div', { class: 'detail', title: t.url }, `Tab ${t.tabId}: ${t.tools.join(', ')}`));
+    out.push(card);
+  }
+  return out;
 }

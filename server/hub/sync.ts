@@ -58,5 +58,18 @@ export function buildConfigState(ctx: ServerContext): ConfigState {
     failedPlugins: ctx.plugins.failed().map((f) => (f.name === undefined ? { path: f.path, error: f.error } : { path: f.path, error: f.error, name: f.name })),
     browserTools: browserToolInfos(ctx),
     pendingConfirmations: ctx.hub.confirmations.list(),
+    pageOrigins: pageOriginStates(ctx),
   };
+}
+
+/** Origins with a stored page-tool permission or a tab offering page tools now, sorted. */
+function pageOriginStates(ctx: ServerContext): NonNullable<ConfigState['pageOrigins']> {
+  const byOrigin = new Map<string, { tabId: number; url: string; tools: string[] }[]>();
+  for (const origin of Object.keys(ctx.config.get().pageOrigins ?? {})) byOrigin.set(origin, []);
+  for (const s of ctx.catalog.pageTools.summary()) {
+    const tabs = byOrigin.get(s.origin) ?? [];
+    tabs.push({ tabId: s.tabId, url: s.url, tools: s.tools });
+    byOrigin.set(s.origin, tabs);
+  }
+  return [...byOrigin.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([origin, tabs]) => ({ origin, permission: ctx.config.originPermission(origin), tabs }));
 }

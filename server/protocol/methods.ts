@@ -135,6 +135,16 @@ export const ConfigState = v.object({
   pendingConfirmations: v.array(
     v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number(), target: v.optional(ConfirmationTarget) }),
   ),
+  /** Page tools (WebMCP) grouped by origin: its permission (stored or `ask`) and the tabs offering tools now. */
+  pageOrigins: v.optional(
+    v.array(
+      v.object({
+        origin: v.string(),
+        permission: Permission,
+        tabs: v.array(v.object({ tabId: v.number(), url: v.string(), tools: v.array(v.string()) })),
+      }),
+    ),
+  ),
 });
 export type ConfigState = v.InferOutput<typeof ConfigState>;
 

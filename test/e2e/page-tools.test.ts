@@ -229,6 +229,19 @@ describe('per-origin permission', () => {
     await waitUntil(() => h.srv.ctx.config.get().pageOrigins?.[origin] === 'auto', 'origin stored as auto', 10_000);
     const audit = h.srv.ctx.audit.query({ limit: 5, tool: name });
     expect(audit[0]).toMatchObject({ plugin: `page:${origin}`, success: true });
+    // The side panel groups page tools by origin, with the origin's permission.
+    const originCard = panel.locator(`[data-testid="page-origin-${origin}"]`);
+    await waitUntil(async () => (await originCard.textContent().catch(() => ''))?.includes(`Tab ${shim.tabId}: ${name}`), 'origin card lists the tab and its tools', 15_000);
+    const select = panel.locator(`[data-testid="perm-origin-${origin}"]`);
+    expect(await select.inputValue()).toBe('auto');
+    await select.selectOption('off');
+    await waitUntil(() => h.srv.ctx.config.get().pageOrigins?.[origin] === 'off', 'origin turned off from the side panel', 10_000);
+    const off = (await mcp.callTool({ name, arguments: { title: 'nope' } })) as CallResult;
+    expect(off.isError).toBe(true);
+    expect(off.content[0]!.text).toContain('permission_off');
+    expect((await mcp.listTools()).tools.find((t) => t.name === name)!.description).toStartWith('[Disabled] ');
+    await h.srv.ctx.config.setOriginPermission(origin, 'auto');
+    h.srv.ctx.catalog.rebuild();
     await panel.close();
     await shim.page.close();
   }, 60_000);
