@@ -20,6 +20,7 @@ import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprot
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LegacySseTransport } from './legacy-sse.ts';
+import { handleModern, isModernRequest } from './modern.ts';
 import type { ServerContext } from '../context.ts';
 import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../middleware/rate-limit.ts';
 import { configPath } from '../state/config.ts';
@@ -210,6 +211,8 @@ export class McpSessions {
       return req.method === 'GET' ? flushSseHeaders(res) : res;
     }
 
+    // Protocol 2026-07-28 is stateless: answered per request, no session, not rate-limited here.
+    if (req.method === 'POST' && isModernRequest(req, parsedBody)) return handleModern(this.ctx, kind, req, parsedBody);
     if (req.method !== 'POST') {
       return rpcErrorResponse(400, -32000, 'Bad Request: missing mcp-session-id header; initialize a session with POST first.');
     }
