@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { FakeExtension, writeTestConfig, writeTestPlugin } from '../harness/fake-extension.ts';
+import { FakeExtension, connectMcp, writeTestConfig, writeTestPlugin } from '../harness/fake-extension.ts';
 import { startTestServer, type TestServer } from '../harness/server.ts';
 import { waitUntil } from '../harness/browser.ts';
 import { removeDir, runCli, tempDir } from './cli-support.ts';
@@ -118,6 +118,16 @@ describe('page tool lists from hostile pages', () => {
     const body = (await res.json()) as { result: unknown };
     expect(res.status).toBe(200);
     expect(body.result).toEqual({ content: [{ type: 'text', text: 'ran in 3 for page:https://a.example' }] });
+    // The gateway lists and calls it too.
+    const gw = await connectMcp(srv.url, srv.secret, '/mcp/gateway');
+    try {
+      const listed = (await gw.callTool({ name: 'opentabs_list_tools', arguments: {} })) as { content: { text: string }[] };
+      expect(listed.content.map((c) => c.text).join('')).toContain('tab3_todo_create');
+      const viaGw = (await gw.callTool({ name: 'opentabs_call', arguments: { tool: 'tab3_todo_create', arguments: {} } })) as { content: { text: string }[] };
+      expect(viaGw.content).toEqual([{ type: 'text', text: 'ran in 3 for page:https://a.example' }] as never);
+    } finally {
+      await gw.close();
+    }
     // An explicit other tab is refused, not silently redirected.
     const wrong = await fetch(`${srv.url}/tools/tab3_todo_create/call`, { method: 'POST', headers: { Authorization: `Bearer ${srv.secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: {}, tabId: 4 }) });
     expect(wrong.status).toBe(400);
