@@ -162,6 +162,7 @@ async function toolsCall(ctx: ServerContext, kind: SessionKind, req: Request, id
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let open = true;
+  let keepAlive: ReturnType<typeof setInterval> | undefined;
   const write = (msg: unknown) => {
     if (!open) return;
     try {
@@ -175,9 +176,20 @@ async function toolsCall(ctx: ServerContext, kind: SessionKind, req: Request, id
       controller = c;
       // First bytes at once, so the headers go out before the call's first event.
       c.enqueue(encoder.encode(': call started\n\n'));
+      // A call may wait minutes (approval, a slow page): a comment now and then keeps the stream
+      // from looking dead to proxies and clients with read timeouts.
+      keepAlive = setInterval(() => {
+        if (!open) return;
+        try {
+          c.enqueue(encoder.encode(': keepalive\n\n'));
+        } catch {
+          open = false;
+        }
+      }, ctx.limits.mcpSseKeepAliveMs);
     },
     cancel() {
       // The client closed the stream: that is this revision's cancellation.
+      clearInterval(keepAlive);
       open = false;
       ac.abort();
     },
@@ -199,6 +211,7 @@ async function toolsCall(ctx: ServerContext, kind: SessionKind, req: Request, id
       write({ jsonrpc: '2.0', id, error: { code: -32603, message: `Internal error: ${(e as Error).message}` } });
     } finally {
       req.signal.removeEventListener('abort', onAbort);
+      clearInterval(keepAlive);
       if (open) {
         open = false;
         try {
