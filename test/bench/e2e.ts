@@ -21,6 +21,7 @@ import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from '
 import { extname, join, normalize } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ensureExtensionBuilt } from '../../extension/build.ts';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
 import { readSecretSync } from '../../server/state/secret.ts';
@@ -70,6 +71,10 @@ const TARGETS = {
   sessionsRssGrowthMb: 5,
   toolsListBytesPerTool: 240,
   gatewayListBytes: 1600,
+  /** A trivial page tool (WebMCP) call through MCP, relative to a trivial plugin tool call through MCP. */
+  pageToolToPlugin: 1.5,
+  /** registerTool in the page → tools/list_changed at an MCP client. */
+  pageToolDiscoveryMs: 50,
 };
 
 // ---------------------------------------------------------------- plumbing
@@ -380,6 +385,8 @@ async function benchBrowser(base: string) {
   // Built-in tools that ship 'off' or 'ask' are switched to auto so the bench can time them.
   const browserAuto = Object.fromEntries(BROWSER_TOOLS.filter((t) => t.defaultPermission !== 'auto' && t.name in BUILTIN_BENCH).map((t) => [t.name, 'auto']));
   writeConfig(cfg, [TESTAPP_DIR, benchDir], { testapp: { default: 'auto' }, bench: { default: 'auto' }, browser: { tools: browserAuto } });
+  // Page tools (WebMCP) of the fixture pages run without asking, like the bench plugin's.
+  writeFileSync(join(cfg, 'config.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(cfg, 'config.json'), 'utf8')), pageOrigins: { [pagesBase]: 'auto' } }));
   const profFlags = PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS_DIR}`] : [];
   const srv: ServerProc = await startServerChild(cfg, BENCH_LIMITS, profFlags);
   cleanups.push(() => srv.stop());
@@ -507,6 +514,47 @@ async function benchBrowser(base: string) {
     }),
   );
   results.pluginCalls = { tool: 'bench_echo', sequential: seq, runs: seqRuns, concurrent, testappGetItemRest: getItem, limits: BENCH_LIMITS };
+
+  // ---- 2b. page tools (WebMCP): a trivial page tool call through MCP next to bench_echo through
+  // MCP, and discovery (registerTool in the page → tools/list_changed at the MCP client)
+  log('page tools …');
+  {
+    const pageTools: Page = await context.newPage();
+    await pageTools.goto(`${pagesBase}/pages/page-tools-shim.html?bench`);
+    const shimTab = ((await rest('browser_list_tabs')).body.result?.tabs as { id: number; url: string }[]).find((t) => t.url.endsWith('page-tools-shim.html?bench'))!.id;
+    const toolName = `tab${shimTab}_listTodos`;
+    await waitUntil(async () => (await mcp.listTools()).tools.some((t) => t.name === toolName), 'page tools listed', 20_000);
+    const pageRuns: Summary[] = [];
+    const pluginRuns: Summary[] = [];
+    for (let r = 0; r < N.rounds; r++) {
+      pageRuns.push(
+        summarize(
+          await timeSequential(N.seq, N.warmup, async () => {
+            const res = (await mcp.callTool({ name: toolName, arguments: {} })) as McpResult;
+            callsMade++;
+            if (res.isError || res.content?.[0]?.text !== '[]') throw new Error(`MCP ${toolName}: ${JSON.stringify(res.content)}`);
+          }),
+        ),
+      );
+      pluginRuns.push(summarize(await timeSequential(N.seq, N.warmup, () => callers.mcp!())));
+    }
+    let changed: (() => void) | null = null;
+    mcp.setNotificationHandler(ToolListChangedNotificationSchema, async () => changed?.());
+    const discovery: number[] = [];
+    for (let i = 0; i < (QUICK ? 10 : 30); i++) {
+      const seen = new Promise<void>((resolve) => (changed = resolve));
+      const t0 = performance.now();
+      await pageTools.evaluate((n) => (navigator as any).modelContext.registerTool({ name: n, description: 'bench', inputSchema: { type: 'object' }, execute: () => ({ content: [] }) }), `d${i}`);
+      await seen;
+      discovery.push(performance.now() - t0);
+      const gone = new Promise<void>((resolve) => (changed = resolve));
+      await pageTools.evaluate((n) => (navigator as any).modelContext.unregisterTool(n), `d${i}`);
+      await gone;
+    }
+    changed = null;
+    await pageTools.close();
+    results.pageTools = { tool: 'listTodos (shim page)', mcp: medianSummary(pageRuns), pluginMcp: medianSummary(pluginRuns), runs: pageRuns, discovery: summarize(discovery) };
+  }
 
   // ---- 3. built-in tools
   log('built-in tools …');
@@ -690,6 +738,14 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
   }
   const gi = br.pluginCalls.testappGetItemRest as Summary;
   rows.push(['testapp_get_item via rest (page fetch)', ms(gi.p50), ms(gi.p90), ms(gi.p99), `${(gi.p50 / floor.p50).toFixed(2)}× floor`, '']);
+  if (br.pageTools) {
+    const pt = br.pageTools.mcp as Summary;
+    const pl = br.pageTools.pluginMcp as Summary;
+    const ratio = pt.p50 / pl.p50;
+    rows.push([`page tool (WebMCP) via mcp (${N.seq}×${N.rounds})`, ms(pt.p50), ms(pt.p90), ms(pt.p99), `${ratio.toFixed(2)}× bench_echo mcp (${ms(pl.p50)})`, `≤${TARGETS.pageToolToPlugin}×: ${tgt(ratio <= TARGETS.pageToolToPlugin)}`]);
+    const d = br.pageTools.discovery as Summary;
+    rows.push(['page tool discovery: registerTool → list_changed', ms(d.p50), ms(d.p90), ms(d.p99), '', `p99≤${TARGETS.pageToolDiscoveryMs}: ${tgt(d.p99 <= TARGETS.pageToolDiscoveryMs)}`]);
+  }
   lines.push(table(['latency (ms)', 'p50', 'p90', 'p99', 'ratio', 'target'], rows));
   lines.push('');
   const c = br.pluginCalls.concurrent;
