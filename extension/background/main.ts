@@ -271,4 +271,4 @@ void (async () => {
 })();
 
 /** For e2e tests and debugging from the worker console. */
-(globalThis as Record<string, unknown>).__opentabs = { conn, plugins, panelState };
+(globalThis as Record<string, unknown>).__opentabs = { conn, plugins, pageTools, panelState };

@@ -14,6 +14,7 @@ import type { DispatchResult } from '../../server/protocol/methods.ts';
 import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageToolsMessage, type BridgeToPageTools, type PageToolDescriptor } from '../../server/protocol/page-tools.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
+import { refusalReason } from '../tools/url-policy.ts';
 import type { Connection } from './connection.ts';
 
 const SCRIPT_IDS = { main: 'opentabs-page-tools-main', bridge: 'opentabs-page-tools-bridge' } as const;
@@ -90,7 +91,7 @@ export class PageTools {
       tabs.map(async (t) => {
         if (t.id === undefined) return;
         const frame = await chrome.webNavigation.getFrame({ tabId: t.id, frameId: 0 }).catch(() => null);
-        if (!frame?.documentId || pageOrigin(frame.url) === null) return;
+        if (!frame?.documentId || pageOrigin(frame.url) === null || refusalReason(frame.url) !== null) return;
         const target = { tabId: t.id, documentIds: [frame.documentId] };
         await chrome.scripting.executeScript({ target, files: ['page-tools-bridge.js'] }).catch(() => null);
         await chrome.scripting.executeScript({ target, world: 'MAIN', files: ['page-tools-main.js'] }).catch(() => null);
@@ -105,7 +106,8 @@ export class PageTools {
     const documentId = sender?.documentId;
     const url = sender?.url ?? '';
     const origin = pageOrigin(url);
-    if (tabId === undefined || sender?.frameId !== 0 || !documentId || origin === null || sender?.id !== chrome.runtime.id) {
+    // Never a page the built-in tools refuse either (extension store pages).
+    if (tabId === undefined || sender?.frameId !== 0 || !documentId || origin === null || refusalReason(url) !== null || sender?.id !== chrome.runtime.id) {
       port.disconnect();
       return;
     }

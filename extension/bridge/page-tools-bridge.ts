@@ -20,9 +20,10 @@ const MAX_REFUSED_CONNECTS = 3;
 
 (() => {
   const KEY = '__opentabs_page_tools_bridge__';
-  const g = globalThis as unknown as Record<string, boolean | undefined>;
-  if (g[KEY]) return;
-  g[KEY] = true;
+  const g = globalThis as unknown as Record<string, { alive(): boolean } | undefined>;
+  // Injected again into a tab already open (extension reloaded or updated): a live bridge stays;
+  // one whose extension context is gone is replaced (its connect() would only throw).
+  if (g[KEY]?.alive()) return;
 
   let port: chrome.runtime.Port | null = null;
   let accepted = false;
@@ -30,6 +31,8 @@ const MAX_REFUSED_CONNECTS = 3;
   let dead = false;
   /** The last tool list the page sent (re-sent when the worker restarts). */
   let lastTools: PageToolsToBridge | null = null;
+
+  g[KEY] = { alive: () => !dead && chrome.runtime?.id !== undefined };
 
   const toPage = (msg: BridgeToPageTools) => document.dispatchEvent(new CustomEvent(BRIDGE_TO_PAGE_TOOLS_EVENT, { detail: JSON.stringify(msg) }));
 

@@ -262,6 +262,33 @@ describe('per-origin permission', () => {
   }, 30_000);
 });
 
+describe('tools registered before the extension looked', () => {
+  test('a polyfill page opened before the page scripts were registered has its tools found and callable', async () => {
+    await h.srv.ctx.config.setOriginPermission(origin, 'auto');
+    h.srv.ctx.catalog.rebuild();
+    const sw = await h.serviceWorker();
+    await sw.evaluate(async () => {
+      await chrome.scripting.unregisterContentScripts({ ids: ['opentabs-page-tools-main', 'opentabs-page-tools-bridge'] });
+    });
+    const early = await openPage('/pages/page-tools-polyfill.html?early');
+    await early.page.waitForFunction(() => (window as any).__dynamic !== undefined);
+    expect(await early.page.evaluate(() => (window as any).__opentabs_page_tools__ === undefined)).toBe(true);
+    // The worker starts again (as after an install or update): scripts registered, open tabs reached.
+    await sw.evaluate(async () => {
+      await (globalThis as any).__opentabs.pageTools.start();
+    });
+    const name = `tab${early.tabId}_todo_create`;
+    await waitForTools([name], 'tools of the page opened before the scripts');
+    const r = (await mcp.callTool({ name, arguments: { title: 'early' } })) as CallResult;
+    expect(r.isError).toBeFalsy();
+    expect(r.content[0]!.text).toBe('created early');
+    expect(await early.page.evaluate(() => (window as any).__calls)).toEqual([{ title: 'early' }]);
+    const registered = await sw.evaluate(async () => (await chrome.scripting.getRegisteredContentScripts()).map((s) => s.id).sort());
+    expect(registered).toEqual(['opentabs-page-tools-bridge', 'opentabs-page-tools-main']);
+    await early.page.close();
+  }, 60_000);
+});
+
 describe('what a page can and cannot do with the page-tools channel', () => {
   test('browser_list_tabs and plugin_list_tabs show which tabs offer page tools, and how many', async () => {
     await h.srv.ctx.config.setOriginPermission(origin, 'auto');
