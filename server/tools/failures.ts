@@ -2,7 +2,9 @@
  * The errors a tool call can end with, each with the HTTP status REST answers and a message that
  * says what happened and what to do. MCP shows the same message in an `isError` result.
  */
+import { join } from 'node:path';
 import { OpenTabsError, type ErrorCategory } from '../errors.ts';
+import { resolveConfigDir } from '../state/paths.ts';
 import { RpcErrorCode, type RpcError } from '../protocol/jsonrpc.ts';
 
 /** HTTP status per error code (REST /tools/:name/call). */
@@ -42,8 +44,8 @@ export const fail = {
     new OpenTabsError(
       'permission_off',
       `Tool "${name}" is disabled (permission "off"). Enable it in the OpenTabs side panel, or run ` +
-        `\`opentabs config set permission ${plugin} ${shortName} ask\` (or "auto"), or set ` +
-        `permissions.${plugin}.tools.${shortName} in ~/.opentabs/config.json and reload.`,
+        `\`opentabs config set permission.${name} ask\` (or "auto"), or set ` +
+        `permissions.${plugin}.tools.${shortName} in ${join(resolveConfigDir(), 'config.json')} and reload.`,
       403,
       { category: 'auth' },
     ),

@@ -62,6 +62,10 @@ beforeAll(async () => {
   outputs.push({ where: 'start banner', text: start.stdout + start.stderr });
   const d1 = await runCli(['doctor', '--port', String(port)], { configDir: cfg, env });
   outputs.push({ where: 'doctor (running)', text: d1.stdout + d1.stderr });
+  // A tool switched off: the refusal names the command that switches it back on.
+  expect((await runCli(['config', 'set', 'permission.browser_list_tabs', 'off', '--port', String(port)], { configDir: cfg, env })).code).toBe(0);
+  const off = await runCli(['tool', 'call', 'browser_list_tabs', '{}', '--port', String(port)], { configDir: cfg, env });
+  outputs.push({ where: 'tool call of an off tool', text: off.stdout + off.stderr });
   for (const args of [['nope'], ['start', '--bogus'], ['config', 'set', 'x'], ['mcp', '--no-start', '--port', '1'], ['stop', 'extra']]) {
     const r = await runCli(args, { configDir: cfg, env });
     outputs.push({ where: `opentabs ${args.join(' ')}`, text: r.stdout + r.stderr });
@@ -91,6 +95,7 @@ describe('suggested commands run without opentabs on PATH', () => {
     for (const o of outputs) for (const argv of suggested(o.text, prefix)) all.set(argv.join(' '), { argv, where: o.where });
     // Not vacuous: the banner, the hints and doctor each suggest something.
     expect([...new Set([...all.values()].map((v) => v.where))].length).toBeGreaterThanOrEqual(4);
+    expect([...all.values()].some((v) => v.where === 'tool call of an off tool' && v.argv.includes('set'))).toBe(true);
     const failures: string[] = [];
     for (const { argv, where } of all.values()) {
       if (argv[0] === 'opentabs') {
@@ -101,6 +106,11 @@ describe('suggested commands run without opentabs on PATH', () => {
       const cli = argv.slice(prefix.length);
       const r = await runCli([...cli, '--help'], { configDir: cfg, env });
       if (r.code !== 0) failures.push(`${where}: \`${argv.join(' ')}\` does not parse: ${r.stderr.trim()}`);
+      // `config set` changes only this test's config dir: run it for real, so its key and value are checked too.
+      if (cli[0] === 'config' && cli[1] === 'set' && !cli.some((w) => w.startsWith('<'))) {
+        const real = await runCli([...cli, '--port', String(port)], { configDir: cfg, env });
+        if (real.code !== 0) failures.push(`${where}: \`${argv.join(' ')}\` fails: ${real.stderr.trim()}`);
+      }
     }
     expect(failures).toEqual([]);
   });
