@@ -121,9 +121,10 @@ function rpcErrorResponse(status: number, code: number, message: string, headers
 const SSE_OPEN_COMMENT = new TextEncoder().encode(': stream open\n\n');
 
 /**
- * Bun sends a streaming response's headers with its first body bytes; the SDK's GET stream is
- * silent until the first event or keep-alive, so clients (Node's fetch) would wait that long for
- * the headers. An SSE comment first makes them go out at once.
+ * Bun sends a streaming response's headers with its first body bytes; the SDK's streams (GET, and
+ * POST streams of calls that report progress) are silent until the first event or keep-alive, so
+ * clients (Node's fetch) would wait that long for the headers. An SSE comment first makes them go
+ * out at once.
  */
 export function flushSseHeaders(res: Response): Response {
   if (!res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) return res;
@@ -208,7 +209,7 @@ export class McpSessions {
         this.trackCalls(session, req, parsedBody);
       }
       const res = await session.streamable.handleRequest(req, req.method === 'POST' ? { parsedBody } : undefined);
-      return req.method === 'GET' ? flushSseHeaders(res) : res;
+      return flushSseHeaders(res);
     }
 
     // Protocol 2026-07-28 is stateless: answered per request, no session, not rate-limited here.
@@ -233,7 +234,7 @@ export class McpSessions {
       (s) => this.forget(s),
     );
     await session.server.connect(session.transport);
-    return session.streamable!.handleRequest(req, { parsedBody });
+    return flushSseHeaders(await session.streamable!.handleRequest(req, { parsedBody }));
   }
 
   /**
