@@ -2,13 +2,14 @@
  * MCP session creation limit and SSE stream headers, on the real server with the official SDK
  * client: the 429 on /mcp is a JSON-RPC error that says how long to wait and how to raise the
  * limit; a limit raised in config.json applies without a restart; existing sessions keep working;
- * GET /mcp sends its headers at once (before any event or keep-alive).
+ * GET /mcp sends its headers at once (before any event or keep-alive); every kind of MCP SSE stream
+ * sends keep-alive comments while idle.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connectMcp, startPluginServer } from '../harness/fake-extension.ts';
+import { FakeExtension, connectMcp, hang, startPluginServer } from '../harness/fake-extension.ts';
 import type { TestServer } from '../harness/server.ts';
 
 setDefaultTimeout(120_000);
@@ -125,5 +126,47 @@ describe('SSE stream headers', () => {
     expect(new TextDecoder().decode(first.value)).toStartWith(':');
     ac.abort();
     await reader.cancel().catch(() => {});
+  });
+});
+
+describe('SSE keep-alive comments', () => {
+  /** Read a stream until `needle` shows up (bounded); returns what was read. */
+  async function readUntil(res: Response, needle: string): Promise<string> {
+    const reader = res.body!.getReader();
+    let text = '';
+    try {
+      while (!text.includes(needle)) {
+        const { value, done } = await within(reader.read(), 60_000, `"${needle}" on the stream`);
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+    } finally {
+      await reader.cancel().catch(() => {});
+    }
+    return text;
+  }
+
+  test('GET /mcp, GET /sse and a 2026-07-28 call stream keep sending comments while nothing else happens', async () => {
+    const s = await startPluginServer({ limits: { mcpSessionRate: { max: 100, windowMs: 60_000 }, mcpSseKeepAliveMs: 50 } });
+    const ext = await FakeExtension.connect(s.url, s.secret);
+    try {
+      const init = await fetch(`${s.url}/mcp`, { method: 'POST', headers: { ...s.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: INIT });
+      const sid = init.headers.get('mcp-session-id')!;
+      await init.body?.cancel();
+      const get = await fetch(`${s.url}/mcp`, { headers: { ...s.auth, accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' } });
+      expect(await readUntil(get, ': keepalive')).toContain(': keepalive');
+      const sse = await fetch(`${s.url}/sse`, { headers: { ...s.auth, accept: 'text/event-stream' } });
+      expect(await readUntil(sse, ': keepalive')).toContain('event: endpoint');
+      ext.onDispatch('browser_list_tabs', hang);
+      const call = await fetch(`${s.url}/mcp`, {
+        method: 'POST',
+        headers: { ...s.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'browser_list_tabs' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'browser_list_tabs', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', progressToken: 'p' } } }),
+      });
+      expect(await readUntil(call, ': keepalive')).toContain(': keepalive');
+    } finally {
+      await ext.close().catch(() => {});
+      await s.stop();
+    }
   });
 });
