@@ -85,6 +85,42 @@ async function autostart(t: Target): Promise<void> {
   log(`started the OpenTabs server on ${t.url} in the background${pid ? ` (pid ${pid})` : ''}; logs: ${join(t.configDir, 'server.log')}`);
 }
 
+/** The 2026-era revision a message names in its _meta, if any. */
+function modernVersionOf(msg: JSONRPCMessage): string | undefined {
+  const meta = (msg as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
+  const v = meta?.['io.modelcontextprotocol/protocolVersion'];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A header value as MCP carries it: plain when it is safe header text, else `=?base64?…?=`. */
+function headerValue(v: string): string {
+  const plain = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(v) && !(v.startsWith('=?base64?') && v.endsWith('?='));
+  return plain ? v : `=?base64?${Buffer.from(v, 'utf8').toString('base64')}?=`;
+}
+
+/** The `data` of each event of an SSE body. */
+async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+    let end: number;
+    while ((end = buf.indexOf('\n\n')) >= 0) {
+      const event = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      const data = event
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).replace(/^ /, ''))
+        .join('\n');
+      if (data) yield data;
+    }
+  }
+}
+
 function log(msg: string): void {
   err(`[opentabs mcp] ${msg}`);
 }
@@ -178,7 +214,65 @@ export async function runBridge(t: Target, path: string): Promise<void> {
   let sessionReady: Promise<void> | null = null;
   /** The server's answer to the first initialize, replayed for a repeated one: one session per bridge. */
   let initResult: unknown;
+  // Protocol 2026-07-28 (stateless): a request whose _meta names its revision is one POST of its
+  // own with the routing headers; its answer (JSON, or an SSE stream with progress and log lines
+  // first) goes to stdout. On stdio, notifications/cancelled is the cancellation: it closes that
+  // request's HTTP stream, which is how the server hears it.
+  const modernCalls = new Map<string | number, AbortController>();
+  const forwardModern = async (msg: JSONRPCRequest, version: string): Promise<void> => {
+    const ac = new AbortController();
+    modernCalls.set(msg.id, ac);
+    try {
+      const secret = secretFor(t.configDir);
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': version,
+        'mcp-method': msg.method,
+      };
+      if (secret) headers.authorization = `Bearer ${secret}`;
+      const p = (msg.params ?? {}) as { name?: unknown; uri?: unknown };
+      const name = typeof p.name === 'string' ? p.name : typeof p.uri === 'string' ? p.uri : undefined;
+      if (name !== undefined && ['tools/call', 'resources/read', 'prompts/get'].includes(msg.method)) headers['mcp-name'] = headerValue(name);
+      const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(msg), signal: ac.signal });
+      const type = res.headers.get('content-type') ?? '';
+      if (type.includes('text/event-stream') && res.body) {
+        for await (const data of sseData(res.body)) await stdio.send(JSON.parse(data) as JSONRPCMessage);
+        return;
+      }
+      const text = await res.text();
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {}
+      if (typeof body === 'object' && body !== null && (body as { jsonrpc?: unknown }).jsonrpc === '2.0') {
+        await stdio.send({ ...(body as JSONRPCMessage), id: msg.id } as JSONRPCMessage);
+        return;
+      }
+      const detail = (body as { error?: { message?: string } } | undefined)?.error?.message ?? (text.slice(0, 300) || res.statusText);
+      await stdio.send({ jsonrpc: '2.0', id: msg.id, error: { code: -32603, message: `OpenTabs server at ${url.href} answered ${res.status}: ${detail}` } });
+    } catch (e) {
+      if (ac.signal.aborted) return;
+      await stdio.send({ jsonrpc: '2.0', id: msg.id, error: { code: -32603, message: `OpenTabs server at ${url.href} failed: ${(e as Error).message}` } }).catch(() => {});
+    } finally {
+      modernCalls.delete(msg.id);
+    }
+  };
+
   stdio.onmessage = (msg) => {
+    const version = modernVersionOf(msg);
+    if (version !== undefined && isJSONRPCRequest(msg) && msg.method !== 'initialize') {
+      void forwardModern(msg, version);
+      return;
+    }
+    if (!isJSONRPCRequest(msg) && 'method' in msg && msg.method === 'notifications/cancelled') {
+      const requestId = (msg.params as { requestId?: string | number } | undefined)?.requestId;
+      const call = requestId === undefined ? undefined : modernCalls.get(requestId);
+      if (call) {
+        call.abort();
+        return;
+      }
+    }
     if (isJSONRPCRequest(msg) && msg.method === 'initialize') {
       if (sessionReady) {
         // A second initialize on the same stdio connection is answered from the first, so the

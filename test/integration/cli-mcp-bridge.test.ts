@@ -2,13 +2,17 @@
  * The stdio bridge (`opentabs mcp`) driven by raw stdin writes, the way some clients write:
  * initialize + notifications/initialized + tools/list in ONE write (before the initialize reply);
  * a repeated initialize answered without a second server session; and after the server restarts
- * (same port, same config dir) the bridge re-creates its session by itself.
+ * (same port, same config dir) the bridge re-creates its session by itself. Then the official v2
+ * client through the bridge: pinned to 2026-07-28 (each request a stateless POST, no session),
+ * 'auto' (server/discover probe) and 'legacy', and cancellation of a stateless call.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 import { startTestServer, type TestServer } from '../harness/server.ts';
-import { FakeExtension } from '../harness/fake-extension.ts';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { FakeExtension, hang } from '../harness/fake-extension.ts';
 import { MAIN, ROOT, cliEnv, removeDir, tempDir } from './cli-support.ts';
 
 setDefaultTimeout(120_000);
@@ -123,5 +127,53 @@ describe('stdio bridge under a pipelined burst', () => {
     expect((r.result?.tools as unknown[]).length).toBeGreaterThan(0);
     expect(srv.ctx.mcp.count).toBe(1);
     expect(stderrText).toContain('re-initializing');
+  });
+});
+
+describe('stdio bridge with the v2 client (@modelcontextprotocol/client)', () => {
+  for (const mode of ['pin', 'auto', 'legacy'] as const) {
+    test(`${mode} mode: connects through the bridge, lists and calls tools`, async () => {
+      const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, 'mcp', '--no-start', '--port', String(srv.port)], env: cliEnv(srv.configDir), cwd: ROOT, stderr: 'pipe' });
+      const versionNegotiation = mode === 'pin' ? { mode: { pin: '2026-07-28' } } : { mode };
+      const c = new Client({ name: `v2-stdio-${mode}`, version: '1.0.0' }, { versionNegotiation });
+      const sessionsBefore = srv.ctx.mcp.count;
+      try {
+        await c.connect(transport);
+        expect(c.getProtocolEra()).toBe(mode === 'legacy' ? 'legacy' : 'modern');
+        expect((await c.listTools()).tools.some((t) => t.name === 'browser_list_tabs')).toBe(true);
+        ext.onDispatch('browser_list_tabs', async (_p, api) => {
+          api.progress(1, 1, 'one');
+          await Bun.sleep(30);
+          return { value: { tabs: [] } };
+        });
+        const seen: number[] = [];
+        const r = await c.callTool({ name: 'browser_list_tabs', arguments: {} }, { onprogress: (p) => seen.push(p.progress) });
+        expect(r.structuredContent).toEqual({ tabs: [] });
+        expect(seen).toEqual([1]);
+        // A stateless client opens no server session through the bridge.
+        expect(srv.ctx.mcp.count).toBe(sessionsBefore + (mode === 'legacy' ? 1 : 0));
+      } finally {
+        await c.close().catch(() => {});
+      }
+    });
+  }
+
+  test('pin mode: cancelling a call through the bridge reaches the extension', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, 'mcp', '--no-start', '--port', String(srv.port)], env: cliEnv(srv.configDir), cwd: ROOT, stderr: 'pipe' });
+    const c = new Client({ name: 'v2-stdio-cancel', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    try {
+      await c.connect(transport);
+      ext.onDispatch('browser_list_tabs', hang);
+      const ac = new AbortController();
+      const p = c.callTool({ name: 'browser_list_tabs', arguments: {} }, { signal: ac.signal });
+      const d = await ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'browser_list_tabs');
+      ac.abort('stop');
+      await expect(p).rejects.toThrow();
+      const deadline = Date.now() + 60_000;
+      while (!ext.cancels.some((x) => x.dispatchId === d.params.dispatchId) && Date.now() < deadline) await Bun.sleep(20);
+      expect(ext.cancels.some((x) => x.dispatchId === d.params.dispatchId)).toBe(true);
+    } finally {
+      await c.close().catch(() => {});
+    }
   });
 });
