@@ -146,3 +146,10 @@ export const MCP_TOOL_NAME_MAX_CHARS = 64;
 export const PAGE_TOOL_RESULT_MAX_BYTES = 4 * 1024 * 1024;
 /** Page tool calls running at once per origin (like PLUGIN_MAX_CONCURRENCY per plugin). */
 export const PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN = 5;
+/**
+ * pageTools.update messages per tab: a burst, then this many per second (a page that keeps
+ * registering and unregistering tools would otherwise rebuild the catalog and send
+ * tools/list_changed to every MCP client each time). Held-back changes go out together, latest list only.
+ */
+export const PAGE_TOOLS_UPDATES_BURST = 20;
+export const PAGE_TOOLS_UPDATES_PER_SECOND = 10;

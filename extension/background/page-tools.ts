@@ -15,6 +15,7 @@ import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageTools
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { refusalReason } from '../tools/url-policy.ts';
+import { PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/limits.ts';
 import type { Connection } from './connection.ts';
 
 const SCRIPT_IDS = { main: 'opentabs-page-tools-main', bridge: 'opentabs-page-tools-bridge' } as const;
@@ -33,6 +34,8 @@ interface PageTab {
   warned: Set<string>;
   /** Names the server refused in the last list (not callable, not counted). */
   refused: Set<string>;
+  /** A held-back update is scheduled. */
+  pending: ReturnType<typeof setTimeout> | null;
 }
 
 interface PendingCall {
@@ -44,6 +47,11 @@ interface PendingCall {
 export class PageTools {
   private tabs = new Map<number, PageTab>();
   private calls = new Map<string, PendingCall>();
+  /**
+   * Per tab (not per document, so a page reloading itself in a loop gains nothing): updates it may
+   * send now (up to PAGE_TOOLS_UPDATES_BURST, refilled at PAGE_TOOLS_UPDATES_PER_SECOND).
+   */
+  private buckets = new Map<number, { tokens: number; refilledAt: number }>();
   private changeListeners = new Set<() => void>();
 
   /** Runs after the server took a tab's new list (or its removal). */
@@ -62,6 +70,7 @@ export class PageTools {
       if (t && t.documentId !== d.documentId) this.drop(t, 'The tab navigated away while the page tool was running');
     });
     chrome.tabs.onRemoved.addListener((tabId) => {
+      this.buckets.delete(tabId);
       const t = this.tabs.get(tabId);
       if (t) this.drop(t, 'The tab was closed while the page tool was running');
     });
@@ -113,7 +122,7 @@ export class PageTools {
     }
     const old = this.tabs.get(tabId);
     if (old && old.documentId !== documentId) this.drop(old, 'The tab navigated away while the page tool was running');
-    const tab: PageTab = { tabId, port, documentId, url, origin, tools: old?.documentId === documentId ? old.tools : [], reported: old?.documentId === documentId ? old.reported : '', warned: old?.warned ?? new Set(), refused: old?.documentId === documentId ? old.refused : new Set() };
+    const tab: PageTab = { tabId, port, documentId, url, origin, tools: old?.documentId === documentId ? old.tools : [], reported: old?.documentId === documentId ? old.reported : '', warned: old?.warned ?? new Set(), refused: old?.documentId === documentId ? old.refused : new Set(), pending: null };
     if (old && old.documentId === documentId) {
       try {
         old.port.disconnect();
@@ -163,10 +172,28 @@ export class PageTools {
     this.post(tab, { type: 'warn', message });
   }
 
-  /** One pageTools.update when the tab's list differs from what the server has. */
+  /**
+   * One pageTools.update when the tab's list differs from what the server has, at most
+   * PAGE_TOOLS_UPDATES_BURST at once and PAGE_TOOLS_UPDATES_PER_SECOND after that; a change over
+   * the rate waits and goes out with the ones after it (only the latest list is sent).
+   */
   private async report(tab: PageTab): Promise<void> {
     const key = JSON.stringify(tab.tools);
-    if (key === tab.reported || !this.conn.connected) return;
+    if (key === tab.reported || !this.conn.connected || tab.pending) return;
+    const now = Date.now();
+    const b = this.buckets.get(tab.tabId) ?? { tokens: PAGE_TOOLS_UPDATES_BURST, refilledAt: now };
+    this.buckets.set(tab.tabId, b);
+    b.tokens = Math.min(PAGE_TOOLS_UPDATES_BURST, b.tokens + ((now - b.refilledAt) / 1000) * PAGE_TOOLS_UPDATES_PER_SECOND);
+    b.refilledAt = now;
+    if (b.tokens < 1) {
+      const waitMs = Math.ceil(((1 - b.tokens) / PAGE_TOOLS_UPDATES_PER_SECOND) * 1000);
+      tab.pending = setTimeout(() => {
+        tab.pending = null;
+        if (this.tabs.get(tab.tabId) === tab) void this.report(tab);
+      }, waitMs);
+      return;
+    }
+    b.tokens -= 1;
     tab.reported = key;
     try {
       const r = await this.conn.request('pageTools.update', { tabId: tab.tabId, url: tab.url, tools: tab.tools });
@@ -191,6 +218,7 @@ export class PageTools {
   private drop(tab: PageTab, why: string): void {
     if (this.tabs.get(tab.tabId) !== tab) return;
     this.tabs.delete(tab.tabId);
+    if (tab.pending) clearTimeout(tab.pending);
     this.failCallsVia(tab, why);
     try {
       tab.port.disconnect();

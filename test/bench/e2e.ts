@@ -22,6 +22,7 @@ import { extname, join, normalize } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/limits.ts';
 import { ensureExtensionBuilt } from '../../extension/build.ts';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
 import { readSecretSync } from '../../server/state/secret.ts';
@@ -550,6 +551,8 @@ async function benchBrowser(base: string) {
       const gone = new Promise<void>((resolve) => (changed = resolve));
       await pageTools.evaluate((n) => (navigator as any).modelContext.unregisterTool(n), `d${i}`);
       await gone;
+      // Stay under the page's update rate (PAGE_TOOLS_UPDATES_PER_SECOND): a page that churns faster is held back on purpose.
+      await sleep(Math.ceil((2 * 1000) / PAGE_TOOLS_UPDATES_PER_SECOND));
     }
     changed = null;
     await pageTools.close();

@@ -15,6 +15,7 @@ import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/
 import { connectMcp } from '../harness/fake-extension.ts';
 import { writeFixturePlugin } from '../fixtures/ext-plugin/plugin.ts';
 import { PAGE_TOOLS_TO_BRIDGE_EVENT } from '../../server/protocol/page-tools.ts';
+import { PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/limits.ts';
 import { BRIDGE_TO_PAGE_EVENT } from '../../server/protocol/page-channel.ts';
 
 const POLYFILL = readFileSync(join(import.meta.dir, '../../node_modules/@mcp-b/global/dist/index.iife.js'));
@@ -303,6 +304,38 @@ describe('what a page can and cannot do with the page-tools channel', () => {
     expect(entry).toMatchObject({ origin, count: 3 });
     await shim.page.close();
   }, 30_000);
+
+  test('a page churning its tools cannot flood the catalog or MCP clients: updates are rate-limited, the last list wins', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/index.html?churn'));
+    const tabId = await h.tabIdOf(page);
+    const v0 = h.srv.ctx.catalog.current().version;
+    const t0 = Date.now();
+    const rounds = await page.evaluate(async () => {
+      const tools = new Map<string, unknown>();
+      (navigator as any).modelContext = { registerTool: (t: { name: string }) => void tools.set(t.name, t), unregisterTool: (n: string) => void tools.delete(n) };
+      const mc = (navigator as any).modelContext;
+      const tool = (name: string) => ({ name, description: name, inputSchema: { type: 'object' }, execute: () => ({ content: [] }) });
+      let n = 0;
+      for (; n < 300; n++) {
+        mc.registerTool(tool('churn'));
+        await new Promise((r) => setTimeout(r, 0));
+        mc.unregisterTool('churn');
+        await new Promise((r) => setTimeout(r, 0));
+      }
+      mc.registerTool(tool('settled'));
+      return n;
+    });
+    expect(rounds).toBe(300);
+    await waitForTools([`tab${tabId}_settled`], 'the last list after the churn');
+    const elapsedS = (Date.now() - t0) / 1000;
+    const rebuilds = h.srv.ctx.catalog.current().version - v0;
+    expect(await toolNames()).not.toContain(`tab${tabId}_churn`);
+    // 601 changes; without the limit each would be one update (and one list_changed to every client).
+    expect(rebuilds).toBeLessThanOrEqual(PAGE_TOOLS_UPDATES_BURST + Math.ceil(elapsedS * PAGE_TOOLS_UPDATES_PER_SECOND) + 2);
+    expect(rebuilds).toBeLessThan(601);
+    await page.close();
+  }, 60_000);
 
   test('a page without tools sees no trace of the observer in feature detection', async () => {
     const page = await h.context.newPage();
