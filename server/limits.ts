@@ -100,6 +100,20 @@ export const CONSOLE_ENTRY_MAX_CHARS = 4000;
 /** A tab that has no URL yet (just opened, not committed) is waited for this long before a tool is refused on it. */
 export const TAB_URL_WAIT_MS = 5_000;
 
+/**
+ * Extension handshake (server/protocol/handshake.ts): how long a server nonce from GET /ws-info
+ * may be answered on /ws, and how many answered nonces are remembered (to refuse a replay) until
+ * they expire. Issuing a nonce keeps no state; only a correct proof adds an entry.
+ */
+export const HANDSHAKE_NONCE_TTL_MS = 30_000;
+export const HANDSHAKE_USED_NONCES_MAX = 1024;
+/**
+ * Seconds an HTTP connection may stay silent before Bun closes it, so a connection that sent
+ * nothing, or half a request, does not stay open forever. A request with a valid bearer token lifts
+ * it (long tool calls, MCP SSE streams); the extension's WebSocket has its own timeout with pings.
+ */
+export const HTTP_IDLE_TIMEOUT_SECONDS = 30;
+
 /** Limits a test may override. */
 export interface Limits {
   adminRate: { max: number; windowMs: number };
@@ -112,6 +126,8 @@ export interface Limits {
   mcpSessionSweepIntervalMs: number;
   auditRotateBytes: number;
   maxBodyBytes: number;
+  handshakeNonceTtlMs: number;
+  httpIdleTimeoutSeconds: number;
   mcpSseKeepAliveMs: number;
 }
 
@@ -126,6 +142,8 @@ export const DEFAULT_LIMITS: Limits = {
   mcpSessionSweepIntervalMs: MCP_SESSION_SWEEP_INTERVAL_MS,
   auditRotateBytes: AUDIT_ROTATE_BYTES,
   maxBodyBytes: MAX_BODY_BYTES,
+  handshakeNonceTtlMs: HANDSHAKE_NONCE_TTL_MS,
+  httpIdleTimeoutSeconds: HTTP_IDLE_TIMEOUT_SECONDS,
   mcpSseKeepAliveMs: MCP_SSE_KEEPALIVE_MS,
 };
 

@@ -110,7 +110,8 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
       port: options.port,
       // Body size is enforced by our middleware (413 with a JSON body); keep Bun's cap above it.
       maxRequestBodySize: limits.maxBodyBytes + 1024 * 1024,
-      idleTimeout: 0,
+      // Silent connections are closed; bearerAuth lifts this for authenticated (possibly long) requests.
+      idleTimeout: limits.httpIdleTimeoutSeconds,
       fetch: (req, srv) => app.fetch(req, { server: srv }),
       websocket: ctx.hub.websocketHandlers({ maxPayloadLength: WS_MAX_PAYLOAD_BYTES }),
     });

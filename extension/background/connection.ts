@@ -1,7 +1,11 @@
 /**
  * The service worker's WebSocket to the server. Bootstrap reads auth.json and server.json from the
- * extension's own folder (the server writes both), asks /ws-info with the bearer token, then opens
- * /ws with subprotocols ['opentabs', secret]. Reconnects forever with backoff capped at
+ * extension's own folder (the server writes both), then runs the handshake of
+ * server/protocol/handshake.ts: the secret never leaves the browser, because whatever listens on
+ * the configured port may be another local process squatting it while the server is stopped.
+ * GET /ws-info with a fresh client nonce; the answer must prove the secret (HMAC) before anything
+ * derived from it is sent; then /ws on the configured port (never a URL from the answer) with the
+ * HMAC of the server's nonce as subprotocol. Reconnects forever with backoff capped at
  * RECONNECT_MAX_DELAY_MS; sends a ping every KEEPALIVE_INTERVAL_MS (activity also keeps the MV3
  * worker alive). The socket lives in the worker itself; when Chrome restarts the worker, the
  * alarm in main.ts starts a fresh connection.
@@ -10,6 +14,18 @@ import { KEEPALIVE_INTERVAL_MS, RECONNECT_MAX_DELAY_MS } from '../../server/limi
 import { error as rpcError, notification, parseFrame, request, result as rpcResult, RpcErrorCode, WsCloseCode, type RpcId } from '../../server/protocol/jsonrpc.ts';
 import { ServerToExtension, validateParams, type ExtensionMethod, type ExtensionParams, type ExtensionResult } from '../../server/protocol/methods.ts';
 import { toToolError } from '../shared/tool-error.ts';
+import {
+  CLIENT_NONCE_HEADER,
+  PROOF_RE,
+  SERVER_NONCE_RE,
+  WS_SUBPROTOCOL,
+  extensionProofMessage,
+  hexEqual,
+  hmacHex,
+  hmacSubprotocol,
+  randomHex,
+  serverProofMessage,
+} from '../../server/protocol/handshake.ts';
 
 /** Close code the hub uses for a connection replaced by a newer one (server/hub/hub.ts). */
 const FIRST_RETRY_MS = 250;
@@ -17,7 +33,8 @@ const FIRST_RETRY_MS = 250;
 const REPLACED_POLL_MS = 2_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 
-export type DisconnectReason = 'server_not_running' | 'auth_failed' | 'no_secret' | 'replaced' | 'closed';
+/** server_unverified: the process on the port could not prove it knows the secret (not the OpenTabs server, or the secret was rotated). */
+export type DisconnectReason = 'server_not_running' | 'auth_failed' | 'server_unverified' | 'no_secret' | 'replaced' | 'closed';
 
 export interface ConnectionState {
   status: 'connecting' | 'connected' | 'disconnected';
@@ -102,36 +119,65 @@ export class Connection {
     try {
       const auth = await readOwnJson<{ secret?: string }>('auth.json');
       const info = await readOwnJson<{ port?: number }>('server.json');
-      if (!info || typeof info.port !== 'number') {
+      if (!info || typeof info.port !== 'number' || !Number.isInteger(info.port) || info.port < 1 || info.port > 65535) {
         return this.fail('server_not_running', 'server.json not found in the extension folder: run `opentabs start`');
       }
       const port = info.port;
       const secret = auth?.secret;
       if (!secret) return this.fail('no_secret', 'auth.json not found in the extension folder: run `opentabs start`', port);
-      const base = `http://127.0.0.1:${port}`;
-      let wsUrl: string;
-      try {
-        const res = await fetch(`${base}/ws-info`, { headers: { authorization: `Bearer ${secret}` }, cache: 'no-store' });
-        if (res.status === 401) {
-          return this.fail('auth_failed', 'The server refused the secret in auth.json (rotated?). Reload the extension.', port);
-        }
-        if (!res.ok) return this.fail('server_not_running', `GET /ws-info answered ${res.status}`, port);
-        wsUrl = ((await res.json()) as { wsUrl: string }).wsUrl;
-      } catch {
-        return this.fail('server_not_running', `No OpenTabs server on 127.0.0.1:${port}: run \`opentabs start\``, port);
-      }
+      const verified = await this.verifiedServer(port, secret);
+      if (!verified.ok) return this.fail(verified.reason, verified.detail, port);
+      const proof = await hmacHex(secret, extensionProofMessage(verified.serverNonce));
       this.setState({ status: 'connecting', port });
-      await this.open(wsUrl, secret, port);
+      await this.open(port, [WS_SUBPROTOCOL, hmacSubprotocol(verified.serverNonce, proof)]);
     } finally {
       this.connecting = false;
     }
   }
 
-  private open(wsUrl: string, secret: string, port: number): Promise<void> {
+  /**
+   * GET /ws-info with a fresh client nonce and check the server's proof. Nothing derived from the
+   * secret is sent before this succeeds; a wrong or missing proof means the process on the port is
+   * not our server (or the secret was rotated and auth.json is re-read on the next attempt).
+   */
+  private async verifiedServer(
+    port: number,
+    secret: string,
+  ): Promise<{ ok: true; serverNonce: string; extensionConnected: boolean } | { ok: false; reason: DisconnectReason; detail: string }> {
+    const clientNonce = randomHex(16);
+    let res: Response;
+    try {
+      res = await fetch(`http://127.0.0.1:${port}/ws-info`, { headers: { [CLIENT_NONCE_HEADER]: clientNonce }, cache: 'no-store' });
+    } catch {
+      return { ok: false, reason: 'server_not_running', detail: `No OpenTabs server on 127.0.0.1:${port}: run \`opentabs start\`` };
+    }
+    const unverified = (why: string) => ({
+      ok: false as const,
+      reason: 'server_unverified' as const,
+      detail: `The process on 127.0.0.1:${port} ${why}, so it is not trusted with the secret. If the OpenTabs server runs there, its secret differs from auth.json (rotated?); otherwise another program holds the port.`,
+    });
+    if (!res.ok) return unverified(`answered GET /ws-info with HTTP ${res.status} instead of a handshake`);
+    let body: { serverNonce?: unknown; serverProof?: unknown; extensionConnected?: unknown };
+    try {
+      body = (await res.json()) as typeof body;
+    } catch {
+      return unverified('answered GET /ws-info with something other than JSON');
+    }
+    const { serverNonce, serverProof } = body ?? {};
+    if (typeof serverNonce !== 'string' || !SERVER_NONCE_RE.test(serverNonce) || typeof serverProof !== 'string' || !PROOF_RE.test(serverProof)) {
+      return unverified('answered GET /ws-info without a well-formed handshake');
+    }
+    if (!hexEqual(await hmacHex(secret, serverProofMessage(clientNonce, serverNonce)), serverProof)) {
+      return unverified('could not prove it knows the secret in auth.json');
+    }
+    return { ok: true, serverNonce, extensionConnected: body.extensionConnected === true };
+  }
+
+  private open(port: number, protocols: string[]): Promise<void> {
     return new Promise((resolveOpen) => {
       let ws: WebSocket;
       try {
-        ws = new WebSocket(wsUrl, ['opentabs', secret]);
+        ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, protocols);
       } catch (err) {
         this.fail('server_not_running', `WebSocket failed: ${(err as Error).message}`, port);
         return resolveOpen();
@@ -158,7 +204,7 @@ export class Connection {
         }
         if (ev.code === WsCloseCode.Replaced) {
           this.setState({ status: 'disconnected', reason: 'replaced', detail: 'Another browser connected to the server; this one waits until it leaves.', port });
-          void this.waitUntilFree(port, secret);
+          void this.waitUntilFree(port);
         } else {
           this.fail(opened ? 'closed' : 'server_not_running', opened ? `Connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''}); reconnecting` : 'The WebSocket could not be opened', port);
         }
@@ -167,20 +213,22 @@ export class Connection {
     });
   }
 
-  /** After being replaced, take the server back only once the other connection is gone (no tug of war). */
-  private async waitUntilFree(port: number, secret: string): Promise<void> {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/health`, { headers: { authorization: `Bearer ${secret}` }, cache: 'no-store' });
-      const health = (await res.json()) as { extensionConnected?: boolean };
-      if (health.extensionConnected) {
-        if (this.retryTimer) clearTimeout(this.retryTimer);
-        this.retryTimer = setTimeout(() => {
-          this.retryTimer = null;
-          void this.waitUntilFree(port, secret);
-        }, REPLACED_POLL_MS);
-        return;
-      }
-    } catch {}
+  /**
+   * After being replaced, take the server back only once the other connection is gone (no tug of
+   * war). Asks through the handshake, so the secret stays home here too; an unverified answer is
+   * ignored and the normal connect (which reports it) takes over.
+   */
+  private async waitUntilFree(port: number): Promise<void> {
+    const auth = await readOwnJson<{ secret?: string }>('auth.json');
+    const verified = auth?.secret ? await this.verifiedServer(port, auth.secret) : null;
+    if (verified?.ok && verified.extensionConnected) {
+      if (this.retryTimer) clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        void this.waitUntilFree(port);
+      }, REPLACED_POLL_MS);
+      return;
+    }
     this.schedule(0);
   }
 

@@ -53,11 +53,23 @@ export function unauthorizedResponse(state: AuthState = 'none'): Response {
   return errorResponse(401, 'unauthorized', message, { category: 'auth' }, { 'WWW-Authenticate': 'Bearer' });
 }
 
+/**
+ * Lifts Bun's idle timeout (HTTP_IDLE_TIMEOUT_SECONDS) for this request's connection: an
+ * authenticated request may legitimately stay silent for minutes (a tool call waiting for approval
+ * or for the extension, an MCP SSE stream between events). Only requests that proved the secret get
+ * this, so an unauthenticated connection can never be held open.
+ */
+export function liftIdleTimeout(env: unknown, req: Request): void {
+  const server = (env as { server?: { timeout?: (r: Request, seconds: number) => void } } | undefined)?.server;
+  server?.timeout?.(req, 0);
+}
+
 /** Middleware: 401 with `WWW-Authenticate: Bearer` unless the request carries the secret. */
 export function bearerAuth(ctx: ServerContext): MiddlewareHandler {
   return async (c, next) => {
     const state = authState(ctx, c.req.header('authorization'));
     if (state !== 'valid') return unauthorizedResponse(state);
+    liftIdleTimeout(c.env, c.req.raw);
     await next();
   };
 }

@@ -1,6 +1,6 @@
 /**
  * GET /health (open: `{"status":"ok"}`; with a valid bearer token: the full payload) and
- * GET /ws-info (bearer). Everything is read from the context at request time; parts that are not
+ * GET /ws-info (bearer; or the extension's handshake with a client nonce, server/protocol/handshake.ts). Everything is read from the context at request time; parts that are not
  * up yet (no catalog, no extension) report their empty state instead of failing.
  */
 import { Hono } from 'hono';
@@ -11,6 +11,9 @@ import { BROWSER_TOOLS } from '../tools/browser-catalog.ts';
 import { authState, bearerAuth, unauthorizedResponse } from '../middleware/auth.ts';
 import { skipPermissionsEnabled } from '../state/skip-permissions.ts';
 import type { TabInfo, TabState } from '../protocol/methods.ts';
+import { CLIENT_NONCE_HEADER, CLIENT_NONCE_RE } from '../protocol/handshake.ts';
+import { handshakeFor } from '../hub/handshake.ts';
+import { errorResponse } from '../errors.ts';
 
 /** A subsystem that is missing or throws reports its empty value; /health must always answer. */
 function safe<T>(ctx: ServerContext, what: string, fn: () => T, fallback: T): T {
@@ -109,6 +112,18 @@ export function healthRoutes(ctx: ServerContext): Hono {
     if (state === 'none') return c.json({ status: 'ok' });
     if (state === 'invalid') return unauthorizedResponse(state);
     return c.json(fullHealth(ctx));
+  });
+  r.get('/ws-info', async (c, next) => {
+    // With a client nonce: the extension's handshake (no bearer; the server proves the secret
+    // first). Without: the bearer-authenticated answer older clients use.
+    const clientNonce = c.req.header(CLIENT_NONCE_HEADER);
+    if (clientNonce === undefined) return next();
+    if (!CLIENT_NONCE_RE.test(clientNonce)) {
+      return errorResponse(400, 'bad_request', `Invalid ${CLIENT_NONCE_HEADER} header: expected 32 lower-case hex characters (16 random bytes)`);
+    }
+    if (ctx.secret === null) return errorResponse(503, 'not_available', 'No secret is configured, so the server cannot prove itself: run `opentabs start` to create one');
+    const connected = safe(ctx, 'extensionConnected', () => ctx.hub.connected, false);
+    return c.json(await handshakeFor(ctx).answer(ctx.secret, clientNonce, { wsUrl: wsUrl(ctx), extensionConnected: connected }));
   });
   r.get('/ws-info', bearerAuth(ctx), (c) => c.json({ wsUrl: wsUrl(ctx) }));
   return r;

@@ -1,16 +1,20 @@
 /**
- * /ws: the extension's WebSocket. Auth by subprotocol — the client offers
- * `Sec-WebSocket-Protocol: opentabs, <secret>` and the server answers `opentabs` — checked in
- * constant time BEFORE the upgrade (a wrong secret gets 401 and no socket). The connection itself
- * is ExtensionHub's (Bun native WebSocket handlers in server/hub/hub.ts).
+ * /ws: the extension's WebSocket. Auth by subprotocol, checked BEFORE the upgrade (a failed check
+ * gets 401 and no socket); the server answers the subprotocol `opentabs`. Two forms:
+ *   - `opentabs, opentabs-hmac.<serverNonce>.<proof>`: the handshake the extension uses
+ *     (server/protocol/handshake.ts): the nonce from GET /ws-info, answered once, before it expires.
+ *   - `opentabs, <secret>`: the secret itself, compared in constant time (other clients).
+ * The connection itself is ExtensionHub's (Bun native WebSocket handlers in server/hub/hub.ts).
  */
 import { Hono } from 'hono';
 import type { AppEnv } from '../app.ts';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
 import { secretMatches } from '../middleware/auth.ts';
+import { HMAC_SUBPROTOCOL_PREFIX, WS_SUBPROTOCOL, parseHmacSubprotocol } from '../protocol/handshake.ts';
+import { handshakeFor } from '../hub/handshake.ts';
 
-export const WS_SUBPROTOCOL = 'opentabs';
+export { WS_SUBPROTOCOL };
 
 /** The secret offered after `opentabs` in Sec-WebSocket-Protocol, or null when the header is not ours. */
 export function offeredSecret(header: string | null | undefined): string | null | undefined {
@@ -20,19 +24,28 @@ export function offeredSecret(header: string | null | undefined): string | null 
   return parts[1] ?? null;
 }
 
+const notUpgrade = () => errorResponse(426, 'bad_request', 'Expected a WebSocket upgrade request', {}, { Upgrade: 'websocket' });
+
 export function wsRoutes(ctx: ServerContext): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
-  r.get('/ws', (c) => {
+  r.get('/ws', async (c) => {
     const offered = offeredSecret(c.req.header('sec-websocket-protocol'));
     if (offered === undefined) {
       return errorResponse(401, 'unauthorized', `Missing WebSocket subprotocol: connect with Sec-WebSocket-Protocol "${WS_SUBPROTOCOL}, <secret>"`, { category: 'auth' });
     }
-    if (!secretMatches(ctx.secret, offered)) {
+    if (offered !== null && offered.startsWith(HMAC_SUBPROTOCOL_PREFIX)) {
+      const parsed = parseHmacSubprotocol(offered);
+      if (!parsed) {
+        return errorResponse(401, 'unauthorized', `Malformed handshake subprotocol: expected "${HMAC_SUBPROTOCOL_PREFIX}<serverNonce from GET /ws-info>.<64 hex proof>"`, { category: 'auth' });
+      }
+      // A request that cannot be upgraded must not use up the nonce.
+      if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notUpgrade();
+      const check = await handshakeFor(ctx).verify(ctx.secret, parsed.serverNonce, parsed.proof);
+      if (!check.ok) return errorResponse(check.status, check.status === 401 ? 'unauthorized' : 'rate_limited', check.message, { category: check.status === 401 ? 'auth' : 'rate_limited' });
+    } else if (!secretMatches(ctx.secret, offered)) {
       return errorResponse(401, 'unauthorized', 'Invalid secret in Sec-WebSocket-Protocol (it may have been rotated; reload the extension)', { category: 'auth' });
     }
-    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
-      return errorResponse(426, 'bad_request', 'Expected a WebSocket upgrade request', {}, { Upgrade: 'websocket' });
-    }
+    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notUpgrade();
     const ok = c.env.server.upgrade(c.req.raw, {
       data: ctx.hub.newConnectionData(),
       headers: { 'Sec-WebSocket-Protocol': WS_SUBPROTOCOL },
