@@ -93,3 +93,28 @@ test('a squatter on the port gets neither the secret nor the bearer; the extensi
   const r = await h.callTool('browser_list_tabs');
   expect(r.status).toBe(200);
 }, 120_000);
+
+test('a squatter answering the older {wsUrl} form, or 401, gets no fallback to the bearer or the secret subprotocol', async () => {
+  const port = h.srv.port;
+  const secret = h.srv.secret;
+  const log: Recorded[] = [];
+  const decoy = recorder(0, log, () => undefined);
+  await h.stopServer();
+  let n = 0;
+  const squatter = recorder(port, log, (req) => {
+    if (new URL(req.url).pathname !== '/ws-info') return undefined;
+    // Alternate: the bearer-era answer (a WebSocket URL, no proof), then "401, send the bearer".
+    return n++ % 2 === 0 ? Response.json({ wsUrl: `ws://127.0.0.1:${decoy.port}/ws` }) : Response.json({ error: { code: 'unauthorized' } }, { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } });
+  });
+  try {
+    await waitUntil(() => n >= 4, 'the extension to ask the squatter /ws-info several times', 45_000);
+    expect(JSON.stringify(log)).not.toContain(secret);
+    expect(log.some((r) => r.headers.authorization !== undefined || r.headers.upgrade !== undefined)).toBe(false);
+    expect(log.some((r) => r.port === decoy.port)).toBe(false);
+  } finally {
+    squatter.stop(true);
+    decoy.stop(true);
+  }
+  await h.startServer();
+  await h.waitForHealth((x) => x.extensionConnected === true, 'the extension to reconnect to the real server', 30_000);
+}, 120_000);
