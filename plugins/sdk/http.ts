@@ -37,6 +37,20 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/**
+ * What an HTTP status tells the AI client, so it does not ask the user to log in when the real
+ * cause is a stale CSRF token, a permission or a conflict.
+ */
+export function hintForStatus(status: number, retryAfterMs?: number): string {
+  if (status === 401) return ' (not logged in: log in to the app in this tab)';
+  if (status === 403) return ' (forbidden: the session lacks permission for this resource, or a CSRF token is missing or stale; reload the tab to refresh the token)';
+  if (status === 404 || status === 410) return ' (not found: check the id or path)';
+  if (status === 409) return ' (conflict: the resource changed or already exists; re-read it and retry)';
+  if (status === 429) return retryAfterMs !== undefined ? ` (rate limited: retry after ${Math.ceil(retryAfterMs / 1000)} s)` : ' (rate limited: retry later)';
+  if (status >= 500) return ' (server error in the app: retry later)';
+  return '';
+}
+
 function withQuery(url: string, query?: FetchOptions['query']): string {
   if (!query) return url;
   const u = new URL(url, globalThis.location?.href ?? 'http://localhost/');
@@ -59,6 +73,52 @@ function messageFromBody(text: string): string | undefined {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
+let defaultHeaders: Record<string, string> = {};
+
+/** Headers sent with every request of this plugin (e.g. `x-requested-with`); later calls replace earlier ones. */
+export function setDefaultHeaders(headers: Record<string, string>): void {
+  defaultHeaders = { ...headers };
+}
+
+function headersRecord(h: HeadersInit | undefined): Record<string, string> {
+  if (!h) return {};
+  if (h instanceof Headers) return Object.fromEntries(h.entries());
+  if (Array.isArray(h)) return Object.fromEntries(h);
+  return { ...(h as Record<string, string>) };
+}
+
+/**
+ * The page's CSRF token: from `<meta name="csrf-token">` (or the given meta name) and, failing
+ * that, from a cookie (default names XSRF-TOKEN, csrftoken, csrf_token). undefined when absent.
+ */
+export function csrfToken(opts: { meta?: string; cookie?: string } = {}): string | undefined {
+  const doc = (globalThis as { document?: Document }).document;
+  if (!doc) return undefined;
+  const metaNames = opts.meta ? [opts.meta] : ['csrf-token', 'csrf_token', '_csrf', 'xsrf-token'];
+  for (const name of metaNames) {
+    const el = doc.querySelector(`meta[name="${name}"]`);
+    const content = el?.getAttribute('content');
+    if (content) return content;
+  }
+  const cookieNames = opts.cookie ? [opts.cookie] : ['XSRF-TOKEN', 'csrftoken', 'csrf_token'];
+  const cookies = new Map<string, string>();
+  for (const part of (doc.cookie ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0) cookies.set(part.slice(0, i).trim(), part.slice(i + 1).trim());
+  }
+  for (const name of cookieNames) {
+    const val = cookies.get(name);
+    if (val) return decodeURIComponent(val);
+  }
+  return undefined;
+}
+
+/** `{ [header]: token }` for the page's CSRF token, or {} when there is none. */
+export function csrfHeaders(header = 'x-csrf-token', opts: { meta?: string; cookie?: string } = {}): Record<string, string> {
+  const token = csrfToken(opts);
+  return token ? { [header]: token } : {};
+}
+
 /**
  * fetch() with cookies, timeout and cancellation; throws ToolError for network failures, timeouts
  * and non-2xx statuses. Returns the Response for the caller to read.
@@ -75,6 +135,7 @@ export async function request(url: string, options: FetchOptions = {}): Promise<
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
   const method = (init.method ?? 'GET').toUpperCase();
+  init.headers = { ...defaultHeaders, ...headersRecord(init.headers) };
   const target = withQuery(url, query);
   let res: Response;
   try {
@@ -92,15 +153,8 @@ export async function request(url: string, options: FetchOptions = {}): Promise<
     const text = await res.text().catch(() => '');
     const detail = messageFromBody(text);
     const retryAfterMs = category === 'rate_limited' ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
-    const hint: Record<ToolErrorCategory, string> = {
-      auth: ' (not logged in or not allowed: log in to the app in this tab)',
-      not_found: '',
-      rate_limited: retryAfterMs !== undefined ? ` (retry after ${Math.ceil(retryAfterMs / 1000)} s)` : '',
-      validation: '',
-      timeout: '',
-      internal: '',
-    };
-    throw new ToolError(`${method} ${url} returned HTTP ${res.status}${detail ? `: ${detail}` : ''}${hint[category]}`, {
+    const hint = hintForStatus(res.status, retryAfterMs);
+    throw new ToolError(`${method} ${url} returned HTTP ${res.status}${detail ? `: ${detail}` : ''}${hint}`, {
       category,
       code: `http_${res.status}`,
       status: res.status,
@@ -133,4 +187,28 @@ export function postJson<T = unknown>(url: string, body: unknown, options: Fetch
     headers: { 'content-type': 'application/json', ...(options.headers as Record<string, string> | undefined) },
     body: JSON.stringify(body ?? null),
   });
+}
+
+function sendJson<T>(method: string, url: string, body: unknown, options: FetchOptions): Promise<T> {
+  return fetchJson<T>(url, {
+    ...options,
+    method,
+    headers: { 'content-type': 'application/json', ...headersRecord(options.headers) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** PUT a JSON body, parse a JSON answer. */
+export function putJson<T = unknown>(url: string, body: unknown, options: FetchOptions = {}): Promise<T> {
+  return sendJson<T>('PUT', url, body ?? null, options);
+}
+
+/** PATCH a JSON body, parse a JSON answer. */
+export function patchJson<T = unknown>(url: string, body: unknown, options: FetchOptions = {}): Promise<T> {
+  return sendJson<T>('PATCH', url, body ?? null, options);
+}
+
+/** DELETE (with an optional JSON body), parse a JSON answer (undefined for an empty body). */
+export function deleteJson<T = unknown>(url: string, body?: unknown, options: FetchOptions = {}): Promise<T> {
+  return sendJson<T>('DELETE', url, body, options);
 }
