@@ -155,7 +155,14 @@ const isValibotSchema = (x: unknown): x is v.GenericSchema =>
 
 function jsonSchemaOf(schema: v.GenericSchema, mode: 'input' | 'output'): Record<string, unknown> {
   // errorMode 'ignore': actions like trim() have no JSON Schema form; the page validates with valibot anyway.
-  const js = toJsonSchema(schema, { errorMode: 'ignore', typeMode: mode }) as Record<string, unknown>;
+  // Inputs: a plain v.object rejects unknown keys, so a misspelled optional filter is an error
+  // naming the key instead of a silently unfiltered result. v.looseObject / v.objectWithRest opt out.
+  const js = toJsonSchema(schema, {
+    errorMode: 'ignore',
+    typeMode: mode,
+    overrideSchema: (ctx) =>
+      mode === 'input' && (ctx.valibotSchema as { type?: string }).type === 'object' ? { ...ctx.jsonSchema, additionalProperties: false } : undefined,
+  }) as Record<string, unknown>;
   delete js.$schema;
   return js;
 }

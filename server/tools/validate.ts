@@ -34,7 +34,7 @@ export class SchemaValidators {
   }
 
   private compile(schema: Record<string, unknown>): Compiled {
-    this.ajv ??= new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false });
+    this.ajv ??= new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false, verbose: true });
     // Plugin schemas may name a draft in $schema; validation semantics we need are draft-07's.
     const { $schema: _ignored, ...rest } = schema;
     try {
@@ -56,7 +56,9 @@ function describe(e: ErrorObject | undefined): ValidationFailure {
   } else if (e.keyword === 'additionalProperties') {
     const prop = (e.params as { additionalProperty: string }).additionalProperty;
     path = `${path}/${escapePointer(prop)}`;
-    message = 'is not an allowed property';
+    // Name the allowed keys so a misspelling is obvious to the caller.
+    const allowed = Object.keys((e.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+    message = `is not an allowed property ("${prop}"); allowed: ${allowed.length ? allowed.join(', ') : 'none'}`;
   } else if (e.keyword === 'enum') {
     const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
     message = `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`;

@@ -34,7 +34,7 @@ describe('create', () => {
     expect(built.reloaded).toBe(false);
     const tools = JSON.parse(readFileSync(join(dir, 'dist/tools.json'), 'utf8'));
     expect(tools).toMatchObject({ name: 'my-app', displayName: 'My App', version: '0.1.0', urlPatterns: ['https://my.example.com/*'] });
-    expect(tools.tools[0].inputSchema).toEqual({ type: 'object', properties: {}, required: [] });
+    expect(tools.tools[0].inputSchema).toEqual({ type: 'object', properties: {}, required: [], additionalProperties: false });
     const loaded = await loadPluginFolder(dir, 'local');
     expect(loaded.ok).toBe(true);
     const t = spawnSync(process.execPath, ['test'], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
@@ -85,6 +85,7 @@ export const plugin = definePlugin({
         n: { type: 'number' },
       },
       required: ['q'],
+      additionalProperties: false,
     });
     expect(m.tools[0].outputSchema).toEqual({ type: 'object', properties: { hits: { type: 'array', items: { type: 'string' } } }, required: ['hits'] });
     const adapter = readFileSync(join(dir, 'dist/adapter.js'), 'utf8');
