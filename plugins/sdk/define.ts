@@ -69,7 +69,7 @@ export interface PluginDefinition<S extends ConfigSchema = ConfigSchema> {
   name: string;
   displayName: string;
   description: string;
-  /** Chrome match patterns of the app's pages (ports are ignored by Chrome). */
+  /** Chrome match patterns of the app's pages; `http://127.0.0.1:3000/*` matches only port 3000, a host without a port any port. */
   urlPatterns: string[];
   excludePatterns?: string[];
   homepage?: string;

@@ -39,8 +39,7 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
   const displayName = o.displayName ?? titleCase(name);
   const urlPattern = o.urlPattern ?? 'https://example.com/*';
   if (!isMatchPattern(urlPattern)) {
-    const portHint = /^[a-z*]+:\/\/[^/]*:\d+/.test(urlPattern) ? ' (match patterns have no port: leave it out, e.g. "http://localhost/*")' : '';
-    throw new PluginBuildError(`url: ${JSON.stringify(urlPattern)} is not a Chrome match pattern like "https://app.example.com/*"${portHint}`);
+    throw new PluginBuildError(`url: ${JSON.stringify(urlPattern)} is not a Chrome match pattern like "https://app.example.com/*" or "http://127.0.0.1:3000/*"`);
   }
 
   const files: Record<string, string> = {

@@ -7,12 +7,17 @@
 
 /**
  * Patterns a plugin may declare: `<all_urls>` or `<scheme>://<host><path>`, scheme
- * http/https/ws/wss/file/*, host `*`, `*.example.com` or an exact host. No ports: Chrome ignores
- * them in patterns, so a port would only suggest a precision the match does not have.
+ * http/https/ws/wss/file/*, host `*`, `*.example.com` or an exact host, optionally with a port
+ * (`http://127.0.0.1:9847/*`) so a plugin for one local app is not injected into every local
+ * page on every port. A host without a port matches any port.
  */
-const DECLARABLE_RE = /^(?:<all_urls>|(?:\*|https?|wss?):\/\/(?:\*|(?:\*\.)?[^/*:]+)\/.*|file:\/\/\/.*)$/;
+const DECLARABLE_RE = /^(?:<all_urls>|(?:\*|https?|wss?):\/\/(?:\*|(?:\*\.)?[^/*:]+(?::(?:[1-9]\d{0,4}))?)\/.*|file:\/\/\/.*)$/;
+
+const DEFAULT_PORTS: Record<string, string> = { http: '80', ws: '80', https: '443', wss: '443' };
 
 export function isMatchPattern(p: string): boolean {
+  const port = /^[^:]+:\/\/[^/]*:(\d+)\//.exec(p)?.[1];
+  if (port !== undefined && Number(port) > 65535) return false;
   return DECLARABLE_RE.test(p) && compileMatchPattern(p) !== null;
 }
 
@@ -32,12 +37,20 @@ export function compileMatchPattern(pattern: string): RegExp | null {
     if (m) {
       const [, scheme, host, path] = m;
       const schemeRe = scheme === '*' ? 'https?' : escape(scheme);
+      const portAt = host.lastIndexOf(':');
+      const name = portAt >= 0 ? host.slice(0, portAt) : host;
+      const port = portAt >= 0 ? host.slice(portAt + 1) : undefined;
       let hostRe: string;
-      if (host === '*') hostRe = '[^/]*';
-      else if (host.startsWith('*.')) hostRe = `(?:[^/]*\\.)?${escape(host.slice(2))}`;
-      else hostRe = escape(host);
-      // A pattern host without a port matches any port (Chrome ignores ports in patterns).
-      const portRe = host.includes(':') || host === '*' ? '' : '(?::\\d+)?';
+      if (name === '*') hostRe = '[^/]*';
+      else if (name.startsWith('*.')) hostRe = `(?:[^/:]*\\.)?${escape(name.slice(2))}`;
+      else hostRe = escape(name);
+      // A pattern host without a port matches any port; with a port, only that port. Browsers drop
+      // a scheme's default port from URLs, so `:80` on http also matches a URL without a port.
+      let portRe: string;
+      if (port === undefined) portRe = name === '*' ? '' : '(?::\\d+)?';
+      else if (!/^\d+$/.test(port)) portRe = escape(`:${port}`);
+      else if (DEFAULT_PORTS[scheme] === port || (scheme === '*' && (port === '80' || port === '443'))) portRe = `(?::${port})?`;
+      else portRe = `:${port}`;
       const pathRe = path.split('*').map(escape).join('.*');
       re = new RegExp(`^${schemeRe}://${hostRe}${portRe}${pathRe}$`);
     }

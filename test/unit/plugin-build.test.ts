@@ -46,7 +46,7 @@ describe('create', () => {
     await expect(createPlugin('My App', join(root, 'x'))).rejects.toThrow(/name: "My App" is not a valid plugin name/);
     await expect(createPlugin('browser', join(root, 'y'))).rejects.toThrow(/reserved/);
     await expect(createPlugin('my-app', join(root, 'my-app'))).rejects.toThrow(/already exists and is not empty/);
-    await expect(createPlugin('other', join(root, 'z'), { urlPattern: 'http://localhost:3000/*' })).rejects.toThrow(/url: .*\(match patterns have no port/);
+    await expect(createPlugin('other', join(root, 'z'), { urlPattern: 'localhost:3000/*' })).rejects.toThrow(/url: "localhost:3000\/\*" is not a Chrome match pattern/);
     await expect(createPlugin('other', join(root, 'z'), { urlPattern: 'example.com' })).rejects.toThrow(/url: "example.com" is not a Chrome match pattern/);
     expect(existsSync(join(root, 'z'))).toBe(false);
   });
