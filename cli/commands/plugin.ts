@@ -268,7 +268,7 @@ async function create(argv: string[]): Promise<number> {
     throw new CliError((e as Error).message);
   }
   out(`Created plugin "${name}" (${r.packageName}) in ${r.dir}.`);
-  out(`Next: cd ${r.dir} && opentabs plugin build && bun test && opentabs plugin add .`);
+  out(`Next: ${r.next}`);
   return 0;
 }
 

@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES } from '../../server/plugins/manifest.ts';
 import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
-import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
+import { CLI_BIN, ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { PluginBuildError } from './build.ts';
 
 export interface CreateOptions {
@@ -22,6 +22,8 @@ export interface CreateResult {
   dir: string;
   packageName: string;
   files: string[];
+  /** Shell line that builds, tests and adds the plugin, runnable as printed. */
+  next: string;
 }
 
 const titleCase = (name: string) => name.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
@@ -32,7 +34,7 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
     throw new PluginBuildError(`name: ${JSON.stringify(name)} is not a valid plugin name (lowercase letters and digits, words joined by "-", e.g. "my-app")`);
   }
   if (RESERVED_PLUGIN_NAMES.includes(name)) throw new PluginBuildError(`name: "${name}" is reserved for built-in tools`);
-  const dir = resolve(dirArg ?? name);
+  const dir = resolve(dirArg ?? `opentabs-plugin-${name}`);
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new PluginBuildError(`${dir} exists and is not a folder`);
   if (existsSync(dir) && (await readdir(dir)).length > 0) throw new PluginBuildError(`folder ${dir} already exists and is not empty`);
   const packageName = `opentabs-plugin-${name}`;
@@ -52,7 +54,14 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
           type: 'module',
           keywords: ['opentabs-plugin'],
           files: ['dist'],
-          scripts: { build: 'opentabs plugin build', dev: 'opentabs plugin build --watch', test: 'bun test' },
+          // Absolute paths into this OpenTabs checkout: `npm run …` works without opentabs or bun on PATH.
+          scripts: {
+            build: `node ${JSON.stringify(CLI_BIN)} plugin build`,
+            dev: `node ${JSON.stringify(CLI_BIN)} plugin build --watch`,
+            test: `${JSON.stringify(join(ROOT_NODE_MODULES, '.bin', 'bun'))} test`,
+            typecheck: `node ${JSON.stringify(join(ROOT_NODE_MODULES, 'typescript', 'bin', 'tsc'))} --noEmit -p .`,
+            add: `node ${JSON.stringify(CLI_BIN)} plugin add .`,
+          },
         },
         null,
         2,
@@ -64,7 +73,10 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
             target: 'ES2022',
             module: 'ESNext',
             moduleResolution: 'bundler',
-            lib: ['ES2023', 'DOM'],
+            lib: ['ES2023', 'DOM', 'DOM.Iterable'],
+            // bun:test types for the plugin's own tests, from this checkout.
+            typeRoots: [ROOT_NODE_MODULES],
+            types: ['bun-types'],
             strict: true,
             noEmit: true,
             allowImportingTsExtensions: true,
@@ -117,19 +129,24 @@ afterEach(() => {
   delete g.location;
 });
 
-test('get_page_info returns the page title and URL', async () => {
+// Holds for any tool: replace or add tools and this keeps checking them.
+test('every tool rejects input that is not an object', async () => {
+  expect(plugin.tools.length).toBeGreaterThan(0);
+  for (const tool of plugin.tools) {
+    const { outcome } = await runTool(plugin, tool.name, 'not an object');
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) expect(outcome.error.category).toBe('validation');
+  }
+});
+
+// The sample tool's own test; delete it together with the sample tool.
+test.skipIf(!plugin.tools.some((t) => t.name === 'get_page_info'))('get_page_info returns the page title and URL', async () => {
   // A minimal stand-in for the page; e2e tests run the adapter in a real browser.
-  g.document = { title: 'Example', readyState: 'complete', querySelectorAll: () => [] };
+  g.document = { title: 'Example', readyState: 'complete', querySelectorAll: () => [], querySelector: () => null };
   g.location = { href: 'https://example.com/home' };
   const { outcome, logs } = await runTool(plugin, 'get_page_info', {});
   expect(outcome).toEqual({ ok: true, value: { title: 'Example', url: 'https://example.com/home', description: undefined } });
   expect(logs[0]?.message).toBe('reading page info');
-});
-
-test('bad input is a validation error', async () => {
-  const { outcome } = await runTool(plugin, 'get_page_info', 'not an object');
-  expect(outcome.ok).toBe(false);
-  if (!outcome.ok) expect(outcome.error.category).toBe('validation');
 });
 `,
   };
@@ -138,5 +155,7 @@ test('bad input is a validation error', async () => {
     await mkdir(join(dir, rel, '..'), { recursive: true });
     await writeFile(join(dir, rel), content);
   }
-  return { dir, packageName, files: Object.keys(files) };
+  // Commands that run as printed: npm scripts with absolute paths, no opentabs or bun on PATH needed.
+  const next = `cd ${JSON.stringify(dir)} && npm run build && npm test && npm run add`;
+  return { dir, packageName, files: Object.keys(files), next };
 }

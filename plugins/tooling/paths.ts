@@ -5,3 +5,5 @@ import { resolve } from 'node:path';
 export const SDK_DIR = resolve(import.meta.dir, '..', 'sdk');
 /** The checkout's node_modules: fallback for valibot and friends when a plugin has none of its own. */
 export const ROOT_NODE_MODULES = resolve(import.meta.dir, '..', '..', 'node_modules');
+/** The `opentabs` CLI's Node entry in this checkout (runs the CLI with the checkout's Bun). */
+export const CLI_BIN = resolve(import.meta.dir, '..', '..', 'cli', 'bin.mjs');
