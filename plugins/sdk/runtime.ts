@@ -75,6 +75,17 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
     const controller = new AbortController();
     inFlight.set(msg.id, controller);
     try {
+      // Re-checked on every call: a tab that logged out or navigated away since the extension last
+      // looked must not run the tool against a page that is no longer usable.
+      if (!(await handle.isReady())) {
+        fail({
+          message: `${name} is not ready in this tab (its isReady() check is false now): log in to the app or wait for the page to finish loading, then retry`,
+          code: 'adapter_not_ready',
+          category: 'auth',
+          retryable: true,
+        });
+        return;
+      }
       const outcome = await executeTool(name, tool, msg.input ?? {}, {
         signal: controller.signal,
         config: msg.config ?? {},
