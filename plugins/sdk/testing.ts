@@ -2,16 +2,97 @@
  * Unit-testing helpers for plugin authors: run a tool exactly as the page runtime would (input
  * and output validation, ctx, error mapping) without a browser.
  *
- *   const r = await runTool(plugin, 'get_page_info', {});
- *   expect(r.ok).toBe(true);
+ *   const r = await runTool(plugin, 'list_items', {}, {
+ *     page: { url: 'https://app.example.com/', meta: { 'csrf-token': 't' } },
+ *     routes: { 'GET /api/items': () => ({ items: [] }) },
+ *   });
+ *   expect(r.outcome.ok).toBe(true);
  */
 import type { LogLevel } from '../../server/protocol/methods.ts';
 import type { PluginDefinition } from './define.ts';
 import { executeTool, type ExecuteOutcome } from './execute.ts';
 
+export interface FakePage {
+  /** location.href of the page (relative fetch URLs resolve against it). Default https://example.com/. */
+  url?: string;
+  title?: string;
+  /** `<meta name=… content=…>` tags (e.g. { 'csrf-token': 'abc' }). */
+  meta?: Record<string, string>;
+  /** document.cookie, e.g. "session=1; XSRF-TOKEN=abc". */
+  cookie?: string;
+  /** Extra globals the page defines (window.__APP__ …). */
+  globals?: Record<string, unknown>;
+}
+
+/** A fake route answers a request: a Response, or any JSON-able value (sent as 200 JSON). */
+export type FakeRoute = (req: Request) => Response | unknown | Promise<Response | unknown>;
+
 export interface RunToolOptions {
   config?: Record<string, unknown>;
   signal?: AbortSignal;
+  /** Stand-in page: document (title, meta, cookie, querySelector) and location, for this call only. */
+  page?: FakePage;
+  /**
+   * Fake fetch for this call only: keys are "METHOD /path" or "/path" (any method); requests that
+   * match no route get a 404, so a tool never reaches the network from a unit test.
+   */
+  routes?: Record<string, FakeRoute>;
+  /** Every request the tool made, in order (filled when routes are given). */
+  requests?: Request[];
+}
+
+function fakeDocument(page: FakePage) {
+  const meta = page.meta ?? {};
+  const metaEl = (name: string) => (name in meta ? { getAttribute: (a: string) => (a === 'content' ? meta[name] : null), content: meta[name] } : null);
+  const nameOf = (sel: string) => /meta\[name=["']?([^"'\]]+)["']?\]/.exec(sel)?.[1];
+  return {
+    title: page.title ?? '',
+    readyState: 'complete',
+    cookie: page.cookie ?? '',
+    querySelector: (sel: string) => {
+      const n = nameOf(sel);
+      return n ? metaEl(n) : null;
+    },
+    querySelectorAll: (sel: string) => {
+      const n = nameOf(sel);
+      const el = n ? metaEl(n) : null;
+      return el ? [el] : [];
+    },
+  };
+}
+
+/** Install page globals and a routed fetch; returns the function that restores the previous ones. */
+function installFakes(options: RunToolOptions): () => void {
+  const g = globalThis as Record<string, unknown>;
+  const saved = new Map<string, PropertyDescriptor | undefined>();
+  const set = (key: string, value: unknown) => {
+    if (!saved.has(key)) saved.set(key, Object.getOwnPropertyDescriptor(g, key));
+    Object.defineProperty(g, key, { value, configurable: true, writable: true, enumerable: true });
+  };
+  const base = options.page?.url ?? 'https://example.com/';
+  if (options.page) {
+    set('document', fakeDocument(options.page));
+    set('location', new URL(base));
+    for (const [k, val] of Object.entries(options.page.globals ?? {})) set(k, val);
+  }
+  if (options.routes) {
+    const routes = options.routes;
+    set('fetch', async (input: RequestInfo | URL, init?: RequestInit) => {
+      const req = new Request(typeof input === 'string' || input instanceof URL ? new URL(String(input), base) : input, init);
+      options.requests?.push(req.clone());
+      const path = new URL(req.url).pathname;
+      const route = routes[`${req.method} ${path}`] ?? routes[path];
+      if (!route) return Response.json({ error: `no fake route for ${req.method} ${path}` }, { status: 404 });
+      const answer = await route(req);
+      return answer instanceof Response ? answer : Response.json(answer ?? null);
+    });
+  }
+  return () => {
+    for (const [key, desc] of saved) {
+      if (desc) Object.defineProperty(g, key, desc);
+      else delete g[key];
+    }
+  };
 }
 
 export interface RunToolResult {
@@ -26,12 +107,18 @@ export async function runTool(plugin: PluginDefinition, toolName: string, input:
   const progress: RunToolResult['progress'] = [];
   const logs: RunToolResult['logs'] = [];
   const defaults = Object.fromEntries(Object.entries(plugin.configSchema ?? {}).filter(([, f]) => f.default !== undefined).map(([k, f]) => [k, f.default]));
-  const outcome = await executeTool(plugin.name, tool, input, {
+  const restore = installFakes(options);
+  let outcome: ExecuteOutcome;
+  try {
+    outcome = await executeTool(plugin.name, tool, input, {
     signal: options.signal ?? new AbortController().signal,
     config: { ...defaults, ...options.config },
     callId: `test-${Math.random().toString(36).slice(2)}`,
     onProgress: (p) => progress.push(p),
     onLog: (level, message, data) => logs.push({ level, message, ...(data !== undefined ? { data } : {}) }),
-  });
+    });
+  } finally {
+    restore();
+  }
   return { outcome, progress, logs };
 }
