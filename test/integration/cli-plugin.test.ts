@@ -138,9 +138,13 @@ describe('plugin create + build', () => {
     const withUrl = await cli(['plugin', 'create', 'epsilon', '--dir', join(root, 'eps'), '--url', 'https://app.example.com/*']);
     expect(withUrl.code).toBe(0);
     expect(readFileSync(join(root, 'eps', 'src', 'index.ts'), 'utf8')).toContain('urlPatterns: ["https://app.example.com/*"]');
-    const badUrl = await cli(['plugin', 'create', 'zeta', '--dir', join(root, 'zeta'), '--url', 'http://localhost:3000/*']);
+    const withPort = await cli(['plugin', 'create', 'eta', '--dir', join(root, 'eta'), '--url', 'http://localhost:3000/*']);
+    expect(withPort.code).toBe(0);
+    expect(readFileSync(join(root, 'eta', 'src', 'index.ts'), 'utf8')).toContain('urlPatterns: ["http://localhost:3000/*"]');
+    expect(withPort.stdout).toContain('npm run build && npm test && npm run add');
+    const badUrl = await cli(['plugin', 'create', 'zeta', '--dir', join(root, 'zeta'), '--url', 'localhost:3000/*']);
     expect(badUrl.code).toBe(1);
-    expect(badUrl.stderr).toContain('match patterns have no port');
+    expect(badUrl.stderr).toContain('is not a Chrome match pattern');
     expect(existsSync(join(root, 'zeta'))).toBe(false);
     const badName = await cli(['plugin', 'create', 'Bad_Name', '--dir', join(root, 'bad')]);
     expect(badName.code).toBe(1);
