@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { createPlugin } from '../../plugins/tooling/index.ts';
+import { CLI_BIN } from '../../plugins/tooling/paths.ts';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 setDefaultTimeout(180_000);
@@ -39,7 +39,12 @@ let page: Page;
 let otherPage: Page;
 
 beforeAll(async () => {
-  const { dir } = await createPlugin('shop', join(root, 'opentabs-plugin-shop'), { urlPattern: `http://127.0.0.1:${app.port}/*` });
+  const env = { ...process.env, PATH: '/usr/local/bin:/usr/bin:/bin', OPENTABS_CONFIG_DIR: join(root, 'state') };
+  // README: `opentabs plugin create my-app --url …` scaffolds into ./opentabs-plugin-my-app.
+  const created = spawnSync('node', [CLI_BIN, 'plugin', 'create', 'shop', '--url', `http://127.0.0.1:${app.port}/*`], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+  expect({ status: created.status, out: `${created.stdout}${created.stderr}` }).toMatchObject({ status: 0 });
+  const dir = join(root, 'opentabs-plugin-shop');
+  expect(created.stdout).toContain(`Next: cd ${JSON.stringify(dir)} && npm run build && npm test && npm run add`);
   writeFileSync(
     join(dir, 'src/index.ts'),
     `import * as v from 'valibot';
@@ -63,12 +68,14 @@ export default definePlugin({
 });
 `,
   );
-  const env = { ...process.env, PATH: '/usr/local/bin:/usr/bin:/bin', OPENTABS_CONFIG_DIR: join(root, 'no-server') };
-  for (const script of ['build', 'test']) {
+  for (const script of ['build', 'test', 'add']) {
     const r = spawnSync('npm', ['run', '--silent', script], { cwd: dir, env, encoding: 'utf8', timeout: 120_000 });
     expect({ script, status: r.status, out: `${r.stdout}${r.stderr}` }).toMatchObject({ script, status: 0 });
   }
-  h = await startBrowserHarness({ localPlugins: [dir], permissions: { shop: { default: 'auto' } } });
+  // `npm run add` listed the folder in config.json; the harness starts with that same list.
+  const localPlugins = JSON.parse(readFileSync(join(root, 'state', 'config.json'), 'utf8')).localPlugins as string[];
+  expect(localPlugins).toEqual([dir]);
+  h = await startBrowserHarness({ localPlugins, permissions: { shop: { default: 'auto' } } });
   otherPage = await h.context.newPage();
   await otherPage.goto(`http://127.0.0.1:${other.port}/`);
   page = await h.context.newPage();
