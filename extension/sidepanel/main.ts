@@ -10,6 +10,8 @@ import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/limits.ts';
 const REASONS: Record<string, string> = {
   server_not_running: 'Server not running',
   auth_failed: 'Authentication failed',
+  // The server could not prove it knows our secret (rotated secret, or another process on the port).
+  server_unverified: 'Authentication failed',
   no_secret: 'Not set up',
   replaced: 'Replaced by another browser',
   closed: 'Disconnected',
