@@ -130,7 +130,7 @@ describe('side panel', () => {
     h.srv.ctx.secret = 'f'.repeat(64);
     h.srv.ctx.hub.closeAll('test: secret changed');
     try {
-      await panel.waitForSelector('[data-testid="connection"][data-state="auth_failed"]', { timeout: 20_000 });
+      await panel.waitForSelector('[data-testid="connection"][data-state="server_unverified"]', { timeout: 20_000 });
     } finally {
       h.srv.ctx.secret = real;
     }
