@@ -1,9 +1,9 @@
 /**
  * Bearer auth against ctx.secret (read per request: a reload may rotate it). Both sides are
  * hashed to equal-length digests before crypto.timingSafeEqual, so neither the content nor the
- * length of the secret leaks through timing. When no secret is configured, auth is skipped
- * (reference: "When no secret is configured, authentication checks are skipped").
+ * length of the secret leaks through timing. When no secret is configured, auth is skipped.
  */
+import { secretPath } from '../state/secret.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { ServerContext } from '../context.ts';
@@ -45,10 +45,11 @@ export function authState(ctx: ServerContext, authorization: string | null | und
   return secretMatches(ctx.secret, bearerToken(authorization)) ? 'valid' : 'invalid';
 }
 
-export function unauthorizedResponse(state: AuthState = 'none'): Response {
+/** `authFile` is the real auth.json of this server's config dir (OPENTABS_CONFIG_DIR aware). */
+export function unauthorizedResponse(state: AuthState, authFile: string): Response {
   const message =
     state === 'none'
-      ? 'Missing Authorization header: send "Authorization: Bearer <secret>" (the secret is in ~/.opentabs/extension/auth.json; see `opentabs config show --show-secret`)'
+      ? `Missing Authorization header: send "Authorization: Bearer <secret>" (the secret is in ${authFile}; see \`opentabs config show --show-secret\`)`
       : 'Invalid bearer token: it does not match the server secret (it may have been rotated; see `opentabs config show --show-secret`)';
   return errorResponse(401, 'unauthorized', message, { category: 'auth' }, { 'WWW-Authenticate': 'Bearer' });
 }
@@ -68,7 +69,7 @@ export function liftIdleTimeout(env: unknown, req: Request): void {
 export function bearerAuth(ctx: ServerContext): MiddlewareHandler {
   return async (c, next) => {
     const state = authState(ctx, c.req.header('authorization'));
-    if (state !== 'valid') return unauthorizedResponse(state);
+    if (state !== 'valid') return unauthorizedResponse(state, secretPath(ctx.configDir));
     liftIdleTimeout(c.env, c.req.raw);
     await next();
   };

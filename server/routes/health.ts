@@ -3,6 +3,7 @@
  * GET /ws-info (bearer; or the extension's handshake with a client nonce, server/protocol/handshake.ts). Everything is read from the context at request time; parts that are not
  * up yet (no catalog, no extension) report their empty state instead of failing.
  */
+import { secretPath } from '../state/secret.ts';
 import { Hono } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { HOST } from '../limits.ts';
@@ -110,7 +111,7 @@ export function healthRoutes(ctx: ServerContext): Hono {
     // with a stale secret learns about it.
     const state = authState(ctx, c.req.header('authorization'));
     if (state === 'none') return c.json({ status: 'ok' });
-    if (state === 'invalid') return unauthorizedResponse(state);
+    if (state === 'invalid') return unauthorizedResponse(state, secretPath(ctx.configDir));
     return c.json(fullHealth(ctx));
   });
   r.get('/ws-info', async (c, next) => {

@@ -94,6 +94,8 @@ describe('bearer auth', () => {
       const body = (await r.json()) as any;
       expect(body.error.code).toBe('unauthorized');
       expect(body.error.message).toContain('Authorization');
+      // The hint names this server's real auth.json (a temp config dir here), not ~/.opentabs.
+      expect(body.error.message).toContain(`${srv.configDir}/extension/auth.json`);
     }
   });
 
