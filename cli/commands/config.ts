@@ -1,6 +1,7 @@
 /** `opentabs config show|set|rotate-secret`. */
 import { join } from 'node:path';
-import { configPath, isPermission, normalizeOrigin } from '../../server/state/config.ts';
+import { configPath, isPermission, isSessionsPerMinute, normalizeOrigin } from '../../server/state/config.ts';
+import { MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
 import { PLUGIN_NAME_RE } from '../../server/plugins/manifest.ts';
 import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
 import { parse, parseBool } from '../args.ts';
@@ -35,6 +36,7 @@ Keys:
   plugin.<name>.<setting> <value>            A plugin setting, typed per its configSchema ("" clears it)
   pageOrigin.<origin> off|ask|auto           Page tools (WebMCP) of one site, e.g.
                                              pageOrigin.https://app.example.com auto (new origins: ask)
+  mcpSessionsPerMinute <n>                   New MCP sessions allowed per minute (default 5)
 
 config.json is written atomically; a running server reloads it at once.`;
 
@@ -177,8 +179,15 @@ async function set(argv: string[]): Promise<number> {
       d.allowFileUrls = b;
     });
     done = `allowFileUrls set to ${b}.`;
+  } else if (key === 'mcpSessionsPerMinute') {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || !isSessionsPerMinute(n)) throw usageError(`Bad mcpSessionsPerMinute "${value}": expected a whole number from 1 to ${MCP_SESSIONS_PER_MINUTE_MAX}.`, 'config set');
+    await store.update((d) => {
+      d.mcpSessionsPerMinute = n;
+    });
+    done = `mcpSessionsPerMinute set to ${n}.`;
   } else {
-    throw usageError(`Unknown key "${key}". Supported: permission.<plugin>[.<tool>], skipPermissions, allowFileUrls, plugin.<name>.<setting>, pageOrigin.<origin>.`, 'config set');
+    throw usageError(`Unknown key "${key}". Supported: permission.<plugin>[.<tool>], skipPermissions, allowFileUrls, plugin.<name>.<setting>, pageOrigin.<origin>, mcpSessionsPerMinute.`, 'config set');
   }
   const reloaded = await reloadIfRunning(t);
   out(`${done}${reloaded ? ' The running server reloaded it.' : ''}`);

@@ -176,7 +176,7 @@ export class McpSessions {
     const waitS = Math.max(1, Math.ceil(this.limiter.retryAfterMs() / 1000));
     const message =
       `Too many new MCP sessions: at most ${spec.max} per ${Math.round(spec.windowMs / 1000)} s. Retry in ${waitS} s, ` +
-      `or raise the limit: set "mcpSessionsPerMinute" (1–${MCP_SESSIONS_PER_MINUTE_MAX}) in ${configPath(this.ctx.configDir)}; ` +
+      `or raise the limit: \`opentabs config set mcpSessionsPerMinute 30\` (1–${MCP_SESSIONS_PER_MINUTE_MAX}; it is "mcpSessionsPerMinute" in ${configPath(this.ctx.configDir)}); ` +
       `the server reads it on the next new session.`;
     return rpcErrorResponse(429, -32000, message, { 'Retry-After': String(waitS) });
   }
