@@ -151,17 +151,19 @@ export async function openRealSidePanel(context: BrowserContext, extensionId: st
     const impl = (context as unknown as { _connection?: { toImpl?: (x: unknown) => any } })._connection?.toImpl?.(context);
     const rootSession = impl?._browser?._session;
     if (!rootSession?.send) throw new Error('openSidePanel: this playwright-core version does not expose its browser session (see openRealSidePanel in test/harness/browser.ts)');
-    // The new Page's url() can still be empty when Playwright reports it, so look for it by
-    // polling every page that is not a known tab (bounded), rather than by a one-shot event filter.
-    const before = new Set(context.pages());
-    await rootSession.send('Target.attachToTarget', { targetId: target.targetId, flatten: true });
+    // Playwright may create the panel's Page on its own before or after this attach, and its url()
+    // can still be empty when it is reported; so poll every page with the panel's URL that is not a
+    // tab (a real side panel has no chrome.tabs.getCurrent()), bounded.
+    const isPanel = async (p: Page) => {
+      if (p === opener || p.isClosed()) return false;
+      const href = p.url() || (await p.evaluate(() => location.href).catch(() => ''));
+      if (href !== panelUrl) return false;
+      return await p.evaluate(async () => (await chrome.tabs.getCurrent()) === undefined).catch(() => false);
+    };
+    await rootSession.send('Target.attachToTarget', { targetId: target.targetId, flatten: true }).catch(() => {});
     const panel = await waitUntil(
       async () => {
-        for (const p of context.pages()) {
-          if (p === opener || before.has(p) || p.isClosed()) continue;
-          const href = p.url() || (await p.evaluate(() => location.href).catch(() => ''));
-          if (href === panelUrl) return p;
-        }
+        for (const p of context.pages()) if (await isPanel(p)) return p;
         return undefined;
       },
       'Playwright to create a Page for the side panel',
