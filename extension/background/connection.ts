@@ -32,6 +32,12 @@ const FIRST_RETRY_MS = 250;
 /** While another connection holds the server, check /health this often before taking over. */
 const REPLACED_POLL_MS = 2_000;
 const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Browser activity (a tab switch, a navigation) reconnects at once instead of waiting for the
+ * backoff timer, but at most this often: while the server is stopped every tab event would
+ * otherwise cost a failed /ws-info fetch.
+ */
+export const ACTIVITY_RECONNECT_MIN_INTERVAL_MS = 1_000;
 
 /** server_unverified: the process on the port could not prove it knows the secret (not the OpenTabs server, or the secret was rotated). */
 export type DisconnectReason = 'server_not_running' | 'auth_failed' | 'server_unverified' | 'no_secret' | 'replaced' | 'closed';
@@ -97,6 +103,22 @@ export class Connection {
       this.retryTimer = null;
     }
     void this.connectOnce();
+  }
+
+  private lastActivityAttempt = 0;
+
+  /**
+   * The user is doing something in the browser: if we are disconnected and waiting for the backoff
+   * timer, try now (the server may just have started). Not while another browser holds the server
+   * (waitUntilFree polls that), and not more than once per ACTIVITY_RECONNECT_MIN_INTERVAL_MS.
+   */
+  onBrowserActivity(): void {
+    if (this.connected || this.connecting || this.state.reason === 'replaced') return;
+    const now = Date.now();
+    if (now - this.lastActivityAttempt < ACTIVITY_RECONNECT_MIN_INTERVAL_MS) return;
+    this.lastActivityAttempt = now;
+    this.delay = FIRST_RETRY_MS;
+    this.ensureConnected();
   }
 
   private schedule(ms: number): void {

@@ -12,6 +12,7 @@ import { guardBuiltinCall, insideProtectedFolder, setUrlPolicy } from '../tools/
 import { Connection } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
 import { PageTools } from './page-tools.ts';
+import { reconnectOnBrowserActivity } from './wake.ts';
 import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME } from '../../server/protocol/page-tools.ts';
 
 const VERSION = chrome.runtime.getManifest().version;
@@ -26,6 +27,7 @@ const running = new Map<string, { dispatchId: string; tool: string; plugin: stri
 const panels = new Set<chrome.runtime.Port>();
 
 const conn = new Connection(handleServer);
+reconnectOnBrowserActivity(conn);
 const plugins = new PluginRuntime(conn);
 const pageTools = new PageTools(conn);
 const env = { conn, plugins, pageTools, version: VERSION };
