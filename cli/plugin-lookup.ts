@@ -5,7 +5,7 @@
 import { discoverPlugins } from '../server/plugins/discover.ts';
 import { isForbiddenKey } from '../server/plugins/manifest.ts';
 import type { ConfigField, ConfigSchema, FailedPlugin, LoadedPlugin } from '../server/plugins/types.ts';
-import { readConfigSnapshot } from './settings.ts';
+import { readConfigSnapshot } from './config-snapshot.ts';
 import { CliError } from './output.ts';
 
 export interface PluginScan {

@@ -3,13 +3,16 @@
  * (POST /plugin-settings, POST /reload) so it validates and re-syncs the extension, else straight
  * into config.json with the same validation.
  */
-import { readFileSync } from 'node:fs';
-import { ConfigStore, configPath, defaultConfig, normalizeConfig, type ConfigData } from '../server/state/config.ts';
+import { ConfigStore } from '../server/state/config.ts';
 import { ensureStateDirs } from '../server/state/paths.ts';
 import { configurePlugin } from '../server/plugins/offline.ts';
 import { findPlugin, coerceSetting } from './plugin-lookup.ts';
+import { readConfigSnapshot } from './config-snapshot.ts';
 import { CliError } from './output.ts';
 import { api, probePort, type Target } from './server-client.ts';
+
+/** Re-exported for commands that read and write config.json. */
+export { readConfigSnapshot };
 
 export async function serverRunning(t: Target): Promise<boolean> {
   return (await probePort(t.port)).kind === 'opentabs';
@@ -51,14 +54,6 @@ export async function reloadIfRunning(t: Target, secret?: string | null): Promis
   return true;
 }
 
-/** config.json as it is on disk, without creating or repairing anything (read-only commands). */
-export function readConfigSnapshot(dir: string): ConfigData {
-  try {
-    return normalizeConfig(JSON.parse(readFileSync(configPath(dir), 'utf8')));
-  } catch {
-    return defaultConfig();
-  }
-}
 
 /** The config store for a change; creates the state dirs first (a CLI change may come before any start). */
 export async function openConfigForWrite(dir: string): Promise<ConfigStore> {

@@ -1,14 +1,14 @@
 /**
  * `opentabs start` installs the built extension into <config dir>/extension, where the user
  * loads it unpacked once. The copy and the server.json {port} the extension bootstraps from are
- * shared with the single-file executable (cli/embedded-extension.ts); here the files come from
+ * shared with the single-file executable (server/extension-files.ts); here the files come from
  * extension/dist, built first when missing or stale so a fresh clone needs no separate step.
  */
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { ServerContext } from './context.ts';
 import { BUILD_INFO_FILE, ensureExtensionBuilt } from '../extension/build.ts';
-import { installEmbeddedExtension, type EmbeddedFile } from '../cli/embedded-extension.ts';
+import { installEmbeddedExtension, type EmbeddedFile } from './extension-files.ts';
 
 async function listFiles(root: string): Promise<EmbeddedFile[]> {
   const out: EmbeddedFile[] = [];
