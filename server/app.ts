@@ -18,8 +18,10 @@ import { mcpRoutes } from './routes/mcp.ts';
 import { wsRoutes } from './routes/ws.ts';
 import { pluginLogRoutes } from './routes/plugin-logs.ts';
 
+import type { AppEnv } from './app-env.ts';
+
 /** Bun's server object reaches handlers as `c.env` (app.fetch(req, server)). */
-export type AppEnv = { Bindings: { server: import('bun').Server<unknown> } };
+export type { AppEnv };
 
 export function createApp(ctx: ServerContext): Hono<AppEnv> {
   const app = new Hono<AppEnv>();

@@ -7,7 +7,7 @@
  * The connection itself is ExtensionHub's (Bun native WebSocket handlers in server/hub/hub.ts).
  */
 import { Hono } from 'hono';
-import type { AppEnv } from '../app.ts';
+import type { AppEnv } from '../app-env.ts';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
 import { secretMatches } from '../middleware/auth.ts';
