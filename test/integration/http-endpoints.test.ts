@@ -1,10 +1,10 @@
 /**
- * The HTTP foundation against a real server on port 0: middleware order and rejections,
+ * The HTTP endpoints of a real server on port 0: middleware order and rejections,
  * /health, /ws-info, /audit, /reload, /extension/reload, 404/405.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../harness/server.ts';
-import { rawHttp } from './foundation-raw.ts';
+import { rawHttp } from './raw-http.ts';
 import { BROWSER_TOOL_NAMES } from '../../server/tools/browser-catalog.ts';
 import { VERSION } from '../../server/version.ts';
 

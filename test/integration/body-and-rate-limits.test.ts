@@ -1,7 +1,7 @@
 /** Body size (413), JSON parsing (400) and rate limits (429 + Retry-After) on a real server. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../harness/server.ts';
-import { rawRequest } from './foundation-raw.ts';
+import { rawRequest } from './raw-http.ts';
 
 let srv: TestServer;
 beforeAll(async () => {

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../harness/server.ts';
-import { rawHttp, rawRequest } from './foundation-raw.ts';
+import { rawHttp, rawRequest } from './raw-http.ts';
 
 let srv: TestServer;
 beforeAll(async () => {
