@@ -1,0 +1,73 @@
+/** server/tools/failures.ts: every tool-call error has a status, and the extension's errors keep their code and gain a hint. */
+import { describe, expect, test } from 'bun:test';
+import { OpenTabsError } from '../../server/errors.ts';
+import { RpcErrorCode } from '../../server/protocol/jsonrpc.ts';
+import { asOpenTabsError, fail, fromRpcError, statusFor, STATUS_BY_CODE } from '../../server/tools/failures.ts';
+
+describe('statusFor', () => {
+  test('known codes map to their status; unknown ones are a bad gateway', () => {
+    expect(statusFor('invalid_arguments')).toBe(400);
+    expect(statusFor('too_many_in_flight')).toBe(429);
+    expect(statusFor('extension_not_connected')).toBe(503);
+    expect(statusFor('something_new')).toBe(502);
+  });
+  test('every status is an HTTP error status', () => {
+    for (const [code, status] of Object.entries(STATUS_BY_CODE)) {
+      expect(status >= 400 && status < 600 ? code : `${code}:${status}`).toBe(code);
+    }
+  });
+});
+
+describe('fail', () => {
+  test('unknownTool names the tool and where to list tools', () => {
+    const e = fail.unknownTool('nope_tool');
+    expect(e.code).toBe('unknown_tool');
+    expect(e.status).toBe(404);
+    expect(e.message).toContain('"nope_tool"');
+    expect(e.message).toContain('tools/list');
+  });
+  test('permissionOff names the config key that exists', () => {
+    const e = fail.permissionOff('kanban_delete_card', 'kanban', 'delete_card');
+    expect(e.status).toBe(403);
+    expect(e.message).toContain('permission.kanban_delete_card ask');
+    expect(e.message).toContain('permissions.kanban.tools.delete_card');
+  });
+  test('invalidArguments names the path, and "/" for the root', () => {
+    expect(fail.invalidArguments('t', '/text', 'expected string').message).toContain('at /text: expected string');
+    expect(fail.invalidArguments('t', '', 'expected object').message).toContain('at /: expected object');
+  });
+});
+
+describe('fromRpcError', () => {
+  test("keeps the extension's code, category and retry hints", () => {
+    const e = fromRpcError({ code: RpcErrorCode.ToolError, message: 'Tab 5 was closed', data: { code: 'tab_closed', category: 'not_found', retryable: false } }, 'browser_click_element');
+    expect(e.code).toBe('tab_closed');
+    expect(e.status).toBe(409);
+    expect(e.message).toContain('open it again and retry');
+    expect(e.extra.category).toBe('not_found');
+    expect(e.extra.retryable).toBe(false);
+  });
+  test('a tool error without a code is tool_error; invalid params without one is invalid_arguments', () => {
+    expect(fromRpcError({ code: RpcErrorCode.ToolError, message: 'x' }, 't').code).toBe('tool_error');
+    expect(fromRpcError({ code: RpcErrorCode.InvalidParams, message: 'x' }, 't').code).toBe('invalid_arguments');
+    expect(fromRpcError({ code: -32603, message: '' }, 'my_tool').message).toBe('Tool "my_tool" failed');
+  });
+  test('an unknown category from the extension is dropped, not trusted', () => {
+    const e = fromRpcError({ code: RpcErrorCode.ToolError, message: 'x', data: { code: 'tool_error', category: 'made_up' } }, 't');
+    expect(e.extra.category).toBeUndefined();
+  });
+  test('a hint is not added twice', () => {
+    const m = 'No tab matches; open the app and retry';
+    expect(fromRpcError({ code: RpcErrorCode.ToolError, message: m, data: { code: 'no_matching_tab' } }, 't').message).toBe(m);
+  });
+});
+
+test('asOpenTabsError passes OpenTabsErrors through and wraps anything else as internal', () => {
+  const own = new OpenTabsError('timeout', 'slow', 504);
+  expect(asOpenTabsError(own)).toBe(own);
+  const wrapped = asOpenTabsError(new Error('kaboom'));
+  expect(wrapped.code).toBe('internal');
+  expect(wrapped.status).toBe(500);
+  expect(wrapped.message).toContain('kaboom');
+  expect(asOpenTabsError('plain string').message).toContain('plain string');
+});
