@@ -1,6 +1,7 @@
 /**
  * Ready-to-paste MCP client configuration (what `opentabs start` prints on first run and with
- * --show-config). Shapes follow the server reference's "MCP Client Configuration" section.
+ * --show-config): the Streamable HTTP entry each client's config file expects (Claude Code,
+ * Cursor, Windsurf, OpenCode, …), with the bearer secret in an Authorization header.
  */
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The testapp plugin through the REAL extension in headless Chromium (H3's harness,
+ * The testapp plugin through the REAL extension in headless Chromium (the harness in
  * test/harness/browser.ts): adapter injection into the fixture app's tab, every tool over REST,
  * progress/logs/errors/cancel over MCP, settings, a tab navigating away (→ closed), hot reload in
  * dev mode, a broken plugin beside a good one, and install from an npm tarball without scripts.

@@ -205,7 +205,7 @@ export class FakeExtension {
   }
 }
 
-// ---------------------------------------------------------------- helpers for H2's integration tests
+// ---------------------------------------------------------------- helpers for integration tests
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
