@@ -13,7 +13,7 @@ import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, out, plural, printJson, table, usageError } from '../output.ts';
 import { findPlugin, scanPlugins } from '../plugin-lookup.ts';
-import { isCompiled } from '../self.ts';
+import { isCompiled, selfCommandText } from '../self.ts';
 import { fetchHealth, resolveTarget } from '../server-client.ts';
 import { parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
 
@@ -28,7 +28,7 @@ const HELP = `Usage: opentabs plugin <command> …
   opentabs plugin remove <name>                    Uninstall an npm plugin or forget a local folder
   opentabs plugin configure <name> [key=value …]   Show or change a plugin's settings
   opentabs plugin create <name> [--dir D]          Scaffold a new plugin project
-  opentabs plugin build [dir] [--watch]            Build dist/adapter.js + dist/tools.json
+  opentabs plugin build [dir] [--watch]            Type-check, then build dist/adapter.js + dist/tools.json
 
 A running server reloads after install/add/remove. New plugins' tools start at 'ask'; a plugin
 that runs on every site or file needs --allow-broad-patterns and its tools start 'off'.`;
@@ -273,8 +273,13 @@ async function create(argv: string[]): Promise<number> {
 }
 
 async function build(argv: string[]): Promise<number> {
-  const help = sub('build', '[dir] [--watch]', 'Build the plugin in dir (default .): dist/adapter.js (IIFE) and dist/tools.json. Bad manifests\nare rejected naming the field. A running server reloads after each build. --watch rebuilds on change.');
-  const { values, positionals } = parse(argv, { watch: { type: 'boolean' } }, 'plugin build');
+  const help = sub(
+    'build',
+    '[dir] [--watch] [--no-typecheck]',
+    'Build the plugin in dir (default .): dist/adapter.js (IIFE) and dist/tools.json. Bad manifests\nare rejected naming the field. A running server reloads after each build. --watch rebuilds on change.\n' +
+      'First type-checks the project with its tsconfig.json (TypeScript from the plugin or from OpenTabs)\nand stops on type errors; --no-typecheck skips that. --watch does not type-check on each rebuild.',
+  );
+  const { values, positionals } = parse(argv, { watch: { type: 'boolean' }, 'no-typecheck': { type: 'boolean' } }, 'plugin build');
   if (values.help) return (out(help), 0);
   if (positionals.length > 1) throw usageError('Expected at most one folder.', 'plugin build');
   requireAuthoringTools('plugin build');
@@ -291,9 +296,13 @@ async function build(argv: string[]): Promise<number> {
       process.once('SIGTERM', stop);
       return -1;
     }
-    out(describeBuild(dir, await buildPlugin(dir, { log })));
+    out(describeBuild(dir, await buildPlugin(dir, { log, typecheck: !values['no-typecheck'] })));
   } catch (e) {
-    throw new CliError((e as Error).message);
+    const message = (e as Error).message;
+    if (message.startsWith('Type check failed')) {
+      throw new CliError(`${message}\nFix them, or build without the check: \`${selfCommandText(['plugin', 'build', dir, '--no-typecheck'])}\``);
+    }
+    throw new CliError(message);
   }
   return 0;
 }

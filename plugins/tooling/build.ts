@@ -23,6 +23,7 @@ import { SDK_VERSION } from '../../server/version.ts';
 import { isPluginDefinition, type PluginDefinition } from '../sdk/define.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { notifyServerReload } from './reload.ts';
+import { describeTypeErrors, typecheckPlugin } from './typecheck.ts';
 
 export class PluginBuildError extends Error {
   constructor(message: string) {
@@ -39,6 +40,11 @@ export interface BuildOptions {
   configDir?: string;
   /** Progress lines (default: console.log). */
   log?: (line: string) => void;
+  /**
+   * Type-check with the project's tsconfig.json first and refuse to build on errors (one-shot
+   * builds only; default false here, the CLI turns it on). See typecheck.ts.
+   */
+  typecheck?: boolean;
 }
 
 export interface BuildResult {
@@ -271,6 +277,11 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
   const entry = entryOf(dir);
 
   if (!o.watch) {
+    if (o.typecheck) {
+      const checked = await typecheckPlugin(dir);
+      if (checked.ran && checked.errors.length > 0) throw new PluginBuildError(describeTypeErrors(dir, checked.errors));
+      (o.log ?? console.log)(checked.ran ? 'Type check passed.' : `Type check skipped: ${checked.why}.`);
+    }
     let out: esbuild.BuildResult;
     try {
       out = await esbuild.build(adapterBuildOptions(dir, entry));
