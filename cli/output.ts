@@ -2,19 +2,10 @@
  * Terminal output for the CLI: colour only on a TTY and never with NO_COLOR, data on stdout,
  * messages and errors on stderr, and one error type that carries the exit code.
  */
+import { runnableCommands } from '../server/cli-command.ts';
 
-import { opentabsOnPath, selfCommandText } from './self.ts';
-
-/**
- * Every command the CLI suggests is written `opentabs …` in backticks. When `opentabs` is not a
- * command the user's shell finds (no global install, no `npm link`), each such `opentabs` becomes
- * the absolute command this CLI runs from, so what the user copies runs from where they are.
- */
-export function runnableCommands(text: string): string {
-  if (!text.includes('`opentabs') || opentabsOnPath()) return text;
-  const prefix = selfCommandText();
-  return text.replace(/`opentabs(?=[ `])[^`]*`/g, (quoted) => quoted.replace(/(^`|&& |\|\| |\| |; )opentabs(?=[ `])/g, (_m, before: string) => `${before}${prefix}`));
-}
+/** Suggested commands in CLI output run as printed (see server/cli-command.ts). */
+export { runnableCommands };
 
 /** Exit codes: 0 ok, 1 failure (server/tool/problem), 2 usage error (bad flags or arguments). */
 export const EXIT_OK = 0;

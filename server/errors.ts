@@ -1,7 +1,11 @@
 /**
  * One error shape everywhere: HTTP bodies are `{ "error": { code, message, ... } }`,
  * tool failures carry the same fields inside MCP `isError` results and JSON-RPC errors.
+ * Messages suggest `opentabs …` commands; they are written so they run where the server runs
+ * (runnableCommands).
  */
+import { runnableCommands } from './cli-command.ts';
+
 export type ErrorCategory = 'auth' | 'not_found' | 'rate_limited' | 'validation' | 'timeout' | 'internal';
 
 export type ErrorCode =
@@ -51,7 +55,7 @@ export class OpenTabsError extends Error {
     public readonly status = 500,
     public readonly extra: Omit<ErrorBody, 'code' | 'message'> = {},
   ) {
-    super(message);
+    super(runnableCommands(message));
     this.name = 'OpenTabsError';
   }
 
@@ -61,7 +65,7 @@ export class OpenTabsError extends Error {
 }
 
 export function errorBody(code: ErrorCode | string, message: string, extra: Omit<ErrorBody, 'code' | 'message'> = {}) {
-  return { error: { code, message, ...extra } };
+  return { error: { code, message: runnableCommands(message), ...extra } };
 }
 
 /** A JSON error response (used by every router and middleware). */

@@ -16,6 +16,7 @@
  * calls, batches, notifications, GET, DELETE) goes to the SDK transport. The SDK is loaded on
  * the first session, which keeps idle memory low.
  */
+import { runnableCommands } from '../cli-command.ts';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -112,7 +113,7 @@ function jsonResponse(body: string, sessionId: string): Response {
 }
 
 function rpcErrorResponse(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message: runnableCommands(message) }, id: null }), {
     status,
     headers: { 'content-type': 'application/json', ...headers },
   });

@@ -1,0 +1,51 @@
+/**
+ * The `opentabs …` commands the product suggests must run from where the reader is. When
+ * `opentabs` is not on PATH (no global install, no `npm link`), a suggested command is written
+ * with the absolute command this process runs from: the single-file binary, or Bun plus
+ * cli/main.ts of this checkout. Used by the CLI for its own output and by the server for error
+ * messages, which reach the user through REST, MCP and the CLI alike.
+ */
+import { join } from 'node:path';
+
+/** True inside the single-file executable built by `npm run compile`. */
+export function isCompiled(): boolean {
+  return import.meta.url.includes('$bunfs') || import.meta.dir.startsWith('/$bunfs') || import.meta.dir.includes('~BUN');
+}
+
+/** argv prefix that runs `opentabs` (the binary itself, or Bun + cli/main.ts). */
+export function selfCommand(): string[] {
+  if (isCompiled()) return [process.execPath];
+  return [process.execPath, join(import.meta.dir, '..', 'cli', 'main.ts')];
+}
+
+/** A word for a POSIX shell: quoted only when it needs to be. */
+export function shellWord(s: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+let onPath: boolean | undefined;
+/** True when `opentabs` is a command the user's shell finds (an npm global install or `npm link`). */
+export function opentabsOnPath(): boolean {
+  onPath ??= Bun.which('opentabs') !== null;
+  return onPath;
+}
+
+/** argv that runs `opentabs <args>` from anywhere: `opentabs` when it is on PATH, else the absolute command. */
+export function runnableArgv(args: string[] = []): string[] {
+  return opentabsOnPath() ? ['opentabs', ...args] : [...selfCommand(), ...args];
+}
+
+/** runnableArgv as one line to paste into a shell. */
+export function selfCommandText(args: string[] = []): string {
+  return runnableArgv(args).map(shellWord).join(' ');
+}
+
+/**
+ * Rewrite every backticked `opentabs …` command in a message (also after &&, ||, | and ;) to
+ * the absolute command when `opentabs` is not on PATH; unchanged otherwise.
+ */
+export function runnableCommands(text: string): string {
+  if (!text.includes('`opentabs') || opentabsOnPath()) return text;
+  const prefix = selfCommandText();
+  return text.replace(/`opentabs(?=[ `])[^`]*`/g, (quoted) => quoted.replace(/(^`|&& |\|\| |\| |; )opentabs(?=[ `])/g, (_m, before: string) => `${before}${prefix}`));
+}
