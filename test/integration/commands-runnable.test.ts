@@ -66,6 +66,15 @@ beforeAll(async () => {
   expect((await runCli(['config', 'set', 'permission.browser_list_tabs', 'off', '--port', String(port)], { configDir: cfg, env })).code).toBe(0);
   const off = await runCli(['tool', 'call', 'browser_list_tabs', '{}', '--port', String(port)], { configDir: cfg, env });
   outputs.push({ where: 'tool call of an off tool', text: off.stdout + off.stderr });
+  // The server's own error bodies, read raw (not through the CLI, which rewrites what it prints).
+  const secret = JSON.parse(readFileSync(join(cfg, 'extension', 'auth.json'), 'utf8')).secret as string;
+  const base = `http://127.0.0.1:${port}`;
+  const auth = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+  const raw = async (where: string, path: string, init: RequestInit) => outputs.push({ where, text: await (await fetch(base + path, init)).text() });
+  await raw('REST 401 without a bearer', '/tools', {});
+  await raw('REST unknown tool', '/tools/nope_tool/call', { method: 'POST', headers: auth, body: '{}' });
+  await raw('REST permission off', '/tools/browser_list_tabs/call', { method: 'POST', headers: auth, body: '{}' });
+  await raw('REST extension not connected', '/tools/browser_list_windows/call', { method: 'POST', headers: auth, body: '{}' });
   for (const args of [['nope'], ['start', '--bogus'], ['config', 'set', 'x'], ['mcp', '--no-start', '--port', '1'], ['stop', 'extra']]) {
     const r = await runCli(args, { configDir: cfg, env });
     outputs.push({ where: `opentabs ${args.join(' ')}`, text: r.stdout + r.stderr });
@@ -92,10 +101,14 @@ describe('suggested commands run without opentabs on PATH', () => {
   test('every command in the banner, the error hints and doctor names an existing executable and parses', async () => {
     const prefix = [process.execPath, join(import.meta.dir, '..', '..', 'cli', 'main.ts')];
     const all = new Map<string, { argv: string[]; where: string }>();
-    for (const o of outputs) for (const argv of suggested(o.text, prefix)) all.set(argv.join(' '), { argv, where: o.where });
+    for (const o of outputs) for (const argv of suggested(o.text, prefix)) all.set(`${o.where}\0${argv.join(' ')}`, { argv, where: o.where });
     // Not vacuous: the banner, the hints and doctor each suggest something.
     expect([...new Set([...all.values()].map((v) => v.where))].length).toBeGreaterThanOrEqual(4);
     expect([...all.values()].some((v) => v.where === 'tool call of an off tool' && v.argv.includes('set'))).toBe(true);
+    // The server's error bodies suggest commands too, written to run from here.
+    for (const where of ['REST 401 without a bearer', 'REST unknown tool', 'REST permission off', 'REST extension not connected']) {
+      expect({ where, suggests: [...all.values()].some((v) => v.where === where) }).toEqual({ where, suggests: true });
+    }
     const failures: string[] = [];
     for (const { argv, where } of all.values()) {
       if (argv[0] === 'opentabs') {
