@@ -29,7 +29,8 @@ test('the 429 names `opentabs config set mcpSessionsPerMinute`, which runs and l
   const refused = await postInit();
   expect(refused.status).toBe(429);
   const message = ((await refused.json()) as { error: { message: string } }).error.message;
-  const suggested = /`opentabs (config set mcpSessionsPerMinute \d+)`/.exec(message);
+  // `opentabs …`, or the absolute command when opentabs is not on PATH (as in this test).
+  const suggested = /`(?:opentabs|\S+ \S+\/cli\/main\.ts) (config set mcpSessionsPerMinute \d+)`/.exec(message);
   expect(suggested).not.toBeNull();
 
   const cfgPath = join(srv.configDir, 'config.json');

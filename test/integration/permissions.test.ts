@@ -51,7 +51,7 @@ describe('permissions', () => {
     const { error } = await res.json();
     expect(error.code).toBe('permission_off');
     expect(error.message).toContain('side panel');
-    expect(error.message).toContain('opentabs config set');
+    expect(error.message).toContain('config set permission.mail_danger ask');
     const listed = srv.ctx.catalog.current().mcpToolsList().tools.find((t) => t.name === 'mail_danger');
     expect(listed?.description).toStartWith('[Disabled]');
   });
