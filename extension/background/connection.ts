@@ -10,7 +10,7 @@
  * worker alive). The socket lives in the worker itself; when Chrome restarts the worker, the
  * alarm in main.ts starts a fresh connection.
  */
-import { KEEPALIVE_INTERVAL_MS, RECONNECT_MAX_DELAY_MS } from '../../server/limits.ts';
+import { KEEPALIVE_INTERVAL_MS, RECONNECT_MAX_DELAY_MS } from '../../server/protocol/limits.ts';
 import { error as rpcError, notification, parseFrame, request, result as rpcResult, RpcErrorCode, WsCloseCode, type RpcId } from '../../server/protocol/jsonrpc.ts';
 import { ServerToExtension, validateParams, type ExtensionMethod, type ExtensionParams, type ExtensionResult } from '../../server/protocol/methods.ts';
 import { toToolError } from '../shared/tool-error.ts';

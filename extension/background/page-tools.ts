@@ -15,7 +15,7 @@ import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageTools
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { refusalReason } from '../tools/url-policy.ts';
-import { PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/limits.ts';
+import { PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
 import type { Connection } from './connection.ts';
 
 const SCRIPT_IDS = { main: 'opentabs-page-tools-main', bridge: 'opentabs-page-tools-bridge' } as const;

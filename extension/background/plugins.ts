@@ -18,7 +18,7 @@
 import { ADAPTER_REGISTRY_KEY, TAB_PORT_NAME, sanitizePageMessage, utf8Bytes, type PortToBridge } from '../../server/protocol/page-channel.ts';
 import type { DispatchResult, LogEntry, PluginInfo, TabInfo, TabState } from '../../server/protocol/methods.ts';
 import { urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
-import { PLUGIN_LOG_BATCH_MAX_BYTES } from '../../server/limits.ts';
+import { PLUGIN_LOG_BATCH_MAX_BYTES } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { insideProtectedFolder } from '../tools/url-policy.ts';

@@ -5,7 +5,7 @@
 import type { BrowserToolInfo, ConfigState, Permission, PluginInfo } from '../../server/protocol/methods.ts';
 import type { ConfigField } from '../../server/plugins/types.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type PendingConfirmation, type WorkerToPanel } from '../shared/panel-protocol.ts';
-import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/limits.ts';
+import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/protocol/limits.ts';
 
 const REASONS: Record<string, string> = {
   server_not_running: 'Server not running',

@@ -7,7 +7,7 @@
  * enables, collects the replay, and releases the debugger: messages from before the first call are
  * included, nothing stays attached between calls, and a navigation starts a fresh list.
  */
-import { CONSOLE_ENTRY_MAX_CHARS, CONSOLE_LOGS_DEFAULT_LIMIT } from '../../server/limits.ts';
+import { CONSOLE_ENTRY_MAX_CHARS, CONSOLE_LOGS_DEFAULT_LIMIT } from '../../server/protocol/limits.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { debuggerEvents, guardTab, remoteObjectText, serialPerTab } from './cdp-events.ts';
 import { getTab } from './tabs.ts';

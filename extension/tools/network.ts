@@ -14,7 +14,7 @@ import {
   CAPTURE_STORED_BODY_BYTES,
   NETWORK_CAPTURE_DEFAULT_REQUESTS,
   WEBSOCKET_FRAMES_MAX,
-} from '../../server/limits.ts';
+} from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { debuggerEvents, guardTab, onDebuggerGone } from './cdp-events.ts';

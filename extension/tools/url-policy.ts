@@ -12,7 +12,7 @@
  * (content the agent chose, in an origin no site owns), the Chrome Web Store (installs
  * extensions), and, even with file:// on, the OpenTabs config folder (auth.json, config.json).
  */
-import { TAB_URL_WAIT_MS } from '../../server/limits.ts';
+import { TAB_URL_WAIT_MS } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 
 interface PolicyState {

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import * as esbuild from 'esbuild';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { MAX_ADAPTER_BYTES } from '../../server/limits.ts';
+import { MAX_ADAPTER_BYTES } from '../../server/protocol/limits.ts';
 import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../../server/plugins/manifest.ts';
 import { writeFileAtomic } from '../../server/state/atomic.ts';
 import { SDK_VERSION } from '../../server/version.ts';

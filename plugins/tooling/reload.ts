@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HOST } from '../../server/limits.ts';
+import { HOST } from '../../server/protocol/limits.ts';
 import { resolveConfigDir } from '../../server/state/paths.ts';
 import { readSecretSync } from '../../server/state/secret.ts';
 

@@ -20,7 +20,7 @@ import {
   PLUGIN_LOG_MESSAGE_MAX_CHARS,
   PLUGIN_PROGRESS_MESSAGE_MAX_CHARS,
   PLUGIN_RESULT_MAX_BYTES,
-} from '../limits.ts';
+} from './limits.ts';
 
 export const BRIDGE_TO_PAGE_EVENT = 'opentabs:bridge-to-page';
 export const PAGE_TO_BRIDGE_EVENT = 'opentabs:page-to-bridge';

@@ -20,7 +20,7 @@ import {
   PAGE_TOOL_SCHEMA_MAX_BYTES,
   PAGE_TOOLS_MAX_PER_TAB,
   PLUGIN_ERROR_MESSAGE_MAX_CHARS,
-} from '../limits.ts';
+} from './limits.ts';
 import { truncateText, utf8Bytes } from './page-channel.ts';
 
 export const PAGE_TOOLS_TO_BRIDGE_EVENT = 'opentabs:page-tools-to-bridge';

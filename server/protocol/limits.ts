@@ -1,0 +1,85 @@
+/**
+ * Limits both ends of the wire rely on: the extension, the page channel and the plugin tooling
+ * import them from here (this folder imports nothing else of the project); the server's own
+ * limits are in server/limits.ts, which re-exports these.
+ */
+/** The only address the server listens on and the extension connects to. */
+export const HOST = '127.0.0.1';
+
+/** WebSocket frames from the extension. */
+export const WS_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+
+/** Characters of a call's arguments an approval card shows before it says how many more there are. */
+export const APPROVAL_ARGS_PREVIEW_CHARS = 2_000;
+
+/** Plugins: the adapter file's size. */
+export const MAX_ADAPTER_BYTES = 5 * 1024 * 1024;
+
+/**
+ * What a web page may send through the plugin bridge (page-channel.ts sanitizePageMessage, applied
+ * in the tab bridge and again in the service worker). Everything a page sends ends up in a frame to
+ * the server, which closes the extension's socket above WS_MAX_PAYLOAD_BYTES; these caps keep any
+ * page content well below it. A result above PLUGIN_RESULT_MAX_BYTES (its JSON, UTF-8) becomes a
+ * `result_too_large` tool error; longer log, progress and error texts are cut with a mark.
+ */
+export const PLUGIN_RESULT_MAX_BYTES = 8 * 1024 * 1024;
+/** The server keeps PLUGIN_LOG_BUFFER_SIZE lines per plugin, so these also bound its memory. */
+export const PLUGIN_LOG_MESSAGE_MAX_CHARS = 8 * 1024;
+/** A log line's `data`, as JSON; bigger data is replaced by its cut JSON text with a mark. */
+export const PLUGIN_LOG_DATA_MAX_CHARS = 32 * 1024;
+export const PLUGIN_PROGRESS_MESSAGE_MAX_CHARS = 2_000;
+export const PLUGIN_ERROR_MESSAGE_MAX_CHARS = 8_000;
+/** Plugin names, call ids, adapter hashes and error codes a page sends (longer: the message is dropped). */
+export const PAGE_MESSAGE_ID_MAX_CHARS = 200;
+/** One plugin.log frame from the extension: batches are split by size below this. */
+export const PLUGIN_LOG_BATCH_MAX_BYTES = 1024 * 1024;
+/** Random bytes in a tool.dispatch id (hex), so a page cannot guess another call's id. */
+export const DISPATCH_ID_RANDOM_BYTES = 16;
+
+/** Extension: keepalive ping interval and reconnect backoff cap (used by the extension). */
+export const KEEPALIVE_INTERVAL_MS = 20_000;
+export const RECONNECT_MAX_DELAY_MS = 3_000;
+
+/**
+ * Console and network capture (browser_get_console_logs, browser_*_network_capture): buffers kept
+ * per tab in the extension, the cap on each captured body or frame payload, and how many body
+ * bytes one result may carry (results travel over the WebSocket, capped at WS_MAX_PAYLOAD_BYTES).
+ */
+export const NETWORK_CAPTURE_DEFAULT_REQUESTS = 200;
+export const NETWORK_CAPTURE_MAX_REQUESTS = 2000;
+export const WEBSOCKET_FRAMES_MAX = 500;
+export const CAPTURE_BODY_MAX_BYTES = 100 * 1024;
+export const CAPTURE_RESULT_BODY_BUDGET_BYTES = 4 * 1024 * 1024;
+/** Captured bodies kept per tab in all (the oldest requests lose their bodies first). */
+export const CAPTURE_STORED_BODY_BYTES = 32 * 1024 * 1024;
+export const CONSOLE_LOGS_DEFAULT_LIMIT = 200;
+export const CONSOLE_LOGS_MAX_LIMIT = 1000;
+/** One console entry's text is cut here (flagged truncated), so a full page of entries stays a few MB. */
+export const CONSOLE_ENTRY_MAX_CHARS = 4000;
+/** A tab that has no URL yet (just opened, not committed) is waited for this long before a tool is refused on it. */
+export const TAB_URL_WAIT_MS = 5_000;
+
+/**
+ * Page tools (WebMCP): tools a web page registers through navigator/document.modelContext. The
+ * page chose them, so everything about them is capped: how many one tab and one origin may list,
+ * the length of their names, descriptions and schemas, and the size of their results.
+ */
+export const PAGE_TOOLS_MAX_PER_TAB = 32;
+export const PAGE_TOOLS_MAX_PER_ORIGIN = 64;
+export const PAGE_TOOL_NAME_MAX_CHARS = 128;
+export const PAGE_TOOL_DESCRIPTION_MAX_CHARS = 2_000;
+/** JSON text of one page tool's inputSchema. */
+export const PAGE_TOOL_SCHEMA_MAX_BYTES = 16 * 1024;
+/** MCP tool names: [A-Za-z0-9_-] and at most this long (the limit common MCP clients enforce). */
+export const MCP_TOOL_NAME_MAX_CHARS = 64;
+/** JSON of one page tool result (its MCP content); larger becomes `result_too_large`. */
+export const PAGE_TOOL_RESULT_MAX_BYTES = 4 * 1024 * 1024;
+/** Page tool calls running at once per origin (like PLUGIN_MAX_CONCURRENCY per plugin). */
+export const PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN = 5;
+/**
+ * pageTools.update messages per tab: a burst, then this many per second (a page that keeps
+ * registering and unregistering tools would otherwise rebuild the catalog and send
+ * tools/list_changed to every MCP client each time). Held-back changes go out together, latest list only.
+ */
+export const PAGE_TOOLS_UPDATES_BURST = 20;
+export const PAGE_TOOLS_UPDATES_PER_SECOND = 10;
