@@ -1,52 +1,12 @@
 /**
- * One error shape everywhere: HTTP bodies are `{ "error": { code, message, ... } }`,
- * tool failures carry the same fields inside MCP `isError` results and JSON-RPC errors.
- * Messages suggest `opentabs …` commands; they are written so they run where the server runs
- * (runnableCommands).
+ * The server's errors: OpenTabsError (a code, a message, an HTTP status) and the JSON error
+ * response, in the vocabulary of server/protocol/errors.ts. Messages suggest `opentabs …`
+ * commands; they are written so they run where the server runs (runnableCommands).
  */
 import { runnableCommands } from './cli-command.ts';
+import type { ErrorBody, ErrorCode } from './protocol/errors.ts';
 
-export type ErrorCategory = 'auth' | 'not_found' | 'rate_limited' | 'validation' | 'timeout' | 'internal';
-
-export type ErrorCode =
-  | 'bad_request'
-  | 'invalid_json'
-  | 'payload_too_large'
-  | 'unauthorized'
-  | 'forbidden_host'
-  | 'forbidden_origin'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'rate_limited'
-  | 'unknown_tool'
-  | 'unknown_plugin'
-  | 'invalid_arguments'
-  | 'invalid_settings'
-  | 'permission_off'
-  | 'permission_denied'
-  | 'approval_timeout'
-  | 'extension_not_connected'
-  | 'extension_replaced'
-  | 'too_many_in_flight'
-  | 'timeout'
-  | 'cancelled'
-  | 'tab_closed'
-  | 'no_matching_tab'
-  | 'tab_mismatch'
-  | 'adapter_not_ready'
-  | 'tool_error'
-  | 'not_available'
-  | 'internal';
-
-export interface ErrorBody {
-  code: ErrorCode | string;
-  message: string;
-  category?: ErrorCategory;
-  retryable?: boolean;
-  retryAfterMs?: number;
-  /** JSON pointer(s) of bad input, when the error is about input. */
-  path?: string;
-}
+export { ERROR_CATEGORIES, type ErrorBody, type ErrorCategory, type ErrorCode } from './protocol/errors.ts';
 
 export class OpenTabsError extends Error {
   constructor(

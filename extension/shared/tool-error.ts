@@ -2,7 +2,7 @@
  * A tool failure as the extension reports it: a JSON-RPC error -32000 whose data is
  * ToolErrorData (server/protocol/methods.ts) and whose message is human text.
  */
-import type { ErrorCategory, ErrorCode } from '../../server/errors.ts';
+import type { ErrorCategory, ErrorCode } from '../../server/protocol/errors.ts';
 import type { ToolErrorData } from '../../server/protocol/methods.ts';
 
 export class ToolError extends Error {

@@ -3,7 +3,10 @@
  * tells the client what kind of failure it is (and whether retrying can help); the runtime turns
  * it into the page-channel error shape `{ code, category, retryable, retryAfterMs, message }`.
  */
-export type ToolErrorCategory = 'auth' | 'not_found' | 'rate_limited' | 'validation' | 'timeout' | 'internal';
+import type { ErrorCategory } from '../../server/protocol/errors.ts';
+
+/** The categories every OpenTabs error uses (server/protocol/errors.ts). */
+export type ToolErrorCategory = ErrorCategory;
 
 export interface ToolErrorOptions {
   category?: ToolErrorCategory;

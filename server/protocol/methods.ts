@@ -5,6 +5,7 @@
  *
  * Naming follows the server reference: "Server → Extension" and "Extension → Server" tables.
  */
+import { ERROR_CATEGORIES } from './errors.ts';
 import * as v from 'valibot';
 
 // ---------------------------------------------------------------- shared shapes
@@ -94,7 +95,7 @@ export type BrowserToolInfo = v.InferOutput<typeof BrowserToolInfo>;
 
 export const ToolErrorData = v.object({
   code: v.string(),
-  category: v.optional(v.picklist(['auth', 'not_found', 'rate_limited', 'validation', 'timeout', 'internal'])),
+  category: v.optional(v.picklist(ERROR_CATEGORIES)),
   retryable: v.optional(v.boolean()),
   retryAfterMs: v.optional(v.number()),
 });

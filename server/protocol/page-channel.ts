@@ -12,6 +12,7 @@
  * Adapters register in `globalThis[ADAPTER_REGISTRY_KEY][pluginName]` (see AdapterHandle) so the
  * extension can ask `isReady()` after injection and a re-injected adapter can dispose the old one.
  */
+import { ERROR_CATEGORIES } from './errors.ts';
 import type { LogLevel, ToolErrorData } from './methods.ts';
 import {
   PAGE_MESSAGE_ID_MAX_CHARS,
@@ -112,7 +113,7 @@ export function truncateText(s: string, max: number): string {
 }
 
 const LOG_LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warning', 'error']);
-const ERROR_CATEGORIES: ReadonlySet<string> = new Set(['auth', 'not_found', 'rate_limited', 'validation', 'timeout', 'internal']);
+const KNOWN_CATEGORIES: ReadonlySet<string> = new Set(ERROR_CATEGORIES);
 const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
 
 const shortString = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= PAGE_MESSAGE_ID_MAX_CHARS;
@@ -164,7 +165,7 @@ export function sanitizePageMessage(raw: unknown): PageToBridge | null {
         code: typeof e.code === 'string' && ERROR_CODE.test(e.code) ? e.code : 'tool_error',
         message: truncateText(typeof e.message === 'string' && e.message ? e.message : 'The tool failed', PLUGIN_ERROR_MESSAGE_MAX_CHARS),
       };
-      if (typeof e.category === 'string' && ERROR_CATEGORIES.has(e.category)) error.category = e.category as ToolErrorData['category'];
+      if (typeof e.category === 'string' && KNOWN_CATEGORIES.has(e.category)) error.category = e.category as ToolErrorData['category'];
       if (typeof e.retryable === 'boolean') error.retryable = e.retryable;
       if (finite(e.retryAfterMs) && e.retryAfterMs >= 0) error.retryAfterMs = e.retryAfterMs;
       return { type: 'result', id: m.id, plugin, ok: false, error };

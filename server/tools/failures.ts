@@ -3,7 +3,7 @@
  * says what happened and what to do. MCP shows the same message in an `isError` result.
  */
 import { join } from 'node:path';
-import { OpenTabsError, type ErrorCategory } from '../errors.ts';
+import { ERROR_CATEGORIES, OpenTabsError, type ErrorCategory } from '../errors.ts';
 import { resolveConfigDir } from '../state/paths.ts';
 import { RpcErrorCode, type RpcError } from '../protocol/jsonrpc.ts';
 
@@ -103,7 +103,7 @@ export const fail = {
   internal: (message: string) => new OpenTabsError('internal', message, 500, { category: 'internal' }),
 };
 
-const CATEGORIES = new Set<string>(['auth', 'not_found', 'rate_limited', 'validation', 'timeout', 'internal']);
+const CATEGORIES = new Set<string>(ERROR_CATEGORIES);
 
 /** A JSON-RPC error from the extension (tool.dispatch) as an OpenTabsError. */
 export function fromRpcError(err: RpcError, toolName: string): OpenTabsError {
