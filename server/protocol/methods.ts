@@ -2,11 +2,10 @@
  * Every WebSocket method between server and extension, defined once. The server validates
  * incoming params with these schemas; the extension imports the same file (bundled by esbuild)
  * and the same types. Adding a method = one entry here plus a handler on each side.
- *
- * Naming follows the server reference: "Server → Extension" and "Extension → Server" tables.
+ * Two tables: ServerToExtension and ExtensionToServer, named for who sends.
  */
-import { ERROR_CATEGORIES } from './errors.ts';
 import * as v from 'valibot';
+import { ERROR_CATEGORIES } from './errors.ts';
 
 // ---------------------------------------------------------------- shared shapes
 
@@ -188,7 +187,7 @@ export const ServerToExtension = {
     }),
     result: DispatchResult,
   },
-  /** Stop a running dispatch (client cancelled or server gave up). Not in the reference tables. */
+  /** Stop a running dispatch (client cancelled or server gave up); the extension aborts the handler's signal. */
   'tool.cancel': { kind: 'notification', params: v.object({ dispatchId: v.string(), reason: v.string() }) },
   /** Sent right after the tool.dispatch frame (same socket write), for the side panel. */
   'tool.invocationStart': {
