@@ -108,8 +108,10 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     server = Bun.serve({
       hostname: HOST,
       port: options.port,
-      // Body size is enforced by our middleware (413 with a JSON body); keep Bun's cap above it.
-      maxRequestBodySize: limits.maxBodyBytes + 1024 * 1024,
+      // Body size is enforced by our middleware (a JSON 413 by Content-Length before reading, or
+      // while streaming a chunked body, so nothing above the limit is buffered). Bun's own cap
+      // would answer first with a bare 413, so it is set out of the way.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // Silent connections are closed; bearerAuth lifts this for authenticated (possibly long) requests.
       idleTimeout: limits.httpIdleTimeoutSeconds,
       fetch: (req, srv) => app.fetch(req, { server: srv }),
