@@ -36,8 +36,11 @@ export function errorResponse(
   extra: Omit<ErrorBody, 'code' | 'message'> = {},
   headers: Record<string, string> = {},
 ): Response {
+  // An error that says when to retry says it in the standard header too (whole seconds, at least 1).
+  const retryAfter: Record<string, string> =
+    extra.retryAfterMs !== undefined && !('Retry-After' in headers) ? { 'Retry-After': String(Math.max(1, Math.ceil(extra.retryAfterMs / 1000))) } : {};
   return new Response(JSON.stringify(errorBody(code, message, extra)), {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    headers: { 'content-type': 'application/json; charset=utf-8', ...retryAfter, ...headers },
   });
 }

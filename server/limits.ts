@@ -29,6 +29,11 @@ export const DISPATCH_TIMEOUT_MS = 30_000;
 export const DISPATCH_MAX_TOTAL_MS = 5 * 60_000;
 /** Calls in flight per plugin; the next one is refused at once. */
 export const PLUGIN_MAX_CONCURRENCY = 5;
+/**
+ * When a call refused for too_many_in_flight should be retried (Retry-After): plugin calls take
+ * milliseconds to a few seconds, and a slot frees as soon as one finishes.
+ */
+export const IN_FLIGHT_RETRY_AFTER_MS = 1_000;
 /** How long an `ask` call waits for the user's decision in the side panel. */
 export const CONFIRMATION_TIMEOUT_MS = 120_000;
 /**

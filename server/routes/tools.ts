@@ -58,6 +58,7 @@ export function toolRoutes(ctx: ServerContext): Hono {
   return r;
 }
 
+/** The call's envelope (arguments, tabId) is part of its arguments: the same code as a schema failure. */
 function badRequest(message: string, path: string): Response {
-  return errorResponse(400, 'bad_request', message, { category: 'validation', path });
+  return errorResponse(400, 'invalid_arguments', message, { category: 'validation', path });
 }

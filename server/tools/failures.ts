@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { ERROR_CATEGORIES, OpenTabsError, type ErrorCategory } from '../errors.ts';
 import { resolveConfigDir } from '../state/paths.ts';
+import { IN_FLIGHT_RETRY_AFTER_MS } from '../limits.ts';
 import { RpcErrorCode, type RpcError } from '../protocol/jsonrpc.ts';
 
 /** HTTP status per error code (REST /tools/:name/call). */
@@ -78,9 +79,10 @@ export const fail = {
   tooManyInFlight: (plugin: string, limit: number) =>
     new OpenTabsError(
       'too_many_in_flight',
-      `Plugin "${plugin}" already has ${limit} calls in flight. Wait for them to finish before calling again.`,
+      `Plugin "${plugin}" already has ${limit} calls in flight, its limit. Retry in about ${IN_FLIGHT_RETRY_AFTER_MS / 1000} s: ` +
+        `a slot frees as soon as one of them finishes (run calls to one plugin one after another rather than all at once).`,
       429,
-      { category: 'rate_limited', retryable: true },
+      { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
     ),
   timeout: (name: string, ms: number) =>
     new OpenTabsError('timeout', `Tool "${name}" timed out after ${Math.round(ms / 1000)} s without progress. The page may be slow or stuck; retry or check the tab.`, 504, {

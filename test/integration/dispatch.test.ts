@@ -120,7 +120,10 @@ describe('dispatch', () => {
     expect(sixth.status).toBe(429);
     const body = await sixth.json();
     expect(body.error.code).toBe('too_many_in_flight');
-    expect(body.error.message).toContain('Wait');
+    // When to retry, in the message, in the body and in the standard header.
+    expect(body.error.message).toContain('Retry in about 1 s');
+    expect(body.error.retryAfterMs).toBe(1000);
+    expect(sixth.headers.get('retry-after')).toBe('1');
     // Another plugin still has its own slots.
     ext.onDispatch('beta_work', () => ({ value: 'beta ok' }));
     const beta = await call('beta_work');
