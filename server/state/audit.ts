@@ -5,9 +5,11 @@
  * On open the ring refills from the tail of the file(s), reading only the last few blocks.
  */
 import { appendFileSync, closeSync, fchmodSync, fdatasyncSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AUDIT_RING_SIZE } from '../limits.ts';
+import { countLastDayFromFiles, DayCounter } from './audit-day.ts';
+import { forEachLineFromEnd } from './audit-tail.ts';
 
 export interface AuditError {
   code: string;
@@ -39,9 +41,6 @@ export interface AuditSummary {
   avgDurationMs: number;
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-/** How much of the file end to read per step when refilling the ring. */
-const TAIL_CHUNK_BYTES = 64 * 1024;
 
 export function auditPath(dir: string): string {
   return join(dir, 'audit.log');
@@ -74,51 +73,18 @@ function parseEntry(line: string): AuditEntry | null {
   }
 }
 
-/**
- * Up to `max` entries from the end of an NDJSON file, oldest first. Reads backwards in chunks
- * so a 10 MB log costs a few reads, not a full scan.
- */
+/** Up to `max` entries from the end of an NDJSON file, oldest first. */
 export async function readAuditTail(path: string, max: number): Promise<AuditEntry[]> {
-  let fh: FileHandle;
-  try {
-    fh = await open(path, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-  try {
-    const { size } = await fh.stat();
-    let pos = size;
-    let carry = Buffer.alloc(0);
-    const lines: string[] = []; // newest first
-    while (pos > 0 && lines.length < max) {
-      const len = Math.min(TAIL_CHUNK_BYTES, pos);
-      pos -= len;
-      const buf = Buffer.alloc(len);
-      await fh.read(buf, 0, len, pos);
-      const data = Buffer.concat([buf, carry]);
-      // Split off complete lines from the end; what precedes the first newline may be a partial
-      // line and is carried into the next (earlier) chunk.
-      let end = data.length;
-      for (let i = data.length - 1; i >= 0 && lines.length < max; i--) {
-        if (data[i] === 0x0a) {
-          const line = data.subarray(i + 1, end).toString('utf8');
-          if (line.trim() !== '') lines.push(line);
-          end = i;
-        }
-      }
-      carry = data.subarray(0, end);
-    }
-    if (pos === 0 && lines.length < max && carry.length > 0) lines.push(carry.toString('utf8'));
-    const out: AuditEntry[] = [];
-    for (let i = lines.length - 1; i >= 0; i--) {
-      const e = parseEntry(lines[i]);
-      if (e) out.push(e);
-    }
-    return out;
-  } finally {
-    await fh.close();
-  }
+  const out: AuditEntry[] = [];
+  if (max <= 0) return out;
+  let lines = 0;
+  await forEachLineFromEnd(path, (line) => {
+    lines++;
+    const e = parseEntry(line);
+    if (e) out.push(e);
+    return lines < max;
+  });
+  return out.reverse();
 }
 
 export class AuditLog {
@@ -128,6 +94,12 @@ export class AuditLog {
   private fd: number | null = null;
   private size = 0;
   private closed = false;
+  /** Calls per minute of the last 24 hours (auditSummary.last24h), independent of the ring's size. */
+  private readonly day = new DayCounter();
+  private rotatedDuringDayScan = false;
+  private dayScanDone = false;
+  /** Resolves once the last 24 hours already in the audit files are counted (start-up, in the background). */
+  dayLoaded: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly dir: string,
@@ -148,6 +120,15 @@ export class AuditLog {
     }
     log.ring = entries;
     log.openFile();
+    // Only the bytes that were there before this process appended: later entries are counted as
+    // they are recorded. A rotation while this runs would show the same entries again as
+    // audit.log.1, so the rotated generation is then not read.
+    const endOffset = log.size;
+    log.dayLoaded = countLastDayFromFiles(log.day, log.path, endOffset, Date.now(), () => !log.rotatedDuringDayScan)
+      .catch(() => {})
+      .finally(() => {
+        log.dayScanDone = true;
+      });
     return log;
   }
 
@@ -159,6 +140,7 @@ export class AuditLog {
   }
 
   private rotate(): void {
+    if (!this.dayScanDone) this.rotatedDuringDayScan = true;
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
     renameSync(this.path, `${this.path}.1`);
@@ -174,6 +156,7 @@ export class AuditLog {
   record(entry: AuditEntry): Promise<void> {
     const e = cleanEntry(entry);
     this.ring.push(e);
+    this.day.add(Date.parse(e.timestamp), e.success);
     if (this.ring.length > this.ringSize * 2) this.ring = this.ring.slice(-this.ringSize);
     const line = Buffer.from(JSON.stringify(e) + '\n');
     try {
@@ -207,29 +190,22 @@ export class AuditLog {
     return out;
   }
 
-  /** Aggregates over the in-memory ring (what /health reports). */
+  /** What /health reports: totals and average over the in-memory ring; last24h over every call of the last 24 hours. */
   summary(now: number = Date.now()): AuditSummary {
     let success = 0;
     let duration = 0;
-    const day = { total: 0, success: 0, failure: 0 };
     const start = Math.max(0, this.ring.length - this.ringSize);
     for (let i = start; i < this.ring.length; i++) {
       const e = this.ring[i];
       if (e.success) success++;
       duration += e.durationMs;
-      const t = Date.parse(e.timestamp);
-      if (Number.isFinite(t) && now - t <= DAY_MS) {
-        day.total++;
-        if (e.success) day.success++;
-        else day.failure++;
-      }
     }
     const total = this.ring.length - start;
     return {
       totalInvocations: total,
       successCount: success,
       failureCount: total - success,
-      last24h: day,
+      last24h: this.day.counts(now),
       avgDurationMs: total === 0 ? 0 : Math.round(duration / total),
     };
   }
