@@ -10,6 +10,7 @@
  *   hub/       ExtensionHub (the /ws connection, JSON-RPC, dispatch, confirmations)
  *   mcp/       McpSessions (Streamable HTTP sessions for /mcp and /mcp/gateway)
  */
+import type { InFlightCalls } from './tools/in-flight.ts';
 import type { Limits } from './limits.ts';
 import type { ConfigStore } from './state/config.ts';
 import type { AuditLog } from './state/audit.ts';
@@ -59,6 +60,8 @@ export interface ServerContext {
   readonly catalog: CatalogStore;
   readonly hub: ExtensionHub;
   readonly mcp: McpSessions;
+  /** Tool calls in flight; `stopping` once shutdown began (new calls are refused). */
+  readonly calls: InFlightCalls;
   /** Reload stats for /health. */
   reloadCount: number;
   lastReloadTimestamp: number;

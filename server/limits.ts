@@ -34,6 +34,14 @@ export const PLUGIN_MAX_CONCURRENCY = 5;
  * milliseconds to a few seconds, and a slot frees as soon as one finishes.
  */
 export const IN_FLIGHT_RETRY_AFTER_MS = 1_000;
+/**
+ * Shutdown (SIGTERM, SIGINT, `opentabs stop`): running calls are ended with server_shutting_down;
+ * stop() waits at most SHUTDOWN_GRACE_MS for them to answer, SHUTDOWN_FLUSH_MS more for the answers
+ * to be written, then closes the MCP sessions, and gives open requests SHUTDOWN_GRACE_MS again
+ * before it closes every connection.
+ */
+export const SHUTDOWN_GRACE_MS = 2_000;
+export const SHUTDOWN_FLUSH_MS = 50;
 /** How long an `ask` call waits for the user's decision in the side panel. */
 export const CONFIRMATION_TIMEOUT_MS = 120_000;
 /**

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
-import { DEFAULT_LIMITS, DEFAULT_PORT, HOST, WS_MAX_PAYLOAD_BYTES, type Limits } from './limits.ts';
+import { DEFAULT_LIMITS, DEFAULT_PORT, HOST, SHUTDOWN_FLUSH_MS, SHUTDOWN_GRACE_MS, WS_MAX_PAYLOAD_BYTES, type Limits } from './limits.ts';
 import type { ReloadResult, ServerContext, ServerOptions } from './context.ts';
 import { createApp } from './app.ts';
 import { ensureStateDirs, resolveConfigDir } from './state/paths.ts';
@@ -18,6 +18,7 @@ import { CatalogStore } from './tools/catalog.ts';
 import { ExtensionHub } from './hub/hub.ts';
 import { McpSessions } from './mcp/sessions.ts';
 import { installExtension } from './extension-install.ts';
+import { InFlightCalls } from './tools/in-flight.ts';
 
 export interface RunningServer {
   ctx: ServerContext;
@@ -101,6 +102,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   (ctx as { catalog: CatalogStore }).catalog = new CatalogStore(ctx);
   (ctx as { hub: ExtensionHub }).hub = new ExtensionHub(ctx);
   (ctx as { mcp: McpSessions }).mcp = new McpSessions(ctx);
+  (ctx as { calls: InFlightCalls }).calls = new InFlightCalls();
 
   const app = createApp(ctx);
   let server: ReturnType<typeof Bun.serve>;
@@ -165,9 +167,22 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
         log.error('stop_step_failed', { step: name, error: String((err as Error)?.message ?? err) });
       }
     };
-    await step('http', () => server.stop(true));
-    await step('mcp', () => ctx.mcp.closeAll());
+    // Callers first: refuse new calls, end the running ones (extension dispatches, approval waits)
+    // with server_shutting_down, and give their answers time to reach the clients (bounded);
+    // only then close MCP sessions, the extension's socket and the remaining connections.
+    ctx.calls.stopping = true;
     await step('hub', () => ctx.hub.closeAll('server shutting down'));
+    await step('drain', async () => {
+      await ctx.calls.drained(SHUTDOWN_GRACE_MS);
+      await Bun.sleep(SHUTDOWN_FLUSH_MS);
+    });
+    await step('mcp', () => ctx.mcp.closeAll());
+    await step('http', async () => {
+      // Graceful first (requests still being answered finish), forced after the grace period.
+      const graceful = server.stop(false);
+      const finished = await Promise.race([graceful.then(() => true), Bun.sleep(SHUTDOWN_GRACE_MS).then(() => false)]);
+      if (!finished) await server.stop(true);
+    });
     await step('watcher', () => ctx.plugins.stopWatching());
     await step('ready', () => ready);
     await step('audit', () => ctx.audit.close());

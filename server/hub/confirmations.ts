@@ -118,8 +118,9 @@ export class Confirmations {
     for (const p of this.list()) this.hub.notify('confirmation.request', p);
   }
 
-  cancelAll(reason: string): void {
-    for (const p of [...this.pending.values()]) p.settle(fail.cancelled(p.tool, reason));
+  /** End every waiting approval with the error `reason` makes for its tool (e.g. server_shutting_down). */
+  cancelAll(reason: (tool: string) => OpenTabsError): void {
+    for (const p of [...this.pending.values()]) p.settle(reason(p.tool));
   }
 }
 

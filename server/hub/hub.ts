@@ -80,6 +80,8 @@ export type DispatchOutput = v.InferOutput<typeof DispatchResult>;
 interface Pending {
   conn: Ws;
   method: string;
+  /** For tool.dispatch: the tool, so a failure can name it. */
+  toolName?: string;
   resolve(value: unknown): void;
   reject(err: OpenTabsError): void;
   onResponse(msg: RpcResponse): void;
@@ -180,16 +182,21 @@ export class ExtensionHub {
     }
   }
 
+  /** Server shutdown: every running call ends with server_shutting_down, then the socket closes. */
   closeAll(reason: string): void {
     const ws = this.active;
     this.active = null;
     if (ws) {
-      this.failPendingOn(ws, fail.disconnected);
+      for (const [id, p] of this.pending) {
+        if (p.conn !== ws) continue;
+        this.pending.delete(id);
+        p.reject(fail.shuttingDown(p.toolName ?? p.method));
+      }
       try {
         ws.close(WsCloseCode.Shutdown, reason);
       } catch {}
     }
-    this.confirmations.cancelAll('server shutting down');
+    this.confirmations.cancelAll(fail.shuttingDown);
   }
 
   /**
@@ -317,6 +324,7 @@ export class ExtensionHub {
       this.pending.set(rpcId, {
         conn: ws,
         method: 'tool.dispatch',
+        toolName: req.toolName,
         resolve: (x) => finish(null, x as DispatchOutput),
         reject: (e) => finish(e),
         onResponse: (msg) => {

@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'adapter_not_ready'
   | 'tool_error'
   | 'not_available'
+  | 'server_shutting_down'
   | 'internal';
 
 export interface ErrorBody {

@@ -60,15 +60,21 @@ export async function callTool(ctx: ServerContext, name: string, args: unknown, 
   const catalog = ctx.catalog.current();
   const tool = catalog.get(name);
   if (!tool) return { ok: false, error: fail.unknownTool(name) };
+  if (ctx.calls.stopping) return { ok: false, tool, error: fail.shuttingDown(tool.name) };
 
-  let outcome: ToolOutcome;
+  ctx.calls.enter();
   try {
-    outcome = await run(ctx, catalog, tool, args, call);
-  } catch (err) {
-    outcome = { ok: false, tool, error: asOpenTabsError(err) };
+    let outcome: ToolOutcome;
+    try {
+      outcome = await run(ctx, catalog, tool, args, call);
+    } catch (err) {
+      outcome = { ok: false, tool, error: asOpenTabsError(err) };
+    }
+    await audit(ctx, tool, outcome, Date.now() - startedAt);
+    return outcome;
+  } finally {
+    ctx.calls.leave();
   }
-  await audit(ctx, tool, outcome, Date.now() - startedAt);
-  return outcome;
 }
 
 async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawArgs: unknown, call: CallContext): Promise<ToolOutcome> {

@@ -27,6 +27,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   no_matching_tab: 409,
   tab_mismatch: 409,
   adapter_not_ready: 503,
+  server_shutting_down: 503,
   not_available: 501,
   tool_error: 502,
   internal: 500,
@@ -101,6 +102,13 @@ export const fail = {
       `Approval timed out: nobody approved "${name}" in the OpenTabs side panel within ${Math.round(ms / 1000)} s. Ask the user to approve it, or set the tool to "auto".`,
       504,
       { category: 'timeout', retryable: true },
+    ),
+  shuttingDown: (name: string) =>
+    new OpenTabsError(
+      'server_shutting_down',
+      `The OpenTabs server is shutting down, so "${name}" did not finish (or did not start). Retry once it runs again (\`opentabs start\`).`,
+      503,
+      { category: 'internal', retryable: true },
     ),
   internal: (message: string) => new OpenTabsError('internal', message, 500, { category: 'internal' }),
 };
