@@ -17,6 +17,7 @@ import { toolRoutes } from './routes/tools.ts';
 import { mcpRoutes } from './routes/mcp.ts';
 import { wsRoutes } from './routes/ws.ts';
 import { pluginLogRoutes } from './routes/plugin-logs.ts';
+import { approvalRoutes } from './routes/approvals.ts';
 
 import type { AppEnv } from './app-env.ts';
 
@@ -36,6 +37,7 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   app.route('/', mcpRoutes(ctx));
   app.route('/', wsRoutes(ctx));
   app.route('/', pluginLogRoutes(ctx));
+  app.route('/', approvalRoutes(ctx));
 
   // Unknown path → 404; known path, wrong method → 405 with Allow (derived from the routes
   // actually registered, so other routers' endpoints are covered without a second list).

@@ -3,6 +3,8 @@
  * server's REST endpoints (GET /tools, POST /tools/:name/call).
  */
 import { parse, parsePositiveInt } from '../args.ts';
+import { streamToolCall, type CallOutcome } from '../call-stream.ts';
+import { StatusLine } from '../status-line.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, oneLine, out, printJson, table, usageError } from '../output.ts';
 import { api, errorMessage, resolveTarget, type Target } from '../server-client.ts';
@@ -149,16 +151,19 @@ async function call(argv: string[]): Promise<number> {
     routeTabId = undefined;
   }
   const t = resolveTarget(values.port, 'tool call');
-  const { status, body } = await api<Record<string, unknown>>(t, 'POST', `/tools/${encodeURIComponent(name)}/call`, {
-    body: { arguments: args, ...(routeTabId !== undefined ? { tabId: routeTabId } : {}) },
-    // Tool failures come back as error statuses with the standard error body: print them ourselves.
-    okStatuses: [400, 403, 404, 408, 409, 422, 429, 500, 502, 503, 504],
-  });
-  if (status >= 400 || (body && body.isError === true)) {
-    err(toolErrorMessage(status, body));
+  // Streamed, so the wait for an approval or a long tool shows on stderr as it happens.
+  const status = new StatusLine();
+  let outcome: CallOutcome;
+  try {
+    outcome = await streamToolCall(t, name, { arguments: args, ...(routeTabId !== undefined ? { tabId: routeTabId } : {}) }, (e) => status.update(e));
+  } finally {
+    status.clear();
+  }
+  if (outcome.type === 'error') {
+    err(toolErrorMessage(outcome.status, { error: outcome.error }));
     return 1;
   }
-  printJson(resultOf(body));
+  printJson(resultOf(outcome.images ? { result: outcome.result, images: outcome.images } : { result: outcome.result }));
   return 0;
 }
 

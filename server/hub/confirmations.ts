@@ -23,6 +23,8 @@ export interface ConfirmationRequest {
   caller?: string;
   /** What the call touches, as far as the server knows (shown first on the approval card). */
   target?: ConfirmationTarget;
+  /** Called once the approval is waiting (the caller tells its client it waits, and how to answer). */
+  onPending?: (p: { id: string; expiresAt: number; timeoutMs: number }) => void;
 }
 
 export interface ConfirmationDecision {
@@ -99,7 +101,18 @@ export class Confirmations {
       this.pending.set(id, entry);
       req.signal?.addEventListener('abort', onAbort, { once: true });
       this.hub.notify('confirmation.request', { id, tool: req.tool, plugin: req.plugin, params: req.params, expiresAt, ...(req.target ? { target: req.target } : {}) });
+      req.onPending?.({ id, expiresAt, timeoutMs });
     });
+  }
+
+  /**
+   * A decision made outside the side panel (`opentabs approve` / `opentabs deny` through
+   * POST /approvals/:id): settle it and take the card off the panel. False for an unknown id.
+   */
+  decide(id: string, decision: 'allow' | 'deny'): boolean {
+    if (!this.respond(id, decision)) return false;
+    this.hub.notify('confirmation.resolved', { id, outcome: decision === 'allow' ? 'allowed' : 'denied' });
+    return true;
   }
 
   /** confirmation.response from the extension. Unknown ids (already timed out) are ignored. */

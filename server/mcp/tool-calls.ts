@@ -160,6 +160,16 @@ async function runCall(
       void send({ method: 'notifications/message', params: logParams(entry) }).catch(() => {});
     };
   }
+  call.onApproval = (e) => {
+    if (e.state !== 'waiting') return;
+    // Tell the client why nothing happens: a log line always, progress when it asked for progress.
+    const entry: LogEntry = { plugin: 'opentabs', level: 'info', message: e.message, ts: Date.now() };
+    if (!send) return void (call.sessionId && ctx.mcp.logToSessions(entry, call.sessionId));
+    if (io.progressToken !== undefined) {
+      void send({ method: 'notifications/progress', params: { progressToken: io.progressToken, progress: 0, message: e.message } }).catch(() => {});
+    }
+    if (levelAllowed(hooks.logLevel, entry.level)) void send({ method: 'notifications/message', params: logParams(entry) }).catch(() => {});
+  };
   // Without a request stream (JSON fast path), log lines still reach this session: the hub
   // routes them by dispatch to ctx.mcp.logToSessions(entry, sessionId).
   return toMcpResult(await callTool(ctx, name, args, call));

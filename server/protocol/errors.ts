@@ -37,6 +37,7 @@ export type ErrorCode =
   | 'tool_error'
   | 'not_available'
   | 'server_shutting_down'
+  | 'unknown_approval'
   | 'internal';
 
 export interface ErrorBody {

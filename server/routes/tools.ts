@@ -7,6 +7,8 @@
  *          404 unknown_tool, 400 invalid_arguments (path = JSON pointer), 403 permission_off /
  *          permission_denied, 429 too_many_in_flight, 503 extension_not_connected, 504 timeout /
  *          approval_timeout, 409 tab_closed / no_matching_tab, 502 tool_error (the web app's error)
+ *        With `Accept: text/event-stream` or `application/x-ndjson`: progress and approval events,
+ *        then the outcome, as a stream (tool-stream.ts).
  * Transport only: everything else happens in callTool().
  */
 import { Hono } from 'hono';
@@ -15,6 +17,7 @@ import { errorResponse } from '../errors.ts';
 import { bearerAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
 import { callTool } from '../tools/call.ts';
+import { streamCall, streamFormat } from './tool-stream.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -44,11 +47,10 @@ export function toolRoutes(ctx: ServerContext): Hono {
       return badRequest('Field "tabId" must be a positive integer tab id (see browser_list_tabs)', '/tabId');
     }
 
-    const outcome = await callTool(ctx, name, args ?? {}, {
-      transport: 'rest',
-      tabId: tabId as number | undefined,
-      signal: c.req.raw.signal,
-    });
+    const call = { transport: 'rest' as const, tabId: tabId as number | undefined, signal: c.req.raw.signal };
+    const format = streamFormat(c.req.header('accept'));
+    if (format) return streamCall(ctx, format, name, args ?? {}, call);
+    const outcome = await callTool(ctx, name, args ?? {}, call);
     if (!outcome.ok) return errorResponse(outcome.error.status, outcome.error.code, outcome.error.message, outcome.error.extra);
     const payload: { result: unknown; images?: unknown } = { result: outcome.value === undefined ? null : outcome.value };
     if (outcome.images) payload.images = outcome.images;

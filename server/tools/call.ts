@@ -15,6 +15,7 @@ import { confirmationTarget } from '../hub/confirmations.ts';
 import type { ConfirmationTarget, LogEntry } from '../protocol/methods.ts';
 import { PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN } from '../limits.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
+import { approvalWaitMessage, type ApprovalEvent } from './approval-notice.ts';
 import { asOpenTabsError, fail } from './failures.ts';
 import { ConcurrencyGate } from './gate.ts';
 import { effectivePermission } from './permissions.ts';
@@ -31,6 +32,8 @@ export interface CallContext {
   onProgress?: (p: DispatchProgress) => void;
   /** Plugin log lines emitted by this call (MCP sends them to the calling session). */
   onLog?: (entry: LogEntry) => void;
+  /** The call waits for the user's approval, and then how it was decided (see approval-notice.ts). */
+  onApproval?: (e: ApprovalEvent) => void;
 }
 
 export interface ImageOut {
@@ -109,6 +112,7 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
   if (!release) return { ok: false, tool, error: fail.tooManyInFlight(tool.plugin, limit) };
   try {
     if (permission === 'ask') {
+      let approvalId: string | undefined;
       const d = await ctx.hub.confirm({
         tool: tool.name,
         plugin: tool.plugin,
@@ -117,7 +121,11 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
         // The pending-approval cap counts per MCP session; REST callers share one count.
         caller: call.sessionId ?? call.transport,
         target: tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId),
+        onPending: call.onApproval
+          ? (p) => { approvalId = p.id; call.onApproval!({ state: 'waiting', ...p, message: approvalWaitMessage(tool.name, p.id, p.timeoutMs) }); }
+          : undefined,
       });
+      if (approvalId) call.onApproval?.({ state: d.decision === 'allow' ? 'approved' : 'denied', id: approvalId });
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
     }

@@ -1,0 +1,83 @@
+/**
+ * One live status line on stderr while `opentabs tool call` runs: a progress bar, or the approval
+ * wait with its elapsed seconds. On a terminal the line is redrawn in place and erased before the
+ * result is printed; otherwise (a pipe, a log file) each change is one plain line, and progress
+ * is printed only when its percentage moves by PLAIN_PROGRESS_STEP or its message changes.
+ */
+import { ce, err } from './output.ts';
+import type { CallEvent } from './call-stream.ts';
+
+const BAR_WIDTH = 20;
+const PLAIN_PROGRESS_STEP = 10;
+
+export class StatusLine {
+  private readonly tty = Boolean(process.stderr.isTTY);
+  private shown = false;
+  private ticker: ReturnType<typeof setInterval> | null = null;
+  private lastPlain = '';
+  private lastPercent = -Infinity;
+  private lastMessage: string | undefined;
+
+  update(e: CallEvent): void {
+    if (e.type === 'progress') return this.progress(e.progress, e.total, e.message);
+    if (e.type !== 'approval') return;
+    this.stopTicker();
+    if (e.state === 'waiting') {
+      const started = Date.now();
+      const draw = () => this.draw(`${ce.yellow('⏳')} ${e.message} ${ce.dim(`(${Math.round((Date.now() - started) / 1000)} s)`)}`);
+      if (!this.tty) return this.plain(e.message);
+      draw();
+      this.ticker = setInterval(draw, 1000);
+      this.ticker.unref?.();
+    } else {
+      this.plain(e.state === 'approved' ? 'Approved; running …' : 'Denied in the side panel.');
+    }
+  }
+
+  private progress(progress: number, total?: number, message?: string): void {
+    const pct = total && total > 0 ? Math.max(0, Math.min(100, Math.round((progress / total) * 100))) : null;
+    if (pct !== null) {
+      const filled = Math.round((pct / 100) * BAR_WIDTH);
+      const text = `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${String(pct).padStart(3)}%${message ? ` ${message}` : ''}`;
+      if (this.tty) return this.draw(text);
+      const moved = pct - this.lastPercent >= PLAIN_PROGRESS_STEP || (pct === 100 && this.lastPercent !== 100);
+      if (!moved && message === this.lastMessage) return;
+      this.lastPercent = pct;
+      this.lastMessage = message;
+      return this.plain(text);
+    }
+    const text = `progress ${progress}${message ? ` ${message}` : ''}`;
+    if (this.tty) this.draw(text);
+    else this.plain(text);
+  }
+
+  private draw(text: string): void {
+    const width = process.stderr.columns ?? 100;
+    // Cut to the terminal width so the line never wraps (a wrapped line cannot be redrawn in place).
+    process.stderr.write(`\r\x1b[K${text.length > width - 1 ? `${text.slice(0, width - 2)}…` : text}`);
+    this.shown = true;
+  }
+
+  private plain(text: string): void {
+    if (this.tty) {
+      this.clear();
+      err(text);
+      return;
+    }
+    if (text === this.lastPlain) return;
+    this.lastPlain = text;
+    err(text);
+  }
+
+  private stopTicker(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+  }
+
+  /** Erase the line (before the result is printed). */
+  clear(): void {
+    this.stopTicker();
+    if (this.tty && this.shown) process.stderr.write('\r\x1b[K');
+    this.shown = false;
+  }
+}
