@@ -122,7 +122,10 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
         caller: call.sessionId ?? call.transport,
         target: tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId),
         onPending: call.onApproval
-          ? (p) => { approvalId = p.id; call.onApproval!({ state: 'waiting', ...p, message: approvalWaitMessage(tool.name, p.id, p.timeoutMs) }); }
+          ? (p) => {
+              approvalId = p.id;
+              call.onApproval!({ state: 'waiting', ...p, message: approvalWaitMessage(tool.name, p.id, p.timeoutMs) });
+            }
           : undefined,
       });
       if (approvalId) call.onApproval?.({ state: d.decision === 'allow' ? 'approved' : 'denied', id: approvalId });
