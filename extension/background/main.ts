@@ -13,6 +13,7 @@ import { Connection } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
 import { PageTools } from './page-tools.ts';
 import { reconnectOnBrowserActivity } from './wake.ts';
+import { Activity } from './activity.ts';
 import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME } from '../../server/protocol/page-tools.ts';
 
 const VERSION = chrome.runtime.getManifest().version;
@@ -23,14 +24,23 @@ const PANEL_METHODS = /^(config\.(getState|setToolPermission|setPluginPermission
 let pending: PendingConfirmation[] = [];
 let config: ConfigState | null = null;
 let configError: string | null = null;
-const running = new Map<string, { dispatchId: string; tool: string; plugin: string }>();
 const panels = new Set<chrome.runtime.Port>();
+/** While a side panel is open, refresh config.getState this often (MCP client count in the header). */
+const PANEL_REFRESH_MS = 5_000;
+let panelRefresh: ReturnType<typeof setInterval> | null = null;
 
 const conn = new Connection(handleServer);
 reconnectOnBrowserActivity(conn);
 const plugins = new PluginRuntime(conn);
 const pageTools = new PageTools(conn);
 const env = { conn, plugins, pageTools, version: VERSION };
+const activity = new Activity();
+activity.onChange(() => {
+  updateBadge();
+  pushState();
+});
+plugins.hooks.callTab = (id, tabId, title, url) => activity.setTab(id, tabId, title, url);
+plugins.hooks.progress = (id, p) => activity.progress(id, p);
 
 async function handleServer(method: string, params: unknown): Promise<unknown> {
   switch (method) {
@@ -54,30 +64,24 @@ async function handleServer(method: string, params: unknown): Promise<unknown> {
       return;
     case 'tool.dispatch': {
       const p = params as ServerParams<'tool.dispatch'>;
-      if (p.plugin === 'browser') {
-        const handler = TOOL_HANDLERS[p.tool];
-        if (!handler) throw new ToolError('unknown_tool', `This extension version does not implement ${p.tool}; update the extension`, { category: 'not_found' });
-        // Every built-in call: its url argument and the page of its tab must be allowed (url-policy.ts).
-        await guardBuiltinCall(p.tool, p.input, p.tabId);
-        return handler(p.input, env);
-      }
-      if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) return pageTools.dispatch(p);
-      return plugins.dispatch(p);
+      const argTab = typeof p.input.tabId === 'number' ? p.input.tabId : undefined;
+      const tabId = p.tabId ?? argTab;
+      if (tabId !== undefined) void noteTab(p.dispatchId, tabId);
+      return activity.track({ ...p, tool: p.plugin === 'browser' ? p.tool : `${p.plugin}_${p.tool}`, ...(tabId !== undefined ? { tabId } : {}) }, () => runDispatch(p), (reason) => {
+        // Built-in handlers have no signal: their answer is dropped; the others are told to stop.
+        if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) pageTools.cancel(p.dispatchId, reason);
+        else if (p.plugin !== 'browser') plugins.cancel(p.dispatchId, reason);
+      });
     }
     case 'tool.cancel': {
       const p = params as ServerParams<'tool.cancel'>;
       if (!pageTools.cancel(p.dispatchId, p.reason)) plugins.cancel(p.dispatchId, p.reason);
       return;
     }
-    case 'tool.invocationStart': {
-      const p = params as ServerParams<'tool.invocationStart'>;
-      running.set(p.dispatchId, { dispatchId: p.dispatchId, tool: p.tool, plugin: p.plugin });
-      pushState();
-      return;
-    }
+    // Sent only while a side panel is open (panel.state); the activity list is kept from the
+    // dispatches themselves, which also know the tab and the progress.
+    case 'tool.invocationStart':
     case 'tool.invocationEnd':
-      running.delete((params as ServerParams<'tool.invocationEnd'>).dispatchId);
-      pushState();
       return;
     case 'confirmation.request': {
       const p = params as ServerParams<'confirmation.request'>;
@@ -98,6 +102,24 @@ async function handleServer(method: string, params: unknown): Promise<unknown> {
   }
 }
 
+async function runDispatch(p: ServerParams<'tool.dispatch'>): Promise<unknown> {
+  if (p.plugin === 'browser') {
+    const handler = TOOL_HANDLERS[p.tool];
+    if (!handler) throw new ToolError('unknown_tool', `This extension version does not implement ${p.tool}; update the extension`, { category: 'not_found' });
+    // Every built-in call: its url argument and the page of its tab must be allowed (url-policy.ts).
+    await guardBuiltinCall(p.tool, p.input, p.tabId);
+    return handler(p.input, env);
+  }
+  if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) return pageTools.dispatch(p);
+  return plugins.dispatch(p);
+}
+
+/** The activity list names the tab a call acts on (title and origin), looked up after the start. */
+async function noteTab(dispatchId: string, tabId: number): Promise<void> {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  activity.setTab(dispatchId, tabId, tab?.title, tab?.url);
+}
+
 // ------------------------------------------------------------------ panel state
 
 function panelState(): PanelState {
@@ -107,7 +129,7 @@ function panelState(): PanelState {
     pending,
     config,
     configError,
-    running: [...running.values()],
+    ...activity.snapshot(),
   };
 }
 
@@ -129,11 +151,25 @@ function pushState(): void {
 
 function savePending(): void {
   pending = pending.filter((c) => c.expiresAt > Date.now());
-  const n = pending.length;
-  void chrome.action.setBadgeText({ text: n ? String(n) : '' }).catch(() => {});
-  void chrome.action.setBadgeBackgroundColor({ color: '#d97706' }).catch(() => {});
+  updateBadge();
   void chrome.storage.session.set({ pending }).catch(() => {});
   pushState();
+}
+
+/**
+ * The action icon's badge: approvals waiting (amber) come first, since they need the user; else
+ * the number of calls running now (blue), so the user sees the agent at work.
+ */
+let lastBadge = '';
+function updateBadge(): void {
+  const waiting = pending.length;
+  const busy = activity.runningCount;
+  const text = waiting ? String(waiting) : busy ? String(busy) : '';
+  const color = waiting ? '#d97706' : '#2563eb';
+  if (`${text}|${color}` === lastBadge) return;
+  lastBadge = `${text}|${color}`;
+  void chrome.action.setBadgeText({ text }).catch(() => {});
+  void chrome.action.setBadgeBackgroundColor({ color }).catch(() => {});
 }
 
 async function refreshConfig(): Promise<void> {
@@ -161,7 +197,11 @@ chrome.runtime.onConnect.addListener((port) => {
     // and other extensions have another id or URL.
     if (!isRealSidePanel(port.sender)) return port.disconnect();
     panels.add(port);
-    port.onDisconnect.addListener(() => panels.delete(port));
+    if (panels.size === 1) panelsOpened();
+    port.onDisconnect.addListener(() => {
+      panels.delete(port);
+      if (panels.size === 0) panelsClosed();
+    });
     port.onMessage.addListener((msg: PanelToWorker) => void onPanelMessage(port, msg));
     conn.ensureConnected();
     pushState();
@@ -180,8 +220,23 @@ function isRealSidePanel(sender: chrome.runtime.MessageSender | undefined): bool
   return url === SIDE_PANEL_URL;
 }
 
+/**
+ * The server sends tool.invocationStart/End only while a panel is open (they cost a frame per
+ * call otherwise); it is told on open, on close and again after each reconnect.
+ */
+function panelsOpened(): void {
+  conn.notify('panel.state', { open: true });
+  panelRefresh ??= setInterval(() => void refreshConfig(), PANEL_REFRESH_MS);
+}
+function panelsClosed(): void {
+  conn.notify('panel.state', { open: false });
+  if (panelRefresh) clearInterval(panelRefresh);
+  panelRefresh = null;
+}
+
 async function onPanelMessage(port: chrome.runtime.Port, msg: PanelToWorker): Promise<void> {
   if (msg.type === 'refresh') return void refreshConfig();
+  if (msg.type === 'stop') return void activity.stop(msg.dispatchId);
   if (msg.type === 'confirm') {
     conn.notify('confirmation.response', { id: msg.id, decision: msg.decision, alwaysAllow: msg.alwaysAllow });
     pending = pending.filter((c) => c.id !== msg.id);
@@ -213,6 +268,7 @@ conn.onState((s) => {
   pushState();
 });
 conn.onOpen(() => {
+  if (panels.size > 0) conn.notify('panel.state', { open: true });
   pageTools.resyncAll();
   void plugins.syncAll();
   void refreshConfig();

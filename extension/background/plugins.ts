@@ -82,6 +82,11 @@ function disposeAdapterInPage(key: string, plugin: string): void {
 
 export class PluginRuntime {
   readonly plugins = new Map<string, PluginInfo>();
+  /** Observers for the side panel's activity list (main.ts): which tab a call runs in, its progress. */
+  readonly hooks: {
+    callTab?: (dispatchId: string, tabId: number, title?: string, url?: string) => void;
+    progress?: (dispatchId: string, p: { progress: number; total?: number; message?: string }) => void;
+  } = {};
   /** tabId → the document the statuses were seen in, plugin → adapter status (cleared on navigation). */
   private adapters = new Map<number, { documentId: string; status: Map<string, AdapterStatus> }>();
   private injecting = new Map<string, Promise<AdapterStatus>>();
@@ -411,6 +416,7 @@ export class PluginRuntime {
         // Only the document running the call may report on it.
         if (!this.callVia(tp, msg.id, msg.plugin)) return;
         this.conn.notify('tool.progress', { dispatchId: msg.id, progress: msg.progress, total: msg.total, message: msg.message });
+        this.hooks.progress?.(msg.id, { progress: msg.progress, total: msg.total, message: msg.message });
         return;
       }
       case 'log': {
@@ -535,6 +541,7 @@ export class PluginRuntime {
       }
     }
     const via = tp!;
+    this.hooks.callTab?.(p.dispatchId, tabId, tab.title, doc.url);
     return new Promise<DispatchResult>((resolve, reject) => {
       this.calls.set(p.dispatchId, { tabId, plugin: plugin.name, via, resolve, reject });
       const msg: PortToBridge = { type: 'call', id: p.dispatchId, plugin: plugin.name, tool: p.tool, input: p.input, config: p.settings ?? plugin.settings };

@@ -21,13 +21,37 @@ export interface PanelState {
   /** config.getState from the server; null until fetched or while disconnected. */
   config: ConfigState | null;
   configError: string | null;
-  running: Array<{ dispatchId: string; tool: string; plugin: string }>;
+  /** Calls the extension runs now, and the last ones that finished (newest first). */
+  running: ActivityCall[];
+  history: ActivityDone[];
+}
+
+export interface ActivityCall {
+  dispatchId: string;
+  tool: string;
+  plugin: string;
+  startedAt: number;
+  /** The call's arguments as JSON, secret-looking values masked, cut at a few hundred characters. */
+  args: string;
+  tabId?: number;
+  tabTitle?: string;
+  origin?: string;
+  progress?: { progress: number; total?: number; message?: string };
+}
+
+export interface ActivityDone extends ActivityCall {
+  endedAt: number;
+  durationMs: number;
+  status: 'ok' | 'error' | 'cancelled';
+  error?: string;
 }
 
 export type PanelToWorker =
   | { type: 'request'; id: number; method: string; params: unknown }
   | { type: 'confirm'; id: string; decision: 'allow' | 'deny'; alwaysAllow?: boolean }
-  | { type: 'refresh' };
+  | { type: 'refresh' }
+  /** Stop a running call (its tool's signal is aborted; the caller gets `cancelled`). */
+  | { type: 'stop'; dispatchId: string };
 
 export type WorkerToPanel =
   | { type: 'state'; state: PanelState }

@@ -25,6 +25,9 @@ export function handleExtensionNotification(ctx: ServerContext, hub: ExtensionHu
     case 'tool.progress':
       hub.onProgress(params as Params<'tool.progress'>);
       return;
+    case 'panel.state':
+      hub.setPanelOpen((params as Params<'panel.state'>).open);
+      return;
     case 'plugin.log': {
       const { entries } = params as Params<'plugin.log'>;
       ctx.plugins.addLogs(entries);

@@ -108,6 +108,8 @@ export class ExtensionHub {
   private nextRpcId = 1;
   private pending = new Map<number, Pending>();
   private dispatches = new Map<string, RunningDispatch>();
+  /** A side panel is open in the connected browser (it says so with panel.state). */
+  private panelOpen = false;
   private tabState = new Map<string, { state: TabState; tabs: TabInfo[] }>();
   /** dispatchId → plugin and MCP session of recently finished dispatches (insertion-ordered, bounded). */
   private recentSessions = new Map<string, { plugin: string; sessionId: string | undefined }>();
@@ -149,6 +151,8 @@ export class ExtensionHub {
   private onOpen(ws: Ws): void {
     const old = this.active;
     this.active = ws;
+    // The new connection tells whether its side panel is open (panel.state) right after opening.
+    this.panelOpen = false;
     if (old) {
       this.stats.replacedConnections++;
       this.ctx.catalog.pageTools.clearAll();
@@ -164,9 +168,15 @@ export class ExtensionHub {
     this.confirmations.resendPending();
   }
 
+  /** panel.state from the extension. */
+  setPanelOpen(open: boolean): void {
+    this.panelOpen = open;
+  }
+
   private onClose(ws: Ws, code: number, reason: string): void {
     if (this.active !== ws) return; // a replaced connection: its calls already failed
     this.active = null;
+    this.panelOpen = false;
     this.tabState.clear();
     // Page tools live in the extension's tabs: none can be called until it reconnects and re-reports.
     this.ctx.catalog.pageTools.clearAll();
@@ -302,13 +312,15 @@ export class ExtensionHub {
         req.signal?.removeEventListener('abort', onAbort);
         // Tell the extension to stop work we no longer wait for (only if it is still the same socket).
         if (cancelReason && this.active === ws) this.notify('tool.cancel', { dispatchId, reason: cancelReason });
-        this.notify('tool.invocationEnd', {
-          dispatchId,
-          tool: req.toolName,
-          plugin: req.plugin,
-          success: err === null,
-          durationMs: Date.now() - startedAt,
-        });
+        if (this.panelOpen) {
+          this.notify('tool.invocationEnd', {
+            dispatchId,
+            tool: req.toolName,
+            plugin: req.plugin,
+            success: err === null,
+            durationMs: Date.now() - startedAt,
+          });
+        }
         if (err) reject(err);
         else resolve(value as DispatchOutput);
       };
@@ -351,13 +363,17 @@ export class ExtensionHub {
       if (req.tabId !== undefined) params.tabId = req.tabId;
       if (req.settings !== undefined) params.settings = req.settings;
       const start: ServerParams<'tool.invocationStart'> = { dispatchId, tool: req.toolName, plugin: req.plugin, ts: startedAt };
+      // The side panel's invocationStart/End go out only while one is open (panel.state): with no
+      // panel they would cost a frame each way per call for nobody.
       try {
         // The dispatch goes first so the side panel's invocationStart never delays the call
         // itself; cork() puts both frames in one socket write.
-        ws.cork(() => {
-          ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
-          ws.send(rpcNotification('tool.invocationStart', start));
-        });
+        if (this.panelOpen) {
+          ws.cork(() => {
+            ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
+            ws.send(rpcNotification('tool.invocationStart', start));
+          });
+        } else ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
       } catch (err) {
         finish(fail.disconnected());
       }

@@ -52,6 +52,7 @@ export function buildSyncFull(ctx: ServerContext): ServerParams<'sync.full'> {
 export function buildConfigState(ctx: ServerContext): ConfigState {
   return {
     serverVersion: VERSION,
+    mcpClients: ctx.mcp.count,
     skipPermissions: skipPermissions(ctx),
     allowFileUrls: ctx.config.get().allowFileUrls === true,
     plugins: ctx.plugins.list().map((p) => toPluginInfo(ctx, p)),

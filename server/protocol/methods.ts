@@ -126,6 +126,8 @@ export type LogEntry = v.InferOutput<typeof LogEntry>;
 /** Full state as the side panel sees it (answer to config.getState). */
 export const ConfigState = v.object({
   serverVersion: v.string(),
+  /** MCP sessions open now (the side panel's header). */
+  mcpClients: v.optional(v.number()),
   skipPermissions: v.boolean(),
   /** config.json allowFileUrls (the side panel's file:// toggle). */
   allowFileUrls: v.optional(v.boolean()),
@@ -231,6 +233,8 @@ export const ExtensionToServer = {
     }),
   },
   'plugin.log': { kind: 'notification', params: v.object({ entries: v.array(LogEntry) }) },
+  /** A side panel opened or the last one closed: tool.invocationStart/End are sent only while one is open. */
+  'panel.state': { kind: 'notification', params: v.object({ open: v.boolean() }) },
   'config.getState': { kind: 'request', params: v.optional(v.object({})), result: ConfigState },
   'config.setToolPermission': {
     kind: 'request',
