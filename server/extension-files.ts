@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from './state/atomic.ts';
+import { selfCommandText } from './cli-command.ts';
 import { SERVER_OWNED_NAMES } from '../extension/build.ts';
 
 export interface EmbeddedFile {
@@ -54,6 +55,8 @@ export async function installEmbeddedExtension(files: EmbeddedFile[], configDir:
     await writeFileAtomic(hashPath, digest, 0o644);
     copied = true;
   }
-  await writeFileAtomic(join(dir, 'server.json'), JSON.stringify({ port }), 0o644);
+  // cli: how the side panel names `opentabs` in what it tells the user to run (start, stop), so
+  // the command runs from a terminal (the absolute command when `opentabs` is not on PATH).
+  await writeFileAtomic(join(dir, 'server.json'), JSON.stringify({ port, cli: selfCommandText() }), 0o644);
   return { dir, copied };
 }

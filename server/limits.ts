@@ -4,7 +4,6 @@
  */
 export * from './protocol/limits.ts';
 
-export const DEFAULT_PORT = 9515;
 
 /** HTTP request bodies (413 above). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;

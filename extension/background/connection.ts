@@ -50,6 +50,8 @@ export interface ConnectionState {
   port?: number;
   since: number;
   attempts: number;
+  /** How to run `opentabs` from a terminal on this machine (server.json), for the side panel's hints. */
+  cli?: string;
 }
 
 export type ServerHandler = (method: string, params: unknown) => unknown | Promise<unknown>;
@@ -140,7 +142,8 @@ export class Connection {
     this.connecting = true;
     try {
       const auth = await readOwnJson<{ secret?: string }>('auth.json');
-      const info = await readOwnJson<{ port?: number }>('server.json');
+      const info = await readOwnJson<{ port?: number; cli?: unknown }>('server.json');
+      if (typeof info?.cli === 'string' && info.cli.length < 2000) this.state.cli = info.cli;
       if (!info || typeof info.port !== 'number' || !Number.isInteger(info.port) || info.port < 1 || info.port > 65535) {
         return this.fail('server_not_running', 'server.json not found in the extension folder: run `opentabs start`');
       }

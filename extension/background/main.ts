@@ -125,7 +125,7 @@ async function noteTab(dispatchId: string, tabId: number): Promise<void> {
 function panelState(): PanelState {
   return {
     connection: conn.state,
-    plugins: [...plugins.plugins.values()].map((p) => ({ ...p, tabState: plugins.tabStateOf(p.name) ?? 'closed' })),
+    plugins: [...plugins.plugins.values()].map((p) => ({ ...p, tabState: plugins.tabStateOf(p.name) ?? 'closed', tabs: plugins.tabsOf(p.name) })),
     pending,
     config,
     configError,

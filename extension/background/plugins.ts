@@ -588,6 +588,12 @@ export class PluginRuntime {
     const s = this.lastReported.get(name);
     return s ? (JSON.parse(s) as { state: TabState }).state : undefined;
   }
+
+  /** The plugin's tabs as last reported to the server (the side panel lists them). */
+  tabsOf(name: string): { tabId: number; url: string; title: string }[] {
+    const s = this.lastReported.get(name);
+    return s ? ((JSON.parse(s) as { tabs?: { tabId: number; url: string; title: string }[] }).tabs ?? []) : [];
+  }
 }
 
 /** A page of this plugin (its patterns), never one inside the OpenTabs config folder. */

@@ -16,7 +16,7 @@ export interface PendingConfirmation {
 
 export interface PanelState {
   connection: ConnectionState;
-  plugins: Array<PluginInfo & { tabState: TabState }>;
+  plugins: Array<PluginInfo & { tabState: TabState; tabs: { tabId: number; url: string; title: string }[] }>;
   pending: PendingConfirmation[];
   /** config.getState from the server; null until fetched or while disconnected. */
   config: ConfigState | null;

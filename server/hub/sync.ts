@@ -18,6 +18,7 @@ export function browserToolInfos(ctx: ServerContext): BrowserToolInfo[] {
     description: t.description,
     permission: catalog.get(t.name)?.permission ?? ctx.config.permissionFor(BROWSER_PLUGIN, t.name, t.defaultPermission),
     group: t.group,
+    ...(t.risk ? { risk: t.risk } : {}),
   }));
 }
 

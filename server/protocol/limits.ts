@@ -3,6 +3,8 @@
  * import them from here (this folder imports nothing else of the project); the server's own
  * limits are in server/limits.ts, which re-exports these.
  */
+/** The port `opentabs start` uses unless told otherwise (--port, PORT). */
+export const DEFAULT_PORT = 9515;
 /** The only address the server listens on and the extension connects to. */
 export const HOST = '127.0.0.1';
 

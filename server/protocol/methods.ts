@@ -89,6 +89,8 @@ export const BrowserToolInfo = v.object({
   description: v.string(),
   permission: Permission,
   group: v.string(),
+  /** Why the tool deserves care (runs code, reads cookies …); the side panel marks it. */
+  risk: v.optional(v.string()),
 });
 export type BrowserToolInfo = v.InferOutput<typeof BrowserToolInfo>;
 

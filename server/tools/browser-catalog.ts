@@ -1,7 +1,8 @@
 /**
  * The built-in browser tools: one declarative entry per tool. The server lists and validates
  * them from here; the extension implements each by name (extension/tools/) and a unit test fails
- * when the two differ. Entries follow ../shared/BROWSER-TOOLS.md.
+ * when the two differ. `risk` marks the tools the side panel flags: they run code, read or
+ * change cookies and page storage, or record traffic that can hold private data.
  */
 import type { Permission } from '../protocol/methods.ts';
 import { CAPTURE_BODY_MAX_BYTES, CONSOLE_LOGS_DEFAULT_LIMIT, CONSOLE_LOGS_MAX_LIMIT, NETWORK_CAPTURE_DEFAULT_REQUESTS, NETWORK_CAPTURE_MAX_REQUESTS, WEBSOCKET_FRAMES_MAX } from '../limits.ts';
@@ -14,6 +15,8 @@ export interface BrowserToolDef {
   inputSchema: Record<string, unknown>;
   defaultPermission: Permission;
   group: 'tabs' | 'windows' | 'reading' | 'acting' | 'console' | 'network' | 'storage' | 'extension';
+  /** Why this tool deserves care, shown in the side panel (absent for ordinary tools). */
+  risk?: string;
   /**
    * Served by the server itself (no extension round trip), e.g. plugin_list_tabs reads hub state.
    * Undefined for tools the extension runs.
@@ -302,6 +305,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj({ tabId, code: { type: 'string', minLength: 1, maxLength: 1000000 } }, ['tabId', 'code']),
     defaultPermission: 'off',
     group: 'acting',
+    risk: 'runs any code in the page',
   },
   {
     name: 'browser_get_storage',
@@ -309,6 +313,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj({ tabId, storageType: { enum: ['local', 'session'], description: 'Default local' }, key: { type: 'string' } }, ['tabId']),
     defaultPermission: 'off',
     group: 'storage',
+    risk: 'reads page storage (may hold tokens)',
   },
   {
     name: 'browser_get_cookies',
@@ -316,6 +321,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj({ url: { type: 'string', minLength: 1 }, name: { type: 'string' } }, ['url']),
     defaultPermission: 'off',
     group: 'storage',
+    risk: 'reads cookies (session secrets)',
   },
   {
     name: 'browser_set_cookie',
@@ -336,6 +342,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     ),
     defaultPermission: 'ask',
     group: 'storage',
+    risk: 'changes cookies',
   },
   {
     name: 'browser_delete_cookies',
@@ -343,6 +350,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj({ url: { type: 'string', minLength: 1 }, name: { type: 'string', minLength: 1 } }, ['url', 'name']),
     defaultPermission: 'ask',
     group: 'storage',
+    risk: 'deletes cookies (can sign you out)',
   },
   {
     name: 'browser_get_console_logs',
@@ -380,6 +388,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     }, ['tabId']),
     defaultPermission: 'ask',
     group: 'network',
+    risk: 'records network traffic, bodies included',
   },
   {
     name: 'browser_get_network_requests',
@@ -393,6 +402,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     }, ['tabId']),
     defaultPermission: 'auto',
     group: 'network',
+    risk: 'reads recorded traffic (may hold private data)',
   },
   {
     name: 'browser_get_websocket_frames',
@@ -400,6 +410,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj({ tabId, clear: { type: 'boolean', description: 'Forget the returned frames after reading them' } }, ['tabId']),
     defaultPermission: 'auto',
     group: 'network',
+    risk: 'reads recorded WebSocket messages',
   },
   {
     name: 'browser_export_har',
@@ -407,6 +418,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj({ tabId }, ['tabId']),
     defaultPermission: 'auto',
     group: 'network',
+    risk: 'exports recorded traffic (may hold private data)',
   },
   {
     name: 'browser_disable_network_capture',

@@ -26,7 +26,7 @@ describe('extension connection', () => {
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
     expect(manifest.manifest_version).toBe(3);
     expect(manifest.side_panel.default_path).toBe('sidepanel.html');
-    expect(JSON.parse(readFileSync(join(dir, 'server.json'), 'utf8'))).toEqual({ port: h.srv.port });
+    expect(JSON.parse(readFileSync(join(dir, 'server.json'), 'utf8'))).toMatchObject({ port: h.srv.port });
     expect(JSON.parse(readFileSync(join(dir, 'auth.json'), 'utf8')).secret).toBe(h.srv.secret);
     for (const f of ['background.js', 'tab-bridge.js', 'sidepanel.html', 'sidepanel.js']) expect(existsSync(join(dir, f))).toBe(true);
     expect(h.extensionId).toMatch(/^[a-p]{32}$/);

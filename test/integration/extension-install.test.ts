@@ -32,7 +32,9 @@ describe('installExtension', () => {
       expect(readFileSync(join(first.dir, f))).toEqual(readFileSync(join(dist, f)));
     }
     expect(existsSync(join(first.dir, '.build-info.json'))).toBe(false);
-    expect(JSON.parse(readFileSync(join(first.dir, 'server.json'), 'utf8'))).toEqual({ port: 43210 });
+    expect(JSON.parse(readFileSync(join(first.dir, 'server.json'), 'utf8'))).toMatchObject({ port: 43210 });
+    // How the side panel names the CLI in its hints: a command that runs here.
+    expect(typeof JSON.parse(readFileSync(join(first.dir, 'server.json'), 'utf8')).cli).toBe('string');
     const second = await installExtension(ctx);
     expect(second.copied).toBe(false);
   });
@@ -51,7 +53,7 @@ describe('installExtension', () => {
     // A restart on another port rewrites server.json without recopying.
     (ctx as { port: number }).port = 40002;
     expect((await installExtension(ctx)).copied).toBe(false);
-    expect(JSON.parse(readFileSync(join(dir, 'server.json'), 'utf8'))).toEqual({ port: 40002 });
+    expect(JSON.parse(readFileSync(join(dir, 'server.json'), 'utf8'))).toMatchObject({ port: 40002 });
   });
 
   test('an install whose recorded hash differs (another version) is replaced', async () => {

@@ -1,0 +1,66 @@
+/**
+ * Approval cards: what the call touches first (tool, plugin, tab, URL, domain), then its
+ * arguments cut at APPROVAL_ARGS_PREVIEW_CHARS with a mark, then Allow / Deny / Always allow.
+ */
+import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/protocol/limits.ts';
+import type { PendingConfirmation } from '../shared/panel-protocol.ts';
+import { h } from './dom.ts';
+
+function approvalTarget(p: PendingConfirmation): HTMLElement {
+  const t = p.target ?? {};
+  const lines: HTMLElement[] = [
+    h('div', { class: 'row' }, h('strong', { class: 'name', 'data-testid': 'approval-tool' }, p.tool), h('span', { class: 'muted', 'data-testid': 'approval-plugin' }, p.plugin === 'browser' ? 'built-in' : `plugin ${p.plugin}`)),
+  ];
+  if (t.domain) lines.push(h('div', { class: 'domain', 'data-testid': 'approval-domain' }, t.domain));
+  if (t.url) lines.push(h('div', { class: 'url', 'data-testid': 'approval-url', title: t.url }, t.url));
+  if (t.tabId !== undefined) lines.push(h('div', { class: 'muted', 'data-testid': 'approval-tab' }, `Tab ${t.tabId}`));
+  if (t.candidateTabs?.length) {
+    lines.push(h('div', { class: 'muted' }, 'Runs in one of these tabs:'));
+    for (const c of t.candidateTabs) lines.push(h('div', { class: 'url', 'data-testid': 'approval-candidate', title: c.url }, `Tab ${c.tabId}: ${c.url}`));
+  }
+  if (!t.url && t.tabId === undefined && !t.candidateTabs?.length) lines.push(h('div', { class: 'muted', 'data-testid': 'approval-no-target' }, 'No tab named: the tool picks one (e.g. the active tab)'));
+  return h('div', { class: 'target', 'data-testid': 'approval-target' }, ...lines);
+}
+
+function approvalArgs(params: unknown): HTMLElement[] {
+  const text = JSON.stringify(params, null, 1) ?? 'null';
+  if (text.length <= APPROVAL_ARGS_PREVIEW_CHARS) return [h('pre', { 'data-testid': 'approval-args' }, text)];
+  const more = text.length - APPROVAL_ARGS_PREVIEW_CHARS;
+  return [
+    h('pre', { 'data-testid': 'approval-args' }, text.slice(0, APPROVAL_ARGS_PREVIEW_CHARS)),
+    h('div', { class: 'truncated', 'data-testid': 'approval-truncated' }, `… ${more.toLocaleString('en-US')} more character${more === 1 ? '' : 's'} not shown`),
+  ];
+}
+
+/**
+ * Button labels. A page tool (WebMCP, plugin "page:<origin>") is permitted per origin: "Always
+ * allow" stores `auto` for every tool of that origin, and the card says so.
+ */
+function approvalLabels(plugin: string): { allow: string; always: string } {
+  if (plugin.startsWith('page:')) return { allow: 'Allow once', always: `Always allow ${plugin.slice('page:'.length)}` };
+  return { allow: 'Allow', always: 'Always allow' };
+}
+
+export function renderApprovals(pending: PendingConfirmation[], decide: (id: string, decision: 'allow' | 'deny', alwaysAllow?: boolean) => void): HTMLElement[] {
+  if (pending.length === 0) return [];
+  const out: HTMLElement[] = [h('h2', {}, `Waiting for approval (${pending.length})`)];
+  for (const p of pending) {
+    const on = (decision: 'allow' | 'deny', always?: boolean) => () => decide(p.id, decision, always);
+    out.push(
+      h(
+        'div',
+        { class: 'card approval', 'data-confirmation': p.id, 'data-testid': `confirm-${p.tool}` },
+        approvalTarget(p),
+        ...approvalArgs(p.params),
+        h(
+          'div',
+          { class: 'buttons' },
+          h('button', { class: 'primary', 'data-action': 'allow', 'data-testid': 'allow', onclick: on('allow') }, approvalLabels(p.plugin).allow),
+          h('button', { class: 'danger', 'data-action': 'deny', 'data-testid': 'deny', onclick: on('deny') }, 'Deny'),
+          h('button', { 'data-action': 'always', 'data-testid': 'always-allow', onclick: on('allow', true) }, approvalLabels(p.plugin).always),
+        ),
+      ),
+    );
+  }
+  return out;
+}

@@ -1,0 +1,37 @@
+/** Tiny DOM helpers for the side panel (no framework: the panel re-renders from state). */
+import type { Permission } from '../../server/protocol/methods.ts';
+
+export type Attrs = Record<string, string | number | boolean | undefined | ((e: Event) => void)>;
+export type Child = Node | string | null | false | undefined;
+
+export function h(tag: string, attrs: Attrs = {}, ...children: Child[]): HTMLElement {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue;
+    if (typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (v === true) el.setAttribute(k, '');
+    else el.setAttribute(k, String(v));
+  }
+  for (const c of children) if (c !== null && c !== false && c !== undefined) el.append(c);
+  return el;
+}
+
+export const PERMISSIONS: Permission[] = ['off', 'ask', 'auto'];
+
+/** off/ask/auto; `mixed` shows a placeholder option when a group's tools differ. */
+export function permissionSelect(value: Permission | 'mixed', onChange: (p: Permission) => void, attrs: Attrs): HTMLElement {
+  const label = `Permission for ${attrs['data-tool'] ?? attrs['data-plugin'] ?? attrs['data-group'] ?? ''}`;
+  const options = PERMISSIONS.map((p) => h('option', { value: p, selected: p === value }, p));
+  if (value === 'mixed') options.unshift(h('option', { value: 'mixed', selected: true, disabled: true }, 'mixed'));
+  const sel = h('select', { ...attrs, 'aria-label': label }, ...options);
+  sel.addEventListener('change', () => onChange((sel as HTMLSelectElement).value as Permission));
+  return sel;
+}
+
+/** "3 s", "1 m 05 s": elapsed and durations in the activity list. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  return `${Math.floor(s / 60)} m ${String(s % 60).padStart(2, '0')} s`;
+}

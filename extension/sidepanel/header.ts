@@ -1,0 +1,55 @@
+/**
+ * The panel's header: connected (server version, port, MCP clients) or why not and what to do.
+ * data-state on #conn is connected | connecting | <DisconnectReason> (what the e2e tests read).
+ */
+import type { ConfigState } from '../../server/protocol/methods.ts';
+import type { ConnectionState } from '../background/connection.ts';
+import { DEFAULT_PORT } from '../../server/protocol/limits.ts';
+
+const REASONS: Record<string, string> = {
+  server_not_running: 'Server not running',
+  auth_failed: 'Authentication failed',
+  // The server could not prove it knows our secret (rotated secret, or another process on the port).
+  server_unverified: 'Authentication failed',
+  no_secret: 'Not set up',
+  replaced: 'Replaced by another browser',
+  closed: 'Disconnected',
+};
+
+/** What the user can do about each disconnect reason (the worker's detail says what happened). */
+function whatToDo(reason: string, cli: string, port: number | undefined): string | undefined {
+  const start = `${cli} start${port !== undefined && port !== DEFAULT_PORT ? ` --port ${port}` : ''}`;
+  const restart = `restart the server (${cli} stop, then ${start}) and reload this extension`;
+  switch (reason) {
+    case 'server_not_running':
+      return `Start it in a terminal: ${start}`;
+    case 'no_secret':
+      return `Run ${start} once: it writes the secret this extension reads.`;
+    case 'auth_failed':
+      return `The secret changed: ${restart}.`;
+    case 'server_unverified':
+      return `The secret changed, or another program holds the port: ${restart}.`;
+    case 'replaced':
+      return 'Close OpenTabs in the other browser, or reload this extension to take over.';
+    default:
+      return undefined;
+  }
+}
+
+export function renderHeader(c: ConnectionState, config: ConfigState | null): void {
+  const pill = document.getElementById('conn')!;
+  pill.dataset.status = c.status;
+  pill.dataset.state = c.status === 'disconnected' ? (c.reason ?? 'closed') : c.status;
+  pill.textContent = c.status === 'connected' ? `Connected :${c.port}` : c.status === 'connecting' ? 'Connecting…' : (REASONS[c.reason ?? ''] ?? 'Disconnected');
+  const info = document.getElementById('server-info')!;
+  if (c.status === 'connected' && config) {
+    const clients = config.mcpClients ?? 0;
+    info.textContent = `server ${config.serverVersion} · port ${c.port} · ${clients} MCP client${clients === 1 ? '' : 's'}`;
+    info.hidden = false;
+  } else info.hidden = true;
+  const detail = document.getElementById('conn-detail')!;
+  // `opentabs` as the server wrote it for this machine (server.json), when it ever ran here.
+  const todo = c.status === 'disconnected' ? whatToDo(c.reason ?? '', c.cli ?? 'opentabs', c.port) : undefined;
+  detail.hidden = !c.detail && !todo;
+  detail.textContent = [c.detail, todo].filter(Boolean).join(' — ');
+}
