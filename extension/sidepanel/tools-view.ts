@@ -91,13 +91,8 @@ function toolRow(r: Row): HTMLElement {
   return h(
     'div',
     { class: 'tool', 'data-testid': `tool-row-${r.name}` },
-    h(
-      'div',
-      { class: 'row' },
-      toggle,
-      r.risk ? h('span', { class: 'risk', title: r.risk, 'data-testid': `risk-${r.name}` }, `⚠ ${r.risk}`) : null,
-      permissionSelect(r.permission, r.set, { 'data-tool': r.name, 'data-testid': `perm-${r.name}` }),
-    ),
+    h('div', { class: 'row' }, toggle, permissionSelect(r.permission, r.set, { 'data-tool': r.name, 'data-testid': `perm-${r.name}` })),
+    r.risk ? h('div', { class: 'risk', 'data-testid': `risk-${r.name}` }, `⚠ ${r.risk}`) : null,
     desc,
   );
 }
