@@ -139,14 +139,18 @@ export async function openRealSidePanel(context: BrowserContext, extensionId: st
   const opener = await context.newPage();
   try {
     await opener.goto(panelUrl);
-    const tabTargets = new Set((await panelTargets()).map((t) => t.targetId));
+    // Every panel-URL target but the opener's tab is a side panel: a new one, or one still open in
+    // this window from an earlier call whose Page was closed (sidePanel.open then makes no new target).
+    const openerSession = await context.newCDPSession(opener);
+    const openerId = ((await openerSession.send('Target.getTargetInfo')) as { targetInfo: { targetId: string } }).targetInfo.targetId;
+    await openerSession.detach().catch(() => {});
     const opened = await opener.evaluate(async () => {
       const w = await chrome.windows.getCurrent();
       await chrome.sidePanel.open({ windowId: w.id! });
       return true;
     });
     if (!opened) throw new Error('chrome.sidePanel.open did not resolve');
-    const target = await waitUntil(async () => (await panelTargets()).find((t) => !tabTargets.has(t.targetId)), 'the side panel target', 15_000);
+    const target = await waitUntil(async () => (await panelTargets()).find((t) => t.targetId !== openerId), 'the side panel target', 15_000);
     // Playwright's browser-level session: its Target.attachedToTarget handler creates the Page.
     const impl = (context as unknown as { _connection?: { toImpl?: (x: unknown) => any } })._connection?.toImpl?.(context);
     const rootSession = impl?._browser?._session;
