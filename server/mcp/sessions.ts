@@ -1,116 +1,34 @@
 /**
- * MCP Streamable HTTP sessions for /mcp (full) and /mcp/gateway, on the official SDK transport.
- * One SDK Server + transport per session, keyed by `mcp-session-id`:
- *   - no session id + initialize → new session (rate-limited: ctx.limits.mcpSessionRate → 429)
- *   - unknown session id → 404 so the client re-initializes
- *   - DELETE closes one session; GET opens its server-to-client stream (handled by the SDK)
+ * MCP sessions over Streamable HTTP (/mcp with every tool, /mcp/gateway with two meta-tools) and
+ * over the older HTTP+SSE transport (/sse, /messages), answered by McpSession (session.ts) —
+ * no SDK on the server side, so the first session costs what every later one does and idle
+ * memory stays low.
+ *   - POST without mcp-session-id: initialize creates a session (rate-limited, 429 past
+ *     mcpSessionsPerMinute); a 2026-era request is answered statelessly (modern.ts)
+ *   - POST with it: requests are answered as JSON, or on the POST's own SSE stream when a
+ *     tools/call asks for progress (its progress and log lines go there before the result);
+ *     notifications and responses get 202; unknown session → 404 so the client re-initializes
+ *   - GET opens the session's stream for server notifications (tool list changes, plugin log
+ *     lines); one per session (409 for a second); DELETE ends the session
  *   - sessions idle longer than ctx.limits.mcpSessionIdleTtlMs (no request, no call in flight)
  *     are closed by a sweeper
- * Catalog swaps send notifications/tools/list_changed to every full session; plugin log lines
- * go out as notifications/message.
- *
- * Fast path: on an established session, a single tools/list, or a tools/call without a
- * progressToken, is answered here with a plain JSON response (allowed by Streamable HTTP)
- * instead of going through the SDK's per-request SSE stream and Zod validation — the serialized
- * tools/list is cached per catalog version. Everything else (initialize, progress-carrying
- * calls, batches, notifications, GET, DELETE) goes to the SDK transport. The SDK is loaded on
- * the first session, which keeps idle memory low.
+ * Header checks follow the Streamable HTTP spec: Accept must name application/json and
+ * text/event-stream on POST (text/event-stream on GET), Content-Type application/json, and an
+ * MCP-Protocol-Version header, when sent, one of SESSION_PROTOCOL_VERSIONS.
  */
-import { runnableCommands } from '../cli-command.ts';
-import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { LegacySseTransport } from './legacy-sse.ts';
-import { handleModern, isModernRequest } from './modern.ts';
-import type { ServerContext } from '../context.ts';
-import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../middleware/rate-limit.ts';
-import { configPath } from '../state/config.ts';
-import type { LogEntry } from '../protocol/methods.ts';
 import { stat } from 'node:fs/promises';
+import { runnableCommands } from '../cli-command.ts';
+import type { ServerContext } from '../context.ts';
 import { MCP_SESSIONS_PER_MINUTE_MAX } from '../limits.ts';
-import { handleToolsCall, levelAllowed, logParams, toolsListJson, type LoggingLevel, type SessionHooks, type SessionKind } from './tool-calls.ts';
+import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../middleware/rate-limit.ts';
+import type { LogEntry } from '../protocol/methods.ts';
+import { configPath } from '../state/config.ts';
+import { handleModern, isModernRequest } from './modern.ts';
+import { classify, initializeResult, McpSession, rpcErrorText, RpcCode, rpcResult, SESSION_PROTOCOL_VERSIONS } from './session.ts';
+import { SseStream } from './sse.ts';
+import { levelAllowed, logParams, type SessionKind } from './tool-calls.ts';
 
-type SdkModule = typeof import('./servers.ts');
-let sdkModule: SdkModule | null = null;
-async function loadSdk(): Promise<SdkModule> {
-  sdkModule ??= await import('./servers.ts');
-  return sdkModule;
-}
-
-/** Most JSON-RPC request ids a session remembers for client-abort detection. */
-const MAX_TRACKED_HTTP_SIGNALS = 1024;
-
-class Session implements SessionHooks {
-  lastSeen = Date.now();
-  inFlight = 0;
-  logLevel?: LoggingLevel;
-  sessionId?: string;
-  readonly server: Server;
-  readonly transport: Transport;
-  /** The Streamable HTTP transport; null for a legacy HTTP+SSE session. */
-  readonly streamable: WebStandardStreamableHTTPServerTransport | null;
-  private httpSignals = new Map<string | number, AbortSignal>();
-  closed = false;
-
-  /** Fast-path calls in flight by JSON-RPC id (notifications/cancelled aborts them). */
-  readonly fastCalls = new Map<string | number, AbortController>();
-
-  constructor(
-    sdk: SdkModule,
-    ctx: ServerContext,
-    readonly kind: SessionKind,
-    onInit: (s: Session) => void,
-    onClose: (s: Session) => void,
-    legacy?: LegacySseTransport,
-  ) {
-    this.server = sdk.createMcpServer(ctx, kind, this);
-    if (legacy) {
-      this.sessionId = legacy.sessionId;
-      this.transport = legacy;
-      this.streamable = null;
-      legacy.onclose = () => onClose(this);
-      return;
-    }
-    const transport = new sdk.WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => {
-        this.sessionId = id;
-        onInit(this);
-      },
-      onsessionclosed: () => onClose(this),
-      maxRequestBodySize: ctx.limits.maxBodyBytes,
-      keepAliveMs: ctx.limits.mcpSseKeepAliveMs,
-    });
-    transport.onclose = () => onClose(this);
-    this.transport = transport;
-    this.streamable = transport;
-  }
-
-  id = () => this.sessionId;
-
-  /** The HTTP request signal of a tools/call, taken once by the call handler. */
-  httpSignal(requestId: string | number): AbortSignal | undefined {
-    const s = this.httpSignals.get(requestId);
-    if (s) this.httpSignals.delete(requestId);
-    return s;
-  }
-
-  trackHttpSignal(requestId: string | number, signal: AbortSignal): void {
-    if (this.httpSignals.size >= MAX_TRACKED_HTTP_SIGNALS) this.httpSignals.clear();
-    this.httpSignals.set(requestId, signal);
-  }
-}
-
-type JsonRpcLike = { jsonrpc?: unknown; method?: unknown; id?: unknown };
-
-const isInitialize = (body: unknown): boolean => {
-  const msgs = Array.isArray(body) ? body : [body];
-  return msgs.some((m) => typeof m === 'object' && m !== null && (m as JsonRpcLike).method === 'initialize');
-};
-
-function jsonResponse(body: string, sessionId: string): Response {
-  return new Response(body, { headers: { 'content-type': 'application/json', 'mcp-session-id': sessionId } });
-}
+type Json = Record<string, unknown>;
 
 function rpcErrorResponse(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message: runnableCommands(message) }, id: null }), {
@@ -119,35 +37,26 @@ function rpcErrorResponse(status: number, code: number, message: string, headers
   });
 }
 
-const SSE_OPEN_COMMENT = new TextEncoder().encode(': stream open\n\n');
-
-/**
- * Bun sends a streaming response's headers with its first body bytes; the SDK's streams (GET, and
- * POST streams of calls that report progress) are silent until the first event or keep-alive, so
- * clients (Node's fetch) would wait that long for the headers. An SSE comment first makes them go
- * out at once.
- */
-export function flushSseHeaders(res: Response): Response {
-  if (!res.body || !(res.headers.get('content-type') ?? '').includes('text/event-stream')) return res;
-  const body = res.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      start(controller) {
-        controller.enqueue(SSE_OPEN_COMMENT);
-      },
-    }),
-  );
-  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+function jsonResponse(body: string, sessionId: string): Response {
+  return new Response(body, { headers: { 'content-type': 'application/json', 'mcp-session-id': sessionId } });
 }
 
+const wantsProgress = (m: unknown): boolean => {
+  const p = (m as { params?: { _meta?: { progressToken?: unknown } } }).params;
+  return (m as { method?: unknown }).method === 'tools/call' && p?._meta?.progressToken !== undefined;
+};
+
 export class McpSessions {
-  private sessions = new Map<string, Session>();
+  private sessions = new Map<string, McpSession>();
   private limiter: RateLimiter;
   private sweeper: ReturnType<typeof setInterval> | null = null;
   private configMtime = 0;
 
   constructor(private readonly ctx: ServerContext) {
     this.limiter = createRateLimiter(() => this.sessionRate());
-    ctx.catalog.onChange(() => this.sendToolListChanged());
+    ctx.catalog.onChange(() => {
+      for (const s of this.sessions.values()) if (s.kind === 'full') s.notify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    });
   }
 
   /** The session-creation limit: config.json's mcpSessionsPerMinute when set, else ctx.limits. */
@@ -192,150 +101,131 @@ export class McpSessions {
     return n;
   }
 
-  /**
-   * One HTTP request to /mcp or /mcp/gateway. `parsedBody` is the POST body already read (and
-   * size-checked) by the router.
-   */
+  /** One HTTP request to /mcp or /mcp/gateway; `parsedBody` is the POST body already read and size-checked by the router. */
   async handle(req: Request, kind: SessionKind, parsedBody?: unknown): Promise<Response> {
     const sid = req.headers.get('mcp-session-id');
+    if (req.method === 'POST' && !sid && isModernRequest(req, parsedBody)) return handleModern(this.ctx, kind, req, parsedBody);
+    const version = req.headers.get('mcp-protocol-version');
+    if (version !== null && !SESSION_PROTOCOL_VERSIONS.includes(version)) {
+      return rpcErrorResponse(400, -32000, `Bad Request: unsupported protocol version ${version.slice(0, 40)} (supported: ${SESSION_PROTOCOL_VERSIONS.join(', ')})`);
+    }
+    let session: McpSession | undefined;
     if (sid) {
-      const session = this.sessions.get(sid);
-      if (!session || session.kind !== kind || !session.streamable) {
-        return rpcErrorResponse(404, -32001, `Session not found: it expired or was closed. Re-initialize (send initialize without mcp-session-id).`);
+      session = this.sessions.get(sid);
+      if (!session || session.kind !== kind || session.legacy) {
+        return rpcErrorResponse(404, -32001, 'Session not found: it expired or was closed. Re-initialize (send initialize without mcp-session-id).');
       }
       session.lastSeen = Date.now();
-      if (req.method === 'POST') {
-        const fast = this.fastPath(session, req, parsedBody);
-        if (fast) return fast;
-        this.trackCalls(session, req, parsedBody);
-      }
-      const res = await session.streamable.handleRequest(req, req.method === 'POST' ? { parsedBody } : undefined);
-      return flushSseHeaders(res);
     }
+    if (req.method === 'GET') return this.openGetStream(req, session);
+    if (req.method === 'DELETE') {
+      if (!session) return rpcErrorResponse(400, -32000, 'Bad Request: missing mcp-session-id header.');
+      this.close(session);
+      return new Response(null, { status: 200 });
+    }
+    return this.post(req, kind, session, parsedBody);
+  }
 
-    // Protocol 2026-07-28 is stateless: answered per request, no session, not rate-limited here.
-    if (req.method === 'POST' && isModernRequest(req, parsedBody)) return handleModern(this.ctx, kind, req, parsedBody);
-    if (req.method !== 'POST') {
-      return rpcErrorResponse(400, -32000, 'Bad Request: missing mcp-session-id header; initialize a session with POST first.');
+  private async post(req: Request, kind: SessionKind, session: McpSession | undefined, body: unknown): Promise<Response> {
+    const accept = req.headers.get('accept') ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return rpcErrorResponse(406, -32000, 'Not Acceptable: the client must accept both application/json and text/event-stream');
     }
-    if (!isInitialize(parsedBody)) {
-      return rpcErrorResponse(400, -32000, 'Bad Request: no mcp-session-id header; the first request of a session must be initialize.');
+    if (!(req.headers.get('content-type') ?? '').includes('application/json')) {
+      return rpcErrorResponse(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
     }
-    const limited = await this.takeSessionSlot();
-    if (limited) return limited;
-    const sdk = await loadSdk();
-    const session = new Session(
-      sdk,
-      this.ctx,
-      kind,
-      (s) => {
-        if (s.sessionId) this.sessions.set(s.sessionId, s);
-        this.ensureSweeper();
-      },
-      (s) => this.forget(s),
-    );
-    await session.server.connect(session.transport);
-    return flushSseHeaders(await session.streamable!.handleRequest(req, { parsedBody }));
+    const batch = Array.isArray(body);
+    const msgs: unknown[] = batch ? body : [body];
+    if (msgs.length === 0) return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: an empty batch');
+    const kinds = msgs.map(classify);
+    if (kinds.includes('invalid')) return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: every message must be a JSON-RPC 2.0 request, notification or response');
+    const inits = msgs.filter((m) => (m as Json).method === 'initialize');
+
+    if (!session) {
+      if (inits.length === 0) return rpcErrorResponse(400, -32000, 'Bad Request: no mcp-session-id header; the first request of a session must be initialize.');
+      if (msgs.length > 1) return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: initialize must be sent alone');
+      const limited = await this.takeSessionSlot();
+      if (limited) return limited;
+      const init = msgs[0] as Json;
+      const s = new McpSession(this.ctx, crypto.randomUUID(), kind);
+      this.sessions.set(s.sessionId, s);
+      this.ensureSweeper();
+      const { json } = initializeResult(kind, (init.params as Json | undefined)?.protocolVersion);
+      return jsonResponse(rpcResult(init.id as string | number, json), s.sessionId);
+    }
+    if (inits.length > 0) return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: this session is already initialized');
+
+    for (const [i, m] of msgs.entries()) if (kinds[i] === 'notification') session.onNotification(m as Json);
+    const requests = msgs.filter((_, i) => kinds[i] === 'request') as Json[];
+    if (requests.length === 0) return new Response(null, { status: 202, headers: { 'mcp-session-id': session.sessionId } });
+
+    // Progress was asked for: this POST's own SSE stream carries the calls' progress and log
+    // lines, then the answers; closing it (the client going away) cancels them.
+    if (requests.some(wantsProgress)) {
+      const stream = new SseStream(this.ctx.limits.mcpSseKeepAliveMs, { headers: { 'mcp-session-id': session.sessionId } });
+      const ac = new AbortController();
+      stream.onClose = () => ac.abort();
+      const s = session;
+      void Promise.all(requests.map(async (m) => stream.send(await s.run(m, ac.signal, (n) => void stream.send(n))))).finally(() => stream.close());
+      return stream.response;
+    }
+    const answers = await Promise.all(requests.map((m) => session.run(m, req.signal)));
+    return jsonResponse(batch ? `[${answers.join(',')}]` : answers[0]!, session.sessionId);
+  }
+
+  private openGetStream(req: Request, session: McpSession | undefined): Response {
+    if (!session) return rpcErrorResponse(400, -32000, 'Bad Request: missing mcp-session-id header; initialize a session with POST first.');
+    if (!(req.headers.get('accept') ?? '').includes('text/event-stream')) {
+      return rpcErrorResponse(406, -32000, 'Not Acceptable: the client must accept text/event-stream');
+    }
+    if (session.outbound?.isOpen) return rpcErrorResponse(409, -32000, 'Conflict: only one GET stream is allowed per session');
+    const stream = new SseStream(this.ctx.limits.mcpSseKeepAliveMs, { headers: { 'mcp-session-id': session.sessionId } });
+    stream.onClose = () => {
+      if (session.outbound === stream) session.outbound = null;
+    };
+    session.outbound = stream;
+    return stream.response;
   }
 
   /**
    * GET <base>/sse (HTTP+SSE, protocol 2024-11-05): a new session whose messages go out on the
-   * returned stream. Counts against the same session-creation limit as initialize.
+   * returned stream; its first event, `endpoint`, names <base>/messages?sessionId=<id>. Counts
+   * against the same session-creation limit as initialize; the session ends with the stream.
    */
   async openLegacy(kind: SessionKind, messagesPath: string): Promise<Response> {
     const limited = await this.takeSessionSlot();
     if (limited) return limited;
-    const sdk = await loadSdk();
-    const legacy = new LegacySseTransport(messagesPath, this.ctx.limits.mcpSseKeepAliveMs);
-    const session = new Session(sdk, this.ctx, kind, () => {}, (s) => this.forget(s), legacy);
-    this.sessions.set(legacy.sessionId, session);
+    const session = new McpSession(this.ctx, crypto.randomUUID(), kind, true);
+    // The endpoint event also makes Bun send the headers at once.
+    const stream = new SseStream(this.ctx.limits.mcpSseKeepAliveMs, { first: `event: endpoint\ndata: ${messagesPath}?sessionId=${session.sessionId}\n\n` });
+    stream.onClose = () => this.close(session);
+    session.outbound = stream;
+    this.sessions.set(session.sessionId, session);
     this.ensureSweeper();
-    await session.server.connect(legacy);
-    return legacy.response;
+    return stream.response;
   }
 
-  /** POST <base>/messages?sessionId=: one client message for a legacy session; 202, the answer goes out on its stream. */
+  /** POST <base>/messages?sessionId=: client messages of a legacy session; 202 at once, the answers go out on its stream. */
   postLegacy(kind: SessionKind, sessionId: string | undefined, body: unknown): Response {
     const session = sessionId ? this.sessions.get(sessionId) : undefined;
-    if (!session || session.kind !== kind || session.streamable || !(session.transport instanceof LegacySseTransport)) {
-      return rpcErrorResponse(404, -32001, `Session not found: it expired or was closed. Open a new one with GET on the SSE endpoint.`);
+    if (!session || session.kind !== kind || !session.legacy) {
+      return rpcErrorResponse(404, -32001, 'Session not found: it expired or was closed. Open a new one with GET on the SSE endpoint.');
     }
     session.lastSeen = Date.now();
-    if (!session.transport.receive(body)) return rpcErrorResponse(400, -32600, 'Invalid Request: the body must be a JSON-RPC 2.0 message or a non-empty batch of them.');
+    const msgs: unknown[] = Array.isArray(body) ? body : [body];
+    if (msgs.length === 0 || msgs.some((m) => classify(m) === 'invalid')) {
+      return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: the body must be a JSON-RPC 2.0 message or a non-empty batch of them.');
+    }
+    for (const m of msgs as Json[]) {
+      const k = classify(m);
+      if (k === 'notification') session.onNotification(m);
+      else if (k === 'request') {
+        const send = (x: unknown) => void session.outbound?.send(x);
+        if (m.method === 'initialize') send(rpcResult(m.id as string | number, initializeResult(kind, (m.params as Json | undefined)?.protocolVersion).json));
+        else void session.run(m, undefined, (n) => send(n)).then(send);
+      }
+    }
     return new Response('Accepted', { status: 202, headers: { 'content-type': 'text/plain' } });
-  }
-
-  /** A response built here for the common requests, or null to let the SDK transport handle it. */
-  private fastPath(session: Session, req: Request, body: unknown): Promise<Response> | null {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
-    const m = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
-    if (m.jsonrpc !== '2.0') return null;
-    const params = (m.params ?? {}) as Record<string, unknown>;
-    if (typeof params !== 'object' || params === null || Array.isArray(params)) return null;
-    if (m.id === undefined && m.method === 'notifications/cancelled') {
-      // Abort a fast-path call; the SDK still gets the notification for its own requests.
-      const id = params.requestId;
-      if (typeof id === 'string' || typeof id === 'number') session.fastCalls.get(id)?.abort();
-      return null;
-    }
-    const id = m.id;
-    if (typeof id !== 'string' && typeof id !== 'number') return null;
-    if (m.method !== 'tools/call' && m.method !== 'tools/list') return null;
-    // Same preconditions the SDK transport enforces; anything unusual takes the SDK path.
-    const accept = req.headers.get('accept') ?? '';
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return null;
-    if (!(req.headers.get('content-type') ?? '').includes('application/json')) return null;
-    const version = req.headers.get('mcp-protocol-version');
-    if (version !== null && !sdkModule?.SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
-    const sid = session.sessionId ?? '';
-    const idJson = JSON.stringify(id);
-
-    if (m.method === 'tools/list') {
-      if (params.cursor !== undefined) return null;
-      return Promise.resolve(jsonResponse(`{"jsonrpc":"2.0","id":${idJson},"result":{"tools":${toolsListJson(this.ctx, session.kind)}}}`, sid));
-    }
-    const args = params.arguments;
-    if (typeof params.name !== 'string') return null;
-    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return null;
-    const meta = params._meta as Record<string, unknown> | undefined;
-    if ((meta && meta.progressToken !== undefined) || params.task !== undefined) return null;
-    return this.fastCall(session, id, params.name, args, req.signal).then((result) =>
-      jsonResponse(`{"jsonrpc":"2.0","id":${idJson},"result":${JSON.stringify(result)}}`, sid),
-    );
-  }
-
-  private async fastCall(session: Session, id: string | number, name: string, args: unknown, httpSignal: AbortSignal) {
-    const ac = new AbortController();
-    const onHttpAbort = () => ac.abort();
-    httpSignal.addEventListener('abort', onHttpAbort, { once: true });
-    session.fastCalls.set(id, ac);
-    try {
-      return await handleToolsCall(this.ctx, session.kind, session, name, args, { requestId: id, signal: ac.signal });
-    } finally {
-      session.fastCalls.delete(id);
-      httpSignal.removeEventListener('abort', onHttpAbort);
-    }
-  }
-
-  /** Remember the HTTP signal of each tools/call so a client that goes away cancels its call. */
-  private trackCalls(session: Session, req: Request, body: unknown): void {
-    const msgs = Array.isArray(body) ? body : [body];
-    for (const m of msgs) {
-      if (typeof m !== 'object' || m === null) continue;
-      const { method, id } = m as JsonRpcLike;
-      if (method === 'tools/call' && (typeof id === 'string' || typeof id === 'number')) session.trackHttpSignal(id, req.signal);
-    }
-  }
-
-  private forget(s: Session): void {
-    if (s.closed) return;
-    s.closed = true;
-    // Calls answered on the JSON fast path are not the SDK's: stop them with their session
-    // (the SDK aborts its own request handlers on close).
-    for (const ac of s.fastCalls.values()) ac.abort();
-    s.fastCalls.clear();
-    if (s.sessionId && this.sessions.get(s.sessionId) === s) this.sessions.delete(s.sessionId);
-    if (this.sessions.size === 0) this.stopSweeper();
   }
 
   private ensureSweeper(): void {
@@ -353,28 +243,20 @@ export class McpSessions {
   async sweep(now = Date.now()): Promise<number> {
     const ttl = this.ctx.limits.mcpSessionIdleTtlMs;
     const idle = [...this.sessions.values()].filter((s) => s.inFlight === 0 && now - s.lastSeen > ttl);
-    for (const s of idle) await this.close(s);
+    for (const s of idle) this.close(s);
     if (idle.length > 0) this.ctx.log?.info('mcp_sessions_swept', { closed: idle.length });
     return idle.length;
   }
 
-  private async close(s: Session): Promise<void> {
-    this.forget(s);
-    try {
-      await s.server.close();
-    } catch {}
+  private close(s: McpSession): void {
+    if (this.sessions.get(s.sessionId) === s) this.sessions.delete(s.sessionId);
+    s.close();
+    if (this.sessions.size === 0) this.stopSweeper();
   }
 
   async closeAll(): Promise<void> {
     this.stopSweeper();
-    await Promise.all([...this.sessions.values()].map((s) => this.close(s)));
-  }
-
-  private sendToolListChanged(): void {
-    for (const s of this.sessions.values()) {
-      if (s.kind !== 'full') continue;
-      s.server.sendToolListChanged().catch(() => {});
-    }
+    for (const s of [...this.sessions.values()]) this.close(s);
   }
 
   /**
@@ -382,16 +264,13 @@ export class McpSessions {
    * closed: one client's logs never reach another), else — not from an MCP call — to all.
    */
   logToSessions(entry: LogEntry, sessionId?: string): void {
-    let targets: Session[];
+    let targets: McpSession[];
     if (sessionId) {
       const s = this.sessions.get(sessionId);
       if (!s) return;
       targets = [s];
     } else targets = [...this.sessions.values()];
     const params = logParams(entry);
-    for (const s of targets) {
-      if (!levelAllowed(s.logLevel, params.level)) continue;
-      s.server.sendLoggingMessage(params).catch(() => {});
-    }
+    for (const s of targets) if (levelAllowed(s.logLevel, params.level)) s.notify({ jsonrpc: '2.0', method: 'notifications/message', params });
   }
 }

@@ -1,8 +1,8 @@
 /**
- * What /mcp and /mcp/gateway answer to tools/list and tools/call, independent of the SDK so the
- * session fast path (sessions.ts) and the SDK request handlers (servers.ts) share one
- * implementation. Both call tools through callTool() and shape results with toMcpResult(), so a
- * gateway call returns exactly what the direct call returns.
+ * What /mcp and /mcp/gateway answer to tools/list and tools/call, for every transport: sessions
+ * (session.ts, over Streamable HTTP and HTTP+SSE) and the stateless revision (modern.ts). All call
+ * tools through callTool() and shape results with toMcpResult(), so a gateway call returns exactly
+ * what the direct call returns.
  */
 import type { ServerContext } from '../context.ts';
 import type { LogEntry } from '../protocol/methods.ts';
@@ -79,7 +79,7 @@ export interface ToolsCallIO {
   requestId: string | number;
   signal: AbortSignal;
   progressToken?: string | number;
-  /** Send a notification on the request's own stream (absent on the JSON fast path). */
+  /** Send a notification on the request's own stream (absent when the answer is plain JSON). */
   sendNotification?: (n: { method: string; params: Record<string, unknown> }) => Promise<void>;
 }
 

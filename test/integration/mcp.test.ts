@@ -243,19 +243,44 @@ describe('progress, logging, cancellation', () => {
 describe('transport paths', () => {
   const rawHeaders = (sid: string) => ({ ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid });
 
-  test('tools/list answered from the cached payload equals the SDK-served one', async () => {
+  test('tools/list is one JSON answer from the cached payload, equal to what the official client lists', async () => {
     const c = await client();
     const sid = (c.transport as unknown as { sessionId: string }).sessionId;
-    const fast = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: rawHeaders(sid), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) });
-    expect(fast.headers.get('content-type')).toContain('application/json');
-    const fastBody = await fast.json();
-    // A cursor sends the request through the SDK transport (SSE answer).
-    const sdk = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: rawHeaders(sid), body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 'x' } }) });
-    expect(sdk.headers.get('content-type')).toContain('text/event-stream');
-    const text = await sdk.text();
-    const data = JSON.parse(text.split('\n').find((l) => l.startsWith('data: ') && l.includes('"result"'))!.slice(6));
-    expect(fastBody.result.tools).toEqual(data.result.tools);
-    expect(fastBody.result.tools.length).toBe(srv.ctx.catalog.current().tools.length);
+    const raw = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: rawHeaders(sid), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) });
+    expect(raw.headers.get('content-type')).toContain('application/json');
+    expect(raw.headers.get('mcp-session-id')).toBe(sid);
+    const body = await raw.json();
+    expect(body.result.tools).toEqual((await c.listTools()).tools);
+    expect(body.result.tools.length).toBe(srv.ctx.catalog.current().tools.length);
+  });
+
+  test('a batch gets one JSON array of answers; notifications alone get 202', async () => {
+    const c = await client();
+    const sid = (c.transport as unknown as { sessionId: string }).sessionId;
+    const batch = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: rawHeaders(sid),
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 'a', method: 'ping' },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 'b', method: 'no/such/method' },
+      ]),
+    });
+    const answers = (await batch.json()) as { id: string; result?: unknown; error?: { code: number } }[];
+    expect(answers.map((a) => a.id)).toEqual(['a', 'b']);
+    expect(answers[0]!.result).toEqual({});
+    expect(answers[1]!.error!.code).toBe(-32601);
+    const note = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: rawHeaders(sid), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    expect(note.status).toBe(202);
+    // Header checks of the Streamable HTTP spec.
+    const noSse = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: { ...rawHeaders(sid), accept: 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+    expect(noSse.status).toBe(406);
+    const badVersion = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: { ...rawHeaders(sid), 'mcp-protocol-version': '1999-01-01' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+    expect(badVersion.status).toBe(400);
+    const second = await fetch(`${srv.url}/mcp`, { method: 'GET', headers: { ...srv.auth, accept: 'text/event-stream', 'mcp-session-id': sid } });
+    // The official client already holds this session's GET stream: a second one is refused.
+    expect(second.status).toBe(409);
+    await second.body?.cancel();
   });
 
   test('a client that drops the HTTP request of a tools/call cancels the dispatch', async () => {
