@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { loadPluginFolder } from './load.ts';
+import { CheckedManifests } from './schema-cache.ts';
 import { installedPluginDirs } from './npm.ts';
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
 
@@ -20,6 +21,9 @@ export function localPluginPaths(configDir: string, list: string[] | undefined):
   return [...new Set((list ?? []).map((p) => resolve(configDir, p)))];
 }
 
+/** One cache per config dir for the life of the process; it is re-saved after each discovery that added to it. */
+const checkedByDir = new Map<string, CheckedManifests>();
+
 export async function discoverPlugins(configDir: string, localPluginsFromConfig: string[] | undefined): Promise<Discovered> {
   const localPaths = localPluginPaths(configDir, localPluginsFromConfig);
   const npmDirs = await installedPluginDirs(configDir);
@@ -28,7 +32,10 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
     ...npmDirs.map((dir) => ({ dir, source: 'npm' as const })),
   ];
   // Load in parallel (disk only), then decide in order: local first, so a local plugin wins.
-  const results = await Promise.all(candidates.map(async (c) => ({ ...c, r: await loadPluginFolder(c.dir, c.source) })));
+  let checked = checkedByDir.get(configDir);
+  if (!checked) checkedByDir.set(configDir, (checked = CheckedManifests.open(configDir)));
+  const results = await Promise.all(candidates.map(async (c) => ({ ...c, r: await loadPluginFolder(c.dir, c.source, checked) })));
+  void checked.save();
   const chosen = new Map<string, { plugin: LoadedPlugin; adapterSource: string }>();
   const failed: FailedPlugin[] = [];
   const errors: string[] = [];

@@ -11,6 +11,7 @@ import { ajvClass } from '../tools/ajv.ts';
 import { MAX_ADAPTER_BYTES } from '../limits.ts';
 import { parseToolsJson, pluginNameFromPackage } from './manifest.ts';
 import type { LoadedPlugin } from './types.ts';
+import { manifestHash, type CheckedManifests } from './schema-cache.ts';
 
 export type LoadResult =
   | { ok: true; plugin: LoadedPlugin; adapterSource: string }
@@ -26,7 +27,7 @@ export function adapterHashOf(source: string): string {
 let schemaChecker: Ajv | null = null;
 const checker = (): Ajv => (schemaChecker ??= new (ajvClass())({ strict: false, allErrors: false, validateSchema: true }));
 
-async function readJson(path: string, what: string): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
+async function readJson(path: string, what: string): Promise<{ ok: true; value: unknown; text: string } | { ok: false; error: string }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -35,13 +36,17 @@ async function readJson(path: string, what: string): Promise<{ ok: true; value: 
     return { ok: false, error: code === 'ENOENT' ? `${what} is missing (${path})` : `cannot read ${what}: ${(err as Error).message}` };
   }
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: JSON.parse(text), text };
   } catch (err) {
     return { ok: false, error: `${what} is not valid JSON: ${(err as Error).message}` };
   }
 }
 
-export async function loadPluginFolder(dir: string, source: 'local' | 'npm'): Promise<LoadResult> {
+/**
+ * `checked`: manifests already known to hold only valid schemas (schema-cache.ts); without it every
+ * schema is checked.
+ */
+export async function loadPluginFolder(dir: string, source: 'local' | 'npm', checked?: CheckedManifests): Promise<LoadResult> {
   const pkgRead = await readJson(join(dir, 'package.json'), 'package.json');
   if (!pkgRead.ok) return { ok: false, error: pkgRead.error };
   const pkg = pkgRead.value as Record<string, unknown>;
@@ -62,13 +67,17 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm'): Pr
   if (m.name !== nameFromPkg) {
     return { ok: false, name: nameFromPkg, error: `dist/tools.json name: "${m.name}" does not match package name ${packageName} (expected "${nameFromPkg}")` };
   }
-  for (const [i, t] of m.tools.entries()) {
-    for (const key of ['inputSchema', 'outputSchema'] as const) {
-      const schema = t[key];
-      if (schema && !checker().validateSchema(schema)) {
-        return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${checker().errorsText(checker().errors)}` };
+  const hash = checked ? manifestHash(toolsRead.text) : '';
+  if (!checked?.has(hash)) {
+    for (const [i, t] of m.tools.entries()) {
+      for (const key of ['inputSchema', 'outputSchema'] as const) {
+        const schema = t[key];
+        if (schema && !checker().validateSchema(schema)) {
+          return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${checker().errorsText(checker().errors)}` };
+        }
       }
     }
+    checked?.add(hash);
   }
 
   const adapterPath = join(dir, 'dist', 'adapter.js');
