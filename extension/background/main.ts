@@ -161,7 +161,20 @@ function savePending(): void {
  * the number of calls running now (blue), so the user sees the agent at work.
  */
 let lastBadge = '';
+/**
+ * Badge updates are coalesced: each one is a call into the browser, and most tool calls end within
+ * milliseconds; a call still running after BADGE_DELAY_MS shows up, one that ended before never
+ * costs a badge update.
+ */
+const BADGE_DELAY_MS = 300;
+let badgeTimer: ReturnType<typeof setTimeout> | null = null;
 function updateBadge(): void {
+  badgeTimer ??= setTimeout(() => {
+    badgeTimer = null;
+    applyBadge();
+  }, BADGE_DELAY_MS);
+}
+function applyBadge(): void {
   const waiting = pending.length;
   const busy = activity.runningCount;
   const text = waiting ? String(waiting) : busy ? String(busy) : '';

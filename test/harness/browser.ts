@@ -156,18 +156,24 @@ export async function openRealSidePanel(context: BrowserContext, extensionId: st
     const rootSession = impl?._browser?._session;
     if (!rootSession?.send) throw new Error('openSidePanel: this playwright-core version does not expose its browser session (see openRealSidePanel in test/harness/browser.ts)');
     // Playwright may create the panel's Page on its own before or after this attach, and its url()
-    // can still be empty when it is reported; so poll every page with the panel's URL that is not a
-    // tab (a real side panel has no chrome.tabs.getCurrent()), bounded.
-    const isPanel = async (p: Page) => {
-      if (p === opener || p.isClosed()) return false;
-      const href = p.url() || (await p.evaluate(() => location.href).catch(() => ''));
-      if (href !== panelUrl) return false;
-      return await p.evaluate(async () => (await chrome.tabs.getCurrent()) === undefined).catch(() => false);
+    // can still be empty then; so find it by its CDP target id (no script needed), polling, bounded.
+    const targetIdOf = async (p: Page): Promise<string | null> => {
+      if (p === opener || p.isClosed()) return null;
+      try {
+        const session = await context.newCDPSession(p);
+        try {
+          return ((await session.send('Target.getTargetInfo')) as { targetInfo: { targetId: string } }).targetInfo.targetId;
+        } finally {
+          await session.detach().catch(() => {});
+        }
+      } catch {
+        return null;
+      }
     };
     await rootSession.send('Target.attachToTarget', { targetId: target.targetId, flatten: true }).catch(() => {});
     const panel = await waitUntil(
       async () => {
-        for (const p of context.pages()) if (await isPanel(p)) return p;
+        for (const p of context.pages()) if ((await targetIdOf(p)) === target.targetId) return p;
         return undefined;
       },
       'Playwright to create a Page for the side panel',
