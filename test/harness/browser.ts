@@ -129,6 +129,20 @@ function serveFixtures(routes?: BrowserHarnessOptions['routes']) {
  * for it like for any other page.
  */
 export async function openRealSidePanel(context: BrowserContext, extensionId: string): Promise<Page> {
+  // Rarely Playwright never makes a Page for the panel's target; a panel opened in a new window
+  // (a new target) then works. Bounded: three tries.
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await openSidePanelOnce(context, extensionId, attempt > 0);
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw lastError;
+}
+
+async function openSidePanelOnce(context: BrowserContext, extensionId: string, newWindow: boolean): Promise<Page> {
   const panelUrl = `chrome-extension://${extensionId}/sidepanel.html`;
   const browser = context.browser();
   if (!browser) throw new Error('openSidePanel: the context has no browser to query targets with');
@@ -144,11 +158,11 @@ export async function openRealSidePanel(context: BrowserContext, extensionId: st
     const openerSession = await context.newCDPSession(opener);
     const openerId = ((await openerSession.send('Target.getTargetInfo')) as { targetInfo: { targetId: string } }).targetInfo.targetId;
     await openerSession.detach().catch(() => {});
-    const opened = await opener.evaluate(async () => {
-      const w = await chrome.windows.getCurrent();
-      await chrome.sidePanel.open({ windowId: w.id! });
+    const opened = await opener.evaluate(async (fresh) => {
+      const w = fresh ? await chrome.windows.create({ url: 'about:blank', focused: true }) : await chrome.windows.getCurrent();
+      await chrome.sidePanel.open({ windowId: w!.id! });
       return true;
-    });
+    }, newWindow);
     if (!opened) throw new Error('chrome.sidePanel.open did not resolve');
     const target = await waitUntil(async () => (await panelTargets()).find((t) => t.targetId !== openerId), 'the side panel target', 15_000);
     // Playwright's browser-level session: its Target.attachedToTarget handler creates the Page.
