@@ -70,6 +70,10 @@ async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => 
 }
 
 async function point(tabId: number, input: Record<string, unknown>, focus = false, clear = false): Promise<Point> {
+  // Both would be ambiguous: say so instead of silently picking one.
+  if (input.selector !== undefined && input.ref !== undefined) {
+    throw new ToolError('invalid_arguments', 'Pass either selector or ref, not both (they may name different elements)', { category: 'validation' });
+  }
   const r = await run(tabId, locate, [(input.selector as string) ?? null, (input.ref as string) ?? null, focus, clear]);
   if (!r) throw new ToolError('not_available', `Tab ${tabId} cannot be scripted (a browser page?)`, { category: 'validation' });
   if ('error' in r) throw new ToolError(r.error.startsWith('Pass') ? 'invalid_arguments' : 'not_found', r.error, { category: r.error.startsWith('Pass') ? 'validation' : 'not_found' });
@@ -176,14 +180,19 @@ export const actingTools: Record<string, BrowserToolHandler> = {
   },
 
   async browser_type_text(input) {
+    if (input.append === true && input.clear === true) {
+      throw new ToolError('invalid_arguments', 'append and clear contradict each other: append adds to the field, clear (the default) replaces what it holds', { category: 'validation' });
+    }
+    // Replace by default, as people and other automation tools expect; append only when asked.
+    const replace = input.append !== true;
     const tab = await getTab(input.tabId);
-    const p = await point(tab.id!, input, true, input.clear === true);
+    const p = await point(tab.id!, input, true, replace);
     await withDebugger(tab.id!, async (send) => {
-      if (input.clear === true) await pressKey(send, 'Backspace', 0);
+      if (replace) await pressKey(send, 'Backspace', 0);
       await send('Input.insertText', { text: String(input.text) });
       if (input.submit === true) await pressKey(send, 'Enter', 0);
     });
-    return { value: { typed: String(input.text).length, tag: p.tag, submitted: input.submit === true } };
+    return { value: { typed: String(input.text).length, tag: p.tag, replaced: replace, submitted: input.submit === true } };
   },
 
   async browser_press_key(input) {

@@ -1,7 +1,10 @@
 /**
  * chrome.debugger (CDP) sessions for tools that need the DevTools protocol. Attachments are
- * reference-counted per tab so concurrent calls share one session, and released after each call
- * so Chrome's "started debugging" bar does not linger.
+ * reference-counted per tab so concurrent calls share one session, and kept for
+ * DEBUGGER_IDLE_DETACH_MS after the last call: Chrome shows its "started debugging this browser"
+ * bar while attached, and the bar appearing and going after every click would resize the page
+ * each time (resize events, cropped screenshots). An agent at work keeps one attachment; an idle
+ * tab is detached, and the bar goes.
  *
  * The debugger only attaches to a tab whose page tools may use (url-policy.ts), checked again once
  * attached; a session whose tab starts loading a refused page is detached at once, so a
@@ -10,7 +13,10 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { assertTabAllowed, refusalReason } from './url-policy.ts';
 
-const sessions = new Map<number, { count: number; ready: Promise<void> }>();
+/** How long a tab stays attached after its last debugger-driven call. */
+export const DEBUGGER_IDLE_DETACH_MS = 5_000;
+
+const sessions = new Map<number, { count: number; ready: Promise<void>; idle?: ReturnType<typeof setTimeout> }>();
 
 export type CdpSend = <T = unknown>(method: string, params?: Record<string, unknown>) => Promise<T>;
 
@@ -28,6 +34,8 @@ export function onSessionEnded(l: EndedListener): () => void {
 }
 
 function ended(tabId: number, reason: string): void {
+  const s = sessions.get(tabId);
+  if (s?.idle) clearTimeout(s.idle);
   sessions.delete(tabId);
   for (const l of [...endedListeners]) l(tabId, reason);
 }
@@ -70,6 +78,8 @@ export async function withDebugger<T>(tabId: number, fn: (send: CdpSend) => Prom
     sessions.set(tabId, s);
   }
   s.count++;
+  if (s.idle) clearTimeout(s.idle);
+  s.idle = undefined;
   try {
     await s.ready;
     // The page may have changed while attaching.
@@ -79,8 +89,17 @@ export async function withDebugger<T>(tabId: number, fn: (send: CdpSend) => Prom
   } finally {
     s.count--;
     if (s.count === 0 && sessions.get(tabId) === s) {
-      sessions.delete(tabId);
-      await chrome.debugger.detach(target).catch(() => {});
+      const session = s;
+      session.idle = setTimeout(() => {
+        if (session.count !== 0 || sessions.get(tabId) !== session) return;
+        sessions.delete(tabId);
+        void chrome.debugger.detach(target).catch(() => {});
+      }, DEBUGGER_IDLE_DETACH_MS);
     }
   }
+}
+
+/** Tabs the debugger is attached to now (e2e tests and extension_get_state). */
+export function attachedTabs(): number[] {
+  return [...sessions.keys()];
 }

@@ -2,6 +2,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { getTab } from './tabs.ts';
 import { withDebugger } from './debugger.ts';
+import { captureSpaced } from './capture.ts';
 import type { BrowserToolHandler } from './types.ts';
 import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
 
@@ -304,7 +305,7 @@ export const readingTools: Record<string, BrowserToolHandler> = {
       await assertStillShown(tab.id!, tab.windowId);
       let dataUrl: string;
       try {
-        dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format, quality });
+        dataUrl = await captureSpaced(tab.windowId, { format, quality });
       } catch (err) {
         throw new ToolError('not_available', `Could not capture tab ${tab.id}: ${(err as Error).message}`, { category: 'internal', retryable: true });
       }

@@ -7,6 +7,7 @@ import { withDebugger } from './debugger.ts';
 import { getTab } from './tabs.ts';
 import type { BrowserToolHandler } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
+import { scriptAttempts } from './script-eval.ts';
 
 function checkUrl(url: unknown): string {
   try {
@@ -44,19 +45,26 @@ const cookieSummary = (c: chrome.cookies.Cookie) => ({
 export const storageTools: Record<string, BrowserToolHandler> = {
   async browser_execute_script(input) {
     const tab = await getTab(input.tabId);
+    type Evaluated = { result: { value?: unknown; type: string }; exceptionDetails?: { text: string; exception?: { description?: string; className?: string } } };
     // Through CDP so a strict page CSP (no eval) does not stop it; the result comes back by value.
-    const r = await withDebugger(tab.id!, (send) =>
-      send<{ result: { value?: unknown; type: string; description?: string }; exceptionDetails?: { text: string; exception?: { description?: string } } }>('Runtime.evaluate', {
-        expression: String(input.code),
-        awaitPromise: true,
-        returnByValue: true,
-        userGesture: true,
-      }),
-    );
+    const r = await withDebugger(tab.id!, async (send) => {
+      const attempts = scriptAttempts(String(input.code));
+      // The first form that compiles runs (once): an expression or function, else a function body.
+      let expression = attempts[attempts.length - 1]!;
+      for (const candidate of attempts) {
+        // Evaluating the wrapper without calling it only parses the code (nothing runs).
+        const compiled = await send<{ exceptionDetails?: unknown }>('Runtime.evaluate', { expression: candidate.slice(0, -2), returnByValue: false });
+        if (!compiled.exceptionDetails) {
+          expression = candidate;
+          break;
+        }
+      }
+      return send<Evaluated>('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true, userGesture: true });
+    });
     if (r.exceptionDetails) {
       throw new ToolError('tool_error', `The script threw: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`, { category: 'validation' });
     }
-    return { value: { type: r.result.type, value: r.result.value ?? null } };
+    return { value: (r.result.value as { type: string; value: unknown } | undefined) ?? { type: 'null', value: null } };
   },
 
   async browser_get_storage(input) {

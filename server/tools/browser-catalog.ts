@@ -34,7 +34,7 @@ const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
 });
 
 const refSchema = { type: 'string', pattern: '^e[0-9]+$', description: 'Element ref from browser_snapshot' } as const;
-const modifiers = { type: 'array', items: { enum: ['Alt', 'Control', 'Meta', 'Shift'] }, uniqueItems: true } as const;
+const modifiers = { type: 'array', items: { enum: ['Alt', 'Control', 'Meta', 'Shift'] }, uniqueItems: true, description: 'Keys held down during the action' } as const;
 /**
  * Schema of a tool acting on one element: tabId + selector or ref + its own fields. "One of
  * selector/ref" is checked by the extension (clear error), not by a combinator at the top of the
@@ -78,9 +78,9 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj(
       {
         tabId,
-        url: { type: 'string', minLength: 1 },
+        url: { type: 'string', minLength: 1, description: 'URL to load in the tab' },
         waitUntil: { enum: ['load', 'domcontentloaded', 'none'], description: 'Default load' },
-        timeoutMs: { type: 'integer', minimum: 0, maximum: 120000 },
+        timeoutMs: { type: 'integer', minimum: 0, maximum: 120000, description: 'Give up waiting after this many ms (default 30000)' },
       },
       ['tabId', 'url'],
     ),
@@ -104,7 +104,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
     name: 'browser_reload_tab',
     description: 'Reload a tab (optionally bypassing the cache) and wait for it to load.',
-    inputSchema: obj({ tabId, bypassCache: { type: 'boolean' } }, ['tabId']),
+    inputSchema: obj({ tabId, bypassCache: { type: 'boolean', description: 'Reload without the cache (default false)' } }, ['tabId']),
     defaultPermission: 'auto',
     group: 'tabs',
   },
@@ -133,11 +133,11 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     name: 'browser_create_window',
     description: 'Open a new window, optionally at a URL, with a size or state.',
     inputSchema: obj({
-      url: { type: 'string', minLength: 1 },
-      width: { type: 'integer', minimum: 100, maximum: 10000 },
-      height: { type: 'integer', minimum: 100, maximum: 10000 },
-      state: { enum: ['normal', 'minimized', 'maximized', 'fullscreen'] },
-      incognito: { type: 'boolean' },
+      url: { type: 'string', minLength: 1, description: 'URL of the first tab (default a blank tab)' },
+      width: { type: 'integer', minimum: 100, maximum: 10000, description: 'Window width in pixels' },
+      height: { type: 'integer', minimum: 100, maximum: 10000, description: 'Window height in pixels' },
+      state: { enum: ['normal', 'minimized', 'maximized', 'fullscreen'], description: 'Window state (default normal)' },
+      incognito: { type: 'boolean', description: 'Open an incognito window (only if the extension is allowed in incognito)' },
     }),
     defaultPermission: 'auto',
     group: 'windows',
@@ -199,7 +199,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj(
       {
         tabId,
-        selector: { type: 'string', minLength: 1 },
+        selector: { type: 'string', minLength: 1, description: 'CSS selector (pierces open shadow roots)' },
         limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'Default 100' },
         attributes: { type: 'array', items: { type: 'string' }, description: 'Attributes to return (default a useful set)' },
       },
@@ -215,8 +215,8 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj(
       {
         tabId,
-        selector: { type: 'string', minLength: 1 },
-        text: { type: 'string', minLength: 1 },
+        selector: { type: 'string', minLength: 1, description: 'CSS selector of the element to wait for (or give text)' },
+        text: { type: 'string', minLength: 1, description: 'Text to wait for anywhere in the page (or give selector)' },
         state: { enum: ['visible', 'attached', 'hidden'], description: 'Default visible' },
         timeoutMs: { type: 'integer', minimum: 0, maximum: 25000, description: 'Default 10000' },
       },
@@ -255,8 +255,16 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   },
   {
     name: 'browser_type_text',
-    description: 'Type text into a field (CSS selector or snapshot ref) as real input; optionally clear it first and press Enter after.',
-    inputSchema: target({ text: { type: 'string' }, clear: { type: 'boolean' }, submit: { type: 'boolean', description: 'Press Enter after typing' } }, ['text']),
+    description: 'Type text into a field (CSS selector or snapshot ref) as real input. Replaces what the field holds unless append is true; optionally presses Enter after.',
+    inputSchema: target(
+      {
+        text: { type: 'string', description: 'The text to type' },
+        append: { type: 'boolean', description: 'Add to what the field holds instead of replacing it (default false: the field ends up holding exactly `text`)' },
+        clear: { type: 'boolean', description: 'Older name for the default: replace what the field holds (cannot be combined with append)' },
+        submit: { type: 'boolean', description: 'Press Enter after typing' },
+      },
+      ['text'],
+    ),
     defaultPermission: 'auto',
     group: 'acting',
   },
@@ -270,7 +278,16 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
     name: 'browser_press_key',
     description: 'Press a key (Enter, Tab, Escape, Backspace, arrows, one character …), optionally in an element first focused.',
-    inputSchema: obj({ tabId, key: { type: 'string', minLength: 1 }, selector: { type: 'string', minLength: 1 }, ref: refSchema, modifiers }, ['tabId', 'key']),
+    inputSchema: obj(
+      {
+        tabId,
+        key: { type: 'string', minLength: 1, description: 'Key name (Enter, Tab, Escape, Backspace, Delete, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown) or one character' },
+        selector: { type: 'string', minLength: 1, description: 'Focus this element first (CSS selector); default the focused element' },
+        ref: refSchema,
+        modifiers,
+      },
+      ['tabId', 'key'],
+    ),
     defaultPermission: 'auto',
     group: 'acting',
   },
@@ -280,12 +297,12 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj(
       {
         tabId,
-        selector: { type: 'string', minLength: 1 },
+        selector: { type: 'string', minLength: 1, description: 'Scroll this element into view (CSS selector)' },
         ref: refSchema,
-        direction: { enum: ['up', 'down', 'left', 'right'] },
+        direction: { enum: ['up', 'down', 'left', 'right'], description: 'Scroll the page (or the element) this way' },
         distance: { type: 'integer', minimum: 1, maximum: 100000, description: 'Pixels (default 600)' },
-        x: { type: 'integer', minimum: 0 },
-        y: { type: 'integer', minimum: 0 },
+        x: { type: 'integer', minimum: 0, description: 'Scroll the page to this horizontal position (pixels)' },
+        y: { type: 'integer', minimum: 0, description: 'Scroll the page to this vertical position (pixels)' },
       },
       ['tabId'],
     ),
@@ -301,8 +318,19 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   },
   {
     name: 'browser_execute_script',
-    description: 'Run JavaScript in the page (awaits promises) and return its JSON-serialisable result. Off by default: it runs code with your session.',
-    inputSchema: obj({ tabId, code: { type: 'string', minLength: 1, maxLength: 1000000 } }, ['tabId', 'code']),
+    description: 'Run JavaScript in the page and return its result: an expression, a function (called), or a body with `return`; promises are awaited; DOM elements come back as {tag, id, text, selector} usable by the other tools. Off by default: it runs code with your session.',
+    inputSchema: obj(
+      {
+        tabId,
+        code: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 1000000,
+          description: 'An expression (`document.title`), a function (`() => document.title`, called with no arguments) or a function body with `return` (`const a = 1; return a + 1`). Promises are awaited.',
+        },
+      },
+      ['tabId', 'code'],
+    ),
     defaultPermission: 'off',
     group: 'acting',
     risk: 'runs any code in the page',
@@ -310,7 +338,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
     name: 'browser_get_storage',
     description: 'Read localStorage or sessionStorage of a tab (one key or all). Off by default: storage often holds tokens.',
-    inputSchema: obj({ tabId, storageType: { enum: ['local', 'session'], description: 'Default local' }, key: { type: 'string' } }, ['tabId']),
+    inputSchema: obj({ tabId, storageType: { enum: ['local', 'session'], description: 'Default local' }, key: { type: 'string', description: 'Only this key (default every key)' } }, ['tabId']),
     defaultPermission: 'off',
     group: 'storage',
     risk: 'reads page storage (may hold tokens)',
@@ -318,7 +346,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
     name: 'browser_get_cookies',
     description: 'Cookies Chrome would send to a URL (optionally one name). Off by default: cookies are credentials.',
-    inputSchema: obj({ url: { type: 'string', minLength: 1 }, name: { type: 'string' } }, ['url']),
+    inputSchema: obj({ url: { type: 'string', minLength: 1, description: 'Cookies that would be sent to this http(s) URL' }, name: { type: 'string', description: 'Only the cookie with this name' } }, ['url']),
     defaultPermission: 'off',
     group: 'storage',
     risk: 'reads cookies (session secrets)',
@@ -328,14 +356,14 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     description: 'Set a cookie for a URL.',
     inputSchema: obj(
       {
-        url: { type: 'string', minLength: 1 },
-        name: { type: 'string', minLength: 1 },
-        value: { type: 'string' },
-        domain: { type: 'string' },
-        path: { type: 'string' },
-        secure: { type: 'boolean' },
-        httpOnly: { type: 'boolean' },
-        sameSite: { enum: ['no_restriction', 'lax', 'strict', 'unspecified'] },
+        url: { type: 'string', minLength: 1, description: 'The http(s) URL the cookie belongs to' },
+        name: { type: 'string', minLength: 1, description: 'Cookie name' },
+        value: { type: 'string', description: 'Cookie value (default empty)' },
+        domain: { type: 'string', description: 'Domain (default: a host-only cookie of the URL)' },
+        path: { type: 'string', description: 'Path (default the URL path)' },
+        secure: { type: 'boolean', description: 'Only over HTTPS' },
+        httpOnly: { type: 'boolean', description: 'Hidden from page scripts' },
+        sameSite: { enum: ['no_restriction', 'lax', 'strict', 'unspecified'], description: 'SameSite policy' },
         expirationDate: { type: 'number', description: 'Seconds since the epoch; omit for a session cookie' },
       },
       ['url', 'name'],
@@ -347,7 +375,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
     name: 'browser_delete_cookies',
     description: 'Delete the cookie with this name for a URL.',
-    inputSchema: obj({ url: { type: 'string', minLength: 1 }, name: { type: 'string', minLength: 1 } }, ['url', 'name']),
+    inputSchema: obj({ url: { type: 'string', minLength: 1, description: 'The http(s) URL the cookie belongs to' }, name: { type: 'string', minLength: 1, description: 'Name of the cookie to delete' } }, ['url', 'name']),
     defaultPermission: 'ask',
     group: 'storage',
     risk: 'deletes cookies (can sign you out)',
@@ -447,7 +475,7 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
     name: 'extension_check_adapter',
     description: 'Check a plugin\'s adapter in each matching tab: injected, current hash, isReady(), bridge connected.',
-    inputSchema: obj({ plugin: { type: 'string', minLength: 1 } }, ['plugin']),
+    inputSchema: obj({ plugin: { type: 'string', minLength: 1, description: 'Plugin name (see extension_get_state)' } }, ['plugin']),
     defaultPermission: 'auto',
     group: 'extension',
   },

@@ -75,8 +75,8 @@ describe('acting tools', () => {
     expect(stale.body.error.message).toContain('browser_snapshot');
   });
 
-  test('browser_type_text types, clears first, and submits with Enter', async () => {
-    const r = await h.callTool('browser_type_text', { tabId, selector: '#name', text: ' more' });
+  test('browser_type_text types (appending when asked, replacing by default) and submits with Enter', async () => {
+    const r = await h.callTool('browser_type_text', { tabId, selector: '#name', text: ' more', append: true });
     expect(r.status).toBe(200);
     expect(await page.locator('#name').inputValue()).toBe('old more');
     const c = await h.callTool('browser_type_text', { tabId, selector: '#name', text: 'Ada', clear: true, submit: true });

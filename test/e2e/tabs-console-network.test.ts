@@ -110,8 +110,8 @@ describe('console logs', () => {
     // Oldest first.
     const ts = logs.map((l) => l.timestamp);
     expect(ts).toEqual([...ts].sort((a, b) => a - b));
-    // Nothing stays attached between calls.
-    expect(await debuggerAttached(tabId)).toBe(false);
+    // Detached once idle (DEBUGGER_IDLE_DETACH_MS after the last call).
+    await waitUntil(async () => !(await debuggerAttached(tabId)), 'the idle debugger to detach', 20_000, 500);
   });
 
   test('level is a minimum, limit keeps the newest, messages logged later show up', async () => {
@@ -265,7 +265,7 @@ describe('network capture', () => {
 
     const off = await h.callTool('browser_disable_network_capture', { tabId });
     expect(off.body.result).toMatchObject({ capturing: false, wasCapturing: true });
-    expect(await debuggerAttached(tabId)).toBe(false);
+    await waitUntil(async () => !(await debuggerAttached(tabId)), 'the idle debugger to detach', 20_000, 500);
     expect((await h.callTool('browser_get_network_requests', { tabId })).body.error.code).toBe('not_available');
     expect((await h.callTool('browser_disable_network_capture', { tabId })).body.result.wasCapturing).toBe(false);
   });
@@ -299,7 +299,7 @@ describe('network capture', () => {
     const again = await h.callTool('browser_enable_network_capture', { tabId, maxRequests: 1 });
     expect(again.body.result).toMatchObject({ alreadyCapturing: true, maxRequests: 1, recorded: 1 });
     await h.callTool('browser_disable_network_capture', { tabId });
-    expect(await debuggerAttached(tabId)).toBe(false);
+    await waitUntil(async () => !(await debuggerAttached(tabId)), 'the idle debugger to detach', 20_000, 500);
   });
 
   test('a redirect is recorded as its own hop, a refused connection as failed (also in the HAR)', async () => {
