@@ -11,6 +11,7 @@
  *   mcp/       McpSessions (Streamable HTTP sessions for /mcp and /mcp/gateway)
  */
 import type { InFlightCalls } from './tools/in-flight.ts';
+import type { ConcurrencyGate } from './tools/gate.ts';
 import type { Limits } from './limits.ts';
 import type { ConfigStore } from './state/config.ts';
 import type { AuditLog } from './state/audit.ts';
@@ -60,6 +61,8 @@ export interface ServerContext {
   readonly catalog: CatalogStore;
   readonly hub: ExtensionHub;
   readonly mcp: McpSessions;
+  /** Calls in flight per plugin (and per page-tool origin): the too_many_in_flight limit. */
+  readonly gate: ConcurrencyGate;
   /** Tool calls in flight; `stopping` once shutdown began (new calls are refused). */
   readonly calls: InFlightCalls;
   /** Reload stats for /health. */

@@ -19,6 +19,7 @@ import { ExtensionHub } from './hub/hub.ts';
 import { McpSessions } from './mcp/sessions.ts';
 import { installExtension } from './extension-install.ts';
 import { InFlightCalls } from './tools/in-flight.ts';
+import { ConcurrencyGate } from './tools/gate.ts';
 
 export interface RunningServer {
   ctx: ServerContext;
@@ -84,7 +85,6 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
           await ctx.config.reload();
           await ctx.plugins.discover();
           ctx.catalog.rebuild();
-          ctx.hub.sendSyncFull();
           const durationMs = Math.round(performance.now() - t0);
           ctx.reloadCount++;
           ctx.lastReloadTimestamp = Date.now();
@@ -103,6 +103,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   (ctx as { hub: ExtensionHub }).hub = new ExtensionHub(ctx);
   (ctx as { mcp: McpSessions }).mcp = new McpSessions(ctx);
   (ctx as { calls: InFlightCalls }).calls = new InFlightCalls();
+  (ctx as { gate: ConcurrencyGate }).gate = new ConcurrencyGate();
 
   const app = createApp(ctx);
   let server: ReturnType<typeof Bun.serve>;
@@ -148,7 +149,6 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     }
     await ctx.plugins.discover();
     ctx.catalog.rebuild();
-    ctx.hub.sendSyncFull();
     if (ctx.mode === 'dev') ctx.plugins.startWatching();
   })().catch((err) => {
     log.error('startup_discovery_failed', { error: String((err as Error)?.message ?? err) });

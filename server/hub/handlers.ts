@@ -136,7 +136,6 @@ export async function handleExtensionRequest(ctx: ServerContext, hub: ExtensionH
 
 function afterConfigChange(ctx: ServerContext, hub: ExtensionHub): { ok: true } {
   ctx.catalog.rebuild();
-  hub.sendSyncFull();
   return { ok: true };
 }
 

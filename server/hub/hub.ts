@@ -117,8 +117,29 @@ export class ExtensionHub {
   /** Counters for /health and tests. */
   readonly stats = { malformedFrames: 0, replacedConnections: 0 };
 
+  /** Plugin log lines for MCP sessions: (entry, the calling session or undefined for every session). */
+  private logListeners = new Set<(entry: LogEntry, sessionId: string | undefined) => void>();
+
   constructor(private readonly ctx: ServerContext) {
     this.confirmations = new Confirmations(ctx, this);
+    // Plugins, permissions or settings changed: the extension gets them all again.
+    ctx.catalog.onChange((_catalog, change) => {
+      if (change === 'config') this.sendSyncFull();
+    });
+  }
+
+  /** Plugin log lines as routed below; MCP sessions subscribe (the hub knows nothing of MCP). */
+  onPluginLog(cb: (entry: LogEntry, sessionId: string | undefined) => void): () => void {
+    this.logListeners.add(cb);
+    return () => this.logListeners.delete(cb);
+  }
+
+  private emitLog(entry: LogEntry, sessionId?: string): void {
+    for (const cb of this.logListeners) {
+      try {
+        cb(entry, sessionId);
+      } catch {}
+    }
   }
 
   get connected(): boolean {
@@ -401,7 +422,7 @@ export class ExtensionHub {
    */
   routeLog(entry: LogEntry): void {
     if (!entry.dispatchId) {
-      this.ctx.mcp.logToSessions(entry);
+      this.emitLog(entry);
       return;
     }
     const d = this.dispatches.get(entry.dispatchId);
@@ -413,11 +434,11 @@ export class ExtensionHub {
         } catch {}
         return;
       }
-      this.ctx.mcp.logToSessions(entry, d.sessionId);
+      this.emitLog(entry, d.sessionId);
       return;
     }
     const recent = this.recentSessions.get(entry.dispatchId);
-    if (recent?.plugin === entry.plugin) this.ctx.mcp.logToSessions(entry, recent.sessionId);
+    if (recent?.plugin === entry.plugin) this.emitLog(entry, recent.sessionId);
   }
 
   get inFlightDispatches(): number {

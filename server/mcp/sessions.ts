@@ -57,6 +57,7 @@ export class McpSessions {
     ctx.catalog.onChange(() => {
       for (const s of this.sessions.values()) if (s.kind === 'full') s.notify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     });
+    ctx.hub.onPluginLog((entry, sessionId) => this.logToSessions(entry, sessionId));
   }
 
   /** The session-creation limit: config.json's mcpSessionsPerMinute when set, else ctx.limits. */

@@ -181,7 +181,6 @@ export class PluginManager {
   /** After install/remove: new catalog, full sync to the extension, side panel refresh. */
   private publish(): void {
     this.safe(() => this.ctx.catalog.rebuild());
-    this.safe(() => this.ctx.hub.sendSyncFull());
     this.safe(() => this.ctx.hub.notify('plugins.changed', {}));
     this.emit({ type: 'reload' });
   }
@@ -237,15 +236,16 @@ export class PluginManager {
       this.ctx.log.error('plugin_reload_failed', { path: dir, error: String((err as Error).message) });
       return;
     }
-    this.safe(() => this.ctx.catalog.rebuild());
     const plugin = this.list().find((p) => p.path === dir);
     const sameSet = before.size === this.plugins.size && [...before.keys()].every((n) => this.plugins.has(n));
+    // One plugin rebuilt in place: it alone goes to the extension (plugin.update); otherwise the
+    // catalog change re-syncs everything.
+    this.safe(() => this.ctx.catalog.rebuild(plugin && sameSet ? 'pluginUpdate' : 'config'));
     if (plugin && sameSet) {
       this.ctx.log.info('plugin_updated', { plugin: plugin.name, hash: plugin.adapterHash });
       this.safe(() => this.ctx.hub.notify('plugin.update', { plugin: toPluginInfo(this.ctx, plugin) }));
       this.emit({ type: 'update', plugin: plugin.name });
     } else {
-      this.safe(() => this.ctx.hub.sendSyncFull());
       this.emit({ type: 'reload' });
     }
   }

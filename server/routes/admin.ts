@@ -56,7 +56,6 @@ export function adminRoutes(ctx: ServerContext): Hono {
     }
     // The extension passes resolved settings to handlers; push them now.
     ctx.catalog.rebuild();
-    ctx.hub.sendSyncFull();
     ctx.log.info('plugin_settings_updated', { plugin: body.plugin });
     return c.json({ ok: true, plugin: body.plugin });
   });

@@ -17,7 +17,6 @@ import { PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN } from '../limits.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import { approvalWaitMessage, type ApprovalEvent } from './approval-notice.ts';
 import { asOpenTabsError, fail } from './failures.ts';
-import { ConcurrencyGate } from './gate.ts';
 import { effectivePermission } from './permissions.ts';
 import { serverToolHandler } from './server-tools.ts';
 
@@ -45,16 +44,6 @@ export type ToolOutcome =
   | { ok: true; tool: CatalogTool; value: unknown; images?: ImageOut[] }
   | { ok: false; tool?: CatalogTool; error: OpenTabsError };
 
-const gates = new WeakMap<ServerContext, ConcurrencyGate>();
-
-export function gateFor(ctx: ServerContext): ConcurrencyGate {
-  let g = gates.get(ctx);
-  if (!g) {
-    g = new ConcurrencyGate();
-    gates.set(ctx, g);
-  }
-  return g;
-}
 
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
@@ -108,7 +97,7 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
   // Built-in browser tools are not a plugin: the per-plugin gate applies to plugin tools, and
   // per origin to page tools (tool.plugin is "page:<origin>").
   const limit = tool.kind === 'page' ? PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN : ctx.limits.pluginMaxConcurrency;
-  const release = tool.kind !== 'browser' ? gateFor(ctx).tryAcquire(tool.plugin, limit) : () => {};
+  const release = tool.kind !== 'browser' ? ctx.gate.tryAcquire(tool.plugin, limit) : () => {};
   if (!release) return { ok: false, tool, error: fail.tooManyInFlight(tool.plugin, limit) };
   try {
     if (permission === 'ask') {
@@ -178,7 +167,6 @@ async function rememberAlwaysAllow(ctx: ServerContext, tool: CatalogTool): Promi
     if (tool.kind === 'page' && tool.origin) await ctx.config.setOriginPermission(tool.origin, 'auto');
     else await ctx.config.setToolPermission(tool.plugin, tool.shortName, 'auto');
     ctx.catalog.rebuild();
-    ctx.hub.sendSyncFull();
   } catch (err) {
     ctx.log?.error('always_allow_failed', { tool: tool.name, error: String((err as Error)?.message ?? err) });
   }

@@ -153,10 +153,17 @@ function compactSchema(node: unknown): unknown {
   return out;
 }
 
+/**
+ * What a rebuild is for: `config` — plugins, permissions or settings changed (the extension needs
+ * them); `pageTools` — a page registered or dropped tools; `pluginUpdate` — one plugin's code was
+ * rebuilt in place (the plugin manager sends that plugin alone to the extension).
+ */
+export type CatalogChange = 'config' | 'pageTools' | 'pluginUpdate';
+
 export class CatalogStore {
   private snapshot: Catalog;
   private version = 0;
-  private listeners = new Set<(c: Catalog) => void>();
+  private listeners = new Set<(c: Catalog, change: CatalogChange) => void>();
   /** Tools web pages registered (WebMCP), per tab, as the extension reports them. */
   readonly pageTools: PageToolRegistry;
 
@@ -169,13 +176,17 @@ export class CatalogStore {
     return this.snapshot;
   }
 
-  /** New snapshot from BROWSER_TOOLS + plugins + permissions; listeners (list_changed, …) run after the swap. */
-  rebuild(): Catalog {
+  /**
+   * New snapshot from BROWSER_TOOLS + plugins + permissions; listeners run after the swap. `change`
+   * says what changed, so each listener does only what that needs: MCP sessions send list_changed
+   * for any change; the hub re-syncs the extension (sync.full) only for `config`.
+   */
+  rebuild(change: CatalogChange = 'config'): Catalog {
     const next = new Catalog(++this.version, this.build());
     this.snapshot = next;
     for (const cb of this.listeners) {
       try {
-        cb(next);
+        cb(next, change);
       } catch (err) {
         this.ctx.log?.error('catalog_listener_failed', { error: String((err as Error)?.message ?? err) });
       }
@@ -183,7 +194,7 @@ export class CatalogStore {
     return next;
   }
 
-  onChange(cb: (c: Catalog) => void): () => void {
+  onChange(cb: (c: Catalog, change: CatalogChange) => void): () => void {
     this.listeners.add(cb);
     return () => this.listeners.delete(cb);
   }

@@ -93,7 +93,7 @@ export class PageToolRegistry {
     if (JSON.stringify(before ?? null) !== JSON.stringify(next ?? null)) {
       if (next) this.tabs.set(tabId, next);
       else this.tabs.delete(tabId);
-      this.ctx.catalog.rebuild();
+      this.ctx.catalog.rebuild('pageTools');
     }
     return { refused };
   }
@@ -102,7 +102,7 @@ export class PageToolRegistry {
   clearAll(): void {
     if (this.tabs.size === 0) return;
     this.tabs.clear();
-    this.ctx.catalog.rebuild();
+    this.ctx.catalog.rebuild('pageTools');
   }
 
   /** Per tab: its origin and how many page tools it offers (plugin_list_tabs / browser_list_tabs). */

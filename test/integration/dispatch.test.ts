@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { TestServer } from '../harness/server.ts';
 import { FakeExtension, FakeToolError, hang, startPluginServer } from '../harness/fake-extension.ts';
-import { gateFor } from '../../server/tools/call.ts';
 
 let srv: TestServer;
 let ext: FakeExtension;
@@ -146,7 +145,7 @@ describe('dispatch', () => {
     for (const r of releases) r();
     const done = await Promise.all(inflight);
     expect(done.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    expect(gateFor(srv.ctx).count('alpha')).toBe(0);
+    expect(srv.ctx.gate.count('alpha')).toBe(0);
     ext.onDispatch('alpha_work', () => ({ value: 'again' }));
     expect((await call('alpha_work')).status).toBe(200);
   });
@@ -159,7 +158,7 @@ describe('dispatch', () => {
     ac.abort();
     await p;
     await until(() => ext.cancels.some((c) => c.dispatchId === d.params.dispatchId), 'tool.cancel on abort');
-    await until(() => gateFor(srv.ctx).count('alpha') === 0, 'slot freed');
+    await until(() => srv.ctx.gate.count('alpha') === 0, 'slot freed');
   });
 
   test('extension errors map to codes, statuses and actionable messages', async () => {

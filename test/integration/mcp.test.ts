@@ -235,8 +235,7 @@ describe('progress, logging, cancellation', () => {
     await expect(p).rejects.toThrow();
     await until(() => ext.cancels.some((x) => x.dispatchId === d.params.dispatchId), 'tool.cancel');
     await until(() => srv.ctx.hub.inFlightDispatches === 0, 'dispatch released');
-    const { gateFor } = await import('../../server/tools/call.ts');
-    expect(gateFor(srv.ctx).count('notes')).toBe(0);
+    expect(srv.ctx.gate.count('notes')).toBe(0);
   });
 });
 
