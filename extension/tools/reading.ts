@@ -3,6 +3,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { getTab } from './tabs.ts';
 import { withDebugger } from './debugger.ts';
 import { captureSpaced } from './capture.ts';
+import { snapshotPage } from './snapshot.ts';
 import type { BrowserToolHandler } from './types.ts';
 import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
 
@@ -111,94 +112,6 @@ function waitInPage(selector: string | null, text: string | null, state: 'visibl
   });
 }
 
-/**
- * In the page (ISOLATED world): a compact outline — role, accessible name, value/state and a ref
- * per element. Refs live in this world's map until the next navigation (a new document).
- */
-function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean) {
-  const g = globalThis as unknown as { __opentabs_refs__?: { next: number; byRef: Map<string, Element>; byEl: WeakMap<Element, string> } };
-  const refs = (g.__opentabs_refs__ ??= { next: 1, byRef: new Map(), byEl: new WeakMap() });
-  let root: Element | null = document.body ?? document.documentElement;
-  if (selector) {
-    try {
-      root = document.querySelector(selector);
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}` };
-    }
-    if (!root) return { error: `No element matches ${selector}` };
-  }
-  const IMPLICIT: Record<string, string> = {
-    A: 'link', BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox', IMG: 'img', NAV: 'navigation', MAIN: 'main',
-    HEADER: 'banner', FOOTER: 'contentinfo', ASIDE: 'complementary', FORM: 'form', UL: 'list', OL: 'list', LI: 'listitem',
-    TABLE: 'table', TR: 'row', TD: 'cell', TH: 'columnheader', H1: 'heading', H2: 'heading', H3: 'heading', H4: 'heading',
-    H5: 'heading', H6: 'heading', DIALOG: 'dialog', OPTION: 'option', SUMMARY: 'button', P: 'paragraph', LABEL: 'label',
-  };
-  const INPUT: Record<string, string> = { checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button', range: 'slider', search: 'searchbox', number: 'spinbutton' };
-  const roleOf = (el: Element): string | null => {
-    const explicit = el.getAttribute('role');
-    if (explicit) return explicit.split(' ')[0];
-    if (el.tagName === 'INPUT') return (el as HTMLInputElement).type === 'hidden' ? null : (INPUT[(el as HTMLInputElement).type] ?? 'textbox');
-    if (el.tagName === 'A' && !el.hasAttribute('href')) return null;
-    return IMPLICIT[el.tagName] ?? null;
-  };
-  const INTERACTIVE = new Set(['link', 'button', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'slider', 'spinbutton', 'option', 'menuitem', 'tab', 'switch']);
-  const clean = (s: string | null | undefined, n = 80) => (s ?? '').replace(/\s+/g, ' ').trim().slice(0, n);
-  const nameOf = (el: Element, role: string): string => {
-    const aria = el.getAttribute('aria-label');
-    if (aria) return clean(aria);
-    const by = el.getAttribute('aria-labelledby');
-    if (by) return clean(by.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' '));
-    if (el.tagName === 'IMG') return clean(el.getAttribute('alt'));
-    if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement) {
-      const label = el.labels?.[0]?.textContent;
-      return clean(label || el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name'));
-    }
-    if (['link', 'button', 'heading', 'option', 'tab', 'menuitem', 'cell', 'columnheader', 'listitem', 'paragraph', 'label'].includes(role)) return clean((el as HTMLElement).innerText ?? el.textContent);
-    return clean(el.getAttribute('title'));
-  };
-  const hidden = (el: Element) => {
-    if ((el as HTMLElement).hidden || el.getAttribute('aria-hidden') === 'true') return true;
-    const cs = getComputedStyle(el);
-    return cs.display === 'none' || cs.visibility === 'hidden';
-  };
-  const lines: string[] = [];
-  let count = 0;
-  const walk = (el: Element, depth: number) => {
-    if (hidden(el) || ['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE'].includes(el.tagName)) return;
-    const role = roleOf(el);
-    const show = role !== null && (!interactiveOnly || INTERACTIVE.has(role));
-    let childDepth = depth;
-    if (show && depth <= maxDepth) {
-      let ref = refs.byEl.get(el);
-      if (!ref) {
-        ref = `e${refs.next++}`;
-        refs.byEl.set(el, ref);
-        refs.byRef.set(ref, el);
-      }
-      const parts = [`${'  '.repeat(interactiveOnly ? 0 : depth)}- ${role}`];
-      const name = nameOf(el, role);
-      if (name) parts.push(JSON.stringify(name));
-      if (role === 'heading') parts.push(`[level=${el.tagName.slice(1)}]`);
-      if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) parts.push(el.checked ? '[checked]' : '[unchecked]');
-      else if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) && el.value) parts.push(`value=${JSON.stringify(clean(el.value, 60))}`);
-      if ((el as HTMLButtonElement).disabled) parts.push('[disabled]');
-      parts.push(`[ref=${ref}]`);
-      lines.push(parts.join(' '));
-      count++;
-      childDepth = depth + 1;
-      // The name already carries the text of these; their children would repeat it.
-      if (['link', 'button', 'heading', 'option', 'paragraph', 'label', 'listitem', 'cell', 'columnheader'].includes(role) && !el.querySelector('a,button,input,select,textarea,[role]')) return;
-    } else if (!show && !interactiveOnly && depth <= maxDepth && el.children.length === 0) {
-      const text = clean((el as HTMLElement).innerText ?? el.textContent);
-      if (text) lines.push(`${'  '.repeat(depth)}- text ${JSON.stringify(text)}`);
-    }
-    if (childDepth > maxDepth + 1) return;
-    for (const c of el.children) walk(c, childDepth);
-  };
-  walk(root, 0);
-  return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n') };
-}
-
 /** In the page (ISOLATED world, where snapshot refs live): the element's box in document coordinates. */
 function elementBox(selector: string | null, ref: string | null): { error: string } | { x: number; y: number; width: number; height: number } {
   let el: Element | null | undefined;
@@ -266,8 +179,9 @@ export const readingTools: Record<string, BrowserToolHandler> = {
 
   async browser_snapshot(input) {
     const tab = await getTab(input.tabId);
-    const r = await runInTab(tab.id!, snapshotPage, [(input.selector as string) ?? null, (input.maxDepth as number) ?? 50, input.interactiveOnly === true]);
-    return { value: unwrap(r) };
+    const r = unwrap(await runInTab(tab.id!, snapshotPage, [(input.selector as string) ?? null, (input.maxDepth as number) ?? 50, input.interactiveOnly === true]));
+    // The model reads the outline as plain text; REST callers get the same fields as JSON.
+    return { value: r, text: `Page: ${r.title} (${r.url})\n${r.snapshot}` };
   },
 
   async browser_screenshot_tab(input) {

@@ -16,6 +16,12 @@ const isPlainObject = (x: unknown): x is Record<string, unknown> => typeof x ===
 export function toMcpResult(o: ToolOutcome): McpCallResult {
   // A page tool's result is MCP content already (checked by the extension): passed on as is.
   if (o.ok && o.tool.kind === 'page') return o.value as McpCallResult;
+  if (o.ok && o.text !== undefined) {
+    // Text by nature (a page snapshot): the model reads it as is, once.
+    const content: McpCallResult['content'] = [{ type: 'text', text: o.text }];
+    if (o.images) for (const img of o.images) content.push({ type: 'image', data: img.data, mimeType: img.mimeType });
+    return { content, isError: false };
+  }
   if (o.ok) {
     const value = o.value === undefined ? null : o.value;
     const content: McpCallResult['content'] = [{ type: 'text', text: JSON.stringify(value) }];

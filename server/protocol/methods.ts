@@ -108,6 +108,12 @@ export const ImageContent = v.object({ data: v.string(), mimeType: v.string() })
 export const DispatchResult = v.object({
   value: v.unknown(),
   images: v.optional(v.array(ImageContent)),
+  /**
+   * What the model reads instead of the value's JSON (MCP text content), for results that are
+   * text by nature (browser_snapshot): no escaped quotes and newlines, no structuredContent copy.
+   * REST keeps returning the value.
+   */
+  text: v.optional(v.string()),
 });
 export type DispatchResult = v.InferOutput<typeof DispatchResult>;
 

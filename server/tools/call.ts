@@ -41,7 +41,7 @@ export interface ImageOut {
 }
 
 export type ToolOutcome =
-  | { ok: true; tool: CatalogTool; value: unknown; images?: ImageOut[] }
+  | { ok: true; tool: CatalogTool; value: unknown; images?: ImageOut[]; text?: string }
   | { ok: false; tool?: CatalogTool; error: OpenTabsError };
 
 
@@ -133,9 +133,13 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
       onLog: call.onLog,
       sessionId: call.sessionId,
     });
-    return result.images && result.images.length > 0
-      ? { ok: true, tool, value: result.value, images: result.images }
-      : { ok: true, tool, value: result.value };
+    return {
+      ok: true,
+      tool,
+      value: result.value,
+      ...(result.images && result.images.length > 0 ? { images: result.images } : {}),
+      ...(typeof result.text === 'string' ? { text: result.text } : {}),
+    };
   } finally {
     release();
   }

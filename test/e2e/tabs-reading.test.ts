@@ -113,10 +113,12 @@ describe('reading tools', () => {
     const elPng = Buffer.from(el.body.images[0].data, 'base64');
     expect(Math.abs(elPng.readUInt32BE(16) - Math.ceil(box.width))).toBeLessThanOrEqual(1);
     expect(Math.abs(elPng.readUInt32BE(20) - Math.ceil(box.height))).toBeLessThanOrEqual(1);
+    // Refs go to what can be acted on: the page's link.
+    const link = await h.callTool('browser_screenshot_tab', { tabId, selector: 'a[href="second.html"]' });
     const snap = await h.callTool('browser_snapshot', { tabId });
-    const ref = /- heading "Fixture home" \[level=1\] \[ref=(e\d+)\]/.exec(snap.body.result.snapshot)![1];
+    const ref = /- link "Second page" \[ref=(e\d+)\]/.exec(snap.body.result.snapshot)![1];
     const byRef = await h.callTool('browser_screenshot_tab', { tabId, ref });
-    expect(byRef.body.result.clip).toEqual(el.body.result.clip);
+    expect(byRef.body.result.clip).toEqual(link.body.result.clip);
     const stale = await h.callTool('browser_screenshot_tab', { tabId, ref: 'e99999' });
     expect(stale.body.error.code).toBe('not_found');
     expect(stale.body.error.message).toContain('browser_snapshot');
