@@ -5,6 +5,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
+import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import { getTab } from './tabs.ts';
 import type { BrowserToolHandler } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
@@ -69,7 +70,7 @@ async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => 
   return res?.result as R;
 }
 
-async function point(tabId: number, input: Record<string, unknown>, focus = false, clear = false): Promise<Point> {
+export async function point(tabId: number, input: Record<string, unknown>, focus = false, clear = false): Promise<Point> {
   // Both would be ambiguous: say so instead of silently picking one.
   if (input.selector !== undefined && input.ref !== undefined) {
     throw new ToolError('invalid_arguments', 'Pass either selector or ref, not both (they may name different elements)', { category: 'validation' });
@@ -175,8 +176,10 @@ export const actingTools: Record<string, BrowserToolHandler> = {
   async browser_click_element(input) {
     const tab = await getTab(input.tabId);
     const p = await point(tab.id!, input);
-    await withDebugger(tab.id!, (send) => click(send, p, (input.button as string) ?? 'left', (input.clickCount as number) ?? 1, modifierMask(input.modifiers)));
-    return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y) } };
+    const r = await withDebugger(tab.id!, (send) =>
+      runWatchingDialogs(tab.id!, send, () => click(send, p, (input.button as string) ?? 'left', (input.clickCount as number) ?? 1, modifierMask(input.modifiers))),
+    );
+    return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
   },
 
   async browser_type_text(input) {
@@ -198,8 +201,8 @@ export const actingTools: Record<string, BrowserToolHandler> = {
   async browser_press_key(input) {
     const tab = await getTab(input.tabId);
     if (input.selector !== undefined || input.ref !== undefined) await point(tab.id!, input, true);
-    await withDebugger(tab.id!, (send) => pressKey(send, String(input.key), modifierMask(input.modifiers)));
-    return { value: { pressed: input.key } };
+    const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => pressKey(send, String(input.key), modifierMask(input.modifiers))));
+    return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
   },
 
   async browser_hover_element(input) {

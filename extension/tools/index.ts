@@ -4,6 +4,8 @@
  */
 import { actingTools } from './acting.ts';
 import { consoleTools } from './console.ts';
+import { dialogTools } from './dialogs.ts';
+import { formTools } from './forms.ts';
 import { extensionTools } from './extension.ts';
 import { networkTools } from './network.ts';
 import { readingTools } from './reading.ts';
@@ -17,6 +19,8 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...windowTools,
   ...readingTools,
   ...actingTools,
+  ...dialogTools,
+  ...formTools,
   ...storageTools,
   ...consoleTools,
   ...networkTools,

@@ -317,6 +317,49 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     group: 'acting',
   },
   {
+    name: 'browser_handle_dialog',
+    description:
+      'Answer the JavaScript dialog (alert, confirm, prompt) open in a tab: accept or dismiss it, with the text for a prompt. A click or key press that opens a dialog returns at once with `dialog` in its result.',
+    inputSchema: obj(
+      {
+        tabId,
+        action: { enum: ['accept', 'dismiss'], description: 'accept (OK) or dismiss (Cancel); default accept' },
+        promptText: { type: 'string', description: 'Text to answer a prompt() with (accept only)' },
+      },
+      ['tabId'],
+    ),
+    defaultPermission: 'auto',
+    group: 'acting',
+  },
+  {
+    name: 'browser_fill_form',
+    description:
+      'Fill several fields of a form in one call: text fields and textareas (value replaced), checkboxes and radios (checked true/false), selects (option value or label). Each field by CSS selector or snapshot ref; the page gets input and change events as from a user. Reports each field, and stops at the first field it cannot fill.',
+    inputSchema: obj(
+      {
+        tabId,
+        fields: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 100,
+          description: 'The fields to fill, in order',
+          items: obj(
+            {
+              selector: { type: 'string', minLength: 1, description: 'CSS selector of the field (or give ref)' },
+              ref: refSchema,
+              value: { type: 'string', description: 'Text for a text field or textarea; option value or label for a select; radio: its value' },
+              checked: { type: 'boolean', description: 'For a checkbox or radio: check (true) or uncheck (false)' },
+            },
+            [],
+          ),
+        },
+      },
+      ['tabId', 'fields'],
+    ),
+    defaultPermission: 'auto',
+    group: 'acting',
+  },
+  {
     name: 'browser_execute_script',
     description: 'Run JavaScript in the page and return its result: an expression, a function (called), or a body with `return`; promises are awaited; DOM elements come back as {tag, id, text, selector} usable by the other tools. Off by default: it runs code with your session.',
     inputSchema: obj(

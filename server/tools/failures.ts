@@ -12,6 +12,8 @@ import { RpcErrorCode, type RpcError } from '../protocol/jsonrpc.ts';
 export const STATUS_BY_CODE: Record<string, number> = {
   unknown_tool: 404,
   unknown_plugin: 404,
+  /** An element, dialog or other thing the call names is not there. */
+  not_found: 404,
   invalid_arguments: 400,
   permission_off: 403,
   permission_denied: 403,

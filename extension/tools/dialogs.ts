@@ -1,0 +1,94 @@
+/**
+ * JavaScript dialogs (alert, confirm, prompt, beforeunload). A dialog blocks its page, and the
+ * DevTools input event that opened it does not complete until the dialog is closed, so a click
+ * that opens one would hang. Debugger-driven actions watch for dialogs (Page domain events):
+ * when one opens, the action returns at once saying so, and browser_handle_dialog accepts or
+ * dismisses it (with a prompt's text).
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
+import { withDebugger, type CdpSend } from './debugger.ts';
+import { getTab } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
+
+export interface OpenDialog {
+  type: 'alert' | 'confirm' | 'prompt' | 'beforeunload';
+  message: string;
+  defaultPrompt?: string;
+}
+
+const open = new Map<number, OpenDialog>();
+const watching = new Map<number, Set<(d: OpenDialog) => void>>();
+const pageEnabled = new Set<number>();
+
+function track(tabId: number): void {
+  if (pageEnabled.has(tabId)) return;
+  pageEnabled.add(tabId);
+  const offEvents = debuggerEvents(tabId, (method, params) => {
+    if (method === 'Page.javascriptDialogOpening') {
+      const p = params as { type: OpenDialog['type']; message: string; defaultPrompt?: string };
+      const d: OpenDialog = { type: p.type, message: p.message, ...(p.type === 'prompt' ? { defaultPrompt: p.defaultPrompt ?? '' } : {}) };
+      open.set(tabId, d);
+      for (const cb of watching.get(tabId) ?? []) cb(d);
+    } else if (method === 'Page.javascriptDialogClosed') open.delete(tabId);
+  });
+  const offGone = onDebuggerGone(tabId, () => {
+    pageEnabled.delete(tabId);
+    open.delete(tabId);
+    offEvents();
+    offGone();
+  });
+}
+
+/**
+ * Run a debugger-driven action; if a dialog opens meanwhile, resolve at once with it (the action's
+ * own CDP commands finish once the dialog is handled).
+ */
+export async function runWatchingDialogs<T>(tabId: number, send: CdpSend, action: () => Promise<T>): Promise<{ result?: T; dialog?: OpenDialog }> {
+  if (!pageEnabled.has(tabId)) {
+    await send('Page.enable');
+    track(tabId);
+  }
+  let onDialog!: (d: OpenDialog) => void;
+  const opened = new Promise<OpenDialog>((resolve) => (onDialog = resolve));
+  let set = watching.get(tabId);
+  if (!set) watching.set(tabId, (set = new Set()));
+  set.add(onDialog);
+  try {
+    const actionDone = action().then((result) => ({ result }));
+    // An action still pending when a dialog opened stays pending until the dialog is handled.
+    actionDone.catch(() => {});
+    return await Promise.race([actionDone, opened.then((dialog) => ({ dialog }))]);
+  } finally {
+    set.delete(onDialog);
+  }
+}
+
+/** What an action that opened a dialog answers, so the agent knows what to do next. */
+export const dialogNote = (d: OpenDialog) => ({
+  dialog: d,
+  note: `The page opened a ${d.type} dialog ("${d.message.slice(0, 200)}"); it blocks the page until answered: call browser_handle_dialog.`,
+});
+
+export const dialogTools: Record<string, BrowserToolHandler> = {
+  async browser_handle_dialog(input) {
+    const tab = await getTab(input.tabId);
+    const accept = input.action !== 'dismiss';
+    const promptText = input.promptText as string | undefined;
+    const known = open.get(tab.id!);
+    try {
+      await withDebugger(tab.id!, async (send) => {
+        if (!pageEnabled.has(tab.id!)) {
+          await send('Page.enable');
+          track(tab.id!);
+        }
+        await send('Page.handleJavaScriptDialog', { accept, ...(promptText !== undefined ? { promptText } : {}) });
+      });
+    } catch (err) {
+      if (/no dialog/i.test((err as Error).message)) throw new ToolError('not_found', `No dialog is open in tab ${tab.id}`, { category: 'not_found' });
+      throw err;
+    }
+    open.delete(tab.id!);
+    return { value: { handled: true, action: accept ? 'accept' : 'dismiss', ...(known ? { dialog: known } : {}), ...(promptText !== undefined ? { promptText } : {}) } };
+  },
+};

@@ -1,0 +1,91 @@
+/**
+ * browser_fill_form: many fields in one call, done in the page (no debugger, so no debugging bar):
+ * the value is set through the element's own property setter (what frameworks such as React
+ * listen to), then input and change events fire as when a user edits the field.
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { getTab } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
+import { checkedScriptTarget } from './url-policy.ts';
+
+interface FieldSpec {
+  selector?: string;
+  ref?: string;
+  value?: string;
+  checked?: boolean;
+}
+
+/** In the page (ISOLATED world, where snapshot refs live). */
+function fillInPage(fields: FieldSpec[]) {
+  const refs = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__;
+  const done: { field: string; kind: string; value?: string; checked?: boolean }[] = [];
+  const fire = (el: Element) => {
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  };
+  const setNative = (el: HTMLInputElement | HTMLTextAreaElement, value: string) => {
+    const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+    Object.getOwnPropertyDescriptor(proto, 'value')?.set?.call(el, value);
+  };
+  for (const [i, f] of fields.entries()) {
+    const name = f.ref ?? f.selector ?? `fields[${i}]`;
+    if ((f.ref === undefined) === (f.selector === undefined)) return { done, error: `fields[${i}]: give either selector or ref`, code: 'invalid_arguments' };
+    let el: Element | null | undefined;
+    if (f.ref !== undefined) {
+      el = refs?.byRef.get(f.ref);
+      if (!el || !el.isConnected) return { done, error: `fields[${i}]: unknown or stale ref ${f.ref}; take a new browser_snapshot`, code: 'not_found' };
+    } else {
+      try {
+        el = document.querySelector(f.selector!);
+      } catch {
+        return { done, error: `fields[${i}]: invalid CSS selector ${f.selector}`, code: 'invalid_arguments' };
+      }
+      if (!el) return { done, error: `fields[${i}]: no element matches ${f.selector}`, code: 'not_found' };
+    }
+    if ((el as HTMLInputElement).disabled) return { done, error: `fields[${i}]: ${name} is disabled`, code: 'invalid_arguments' };
+    (el as HTMLElement).focus?.();
+    if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) {
+      const want = f.checked ?? (f.value !== undefined ? el.value === f.value : true);
+      if (el.checked !== want) {
+        // A click toggles like a user would (and radio groups update); a radio cannot be unchecked by clicking.
+        if (el.type === 'radio' && !want) el.checked = false;
+        else el.click();
+      }
+      done.push({ field: name, kind: el.type, checked: el.checked });
+    } else if (el instanceof HTMLSelectElement) {
+      if (f.value === undefined) return { done, error: `fields[${i}]: a select needs value (an option's value or label)`, code: 'invalid_arguments' };
+      const opt = [...el.options].find((o) => o.value === f.value) ?? [...el.options].find((o) => o.label.trim() === f.value || o.text.trim() === f.value);
+      if (!opt) return { done, error: `fields[${i}]: ${name} has no option "${f.value}" (options: ${[...el.options].map((o) => o.label.trim() || o.value).join(', ')})`, code: 'invalid_arguments' };
+      el.value = opt.value;
+      fire(el);
+      done.push({ field: name, kind: 'select', value: opt.value });
+    } else if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
+      if (f.value === undefined) return { done, error: `fields[${i}]: ${name} needs value`, code: 'invalid_arguments' };
+      setNative(el, f.value);
+      fire(el);
+      done.push({ field: name, kind: el instanceof HTMLTextAreaElement ? 'textarea' : el.type, value: el.value });
+    } else if ((el as HTMLElement).isContentEditable) {
+      (el as HTMLElement).innerText = f.value ?? '';
+      fire(el);
+      done.push({ field: name, kind: 'contenteditable', value: f.value ?? '' });
+    } else {
+      return { done, error: `fields[${i}]: ${name} is a <${el.tagName.toLowerCase()}>, not a form field`, code: 'invalid_arguments' };
+    }
+  }
+  return { done };
+}
+
+export const formTools: Record<string, BrowserToolHandler> = {
+  async browser_fill_form(input) {
+    const tab = await getTab(input.tabId);
+    const fields = input.fields as FieldSpec[];
+    const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), world: 'ISOLATED', func: fillInPage, args: [fields] });
+    const r = res?.result as ReturnType<typeof fillInPage> | undefined;
+    if (!r) throw new ToolError('not_available', `Tab ${tab.id} cannot be scripted`, { category: 'validation' });
+    if ('error' in r && r.error) {
+      const filled = r.done.length ? ` (filled before it: ${r.done.map((d) => d.field).join(', ')})` : '';
+      throw new ToolError(r.code ?? 'invalid_arguments', `${r.error}${filled}`, { category: r.code === 'not_found' ? 'not_found' : 'validation' });
+    }
+    return { value: { filled: r.done.length, fields: r.done } };
+  },
+};
