@@ -6,6 +6,7 @@ import { actingTools } from './acting.ts';
 import { consoleTools } from './console.ts';
 import { dialogTools } from './dialogs.ts';
 import { formTools } from './forms.ts';
+import { waitingTools } from './waiting.ts';
 import { extensionTools } from './extension.ts';
 import { networkTools } from './network.ts';
 import { readingTools } from './reading.ts';
@@ -21,6 +22,7 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...actingTools,
   ...dialogTools,
   ...formTools,
+  ...waitingTools,
   ...storageTools,
   ...consoleTools,
   ...networkTools,

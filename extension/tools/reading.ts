@@ -7,7 +7,7 @@ import { snapshotPage } from './snapshot.ts';
 import type { BrowserToolHandler } from './types.ts';
 import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
 
-async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<Awaited<R>> {
+export async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<Awaited<R>> {
   try {
     const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), world: 'ISOLATED', func: func as never, args: args as never });
     if (res && 'error' in res && res.error) throw new Error(String((res as { error: unknown }).error));
@@ -64,7 +64,7 @@ function queryPage(selector: string, limit: number, attributes: string[] | null)
 }
 
 /** In the page: resolve when the element reaches the wanted state, or report a timeout. */
-function waitInPage(selector: string | null, text: string | null, state: 'visible' | 'attached' | 'hidden', timeoutMs: number) {
+export function waitInPage(selector: string | null, text: string | null, state: 'visible' | 'attached' | 'hidden', timeoutMs: number) {
   const find = (): Element | null => {
     if (selector) return document.querySelector(selector);
     const walker = document.createTreeWalker(document.body ?? document.documentElement, NodeFilter.SHOW_TEXT);

@@ -226,6 +226,23 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     group: 'reading',
   },
   {
+    name: 'browser_wait_for',
+    description: 'Wait for one thing instead of sleeping: a text to appear (text) or to go away (textGone), the tab URL to match (urlPattern), or a time to pass (time).',
+    inputSchema: obj(
+      {
+        tabId,
+        text: { type: 'string', minLength: 1, description: 'Wait until this text is visible in the page' },
+        textGone: { type: 'string', minLength: 1, description: 'Wait until this text is no longer visible' },
+        urlPattern: { type: 'string', minLength: 1, description: 'Wait until the tab URL matches: a substring, or a pattern where * matches anything (https://app.example.com/done*)' },
+        time: { type: 'integer', minimum: 0, maximum: 25000, description: 'Just wait this many milliseconds' },
+        timeoutMs: { type: 'integer', minimum: 0, maximum: 25000, description: 'Give up after this many ms (default 10000)' },
+      },
+      ['tabId'],
+    ),
+    defaultPermission: 'auto',
+    group: 'reading',
+  },
+  {
     name: 'browser_screenshot_tab',
     description: 'Screenshot of a tab as an image: the visible part (brings the tab to the front), the full page, or one element (selector or snapshot ref).',
     inputSchema: obj(

@@ -74,6 +74,28 @@ describe('dialogs', () => {
   });
 });
 
+describe('browser_wait_for', () => {
+  test('text appearing, text going away, the URL matching, a time; one condition at a time', async () => {
+    const appear = h.callTool('browser_wait_for', { tabId, text: 'Ready now' });
+    await page.evaluate(() => setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<p id="ready">Ready now</p>'), 200));
+    expect((await appear).body.result.waited).toBe('text');
+    const gone = h.callTool('browser_wait_for', { tabId, textGone: 'Ready now' });
+    await page.evaluate(() => setTimeout(() => document.getElementById('ready')!.remove(), 200));
+    expect((await gone).body.result.waited).toBe('textGone');
+    const url = h.callTool('browser_wait_for', { tabId, urlPattern: '*#step-2' });
+    await page.evaluate(() => setTimeout(() => (location.hash = 'step-2'), 200));
+    const urlRes = await url;
+    expect(urlRes.body).toMatchObject({ result: { waited: 'url' } });
+    expect(urlRes.body.result.url).toEndWith('#step-2');
+    expect((await h.callTool('browser_wait_for', { tabId, time: 50 })).body.result.waited).toBe('time');
+    const late = await h.callTool('browser_wait_for', { tabId, text: 'never shown', timeoutMs: 300 });
+    expect(late.body.error.code).toBe('timeout');
+    const two = await h.callTool('browser_wait_for', { tabId, text: 'a', time: 10 });
+    expect(two.status).toBe(400);
+    expect(two.body.error.message).toContain('exactly one of');
+  });
+});
+
 describe('browser_fill_form', () => {
   test('text, textarea, checkbox, radio and select in one call, with input and change events', async () => {
     await page.evaluate(() => ((window as any).events = []));

@@ -1,0 +1,55 @@
+/**
+ * browser_wait_for: wait for one thing — a text to appear or to go away, the tab's URL to match,
+ * or a fixed time — so an agent does not guess with sleeps. Bounded by timeoutMs (and the call's
+ * own timeout on the server).
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { runInTab, waitInPage } from './reading.ts';
+import { getTab } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const URL_POLL_MS = 100;
+
+/** `*` matches anything; without `*`, the pattern only has to occur in the URL. */
+export function urlMatches(url: string, pattern: string): boolean {
+  if (!pattern.includes('*')) return url.includes(pattern);
+  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return re.test(url);
+}
+
+export const waitingTools: Record<string, BrowserToolHandler> = {
+  async browser_wait_for(input) {
+    const tab = await getTab(input.tabId);
+    const given = (['text', 'textGone', 'urlPattern', 'time'] as const).filter((k) => input[k] !== undefined);
+    if (given.length !== 1) {
+      throw new ToolError('invalid_arguments', `Pass exactly one of text, textGone, urlPattern or time (got ${given.length ? given.join(', ') : 'none'})`, { category: 'validation' });
+    }
+    const timeoutMs = (input.timeoutMs as number | undefined) ?? DEFAULT_TIMEOUT_MS;
+    const t0 = Date.now();
+    if (input.time !== undefined) {
+      await new Promise((r) => setTimeout(r, input.time as number));
+      return { value: { waited: 'time', elapsedMs: Date.now() - t0 } };
+    }
+    if (input.urlPattern !== undefined) {
+      const pattern = String(input.urlPattern);
+      for (;;) {
+        const now = await getTab(tab.id!);
+        const url = now.pendingUrl ?? now.url ?? '';
+        if (urlMatches(url, pattern)) return { value: { waited: 'url', url, elapsedMs: Date.now() - t0 } };
+        if (Date.now() - t0 >= timeoutMs) {
+          throw new ToolError('timeout', `Timed out after ${timeoutMs} ms waiting for the URL to match ${pattern} (it is ${url})`, { category: 'timeout', retryable: true });
+        }
+        await new Promise((r) => setTimeout(r, URL_POLL_MS));
+      }
+    }
+    const gone = input.textGone !== undefined;
+    const text = String(gone ? input.textGone : input.text);
+    const r = await runInTab(tab.id!, waitInPage, [null, text, gone ? 'hidden' : 'visible', timeoutMs]);
+    if ('error' in r) {
+      if (r.error.startsWith('Timed out')) throw new ToolError('timeout', r.error, { category: 'timeout', retryable: true });
+      throw new ToolError('invalid_arguments', r.error, { category: 'validation' });
+    }
+    return { value: { waited: gone ? 'textGone' : 'text', elapsedMs: Date.now() - t0 } };
+  },
+};
