@@ -26,8 +26,6 @@ function pluginTabs(ctx: ServerContext, args: Record<string, unknown>): unknown 
 
 export const SERVER_TOOL_HANDLERS: Record<string, ServerToolHandler> = {
   plugin_list_tabs: pluginTabs,
-  browser_list_plugin_tabs: pluginTabs,
-  extension_list_plugin_tabs: pluginTabs,
 };
 
 export function serverToolHandler(name: string): ServerToolHandler | undefined {

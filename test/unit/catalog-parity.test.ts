@@ -44,3 +44,8 @@ describe('browser tool catalog ↔ implementations', () => {
     for (const t of withTab) expect(ajv.compile(t.inputSchema)({ tabId: 'x' })).toBe(false);
   });
 });
+
+test('every server-served handler is a catalog tool marked servedBy server, and the other way round (no dead aliases)', () => {
+  const served = BROWSER_TOOLS.filter((t) => t.servedBy === 'server').map((t) => t.name).sort();
+  expect(Object.keys(SERVER_TOOL_HANDLERS).sort()).toEqual(served);
+});
