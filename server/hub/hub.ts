@@ -60,10 +60,10 @@ export interface DispatchProgress {
 
 export interface DispatchRequest {
   plugin: string;
-  /** What tool.dispatch carries: the short name for plugin tools, the full name for built-ins. */
-  tool: string;
-  /** Full name, for messages and the side panel. */
-  toolName: string;
+  /** The name tool.dispatch carries: a plugin tool's own short name, a built-in's full name. */
+  wireName: string;
+  /** The name clients call it by (e.g. slack_send_message), for messages and the side panel. */
+  fullName: string;
   input: Record<string, unknown>;
   tabId?: number;
   settings?: Record<string, unknown>;
@@ -75,7 +75,6 @@ export interface DispatchRequest {
   sessionId?: string;
 }
 
-export type DispatchOutput = v.InferOutput<typeof DispatchResult>;
 
 interface Pending {
   conn: Ws;
@@ -307,10 +306,10 @@ export class ExtensionHub {
 
   // ------------------------------------------------------------------ tool dispatch
 
-  dispatch(req: DispatchRequest): Promise<DispatchOutput> {
+  dispatch(req: DispatchRequest): Promise<DispatchResult> {
     const ws = this.active;
     if (!ws) return Promise.reject(fail.notConnected());
-    if (req.signal?.aborted) return Promise.reject(fail.cancelled(req.toolName, 'the client cancelled the request'));
+    if (req.signal?.aborted) return Promise.reject(fail.cancelled(req.fullName, 'the client cancelled the request'));
 
     const limits = this.ctx.limits;
     // Unguessable: a web page that could guess another call's id could try to write into it.
@@ -319,11 +318,11 @@ export class ExtensionHub {
     const startedAt = Date.now();
     const deadline = startedAt + limits.dispatchMaxTotalMs;
 
-    return new Promise<DispatchOutput>((resolve, reject) => {
+    return new Promise<DispatchResult>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let settled = false;
 
-      const finish = (err: OpenTabsError | null, value?: DispatchOutput, cancelReason?: string) => {
+      const finish = (err: OpenTabsError | null, value?: DispatchResult, cancelReason?: string) => {
         if (settled) return;
         settled = true;
         if (timer) clearTimeout(timer);
@@ -336,34 +335,34 @@ export class ExtensionHub {
         if (this.panelOpen) {
           this.notify('tool.invocationEnd', {
             dispatchId,
-            tool: req.toolName,
+            tool: req.fullName,
             plugin: req.plugin,
             success: err === null,
             durationMs: Date.now() - startedAt,
           });
         }
         if (err) reject(err);
-        else resolve(value as DispatchOutput);
+        else resolve(value as DispatchResult);
       };
 
-      const onTimeout = () => finish(fail.timeout(req.toolName, Date.now() - startedAt), undefined, 'timeout');
+      const onTimeout = () => finish(fail.timeout(req.fullName, Date.now() - startedAt), undefined, 'timeout');
       const arm = () => {
         if (timer) clearTimeout(timer);
         const remaining = deadline - Date.now();
         timer = setTimeout(onTimeout, Math.max(0, Math.min(limits.dispatchTimeoutMs, remaining)));
       };
-      const onAbort = () => finish(fail.cancelled(req.toolName, 'the client cancelled the request'), undefined, 'cancelled by client');
+      const onAbort = () => finish(fail.cancelled(req.fullName, 'the client cancelled the request'), undefined, 'cancelled by client');
 
       this.pending.set(rpcId, {
         conn: ws,
         method: 'tool.dispatch',
-        toolName: req.toolName,
-        resolve: (x) => finish(null, x as DispatchOutput),
+        toolName: req.fullName,
+        resolve: (x) => finish(null, x as DispatchResult),
         reject: (e) => finish(e),
         onResponse: (msg) => {
-          if ('error' in msg) return finish(fromRpcError(msg.error, req.toolName));
+          if ('error' in msg) return finish(fromRpcError(msg.error, req.fullName));
           const parsed = v.safeParse(DispatchResult, msg.result);
-          if (!parsed.success) return finish(fail.internal(`The extension returned a malformed result for ${req.toolName}: ${parsed.issues[0].message}`));
+          if (!parsed.success) return finish(fail.internal(`The extension returned a malformed result for ${req.fullName}: ${parsed.issues[0].message}`));
           finish(null, parsed.output);
         },
       });
@@ -380,10 +379,10 @@ export class ExtensionHub {
       req.signal?.addEventListener('abort', onAbort, { once: true });
       arm();
 
-      const params: ServerParams<'tool.dispatch'> = { dispatchId, plugin: req.plugin, tool: req.tool, input: req.input };
+      const params: ServerParams<'tool.dispatch'> = { dispatchId, plugin: req.plugin, tool: req.wireName, input: req.input };
       if (req.tabId !== undefined) params.tabId = req.tabId;
       if (req.settings !== undefined) params.settings = req.settings;
-      const start: ServerParams<'tool.invocationStart'> = { dispatchId, tool: req.toolName, plugin: req.plugin, ts: startedAt };
+      const start: ServerParams<'tool.invocationStart'> = { dispatchId, tool: req.fullName, plugin: req.plugin, ts: startedAt };
       // The side panel's invocationStart/End go out only while one is open (panel.state): with no
       // panel they would cost a frame each way per call for nobody.
       try {

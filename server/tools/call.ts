@@ -123,8 +123,8 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
     }
     const result = await ctx.hub.dispatch({
       plugin: tool.plugin,
-      tool: tool.shortName,
-      toolName: tool.name,
+      wireName: tool.shortName,
+      fullName: tool.name,
       input: args as Record<string, unknown>,
       tabId: tool.kind === 'page' ? tool.tabId : call.tabId,
       settings: tool.kind === 'plugin' ? pluginSettings(ctx, tool.plugin) : undefined,
