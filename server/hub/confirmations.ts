@@ -11,7 +11,7 @@ import type { ServerContext } from '../context.ts';
 import { OpenTabsError } from '../errors.ts';
 import { MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_CALLER } from '../limits.ts';
 import type { ConfirmationTarget } from '../protocol/methods.ts';
-import { fail } from '../tools/failures.ts';
+import { fail } from '../tools/call-errors.ts';
 import type { ExtensionHub } from './hub.ts';
 
 export interface ConfirmationRequest {

@@ -32,7 +32,7 @@ import {
   type TabState,
   type LogEntry,
 } from '../protocol/methods.ts';
-import { fail, fromRpcError } from '../tools/failures.ts';
+import { fail, fromRpcError } from '../tools/call-errors.ts';
 import { buildSyncFull } from './sync.ts';
 import { handleExtensionNotification, handleExtensionRequest } from './handlers.ts';
 import { Confirmations, type ConfirmationDecision, type ConfirmationRequest } from './confirmations.ts';

@@ -16,7 +16,7 @@ import type { ConfirmationTarget, LogEntry } from '../protocol/methods.ts';
 import { PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN } from '../limits.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import { approvalWaitMessage, type ApprovalEvent } from './approval-notice.ts';
-import { asOpenTabsError, fail } from './failures.ts';
+import { asOpenTabsError, fail } from './call-errors.ts';
 import { effectivePermission } from './permissions.ts';
 import { serverToolHandler } from './server-tools.ts';
 

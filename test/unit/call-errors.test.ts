@@ -1,8 +1,8 @@
-/** server/tools/failures.ts: every tool-call error has a status, and the extension's errors keep their code and gain a hint. */
+/** server/tools/call-errors.ts: every tool-call error has a status, and the extension's errors keep their code and gain a hint. */
 import { describe, expect, test } from 'bun:test';
 import { OpenTabsError } from '../../server/errors.ts';
 import { RpcErrorCode } from '../../server/protocol/jsonrpc.ts';
-import { asOpenTabsError, fail, fromRpcError, statusFor, STATUS_BY_CODE } from '../../server/tools/failures.ts';
+import { asOpenTabsError, fail, fromRpcError, statusFor, STATUS_BY_CODE } from '../../server/tools/call-errors.ts';
 
 describe('statusFor', () => {
   test('known codes map to their status; unknown ones are a bad gateway', () => {
