@@ -46,7 +46,7 @@ export function manifest(): Record<string, unknown> {
     version: VERSION.replace(/[^0-9.].*$/, '') || '0.0.0',
     minimum_chrome_version: '120',
     background: { service_worker: 'background.js' },
-    permissions: ['tabs', 'scripting', 'storage', 'sidePanel', 'alarms', 'webNavigation', 'debugger', 'cookies'],
+    permissions: ['tabs', 'scripting', 'storage', 'sidePanel', 'alarms', 'webNavigation', 'debugger', 'cookies', 'tabGroups', 'sessions', 'history', 'bookmarks', 'downloads'],
     host_permissions: ['<all_urls>'],
     action: { default_title: 'OpenTabs', default_icon: { '128': 'icon.png' } },
     icons: { '128': 'icon.png' },

@@ -40,6 +40,7 @@ const GROUP_TITLES: Record<string, string> = {
   console: 'Console',
   network: 'Network',
   storage: 'Cookies and storage',
+  data: 'History, bookmarks, downloads',
   extension: 'Extension',
 };
 

@@ -3,6 +3,7 @@
  * checks these names against server/tools/browser-catalog.ts (tools served by the server excluded).
  */
 import { actingTools } from './acting.ts';
+import { browserDataTools } from './browser-data.ts';
 import { consoleTools } from './console.ts';
 import { dialogTools } from './dialogs.ts';
 import { formTools } from './forms.ts';
@@ -26,5 +27,6 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...storageTools,
   ...consoleTools,
   ...networkTools,
+  ...browserDataTools,
   ...extensionTools,
 };

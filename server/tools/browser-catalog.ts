@@ -14,7 +14,7 @@ export interface BrowserToolDef {
   /** JSON Schema (draft 2020-12 subset Ajv accepts) for the arguments. */
   inputSchema: Record<string, unknown>;
   defaultPermission: Permission;
-  group: 'tabs' | 'windows' | 'reading' | 'acting' | 'console' | 'network' | 'storage' | 'extension';
+  group: 'tabs' | 'windows' | 'reading' | 'acting' | 'console' | 'network' | 'storage' | 'data' | 'extension';
   /** Why this tool deserves care, shown in the side panel (absent for ordinary tools). */
   risk?: string;
   /**
@@ -42,6 +42,10 @@ const modifiers = { type: 'array', items: { enum: ['Alt', 'Control', 'Meta', 'Sh
  */
 const target = (properties: Record<string, unknown>, required: string[] = []) =>
   obj({ tabId, selector: { type: 'string', minLength: 1, description: 'CSS selector (pierces open shadow roots)' }, ref: refSchema, ...properties }, ['tabId', ...required]);
+
+const tabIds = { type: 'array', items: { type: 'integer', minimum: 1 }, minItems: 1, maxItems: 100, description: 'Tab ids from browser_list_tabs' } as const;
+const groupColor = { enum: ['grey', 'blue', 'red', 'yellow', 'green', 'pink', 'purple', 'cyan', 'orange'], description: 'Group color' } as const;
+const limit = (max: number, dflt: number) => ({ type: 'integer', minimum: 1, maximum: max, description: `At most this many (default ${dflt})` }) as const;
 
 export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
   {
@@ -514,6 +518,97 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     inputSchema: obj({ tabId }, ['tabId']),
     defaultPermission: 'auto',
     group: 'network',
+  },
+  {
+    name: 'browser_list_tab_groups',
+    description: 'Tab groups of every window: id, title, color, collapsed, window and the tab ids in each.',
+    inputSchema: obj({}),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_group_tabs',
+    description: 'Put tabs in a new tab group (optionally titled and colored) or add them to an existing one (groupId).',
+    inputSchema: obj({ tabIds, groupId: { type: 'integer', minimum: 0, description: 'Add to this group (from browser_list_tab_groups) instead of a new one' }, title: { type: 'string', description: 'Title of the group' }, color: groupColor }, ['tabIds']),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_update_tab_group',
+    description: "Change a tab group's title, color or collapsed state.",
+    inputSchema: obj({ groupId: { type: 'integer', minimum: 0, description: 'Group id from browser_list_tab_groups' }, title: { type: 'string', description: 'New title' }, color: groupColor, collapsed: { type: 'boolean', description: 'Collapse (true) or expand (false)' } }, ['groupId']),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_ungroup_tabs',
+    description: 'Take tabs out of their tab groups.',
+    inputSchema: obj({ tabIds }, ['tabIds']),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_list_recently_closed',
+    description: 'Recently closed tabs and windows, newest first, with the sessionId browser_restore_closed takes.',
+    inputSchema: obj({ limit: limit(25, 10) }),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_restore_closed',
+    description: 'Reopen a recently closed tab or window (by sessionId; default the most recent).',
+    inputSchema: obj({ sessionId: { type: 'string', minLength: 1, description: 'From browser_list_recently_closed' } }),
+    defaultPermission: 'auto',
+    group: 'tabs',
+  },
+  {
+    name: 'browser_update_window',
+    description: "Move, resize, maximize, minimize, restore or focus a window.",
+    inputSchema: obj(
+      {
+        windowId: { type: 'integer', description: 'Window id from browser_list_windows' },
+        state: { enum: ['normal', 'minimized', 'maximized', 'fullscreen'], description: 'Window state (a position or size needs normal)' },
+        left: { type: 'integer', description: 'Distance from the left edge of the screen, pixels' },
+        top: { type: 'integer', description: 'Distance from the top edge of the screen, pixels' },
+        width: { type: 'integer', minimum: 100, maximum: 10000, description: 'Width in pixels' },
+        height: { type: 'integer', minimum: 100, maximum: 10000, description: 'Height in pixels' },
+        focused: { type: 'boolean', description: 'Bring the window to the front' },
+      },
+      ['windowId'],
+    ),
+    defaultPermission: 'auto',
+    group: 'windows',
+  },
+  {
+    name: 'browser_search_history',
+    description: "Search the browser's history (URL and title) over the last days. Asks first: history shows what you did.",
+    inputSchema: obj({ query: { type: 'string', description: 'Words to find in URLs and titles (empty: everything)' }, days: { type: 'integer', minimum: 1, maximum: 365, description: 'How far back (default 7)' }, limit: limit(100, 20) }),
+    defaultPermission: 'ask',
+    group: 'data',
+    risk: 'reads your browsing history',
+  },
+  {
+    name: 'browser_search_bookmarks',
+    description: 'Find bookmarks whose title or URL matches. Asks first.',
+    inputSchema: obj({ query: { type: 'string', minLength: 1, description: 'Words to find in bookmark titles and URLs' }, limit: limit(100, 20) }, ['query']),
+    defaultPermission: 'ask',
+    group: 'data',
+    risk: 'reads your bookmarks',
+  },
+  {
+    name: 'browser_download',
+    description: "Download a URL into the browser's download folder (optionally under a file name). Asks first: it writes a file.",
+    inputSchema: obj({ url: { type: 'string', minLength: 1, description: 'The http(s) URL to download' }, filename: { type: 'string', minLength: 1, description: 'File name inside the download folder (no ..)' } }, ['url']),
+    defaultPermission: 'ask',
+    group: 'data',
+    risk: 'writes a file on your computer',
+  },
+  {
+    name: 'browser_list_downloads',
+    description: 'Recent downloads, newest first: URL, file, state (in_progress, complete, interrupted) and bytes; or one by downloadId.',
+    inputSchema: obj({ downloadId: { type: 'integer', minimum: 0, description: 'Only this download (from browser_download)' }, limit: limit(100, 20) }),
+    defaultPermission: 'auto',
+    group: 'data',
   },
   {
     name: 'extension_get_state',

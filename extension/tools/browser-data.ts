@@ -1,0 +1,133 @@
+/**
+ * Tab groups, window geometry, recently closed tabs, history, bookmarks and downloads: thin,
+ * checked wrappers over Chrome's own APIs. History and bookmarks reveal what the user did, and
+ * downloads write files: those start `ask` (server/tools/browser-catalog.ts). A download's URL
+ * passes the same URL policy as every built-in's url argument.
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { getTab, tabSummary } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
+
+const MAX_RESULTS = 100;
+
+function groupSummary(g: chrome.tabGroups.TabGroup, tabs: chrome.tabs.Tab[]) {
+  return { groupId: g.id, title: g.title ?? '', color: g.color, collapsed: g.collapsed, windowId: g.windowId, tabIds: tabs.filter((t) => t.groupId === g.id).map((t) => t.id!) };
+}
+
+async function groupById(id: number): Promise<chrome.tabGroups.TabGroup> {
+  try {
+    return await chrome.tabGroups.get(id);
+  } catch {
+    throw new ToolError('not_found', `No tab group with id ${id}; call browser_list_tab_groups`, { category: 'not_found' });
+  }
+}
+
+const sessionSummary = (s: chrome.sessions.Session) =>
+  s.tab
+    ? { kind: 'tab', sessionId: s.tab.sessionId, title: s.tab.title ?? '', url: s.tab.url ?? '', closedAt: s.lastModified * 1000 }
+    : { kind: 'window', sessionId: s.window?.sessionId, tabs: (s.window?.tabs ?? []).length, closedAt: s.lastModified * 1000 };
+
+export const browserDataTools: Record<string, BrowserToolHandler> = {
+  async browser_list_tab_groups() {
+    const [groups, tabs] = await Promise.all([chrome.tabGroups.query({}), chrome.tabs.query({})]);
+    return { value: { groups: groups.map((g) => groupSummary(g, tabs)) } };
+  },
+
+  async browser_group_tabs(input) {
+    const tabIds = input.tabIds as number[];
+    for (const id of tabIds) await getTab(id);
+    const groupId = input.groupId as number | undefined;
+    if (groupId !== undefined) await groupById(groupId);
+    const id = await chrome.tabs.group({ tabIds: tabIds as [number, ...number[]], ...(groupId !== undefined ? { groupId } : {}) });
+    if (input.title !== undefined || input.color !== undefined) {
+      await chrome.tabGroups.update(id, { ...(input.title !== undefined ? { title: String(input.title) } : {}), ...(input.color !== undefined ? { color: input.color as `${chrome.tabGroups.Color}` } : {}) });
+    }
+    return { value: groupSummary(await chrome.tabGroups.get(id), await chrome.tabs.query({})) };
+  },
+
+  async browser_update_tab_group(input) {
+    const id = input.groupId as number;
+    await groupById(id);
+    const g = await chrome.tabGroups.update(id, {
+      ...(input.title !== undefined ? { title: String(input.title) } : {}),
+      ...(input.color !== undefined ? { color: input.color as `${chrome.tabGroups.Color}` } : {}),
+      ...(input.collapsed !== undefined ? { collapsed: input.collapsed === true } : {}),
+    });
+    return { value: groupSummary(g!, await chrome.tabs.query({})) };
+  },
+
+  async browser_ungroup_tabs(input) {
+    const tabIds = input.tabIds as number[];
+    for (const id of tabIds) await getTab(id);
+    await chrome.tabs.ungroup(tabIds as [number, ...number[]]);
+    return { value: { ungrouped: tabIds } };
+  },
+
+  async browser_update_window(input) {
+    const id = input.windowId as number;
+    try {
+      await chrome.windows.get(id);
+    } catch {
+      throw new ToolError('not_found', `No window with id ${id}; call browser_list_windows for current ids`, { category: 'not_found' });
+    }
+    const state = input.state as `${chrome.windows.WindowState}` | undefined;
+    const geometry = ['left', 'top', 'width', 'height'].filter((k) => input[k] !== undefined);
+    if (state && state !== 'normal' && geometry.length > 0) {
+      throw new ToolError('invalid_arguments', `A ${state} window has no position or size: drop ${geometry.join(', ')} or use state "normal"`, { category: 'validation' });
+    }
+    const w = await chrome.windows.update(id, {
+      ...(state ? { state } : {}),
+      ...Object.fromEntries(geometry.map((k) => [k, input[k] as number])),
+      ...(input.focused === true ? { focused: true } : {}),
+    });
+    return { value: { windowId: w.id, state: w.state, left: w.left, top: w.top, width: w.width, height: w.height, focused: w.focused } };
+  },
+
+  async browser_list_recently_closed(input) {
+    const sessions = await chrome.sessions.getRecentlyClosed({ maxResults: Math.min((input.limit as number | undefined) ?? 10, 25) });
+    return { value: { closed: sessions.map(sessionSummary) } };
+  },
+
+  async browser_restore_closed(input) {
+    const sessionId = input.sessionId as string | undefined;
+    let s: chrome.sessions.Session;
+    try {
+      s = await chrome.sessions.restore(sessionId);
+    } catch (err) {
+      throw new ToolError('not_found', `Nothing to restore${sessionId ? ` with sessionId ${sessionId}` : ''}: ${(err as Error).message}; call browser_list_recently_closed`, { category: 'not_found' });
+    }
+    return { value: s.tab ? { restored: 'tab', tab: tabSummary(s.tab) } : { restored: 'window', windowId: s.window?.id, tabs: (s.window?.tabs ?? []).map(tabSummary) } };
+  },
+
+  async browser_search_history(input) {
+    const days = (input.days as number | undefined) ?? 7;
+    const items = await chrome.history.search({ text: String(input.query ?? ''), startTime: Date.now() - days * 86_400_000, maxResults: Math.min((input.limit as number | undefined) ?? 20, MAX_RESULTS) });
+    return { value: { items: items.map((i) => ({ url: i.url ?? '', title: i.title ?? '', lastVisit: i.lastVisitTime ?? null, visits: i.visitCount ?? 0 })) } };
+  },
+
+  async browser_search_bookmarks(input) {
+    const found = await chrome.bookmarks.search(String(input.query));
+    const limit = Math.min((input.limit as number | undefined) ?? 20, MAX_RESULTS);
+    return { value: { bookmarks: found.filter((b) => b.url).slice(0, limit).map((b) => ({ id: b.id, title: b.title, url: b.url! })) } };
+  },
+
+  async browser_download(input) {
+    let id: number;
+    try {
+      id = await chrome.downloads.download({ url: String(input.url), ...(input.filename !== undefined ? { filename: String(input.filename) } : {}), conflictAction: 'uniquify' });
+    } catch (err) {
+      throw new ToolError('invalid_arguments', `Chrome refused the download: ${(err as Error).message}`, { category: 'validation' });
+    }
+    const [d] = await chrome.downloads.search({ id });
+    return { value: { downloadId: id, state: d?.state ?? 'in_progress', filename: d?.filename ?? '' } };
+  },
+
+  async browser_list_downloads(input) {
+    const items = await chrome.downloads.search({ orderBy: ['-startTime'], limit: Math.min((input.limit as number | undefined) ?? 20, MAX_RESULTS), ...(input.downloadId !== undefined ? { id: input.downloadId as number } : {}) });
+    return {
+      value: {
+        downloads: items.map((d) => ({ downloadId: d.id, url: d.finalUrl || d.url, filename: d.filename, state: d.state, bytesReceived: d.bytesReceived, totalBytes: d.totalBytes, error: d.error ?? null })),
+      },
+    };
+  },
+};
