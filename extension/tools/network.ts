@@ -519,6 +519,18 @@ export const networkTools: Record<string, BrowserToolHandler> = {
     return { value: { tabId: tab.id, capture: settings(c), count: requests.length, dropped: c.dropped, requests } };
   },
 
+  async browser_get_network_request(input) {
+    const tab = await getTab(input.tabId);
+    const c = captureOf(tab.id!);
+    await settle(c);
+    const id = String(input.requestId);
+    // A redirect chain shares one requestId: its hops, oldest first; the last is the final answer.
+    const hops = [...c.requests.values()].filter((r) => r.requestId === id);
+    if (hops.length === 0) throw new ToolError('not_found', `No recorded request ${id} in tab ${tab.id}; list them with browser_get_network_requests`, { category: 'not_found' });
+    const take = bodyBudget();
+    return { value: { tabId: tab.id, ...summary(hops[hops.length - 1]!, take), ...(hops.length > 1 ? { redirectedFrom: hops.slice(0, -1).map((r) => r.url) } : {}) } };
+  },
+
   async browser_get_websocket_frames(input) {
     const tab = await getTab(input.tabId);
     const c = captureOf(tab.id!);

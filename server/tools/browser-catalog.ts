@@ -497,6 +497,13 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     risk: 'reads recorded traffic (may hold private data)',
   },
   {
+    name: 'browser_get_network_request',
+    description: 'One recorded request in full: method, URL, status, headers both ways, timing, and its request and response bodies when captureBodies was on.',
+    inputSchema: obj({ tabId, requestId: { type: 'string', minLength: 1, description: 'requestId from browser_get_network_requests' } }, ['tabId', 'requestId']),
+    defaultPermission: 'auto',
+    group: 'network',
+  },
+  {
     name: 'browser_get_websocket_frames',
     description: `WebSocket frames sent and received by the page since browser_enable_network_capture (newest ${WEBSOCKET_FRAMES_MAX} kept), oldest first.`,
     inputSchema: obj({ tabId, clear: { type: 'boolean', description: 'Forget the returned frames after reading them' } }, ['tabId']),

@@ -221,6 +221,11 @@ describe('network capture', () => {
     expect(big.responseBody).toMatchObject({ truncated: true, size: BIG_BYTES });
     expect(big.responseBody!.text.length).toBe(CAPTURE_BODY_MAX_BYTES);
     expect(missing.status).toBe(404);
+    // One request in full, by its id; an unknown id is not_found.
+    const one = await h.callTool('browser_get_network_request', { tabId, requestId: post.requestId });
+    expect(one.body.result).toMatchObject({ requestId: post.requestId, method: 'POST', status: 200, requestBody: { text: '{"hello":"world"}' } });
+    expect(one.body.result.responseBody.text).toBe('echo:{"hello":"world"}');
+    expect((await h.callTool('browser_get_network_request', { tabId, requestId: 'no-such-id' })).body.error.code).toBe('not_found');
     // The page itself was filtered out by urlFilter; bodies are left out unless asked for.
     const lean = await h.callTool('browser_get_network_requests', { tabId, urlFilter: 'echo' });
     expect(lean.body.result.count).toBe(1);
