@@ -7,6 +7,7 @@ import { browserDataTools } from './browser-data.ts';
 import { consoleTools } from './console.ts';
 import { dialogTools } from './dialogs.ts';
 import { formTools } from './forms.ts';
+import { pageInspectTools } from './page-inspect.ts';
 import { waitingTools } from './waiting.ts';
 import { extensionTools } from './extension.ts';
 import { networkTools } from './network.ts';
@@ -20,6 +21,7 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...tabTools,
   ...windowTools,
   ...readingTools,
+  ...pageInspectTools,
   ...actingTools,
   ...dialogTools,
   ...formTools,

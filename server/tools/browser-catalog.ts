@@ -247,6 +247,20 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     group: 'reading',
   },
   {
+    name: 'browser_get_styles',
+    description: 'Computed CSS styles of one element (CSS selector or snapshot ref): every property, or the ones named.',
+    inputSchema: target({ properties: { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 200, description: 'Only these properties, e.g. ["color", "font-size"]' } }),
+    defaultPermission: 'auto',
+    group: 'reading',
+  },
+  {
+    name: 'browser_accessibility_audit',
+    description: 'Common accessibility problems of the page: images without alt text, fields without a label, buttons and links without a name, text below WCAG AA contrast; each with a selector and what is wrong.',
+    inputSchema: obj({ tabId, limit: limit(500, 100) }, ['tabId']),
+    defaultPermission: 'auto',
+    group: 'reading',
+  },
+  {
     name: 'browser_screenshot_tab',
     description: 'Screenshot of a tab as an image: the visible part (brings the tab to the front), the full page, or one element (selector or snapshot ref).',
     inputSchema: obj(
