@@ -251,15 +251,20 @@ function requireAuthoringTools(command: string): void {
 async function create(argv: string[]): Promise<number> {
   const help = sub(
     'create',
-    '<name> [--dir D] [--url PATTERN]',
-    'Scaffold a plugin project opentabs-plugin-<name> in D (default ./opentabs-plugin-<name>) that builds\nand passes its own test out of the box. --url sets the app\'s Chrome match pattern\n(default https://example.com/*), e.g. --url "https://app.example.com/*".',
+    '<name> [--dir D] [--url PATTERN] [--from-capture FILE|tab:ID]',
+    'Scaffold a plugin project opentabs-plugin-<name> in D (default ./opentabs-plugin-<name>) that builds\nand passes its own test out of the box. --url sets the app\'s Chrome match pattern\n(default https://example.com/*), e.g. --url "https://app.example.com/*".\n' +
+      '--from-capture drafts the tools from recorded traffic instead: a file (browser_get_network_requests\nresult or HAR) or tab:ID, the capture running in that tab (browser_enable_network_capture with\ncaptureBodies, then use the app). Secrets in the traffic are never written.',
   );
-  const { values, positionals } = parse(argv, { dir: { type: 'string' }, url: { type: 'string' } }, 'plugin create');
+  const { values, positionals } = parse(argv, { dir: { type: 'string' }, url: { type: 'string' }, 'from-capture': { type: 'string' }, port: { type: 'string' } }, 'plugin create');
   if (values.help) return (out(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin create');
   requireAuthoringTools('plugin create');
   const name = positionals[0];
   const dir = resolve(values.dir ?? `opentabs-plugin-${name}`);
+  if (values['from-capture'] !== undefined) {
+    const { draftFromCapture } = await import('./plugin-draft.ts');
+    return draftFromCapture(name, dir, values['from-capture'], values.port);
+  }
   const { createPlugin } = await import('../../plugins/tooling/index.ts');
   let r;
   try {
