@@ -632,6 +632,22 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     group: 'data',
   },
   {
+    name: 'plugin_draft_from_capture',
+    description:
+      "Draft a plugin for a web app from a tab's recorded traffic (capture on with captureBodies, then the app used for a while): one tool per API operation, written to the OpenTabs config folder's drafts/ for the user to review and add. Asks first.",
+    inputSchema: obj(
+      {
+        tabId,
+        name: { type: 'string', pattern: '^[a-z][a-z0-9]*(-[a-z0-9]+)*$', maxLength: 40, description: 'Plugin name: lowercase words joined by "-" (e.g. "kanban")' },
+      },
+      ['tabId', 'name'],
+    ),
+    defaultPermission: 'ask',
+    group: 'extension',
+    servedBy: 'server',
+    risk: 'writes a plugin draft into the config folder',
+  },
+  {
     name: 'extension_get_state',
     description: 'Extension state: connection, version, plugins with their tabs and adapter state.',
     inputSchema: obj({}),

@@ -3,7 +3,9 @@
  * without a round trip to the extension. One handler per tool name.
  */
 import type { ServerContext } from '../context.ts';
+import { join } from 'node:path';
 import { OpenTabsError } from '../errors.ts';
+import { callTool } from './call.ts';
 
 type ServerToolHandler = (ctx: ServerContext, args: Record<string, unknown>) => unknown | Promise<unknown>;
 
@@ -24,8 +26,29 @@ function pluginTabs(ctx: ServerContext, args: Record<string, unknown>): unknown 
   };
 }
 
+/**
+ * A plugin project drafted from a tab's recorded traffic (the plugin tooling's drafter), written
+ * only under <config dir>/drafts/ — never where the caller says — and never added by itself: the
+ * user reviews it and runs `npm run add`. The capture is read with browser_get_network_requests,
+ * through the one call path (its permission and audit apply).
+ */
+async function draftFromCapture(ctx: ServerContext, args: Record<string, unknown>): Promise<unknown> {
+  const name = String(args.name);
+  const dir = join(ctx.configDir, 'drafts', `opentabs-plugin-${name}`);
+  const read = await callTool(ctx, 'browser_get_network_requests', { tabId: args.tabId, includeBodies: true }, { transport: 'rest' });
+  if (!read.ok) throw read.error;
+  const [{ parseCapture }, { draftPlugin }] = await Promise.all([import('../../plugins/tooling/draft/capture.ts'), import('../../plugins/tooling/draft/generate.ts')]);
+  try {
+    const r = await draftPlugin(name, parseCapture(read.value), { dir });
+    return { ...r, note: `Drafted into ${r.dir}; ask the user to review DRAFT.md there, then run: ${r.next}` };
+  } catch (err) {
+    throw new OpenTabsError('invalid_arguments', (err as Error).message, 400, { category: 'validation' });
+  }
+}
+
 export const SERVER_TOOL_HANDLERS: Record<string, ServerToolHandler> = {
   plugin_list_tabs: pluginTabs,
+  plugin_draft_from_capture: draftFromCapture,
 };
 
 export function serverToolHandler(name: string): ServerToolHandler | undefined {

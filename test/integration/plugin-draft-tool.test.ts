@@ -1,0 +1,69 @@
+/**
+ * plugin_draft_from_capture, the agent's way to ask for a plugin draft: it asks first (default
+ * ask), reads the tab's capture through browser_get_network_requests, writes only under
+ * <config dir>/drafts/, never adds the plugin, and refuses names that are not plugin names.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestServer } from '../harness/server.ts';
+import { FakeExtension, startPluginServer } from '../harness/fake-extension.ts';
+
+let srv: TestServer;
+let ext: FakeExtension;
+const O = 'https://tasks.example.com';
+const capture = {
+  requests: [
+    { method: 'GET', url: `${O}/api/tasks`, status: 200, mimeType: 'application/json', requestHeaders: { cookie: 'sid=topsecretcookievalue1234567890' }, responseHeaders: {}, responseBody: { text: '{"tasks":[{"id":1,"done":false}]}' } },
+    { method: 'POST', url: `${O}/api/tasks/1/complete`, status: 200, mimeType: 'application/json', requestHeaders: { 'x-xsrf-token': 'xsrfvalue0987654321abcdefabcdef' }, responseHeaders: {}, requestBody: { text: '{}' }, responseBody: { text: '{"id":1,"done":true}' } },
+  ],
+};
+
+beforeAll(async () => {
+  srv = await startPluginServer({ permissions: { browser: { tools: { plugin_draft_from_capture: 'auto' } } } });
+  ext = await FakeExtension.connect(srv.url, srv.secret);
+  ext.onDispatch('browser_get_network_requests', (p) => {
+    expect(p.input).toEqual({ tabId: 7, includeBodies: true });
+    return { value: capture };
+  });
+});
+afterAll(async () => {
+  await ext?.close();
+  await srv?.stop();
+});
+
+const call = (args: unknown) =>
+  fetch(`${srv.url}/tools/plugin_draft_from_capture/call`, { method: 'POST', headers: { ...srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
+
+test('drafts into <config dir>/drafts/ from the tab capture, without adding the plugin or writing secrets', async () => {
+  const r = await call({ tabId: 7, name: 'tasks' });
+  const body = (await r.json()) as any;
+  expect(r.status).toBe(200);
+  const dir = join(srv.configDir, 'drafts', 'opentabs-plugin-tasks');
+  expect(body.result.dir).toBe(dir);
+  expect(body.result.tools.map((t: { name: string }) => t.name)).toEqual(['tasks_list_tasks', 'tasks_complete_task']);
+  expect(body.result.csrf).toEqual({ header: 'x-xsrf-token' });
+  const index = readFileSync(join(dir, 'src', 'index.ts'), 'utf8');
+  expect(index).toContain('csrfHeaders("x-xsrf-token")');
+  for (const f of ['src/index.ts', 'test/plugin.test.ts', 'DRAFT.md']) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    expect(text).not.toContain('topsecretcookievalue');
+    expect(text).not.toContain('xsrfvalue0987654321');
+  }
+  // Not added: the user reviews it first.
+  expect(srv.ctx.plugins.list().map((p) => p.name)).not.toContain('tasks');
+});
+
+test('a name that is not a plugin name (a path, say) is refused before anything is written', async () => {
+  for (const name of ['../evil', 'Tasks', 'a/b']) {
+    const r = await call({ tabId: 7, name });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as any).error.code).toBe('invalid_arguments');
+  }
+  expect(existsSync(join(srv.configDir, 'drafts', 'opentabs-plugin-../evil'))).toBe(false);
+});
+
+test('it starts at ask by default', async () => {
+  const { BROWSER_TOOLS } = await import('../../server/tools/browser-catalog.ts');
+  expect(BROWSER_TOOLS.find((t) => t.name === 'plugin_draft_from_capture')?.defaultPermission).toBe('ask');
+});
