@@ -120,6 +120,33 @@ async function noteTab(dispatchId: string, tabId: number): Promise<void> {
   activity.setTab(dispatchId, tabId, tab?.title, tab?.url);
 }
 
+/**
+ * The panel's Record: network capture with bodies on the active tab of the panel's window, through
+ * the same guard and handler as browser_enable_network_capture; the panel then shows the command
+ * that drafts a plugin from it (`plugin create … --from-capture tab:<id>`).
+ */
+const recording = new Map<number, { tabId: number; title: string; origin: string }>();
+let recordError: string | null = null;
+async function record(windowId: number, start: boolean, stopTabId?: number): Promise<void> {
+  recordError = null;
+  try {
+    const [tab] = stopTabId !== undefined ? [await chrome.tabs.get(stopTabId)] : await chrome.tabs.query({ active: true, windowId });
+    if (!tab?.id) throw new Error('No active tab in this window');
+    const tool = start ? 'browser_enable_network_capture' : 'browser_disable_network_capture';
+    const input = start ? { tabId: tab.id, captureBodies: true } : { tabId: tab.id };
+    await guardBuiltinCall(tool, input, tab.id);
+    await TOOL_HANDLERS[tool]!(input, env);
+    if (start) recording.set(tab.id, { tabId: tab.id, title: tab.title ?? '', origin: new URL(tab.url ?? '').origin });
+    else recording.delete(tab.id);
+  } catch (err) {
+    recordError = (err as Error).message;
+  }
+  pushState();
+}
+chrome.tabs.onRemoved.addListener((tabId) => {
+  if (recording.delete(tabId)) pushState();
+});
+
 // ------------------------------------------------------------------ panel state
 
 function panelState(): PanelState {
@@ -130,6 +157,8 @@ function panelState(): PanelState {
     config,
     configError,
     ...activity.snapshot(),
+    recording: [...recording.values()],
+    recordError,
   };
 }
 
@@ -250,6 +279,7 @@ function panelsClosed(): void {
 async function onPanelMessage(port: chrome.runtime.Port, msg: PanelToWorker): Promise<void> {
   if (msg.type === 'refresh') return void refreshConfig();
   if (msg.type === 'stop') return void activity.stop(msg.dispatchId);
+  if (msg.type === 'record') return void record(msg.windowId, msg.start, msg.tabId);
   if (msg.type === 'confirm') {
     conn.notify('confirmation.response', { id: msg.id, decision: msg.decision, alwaysAllow: msg.alwaysAllow });
     pending = pending.filter((c) => c.id !== msg.id);

@@ -24,6 +24,10 @@ export interface PanelState {
   /** Calls the extension runs now, and the last ones that finished (newest first). */
   running: ActivityCall[];
   history: ActivityDone[];
+  /** Tabs whose traffic the side panel is recording for a plugin draft. */
+  recording: { tabId: number; title: string; origin: string }[];
+  /** Set when the last Record could not start (e.g. a page tools may not use). */
+  recordError: string | null;
 }
 
 export interface ActivityCall {
@@ -51,7 +55,9 @@ export type PanelToWorker =
   | { type: 'confirm'; id: string; decision: 'allow' | 'deny'; alwaysAllow?: boolean }
   | { type: 'refresh' }
   /** Stop a running call (its tool's signal is aborted; the caller gets `cancelled`). */
-  | { type: 'stop'; dispatchId: string };
+  | { type: 'stop'; dispatchId: string }
+  /** Record (or stop recording) the API traffic of the active tab of the panel's window, to draft a plugin from. */
+  | { type: 'record'; windowId: number; start: boolean; tabId?: number };
 
 export type WorkerToPanel =
   | { type: 'state'; state: PanelState }

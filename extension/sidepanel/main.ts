@@ -11,6 +11,7 @@ import { renderApprovals } from './approvals.ts';
 import { h } from './dom.ts';
 import { renderHeader } from './header.ts';
 import { renderPageOrigins, renderPlugins } from './plugins-view.ts';
+import { renderRecording } from './record-view.ts';
 import { renderToolGroups, type ToolActions } from './tools-view.ts';
 
 let port: chrome.runtime.Port;
@@ -66,6 +67,11 @@ function section(id: string, children: HTMLElement[]): void {
   document.getElementById(id)!.replaceChildren(...children);
 }
 
+async function recordActiveTab(start: boolean, tabId?: number): Promise<void> {
+  const w = await chrome.windows.getCurrent();
+  send({ type: 'record', windowId: w.id!, start, ...(tabId !== undefined ? { tabId } : {}) });
+}
+
 function settingsToggles(): HTMLElement[] {
   const cfg = state?.config;
   if (!cfg) return [];
@@ -113,6 +119,12 @@ function render(): void {
       ...cfg.failedPlugins.map((f) => h('div', { class: 'card', 'data-failed': f.name ?? f.path, 'data-testid': 'failed-plugin' }, h('strong', {}, f.name ?? f.path), h('div', { class: 'error' }, f.error))),
     );
   }
+  section(
+    'record',
+    state.connection.status === 'connected'
+      ? renderRecording(state.recording, state.recordError, state.connection.cli ?? 'opentabs', () => void recordActiveTab(true), (tabId) => void recordActiveTab(false, tabId))
+      : [],
+  );
   section('page-tools', renderPageOrigins(cfg?.pageOrigins ?? [], (origin, permission: Permission) => void request('config.setOriginPermission', { origin, permission })));
   section('tool-groups', renderToolGroups(cfg, filter, toolActions));
   section('settings', settingsToggles());

@@ -31,7 +31,7 @@ const toolsList = async () => ((await (await fetch(`${h.url}/tools`, { headers: 
 
 beforeAll(async () => {
   pluginParent = mkdtempSync(join(tmpdir(), 'opentabs-activity-'));
-  h = await startBrowserHarness({ localPlugins: [writeFixturePlugin(pluginParent)], permissions: { fixture: { default: 'auto' } } });
+  h = await startBrowserHarness({ localPlugins: [writeFixturePlugin(pluginParent)], permissions: { fixture: { default: 'auto' }, browser: { tools: { browser_enable_network_capture: 'auto' } } } });
   app = await h.context.newPage();
   await app.goto(h.fixtureUrl('/pages/plugin-app.html'));
   await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabState === 'ready', 'fixture tab ready');
@@ -149,6 +149,23 @@ describe('permissions', () => {
     await panel.fill('[data-testid="tool-filter"]', '');
     await panel.waitForSelector('[data-testid="tool-row-browser_list_tabs"]', { timeout: 5_000 });
     expect(await panel.locator('[data-testid="risk-browser_execute_script"]').count()).toBe(1);
+  });
+});
+
+describe('draft a plugin', () => {
+  test('Record captures the active tab with bodies and shows the command that drafts a plugin; Stop ends it', async () => {
+    await app.bringToFront();
+    const tabId = await h.tabIdOf(app);
+    await panel.click('[data-testid="record-start"]');
+    await panel.waitForSelector(`[data-testid="recording-${tabId}"]`, { timeout: 10_000 });
+    const command = await panel.locator('[data-testid="record-command"]').textContent();
+    expect(command).toMatch(new RegExp(` plugin create [a-z0-9-]+ --from-capture tab:${tabId}$`));
+    // The capture runs, with bodies.
+    const on = await h.callTool('browser_enable_network_capture', { tabId, captureBodies: true });
+    expect(on.body.result).toMatchObject({ alreadyCapturing: true, captureBodies: true });
+    await panel.click('[data-testid="record-stop"]');
+    await panel.waitForSelector('[data-testid="record-start"]', { timeout: 10_000 });
+    expect((await h.callTool('browser_get_network_requests', { tabId })).body.error.code).toBe('not_available');
   });
 });
 

@@ -1,0 +1,40 @@
+/**
+ * Record an app's API traffic to draft a plugin from it: capture (with bodies) on the active tab,
+ * then the command that turns the recording into a plugin project.
+ */
+import { h } from './dom.ts';
+
+export function renderRecording(
+  recording: { tabId: number; title: string; origin: string }[],
+  error: string | null,
+  cli: string,
+  start: () => void,
+  stop: (tabId: number) => void,
+): HTMLElement[] {
+  const out: HTMLElement[] = [h('h2', {}, 'Draft a plugin')];
+  const card = h('div', { class: 'card', 'data-testid': 'record' });
+  if (recording.length === 0) {
+    card.append(
+      h('div', { class: 'muted' }, "No plugin for an app? Record what its page does while you use it, and OpenTabs drafts one from that traffic."),
+      h('div', { class: 'buttons' }, h('button', { class: 'primary', 'data-testid': 'record-start', onclick: start }, 'Record this tab')),
+    );
+  }
+  for (const r of recording) {
+    const name = (() => {
+      try {
+        return new URL(r.origin).hostname.split('.').filter((p) => p !== 'www')[0]!.replace(/[^a-z0-9-]/gi, '').toLowerCase() || 'my-app';
+      } catch {
+        return 'my-app';
+      }
+    })();
+    card.append(
+      h('div', { 'data-testid': `recording-${r.tabId}` }, h('strong', {}, '● Recording '), `${r.title || r.origin} (tab ${r.tabId})`),
+      h('div', { class: 'muted' }, 'Use the app (list, open, create, change things), then run in a terminal:'),
+      h('pre', { 'data-testid': 'record-command' }, `${cli} plugin create ${name} --from-capture tab:${r.tabId}`),
+      h('div', { class: 'buttons' }, h('button', { 'data-testid': 'record-stop', onclick: () => stop(r.tabId) }, 'Stop recording')),
+    );
+  }
+  if (error) card.append(h('div', { class: 'error', 'data-testid': 'record-error' }, error));
+  out.push(card);
+  return out;
+}
