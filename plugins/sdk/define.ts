@@ -2,6 +2,7 @@
  * definePlugin / defineTool: the one declaration of a plugin. Everything else (JSON Schemas,
  * dist/tools.json, package metadata checks) is derived from it by `opentabs plugin build`.
  */
+import type { ToolAnnotations } from '../../server/protocol/tool-annotations.ts';
 import type * as v from 'valibot';
 import type { ToolErrorCategory } from './errors.ts';
 
@@ -55,6 +56,11 @@ export interface ToolDefinition<I extends AnySchema = AnySchema, O extends AnySc
   input: I;
   /** valibot schema of the result; the runtime checks every result against it. */
   output: O;
+  /**
+   * MCP hints for clients: readOnlyHint for tools that change nothing, destructiveHint: false for
+   * writes that only add or update, idempotentHint, openWorldHint, title.
+   */
+  annotations?: ToolAnnotations;
   handle(input: v.InferOutput<I>, ctx: ToolContext<Config>): Promise<v.InferInput<O>> | v.InferInput<O>;
 }
 

@@ -10,6 +10,7 @@ export { definePlugin, defineTool, isPluginDefinition, CONFIG_FIELD_TYPES } from
 export type { ConfigField, ConfigFieldType, ConfigOf, ConfigSchema, LogFn, PluginDefinition, ToolContext, ToolDefinition } from './define.ts';
 export { ToolError, isToolError } from './errors.ts';
 export type { ToolErrorCategory, ToolErrorOptions } from './errors.ts';
+export type { ToolAnnotations } from '../../server/protocol/tool-annotations.ts';
 export { fetchJson, fetchText, postJson, putJson, patchJson, deleteJson, request, categoryForStatus, hintForStatus, parseRetryAfter, setDefaultHeaders, csrfToken, csrfHeaders, DEFAULT_FETCH_TIMEOUT_MS } from './http.ts';
 export type { FetchOptions } from './http.ts';
 export {

@@ -190,6 +190,7 @@ export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo):
       description: tool.description as string,
       inputSchema: jsonSchemaOf(tool.input, 'input'),
       outputSchema: jsonSchemaOf(tool.output, 'output'),
+      ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
     };
   });
   const raw = {

@@ -116,6 +116,7 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
       description: t.description,
       inputSchema: t.inputSchema,
       outputSchema: t.outputSchema,
+      ...(t.annotations ? { annotations: t.annotations } : {}),
     })),
   };
   return { ok: true, plugin, adapterSource };

@@ -93,6 +93,15 @@ export const ToolManifestSchema = v.object({
     v.check((s) => s.type === 'object', 'inputSchema must be a JSON Schema with "type": "object"'),
   ),
   outputSchema: v.optional(JsonObject),
+  annotations: v.optional(
+    v.strictObject({
+      title: v.optional(v.pipe(v.string(), v.maxLength(200, 'annotations.title: at most 200 characters'))),
+      readOnlyHint: v.optional(v.boolean()),
+      destructiveHint: v.optional(v.boolean()),
+      idempotentHint: v.optional(v.boolean()),
+      openWorldHint: v.optional(v.boolean()),
+    }),
+  ),
 });
 
 export const ToolsJsonSchema = v.pipe(

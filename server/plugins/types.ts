@@ -6,6 +6,7 @@
 // The settings field types are declared once, in the SDK that plugin authors write them with;
 // the server reads the same shape back from dist/tools.json.
 export type { ConfigField, ConfigFieldType, ConfigSchema } from '../../plugins/sdk/define.ts';
+import type { ToolAnnotations } from '../protocol/tool-annotations.ts';
 import type { ConfigSchema } from '../../plugins/sdk/define.ts';
 
 export interface LoadedTool {
@@ -16,6 +17,7 @@ export interface LoadedTool {
   description: string;
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
+  annotations?: ToolAnnotations;
 }
 
 export interface LoadedPlugin {

@@ -5,6 +5,7 @@
  * change cookies and page storage, or record traffic that can hold private data.
  */
 import type { Permission } from '../protocol/methods.ts';
+import type { ToolAnnotations } from '../protocol/tool-annotations.ts';
 import { CAPTURE_BODY_MAX_BYTES, CONSOLE_LOGS_DEFAULT_LIMIT, CONSOLE_LOGS_MAX_LIMIT, NETWORK_CAPTURE_DEFAULT_REQUESTS, NETWORK_CAPTURE_MAX_REQUESTS, WEBSOCKET_FRAMES_MAX } from '../limits.ts';
 
 export interface BrowserToolDef {
@@ -690,3 +691,21 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
 
 export const BROWSER_TOOL_NAMES = BROWSER_TOOLS.map((t) => t.name);
 export const BROWSER_PLUGIN = 'browser';
+
+/** Tools that change nothing: they read tabs, pages, recordings or browser data. */
+const READ_ONLY = /^(browser|extension|plugin)_(list|get|query|wait|search|export|snapshot|screenshot|accessibility|check)/;
+/**
+ * Tools that may delete or overwrite: closing, deleting, clearing, setting, running code,
+ * reloading, downloading, and acting on a page's content (a click or a submitted form can delete
+ * things in the web app).
+ */
+const DESTRUCTIVE = /^(?:browser|extension)_(close|delete|clear|set|execute|reload|download|ungroup|click|type|press|select|fill|handle)(_|$)/;
+
+/**
+ * MCP annotations of a built-in, from its name: read-only for the readers; for the others,
+ * destructiveHint false unless it may delete or overwrite something. The title is the name's words.
+ */
+export function builtinAnnotations(def: Pick<BrowserToolDef, 'name'>): ToolAnnotations {
+  if (READ_ONLY.test(def.name) && !DESTRUCTIVE.test(def.name)) return { readOnlyHint: true };
+  return DESTRUCTIVE.test(def.name) ? { destructiveHint: true } : { destructiveHint: false };
+}

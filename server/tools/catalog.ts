@@ -5,10 +5,11 @@
  * snapshot (Ajv validators, the serialized tools/list payloads) is cached on it, so the call path
  * never recompiles or re-serializes per call.
  */
+import type { ToolAnnotations } from '../protocol/tool-annotations.ts';
 import type { ServerContext } from '../context.ts';
 import type { Permission } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION } from '../plugins/types.ts';
-import { BROWSER_PLUGIN, BROWSER_TOOLS } from './browser-catalog.ts';
+import { BROWSER_PLUGIN, BROWSER_TOOLS, builtinAnnotations } from './browser-catalog.ts';
 import { SchemaValidators, type ValidationFailure } from './validate.ts';
 import { PageToolRegistry } from './page-tools.ts';
 
@@ -25,6 +26,8 @@ export interface CatalogTool {
   kind: 'browser' | 'plugin' | 'page';
   /** Answered by the server itself, without the extension. */
   servedBy?: 'server';
+  /** MCP hints (read-only, destructive …) listed with the tool. */
+  annotations?: ToolAnnotations;
   /** Page tools (kind 'page'): the tab that registered the tool and that tab's origin. */
   tabId?: number;
   origin?: string;
@@ -37,6 +40,7 @@ export interface McpToolEntry {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  annotations?: ToolAnnotations;
 }
 
 /** One entry of GET /tools and of the gateway's opentabs_list_tools. */
@@ -121,6 +125,7 @@ function toMcpEntry(t: CatalogTool): McpToolEntry {
     name: t.name,
     description: t.permission === 'off' ? DISABLED_PREFIX + t.description : t.description,
     inputSchema: mcpInputSchema(t.inputSchema),
+    ...(t.annotations ? { annotations: t.annotations } : {}),
   };
 }
 
@@ -211,6 +216,7 @@ export class CatalogStore {
         inputSchema: def.inputSchema,
         permission: config.permissionFor(BROWSER_PLUGIN, def.name, def.defaultPermission),
         kind: 'browser',
+        annotations: builtinAnnotations(def),
         ...(def.servedBy ? { servedBy: def.servedBy } : {}),
       });
     }
@@ -229,6 +235,7 @@ export class CatalogStore {
           inputSchema: t.inputSchema,
           permission: config.permissionFor(p.name, t.name, DEFAULT_PLUGIN_PERMISSION),
           kind: 'plugin',
+          ...(t.annotations ? { annotations: t.annotations } : {}),
         });
       }
     }

@@ -45,6 +45,9 @@ test('drafts into <config dir>/drafts/ from the tab capture, without adding the 
   expect(body.result.csrf).toEqual({ header: 'x-xsrf-token' });
   const index = readFileSync(join(dir, 'src', 'index.ts'), 'utf8');
   expect(index).toContain('csrfHeaders("x-xsrf-token")');
+  // GET reads; the POST may change data.
+  expect(index).toMatch(/name: "list_tasks",[\s\S]*?annotations: \{ readOnlyHint: true \}/);
+  expect(index).toMatch(/name: "complete_task",[\s\S]*?annotations: \{ destructiveHint: true \}/);
   for (const f of ['src/index.ts', 'test/plugin.test.ts', 'DRAFT.md']) {
     const text = readFileSync(join(dir, f), 'utf8');
     expect(text).not.toContain('topsecretcookievalue');

@@ -112,9 +112,12 @@ function toolCode(op: Operation, f: Fields, appName: string, csrfCall: string): 
     const args = fn === 'fetchJson' ? `\`${url}\`, { ${opts.join(', ')}${op.method !== 'GET' ? `, method: '${op.method}'` : ''} }` : `\`${url}\`, ${body}, { ${opts.join(', ')} }`;
     call = `return (await ${fn}(${args})) as never;`;
   }
+  // GET and GraphQL queries read; every other method and every mutation may change or delete data.
+  const reads = op.kind === 'graphql' ? !/^\s*mutation\b/.test(op.graphql!.query) : op.method === 'GET';
   return `const ${camel(op.tool)} = defineTool({
   name: ${JSON.stringify(op.tool)},
   description: ${JSON.stringify(description(op, appName, outputs[0]))},
+  annotations: ${reads ? '{ readOnlyHint: true }' : '{ destructiveHint: true }'},
   input: ${inputCode},
   output: ${outputCode},
   async handle(input, ctx) {
