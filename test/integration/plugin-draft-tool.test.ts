@@ -70,3 +70,31 @@ test('it starts at ask by default', async () => {
   const { BROWSER_TOOLS } = await import('../../server/tools/browser-catalog.ts');
   expect(BROWSER_TOOLS.find((t) => t.name === 'plugin_draft_from_capture')?.defaultPermission).toBe('ask');
 });
+
+test('a CSRF token the frontend took from an earlier answer is read the same way, and the draft builds and passes its tests', async () => {
+  const { draftPlugin } = await import('../../plugins/tooling/draft/generate.ts');
+  const { parseCapture } = await import('../../plugins/tooling/draft/capture.ts');
+  const { spawnSync } = await import('node:child_process');
+  const A = 'https://notes.example.com';
+  const token = 'fromsessionresponse0123456789abcdef';
+  const dir = join(srv.configDir, 'notes-draft');
+  const r = await draftPlugin(
+    'notes',
+    parseCapture({
+      requests: [
+        { method: 'GET', url: `${A}/api/session`, status: 200, mimeType: 'application/json', requestHeaders: {}, responseHeaders: {}, responseBody: { text: JSON.stringify({ user: 'ada', csrf: token }) } },
+        { method: 'POST', url: `${A}/api/notes`, status: 200, mimeType: 'application/json', requestHeaders: { 'x-csrf-token': token, 'content-type': 'application/json' }, responseHeaders: {}, requestBody: { text: '{"text":"hi"}' }, responseBody: { text: '{"id":5,"text":"hi"}' } },
+      ],
+    }),
+    { dir },
+  );
+  expect(r.csrf).toEqual({ header: 'x-csrf-token', fromResponse: { path: '/api/session', key: 'csrf' } });
+  const index = readFileSync(join(dir, 'src', 'index.ts'), 'utf8');
+  expect(index).toContain('csrfFromApp');
+  expect(index).not.toContain(token);
+  const env = { ...process.env, PATH: '/usr/local/bin:/usr/bin:/bin' };
+  for (const script of ['typecheck', 'test']) {
+    const out = spawnSync('npm', ['run', '--silent', script], { cwd: dir, env, encoding: 'utf8', timeout: 120_000 });
+    expect({ script, status: out.status, out: `${out.stdout}${out.stderr}` }).toMatchObject({ script, status: 0 });
+  }
+}, 180_000);

@@ -26,7 +26,7 @@ export interface DraftResult {
   dir: string;
   origin: string;
   tools: { name: string; method: string; path: string; calls: number }[];
-  csrf: { header: string; cookie?: string } | null;
+  csrf: { header: string; cookie?: string; fromResponse?: { path: string; key: string } } | null;
   next: string;
 }
 
@@ -36,11 +36,18 @@ const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const prop = (k: string) => (IDENT.test(k) ? `input.${k}` : `input[${JSON.stringify(k)}]`);
 const camel = (s: string) => s.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
-/** The CSRF header the frontend sent on writes, and the cookie it copied it from (compared, never stored). */
-function detectCsrf(captured: Captured[], origin: string): { header: string; cookie?: string } | null {
+type Csrf = { header: string; cookie?: string; fromResponse?: { path: string; key: string } };
+
+/**
+ * The CSRF header the frontend sent on writes, and where it took the value from: a cookie, a
+ * field of an earlier JSON answer (e.g. GET /api/session → {csrfToken}), or else the page (a meta
+ * tag). Values are compared here and never stored.
+ */
+function detectCsrf(captured: Captured[], origin: string): Csrf | null {
   const counts = new Map<string, number>();
   let cookie: string | undefined;
-  for (const c of captured) {
+  let fromResponse: Csrf['fromResponse'];
+  for (const [index, c] of captured.entries()) {
     if (c.method === 'GET' || !c.url.startsWith(origin)) continue;
     for (const [name, value] of Object.entries(c.requestHeaders)) {
       if (!/csrf|xsrf/i.test(name)) continue;
@@ -49,10 +56,23 @@ function detectCsrf(captured: Captured[], origin: string): { header: string; coo
         const i = part.indexOf('=');
         if (i > 0 && decodeURIComponent(part.slice(i + 1).trim()) === value) cookie = part.slice(0, i).trim();
       }
+      if (cookie || fromResponse) continue;
+      for (const earlier of captured.slice(0, index)) {
+        if (earlier.method !== 'GET' || !earlier.url.startsWith(origin)) continue;
+        let body: unknown;
+        try {
+          body = JSON.parse(earlier.responseBody ?? '');
+        } catch {
+          continue;
+        }
+        const key = isObject(body) ? Object.keys(body).find((k) => body[k] === value) : undefined;
+        if (key) fromResponse = { path: new URL(earlier.url).pathname, key };
+      }
     }
   }
   const header = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
-  return header ? { header, ...(cookie ? { cookie } : {}) } : null;
+  if (!header) return null;
+  return { header, ...(cookie ? { cookie } : fromResponse ? { fromResponse } : {}) };
 }
 
 interface Fields {
@@ -126,7 +146,7 @@ function toolCode(op: Operation, f: Fields, appName: string, csrfCall: string): 
 });`;
 }
 
-function testCode(name: string, origin: string, ops: Operation[], fields: Map<Operation, Fields>, csrf: { header: string; cookie?: string } | null): string {
+function testCode(name: string, origin: string, ops: Operation[], fields: Map<Operation, Fields>, csrf: Csrf | null): string {
   const cases = ops.map((op) => {
     const f = fields.get(op)!;
     const input = inputSample(op, f, 0);
@@ -138,10 +158,11 @@ function testCode(name: string, origin: string, ops: Operation[], fields: Map<Op
   const { outcome } = await runTool(plugin, ${JSON.stringify(op.tool)}, ${JSON.stringify(input)}, {
     page,
     requests,
-    routes: { ${JSON.stringify(`${op.method} ${path}`)}: () => (${JSON.stringify(answer ?? null)}) },
+    routes: { ${csrf?.fromResponse && op.method !== 'GET' ? `${JSON.stringify(`GET ${csrf.fromResponse.path}`)}: () => (${JSON.stringify({ [csrf.fromResponse.key]: 'test-token' })}), ` : ''}${JSON.stringify(`${op.method} ${path}`)}: () => (${JSON.stringify(answer ?? null)}) },
   });
   expect(outcome).toEqual({ ok: true, value: ${JSON.stringify(op.kind === 'graphql' ? (response ?? null) : (response ?? null))} });
-  expect(requests[0]?.method).toBe(${JSON.stringify(op.method)});${op.method !== 'GET' && csrf ? `\n  expect(requests[0]?.headers.get(${JSON.stringify(csrf.header)})).toBe('test-token');` : ''}
+  const call = requests.find((r) => r.method === ${JSON.stringify(op.method)} && new URL(r.url).pathname === ${JSON.stringify(path)});
+  expect(call).toBeDefined();${op.method !== 'GET' && csrf ? `\n  expect(call?.headers.get(${JSON.stringify(csrf.header)})).toBe('test-token');` : ''}
 });`;
   });
   const cookie = csrf?.cookie ? `${csrf.cookie}=test-token` : '';
@@ -173,15 +194,19 @@ export async function draftPlugin(name: string, captured: Captured[], o: DraftOp
   const origin = grouped.origin;
   const appName = new URL(origin).hostname;
   const csrf = detectCsrf(captured, origin);
-  const csrfCall = csrf ? `csrfHeaders(${JSON.stringify(csrf.header)}${csrf.cookie ? `, { cookie: ${JSON.stringify(csrf.cookie)} }` : ''})` : '';
+  const csrfCall = !csrf ? '' : csrf.fromResponse ? 'await csrfFromApp(ctx.signal)' : `csrfHeaders(${JSON.stringify(csrf.header)}${csrf.cookie ? `, { cookie: ${JSON.stringify(csrf.cookie)} }` : ''})`;
+  // The token an earlier answer carried: read once per page, the way the frontend does.
+  const csrfHelper = csrf?.fromResponse
+    ? `\nlet csrfToken: string | undefined;\nasync function csrfFromApp(signal: AbortSignal): Promise<Record<string, string>> {\n  csrfToken ??= String((await fetchJson<Record<string, unknown>>(${JSON.stringify(csrf.fromResponse.path)}, { signal }))[${JSON.stringify(csrf.fromResponse.key)}] ?? '');\n  return { ${JSON.stringify(csrf.header)}: csrfToken };\n}\n`
+    : '';
   const created = await createPlugin(name, o.dir, { urlPattern: `${origin}/*` });
   const fields = new Map(grouped.operations.map((op) => [op, fieldsOf(op)] as const));
-  const helpers = ['definePlugin', 'defineTool', ...new Set(grouped.operations.flatMap((op) => (op.kind === 'graphql' ? ['postJson', 'ToolError'] : [({ GET: 'fetchJson', POST: 'postJson', PUT: 'putJson', PATCH: 'patchJson', DELETE: 'deleteJson' } as Record<string, string>)[op.method] ?? 'fetchJson']))), ...(csrf ? ['csrfHeaders'] : [])];
+  const helpers = ['definePlugin', 'defineTool', ...(csrf?.fromResponse ? ['fetchJson'] : []), ...new Set(grouped.operations.flatMap((op) => (op.kind === 'graphql' ? ['postJson', 'ToolError'] : [({ GET: 'fetchJson', POST: 'postJson', PUT: 'putJson', PATCH: 'patchJson', DELETE: 'deleteJson' } as Record<string, string>)[op.method] ?? 'fetchJson']))), ...(csrf && !csrf.fromResponse ? ['csrfHeaders'] : [])];
   const index = `// Drafted by \`opentabs plugin create ${name} --from-capture\` from recorded traffic of ${origin}.
 // Read DRAFT.md, check each tool's name, description and schemas, then build and test.
 import * as v from 'valibot';
 import { ${[...new Set(helpers)].join(', ')} } from '@opentabs/sdk';
-
+${csrfHelper}
 ${grouped.operations.map((op) => toolCode(op, fields.get(op)!, appName, csrfCall)).join('\n\n')}
 
 export default definePlugin({
@@ -200,7 +225,7 @@ export default definePlugin({
     join(created.dir, 'DRAFT.md'),
     `# ${name}: a draft from recorded traffic of ${origin}\n\n` +
       `Tools (each starts at "ask" once added):\n\n${tools.map((t) => `- \`${t.name}\` — ${t.method} ${t.path}, from ${t.calls} call${t.calls === 1 ? '' : 's'}`).join('\n')}\n\n` +
-      `Authentication: the tab's cookies (sent by every call)${csrf ? `; the \`${csrf.header}\` header, taken from ${csrf.cookie ? `the \`${csrf.cookie}\` cookie` : 'the page (meta tag or cookie)'} on every write` : ''}.\n\n` +
+      `Authentication: the tab's cookies (sent by every call)${csrf ? `; the \`${csrf.header}\` header, taken from ${csrf.cookie ? `the \`${csrf.cookie}\` cookie` : csrf.fromResponse ? `\`${csrf.fromResponse.key}\` of GET ${csrf.fromResponse.path}` : 'the page (meta tag or cookie)'} on every write` : ''}.\n\n` +
       'Check before use: names and descriptions (the agent reads them), which inputs are required, ' +
       'and the output schemas (they list only the fields that were seen). Recorded values that looked ' +
       'like secrets were replaced by "<redacted>" in the tests.\n',
