@@ -13,7 +13,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync,
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { VERSION } from '../server/version.ts';
+import pkg from '../package.json' with { type: 'json' };
+
+/** The extension's version is the package's (one number for server, CLI and extension). */
+const VERSION: string = pkg.version;
 
 export const EXTENSION_SRC_DIR = dirname(fileURLToPath(import.meta.url));
 export const EXTENSION_DIST_DIR = join(EXTENSION_SRC_DIR, 'dist');

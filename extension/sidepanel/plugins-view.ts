@@ -4,7 +4,7 @@
  * permissions are in the Tools section (tools-view.ts).
  */
 import type { ConfigState, PluginInfo, TabState } from '../../server/protocol/methods.ts';
-import type { ConfigField } from '../../server/plugins/types.ts';
+import type { ConfigField } from '../../plugins/sdk/define.ts';
 import { h, permissionSelect } from './dom.ts';
 import type { Permission } from '../../server/protocol/methods.ts';
 

@@ -19,7 +19,7 @@ import type * as v from 'valibot';
 import { MAX_ADAPTER_BYTES } from '../../server/protocol/limits.ts';
 import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../../server/plugins/manifest.ts';
 import { writeFileAtomic } from '../../server/state/atomic.ts';
-import { SDK_VERSION } from '../../server/version.ts';
+import { SDK_VERSION } from '../sdk/version.ts';
 import { isPluginDefinition, type PluginDefinition } from '../sdk/define.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { notifyServerReload } from './reload.ts';
