@@ -1,14 +1,13 @@
 /**
- * The extension connection (/ws): one active Chrome extension, JSON-RPC 2.0 both ways, tool
- * dispatch with timeouts that progress extends, confirmations for `ask` tools, and the per-plugin
- * tab state the extension reports.
+ * The extension connection (/ws): one active Chrome extension, JSON-RPC 2.0 both ways. This file
+ * is the connection's lifecycle, sending and receiving; tool dispatch with its timeouts and log
+ * routing is dispatches.ts, approvals confirmations.ts, the reported tabs tab-state.ts, the
+ * shared shapes types.ts.
  *
  * A new connection replaces the old one (closed with a reason); anything pending on the old one
  * fails at once, so no caller waits for a socket that will never answer.
  */
-import type { ServerWebSocket, WebSocketHandler } from 'bun';
-import { randomBytes } from 'node:crypto';
-import * as v from 'valibot';
+import type { WebSocketHandler } from 'bun';
 import type { ServerContext } from '../context.ts';
 import { OpenTabsError } from '../errors.ts';
 import {
@@ -19,7 +18,6 @@ import {
   error as rpcError,
   RpcErrorCode,
   type RpcId,
-  type RpcResponse,
   WsCloseCode,
 } from '../protocol/jsonrpc.ts';
 import {
@@ -28,76 +26,18 @@ import {
   validateParams,
   type ServerMethod,
   type ServerParams,
-  type TabInfo,
-  type TabState,
   type LogEntry,
 } from '../protocol/methods.ts';
 import { fail, fromRpcError } from '../tools/call-errors.ts';
 import { buildSyncFull } from './sync.ts';
 import { handleExtensionNotification, handleExtensionRequest } from './handlers.ts';
 import { Confirmations, type ConfirmationDecision, type ConfirmationRequest } from './confirmations.ts';
-import { DISPATCH_ID_RANDOM_BYTES } from '../limits.ts';
+import { Dispatches } from './dispatches.ts';
+import { TabStates, type PluginTabs } from './tab-state.ts';
+import { EXTENSION_REQUEST_TIMEOUT_MS, type DispatchRequest, type Pending, type Ws, type WsData } from './types.ts';
 
-export interface WsData {
-  connId: number;
-}
-
-type Ws = ServerWebSocket<WsData>;
-
-/** How long a plain request to the extension (plugin.uninstall, …) may take. */
-export const EXTENSION_REQUEST_TIMEOUT_MS = 15_000;
-/**
- * How many finished dispatches remember their MCP session, so log lines the extension flushes
- * after the result (it batches them) still reach the caller rather than every session.
- */
-const RECENT_DISPATCH_SESSIONS = 256;
-
-export interface DispatchProgress {
-  progress: number;
-  total?: number;
-  message?: string;
-}
-
-export interface DispatchRequest {
-  plugin: string;
-  /** The name tool.dispatch carries: a plugin tool's own short name, a built-in's full name. */
-  wireName: string;
-  /** The name clients call it by (e.g. slack_send_message), for messages and the side panel. */
-  fullName: string;
-  input: Record<string, unknown>;
-  tabId?: number;
-  settings?: Record<string, unknown>;
-  signal?: AbortSignal;
-  onProgress?: (p: DispatchProgress) => void;
-  /** Log lines the plugin emits during this dispatch. */
-  onLog?: (entry: LogEntry) => void;
-  /** MCP session that made the call. */
-  sessionId?: string;
-}
-
-
-interface Pending {
-  conn: Ws;
-  method: string;
-  /** For tool.dispatch: the tool, so a failure can name it. */
-  toolName?: string;
-  resolve(value: unknown): void;
-  reject(err: OpenTabsError): void;
-  onResponse(msg: RpcResponse): void;
-}
-
-interface RunningDispatch {
-  dispatchId: string;
-  /** The plugin the call went to: only its log lines may name this dispatch. */
-  plugin: string;
-  rpcId: number;
-  conn: Ws;
-  sessionId?: string;
-  onProgress?: (p: DispatchProgress) => void;
-  onLog?: (entry: LogEntry) => void;
-  /** Restart the inactivity timer (progress arrived). */
-  touch(): void;
-}
+export type { DispatchProgress, DispatchRequest, WsData } from './types.ts';
+export { EXTENSION_REQUEST_TIMEOUT_MS } from './types.ts';
 
 const decoder = new TextDecoder();
 
@@ -106,39 +46,70 @@ export class ExtensionHub {
   private nextConnId = 1;
   private nextRpcId = 1;
   private pending = new Map<number, Pending>();
-  private dispatches = new Map<string, RunningDispatch>();
   /** A side panel is open in the connected browser (it says so with panel.state). */
   private panelOpen = false;
-  private tabState = new Map<string, { state: TabState; tabs: TabInfo[] }>();
-  /** dispatchId → plugin and MCP session of recently finished dispatches (insertion-ordered, bounded). */
-  private recentSessions = new Map<string, { plugin: string; sessionId: string | undefined }>();
+  private readonly tabs = new TabStates();
+  private readonly dispatches: Dispatches;
   readonly confirmations: Confirmations;
   /** Counters for /health and tests. */
   readonly stats = { malformedFrames: 0, replacedConnections: 0 };
 
-  /** Plugin log lines for MCP sessions: (entry, the calling session or undefined for every session). */
-  private logListeners = new Set<(entry: LogEntry, sessionId: string | undefined) => void>();
-
   constructor(private readonly ctx: ServerContext) {
     this.confirmations = new Confirmations(ctx, this);
+    this.dispatches = new Dispatches({
+      socket: () => this.active,
+      nextRpcId: () => this.nextRpcId++,
+      pending: this.pending,
+      notify: (method, params) => this.notify(method, params),
+      panelOpen: () => this.panelOpen,
+      limits: () => this.ctx.limits,
+    });
     // Plugins, permissions or settings changed: the extension gets them all again.
     ctx.catalog.onChange((_catalog, change) => {
       if (change === 'config') this.sendSyncFull();
     });
   }
 
-  /** Plugin log lines as routed below; MCP sessions subscribe (the hub knows nothing of MCP). */
+  /** Plugin log lines as routed to their calls; MCP sessions subscribe (the hub knows nothing of MCP). */
   onPluginLog(cb: (entry: LogEntry, sessionId: string | undefined) => void): () => void {
-    this.logListeners.add(cb);
-    return () => this.logListeners.delete(cb);
+    return this.dispatches.onPluginLog(cb);
   }
 
-  private emitLog(entry: LogEntry, sessionId?: string): void {
-    for (const cb of this.logListeners) {
-      try {
-        cb(entry, sessionId);
-      } catch {}
-    }
+  /** Tool calls to the extension (dispatches.ts). */
+  dispatch(req: DispatchRequest): Promise<DispatchResult> {
+    return this.dispatches.dispatch(req);
+  }
+
+  /** A plugin log line from the extension: to its call's session (dispatches.ts routeLog). */
+  routeLog(entry: LogEntry): void {
+    this.dispatches.routeLog(entry);
+  }
+
+  /** A `tool.progress` notification. */
+  onProgress(p: { dispatchId: string; progress: number; total?: number; message?: string }): void {
+    this.dispatches.onProgress(p);
+  }
+
+  get inFlightDispatches(): number {
+    return this.dispatches.count;
+  }
+
+  // ------------------------------------------------------------------ tab state
+
+  tabsFor(plugin: string): PluginTabs {
+    return this.tabs.get(plugin);
+  }
+
+  allTabStates(): Map<string, PluginTabs> {
+    return this.tabs.all();
+  }
+
+  setTabs(plugin: string, snapshot: PluginTabs): void {
+    this.tabs.set(plugin, snapshot);
+  }
+
+  replaceAllTabs(all: Record<string, PluginTabs>): void {
+    this.tabs.replaceAll(all);
   }
 
   get connected(): boolean {
@@ -197,7 +168,7 @@ export class ExtensionHub {
     if (this.active !== ws) return; // a replaced connection: its calls already failed
     this.active = null;
     this.panelOpen = false;
-    this.tabState.clear();
+    this.tabs.clear();
     // Page tools live in the extension's tabs: none can be called until it reconnects and re-reports.
     this.ctx.catalog.pageTools.clearAll();
     this.failPendingOn(ws, fail.disconnected);
@@ -304,178 +275,10 @@ export class ExtensionHub {
     });
   }
 
-  // ------------------------------------------------------------------ tool dispatch
-
-  dispatch(req: DispatchRequest): Promise<DispatchResult> {
-    const ws = this.active;
-    if (!ws) return Promise.reject(fail.notConnected());
-    if (req.signal?.aborted) return Promise.reject(fail.cancelled(req.fullName, 'the client cancelled the request'));
-
-    const limits = this.ctx.limits;
-    // Unguessable: a web page that could guess another call's id could try to write into it.
-    const dispatchId = `d${randomBytes(DISPATCH_ID_RANDOM_BYTES).toString('hex')}`;
-    const rpcId = this.nextRpcId++;
-    const startedAt = Date.now();
-    const deadline = startedAt + limits.dispatchMaxTotalMs;
-
-    return new Promise<DispatchResult>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let settled = false;
-
-      const finish = (err: OpenTabsError | null, value?: DispatchResult, cancelReason?: string) => {
-        if (settled) return;
-        settled = true;
-        if (timer) clearTimeout(timer);
-        this.pending.delete(rpcId);
-        this.dispatches.delete(dispatchId);
-        this.rememberSession(dispatchId, req.plugin, req.sessionId);
-        req.signal?.removeEventListener('abort', onAbort);
-        // Tell the extension to stop work we no longer wait for (only if it is still the same socket).
-        if (cancelReason && this.active === ws) this.notify('tool.cancel', { dispatchId, reason: cancelReason });
-        if (this.panelOpen) {
-          this.notify('tool.invocationEnd', {
-            dispatchId,
-            tool: req.fullName,
-            plugin: req.plugin,
-            success: err === null,
-            durationMs: Date.now() - startedAt,
-          });
-        }
-        if (err) reject(err);
-        else resolve(value as DispatchResult);
-      };
-
-      const onTimeout = () => finish(fail.timeout(req.fullName, Date.now() - startedAt), undefined, 'timeout');
-      const arm = () => {
-        if (timer) clearTimeout(timer);
-        const remaining = deadline - Date.now();
-        timer = setTimeout(onTimeout, Math.max(0, Math.min(limits.dispatchTimeoutMs, remaining)));
-      };
-      const onAbort = () => finish(fail.cancelled(req.fullName, 'the client cancelled the request'), undefined, 'cancelled by client');
-
-      this.pending.set(rpcId, {
-        conn: ws,
-        method: 'tool.dispatch',
-        toolName: req.fullName,
-        resolve: (x) => finish(null, x as DispatchResult),
-        reject: (e) => finish(e),
-        onResponse: (msg) => {
-          if ('error' in msg) return finish(fromRpcError(msg.error, req.fullName));
-          const parsed = v.safeParse(DispatchResult, msg.result);
-          if (!parsed.success) return finish(fail.internal(`The extension returned a malformed result for ${req.fullName}: ${parsed.issues[0].message}`));
-          finish(null, parsed.output);
-        },
-      });
-      this.dispatches.set(dispatchId, {
-        dispatchId,
-        plugin: req.plugin,
-        rpcId,
-        conn: ws,
-        sessionId: req.sessionId,
-        onProgress: req.onProgress,
-        onLog: req.onLog,
-        touch: arm,
-      });
-      req.signal?.addEventListener('abort', onAbort, { once: true });
-      arm();
-
-      const params: ServerParams<'tool.dispatch'> = { dispatchId, plugin: req.plugin, tool: req.wireName, input: req.input };
-      if (req.tabId !== undefined) params.tabId = req.tabId;
-      if (req.settings !== undefined) params.settings = req.settings;
-      const start: ServerParams<'tool.invocationStart'> = { dispatchId, tool: req.fullName, plugin: req.plugin, ts: startedAt };
-      // The side panel's invocationStart/End go out only while one is open (panel.state): with no
-      // panel they would cost a frame each way per call for nobody.
-      try {
-        // The dispatch goes first so the side panel's invocationStart never delays the call
-        // itself; cork() puts both frames in one socket write.
-        if (this.panelOpen) {
-          ws.cork(() => {
-            ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
-            ws.send(rpcNotification('tool.invocationStart', start));
-          });
-        } else ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
-      } catch (err) {
-        finish(fail.disconnected());
-      }
-    });
-  }
-
-  private rememberSession(dispatchId: string, plugin: string, sessionId: string | undefined): void {
-    if (this.recentSessions.size >= RECENT_DISPATCH_SESSIONS) {
-      const oldest = this.recentSessions.keys().next().value;
-      if (oldest !== undefined) this.recentSessions.delete(oldest);
-    }
-    this.recentSessions.set(dispatchId, { plugin, sessionId });
-  }
-
-  /**
-   * Route a plugin log line: to the call that produced it when that call is still running (its
-   * MCP session gets it on the request's stream); a line for a call that already ended goes to
-   * that call's session only; a line from no MCP call (none named, or a REST call) goes to every
-   * MCP session.
-   *
-   * A line that names a dispatch must be of that dispatch's plugin, and the dispatch must be one
-   * the hub knows (running or among the recent ones); otherwise it reaches no session (it stays
-   * in the plugin's log buffer): it would otherwise land in a stranger's call stream, or in every
-   * session.
-   */
-  routeLog(entry: LogEntry): void {
-    if (!entry.dispatchId) {
-      this.emitLog(entry);
-      return;
-    }
-    const d = this.dispatches.get(entry.dispatchId);
-    if (d) {
-      if (d.plugin !== entry.plugin) return;
-      if (d.onLog) {
-        try {
-          d.onLog(entry);
-        } catch {}
-        return;
-      }
-      this.emitLog(entry, d.sessionId);
-      return;
-    }
-    const recent = this.recentSessions.get(entry.dispatchId);
-    if (recent?.plugin === entry.plugin) this.emitLog(entry, recent.sessionId);
-  }
-
-  get inFlightDispatches(): number {
-    return this.dispatches.size;
-  }
-
-  /** A `tool.progress` notification: restart the timeout (within the cap) and forward it. */
-  onProgress(p: { dispatchId: string; progress: number; total?: number; message?: string }): void {
-    const d = this.dispatches.get(p.dispatchId);
-    if (!d) return;
-    d.touch();
-    try {
-      d.onProgress?.({ progress: p.progress, total: p.total, message: p.message });
-    } catch {}
-  }
-
   // ------------------------------------------------------------------ confirmations
 
   confirm(req: ConfirmationRequest): Promise<ConfirmationDecision> {
     return this.confirmations.ask(req);
-  }
-
-  // ------------------------------------------------------------------ tab state
-
-  tabsFor(plugin: string): { state: TabState; tabs: TabInfo[] } {
-    return this.tabState.get(plugin) ?? { state: 'closed', tabs: [] };
-  }
-
-  allTabStates(): Map<string, { state: TabState; tabs: TabInfo[] }> {
-    return this.tabState;
-  }
-
-  setTabs(plugin: string, snapshot: { state: TabState; tabs: TabInfo[] }): void {
-    this.tabState.set(plugin, snapshot);
-  }
-
-  replaceAllTabs(all: Record<string, { state: TabState; tabs: TabInfo[] }>): void {
-    this.tabState = new Map(Object.entries(all));
   }
 
   // ------------------------------------------------------------------ receiving
