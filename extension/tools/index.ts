@@ -7,6 +7,7 @@ import { browserDataTools } from './browser-data.ts';
 import { consoleTools } from './console.ts';
 import { dialogTools } from './dialogs.ts';
 import { formTools } from './forms.ts';
+import { emulationTools } from './emulation.ts';
 import { pageInspectTools } from './page-inspect.ts';
 import { waitingTools } from './waiting.ts';
 import { extensionTools } from './extension.ts';
@@ -25,6 +26,7 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...actingTools,
   ...dialogTools,
   ...formTools,
+  ...emulationTools,
   ...waitingTools,
   ...storageTools,
   ...consoleTools,

@@ -396,6 +396,40 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     group: 'acting',
   },
   {
+    name: 'browser_emulate',
+    description:
+      'Make a tab look like another device or place: viewport and device metrics, user agent, geolocation, timezone, locale, color scheme, reduced motion, network and CPU throttling. In effect until reset: true.',
+    inputSchema: obj(
+      {
+        tabId,
+        viewport: {
+          description: 'Viewport size and device metrics',
+          ...obj(
+          {
+            width: { type: 'integer', minimum: 100, maximum: 10000, description: 'CSS pixels' },
+            height: { type: 'integer', minimum: 100, maximum: 10000, description: 'CSS pixels' },
+            deviceScaleFactor: { type: 'number', minimum: 0, maximum: 10, description: 'Device pixel ratio (0: keep)' },
+            mobile: { type: 'boolean', description: 'Emulate a mobile device (meta viewport, overlay scrollbars)' },
+          },
+          ['width', 'height'],
+          ),
+        },
+        userAgent: { type: 'string', minLength: 1, description: 'User-Agent string' },
+        geolocation: { description: 'Position navigator.geolocation reports', ...obj({ latitude: { type: 'number', minimum: -90, maximum: 90, description: 'Degrees' }, longitude: { type: 'number', minimum: -180, maximum: 180, description: 'Degrees' }, accuracy: { type: 'number', minimum: 0, description: 'Meters (default 50)' } }, ['latitude', 'longitude']) },
+        timezone: { type: 'string', minLength: 1, description: 'IANA timezone, e.g. Asia/Tokyo' },
+        locale: { type: 'string', minLength: 2, description: 'BCP 47 locale, e.g. fr-FR' },
+        colorScheme: { enum: ['light', 'dark'], description: 'prefers-color-scheme' },
+        reducedMotion: { enum: ['reduce', 'no-preference'], description: 'prefers-reduced-motion' },
+        network: { enum: ['offline', 'slow-3g', 'fast-3g', 'none'], description: 'Network throttling preset (none: no throttling)' },
+        cpuThrottling: { type: 'number', minimum: 1, maximum: 20, description: 'Slow the CPU down this many times (1: none)' },
+        reset: { type: 'boolean', description: 'End every emulation of the tab' },
+      },
+      ['tabId'],
+    ),
+    defaultPermission: 'auto',
+    group: 'acting',
+  },
+  {
     name: 'browser_execute_script',
     description: 'Run JavaScript in the page and return its result: an expression, a function (called), or a body with `return`; promises are awaited; DOM elements come back as {tag, id, text, selector} usable by the other tools. Off by default: it runs code with your session.',
     inputSchema: obj(

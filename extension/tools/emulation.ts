@@ -1,0 +1,112 @@
+/**
+ * browser_emulate: make a tab look like another device or place — viewport and device metrics,
+ * user agent, geolocation, timezone, locale, color scheme and reduced motion, network and CPU
+ * throttling — through the DevTools Emulation domain. Overrides live as long as the debugger
+ * session, so an emulating tab holds one (like network capture) until `reset` ends it, or the tab
+ * closes; every call returns what is now in effect.
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { onDebuggerGone } from './cdp-events.ts';
+import { withDebugger, type CdpSend } from './debugger.ts';
+import { getTab } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
+
+/** DevTools' own presets (download/upload in bytes per second, latency in ms). */
+const NETWORK_PRESETS: Record<string, { offline: boolean; latency: number; downloadThroughput: number; uploadThroughput: number }> = {
+  offline: { offline: true, latency: 0, downloadThroughput: 0, uploadThroughput: 0 },
+  'slow-3g': { offline: false, latency: 400, downloadThroughput: (400 * 1024) / 8, uploadThroughput: (400 * 1024) / 8 },
+  'fast-3g': { offline: false, latency: 150, downloadThroughput: (1.6 * 1024 * 1024) / 8, uploadThroughput: (750 * 1024) / 8 },
+  none: { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 },
+};
+
+interface Held {
+  send: CdpSend;
+  release: () => void;
+  active: Record<string, unknown>;
+}
+const held = new Map<number, Held>();
+
+async function hold(tabId: number): Promise<Held> {
+  const existing = held.get(tabId);
+  if (existing) return existing;
+  let release!: () => void;
+  const until = new Promise<void>((r) => (release = r));
+  const send = await new Promise<CdpSend>((resolve, reject) => {
+    withDebugger(tabId, (s) => {
+      resolve(s);
+      return until;
+    }).catch(reject);
+  });
+  const h: Held = { send, release, active: {} };
+  held.set(tabId, h);
+  const off = onDebuggerGone(tabId, () => {
+    held.delete(tabId);
+    off();
+  });
+  return h;
+}
+
+export const emulationTools: Record<string, BrowserToolHandler> = {
+  async browser_emulate(input) {
+    const tab = await getTab(input.tabId);
+    const tabId = tab.id!;
+    if (input.reset === true) {
+      const h = held.get(tabId);
+      if (h) {
+        // Detaching clears every override; say so to the page at once rather than on the idle detach.
+        await h.send('Emulation.clearDeviceMetricsOverride').catch(() => {});
+        await h.send('Emulation.setEmulatedMedia', { media: '', features: [] }).catch(() => {});
+        await h.send('Network.emulateNetworkConditions', NETWORK_PRESETS.none).catch(() => {});
+        await h.send('Emulation.setCPUThrottlingRate', { rate: 1 }).catch(() => {});
+        held.delete(tabId);
+        h.release();
+      }
+      return { value: { tabId, reset: true, active: {} } };
+    }
+    const h = await hold(tabId);
+    const send = h.send;
+    try {
+      const vp = input.viewport as { width: number; height: number; deviceScaleFactor?: number; mobile?: boolean } | undefined;
+      if (vp) {
+        await send('Emulation.setDeviceMetricsOverride', { width: vp.width, height: vp.height, deviceScaleFactor: vp.deviceScaleFactor ?? 0, mobile: vp.mobile === true });
+        h.active.viewport = vp;
+      }
+      if (input.userAgent !== undefined) {
+        await send('Emulation.setUserAgentOverride', { userAgent: String(input.userAgent) });
+        h.active.userAgent = input.userAgent;
+      }
+      const geo = input.geolocation as { latitude: number; longitude: number; accuracy?: number } | undefined;
+      if (geo) {
+        await send('Emulation.setGeolocationOverride', { latitude: geo.latitude, longitude: geo.longitude, accuracy: geo.accuracy ?? 50 });
+        h.active.geolocation = geo;
+      }
+      if (input.timezone !== undefined) {
+        await send('Emulation.setTimezoneOverride', { timezoneId: String(input.timezone) });
+        h.active.timezone = input.timezone;
+      }
+      if (input.locale !== undefined) {
+        await send('Emulation.setLocaleOverride', { locale: String(input.locale) });
+        h.active.locale = input.locale;
+      }
+      const features: { name: string; value: string }[] = [];
+      if (input.colorScheme !== undefined) features.push({ name: 'prefers-color-scheme', value: String(input.colorScheme) });
+      if (input.reducedMotion !== undefined) features.push({ name: 'prefers-reduced-motion', value: String(input.reducedMotion) });
+      if (features.length) {
+        await send('Emulation.setEmulatedMedia', { features });
+        for (const f of features) h.active[f.name] = f.value;
+      }
+      if (input.network !== undefined) {
+        await send('Network.enable').catch(() => {});
+        await send('Network.emulateNetworkConditions', NETWORK_PRESETS[String(input.network)]!);
+        h.active.network = input.network;
+      }
+      if (input.cpuThrottling !== undefined) {
+        await send('Emulation.setCPUThrottlingRate', { rate: input.cpuThrottling as number });
+        h.active.cpuThrottling = input.cpuThrottling;
+      }
+    } catch (err) {
+      throw new ToolError('invalid_arguments', `Chrome refused the emulation: ${(err as Error).message}`, { category: 'validation' });
+    }
+    return { value: { tabId, active: h.active, note: 'In effect until browser_emulate with reset: true (or the tab closes).' } };
+  },
+};
