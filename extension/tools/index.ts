@@ -8,6 +8,7 @@ import { consoleTools } from './console.ts';
 import { dialogTools } from './dialogs.ts';
 import { formTools } from './forms.ts';
 import { emulationTools } from './emulation.ts';
+import { interceptTools } from './intercept.ts';
 import { pageInspectTools } from './page-inspect.ts';
 import { waitingTools } from './waiting.ts';
 import { extensionTools } from './extension.ts';
@@ -31,6 +32,7 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...storageTools,
   ...consoleTools,
   ...networkTools,
+  ...interceptTools,
   ...browserDataTools,
   ...extensionTools,
 };

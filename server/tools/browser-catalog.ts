@@ -553,6 +553,36 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     group: 'network',
   },
   {
+    name: 'browser_intercept_requests',
+    description:
+      "Block, fail or answer (mock) a tab's requests by URL pattern until stop: true; each rule reports how often it matched. Calling it again replaces the rules; no rules lists them. Asks first: a mocked answer changes what the page shows.",
+    inputSchema: obj(
+      {
+        tabId,
+        rules: {
+          type: 'array',
+          maxItems: 50,
+          description: 'Rules, first match wins',
+          items: obj(
+            {
+              urlPattern: { type: 'string', minLength: 1, description: 'URL pattern: * matches anything, ? one character (e.g. *://*/api/ads*)' },
+              action: { enum: ['block', 'fail', 'fulfill'], description: 'block (as an ad blocker would), fail (network error), fulfill (answer with status and body)' },
+              status: { type: 'integer', minimum: 100, maximum: 599, description: 'fulfill: HTTP status (default 200)' },
+              body: { type: 'string', maxLength: 1000000, description: 'fulfill: response body' },
+              contentType: { type: 'string', description: 'fulfill: Content-Type (default application/json)' },
+            },
+            ['urlPattern', 'action'],
+          ),
+        },
+        stop: { type: 'boolean', description: 'Stop intercepting (every rule ends)' },
+      },
+      ['tabId'],
+    ),
+    defaultPermission: 'ask',
+    group: 'network',
+    risk: 'changes what the page receives',
+  },
+  {
     name: 'browser_get_websocket_frames',
     description: `WebSocket frames sent and received by the page since browser_enable_network_capture (newest ${WEBSOCKET_FRAMES_MAX} kept), oldest first.`,
     inputSchema: obj({ tabId, clear: { type: 'boolean', description: 'Forget the returned frames after reading them' } }, ['tabId']),

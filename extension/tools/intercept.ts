@@ -1,0 +1,106 @@
+/**
+ * browser_intercept_requests: block, fail or answer (mock) a tab's requests by URL pattern, through
+ * the DevTools Fetch domain, until `stop`. The tab holds a debugger session while rules are set
+ * (like network capture); requests no rule matches go on untouched. Starts `ask`: a mocked answer
+ * changes what the user's page shows.
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
+import { withDebugger, type CdpSend } from './debugger.ts';
+import { getTab } from './tabs.ts';
+import type { BrowserToolHandler } from './types.ts';
+
+interface Rule {
+  urlPattern: string;
+  action: 'block' | 'fail' | 'fulfill';
+  status?: number;
+  body?: string;
+  contentType?: string;
+  hits: number;
+}
+
+interface Interception {
+  send: CdpSend;
+  rules: Rule[];
+  stop: () => void;
+}
+const active = new Map<number, Interception>();
+
+/** CDP URL patterns: `*` matches any run of characters, `?` one character. */
+function globMatch(url: string, pattern: string): boolean {
+  const re = new RegExp(`^${pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')}$`);
+  return re.test(url);
+}
+
+async function start(tabId: number, rules: Rule[]): Promise<Interception> {
+  let release!: () => void;
+  const until = new Promise<void>((r) => (release = r));
+  const send = await new Promise<CdpSend>((resolve, reject) => {
+    withDebugger(tabId, (s) => {
+      resolve(s);
+      return until;
+    }).catch(reject);
+  });
+  const i: Interception = { send, rules, stop: () => {} };
+  const offEvents = debuggerEvents(tabId, (method, params) => {
+    if (method !== 'Fetch.requestPaused') return;
+    const p = params as { requestId: string; request: { url: string } };
+    const rule = i.rules.find((r) => globMatch(p.request.url, r.urlPattern));
+    if (!rule) return void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
+    rule.hits++;
+    if (rule.action === 'fulfill') {
+      const body = btoa(String.fromCharCode(...new TextEncoder().encode(rule.body ?? '')));
+      void send('Fetch.fulfillRequest', {
+        requestId: p.requestId,
+        responseCode: rule.status ?? 200,
+        responseHeaders: [{ name: 'content-type', value: rule.contentType ?? 'application/json' }],
+        body,
+      }).catch(() => {});
+    } else {
+      void send('Fetch.failRequest', { requestId: p.requestId, errorReason: rule.action === 'block' ? 'BlockedByClient' : 'Failed' }).catch(() => {});
+    }
+  });
+  const offGone = onDebuggerGone(tabId, () => i.stop());
+  i.stop = () => {
+    offEvents();
+    offGone();
+    if (active.get(tabId) === i) active.delete(tabId);
+    release();
+  };
+  active.set(tabId, i);
+  return i;
+}
+
+const summary = (rules: Rule[]) => rules.map(({ urlPattern, action, status, hits }) => ({ urlPattern, action, ...(action === 'fulfill' ? { status: status ?? 200 } : {}), hits }));
+
+export const interceptTools: Record<string, BrowserToolHandler> = {
+  async browser_intercept_requests(input) {
+    const tab = await getTab(input.tabId);
+    const tabId = tab.id!;
+    const current = active.get(tabId);
+    if (input.stop === true) {
+      if (!current) return { value: { tabId, intercepting: false, wasIntercepting: false } };
+      const rules = summary(current.rules);
+      await current.send('Fetch.disable').catch(() => {});
+      current.stop();
+      return { value: { tabId, intercepting: false, wasIntercepting: true, rules } };
+    }
+    const given = (input.rules as Omit<Rule, 'hits'>[] | undefined) ?? [];
+    if (given.length === 0) return { value: { tabId, intercepting: !!current, rules: current ? summary(current.rules) : [] } };
+    for (const [k, r] of given.entries()) {
+      if (r.action !== 'fulfill' && (r.status !== undefined || r.body !== undefined)) {
+        throw new ToolError('invalid_arguments', `rules[${k}]: status and body are for action "fulfill", not "${r.action}"`, { category: 'validation' });
+      }
+    }
+    const rules: Rule[] = given.map((r) => ({ ...r, hits: 0 }));
+    const i = current ?? (await start(tabId, rules));
+    i.rules = rules;
+    try {
+      await i.send('Fetch.enable', { patterns: rules.map((r) => ({ urlPattern: r.urlPattern, requestStage: 'Request' })) });
+    } catch (err) {
+      i.stop();
+      throw new ToolError('invalid_arguments', `Chrome refused the patterns: ${(err as Error).message}`, { category: 'validation' });
+    }
+    return { value: { tabId, intercepting: true, rules: summary(rules), note: 'In effect until browser_intercept_requests with stop: true (or the tab closes).' } };
+  },
+};
