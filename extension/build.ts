@@ -49,7 +49,7 @@ export function manifest(): Record<string, unknown> {
     version: VERSION.replace(/[^0-9.].*$/, '') || '0.0.0',
     minimum_chrome_version: '120',
     background: { service_worker: 'background.js' },
-    permissions: ['tabs', 'scripting', 'storage', 'sidePanel', 'alarms', 'webNavigation', 'debugger', 'cookies', 'tabGroups', 'sessions', 'history', 'bookmarks', 'downloads'],
+    permissions: ['tabs', 'scripting', 'storage', 'sidePanel', 'alarms', 'webNavigation', 'debugger', 'cookies', 'tabGroups', 'sessions', 'history', 'bookmarks', 'downloads', 'browsingData'],
     host_permissions: ['<all_urls>'],
     action: { default_title: 'OpenTabs', default_icon: { '128': 'icon.png' } },
     icons: { '128': 'icon.png' },

@@ -111,6 +111,20 @@ export const browserDataTools: Record<string, BrowserToolHandler> = {
     return { value: { bookmarks: found.filter((b) => b.url).slice(0, limit).map((b) => ({ id: b.id, title: b.title, url: b.url! })) } };
   },
 
+  async browser_clear_site_data(input) {
+    let origin: string;
+    try {
+      const u = new URL(String(input.origin));
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+      origin = u.origin;
+    } catch {
+      throw new ToolError('invalid_arguments', `"${input.origin}" is not an http(s) origin such as https://app.example.com`, { category: 'validation' });
+    }
+    const kinds = (input.kinds as string[] | undefined) ?? ['cookies', 'localStorage', 'indexedDB', 'cacheStorage', 'serviceWorkers'];
+    await chrome.browsingData.remove({ origins: [origin] }, Object.fromEntries(kinds.map((k) => [k, true])) as chrome.browsingData.DataTypeSet);
+    return { value: { origin, cleared: kinds } };
+  },
+
   async browser_download(input) {
     let id: number;
     try {

@@ -682,6 +682,20 @@ export const BROWSER_TOOLS: readonly BrowserToolDef[] = [
     risk: 'reads your bookmarks',
   },
   {
+    name: 'browser_clear_site_data',
+    description: "Clear one site's data: cookies (signs you out there), local storage, IndexedDB, Cache Storage, service workers — all, or the kinds named. Asks first.",
+    inputSchema: obj(
+      {
+        origin: { type: 'string', minLength: 1, description: 'The site, e.g. https://app.example.com' },
+        kinds: { type: 'array', items: { enum: ['cookies', 'localStorage', 'indexedDB', 'cacheStorage', 'serviceWorkers'] }, minItems: 1, uniqueItems: true, description: 'Only these kinds (default all)' },
+      },
+      ['origin'],
+    ),
+    defaultPermission: 'ask',
+    group: 'data',
+    risk: "deletes a site's data (signs you out)",
+  },
+  {
     name: 'browser_download',
     description: "Download a URL into the browser's download folder (optionally under a file name). Asks first: it writes a file.",
     inputSchema: obj({ url: { type: 'string', minLength: 1, description: 'The http(s) URL to download' }, filename: { type: 'string', minLength: 1, description: 'File name inside the download folder (no ..)' } }, ['url']),

@@ -15,7 +15,7 @@ const inWorker = async <T>(fn: () => Promise<T>): Promise<T> => (await h.service
 
 beforeAll(async () => {
   h = await startBrowserHarness({
-    permissions: { browser: { tools: { browser_search_history: 'auto', browser_search_bookmarks: 'auto', browser_download: 'auto' } } },
+    permissions: { browser: { tools: { browser_search_history: 'auto', browser_search_bookmarks: 'auto', browser_download: 'auto', browser_clear_site_data: 'auto' } } },
     routes: (req) => (new URL(req.url).pathname === '/file.txt' ? new Response('downloaded body\n', { headers: { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="file.txt"' } }) : undefined),
   });
   a = await h.context.newPage();
@@ -96,4 +96,21 @@ test('a download starts, is listed, and refused URLs are refused', async () => {
   expect(listed.state).toBe('complete');
   const refused = await h.callTool('browser_download', { url: 'chrome://settings' });
   expect(refused.status).toBeGreaterThanOrEqual(400);
+});
+
+test("browser_clear_site_data clears one site's cookies and storage, not another's", async () => {
+  const origin = new URL(a.url()).origin;
+  await a.evaluate(() => {
+    localStorage.setItem('kept', 'no');
+    document.cookie = 'c=1; path=/';
+  });
+  const other = await h.context.newPage();
+  await other.goto(h.fixtureUrl('/pages/index.html?other').replace('127.0.0.1', 'localhost'));
+  await other.evaluate(() => localStorage.setItem('other', 'yes'));
+  const r = await h.callTool('browser_clear_site_data', { origin });
+  expect(r.status).toBe(200);
+  await a.reload();
+  expect(await a.evaluate(() => [localStorage.getItem('kept'), document.cookie])).toEqual([null, '']);
+  expect(await other.evaluate(() => localStorage.getItem('other'))).toBe('yes');
+  expect((await h.callTool('browser_clear_site_data', { origin: 'chrome://settings' })).status).toBe(400);
 });
