@@ -251,10 +251,13 @@ function requireAuthoringTools(command: string): void {
 async function create(argv: string[]): Promise<number> {
   const help = sub(
     'create',
-    '<name> [--dir D] [--url PATTERN] [--from-capture FILE|tab:ID]',
+    '<name> [--dir D] [--url PATTERN] [--from-capture FILE|tab:ID|--tab ID]',
     'Scaffold a plugin project opentabs-plugin-<name> in D (default ./opentabs-plugin-<name>) that builds\nand passes its own test out of the box. --url sets the app\'s Chrome match pattern\n(default https://example.com/*), e.g. --url "https://app.example.com/*".\n' +
-      '--from-capture drafts the tools from recorded traffic instead: a file (browser_get_network_requests\nresult or HAR) or tab:ID, the capture running in that tab (browser_enable_network_capture with\ncaptureBodies, then use the app). Secrets in the traffic are never written.',
+      '--from-capture drafts the tools from recorded traffic instead: a file (browser_get_network_requests\nresult or HAR) or tab:ID (or --tab ID), the capture running in that tab (browser_enable_network_capture with\ncaptureBodies, then use the app). Secrets in the traffic are never written.',
   );
+  // `--from-capture --tab <id>` is the same source as `--from-capture tab:<id>`.
+  const i = argv.indexOf('--from-capture');
+  if (i >= 0 && argv[i + 1] === '--tab' && argv[i + 2] !== undefined) argv = [...argv.slice(0, i), '--from-capture', `tab:${argv[i + 2]}`, ...argv.slice(i + 3)];
   const { values, positionals } = parse(argv, { dir: { type: 'string' }, url: { type: 'string' }, 'from-capture': { type: 'string' }, port: { type: 'string' } }, 'plugin create');
   if (values.help) return (out(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin create');
