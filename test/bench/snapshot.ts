@@ -1,0 +1,47 @@
+/**
+ * `bun test/bench/snapshot.ts`: what browser_snapshot costs the model on two fixture pages, in a
+ * real headless Chromium with the real extension. A medium app page (sidebar of links, table,
+ * form; test/fixtures/pages/bench-app.html) and an article (bench-article.html). Prints, per page,
+ * the HTML bytes, the visible text bytes (document.body.innerText), the snapshot bytes as an MCP
+ * client receives them, and tokens (bytes / 4), with the two goals beside them: snapshot ≤ 0.5×
+ * the HTML and ≤ visible text + 25 %. Never fails on the figures; exit code 0 unless it crashes.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startBrowserHarness } from '../harness/browser.ts';
+import { connectMcp } from '../harness/fake-extension.ts';
+import { ROOT } from './lib/proc.ts';
+
+const PAGES = ['bench-app.html', 'bench-article.html'];
+
+const h = await startBrowserHarness();
+const client = await connectMcp(h.url, h.srv.secret, '/mcp', 'snapshot-bench');
+const rows: Record<string, string | number>[] = [];
+try {
+  for (const name of PAGES) {
+    const html = readFileSync(join(ROOT, 'test', 'fixtures', 'pages', name));
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl(`/pages/${name}`));
+    const tabId = await h.tabIdOf(page);
+    const visible = Buffer.byteLength(await page.evaluate(() => document.body.innerText));
+    const r = (await client.callTool({ name: 'browser_snapshot', arguments: { tabId } })) as { content: { type: string; text: string }[]; isError?: boolean };
+    if (r.isError) throw new Error(`browser_snapshot failed on ${name}: ${r.content[0]?.text}`);
+    const snap = Buffer.byteLength(r.content.map((c) => c.text).join(''));
+    rows.push({
+      page: name,
+      htmlBytes: html.length,
+      visibleTextBytes: visible,
+      snapshotBytes: snap,
+      snapshotTokens: Math.round(snap / 4),
+      'snapshot/html': +(snap / html.length).toFixed(2),
+      'snapshot/visible': +(snap / visible).toFixed(2),
+      '≤ 0.5× html': snap <= html.length * 0.5 ? 'met' : 'not met',
+      '≤ visible + 25 %': snap <= visible * 1.25 ? 'met' : 'not met',
+    });
+    await page.close();
+  }
+  console.table(rows);
+} finally {
+  await client.close();
+  await h.stop();
+}
