@@ -94,7 +94,9 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     const namesField = el instanceof HTMLLabelElement && el.control !== null;
     const role = namesField ? null : roleOf(el);
     const actionable = (role !== null && ACTIONABLE.has(role)) || clickable(el);
-    const show = !interactiveOnly ? role !== null || actionable : actionable;
+    // A list item that only wraps one element (a nav link, say) adds a line and no information.
+    const wrapperOnly = role === 'listitem' && !actionable && el.children.length === 1 && !squash(el.textContent ?? '').replace(squash(el.children[0]!.textContent ?? ''), '');
+    const show = !wrapperOnly && (!interactiveOnly ? role !== null || actionable : actionable);
     let childDepth = depth;
     if (show && depth <= maxDepth) {
       const r = role ?? 'clickable';
