@@ -88,6 +88,9 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if (el.tagName !== 'TR' || hasActionable(el)) return null;
     return [...el.children].filter((c) => !hidden(c)).map((c) => squash((c as HTMLElement).innerText ?? c.textContent)).join(' | ');
   };
+  /** The text of a row's cells that hold no control, joined by " | ". */
+  const controlRowText = (el: Element): string =>
+    [...el.children].filter((c) => !hidden(c) && !hasActionable(c)).map((c) => squash((c as HTMLElement).innerText ?? c.textContent)).filter(Boolean).join(' | ');
   const walk = (el: Element, depth: number, suppressText: boolean) => {
     if (SKIP.has(el.tagName) || hidden(el)) return;
     // A label that names a field: the field carries its text; its other content is still walked.
@@ -102,7 +105,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       const r = role ?? 'clickable';
       const row = plainRow(el);
       const parts = [`${indent(depth)}- ${r}`];
-      const name = row ?? nameOf(el, r);
+      const name = row ?? (el.tagName === 'TR' ? controlRowText(el) : nameOf(el, r));
       if (name) parts.push(quote(actionable ? cut(name, NAME_MAX_CHARS, 'see its text with browser_get_tab_content') : cut(name, TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all')));
       if (r === 'heading' && /^H[1-6]$/.test(el.tagName)) parts.push(`[level=${el.tagName.slice(1)}]`);
       if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) parts.push(el.checked ? '[checked]' : '[unchecked]');
@@ -114,6 +117,14 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       childDepth = depth + 1;
       // Its name already is all of its text.
       if (row !== null || (name && NAMED_BY_TEXT.has(r) && !hasActionable(el))) return;
+      if (el.tagName === 'TR') {
+        // A row with controls: its plain cells go on the row line, only the controls' cells below.
+        for (const cell of el.children) if (!hidden(cell) && hasActionable(cell)) for (const c of cell.childNodes) {
+          if (c.nodeType === Node.TEXT_NODE) textLine(c.textContent ?? '', childDepth);
+          else if (c.nodeType === Node.ELEMENT_NODE) walk(c as Element, childDepth, false);
+        }
+        return;
+      }
       if (el instanceof HTMLSelectElement || el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) return;
     }
     if (childDepth > maxDepth + 1) return;
