@@ -5,10 +5,9 @@
  */
 import type { ConfigState, ServerParams } from '../../server/protocol/methods.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type PendingConfirmation, type WorkerToPanel } from '../shared/panel-protocol.ts';
-import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
-import { TOOL_HANDLERS } from '../tools/index.ts';
-import { guardBuiltinCall, insideProtectedFolder, setUrlPolicy } from '../tools/url-policy.ts';
+import { cancelBuiltin, runBuiltin } from '../tools/run.ts';
+import { insideProtectedFolder, setUrlPolicy } from '../tools/url-policy.ts';
 import { Connection } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
 import { PageTools } from './page-tools.ts';
@@ -68,14 +67,14 @@ async function handleServer(method: string, params: unknown): Promise<unknown> {
       const tabId = p.tabId ?? argTab;
       if (tabId !== undefined) void noteTab(p.dispatchId, tabId);
       return activity.track({ ...p, tool: p.plugin === 'browser' ? p.tool : `${p.plugin}_${p.tool}`, ...(tabId !== undefined ? { tabId } : {}) }, () => runDispatch(p), (reason) => {
-        // Built-in handlers have no signal: their answer is dropped; the others are told to stop.
-        if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) pageTools.cancel(p.dispatchId, reason);
-        else if (p.plugin !== 'browser') plugins.cancel(p.dispatchId, reason);
+        if (p.plugin === 'browser') cancelBuiltin(p.dispatchId, reason);
+        else if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) pageTools.cancel(p.dispatchId, reason);
+        else plugins.cancel(p.dispatchId, reason);
       });
     }
     case 'tool.cancel': {
       const p = params as ServerParams<'tool.cancel'>;
-      if (!pageTools.cancel(p.dispatchId, p.reason)) plugins.cancel(p.dispatchId, p.reason);
+      if (!cancelBuiltin(p.dispatchId, p.reason) && !pageTools.cancel(p.dispatchId, p.reason)) plugins.cancel(p.dispatchId, p.reason);
       return;
     }
     // Sent only while a side panel is open (panel.state); the activity list is kept from the
@@ -103,13 +102,7 @@ async function handleServer(method: string, params: unknown): Promise<unknown> {
 }
 
 async function runDispatch(p: ServerParams<'tool.dispatch'>): Promise<unknown> {
-  if (p.plugin === 'browser') {
-    const handler = TOOL_HANDLERS[p.tool];
-    if (!handler) throw new ToolError('unknown_tool', `This extension version does not implement ${p.tool}; update the extension`, { category: 'not_found' });
-    // Every built-in call: its url argument and the page of its tab must be allowed (url-policy.ts).
-    await guardBuiltinCall(p.tool, p.input, p.tabId);
-    return handler(p.input, env);
-  }
+  if (p.plugin === 'browser') return runBuiltin({ dispatchId: p.dispatchId, tool: p.tool, input: p.input, ...(p.tabId !== undefined ? { tabId: p.tabId } : {}) }, env);
   if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) return pageTools.dispatch(p);
   return plugins.dispatch(p);
 }
@@ -134,8 +127,7 @@ async function record(windowId: number, start: boolean, stopTabId?: number): Pro
     if (!tab?.id) throw new Error('No active tab in this window');
     const tool = start ? 'browser_enable_network_capture' : 'browser_disable_network_capture';
     const input = start ? { tabId: tab.id, captureBodies: true } : { tabId: tab.id };
-    await guardBuiltinCall(tool, input, tab.id);
-    await TOOL_HANDLERS[tool]!(input, env);
+    await runBuiltin({ dispatchId: `record-${tab.id}-${Date.now()}`, tool, input, tabId: tab.id }, env);
     if (start) recording.set(tab.id, { tabId: tab.id, title: tab.title ?? '', origin: new URL(tab.url ?? '').origin });
     else recording.delete(tab.id);
   } catch (err) {

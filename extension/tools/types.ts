@@ -11,4 +11,14 @@ export interface ToolEnv {
   pageTools?: { countsByTab(): Map<number, { origin: string; tools: number }> };
 }
 
-export type BrowserToolHandler = (input: Record<string, unknown>, env: ToolEnv) => Promise<DispatchResult>;
+/**
+ * What a handler gets besides its input: the environment plus the call's own signal (aborted by
+ * tool.cancel, the side panel's Stop or the server's timeout) and a progress reporter (it reaches
+ * the MCP client as notifications/progress and extends the call's timeout).
+ */
+export interface ToolCtx extends ToolEnv {
+  signal: AbortSignal;
+  progress(p: { progress: number; total?: number; message?: string }): void;
+}
+
+export type BrowserToolHandler = (input: Record<string, unknown>, env: ToolCtx) => Promise<DispatchResult>;
