@@ -9,12 +9,21 @@
  *   - the HTTP floor (GET /health) and WS floor (ping → pong) to judge the server's own overhead
  *   - tools/list latency with 100 and 2,000 synthetic plugin tools
  *   - idle RSS of the server process
+ *   - memory under load (also alone with --memory): RSS and JS heap of the server idle with the
+ *     extension connected, during and after 100,000 calls (REST and MCP, 8 in flight), and after
+ *     a forced full GC (what is retained, not the allocator's high-water mark)
+ *   - start-up (also alone with --startup): `bun cli/main.ts start --port 0` with 100 plugins ×
+ *     20 tools: spawn → /health answering, and spawn → every plugin tool listed
  * Prints a table and writes bench-results/server-<timestamp>.json.
  * BENCH_PROFILE=1 also writes a CPU profile (markdown) of the call-path server to bench-results/.
+ * Memory knobs (to compare variants; never in the product): BENCH_MEM_CALLS (default 100000),
+ * BENCH_MEM_MODE=rest|mcp|mixed (default mixed: half each), BENCH_MEM_CONC (default 8),
+ * BENCH_MEM_NEWCONN=1 (a new TCP connection per REST call instead of keep-alive),
+ * BENCH_CHILD_ENV='{"K":"V"}' (extra environment of the server child), BENCH_BUN_FLAGS='--smol'.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(import.meta.dir, '..', '..');
@@ -58,6 +67,16 @@ interface Child {
   tools: number;
   dir: string;
   base: string;
+  /** One stdin command to the child (`gc`, `mem`), its one-line JSON answer. */
+  command(line: string): Promise<MemReading>;
+}
+
+/** The child's own view of its memory (bytes). */
+interface MemReading {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
 }
 
 /** BENCH_PROFILE=1: the call-path server child writes a markdown CPU profile to bench-results/. */
@@ -69,22 +88,47 @@ async function startChild(plugins: number, toolsEach: number, profile = false): 
   const permissions = Object.fromEntries(paths.map((_, i) => [`bench${i}`, { default: 'auto' }]));
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins: paths, permissions, pluginSettings: {} }));
   const profArgs = profile ? ['--cpu-prof-md', `--cpu-prof-dir=${join(ROOT, 'bench-results')}`] : [];
-  const proc = spawn(process.execPath, [...profArgs, join(import.meta.dir, 'server.ts'), '--child', dir], { stdio: ['pipe', 'pipe', 'inherit'], cwd: ROOT });
-  const line = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => reject(new Error('server child did not start within 30 s')), 30_000);
-    proc.stdout!.on('data', (c: Buffer) => {
-      buf += c.toString();
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) {
-        clearTimeout(timer);
-        resolve(buf.slice(0, nl));
-      }
-    });
-    proc.on('exit', (code) => (clearTimeout(timer), reject(new Error(`server child exited (${code})`))));
+  const bunFlags = (process.env.BENCH_BUN_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const childEnv = process.env.BENCH_CHILD_ENV ? (JSON.parse(process.env.BENCH_CHILD_ENV) as Record<string, string>) : {};
+  const proc = spawn(process.execPath, [...bunFlags, ...profArgs, join(import.meta.dir, 'server.ts'), '--child', dir], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    cwd: ROOT,
+    env: { ...process.env, ...childEnv },
   });
-  const info = JSON.parse(line);
-  return { proc, dir, ...info, base: `http://127.0.0.1:${info.port}` };
+  // stdout is read as lines: the first is the child's address, each later one answers a command.
+  const lines: string[] = [];
+  let waiter: (() => void) | null = null;
+  let buf = '';
+  proc.stdout!.on('data', (c: Buffer) => {
+    buf += c.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      lines.push(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+    waiter?.();
+  });
+  const nextLine = (timeoutMs: number, what: string) =>
+    new Promise<string>((resolve, reject) => {
+      const take = () => {
+        if (lines.length === 0) return false;
+        clearTimeout(timer);
+        proc.off('exit', onExit);
+        waiter = null;
+        resolve(lines.shift()!);
+        return true;
+      };
+      const onExit = (code: number | null) => (clearTimeout(timer), reject(new Error(`server child exited (${code}) waiting for ${what}`)));
+      const timer = setTimeout(() => ((waiter = null), reject(new Error(`${what}: no answer within ${timeoutMs} ms`))), timeoutMs);
+      proc.once('exit', onExit);
+      if (!take()) waiter = () => void take();
+    });
+  const info = JSON.parse(await nextLine(30_000, 'server child start'));
+  const command = async (line: string) => {
+    proc.stdin!.write(`${line}\n`);
+    return JSON.parse(await nextLine(30_000, `command ${line}`)) as MemReading;
+  };
+  return { proc, dir, ...info, base: `http://127.0.0.1:${info.port}`, command };
 }
 
 async function stopChild(c: Child): Promise<void> {
@@ -100,6 +144,16 @@ function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   // After "pid (comm) ": state is field 3 → index 0; utime field 14 → index 11, stime → 12.
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+/** RSS split (MB) from /proc: anonymous memory (heaps, buffers) vs file-backed (code, mapped files). */
+function rssParts(pid: number): { rss: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  const r = (x: number) => Math.round((x / 1024) * 10) / 10;
+  return { rss: r(kb('VmRSS')), anon: r(kb('RssAnon')), file: r(kb('RssFile')) };
 }
 
 function rssMb(pid: number): number {
@@ -277,6 +331,10 @@ async function main(): Promise<void> {
     }
   }
 
+  results.memory = await benchMemory();
+  results.startup = await benchStartup();
+  results.loadavg = loadavg();
+
   // ---- print + write
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(`\nOpenTabs server benchmark (bun ${Bun.version}, ${navigator.hardwareConcurrency} cpus)\n`);
@@ -288,10 +346,172 @@ async function main(): Promise<void> {
   console.log(`\nidle RSS: ${results.idleRssMb} MB (8 plugins); ${results.idleRssMb2000Tools} MB (2,000 tools); after call load: ${results.afterLoadRssMb} MB`);
   console.log('srv CPU µs/call = CPU time of the server process during the scenario / calls (the server\'s own cost, HTTP + WS included).');
   console.log('targets: server overhead ≤ 0.3 ms p50 (call p50 minus the HTTP and WS floors), ≥ 5,000 calls/s at 32 in flight over MCP, tools/list ≤ 1 ms @100 and ≤ 5 ms @2,000, idle RSS ≤ 50 MB');
+  printMemory(results.memory as Awaited<ReturnType<typeof benchMemory>>);
+  printStartup(results.startup as Awaited<ReturnType<typeof benchStartup>>);
+  console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   results.rows = Object.fromEntries(rows);
+  writeResults(results, '');
+}
+
+// ---------------------------------------------------------------- memory under load
+
+const MEM_CALLS = Math.max(1, Math.min(1_000_000, Number(process.env.BENCH_MEM_CALLS ?? 100_000)));
+const MEM_MODE = (process.env.BENCH_MEM_MODE ?? 'mixed') as 'rest' | 'mcp' | 'mixed';
+const MEM_CONC = Math.max(1, Math.min(64, Number(process.env.BENCH_MEM_CONC ?? 8)));
+const MEM_NEWCONN = process.env.BENCH_MEM_NEWCONN === '1';
+
+interface MemPoint {
+  label: string;
+  /** VmRSS / RssAnon / RssFile from /proc (MB). */
+  rss: number;
+  anon: number;
+  file: number;
+  /** From inside the server (MB): JS heap in use, external (buffers held by JS objects). */
+  heapUsed: number;
+  external: number;
+  gc: boolean;
+}
+
+async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode: string; concurrency: number; newConnections: boolean; callsPerSec: number }> {
+  const points: MemPoint[] = [];
+  const c = await startChild(PLUGINS_FOR_CALLS, 1);
+  let ext: WebSocket | undefined;
+  const point = async (label: string, gc: boolean) => {
+    const m = await c.command(gc ? 'gc' : 'mem');
+    const p = { label, ...rssParts(c.proc.pid!), heapUsed: mb(m.heapUsed), external: mb(m.external), gc };
+    points.push(p);
+    console.log(`  memory: ${label.padEnd(34)} RSS ${String(p.rss).padStart(6)} MB (anon ${p.anon}, file ${p.file})  heap ${p.heapUsed} MB  external ${p.external} MB${gc ? '  [after GC]' : ''}`);
+  };
+  try {
+    await Bun.sleep(300);
+    await point('idle, no extension', false);
+    ext = await connectExtension(c);
+    await Bun.sleep(300);
+    await point('idle, extension connected', false);
+    await point('idle, extension connected', true);
+    const headers = { Authorization: `Bearer ${c.secret}`, 'content-type': 'application/json' };
+    const rest = MEM_NEWCONN
+      ? async (i: number) => {
+          const res = await fetch(`${c.base}/tools/bench${i % PLUGINS_FOR_CALLS}_echo/call`, { method: 'POST', headers: { ...headers, connection: 'close' }, body: `{"arguments":{"n":${i}}}`, keepalive: false });
+          const text = await res.text();
+          if (res.status !== 200) throw new Error(`REST call failed: ${res.status} ${text}`);
+        }
+      : restCaller(c);
+    const mcp = MEM_MODE === 'rest' ? null : mcpCaller(c, await mcpSession(c));
+    const one = (i: number) => (MEM_MODE === 'rest' || (MEM_MODE === 'mixed' && i % 2 === 0) ? rest(i) : mcp!(i));
+    // Bounded: MEM_CALLS in slices of a fifth, a reading after each.
+    const slice = Math.ceil(MEM_CALLS / 5);
+    const t0 = performance.now();
+    for (let done = 0; done < MEM_CALLS; ) {
+      const n = Math.min(slice, MEM_CALLS - done);
+      const base = done;
+      await load(n, MEM_CONC, (i) => one(base + i));
+      done += n;
+      await point(`after ${done.toLocaleString('en')} calls`, false);
+    }
+    const callsPerSec = Math.round((MEM_CALLS / (performance.now() - t0)) * 1000);
+    await point(`after ${MEM_CALLS.toLocaleString('en')} calls`, true);
+    await Bun.sleep(2000);
+    await point('2 s later', true);
+    return { points, calls: MEM_CALLS, mode: MEM_MODE, concurrency: MEM_CONC, newConnections: MEM_NEWCONN, callsPerSec };
+  } finally {
+    ext?.close();
+    await stopChild(c);
+  }
+}
+
+// ---------------------------------------------------------------- start-up (the CLI, as users start it)
+
+const STARTUP_RUNS = Math.max(1, Math.min(50, Number(process.env.BENCH_STARTUP_RUNS ?? 7)));
+
+/** `bun cli/main.ts start --port 0` on `dir`: ms from spawn to /health answering and to every plugin tool listed. */
+async function startOnce(dir: string, expectTools: number): Promise<{ health: number; loaded: number }> {
+  const t0 = performance.now();
+  const bunFlags = (process.env.BENCH_BUN_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const proc = spawn(process.execPath, [...bunFlags, join(ROOT, 'cli', 'main.ts'), 'start', '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, OPENTABS_CONFIG_DIR: dir, NO_COLOR: '1' },
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      let buf = '';
+      const timer = setTimeout(() => reject(new Error('opentabs start: no address within 30 s')), 30_000);
+      proc.stdout!.on('data', (c: Buffer) => {
+        buf += c.toString();
+        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(buf);
+        if (m) (clearTimeout(timer), resolve(Number(m[1])));
+      });
+      proc.once('exit', (code) => (clearTimeout(timer), reject(new Error(`opentabs start exited (${code})`))));
+    });
+    const url = `http://127.0.0.1:${port}`;
+    let health = NaN;
+    for (let i = 0; i < 10_000 && Number.isNaN(health); i++) {
+      try {
+        if ((await fetch(`${url}/health`)).ok) health = performance.now() - t0;
+      } catch {
+        await Bun.sleep(1);
+      }
+    }
+    const secret = readFileSync(join(dir, 'extension', 'auth.json'), 'utf8');
+    const auth = { Authorization: `Bearer ${(JSON.parse(secret) as { secret: string }).secret}` };
+    let loaded = NaN;
+    for (let i = 0; i < 10_000 && Number.isNaN(loaded); i++) {
+      const h = (await (await fetch(`${url}/health`, { headers: auth })).json()) as { pluginToolCount?: number };
+      if ((h.pluginToolCount ?? 0) >= expectTools) loaded = performance.now() - t0;
+      else await Bun.sleep(1);
+    }
+    return { health, loaded };
+  } finally {
+    const exited = new Promise((r) => proc.once('exit', r));
+    if (proc.exitCode === null) proc.kill('SIGTERM');
+    await Promise.race([exited, Bun.sleep(5000)]);
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  }
+}
+
+async function benchStartup(): Promise<{ plugins: number; tools: number; runs: number; healthP50: number; loadedP50: number; health: number[]; loaded: number[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'opentabs-bench-start-'));
+  try {
+    const plugins = 100;
+    const each = 20;
+    const paths = writePlugins(dir, plugins, each);
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins: paths, permissions: {}, pluginSettings: {} }));
+    const health: number[] = [];
+    const loaded: number[] = [];
+    // Run 0 warms up: it installs the extension folder, creates the secret and the schema cache.
+    for (let run = 0; run <= STARTUP_RUNS; run++) {
+      const r = await startOnce(dir, plugins * each);
+      if (run > 0) (health.push(r.health), loaded.push(r.loaded));
+    }
+    const p50 = (xs: number[]) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] * 10) / 10;
+    const round = (xs: number[]) => xs.map((x) => Math.round(x * 10) / 10);
+    return { plugins, tools: plugins * each, runs: STARTUP_RUNS, healthP50: p50(health), loadedP50: p50(loaded), health: round(health), loaded: round(loaded) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printMemory(m: Awaited<ReturnType<typeof benchMemory>>): void {
+  const pre = m.points.find((p) => p.gc && p.label.startsWith('idle'))!;
+  const peak = Math.max(...m.points.map((p) => p.rss));
+  const afterGc = m.points.filter((p) => p.gc).at(-1)!;
+  const afterCalls = m.points.filter((p) => !p.gc).at(-1)!;
+  console.log(
+    `memory (${m.calls.toLocaleString('en')} calls, ${m.mode}, ${m.concurrency} in flight${m.newConnections ? ', new connection per REST call' : ''}, ${m.callsPerSec} calls/s): ` +
+      `idle with extension ${pre.rss} MB; after the calls ${afterCalls.rss} MB (peak ${peak}); after GC ${afterGc.rss} MB (${afterGc.rss - pre.rss >= 0 ? '+' : ''}${Math.round((afterGc.rss - pre.rss) * 10) / 10} MB vs idle), JS heap ${afterGc.heapUsed} MB`,
+  );
+  console.log('targets: RSS after 100k calls ≤ 60 MB, after GC within 5 MB of idle; idle with the extension ≤ 50 MB');
+}
+
+function printStartup(s: Awaited<ReturnType<typeof benchStartup>>): void {
+  console.log(`start-up, ${s.tools} plugin tools (${s.runs} runs, p50): spawn → /health ${s.healthP50} ms, → all tools listed ${s.loadedP50} ms (target ≤ 60 ms); runs: ${s.loaded.join(', ')}`);
+}
+
+function writeResults(results: Record<string, unknown>, what: string): void {
   const outDir = join(ROOT, 'bench-results');
   mkdirSync(outDir, { recursive: true });
-  const file = join(outDir, `server-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const file = join(outDir, `server-${what}${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, JSON.stringify(results, null, 2));
   console.log(`\nwrote ${file}`);
 }
@@ -309,8 +529,28 @@ if (process.argv.includes('--child')) {
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());
+  // Commands, one per line: `gc` (a full collection first, so the figure is what is retained) or
+  // `mem` (as is); each answered with one JSON line of process.memoryUsage() figures.
+  let pending = '';
+  process.stdin.on('data', (c: Buffer) => {
+    pending += c.toString();
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const cmd = pending.slice(0, nl).trim();
+      pending = pending.slice(nl + 1);
+      if (cmd === 'gc') Bun.gc(true);
+      const m = process.memoryUsage();
+      process.stdout.write(JSON.stringify({ cmd, rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers }) + '\n');
+    }
+  });
   process.stdin.on('end', () => void stop());
   process.stdin.resume();
+} else if (process.argv.includes('--memory') || process.argv.includes('--startup')) {
+  const results: Record<string, unknown> = { date: new Date().toISOString(), bun: Bun.version, cpus: navigator.hardwareConcurrency, loadavg: loadavg() };
+  if (process.argv.includes('--memory')) printMemory((results.memory = await benchMemory()) as Awaited<ReturnType<typeof benchMemory>>);
+  if (process.argv.includes('--startup')) printStartup((results.startup = await benchStartup()) as Awaited<ReturnType<typeof benchStartup>>);
+  console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  writeResults(results, process.argv.includes('--memory') ? 'memory-' : 'startup-');
 } else {
   await main();
 }
