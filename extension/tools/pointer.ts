@@ -1,0 +1,209 @@
+/**
+ * Pointer input by coordinates and drag and drop, as trusted DevTools-protocol mouse events:
+ * browser_click_at, browser_move_mouse and browser_drag.
+ *
+ * A drag is a real press on the source, moves and a release on the target. If the press and first
+ * move start an HTML5 drag (a draggable element), Chrome would run a native drag loop the protocol
+ * cannot steer, so drags are intercepted (Input.setInterceptDrags) and the drag's data is carried
+ * to the target with Input.dispatchDragEvent (dragenter, dragover, drop); otherwise the page got
+ * plain pointer/mouse events all along (pointer-based drags).
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { debuggerEvents } from './cdp-events.ts';
+import { withDebugger, type CdpSend } from './debugger.ts';
+import { dialogNote, runWatchingDialogs } from './dialogs.ts';
+import { getTab } from './tabs.ts';
+import type { Handlers } from './types.ts';
+import { checkedScriptTarget } from './url-policy.ts';
+
+const MODIFIER_BITS: Record<string, number> = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
+const modifierMask = (mods: readonly string[] | undefined) => (mods ?? []).reduce((m, k) => m | (MODIFIER_BITS[k] ?? 0), 0);
+
+/** Where the mouse was last put in each tab (move_mouse steps start there). */
+const lastMouse = new Map<number, { x: number; y: number }>();
+
+/** How long to wait after the first move for Chrome to report an HTML5 drag start. */
+const DRAG_START_WAIT_MS = 300;
+
+async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<R> {
+  const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), func: func as never, args: args as never });
+  return res?.result as R;
+}
+
+/** In the page: the element at a viewport point, and the viewport's size. */
+function hitAt(x: number, y: number) {
+  const el = document.elementFromPoint(x, y);
+  return {
+    viewport: { width: innerWidth, height: innerHeight },
+    hit: el ? { tag: el.tagName.toLowerCase(), id: el.id || undefined, text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) } : null,
+  };
+}
+
+async function checkPoint(tabId: number, x: number, y: number) {
+  const r = await run(tabId, hitAt, [x, y]);
+  if (!r) throw new ToolError('not_available', `Tab ${tabId} cannot be scripted (a browser page?)`, { category: 'validation' });
+  if (x >= r.viewport.width || y >= r.viewport.height) {
+    throw new ToolError('invalid_arguments', `(${x}, ${y}) is outside the visible page (${r.viewport.width}×${r.viewport.height} CSS pixels); scroll first or pass a point inside it`, { category: 'validation' });
+  }
+  return r.hit;
+}
+
+/**
+ * In the page (ISOLATED world): find the drag's source and target, bring both into view and return
+ * their centres in viewport CSS pixels.
+ */
+function dragPoints(srcSel: string | null, srcRef: string | null, dstSel: string | null, dstRef: string | null) {
+  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
+    const hit = root.querySelector(sel);
+    if (hit) return hit;
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) {
+        const inner = deepQuery(el.shadowRoot, sel);
+        if (inner) return inner;
+      }
+    }
+    return null;
+  };
+  const find = (sel: string | null, ref: string | null, what: string): Element | string => {
+    if (sel !== null && ref !== null) return `Pass either ${what}Selector or ${what}Ref, not both`;
+    if (ref !== null) {
+      const el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
+      return el && el.isConnected ? el : `Unknown or stale ref ${ref}; take a new browser_snapshot`;
+    }
+    if (sel === null) return `Pass ${what}Selector or ${what}Ref`;
+    try {
+      return deepQuery(document, sel) ?? `No element matches ${sel} (${what})`;
+    } catch {
+      return `Invalid CSS selector: ${sel}`;
+    }
+  };
+  const src = find(srcSel, srcRef, 'source');
+  if (typeof src === 'string') return { error: src };
+  const dst = find(dstSel, dstRef, 'target');
+  if (typeof dst === 'string') return { error: dst };
+  const inView = (r: DOMRect) => r.width > 0 && r.height > 0 && r.left + r.width / 2 >= 0 && r.top + r.height / 2 >= 0 && r.left + r.width / 2 < innerWidth && r.top + r.height / 2 < innerHeight;
+  src.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' as ScrollBehavior });
+  if (!inView(dst.getBoundingClientRect())) dst.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' as ScrollBehavior });
+  const a = src.getBoundingClientRect();
+  const b = dst.getBoundingClientRect();
+  if (a.width === 0 || a.height === 0) return { error: 'The source element is not visible (no box)' };
+  if (b.width === 0 || b.height === 0) return { error: 'The target element is not visible (no box)' };
+  if (!inView(a) || !inView(b)) return { error: 'The source and the target do not fit in the visible page together; make the window larger or scroll a container so both show' };
+  const label = (el: Element) => ({ tag: el.tagName.toLowerCase(), text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) });
+  return { from: { x: a.left + a.width / 2, y: a.top + a.height / 2, ...label(src) }, to: { x: b.left + b.width / 2, y: b.top + b.height / 2, ...label(dst) } };
+}
+
+interface DragData {
+  items: { mimeType: string; data: string }[];
+  files?: string[];
+  dragOperationsMask: number;
+}
+
+/** Press at `from`, move to `to` in `steps` moves and release there, carrying an HTML5 drag if one starts. */
+async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: number }, to: { x: number; y: number }, steps: number): Promise<{ html5: boolean }> {
+  let intercepted: DragData | null = null;
+  let onDrag: (() => void) | null = null;
+  const off = debuggerEvents(tabId, (method, params) => {
+    if (method === 'Input.dragIntercepted') {
+      intercepted = (params as { data: DragData }).data;
+      onDrag?.();
+    }
+  });
+  const at = (t: number) => ({ x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t });
+  try {
+    await send('Input.setInterceptDrags', { enabled: true });
+    await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: from.x, y: from.y });
+    await send('Input.dispatchMouseEvent', { type: 'mousePressed', x: from.x, y: from.y, button: 'left', buttons: 1, clickCount: 1 });
+    // The first move: far enough for Chrome's drag threshold; an HTML5 drag starts here or never.
+    const first = at(1 / steps);
+    const nudge = Math.hypot(first.x - from.x, first.y - from.y) < 6 ? { x: from.x + 6, y: from.y } : first;
+    await send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...nudge, button: 'left', buttons: 1 });
+    if (!intercepted) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, DRAG_START_WAIT_MS);
+        onDrag = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    const data = intercepted as DragData | null;
+    if (data) {
+      // HTML5 drag: Chrome holds it; the target gets dragenter, dragover and drop with its data.
+      await send('Input.dispatchDragEvent', { type: 'dragEnter', ...nudge, data });
+      for (let i = 2; i <= steps; i++) await send('Input.dispatchDragEvent', { type: 'dragOver', ...at(i / steps), data });
+      await send('Input.dispatchDragEvent', { type: 'dragOver', ...to, data });
+      await send('Input.dispatchDragEvent', { type: 'drop', ...to, data });
+      return { html5: true };
+    }
+    for (let i = 2; i <= steps; i++) await send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...at(i / steps), button: 'left', buttons: 1 });
+    await send('Input.dispatchMouseEvent', { type: 'mouseReleased', ...to, button: 'left', buttons: 0, clickCount: 1 });
+    return { html5: false };
+  } finally {
+    off();
+    await send('Input.setInterceptDrags', { enabled: false }).catch(() => {});
+    lastMouse.set(tabId, { x: to.x, y: to.y });
+  }
+}
+
+export const pointerTools = {
+  async browser_click_at(input) {
+    const tab = await getTab(input.tabId);
+    const tabId = tab.id!;
+    const hit = await checkPoint(tabId, input.x, input.y);
+    const button = input.button ?? 'left';
+    const count = input.clickCount ?? 1;
+    const modifiers = modifierMask(input.modifiers);
+    const p = { x: input.x, y: input.y };
+    const r = await withDebugger(tabId, (send) =>
+      runWatchingDialogs(tabId, send, async () => {
+        await send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...p, modifiers });
+        for (let i = 1; i <= count; i++) {
+          await send('Input.dispatchMouseEvent', { type: 'mousePressed', ...p, button, clickCount: i, modifiers });
+          await send('Input.dispatchMouseEvent', { type: 'mouseReleased', ...p, button, clickCount: i, modifiers });
+        }
+      }),
+    );
+    lastMouse.set(tabId, p);
+    return { value: { clicked: true, x: input.x, y: input.y, button, clickCount: count, hit, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
+  },
+
+  async browser_move_mouse(input) {
+    const tab = await getTab(input.tabId);
+    const tabId = tab.id!;
+    const hit = await checkPoint(tabId, input.x, input.y);
+    const to = { x: input.x, y: input.y };
+    const steps = input.steps ?? 1;
+    const from = lastMouse.get(tabId) ?? to;
+    await withDebugger(tabId, async (send) => {
+      for (let i = 1; i <= steps; i++) {
+        const t = i / steps;
+        await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t });
+      }
+    });
+    lastMouse.set(tabId, to);
+    return { value: { moved: true, x: input.x, y: input.y, hit } };
+  },
+
+  async browser_drag(input) {
+    const tab = await getTab(input.tabId);
+    const tabId = tab.id!;
+    const r = await run(tabId, dragPoints, [input.sourceSelector ?? null, input.sourceRef ?? null, input.targetSelector ?? null, input.targetRef ?? null]);
+    if (!r) throw new ToolError('not_available', `Tab ${tabId} cannot be scripted (a browser page?)`, { category: 'validation' });
+    if ('error' in r) {
+      const validation = /^Pass |^Invalid CSS/.test(r.error!);
+      throw new ToolError(validation ? 'invalid_arguments' : 'not_found', r.error!, { category: validation ? 'validation' : 'not_found' });
+    }
+    const { from, to } = r;
+    const out = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => dragWith(tabId, send, from, to, input.steps ?? 10)));
+    return {
+      value: {
+        dragged: !out.dialog,
+        kind: out.result?.html5 ? 'html5' : 'pointer',
+        from: { tag: from.tag, text: from.text, x: Math.round(from.x), y: Math.round(from.y) },
+        to: { tag: to.tag, text: to.text, x: Math.round(to.x), y: Math.round(to.y) },
+        ...(out.dialog ? dialogNote(out.dialog) : {}),
+      },
+    };
+  },
+} satisfies Partial<Handlers>;
