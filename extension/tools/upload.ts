@@ -47,7 +47,7 @@ async function probeFiles(send: CdpSend, paths: readonly string[]): Promise<{ na
       functionDeclaration: `async function () {
         const out = [];
         for (const f of this.files) {
-          try { await f.slice(0, 1).arrayBuffer(); out.push({ name: f.name, size: f.size }); }
+          try { const rd = f.stream().getReader(); await rd.read(); await rd.cancel(); out.push({ name: f.name, size: f.size }); }
           catch (e) { out.push({ name: f.name, size: f.size, error: String((e && e.name) || e) }); }
         }
         return out;

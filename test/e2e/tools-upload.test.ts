@@ -1,0 +1,75 @@
+/**
+ * browser_upload_file in Chromium with the real extension: the page's <input type=file> gets the
+ * file (name and size, as its change handler reads them); relative paths, missing files, the
+ * OpenTabs config folder and elements that are not file inputs are refused before the page sees
+ * anything.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
+import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+
+let h: BrowserHarness;
+let page: Page;
+let tabId = 0;
+let dir = '';
+const files = () => page.evaluate(() => (window as any).log.files);
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'opentabs-upload-'));
+  writeFileSync(join(dir, 'report.txt'), 'x'.repeat(1234));
+  writeFileSync(join(dir, 'b.csv'), 'a,b\n1,2\n');
+  h = await startBrowserHarness({ permissions: { browser: { tools: { browser_upload_file: 'auto' } } } });
+  page = await h.context.newPage();
+  await page.goto(h.fixtureUrl('/pages/input-page.html'));
+  tabId = await h.tabIdOf(page);
+}, 60_000);
+
+afterAll(async () => {
+  await h?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('declared ask, with a risk note', () => {
+  const t = BROWSER_TOOLS.find((x) => x.name === 'browser_upload_file')!;
+  expect(t.defaultPermission).toBe('ask');
+  expect(t.risk).toBeTruthy();
+});
+
+test('the page sees the files chosen, with their names and sizes', async () => {
+  const r = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: [join(dir, 'report.txt'), join(dir, 'b.csv')] });
+  expect(r.status).toBe(200);
+  expect(r.body.result).toEqual({ uploaded: 2, files: [{ name: 'report.txt', size: 1234 }, { name: 'b.csv', size: 8 }] });
+  expect(await waitUntil(files, 'the change event')).toEqual([{ name: 'report.txt', size: 1234 }, { name: 'b.csv', size: 8 }]);
+  expect(await page.evaluate(() => document.querySelector('[data-opentabs-node]'))).toBeNull();
+}, 60_000);
+
+test('refused: a relative path, a missing file, a folder, the config folder, not a file input', async () => {
+  await page.evaluate(() => ((window as any).log.files = null));
+  const rel = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: ['report.txt'] });
+  expect(rel.status).toBe(400);
+  expect(rel.body.error.message).toContain('absolute');
+
+  const missing = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: [join(dir, 'nope.txt')] });
+  expect(missing.status).toBe(404);
+  expect(missing.body.error.message).toContain('nope.txt');
+
+  const folder = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: [dir] });
+  expect(folder.status).toBe(404);
+
+  const secret = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: [join(h.configDir, 'config.json')] });
+  expect(secret.status).toBe(403);
+  expect(secret.body.error.message).toContain('config folder');
+  const sneaky = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: [`${dir}/../..${h.configDir}/./config.json`] });
+  expect(sneaky.status).toBe(403);
+
+  const notFile = await h.callTool('browser_upload_file', { tabId, selector: '#pad', paths: [join(dir, 'report.txt')] });
+  expect(notFile.status).toBe(400);
+  expect(notFile.body.error.message).toContain('not an <input type=file>');
+  // None of these reached the page.
+  expect(await files()).toBeNull();
+  expect(await page.evaluate(() => document.querySelector('[data-opentabs-node]'))).toBeNull();
+}, 60_000);
