@@ -12,7 +12,7 @@ import { OpenTabsError } from '../errors.ts';
 import { MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_CALLER } from '../limits.ts';
 import type { ConfirmationTarget } from '../protocol/methods.ts';
 import { fail } from '../tools/call-errors.ts';
-import type { ExtensionHub } from './hub.ts';
+import type { HubView } from './types.ts';
 
 export interface ConfirmationRequest {
   tool: string;
@@ -59,7 +59,7 @@ export class Confirmations {
 
   constructor(
     private readonly ctx: ServerContext,
-    private readonly hub: ExtensionHub,
+    private readonly hub: HubView,
   ) {}
 
   ask(req: ConfirmationRequest): Promise<ConfirmationDecision> {
@@ -147,7 +147,7 @@ const MAX_CANDIDATE_TABS = 5;
  * open tabs (the extension runs it in the best-ranked one).
  */
 export function confirmationTarget(
-  hub: Pick<ExtensionHub, 'tabsFor' | 'allTabStates'>,
+  hub: Pick<HubView, 'tabsFor' | 'allTabStates'>,
   tool: { kind: 'browser' | 'plugin' | 'page'; plugin: string },
   args: Record<string, unknown>,
   explicitTabId?: number,

@@ -1,18 +1,17 @@
 /**
- * Tool calls sent to the extension (tool.dispatch): correlation with the answer, the inactivity
- * timeout that each progress report restarts (never beyond the total cap), cancellation (client
- * abort, timeout → tool.cancel), the side panel's invocationStart/End while one is open, and the
- * routing of plugin log lines to the call that produced them.
+ * Tool calls sent to the extension (tool.dispatch) over the connection's RPC peer
+ * (server/protocol/rpc-peer.ts), which owns correlation, the inactivity timeout that each
+ * progress report restarts (never beyond the total cap) and cancellation (client abort or timeout
+ * → tool.cancel). This file adds what is particular to tool calls: the side panel's
+ * invocationStart/End while one is open, progress forwarding and the routing of plugin log lines
+ * to the call that produced them.
  */
 import { randomBytes } from 'node:crypto';
-import * as v from 'valibot';
-import type { OpenTabsError } from '../errors.ts';
 import type { Limits } from '../limits.ts';
 import { DISPATCH_ID_RANDOM_BYTES } from '../limits.ts';
-import { notification as rpcNotification, request as rpcRequest } from '../protocol/jsonrpc.ts';
-import { DispatchResult, type LogEntry, type ServerMethod, type ServerParams } from '../protocol/methods.ts';
-import { fail, fromRpcError } from '../tools/call-errors.ts';
-import type { DispatchRequest, Pending, RunningDispatch, Ws } from './types.ts';
+import type { DispatchResult, LogEntry, ServerMethod, ServerParams } from '../protocol/methods.ts';
+import { fail } from '../tools/call-errors.ts';
+import type { DispatchRequest, ExtensionPeer, RunningDispatch } from './types.ts';
 
 /**
  * How many finished dispatches remember their MCP session, so log lines the extension flushes
@@ -22,11 +21,8 @@ const RECENT_DISPATCH_SESSIONS = 256;
 
 /** What the dispatcher needs of the hub's connection. */
 export interface DispatchLink {
-  /** The extension's socket now, or null. */
-  socket(): Ws | null;
-  nextRpcId(): number;
-  /** Requests waiting for their answer, by JSON-RPC id (answers are matched by the hub). */
-  readonly pending: Map<number, Pending>;
+  /** The extension connection's peer now, or null. */
+  peer(): ExtensionPeer | null;
   notify<M extends ServerMethod>(method: M, params: ServerParams<M>): boolean;
   /** A side panel is open (it gets invocationStart/End). */
   panelOpen(): boolean;
@@ -56,97 +52,55 @@ export class Dispatches {
   }
 
   dispatch(req: DispatchRequest): Promise<DispatchResult> {
-    const ws = this.link.socket();
-    if (!ws) return Promise.reject(fail.notConnected());
+    const peer = this.link.peer();
+    if (!peer) return Promise.reject(fail.notConnected());
     if (req.signal?.aborted) return Promise.reject(fail.cancelled(req.fullName, 'the client cancelled the request'));
 
     const limits = this.link.limits();
     // Unguessable: a web page that could guess another call's id could try to write into it.
     const dispatchId = `d${randomBytes(DISPATCH_ID_RANDOM_BYTES).toString('hex')}`;
-    const rpcId = this.link.nextRpcId();
     const startedAt = Date.now();
-    const deadline = startedAt + limits.dispatchMaxTotalMs;
+    const params: ServerParams<'tool.dispatch'> = { dispatchId, plugin: req.plugin, tool: req.wireName, input: req.input };
+    if (req.tabId !== undefined) params.tabId = req.tabId;
+    if (req.settings !== undefined) params.settings = req.settings;
+    this.running.set(dispatchId, { dispatchId, plugin: req.plugin, sessionId: req.sessionId, onProgress: req.onProgress, onLog: req.onLog });
 
-    return new Promise<DispatchResult>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let settled = false;
-
-      const finish = (err: OpenTabsError | null, value?: DispatchResult, cancelReason?: string) => {
-        if (settled) return;
-        settled = true;
-        if (timer) clearTimeout(timer);
-        this.link.pending.delete(rpcId);
-        this.running.delete(dispatchId);
-        this.remember(dispatchId, req.plugin, req.sessionId);
-        req.signal?.removeEventListener('abort', onAbort);
-        // Tell the extension to stop work we no longer wait for (only if it is still the same socket).
-        if (cancelReason && this.link.socket() === ws) this.link.notify('tool.cancel', { dispatchId, reason: cancelReason });
-        if (this.link.panelOpen()) {
-          this.link.notify('tool.invocationEnd', {
-            dispatchId,
-            tool: req.fullName,
-            plugin: req.plugin,
-            success: err === null,
-            durationMs: Date.now() - startedAt,
-          });
-        }
-        if (err) reject(err);
-        else resolve(value as DispatchResult);
-      };
-
-      const onTimeout = () => finish(fail.timeout(req.fullName, Date.now() - startedAt), undefined, 'timeout');
-      const arm = () => {
-        if (timer) clearTimeout(timer);
-        const remaining = deadline - Date.now();
-        timer = setTimeout(onTimeout, Math.max(0, Math.min(limits.dispatchTimeoutMs, remaining)));
-      };
-      const onAbort = () => finish(fail.cancelled(req.fullName, 'the client cancelled the request'), undefined, 'cancelled by client');
-
-      this.link.pending.set(rpcId, {
-        conn: ws,
-        method: 'tool.dispatch',
-        toolName: req.fullName,
-        resolve: (x) => finish(null, x as DispatchResult),
-        reject: (e) => finish(e),
-        onResponse: (msg) => {
-          if ('error' in msg) return finish(fromRpcError(msg.error, req.fullName));
-          const parsed = v.safeParse(DispatchResult, msg.result);
-          if (!parsed.success) return finish(fail.internal(`The extension returned a malformed result for ${req.fullName}: ${parsed.issues[0].message}`));
-          finish(null, parsed.output);
-        },
+    let call!: Promise<DispatchResult>;
+    const send = () => {
+      call = peer.request('tool.dispatch', params, {
+        timeoutMs: limits.dispatchTimeoutMs,
+        maxTotalMs: limits.dispatchMaxTotalMs,
+        progressToken: dispatchId,
+        signal: req.signal,
+        cancel: { method: 'tool.cancel', params: (why) => ({ dispatchId, reason: why === 'timeout' ? 'timeout' : 'cancelled by client' }) },
+        label: req.fullName,
+        validateResult: true,
       });
-      this.running.set(dispatchId, {
-        dispatchId,
-        plugin: req.plugin,
-        rpcId,
-        conn: ws,
-        sessionId: req.sessionId,
-        onProgress: req.onProgress,
-        onLog: req.onLog,
-        touch: arm,
+    };
+    // The side panel's invocationStart/End go out only while one is open (panel.state): with no
+    // panel they would cost a frame each way per call for nobody. The dispatch goes first so the
+    // side panel's invocationStart never delays the call itself; one socket write carries both.
+    if (this.link.panelOpen()) {
+      peer.batch(() => {
+        send();
+        this.link.notify('tool.invocationStart', { dispatchId, tool: req.fullName, plugin: req.plugin, ts: startedAt });
       });
-      req.signal?.addEventListener('abort', onAbort, { once: true });
-      arm();
+    } else send();
 
-      const params: ServerParams<'tool.dispatch'> = { dispatchId, plugin: req.plugin, tool: req.wireName, input: req.input };
-      if (req.tabId !== undefined) params.tabId = req.tabId;
-      if (req.settings !== undefined) params.settings = req.settings;
-      const start: ServerParams<'tool.invocationStart'> = { dispatchId, tool: req.fullName, plugin: req.plugin, ts: startedAt };
-      // The side panel's invocationStart/End go out only while one is open (panel.state): with no
-      // panel they would cost a frame each way per call for nobody.
-      try {
-        // The dispatch goes first so the side panel's invocationStart never delays the call
-        // itself; cork() puts both frames in one socket write.
-        if (this.link.panelOpen()) {
-          ws.cork(() => {
-            ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
-            ws.send(rpcNotification('tool.invocationStart', start));
-          });
-        } else ws.send(rpcRequest(rpcId, 'tool.dispatch', params));
-      } catch (err) {
-        finish(fail.disconnected());
+    const end = (success: boolean) => {
+      this.running.delete(dispatchId);
+      this.remember(dispatchId, req.plugin, req.sessionId);
+      if (this.link.panelOpen()) {
+        this.link.notify('tool.invocationEnd', { dispatchId, tool: req.fullName, plugin: req.plugin, success, durationMs: Date.now() - startedAt });
       }
-    });
+    };
+    return call.then(
+      (value) => (end(true), value),
+      (err: unknown) => {
+        end(false);
+        throw err;
+      },
+    );
   }
 
   private remember(dispatchId: string, plugin: string, sessionId: string | undefined): void {
@@ -193,11 +147,10 @@ export class Dispatches {
     return this.running.size;
   }
 
-  /** A `tool.progress` notification: restart the timeout (within the cap) and forward it. */
+  /** A `tool.progress` notification (the peer already restarted the call's timeout): forward it. */
   onProgress(p: { dispatchId: string; progress: number; total?: number; message?: string }): void {
     const d = this.running.get(p.dispatchId);
     if (!d) return;
-    d.touch();
     try {
       d.onProgress?.({ progress: p.progress, total: p.total, message: p.message });
     } catch {}

@@ -1,140 +1,120 @@
 /**
- * Handlers for every extension → server method (server/protocol/methods.ts ExtensionToServer).
- * Params arrive already validated by their valibot schema. Requests return their result or throw
- * an OpenTabsError (sent back as a JSON-RPC error with the error body as `data`).
+ * The handler table for every extension → server method (server/protocol/methods.ts
+ * ExtensionToServer), typed from the schemas: a missing method or a wrong params type fails tsc.
+ * The RPC peer (server/protocol/rpc-peer.ts) checks params against their valibot schema before a
+ * handler runs. Requests return their result or throw an OpenTabsError (sent back as a JSON-RPC
+ * error with the error body as `data`).
  */
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import type { ServerContext } from '../context.ts';
 import { OpenTabsError } from '../errors.ts';
-import type { ExtensionMethod, ExtensionParams, Permission } from '../protocol/methods.ts';
+import type { ExtensionToServer, LogEntry, ServerMethod, ServerParams } from '../protocol/methods.ts';
+import type { HandlerTable } from '../protocol/rpc-peer.ts';
 import { BROWSER_PLUGIN, BROWSER_TOOLS } from '../tools/browser-catalog.ts';
-import type { ExtensionHub } from './hub.ts';
+import type { ConfirmationDecision } from './confirmations.ts';
+import type { PluginTabs } from './tab-state.ts';
 import { buildConfigState } from './sync.ts';
 
-type Params<M extends ExtensionMethod> = ExtensionParams<M>;
-
-export function handleExtensionNotification(ctx: ServerContext, hub: ExtensionHub, method: string, params: unknown): void {
-  switch (method as ExtensionMethod) {
-    case 'ping':
-      hub.notify('pong', {});
-      return;
-    case 'tab.syncAll':
-      hub.replaceAllTabs((params as Params<'tab.syncAll'>).plugins);
-      return;
-    case 'tool.progress':
-      hub.onProgress(params as Params<'tool.progress'>);
-      return;
-    case 'panel.state':
-      hub.setPanelOpen((params as Params<'panel.state'>).open);
-      return;
-    case 'plugin.log': {
-      const { entries } = params as Params<'plugin.log'>;
-      ctx.plugins.addLogs(entries);
-      for (const entry of entries) hub.routeLog(entry);
-      return;
-    }
-    case 'confirmation.response': {
-      const p = params as Params<'confirmation.response'>;
-      hub.confirmations.respond(p.id, p.decision, p.alwaysAllow);
-      return;
-    }
-    default:
-      ctx.log?.warn('extension_unexpected_notification', { method });
-  }
+/** What the handlers need of the hub (no import of hub.ts: no cycle). */
+export interface HandlerHub {
+  notify<M extends ServerMethod>(method: M, params: ServerParams<M>): boolean;
+  replaceAllTabs(all: Record<string, PluginTabs>): void;
+  setTabs(plugin: string, snapshot: PluginTabs): void;
+  onProgress(p: { dispatchId: string; progress: number; total?: number; message?: string }): void;
+  setPanelOpen(open: boolean): void;
+  routeLog(entry: LogEntry): void;
+  readonly confirmations: { respond(id: string, decision: ConfirmationDecision['decision'], alwaysAllow?: boolean): unknown };
 }
 
 // plugin.install/remove/update: PluginManager itself rediscovers, rebuilds the catalog, re-syncs
 // the extension and sends plugins.changed, so these handlers only translate.
-export async function handleExtensionRequest(ctx: ServerContext, hub: ExtensionHub, method: string, params: unknown): Promise<unknown> {
-  switch (method as ExtensionMethod) {
-    case 'tab.stateChanged': {
-      const p = params as Params<'tab.stateChanged'>;
+export function extensionHandlers(ctx: ServerContext, hub: HandlerHub): HandlerTable<typeof ExtensionToServer> {
+  const afterConfigChange = () => afterConfig(ctx);
+  return {
+    // ---------------------------------------------------------------- notifications
+    ping: () => void hub.notify('pong', {}),
+    'tab.syncAll': (p) => hub.replaceAllTabs(p.plugins),
+    // The peer already restarted the call's timeout; the call's caller gets the report.
+    'tool.progress': (p) => hub.onProgress(p),
+    'panel.state': (p) => hub.setPanelOpen(p.open),
+    'plugin.log': ({ entries }) => {
+      ctx.plugins.addLogs(entries);
+      for (const entry of entries) hub.routeLog(entry);
+    },
+    'confirmation.response': (p) => void hub.confirmations.respond(p.id, p.decision, p.alwaysAllow),
+
+    // ---------------------------------------------------------------- requests
+    'tab.stateChanged': (p) => {
       hub.setTabs(p.plugin, { state: p.state, tabs: p.tabs });
       return { ok: true };
-    }
-    case 'config.getState':
-      return buildConfigState(ctx);
-    case 'config.setToolPermission': {
-      const p = params as Params<'config.setToolPermission'>;
+    },
+    'config.getState': () => buildConfigState(ctx),
+    'config.setToolPermission': async (p) => {
       const tool = resolveToolKey(ctx, p.plugin, p.tool);
       await ctx.config.setToolPermission(p.plugin, tool, p.permission);
-      return afterConfigChange(ctx, hub);
-    }
-    case 'config.setPluginPermission': {
-      const p = params as Params<'config.setPluginPermission'>;
+      return afterConfigChange();
+    },
+    'config.setPluginPermission': async (p) => {
       assertPlugin(ctx, p.plugin);
-      await ctx.config.setPluginPermission(p.plugin, p.permission as Permission);
-      return afterConfigChange(ctx, hub);
-    }
-    case 'config.setOriginPermission': {
-      const p = params as Params<'config.setOriginPermission'>;
-      await ctx.config.setOriginPermission(p.origin, p.permission as Permission);
-      return afterConfigChange(ctx, hub);
-    }
-    case 'pageTools.update': {
-      const p = params as Params<'pageTools.update'>;
+      await ctx.config.setPluginPermission(p.plugin, p.permission);
+      return afterConfigChange();
+    },
+    'config.setOriginPermission': async (p) => {
+      await ctx.config.setOriginPermission(p.origin, p.permission);
+      return afterConfigChange();
+    },
+    'pageTools.update': (p) => {
       const { refused } = ctx.catalog.pageTools.update(p.tabId, p.url, p.tools);
       return { ok: true, refused };
-    }
-    case 'config.setSkipPermissions': {
-      const p = params as Params<'config.setSkipPermissions'>;
+    },
+    'config.setSkipPermissions': async (p) => {
       await ctx.config.update((d) => {
         d.skipPermissions = p.skip;
       });
-      return afterConfigChange(ctx, hub);
-    }
-    case 'config.setAllowFileUrls': {
-      const p = params as Params<'config.setAllowFileUrls'>;
+      return afterConfigChange();
+    },
+    'config.setAllowFileUrls': async (p) => {
       await ctx.config.update((d) => {
         d.allowFileUrls = p.allow;
       });
-      return afterConfigChange(ctx, hub);
-    }
-    case 'config.setPluginSettings': {
-      const p = params as Params<'config.setPluginSettings'>;
+      return afterConfigChange();
+    },
+    'config.setPluginSettings': async (p) => {
       await ctx.plugins.setSettings(p.plugin, p.settings);
-      return afterConfigChange(ctx, hub);
-    }
-    case 'plugin.search': {
-      const p = params as Params<'plugin.search'>;
+      return afterConfigChange();
+    },
+    'plugin.search': async (p) => {
       const found = (await ctx.plugins.search(p.query)) as unknown;
-      return { results: Array.isArray(found) ? found : ((found as { results?: unknown[] })?.results ?? []) };
-    }
-    case 'plugin.install': {
-      const p = params as Params<'plugin.install'>;
+      return { results: (Array.isArray(found) ? found : ((found as { results?: unknown[] })?.results ?? [])) as { name: string; version: string; description: string }[] };
+    },
+    'plugin.install': async (p) => {
       const { name } = await ctx.plugins.install(p.spec);
       return { ok: true, name };
-    }
-    case 'plugin.updateFromRegistry': {
-      const p = params as Params<'plugin.updateFromRegistry'>;
+    },
+    'plugin.updateFromRegistry': async (p) => {
       await ctx.plugins.updateFromRegistry(p.name);
       return { ok: true };
-    }
-    case 'plugin.remove': {
-      const p = params as Params<'plugin.remove'>;
+    },
+    'plugin.remove': async (p) => {
       await ctx.plugins.remove(p.name);
       return { ok: true };
-    }
-    case 'plugin.removeBySpecifier': {
-      const p = params as Params<'plugin.removeBySpecifier'>;
+    },
+    'plugin.removeBySpecifier': async (p) => {
       const plugin = ctx.plugins.list().find((x) => x.packageName === p.specifier || x.name === p.specifier);
       if (!plugin) throw new OpenTabsError('unknown_plugin', `No installed plugin matches "${p.specifier}".`, 404, { category: 'not_found' });
       await ctx.plugins.remove(plugin.name);
       return { ok: true };
-    }
-    case 'plugin.checkUpdates': {
+    },
+    'plugin.checkUpdates': async () => {
       const found = (await ctx.plugins.checkUpdates()) as unknown;
-      return { updates: Array.isArray(found) ? found : ((found as { updates?: unknown[] })?.updates ?? []) };
-    }
-    case 'folder.open':
-      return openFolder((params as Params<'folder.open'>).path);
-    default:
-      throw new OpenTabsError('not_found', `Method not handled: ${method}`, 404);
-  }
+      return { updates: (Array.isArray(found) ? found : ((found as { updates?: unknown[] })?.updates ?? [])) as { name: string; current: string; latest: string }[] };
+    },
+    'folder.open': (p) => openFolder(p.path),
+  };
 }
 
-function afterConfigChange(ctx: ServerContext, hub: ExtensionHub): { ok: true } {
+function afterConfig(ctx: ServerContext): { ok: true } {
   ctx.catalog.rebuild();
   return { ok: true };
 }

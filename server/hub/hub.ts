@@ -10,42 +10,36 @@
 import type { WebSocketHandler } from 'bun';
 import type { ServerContext } from '../context.ts';
 import { OpenTabsError } from '../errors.ts';
+import { RpcErrorCode, WsCloseCode, type RpcError } from '../protocol/jsonrpc.ts';
 import {
-  parseFrame,
-  request as rpcRequest,
-  notification as rpcNotification,
-  result as rpcResult,
-  error as rpcError,
-  RpcErrorCode,
-  type RpcId,
-  WsCloseCode,
-} from '../protocol/jsonrpc.ts';
-import {
-  DispatchResult,
   ExtensionToServer,
-  validateParams,
+  ServerToExtension,
+  type DispatchResult,
+  type LogEntry,
   type ServerMethod,
   type ServerParams,
-  type LogEntry,
 } from '../protocol/methods.ts';
+import { RpcPeer, RpcPeerError, type HandlerTable, type RequestMethod, type ResultOf, type RpcTransport } from '../protocol/rpc-peer.ts';
 import { fail, fromRpcError } from '../tools/call-errors.ts';
 import { buildSyncFull } from './sync.ts';
-import { handleExtensionNotification, handleExtensionRequest } from './handlers.ts';
+import { extensionHandlers } from './handlers.ts';
 import { Confirmations, type ConfirmationDecision, type ConfirmationRequest } from './confirmations.ts';
 import { Dispatches } from './dispatches.ts';
 import { TabStates, type PluginTabs } from './tab-state.ts';
-import { EXTENSION_REQUEST_TIMEOUT_MS, type DispatchRequest, type Pending, type Ws, type WsData } from './types.ts';
+import { EXTENSION_REQUEST_TIMEOUT_MS, type DispatchRequest, type ExtensionPeer, type HubView, type Ws, type WsData } from './types.ts';
 
 export type { DispatchProgress, DispatchRequest, WsData } from './types.ts';
 export { EXTENSION_REQUEST_TIMEOUT_MS } from './types.ts';
 
+/** Why a connection's peer was closed (RpcPeerError.info.cause → the error its pending calls get). */
+type CloseCause = 'replaced' | 'shutdown' | 'disconnected';
+
 const decoder = new TextDecoder();
 
-export class ExtensionHub {
+export class ExtensionHub implements HubView {
   private active: Ws | null = null;
   private nextConnId = 1;
-  private nextRpcId = 1;
-  private pending = new Map<number, Pending>();
+  private readonly handlers: HandlerTable<typeof ExtensionToServer>;
   /** A side panel is open in the connected browser (it says so with panel.state). */
   private panelOpen = false;
   private readonly tabs = new TabStates();
@@ -56,10 +50,9 @@ export class ExtensionHub {
 
   constructor(private readonly ctx: ServerContext) {
     this.confirmations = new Confirmations(ctx, this);
+    this.handlers = extensionHandlers(ctx, this);
     this.dispatches = new Dispatches({
-      socket: () => this.active,
-      nextRpcId: () => this.nextRpcId++,
-      pending: this.pending,
+      peer: () => this.active?.data.peer ?? null,
       notify: (method, params) => this.notify(method, params),
       panelOpen: () => this.panelOpen,
       limits: () => this.ctx.limits,
@@ -140,6 +133,7 @@ export class ExtensionHub {
   // ------------------------------------------------------------------ connection lifecycle
 
   private onOpen(ws: Ws): void {
+    ws.data.peer = this.newPeer(ws);
     const old = this.active;
     this.active = ws;
     // The new connection tells whether its side panel is open (panel.state) right after opening.
@@ -147,10 +141,7 @@ export class ExtensionHub {
     if (old) {
       this.stats.replacedConnections++;
       this.ctx.catalog.pageTools.clearAll();
-      this.failPendingOn(old, fail.replaced);
-      try {
-        old.close(WsCloseCode.Replaced, 'replaced by a newer extension connection');
-      } catch {}
+      old.data.peer?.close('replaced' satisfies CloseCause, WsCloseCode.Replaced, 'replaced by a newer extension connection');
       this.ctx.log?.info('extension_replaced', { old: old.data.connId, new: ws.data.connId });
     } else {
       this.ctx.log?.info('extension_connected', { conn: ws.data.connId });
@@ -171,32 +162,15 @@ export class ExtensionHub {
     this.tabs.clear();
     // Page tools live in the extension's tabs: none can be called until it reconnects and re-reports.
     this.ctx.catalog.pageTools.clearAll();
-    this.failPendingOn(ws, fail.disconnected);
+    ws.data.peer?.close('disconnected' satisfies CloseCause);
     this.ctx.log?.info('extension_disconnected', { conn: ws.data.connId, code, reason });
-  }
-
-  private failPendingOn(conn: Ws, err: () => OpenTabsError): void {
-    for (const [id, p] of this.pending) {
-      if (p.conn !== conn) continue;
-      this.pending.delete(id);
-      p.reject(err());
-    }
   }
 
   /** Server shutdown: every running call ends with server_shutting_down, then the socket closes. */
   closeAll(reason: string): void {
     const ws = this.active;
     this.active = null;
-    if (ws) {
-      for (const [id, p] of this.pending) {
-        if (p.conn !== ws) continue;
-        this.pending.delete(id);
-        p.reject(fail.shuttingDown(p.toolName ?? p.method));
-      }
-      try {
-        ws.close(WsCloseCode.Shutdown, reason);
-      } catch {}
-    }
+    ws?.data.peer?.close('shutdown' satisfies CloseCause, WsCloseCode.Shutdown, reason);
     this.confirmations.cancelAll(fail.shuttingDown);
   }
 
@@ -209,27 +183,14 @@ export class ExtensionHub {
     const ws = this.active;
     if (!ws) return;
     this.active = null;
-    this.failPendingOn(ws, fail.disconnected);
-    try {
-      ws.close(WsCloseCode.SecretRotated, 'the secret was rotated; reconnect with the new one');
-    } catch {}
+    ws.data.peer?.close('disconnected' satisfies CloseCause, WsCloseCode.SecretRotated, 'the secret was rotated; reconnect with the new one');
   }
 
   // ------------------------------------------------------------------ sending
 
-  private send(frame: string): boolean {
-    const ws = this.active;
-    if (!ws) return false;
-    try {
-      ws.send(frame);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
   notify<M extends ServerMethod>(method: M, params: ServerParams<M>): boolean {
-    return this.send(rpcNotification(method, params));
+    const peer = this.active?.data.peer;
+    return peer ? peer.notify(method as never, params as never) : false;
   }
 
   sendSyncFull(): void {
@@ -242,37 +203,10 @@ export class ExtensionHub {
   }
 
   /** A plain request to the extension; rejects when not connected, on disconnect, or after the timeout. */
-  request(method: ServerMethod, params: unknown, opts: { timeoutMs?: number } = {}): Promise<unknown> {
-    const ws = this.active;
-    if (!ws) return Promise.reject(fail.notConnected());
-    const id = this.nextRpcId++;
-    const timeoutMs = opts.timeoutMs ?? EXTENSION_REQUEST_TIMEOUT_MS;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new OpenTabsError('timeout', `The extension did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`, 504, { category: 'timeout' }));
-      }, timeoutMs);
-      const done = () => clearTimeout(timer);
-      this.pending.set(id, {
-        conn: ws,
-        method,
-        resolve: (x) => (done(), resolve(x)),
-        reject: (e) => (done(), reject(e)),
-        onResponse: (msg) => {
-          done();
-          if ('error' in msg) reject(fromRpcError(msg.error, method));
-          else resolve(msg.result);
-        },
-      });
-      try {
-        ws.send(rpcRequest(id, method, params));
-      } catch {
-        // The socket went away between the check and the send: fail now, leave no timer behind.
-        this.pending.delete(id);
-        done();
-        reject(fail.disconnected());
-      }
-    });
+  request<M extends RequestMethod<typeof ServerToExtension>>(method: M, params: ServerParams<M>, opts: { timeoutMs?: number } = {}): Promise<ResultOf<typeof ServerToExtension, M>> {
+    const peer = this.active?.data.peer;
+    if (!peer) return Promise.reject(fail.notConnected());
+    return peer.request(method, params, { timeoutMs: opts.timeoutMs ?? EXTENSION_REQUEST_TIMEOUT_MS });
   }
 
   // ------------------------------------------------------------------ confirmations
@@ -285,69 +219,62 @@ export class ExtensionHub {
 
   private onMessage(ws: Ws, raw: string | Buffer): void {
     if (ws !== this.active) return; // replaced: being closed
-    const text = typeof raw === 'string' ? raw : decoder.decode(raw);
-    const frame = parseFrame(text);
-    switch (frame.kind) {
-      case 'invalid':
+    ws.data.deliver?.(typeof raw === 'string' ? raw : decoder.decode(raw));
+  }
+
+  /** The connection's JSON-RPC peer: params checked on receipt, handlers typed from methods.ts. */
+  private newPeer(ws: Ws): ExtensionPeer {
+    const transport: RpcTransport = {
+      send: (text) => void ws.send(text),
+      onMessage: (cb) => void (ws.data.deliver = cb),
+      close: (code, reason) => {
+        if (ws.readyState === 1) ws.close(code, reason);
+      },
+      batch: (fn) => void ws.cork(fn),
+    };
+    return new RpcPeer({
+      transport,
+      outgoing: ServerToExtension,
+      incoming: ExtensionToServer,
+      handlers: this.handlers,
+      defaultTimeoutMs: EXTENSION_REQUEST_TIMEOUT_MS,
+      progress: { method: 'tool.progress', token: (p) => p.dispatchId },
+      mapError: (e) => this.failureOf(e),
+      errorToRpc: (err, method) => this.errorToRpc(err, method),
+      onRefused: (r) => {
+        // Bad requests are answered with their JSON-RPC error; frames and notifications count as malformed.
+        if (r.kind === 'request') return;
         this.stats.malformedFrames++;
-        this.replyTo(ws, rpcError(frame.id, frame.error.code, frame.error.message));
-        return;
-      case 'response': {
-        const id = frame.msg.id;
-        const p = typeof id === 'number' ? this.pending.get(id) : undefined;
-        if (!p || p.conn !== ws) return; // late answer for a call that already ended
-        this.pending.delete(id as number);
-        p.onResponse(frame.msg);
-        return;
-      }
-      case 'notification': {
-        const { method, params } = frame.msg;
-        const checked = validateParams(ExtensionToServer, method, params);
-        if (!checked.ok) {
-          this.stats.malformedFrames++;
-          this.ctx.log?.warn('extension_bad_notification', { method, error: checked.message });
-          return;
-        }
-        try {
-          handleExtensionNotification(this.ctx, this, method, checked.value);
-        } catch (err) {
-          this.ctx.log?.error('extension_notification_failed', { method, error: String((err as Error)?.message ?? err) });
-        }
-        return;
-      }
-      case 'request':
-        void this.answerRequest(ws, frame.msg.id, frame.msg.method, frame.msg.params);
-        return;
+        if (r.kind === 'notification') this.ctx.log?.warn('extension_bad_notification', { method: r.method, error: r.message });
+      },
+      onHandlerError: (method, err) => this.ctx.log?.error('extension_notification_failed', { method, error: String((err as Error)?.message ?? err) }),
+    });
+  }
+
+  /** A failed request to the extension, as the caller sees it. */
+  private failureOf(e: RpcPeerError): OpenTabsError {
+    const { method, label, elapsedMs, rpc, cause } = e.info;
+    switch (e.kind) {
+      case 'not_open':
+        return fail.notConnected();
+      case 'closed':
+        return cause === 'replaced' ? fail.replaced() : cause === 'shutdown' ? fail.shuttingDown(label) : fail.disconnected();
+      case 'timeout':
+        return method === 'tool.dispatch'
+          ? fail.timeout(label, elapsedMs)
+          : new OpenTabsError('timeout', `The extension did not answer ${method} within ${Math.round(elapsedMs / 1000)} s.`, 504, { category: 'timeout' });
+      case 'cancelled':
+        return fail.cancelled(label, 'the client cancelled the request');
+      case 'remote':
+        return fromRpcError(rpc!, label);
+      case 'bad_result':
+        return fail.internal(`The extension returned a malformed result for ${label}: ${e.message}`);
     }
   }
 
-  private async answerRequest(ws: Ws, id: RpcId, method: string, params: unknown): Promise<void> {
-    const def = (ExtensionToServer as Record<string, { kind: string }>)[method];
-    if (!def || def.kind !== 'request') {
-      this.replyTo(ws, rpcError(id, RpcErrorCode.MethodNotFound, `Method not found: ${method}`));
-      return;
-    }
-    const checked = validateParams(ExtensionToServer, method, params);
-    if (!checked.ok) {
-      this.replyTo(ws, rpcError(id, RpcErrorCode.InvalidParams, checked.message));
-      return;
-    }
-    try {
-      const value = await handleExtensionRequest(this.ctx, this, method, checked.value);
-      this.replyTo(ws, rpcResult(id, value));
-    } catch (err) {
-      if (err instanceof OpenTabsError) {
-        this.replyTo(ws, rpcError(id, RpcErrorCode.ToolError, err.message, err.toBody()));
-      } else {
-        this.ctx.log?.error('extension_request_failed', { method, error: String((err as Error)?.message ?? err) });
-        this.replyTo(ws, rpcError(id, RpcErrorCode.InternalError, `Internal error handling ${method}: ${String((err as Error)?.message ?? err)}`));
-      }
-    }
-  }
-
-  private replyTo(ws: Ws, frame: string): void {
-    try {
-      ws.send(frame);
-    } catch {}
+  private errorToRpc(err: unknown, method: string): RpcError {
+    if (err instanceof OpenTabsError) return { code: RpcErrorCode.ToolError, message: err.message, data: err.toBody() };
+    this.ctx.log?.error('extension_request_failed', { method, error: String((err as Error)?.message ?? err) });
+    return { code: RpcErrorCode.InternalError, message: `Internal error handling ${method}: ${String((err as Error)?.message ?? err)}` };
   }
 }

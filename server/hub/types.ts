@@ -1,14 +1,29 @@
-/** Shapes the hub's parts share: the socket, a request waiting for its answer, a running dispatch. */
+/** Shapes the hub's parts share: the socket and its RPC peer, what the parts need of the hub, a dispatch. */
 import type { ServerWebSocket } from 'bun';
-import type { OpenTabsError } from '../errors.ts';
-import type { RpcResponse } from '../protocol/jsonrpc.ts';
-import type { LogEntry } from '../protocol/methods.ts';
+import type { ExtensionToServer, LogEntry, ServerMethod, ServerParams, ServerToExtension } from '../protocol/methods.ts';
+import type { RpcPeer } from '../protocol/rpc-peer.ts';
+import type { PluginTabs } from './tab-state.ts';
+
+/** The server's end of the JSON-RPC peer (server/protocol/rpc-peer.ts). */
+export type ExtensionPeer = RpcPeer<typeof ServerToExtension, typeof ExtensionToServer>;
 
 export interface WsData {
   connId: number;
+  /** The connection's peer, set when it opens. */
+  peer?: ExtensionPeer;
+  /** Where the socket's frames go (the peer's transport listener). */
+  deliver?: (text: string) => void;
 }
 
 export type Ws = ServerWebSocket<WsData>;
+
+/** What confirmations and tab lookups need of the hub (no import of hub.ts: no cycle). */
+export interface HubView {
+  readonly connected: boolean;
+  notify<M extends ServerMethod>(method: M, params: ServerParams<M>): boolean;
+  tabsFor(plugin: string): PluginTabs;
+  allTabStates(): Map<string, PluginTabs>;
+}
 
 /** How long a plain request to the extension (plugin.uninstall, …) may take. */
 export const EXTENSION_REQUEST_TIMEOUT_MS = 15_000;
@@ -35,26 +50,11 @@ export interface DispatchRequest {
   sessionId?: string;
 }
 
-
-export interface Pending {
-  conn: Ws;
-  method: string;
-  /** For tool.dispatch: the tool, so a failure can name it. */
-  toolName?: string;
-  resolve(value: unknown): void;
-  reject(err: OpenTabsError): void;
-  onResponse(msg: RpcResponse): void;
-}
-
 export interface RunningDispatch {
   dispatchId: string;
   /** The plugin the call went to: only its log lines may name this dispatch. */
   plugin: string;
-  rpcId: number;
-  conn: Ws;
   sessionId?: string;
   onProgress?: (p: DispatchProgress) => void;
   onLog?: (entry: LogEntry) => void;
-  /** Restart the inactivity timer (progress arrived). */
-  touch(): void;
 }
