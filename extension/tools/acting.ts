@@ -7,7 +7,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 
 type Target = { selector: string | null; ref: string | null };
@@ -70,12 +70,12 @@ async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => 
   return res?.result as R;
 }
 
-export async function point(tabId: number, input: Record<string, unknown>, focus = false, clear = false): Promise<Point> {
+export async function point(tabId: number, input: { selector?: string; ref?: string }, focus = false, clear = false): Promise<Point> {
   // Both would be ambiguous: say so instead of silently picking one.
   if (input.selector !== undefined && input.ref !== undefined) {
     throw new ToolError('invalid_arguments', 'Pass either selector or ref, not both (they may name different elements)', { category: 'validation' });
   }
-  const r = await run(tabId, locate, [(input.selector as string) ?? null, (input.ref as string) ?? null, focus, clear]);
+  const r = await run(tabId, locate, [input.selector ?? null, input.ref ?? null, focus, clear]);
   if (!r) throw new ToolError('not_available', `Tab ${tabId} cannot be scripted (a browser page?)`, { category: 'validation' });
   if ('error' in r) throw new ToolError(r.error.startsWith('Pass') ? 'invalid_arguments' : 'not_found', r.error, { category: r.error.startsWith('Pass') ? 'validation' : 'not_found' });
   return r;
@@ -172,12 +172,12 @@ function pageError(r: { error?: string } | null | undefined): void {
   if (r.error) throw new ToolError('not_found', r.error, { category: 'not_found' });
 }
 
-export const actingTools: Record<string, BrowserToolHandler> = {
+export const actingTools = {
   async browser_click_element(input) {
     const tab = await getTab(input.tabId);
     const p = await point(tab.id!, input);
     const r = await withDebugger(tab.id!, (send) =>
-      runWatchingDialogs(tab.id!, send, () => click(send, p, (input.button as string) ?? 'left', (input.clickCount as number) ?? 1, modifierMask(input.modifiers))),
+      runWatchingDialogs(tab.id!, send, () => click(send, p, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers))),
     );
     return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
   },
@@ -215,7 +215,7 @@ export const actingTools: Record<string, BrowserToolHandler> = {
   async browser_select_option(input) {
     const tab = await getTab(input.tabId);
     if (input.value === undefined && input.label === undefined) throw new ToolError('invalid_arguments', 'Pass value or label', { category: 'validation' });
-    const r = await run(tab.id!, selectInPage, [(input.selector as string) ?? null, (input.ref as string) ?? null, (input.value as string) ?? null, (input.label as string) ?? null]);
+    const r = await run(tab.id!, selectInPage, [input.selector ?? null, input.ref ?? null, input.value ?? null, input.label ?? null]);
     pageError(r as { error?: string });
     return { value: r };
   },
@@ -223,14 +223,14 @@ export const actingTools: Record<string, BrowserToolHandler> = {
   async browser_scroll(input) {
     const tab = await getTab(input.tabId);
     const r = await run(tab.id!, scrollInPage, [
-      (input.selector as string) ?? null,
-      (input.ref as string) ?? null,
-      (input.direction as string) ?? null,
-      (input.distance as number) ?? 600,
-      (input.x as number) ?? null,
-      (input.y as number) ?? null,
+      input.selector ?? null,
+      input.ref ?? null,
+      input.direction ?? null,
+      input.distance ?? 600,
+      input.x ?? null,
+      input.y ?? null,
     ]);
     pageError(r as { error?: string });
     return { value: r };
   },
-};
+} satisfies Partial<Handlers>;

@@ -6,7 +6,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { getTab, tabSummary } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
 const MAX_RESULTS = 100;
 
@@ -27,16 +27,16 @@ const sessionSummary = (s: chrome.sessions.Session) =>
     ? { kind: 'tab', sessionId: s.tab.sessionId, title: s.tab.title ?? '', url: s.tab.url ?? '', closedAt: s.lastModified * 1000 }
     : { kind: 'window', sessionId: s.window?.sessionId, tabs: (s.window?.tabs ?? []).length, closedAt: s.lastModified * 1000 };
 
-export const browserDataTools: Record<string, BrowserToolHandler> = {
+export const browserDataTools = {
   async browser_list_tab_groups() {
     const [groups, tabs] = await Promise.all([chrome.tabGroups.query({}), chrome.tabs.query({})]);
     return { value: { groups: groups.map((g) => groupSummary(g, tabs)) } };
   },
 
   async browser_group_tabs(input) {
-    const tabIds = input.tabIds as number[];
+    const tabIds = input.tabIds;
     for (const id of tabIds) await getTab(id);
-    const groupId = input.groupId as number | undefined;
+    const groupId = input.groupId;
     if (groupId !== undefined) await groupById(groupId);
     const id = await chrome.tabs.group({ tabIds: tabIds as [number, ...number[]], ...(groupId !== undefined ? { groupId } : {}) });
     if (input.title !== undefined || input.color !== undefined) {
@@ -46,7 +46,7 @@ export const browserDataTools: Record<string, BrowserToolHandler> = {
   },
 
   async browser_update_tab_group(input) {
-    const id = input.groupId as number;
+    const id = input.groupId;
     await groupById(id);
     const g = await chrome.tabGroups.update(id, {
       ...(input.title !== undefined ? { title: String(input.title) } : {}),
@@ -57,39 +57,39 @@ export const browserDataTools: Record<string, BrowserToolHandler> = {
   },
 
   async browser_ungroup_tabs(input) {
-    const tabIds = input.tabIds as number[];
+    const tabIds = input.tabIds;
     for (const id of tabIds) await getTab(id);
     await chrome.tabs.ungroup(tabIds as [number, ...number[]]);
     return { value: { ungrouped: tabIds } };
   },
 
   async browser_update_window(input) {
-    const id = input.windowId as number;
+    const id = input.windowId;
     try {
       await chrome.windows.get(id);
     } catch {
       throw new ToolError('not_found', `No window with id ${id}; call browser_list_windows for current ids`, { category: 'not_found' });
     }
     const state = input.state as `${chrome.windows.WindowState}` | undefined;
-    const geometry = ['left', 'top', 'width', 'height'].filter((k) => input[k] !== undefined);
+    const geometry = (['left', 'top', 'width', 'height'] as const).filter((k) => input[k] !== undefined);
     if (state && state !== 'normal' && geometry.length > 0) {
       throw new ToolError('invalid_arguments', `A ${state} window has no position or size: drop ${geometry.join(', ')} or use state "normal"`, { category: 'validation' });
     }
     const w = await chrome.windows.update(id, {
       ...(state ? { state } : {}),
-      ...Object.fromEntries(geometry.map((k) => [k, input[k] as number])),
+      ...Object.fromEntries(geometry.map((k) => [k, input[k]])),
       ...(input.focused === true ? { focused: true } : {}),
     });
     return { value: { windowId: w.id, state: w.state, left: w.left, top: w.top, width: w.width, height: w.height, focused: w.focused } };
   },
 
   async browser_list_recently_closed(input) {
-    const sessions = await chrome.sessions.getRecentlyClosed({ maxResults: Math.min((input.limit as number | undefined) ?? 10, 25) });
+    const sessions = await chrome.sessions.getRecentlyClosed({ maxResults: Math.min(input.limit ?? 10, 25) });
     return { value: { closed: sessions.map(sessionSummary) } };
   },
 
   async browser_restore_closed(input) {
-    const sessionId = input.sessionId as string | undefined;
+    const sessionId = input.sessionId;
     let s: chrome.sessions.Session;
     try {
       s = await chrome.sessions.restore(sessionId);
@@ -100,14 +100,14 @@ export const browserDataTools: Record<string, BrowserToolHandler> = {
   },
 
   async browser_search_history(input) {
-    const days = (input.days as number | undefined) ?? 7;
-    const items = await chrome.history.search({ text: String(input.query ?? ''), startTime: Date.now() - days * 86_400_000, maxResults: Math.min((input.limit as number | undefined) ?? 20, MAX_RESULTS) });
+    const days = input.days ?? 7;
+    const items = await chrome.history.search({ text: String(input.query ?? ''), startTime: Date.now() - days * 86_400_000, maxResults: Math.min(input.limit ?? 20, MAX_RESULTS) });
     return { value: { items: items.map((i) => ({ url: i.url ?? '', title: i.title ?? '', lastVisit: i.lastVisitTime ?? null, visits: i.visitCount ?? 0 })) } };
   },
 
   async browser_search_bookmarks(input) {
     const found = await chrome.bookmarks.search(String(input.query));
-    const limit = Math.min((input.limit as number | undefined) ?? 20, MAX_RESULTS);
+    const limit = Math.min(input.limit ?? 20, MAX_RESULTS);
     return { value: { bookmarks: found.filter((b) => b.url).slice(0, limit).map((b) => ({ id: b.id, title: b.title, url: b.url! })) } };
   },
 
@@ -120,7 +120,7 @@ export const browserDataTools: Record<string, BrowserToolHandler> = {
     } catch {
       throw new ToolError('invalid_arguments', `"${input.origin}" is not an http(s) origin such as https://app.example.com`, { category: 'validation' });
     }
-    const kinds = (input.kinds as string[] | undefined) ?? ['cookies', 'localStorage', 'indexedDB', 'cacheStorage', 'serviceWorkers'];
+    const kinds = input.kinds ?? ['cookies', 'localStorage', 'indexedDB', 'cacheStorage', 'serviceWorkers'];
     await chrome.browsingData.remove({ origins: [origin] }, Object.fromEntries(kinds.map((k) => [k, true])) as chrome.browsingData.DataTypeSet);
     return { value: { origin, cleared: kinds } };
   },
@@ -137,11 +137,11 @@ export const browserDataTools: Record<string, BrowserToolHandler> = {
   },
 
   async browser_list_downloads(input) {
-    const items = await chrome.downloads.search({ orderBy: ['-startTime'], limit: Math.min((input.limit as number | undefined) ?? 20, MAX_RESULTS), ...(input.downloadId !== undefined ? { id: input.downloadId as number } : {}) });
+    const items = await chrome.downloads.search({ orderBy: ['-startTime'], limit: Math.min(input.limit ?? 20, MAX_RESULTS), ...(input.downloadId !== undefined ? { id: input.downloadId } : {}) });
     return {
       value: {
         downloads: items.map((d) => ({ downloadId: d.id, url: d.finalUrl || d.url, filename: d.filename, state: d.state, bytesReceived: d.bytesReceived, totalBytes: d.totalBytes, error: d.error ?? null })),
       },
     };
   },
-};
+} satisfies Partial<Handlers>;

@@ -11,7 +11,7 @@ import { CONSOLE_ENTRY_MAX_CHARS, CONSOLE_LOGS_DEFAULT_LIMIT } from '../../serve
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { debuggerEvents, guardTab, remoteObjectText, serialPerTab } from './cdp-events.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
 export type ConsoleLevel = 'debug' | 'info' | 'warning' | 'error';
 const LEVEL_RANK: Record<ConsoleLevel, number> = { debug: 0, info: 1, warning: 2, error: 3 };
@@ -148,11 +148,11 @@ async function readConsole(tabId: number, clear: boolean): Promise<ConsoleEntry[
   );
 }
 
-export const consoleTools: Record<string, BrowserToolHandler> = {
+export const consoleTools = {
   async browser_get_console_logs(input) {
     const tab = await getTab(input.tabId);
-    const min = LEVEL_RANK[(input.level as ConsoleLevel | undefined) ?? 'debug'];
-    const limit = (input.limit as number | undefined) ?? CONSOLE_LOGS_DEFAULT_LIMIT;
+    const min = LEVEL_RANK[input.level ?? 'debug'];
+    const limit = input.limit ?? CONSOLE_LOGS_DEFAULT_LIMIT;
     const all = (await readConsole(tab.id!, input.clear === true)).filter((e) => LEVEL_RANK[e.level] >= min);
     const logs = all.slice(-limit);
     return { value: { tabId: tab.id, url: tab.url ?? '', count: logs.length, omitted: all.length - logs.length, cleared: input.clear === true, logs } };
@@ -163,4 +163,4 @@ export const consoleTools: Record<string, BrowserToolHandler> = {
     const had = await readConsole(tab.id!, true);
     return { value: { tabId: tab.id, cleared: had.length } };
   },
-};
+} satisfies Partial<Handlers>;

@@ -9,7 +9,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
 export interface OpenDialog {
   type: 'alert' | 'confirm' | 'prompt' | 'beforeunload';
@@ -70,11 +70,11 @@ export const dialogNote = (d: OpenDialog) => ({
   note: `The page opened a ${d.type} dialog ("${d.message.slice(0, 200)}"); it blocks the page until answered: call browser_handle_dialog.`,
 });
 
-export const dialogTools: Record<string, BrowserToolHandler> = {
+export const dialogTools = {
   async browser_handle_dialog(input) {
     const tab = await getTab(input.tabId);
     const accept = input.action !== 'dismiss';
-    const promptText = input.promptText as string | undefined;
+    const promptText = input.promptText;
     const known = open.get(tab.id!);
     try {
       await withDebugger(tab.id!, async (send) => {
@@ -91,4 +91,4 @@ export const dialogTools: Record<string, BrowserToolHandler> = {
     open.delete(tab.id!);
     return { value: { handled: true, action: accept ? 'accept' : 'dismiss', ...(known ? { dialog: known } : {}), ...(promptText !== undefined ? { promptText } : {}) } };
   },
-};
+} satisfies Partial<Handlers>;

@@ -9,7 +9,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { onDebuggerGone } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
 /** DevTools' own presets (download/upload in bytes per second, latency in ms). */
 const NETWORK_PRESETS: Record<string, { offline: boolean; latency: number; downloadThroughput: number; uploadThroughput: number }> = {
@@ -46,7 +46,7 @@ async function hold(tabId: number): Promise<Held> {
   return h;
 }
 
-export const emulationTools: Record<string, BrowserToolHandler> = {
+export const emulationTools = {
   async browser_emulate(input) {
     const tab = await getTab(input.tabId);
     const tabId = tab.id!;
@@ -101,7 +101,7 @@ export const emulationTools: Record<string, BrowserToolHandler> = {
         h.active.network = input.network;
       }
       if (input.cpuThrottling !== undefined) {
-        await send('Emulation.setCPUThrottlingRate', { rate: input.cpuThrottling as number });
+        await send('Emulation.setCPUThrottlingRate', { rate: input.cpuThrottling });
         h.active.cpuThrottling = input.cpuThrottling;
       }
     } catch (err) {
@@ -109,4 +109,4 @@ export const emulationTools: Record<string, BrowserToolHandler> = {
     }
     return { value: { tabId, active: h.active, note: 'In effect until browser_emulate with reset: true (or the tab closes).' } };
   },
-};
+} satisfies Partial<Handlers>;

@@ -1,8 +1,8 @@
 /** The extension group of built-in tools. */
 import { extLogs, type ExtLogLevel } from '../shared/ext-log.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
-export const extensionTools: Record<string, BrowserToolHandler> = {
+export const extensionTools = {
   async extension_get_state(_input, env) {
     const all = await chrome.tabs.query({});
     const plugins = [];
@@ -29,7 +29,7 @@ export const extensionTools: Record<string, BrowserToolHandler> = {
   },
 
   async extension_get_logs(input) {
-    return { value: { entries: extLogs((input.level as ExtLogLevel | undefined) ?? 'debug', (input.limit as number | undefined) ?? 100) } };
+    return { value: { entries: extLogs(input.level ?? 'debug', input.limit ?? 100) } };
   },
 
   async extension_check_adapter(input, env) {
@@ -41,4 +41,4 @@ export const extensionTools: Record<string, BrowserToolHandler> = {
     setTimeout(() => chrome.runtime.reload(), 200);
     return { value: { reloading: true } };
   },
-};
+} satisfies Partial<Handlers>;

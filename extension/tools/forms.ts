@@ -5,7 +5,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 
 interface FieldSpec {
@@ -75,10 +75,10 @@ function fillInPage(fields: FieldSpec[]) {
   return { done };
 }
 
-export const formTools: Record<string, BrowserToolHandler> = {
+export const formTools = {
   async browser_fill_form(input) {
     const tab = await getTab(input.tabId);
-    const fields = input.fields as FieldSpec[];
+    const fields = input.fields;
     const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), world: 'ISOLATED', func: fillInPage, args: [fields] });
     const r = res?.result as ReturnType<typeof fillInPage> | undefined;
     if (!r) throw new ToolError('not_available', `Tab ${tab.id} cannot be scripted`, { category: 'validation' });
@@ -88,4 +88,4 @@ export const formTools: Record<string, BrowserToolHandler> = {
     }
     return { value: { filled: r.done.length, fields: r.done } };
   },
-};
+} satisfies Partial<Handlers>;

@@ -10,6 +10,11 @@ import { formTools } from './forms.ts';
 import { emulationTools } from './emulation.ts';
 import { interceptTools } from './intercept.ts';
 import { pageInspectTools } from './page-inspect.ts';
+import { pdfTools } from './pdf.ts';
+import { perfTraceTools } from './perf-trace.ts';
+import { pointerTools } from './pointer.ts';
+import { pseudoStateTools } from './pseudo-state.ts';
+import { uploadTools } from './upload.ts';
 import { waitingTools } from './waiting.ts';
 import { extensionTools } from './extension.ts';
 import { networkTools } from './network.ts';
@@ -17,9 +22,9 @@ import { readingTools } from './reading.ts';
 import { storageTools } from './storage.ts';
 import { tabTools } from './tabs.ts';
 import { windowTools } from './windows.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
-export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
+export const TOOL_HANDLERS: Handlers = {
   ...tabTools,
   ...windowTools,
   ...readingTools,
@@ -35,4 +40,9 @@ export const TOOL_HANDLERS: Readonly<Record<string, BrowserToolHandler>> = {
   ...interceptTools,
   ...browserDataTools,
   ...extensionTools,
+  ...pointerTools,
+  ...uploadTools,
+  ...pdfTools,
+  ...pseudoStateTools,
+  ...perfTraceTools,
 };

@@ -8,7 +8,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
 interface Rule {
   urlPattern: string;
@@ -73,7 +73,7 @@ async function start(tabId: number, rules: Rule[]): Promise<Interception> {
 
 const summary = (rules: Rule[]) => rules.map(({ urlPattern, action, status, hits }) => ({ urlPattern, action, ...(action === 'fulfill' ? { status: status ?? 200 } : {}), hits }));
 
-export const interceptTools: Record<string, BrowserToolHandler> = {
+export const interceptTools = {
   async browser_intercept_requests(input) {
     const tab = await getTab(input.tabId);
     const tabId = tab.id!;
@@ -85,7 +85,7 @@ export const interceptTools: Record<string, BrowserToolHandler> = {
       current.stop();
       return { value: { tabId, intercepting: false, wasIntercepting: true, rules } };
     }
-    const given = (input.rules as Omit<Rule, 'hits'>[] | undefined) ?? [];
+    const given = input.rules ?? [];
     if (given.length === 0) return { value: { tabId, intercepting: !!current, rules: current ? summary(current.rules) : [] } };
     for (const [k, r] of given.entries()) {
       if (r.action !== 'fulfill' && (r.status !== undefined || r.body !== undefined)) {
@@ -103,4 +103,4 @@ export const interceptTools: Record<string, BrowserToolHandler> = {
     }
     return { value: { tabId, intercepting: true, rules: summary(rules), note: 'In effect until browser_intercept_requests with stop: true (or the tab closes).' } };
   },
-};
+} satisfies Partial<Handlers>;

@@ -19,7 +19,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { debuggerEvents, guardTab, onDebuggerGone } from './cdp-events.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers, InputOf } from './types.ts';
 
 export interface CapturedBody {
   text: string;
@@ -440,7 +440,7 @@ function settings(c: Capture) {
   return { urlFilter: c.urlFilter, maxRequests: c.maxRequests, captureBodies: c.captureBodies, since: new Date(c.since).toISOString() };
 }
 
-async function startCapture(tabId: number, input: Record<string, unknown>): Promise<Capture> {
+async function startCapture(tabId: number, input: InputOf<'browser_enable_network_capture'>): Promise<Capture> {
   let stop!: () => void;
   const held = new Promise<void>((r) => (stop = r));
   // The session stays attached for as long as `held` is pending.
@@ -453,8 +453,8 @@ async function startCapture(tabId: number, input: Record<string, unknown>): Prom
   });
   const c: Capture = {
     tabId,
-    urlFilter: (input.urlFilter as string | undefined) ?? null,
-    maxRequests: (input.maxRequests as number | undefined) ?? NETWORK_CAPTURE_DEFAULT_REQUESTS,
+    urlFilter: input.urlFilter ?? null,
+    maxRequests: input.maxRequests ?? NETWORK_CAPTURE_DEFAULT_REQUESTS,
     captureBodies: input.captureBodies === true,
     since: Date.now(),
     requests: new Map(),
@@ -490,15 +490,15 @@ async function startCapture(tabId: number, input: Record<string, unknown>): Prom
   return c;
 }
 
-export const networkTools: Record<string, BrowserToolHandler> = {
+export const networkTools = {
   async browser_enable_network_capture(input) {
     const tab = await getTab(input.tabId);
     const tabId = tab.id!;
     const existing = captures.get(tabId);
     if (existing) {
       // Re-enabling changes the settings for what comes next; what was recorded stays.
-      if (input.urlFilter !== undefined) existing.urlFilter = input.urlFilter as string;
-      if (input.maxRequests !== undefined) existing.maxRequests = input.maxRequests as number;
+      if (input.urlFilter !== undefined) existing.urlFilter = input.urlFilter;
+      if (input.maxRequests !== undefined) existing.maxRequests = input.maxRequests;
       if (input.captureBodies !== undefined) existing.captureBodies = input.captureBodies === true;
       enforceMax(existing);
       return { value: { tabId, capturing: true, alreadyCapturing: true, ...settings(existing), recorded: existing.requests.size } };
@@ -511,7 +511,7 @@ export const networkTools: Record<string, BrowserToolHandler> = {
     const tab = await getTab(input.tabId);
     const c = captureOf(tab.id!);
     await settle(c);
-    const filter = (input.urlFilter as string | undefined) ?? null;
+    const filter = input.urlFilter ?? null;
     const take = input.includeBodies === true ? bodyBudget() : null;
     const picked = [...c.requests.entries()].filter(([, rec]) => urlMatches(rec.url, filter));
     const requests = picked.map(([, rec]) => summary(rec, take));
@@ -566,4 +566,4 @@ export const networkTools: Record<string, BrowserToolHandler> = {
     await c.released;
     return { value: { tabId: tab.id, capturing: false, wasCapturing: true, discarded: recorded } };
   },
-};
+} satisfies Partial<Handlers>;

@@ -6,7 +6,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { runInTab } from './reading.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
 /** In the page: computed styles of the element (all properties, or the ones asked for). */
 function stylesInPage(selector: string | null, ref: string | null, properties: string[] | null) {
@@ -91,17 +91,17 @@ function auditInPage(limit: number) {
   return { url: location.href, problems: findings.length, byRule, findings, truncated: findings.length >= limit };
 }
 
-export const pageInspectTools: Record<string, BrowserToolHandler> = {
+export const pageInspectTools = {
   async browser_get_styles(input) {
     if ((input.selector === undefined) === (input.ref === undefined)) throw new ToolError('invalid_arguments', 'Pass either selector or ref', { category: 'validation' });
     const tab = await getTab(input.tabId);
-    const r = await runInTab(tab.id!, stylesInPage, [(input.selector as string) ?? null, (input.ref as string) ?? null, (input.properties as string[] | undefined) ?? null]);
+    const r = await runInTab(tab.id!, stylesInPage, [input.selector ?? null, input.ref ?? null, input.properties ?? null]);
     if ('error' in r) throw new ToolError('not_found', String(r.error), { category: 'not_found' });
     return { value: r };
   },
 
   async browser_accessibility_audit(input) {
     const tab = await getTab(input.tabId);
-    return { value: await runInTab(tab.id!, auditInPage, [(input.limit as number | undefined) ?? 100]) };
+    return { value: await runInTab(tab.id!, auditInPage, [input.limit ?? 100]) };
   },
-};
+} satisfies Partial<Handlers>;

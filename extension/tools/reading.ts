@@ -4,7 +4,7 @@ import { getTab } from './tabs.ts';
 import { withDebugger } from './debugger.ts';
 import { captureSpaced } from './capture.ts';
 import { snapshotPage } from './snapshot.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 export async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<Awaited<R>> {
@@ -144,22 +144,22 @@ function unwrap<T extends object>(r: T | { error: string }): T {
   return r;
 }
 
-export const readingTools: Record<string, BrowserToolHandler> = {
+export const readingTools = {
   async browser_get_tab_content(input) {
     const tab = await getTab(input.tabId);
-    const r = await runInTab(tab.id!, readPage, ['text', (input.selector as string) ?? null, (input.maxLength as number) ?? 50_000]);
+    const r = await runInTab(tab.id!, readPage, ['text', input.selector ?? null, input.maxLength ?? 50_000]);
     return { value: unwrap(r) };
   },
 
   async browser_get_page_html(input) {
     const tab = await getTab(input.tabId);
-    const r = await runInTab(tab.id!, readPage, ['html', (input.selector as string) ?? null, (input.maxLength as number) ?? 200_000]);
+    const r = await runInTab(tab.id!, readPage, ['html', input.selector ?? null, input.maxLength ?? 200_000]);
     return { value: unwrap(r) };
   },
 
   async browser_query_elements(input) {
     const tab = await getTab(input.tabId);
-    const r = await runInTab(tab.id!, queryPage, [String(input.selector), (input.limit as number) ?? 100, (input.attributes as string[]) ?? null]);
+    const r = await runInTab(tab.id!, queryPage, [String(input.selector), input.limit ?? 100, input.attributes ?? null]);
     return { value: unwrap(r) };
   },
 
@@ -168,8 +168,8 @@ export const readingTools: Record<string, BrowserToolHandler> = {
     if (input.selector === undefined && input.text === undefined) {
       throw new ToolError('invalid_arguments', 'Pass either selector or text', { category: 'validation' });
     }
-    const timeoutMs = (input.timeoutMs as number | undefined) ?? 10_000;
-    const r = await runInTab(tab.id!, waitInPage, [(input.selector as string) ?? null, (input.text as string) ?? null, (input.state as 'visible') ?? 'visible', timeoutMs]);
+    const timeoutMs = input.timeoutMs ?? 10_000;
+    const r = await runInTab(tab.id!, waitInPage, [input.selector ?? null, input.text ?? null, (input.state as 'visible') ?? 'visible', timeoutMs]);
     if ('error' in r) {
       if (r.error.startsWith('Timed out')) throw new ToolError('timeout', r.error, { category: 'timeout', retryable: true });
       throw new ToolError('invalid_arguments', r.error, { category: 'validation' });
@@ -179,7 +179,7 @@ export const readingTools: Record<string, BrowserToolHandler> = {
 
   async browser_snapshot(input) {
     const tab = await getTab(input.tabId);
-    const r = unwrap(await runInTab(tab.id!, snapshotPage, [(input.selector as string) ?? null, (input.maxDepth as number) ?? 50, input.interactiveOnly === true]));
+    const r = unwrap(await runInTab(tab.id!, snapshotPage, [input.selector ?? null, input.maxDepth ?? 50, input.interactiveOnly === true]));
     // The model reads the outline as plain text; REST callers get the same fields as JSON.
     return { value: r, text: `Page: ${r.title} (${r.url})\n${r.snapshot}` };
   },
@@ -187,10 +187,10 @@ export const readingTools: Record<string, BrowserToolHandler> = {
   async browser_screenshot_tab(input) {
     const tab = await getTab(input.tabId);
     const format = (input.format as 'png' | 'jpeg' | undefined) ?? 'png';
-    const quality = (input.quality as number | undefined) ?? 80;
+    const quality = input.quality ?? 80;
     const mimeType = format === 'jpeg' ? 'image/jpeg' : 'image/png';
-    const target = (input.selector as string | undefined) ?? null;
-    const ref = (input.ref as string | undefined) ?? null;
+    const target = input.selector ?? null;
+    const ref = input.ref ?? null;
     let data: string;
     let clip: { x: number; y: number; width: number; height: number } | null = null;
     if (input.fullPage === true || target || ref) {
@@ -232,4 +232,4 @@ export const readingTools: Record<string, BrowserToolHandler> = {
       images: [{ data, mimeType }],
     };
   },
-};
+} satisfies Partial<Handlers>;

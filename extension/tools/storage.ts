@@ -5,7 +5,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger } from './debugger.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 import { scriptAttempts } from './script-eval.ts';
 
@@ -42,7 +42,7 @@ const cookieSummary = (c: chrome.cookies.Cookie) => ({
   expirationDate: c.expirationDate ?? null,
 });
 
-export const storageTools: Record<string, BrowserToolHandler> = {
+export const storageTools = {
   async browser_execute_script(input) {
     const tab = await getTab(input.tabId);
     type Evaluated = { result: { value?: unknown; type: string }; exceptionDetails?: { text: string; exception?: { description?: string; className?: string } } };
@@ -69,7 +69,7 @@ export const storageTools: Record<string, BrowserToolHandler> = {
 
   async browser_get_storage(input) {
     const tab = await getTab(input.tabId);
-    const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), func: readStorage, args: [(input.storageType as 'local' | 'session') ?? 'local', (input.key as string) ?? null] });
+    const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), func: readStorage, args: [(input.storageType as 'local' | 'session') ?? 'local', input.key ?? null] });
     if (!res) throw new ToolError('not_available', 'This tab cannot be scripted', { category: 'validation' });
     return { value: res.result };
   },
@@ -88,12 +88,12 @@ export const storageTools: Record<string, BrowserToolHandler> = {
         url,
         name: String(input.name),
         value: String(input.value ?? ''),
-        domain: input.domain as string | undefined,
-        path: input.path as string | undefined,
-        secure: input.secure as boolean | undefined,
-        httpOnly: input.httpOnly as boolean | undefined,
-        sameSite: input.sameSite as chrome.cookies.SameSiteStatus | undefined,
-        expirationDate: input.expirationDate as number | undefined,
+        domain: input.domain,
+        path: input.path,
+        secure: input.secure,
+        httpOnly: input.httpOnly,
+        sameSite: input.sameSite,
+        expirationDate: input.expirationDate,
       });
     } catch (err) {
       throw new ToolError('invalid_arguments', `Chrome refused the cookie: ${(err as Error).message}`, { category: 'validation' });
@@ -108,4 +108,4 @@ export const storageTools: Record<string, BrowserToolHandler> = {
     const removed = await chrome.cookies.remove({ url, name });
     return { value: { url, name, removed: removed !== null } };
   },
-};
+} satisfies Partial<Handlers>;

@@ -1,7 +1,7 @@
 /** The tabs group of built-in tools (server/tools/browser-catalog.ts). */
 import { ToolError } from '../shared/tool-error.ts';
 import { waitForLoad } from '../background/plugins.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 import { withDebugger } from './debugger.ts';
 import { assertUrlAllowed, redactedUrl, refusalReason, tabRefusal, tabRefusedError } from './url-policy.ts';
 
@@ -80,7 +80,7 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
   });
 }
 
-export const tabTools: Record<string, BrowserToolHandler> = {
+export const tabTools = {
   async browser_list_tabs(_input, env) {
     const tabs = await chrome.tabs.query({});
     // Tabs whose page registered tools (WebMCP): they are callable as tab<id>_<name>.
@@ -99,7 +99,7 @@ export const tabTools: Record<string, BrowserToolHandler> = {
     const url = assertUrlAllowed(input.url);
     let tab: chrome.tabs.Tab;
     try {
-      tab = await chrome.tabs.create({ url, active: input.active !== false, windowId: input.windowId as number | undefined });
+      tab = await chrome.tabs.create({ url, active: input.active !== false, windowId: input.windowId });
     } catch (err) {
       throw new ToolError('invalid_arguments', `Could not open the tab: ${(err as Error).message}`, { category: 'validation' });
     }
@@ -115,8 +115,8 @@ export const tabTools: Record<string, BrowserToolHandler> = {
   async browser_navigate_tab(input) {
     const tab = await getTab(input.tabId);
     const url = assertUrlAllowed(input.url);
-    const waitUntil = (input.waitUntil as string | undefined) ?? 'load';
-    const timeoutMs = (input.timeoutMs as number | undefined) ?? 30_000;
+    const waitUntil = input.waitUntil ?? 'load';
+    const timeoutMs = input.timeoutMs ?? 30_000;
     const done = waitUntil === 'none' ? null : navigationDone(tab.id!, waitUntil as 'load' | 'domcontentloaded', timeoutMs);
     await chrome.tabs.update(tab.id!, { url });
     if (done) await done;
@@ -153,7 +153,7 @@ export const tabTools: Record<string, BrowserToolHandler> = {
     const t = await getTab(input.tabId);
     return { value: { ...tabSummary(t), favIconUrl: tabRefusal(t) ? null : (t.favIconUrl ?? null), incognito: t.incognito, pinned: t.pinned, index: t.index } };
   },
-};
+} satisfies Partial<Handlers>;
 
 async function historyStep(tabId: unknown, dir: 'back' | 'forward') {
   const tab = await getTab(tabId);

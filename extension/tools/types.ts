@@ -1,4 +1,5 @@
 import type { DispatchResult } from '../../server/protocol/methods.ts';
+import type { ExtensionTool, HandlerTable, InputOf as DeclInputOf } from '../../server/protocol/browser-tools/index.ts';
 import type { Connection } from '../background/connection.ts';
 import type { PluginRuntime } from '../background/plugins.ts';
 
@@ -21,4 +22,13 @@ export interface ToolCtx extends ToolEnv {
   progress(p: { progress: number; total?: number; message?: string }): void;
 }
 
-export type BrowserToolHandler = (input: Record<string, unknown>, env: ToolCtx) => Promise<DispatchResult>;
+
+/**
+ * The extension's handler table, typed from the declarations (server/protocol/browser-tools/):
+ * each group file is `{ … } satisfies Partial<Handlers>` (an extra name or a wrong input type fails
+ * tsc) and index.ts assembles a full `Handlers` (a missing one fails tsc).
+ */
+export type Handlers = HandlerTable<ExtensionTool, ToolCtx, DispatchResult>;
+
+/** The arguments of one tool, as its handler receives them. */
+export type InputOf<N extends ExtensionTool['name']> = DeclInputOf<Extract<ExtensionTool, { name: N }>>;

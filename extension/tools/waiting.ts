@@ -6,7 +6,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { runInTab, waitInPage } from './reading.ts';
 import { getTab } from './tabs.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const URL_POLL_MS = 100;
@@ -18,17 +18,17 @@ export function urlMatches(url: string, pattern: string): boolean {
   return re.test(url);
 }
 
-export const waitingTools: Record<string, BrowserToolHandler> = {
+export const waitingTools = {
   async browser_wait_for(input) {
     const tab = await getTab(input.tabId);
     const given = (['text', 'textGone', 'urlPattern', 'time'] as const).filter((k) => input[k] !== undefined);
     if (given.length !== 1) {
       throw new ToolError('invalid_arguments', `Pass exactly one of text, textGone, urlPattern or time (got ${given.length ? given.join(', ') : 'none'})`, { category: 'validation' });
     }
-    const timeoutMs = (input.timeoutMs as number | undefined) ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const t0 = Date.now();
     if (input.time !== undefined) {
-      await new Promise((r) => setTimeout(r, input.time as number));
+      await new Promise((r) => setTimeout(r, input.time));
       return { value: { waited: 'time', elapsedMs: Date.now() - t0 } };
     }
     if (input.urlPattern !== undefined) {
@@ -52,4 +52,4 @@ export const waitingTools: Record<string, BrowserToolHandler> = {
     }
     return { value: { waited: gone ? 'textGone' : 'text', elapsedMs: Date.now() - t0 } };
   },
-};
+} satisfies Partial<Handlers>;

@@ -2,7 +2,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { tabSummary } from './tabs.ts';
 import { assertUrlAllowed } from './url-policy.ts';
-import type { BrowserToolHandler } from './types.ts';
+import type { Handlers } from './types.ts';
 
 function windowSummary(w: chrome.windows.Window) {
   return {
@@ -19,7 +19,7 @@ function windowSummary(w: chrome.windows.Window) {
   };
 }
 
-export const windowTools: Record<string, BrowserToolHandler> = {
+export const windowTools = {
   async browser_list_windows() {
     const windows = await chrome.windows.getAll({ populate: true });
     return { value: { windows: windows.map(windowSummary) } };
@@ -29,7 +29,7 @@ export const windowTools: Record<string, BrowserToolHandler> = {
     const url = input.url === undefined ? undefined : assertUrlAllowed(input.url);
     const state = input.state as 'normal' | 'minimized' | 'maximized' | 'fullscreen' | undefined;
     // Chrome refuses a size together with a non-normal state.
-    const size = state && state !== 'normal' ? {} : { width: input.width as number | undefined, height: input.height as number | undefined };
+    const size = state && state !== 'normal' ? {} : { width: input.width, height: input.height };
     let w: chrome.windows.Window | undefined;
     try {
       w = await chrome.windows.create({ url, ...size, state, incognito: input.incognito === true });
@@ -41,7 +41,7 @@ export const windowTools: Record<string, BrowserToolHandler> = {
   },
 
   async browser_close_window(input) {
-    const id = input.windowId as number;
+    const id = input.windowId;
     try {
       await chrome.windows.get(id);
     } catch {
@@ -50,4 +50,4 @@ export const windowTools: Record<string, BrowserToolHandler> = {
     await chrome.windows.remove(id);
     return { value: { closed: true, windowId: id } };
   },
-};
+} satisfies Partial<Handlers>;

@@ -9,7 +9,7 @@ import type { ToolAnnotations } from '../protocol/tool-annotations.ts';
 import type { ServerContext } from '../context.ts';
 import type { Permission } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION } from '../plugins/types.ts';
-import { BROWSER_PLUGIN, BROWSER_TOOLS, builtinAnnotations } from './browser-catalog.ts';
+import { BROWSER_PLUGIN, BROWSER_TOOLS } from './browser-catalog.ts';
 import { SchemaValidators, type ValidationFailure } from './validate.ts';
 import { PageToolRegistry } from './page-tools.ts';
 
@@ -216,7 +216,7 @@ export class CatalogStore {
         inputSchema: def.inputSchema,
         permission: config.permissionFor(BROWSER_PLUGIN, def.name, def.defaultPermission),
         kind: 'browser',
-        annotations: builtinAnnotations(def),
+        annotations: def.annotations,
         ...(def.servedBy ? { servedBy: def.servedBy } : {}),
       });
     }

@@ -1,13 +1,15 @@
 /**
- * One definition per built-in tool: every catalog entry the extension runs has exactly one
- * implementation in extension/tools (and no implementation exists without an entry); tools
- * served by the server have a server handler instead.
+ * One declaration per built-in tool (server/protocol/browser-tools/): `tsc` already fails on a
+ * missing or extra extension handler; this checks the same at run time, and that tools served by
+ * the server have a server handler instead.
  */
 import { describe, expect, test } from 'bun:test';
 import Ajv from 'ajv';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
 import { SERVER_TOOL_HANDLERS } from '../../server/tools/server-tools.ts';
-import { TOOL_HANDLERS } from '../../extension/tools/index.ts';
+import { TOOL_HANDLERS as HANDLERS } from '../../extension/tools/index.ts';
+
+const TOOL_HANDLERS: Record<string, unknown> = HANDLERS;
 
 describe('browser tool catalog ↔ implementations', () => {
   test('extension implements exactly the catalog tools it runs', () => {

@@ -1,0 +1,9 @@
+/** Argument schemas many built-in tools share. */
+import * as v from 'valibot';
+
+export const tabId = v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Tab id from browser_list_tabs'));
+export const tabIds = v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(1))), v.minLength(1), v.maxLength(100), v.description('Tab ids from browser_list_tabs'));
+export const ref = v.pipe(v.string(), v.regex(/^e[0-9]+$/), v.description('Element ref from browser_snapshot'));
+export const selector = v.pipe(v.string(), v.minLength(1), v.description('CSS selector (pierces open shadow roots)'));
+export const modifiers = v.pipe(v.array(v.picklist(['Alt', 'Control', 'Meta', 'Shift'])), v.description('Keys held down during the action'));
+export const groupColor = v.pipe(v.picklist(['grey', 'blue', 'red', 'yellow', 'green', 'pink', 'purple', 'cyan', 'orange']), v.description('Group color'));

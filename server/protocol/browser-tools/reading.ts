@@ -1,0 +1,124 @@
+import * as v from 'valibot';
+import { ref, selector, tabId } from './common.ts';
+import { tool } from './declare.ts';
+
+export const readingTools = [
+  tool({
+    name: 'browser_snapshot',
+    group: 'reading',
+    description: 'Compact outline of a page: role, accessible name, value/state and a ref per element (far smaller than HTML). Refs stay valid until the next navigation.',
+    input: v.strictObject({
+      tabId,
+      selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Outline only this element'))),
+      maxDepth: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(200), v.description('Default 50'))),
+      interactiveOnly: v.optional(v.pipe(v.boolean(), v.description('Only links, buttons, fields … (flat list)'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_get_tab_content',
+    group: 'reading',
+    description: 'Visible text of a tab (or of the element matching selector), truncated at maxLength.',
+    input: v.strictObject({
+      tabId,
+      selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector; default the whole page'))),
+      maxLength: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000000), v.description('Default 50000'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_get_page_html',
+    group: 'reading',
+    description: 'HTML of a tab (or of the element matching selector), truncated at maxLength.',
+    input: v.strictObject({
+      tabId,
+      selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector; default the whole document'))),
+      maxLength: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(5000000), v.description('Default 200000'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_query_elements',
+    group: 'reading',
+    description: 'Elements matching a CSS selector: tag, text, chosen attributes, visibility and position.',
+    input: v.strictObject({
+      tabId,
+      selector,
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000), v.description('Default 100'))),
+      attributes: v.optional(v.pipe(v.array(v.string()), v.description('Attributes to return (default a useful set)'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_wait_for_element',
+    group: 'reading',
+    description: 'Wait until an element (CSS selector) or a text appears, becomes visible or goes away.',
+    input: v.strictObject({
+      tabId,
+      selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector of the element to wait for (or give text)'))),
+      text: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Text to wait for anywhere in the page (or give selector)'))),
+      state: v.optional(v.pipe(v.picklist(['visible', 'attached', 'hidden']), v.description('Default visible'))),
+      timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Default 10000'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_wait_for',
+    group: 'reading',
+    description: 'Wait for one thing instead of sleeping: a text to appear (text) or to go away (textGone), the tab URL to match (urlPattern), or a time to pass (time).',
+    input: v.strictObject({
+      tabId,
+      text: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until this text is visible in the page'))),
+      textGone: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until this text is no longer visible'))),
+      urlPattern: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until the tab URL matches: a substring, or a pattern where * matches anything (https://app.example.com/done*)'))),
+      time: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Just wait this many milliseconds'))),
+      timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Give up after this many ms (default 10000)'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_get_styles',
+    group: 'reading',
+    description: 'Computed CSS styles of one element (CSS selector or snapshot ref): every property, or the ones named.',
+    input: v.strictObject({
+      tabId,
+      selector: v.optional(selector),
+      ref: v.optional(ref),
+      properties: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.maxLength(200), v.description('Only these properties, e.g. ["color", "font-size"]'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_accessibility_audit',
+    group: 'reading',
+    description: 'Common accessibility problems of the page: images without alt text, fields without a label, buttons and links without a name, text below WCAG AA contrast; each with a selector and what is wrong.',
+    input: v.strictObject({
+      tabId,
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(500), v.description('At most this many (default 100)'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_screenshot_tab',
+    group: 'reading',
+    description: 'Screenshot of a tab as an image: the visible part (brings the tab to the front), the full page, or one element (selector or snapshot ref).',
+    input: v.strictObject({
+      tabId,
+      fullPage: v.optional(v.pipe(v.boolean(), v.description('The whole scrollable page, not just the viewport'))),
+      selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Only this element (CSS selector)'))),
+      ref: v.optional(v.pipe(v.string(), v.regex(/^e[0-9]+$/), v.description('Only this element (ref from browser_snapshot)'))),
+      format: v.optional(v.pipe(v.picklist(['png', 'jpeg']), v.description('Default png'))),
+      quality: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100), v.description('JPEG quality'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+] as const;

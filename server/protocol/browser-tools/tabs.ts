@@ -1,0 +1,164 @@
+import * as v from 'valibot';
+import { groupColor, tabId, tabIds } from './common.ts';
+import { tool } from './declare.ts';
+
+export const tabsTools = [
+  tool({
+    name: 'browser_list_tabs',
+    group: 'tabs',
+    description: 'List open tabs: id, url, title, active, windowId, groupId, status, audible.',
+    input: v.strictObject({}),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_open_tab',
+    group: 'tabs',
+    description: 'Open a new tab at a URL.',
+    input: v.strictObject({
+      url: v.pipe(v.string(), v.minLength(1), v.description('URL to open')),
+      active: v.optional(v.pipe(v.boolean(), v.description('Focus the new tab (default true)'))),
+      windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Window to open it in'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+  tool({
+    name: 'browser_close_tab',
+    group: 'tabs',
+    description: 'Close a tab.',
+    input: v.strictObject({
+      tabId,
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: true},
+  }),
+  tool({
+    name: 'browser_navigate_tab',
+    group: 'tabs',
+    description: 'Navigate a tab to a URL and wait for it to load.',
+    input: v.strictObject({
+      tabId,
+      url: v.pipe(v.string(), v.minLength(1), v.description('URL to load in the tab')),
+      waitUntil: v.optional(v.pipe(v.picklist(['load', 'domcontentloaded', 'none']), v.description('Default load'))),
+      timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(120000), v.description('Give up waiting after this many ms (default 30000)'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+  tool({
+    name: 'browser_go_back',
+    group: 'tabs',
+    description: 'Go back one page in a tab\'s history and wait for it to load.',
+    input: v.strictObject({
+      tabId,
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+  tool({
+    name: 'browser_go_forward',
+    group: 'tabs',
+    description: 'Go forward one page in a tab\'s history and wait for it to load.',
+    input: v.strictObject({
+      tabId,
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+  tool({
+    name: 'browser_reload_tab',
+    group: 'tabs',
+    description: 'Reload a tab (optionally bypassing the cache) and wait for it to load.',
+    input: v.strictObject({
+      tabId,
+      bypassCache: v.optional(v.pipe(v.boolean(), v.description('Reload without the cache (default false)'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: true},
+  }),
+  tool({
+    name: 'browser_focus_tab',
+    group: 'tabs',
+    description: 'Make a tab active and focus its window.',
+    input: v.strictObject({
+      tabId,
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+  tool({
+    name: 'browser_get_tab_info',
+    group: 'tabs',
+    description: 'Details of one tab: url, title, status, active, windowId, groupId, audible, favIconUrl.',
+    input: v.strictObject({
+      tabId,
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_list_tab_groups',
+    group: 'tabs',
+    description: 'Tab groups of every window: id, title, color, collapsed, window and the tab ids in each.',
+    input: v.strictObject({}),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_group_tabs',
+    group: 'tabs',
+    description: 'Put tabs in a new tab group (optionally titled and colored) or add them to an existing one (groupId).',
+    input: v.strictObject({
+      tabIds,
+      groupId: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Add to this group (from browser_list_tab_groups) instead of a new one'))),
+      title: v.optional(v.pipe(v.string(), v.description('Title of the group'))),
+      color: v.optional(groupColor),
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+  tool({
+    name: 'browser_update_tab_group',
+    group: 'tabs',
+    description: 'Change a tab group\'s title, color or collapsed state.',
+    input: v.strictObject({
+      groupId: v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Group id from browser_list_tab_groups')),
+      title: v.optional(v.pipe(v.string(), v.description('New title'))),
+      color: v.optional(groupColor),
+      collapsed: v.optional(v.pipe(v.boolean(), v.description('Collapse (true) or expand (false)'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+  tool({
+    name: 'browser_ungroup_tabs',
+    group: 'tabs',
+    description: 'Take tabs out of their tab groups.',
+    input: v.strictObject({
+      tabIds,
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: true},
+  }),
+  tool({
+    name: 'browser_list_recently_closed',
+    group: 'tabs',
+    description: 'Recently closed tabs and windows, newest first, with the sessionId browser_restore_closed takes.',
+    input: v.strictObject({
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(25), v.description('At most this many (default 10)'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_restore_closed',
+    group: 'tabs',
+    description: 'Reopen a recently closed tab or window (by sessionId; default the most recent).',
+    input: v.strictObject({
+      sessionId: v.optional(v.pipe(v.string(), v.minLength(1), v.description('From browser_list_recently_closed'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+] as const;

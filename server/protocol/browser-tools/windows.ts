@@ -1,0 +1,53 @@
+import * as v from 'valibot';
+import { tool } from './declare.ts';
+
+export const windowsTools = [
+  tool({
+    name: 'browser_list_windows',
+    group: 'windows',
+    description: 'List browser windows with their state, size and tabs.',
+    input: v.strictObject({}),
+    defaultPermission: 'auto',
+    annotations: {readOnlyHint: true},
+  }),
+  tool({
+    name: 'browser_create_window',
+    group: 'windows',
+    description: 'Open a new window, optionally at a URL, with a size or state.',
+    input: v.strictObject({
+      url: v.optional(v.pipe(v.string(), v.minLength(1), v.description('URL of the first tab (default a blank tab)'))),
+      width: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Window width in pixels'))),
+      height: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Window height in pixels'))),
+      state: v.optional(v.pipe(v.picklist(['normal', 'minimized', 'maximized', 'fullscreen']), v.description('Window state (default normal)'))),
+      incognito: v.optional(v.pipe(v.boolean(), v.description('Open an incognito window (only if the extension is allowed in incognito)'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+  tool({
+    name: 'browser_close_window',
+    group: 'windows',
+    description: 'Close a window and all its tabs.',
+    input: v.strictObject({
+      windowId: v.pipe(v.number(), v.integer(), v.description('Window id from browser_list_windows')),
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: true},
+  }),
+  tool({
+    name: 'browser_update_window',
+    group: 'windows',
+    description: 'Move, resize, maximize, minimize, restore or focus a window.',
+    input: v.strictObject({
+      windowId: v.pipe(v.number(), v.integer(), v.description('Window id from browser_list_windows')),
+      state: v.optional(v.pipe(v.picklist(['normal', 'minimized', 'maximized', 'fullscreen']), v.description('Window state (a position or size needs normal)'))),
+      left: v.optional(v.pipe(v.number(), v.integer(), v.description('Distance from the left edge of the screen, pixels'))),
+      top: v.optional(v.pipe(v.number(), v.integer(), v.description('Distance from the top edge of the screen, pixels'))),
+      width: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Width in pixels'))),
+      height: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Height in pixels'))),
+      focused: v.optional(v.pipe(v.boolean(), v.description('Bring the window to the front'))),
+    }),
+    defaultPermission: 'auto',
+    annotations: {destructiveHint: false},
+  }),
+] as const;
