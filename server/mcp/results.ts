@@ -6,9 +6,14 @@ import type { ToolOutcome } from '../tools/call.ts';
 
 export interface McpCallResult {
   [key: string]: unknown;
-  content: ({ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string })[];
+  content: ({ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string } | { type: 'resource'; resource: { uri: string; mimeType: string; blob: string } })[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
+}
+
+/** Files a tool returned (a PDF) as MCP embedded resources, after its text. */
+function pushResources(content: McpCallResult['content'], resources: { uri: string; mimeType: string; blob: string }[] | undefined): void {
+  if (resources) for (const r of resources) content.push({ type: 'resource', resource: { uri: r.uri, mimeType: r.mimeType, blob: r.blob } });
 }
 
 const isPlainObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -20,12 +25,14 @@ export function toMcpResult(o: ToolOutcome): McpCallResult {
     // Text by nature (a page snapshot): the model reads it as is, once.
     const content: McpCallResult['content'] = [{ type: 'text', text: o.text }];
     if (o.images) for (const img of o.images) content.push({ type: 'image', data: img.data, mimeType: img.mimeType });
+    pushResources(content, o.resources);
     return { content, isError: false };
   }
   if (o.ok) {
     const value = o.value === undefined ? null : o.value;
     const content: McpCallResult['content'] = [{ type: 'text', text: JSON.stringify(value) }];
     if (o.images) for (const img of o.images) content.push({ type: 'image', data: img.data, mimeType: img.mimeType });
+    pushResources(content, o.resources);
     // MCP requires structuredContent to be an object.
     return { content, structuredContent: isPlainObject(value) ? value : { result: value }, isError: false };
   }

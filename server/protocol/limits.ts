@@ -11,6 +11,13 @@ export const HOST = '127.0.0.1';
 /** WebSocket frames from the extension. */
 export const WS_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 
+/**
+ * browser_print_pdf: the largest PDF returned (bytes before base64). Its base64 (4/3 larger) must
+ * fit in one extension frame (WS_MAX_PAYLOAD_BYTES, 10 MB): 6 MB → 8 MB of base64. Larger → a
+ * `result_too_large` error suggesting pageRanges.
+ */
+export const PDF_MAX_BYTES = 6 * 1024 * 1024;
+
 /** Characters of a call's arguments an approval card shows before it says how many more there are. */
 export const APPROVAL_ARGS_PREVIEW_CHARS = 2_000;
 

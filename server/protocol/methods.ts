@@ -103,11 +103,15 @@ export const ToolErrorData = v.object({
 export type ToolErrorData = v.InferOutput<typeof ToolErrorData>;
 
 export const ImageContent = v.object({ data: v.string(), mimeType: v.string() });
+/** A file a tool returns whole (browser_print_pdf): MCP embedded-resource content, base64 in `blob`. */
+export const ResourceContent = v.object({ uri: v.string(), mimeType: v.string(), blob: v.string() });
 
 /** Result of a tool.dispatch request. `value` is the tool's JSON output. */
 export const DispatchResult = v.object({
   value: v.unknown(),
   images: v.optional(v.array(ImageContent)),
+  /** Files (a PDF): MCP `resource` content; REST returns them as `resources`. */
+  resources: v.optional(v.array(ResourceContent)),
   /**
    * What the model reads instead of the value's JSON (MCP text content), for results that are
    * text by nature (browser_snapshot): no escaped quotes and newlines, no structuredContent copy.

@@ -5,7 +5,7 @@
  * from this). Events, each one JSON object:
  *   {"type":"progress","progress":N,"total"?:N,"message"?:S}
  *   {"type":"approval","state":"waiting","id","expiresAt","timeoutMs","message"} / {"type":"approval","state":"approved"|"denied","id"}
- *   {"type":"result","result":…,"images"?:[…]}            last, on success
+ *   {"type":"result","result":…,"images"?:[…],"resources"?:[…]}            last, on success
  *   {"type":"error","status":N,"error":{code,message,…}}   last, on failure (same body as the JSON answer)
  * SSE sends each as `event: <type>` + `data: <json>`; NDJSON as one line each. The HTTP status is
  * 200 once the stream starts; closing it cancels the call.
@@ -55,7 +55,7 @@ export function streamCall(ctx: ServerContext, format: StreamFormat, name: strin
       onProgress: (p) => emit({ type: 'progress', progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) }),
       onApproval: (e) => emit({ type: 'approval', ...e }),
     });
-    if (outcome.ok) emit({ type: 'result', result: outcome.value === undefined ? null : outcome.value, ...(outcome.images ? { images: outcome.images } : {}) });
+    if (outcome.ok) emit({ type: 'result', result: outcome.value === undefined ? null : outcome.value, ...(outcome.images ? { images: outcome.images } : {}), ...(outcome.resources ? { resources: outcome.resources } : {}) });
     else emit({ type: 'error', status: outcome.error.status, error: outcome.error.toBody() });
     if (open) {
       open = false;

@@ -2,7 +2,7 @@
  * REST tool access (used by `opentabs tool list|call`):
  *   GET  /tools[?plugin=<name>]  → 200 {"tools":[{name, description, plugin, permission, inputSchema}]}
  *   POST /tools/:name/call  body {"arguments": {...}, "tabId"?: N}
- *        → 200 {"result": <tool output>, "images"?: [{data, mimeType}]}
+ *        → 200 {"result": <tool output>, "images"?: [{data, mimeType}], "resources"?: [{uri, mimeType, blob}]}
  *        → 4xx/5xx {"error": {code, message, category?, retryable?, path?}}:
  *          404 unknown_tool, 400 invalid_arguments (path = JSON pointer), 403 permission_off /
  *          permission_denied, 429 too_many_in_flight, 503 extension_not_connected, 504 timeout /
@@ -52,8 +52,9 @@ export function toolRoutes(ctx: ServerContext): Hono {
     if (format) return streamCall(ctx, format, name, args ?? {}, call);
     const outcome = await callTool(ctx, name, args ?? {}, call);
     if (!outcome.ok) return errorResponse(outcome.error.status, outcome.error.code, outcome.error.message, outcome.error.extra);
-    const payload: { result: unknown; images?: unknown } = { result: outcome.value === undefined ? null : outcome.value };
+    const payload: { result: unknown; images?: unknown; resources?: unknown } = { result: outcome.value === undefined ? null : outcome.value };
     if (outcome.images) payload.images = outcome.images;
+    if (outcome.resources) payload.resources = outcome.resources;
     return new Response(JSON.stringify(payload), { headers: JSON_HEADERS });
   });
 

@@ -40,8 +40,15 @@ export interface ImageOut {
   mimeType: string;
 }
 
+export interface ResourceOut {
+  uri: string;
+  mimeType: string;
+  /** base64 */
+  blob: string;
+}
+
 export type ToolOutcome =
-  | { ok: true; tool: CatalogTool; value: unknown; images?: ImageOut[]; text?: string }
+  | { ok: true; tool: CatalogTool; value: unknown; images?: ImageOut[]; resources?: ResourceOut[]; text?: string }
   | { ok: false; tool?: CatalogTool; error: OpenTabsError };
 
 
@@ -138,6 +145,7 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
       tool,
       value: result.value,
       ...(result.images && result.images.length > 0 ? { images: result.images } : {}),
+      ...(result.resources && result.resources.length > 0 ? { resources: result.resources } : {}),
       ...(typeof result.text === 'string' ? { text: result.text } : {}),
     };
   } finally {
