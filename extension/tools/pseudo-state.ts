@@ -1,8 +1,96 @@
+/**
+ * browser_force_pseudo_state: make an element match :hover, :focus, :active … as DevTools' "Force
+ * state" does (CSS.forcePseudoState), to read or screenshot those styles without moving the mouse.
+ * Forced states live in the tab's debugger session (DOM and CSS agents), so the session is held
+ * while any element of the tab has one; clearing the last one (states: []) or a navigation lets
+ * it go.
+ */
 import { ToolError } from '../shared/tool-error.ts';
+import { debuggerEvents } from './cdp-events.ts';
+import { elementObject } from './element-node.ts';
+import { holdDebugger, type Held } from './held-debugger.ts';
+import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
+interface TabForced {
+  held: Held;
+  /** DevTools node id → states forced on it. */
+  nodes: Map<number, string[]>;
+  ready: Promise<void>;
+  offEvents: () => void;
+}
+const forced = new Map<number, TabForced>();
+
+function drop(tabId: number): void {
+  const t = forced.get(tabId);
+  if (!t) return;
+  forced.delete(tabId);
+  t.offEvents();
+  t.held.release();
+}
+
+async function session(tabId: number): Promise<TabForced> {
+  const existing = forced.get(tabId);
+  if (existing) {
+    await existing.ready;
+    return existing;
+  }
+  const held = await holdDebugger(tabId, () => {
+    const t = forced.get(tabId);
+    if (t?.held === held) {
+      forced.delete(tabId);
+      t.offEvents();
+    }
+  });
+  // A new document: its nodes (and their forced states) are gone.
+  const offEvents = debuggerEvents(tabId, (method) => {
+    if (method === 'DOM.documentUpdated' && forced.get(tabId)?.held === held) drop(tabId);
+  });
+  const t: TabForced = {
+    held,
+    nodes: new Map(),
+    offEvents,
+    ready: (async () => {
+      await held.send('DOM.enable');
+      await held.send('CSS.enable');
+      // Node ids are given for the document the agent was asked for (once per session and document).
+      await held.send('DOM.getDocument', { depth: 0 });
+    })(),
+  };
+  forced.set(tabId, t);
+  try {
+    await t.ready;
+  } catch (err) {
+    drop(tabId);
+    throw err;
+  }
+  return t;
+}
+
 export const pseudoStateTools = {
-  async browser_force_pseudo_state() {
-    throw new ToolError('not_available', 'Not implemented yet');
+  async browser_force_pseudo_state(input) {
+    const tab = await getTab(input.tabId);
+    const tabId = tab.id!;
+    const states = [...new Set(input.states)];
+    if (states.length === 0 && !forced.has(tabId)) {
+      // Nothing forced in this tab: nothing to clear (the element is still looked up, to report a wrong one).
+      const { el } = await elementObject(tabId, (await session(tabId)).held.send, input.selector, input.ref).finally(() => {
+        if (forced.get(tabId)?.nodes.size === 0) drop(tabId);
+      });
+      return { value: { tag: el.tag, states: [], forcedElements: 0 } };
+    }
+    const t = await session(tabId);
+    try {
+      const { el, objectId } = await elementObject(tabId, t.held.send, input.selector, input.ref);
+      const { nodeId } = await t.held.send<{ nodeId: number }>('DOM.requestNode', { objectId });
+      await t.held.send('Runtime.releaseObject', { objectId }).catch(() => {});
+      if (!nodeId) throw new ToolError('not_found', 'DevTools could not resolve the element; try again', { category: 'not_found', retryable: true });
+      await t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: states });
+      if (states.length) t.nodes.set(nodeId, states);
+      else t.nodes.delete(nodeId);
+      return { value: { tag: el.tag, ...(el.id ? { id: el.id } : {}), states, forcedElements: t.nodes.size, ...(t.nodes.size ? { note: 'Held until cleared with states: [] (or the page navigates).' } : {}) } };
+    } finally {
+      if (t.nodes.size === 0) drop(tabId);
+    }
   },
 } satisfies Partial<Handlers>;
