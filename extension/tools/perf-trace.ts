@@ -36,7 +36,9 @@ const COLLECTOR = `(() => {
 })()`;
 
 /** Read in the page at stop: the collector's entries and the navigation timing. */
-const READ = `(() => {
+const READ = `(async () => {
+  // A page the collector missed (e.g. loaded before start in a world we lost): its buffered entries.
+  if (!globalThis.__opentabsPerf) { ${COLLECTOR}; await new Promise((r) => setTimeout(r, 100)); }
   const st = globalThis.__opentabsPerf;
   const nav = performance.getEntriesByType('navigation')[0];
   return {
@@ -122,7 +124,7 @@ async function worldContext(held: Held): Promise<number> {
 
 async function evaluate<T>(held: Held, expression: string): Promise<T> {
   const contextId = await worldContext(held);
-  const r = await held.send<{ result: { value?: T }; exceptionDetails?: { text: string } }>('Runtime.evaluate', { expression, contextId, returnByValue: true });
+  const r = await held.send<{ result: { value?: T }; exceptionDetails?: { text: string } }>('Runtime.evaluate', { expression, contextId, returnByValue: true, awaitPromise: true });
   if (r.exceptionDetails) throw new ToolError('internal', `Reading the page's performance entries failed: ${r.exceptionDetails.text}`, { category: 'internal' });
   return r.result.value as T;
 }
