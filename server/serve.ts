@@ -20,6 +20,7 @@ import { McpSessions } from './mcp/sessions.ts';
 import { installExtension } from './extension-install.ts';
 import { InFlightCalls } from './tools/in-flight.ts';
 import { ConcurrencyGate } from './tools/gate.ts';
+import { startMemoryKeeper } from './state/memory.ts';
 
 export interface RunningServer {
   ctx: ServerContext;
@@ -106,6 +107,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   (ctx as { gate: ConcurrencyGate }).gate = new ConcurrencyGate();
 
   const app = createApp(ctx);
+  const memory = startMemoryKeeper();
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({
@@ -117,7 +119,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // Silent connections are closed; bearerAuth lifts this for authenticated (possibly long) requests.
       idleTimeout: limits.httpIdleTimeoutSeconds,
-      fetch: (req, srv) => app.fetch(req, { server: srv }),
+      fetch: (req, srv) => (memory.touch(), app.fetch(req, { server: srv })),
       websocket: ctx.hub.websocketHandlers({ maxPayloadLength: WS_MAX_PAYLOAD_BYTES }),
     });
   } catch (err) {
@@ -127,6 +129,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
         ? `Port ${options.port} on ${HOST} is already in use (another OpenTabs server? try \`opentabs status\`, or pick another with --port)`
         : `Cannot listen on ${HOST}:${options.port}: ${(err as Error)?.message ?? err}`;
     log.error('listen_failed', { port: options.port, error: message });
+    memory.stop();
     await ctx.mcp.closeAll().catch(() => {});
     ctx.hub.closeAll('server failed to start');
     await audit.close();
@@ -184,6 +187,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
       if (!finished) await server.stop(true);
     });
     await step('watcher', () => ctx.plugins.stopWatching());
+    memory.stop();
     await step('ready', () => ready);
     await step('audit', () => ctx.audit.close());
     rmSync(join(configDir, 'server.pid'), { force: true });

@@ -77,6 +77,9 @@ interface MemReading {
   heapUsed: number;
   external: number;
   arrayBuffers: number;
+  mallocInUse: number;
+  mallocCommitted: number;
+  heapCapacity: number;
 }
 
 /** BENCH_PROFILE=1: the call-path server child writes a markdown CPU profile to bench-results/. */
@@ -360,6 +363,30 @@ const MEM_MODE = (process.env.BENCH_MEM_MODE ?? 'mixed') as 'rest' | 'mcp' | 'mi
 const MEM_CONC = Math.max(1, Math.min(64, Number(process.env.BENCH_MEM_CONC ?? 8)));
 const MEM_NEWCONN = process.env.BENCH_MEM_NEWCONN === '1';
 
+/** Rss (kB) of each mapping of a process, keyed by start address + name (BENCH_SMAPS=1 diagnostics). */
+function smaps(pid: number): Map<string, { name: string; kb: number; size: number }> {
+  const out = new Map<string, { name: string; kb: number; size: number }>();
+  let cur: { name: string; kb: number; size: number } | null = null;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      cur = { name: `${head[4] || '[anon]'} ${head[3]}`, kb: 0, size: (parseInt(head[2], 16) - parseInt(head[1], 16)) / 1024 };
+      out.set(`${head[1]} ${cur.name}`, cur);
+    } else if (cur && line.startsWith('Rss:')) cur.kb = Number(/\d+/.exec(line)![0]);
+  }
+  return out;
+}
+
+function printSmapsGrowth(before: ReturnType<typeof smaps>, after: ReturnType<typeof smaps>): void {
+  const rows = [...after].map(([k, a]) => ({ k, name: a.name, size: a.size, kb: a.kb, d: a.kb - (before.get(k)?.kb ?? 0) })).filter((r) => r.d !== 0);
+  rows.sort((a, b) => b.d - a.d);
+  console.log('  smaps: mappings whose RSS changed the most (kB):');
+  for (const r of rows.slice(0, 15)) console.log(`    ${String(r.d).padStart(7)}  now ${String(r.kb).padStart(7)} of ${String(r.size).padStart(8)}  ${r.k}`);
+  const byName = new Map<string, number>();
+  for (const r of rows) byName.set(r.name, (byName.get(r.name) ?? 0) + r.d);
+  console.log(`    by name: ${[...byName].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([n, d]) => `${n} ${d}`).join(', ')}`);
+}
+
 interface MemPoint {
   label: string;
   /** VmRSS / RssAnon / RssFile from /proc (MB). */
@@ -369,6 +396,10 @@ interface MemPoint {
   /** From inside the server (MB): JS heap in use, external (buffers held by JS objects). */
   heapUsed: number;
   external: number;
+  /** The allocator (mimalloc) in use / committed, and the JS heap's capacity (MB). */
+  mallocInUse: number;
+  mallocCommitted: number;
+  heapCapacity: number;
   gc: boolean;
 }
 
@@ -378,9 +409,11 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
   let ext: WebSocket | undefined;
   const point = async (label: string, gc: boolean) => {
     const m = await c.command(gc ? 'gc' : 'mem');
-    const p = { label, ...rssParts(c.proc.pid!), heapUsed: mb(m.heapUsed), external: mb(m.external), gc };
+    const p = { label, ...rssParts(c.proc.pid!), heapUsed: mb(m.heapUsed), external: mb(m.external), mallocInUse: mb(m.mallocInUse), mallocCommitted: mb(m.mallocCommitted), heapCapacity: mb(m.heapCapacity), gc };
     points.push(p);
-    console.log(`  memory: ${label.padEnd(34)} RSS ${String(p.rss).padStart(6)} MB (anon ${p.anon}, file ${p.file})  heap ${p.heapUsed} MB  external ${p.external} MB${gc ? '  [after GC]' : ''}`);
+    console.log(
+      `  memory: ${label.padEnd(28)} RSS ${String(p.rss).padStart(6)} MB (anon ${p.anon}, file ${p.file})  heap ${p.heapUsed}/${p.heapCapacity}  malloc ${p.mallocInUse}/${p.mallocCommitted} committed  ext ${p.external}${gc ? '  [after GC]' : ''}`,
+    );
   };
   try {
     await Bun.sleep(300);
@@ -389,6 +422,7 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
     await Bun.sleep(300);
     await point('idle, extension connected', false);
     await point('idle, extension connected', true);
+    const smapsBefore = process.env.BENCH_SMAPS === '1' ? smaps(c.proc.pid!) : null;
     const headers = { Authorization: `Bearer ${c.secret}`, 'content-type': 'application/json' };
     const rest = MEM_NEWCONN
       ? async (i: number) => {
@@ -408,11 +442,23 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
       await load(n, MEM_CONC, (i) => one(base + i));
       done += n;
       await point(`after ${done.toLocaleString('en')} calls`, false);
+      if (smapsBefore && done === n) printSmapsGrowth(smapsBefore, smaps(c.proc.pid!));
+      if (process.env.BENCH_COUNTS === '1' && done === n) {
+        // What survives young collections and is garbage by the next full one: counts after an
+        // eden collection minus counts after a full one, by cell type.
+        const eden = ((await c.command('eden')) as unknown as { counts: Record<string, number> }).counts;
+        await c.command('gc');
+        const full = ((await c.command('counts')) as unknown as { counts: Record<string, number> }).counts;
+        const diff = Object.entries(eden).map(([k, v]) => [k, v - (full[k] ?? 0)] as const).filter(([, d]) => d > 0).sort((a, b) => b[1] - a[1]);
+        console.log(`  promoted garbage after ${n} calls (cells by type): ${diff.slice(0, 25).map(([k, d]) => `${k} ${d}`).join(', ')}`);
+      }
     }
     const callsPerSec = Math.round((MEM_CALLS / (performance.now() - t0)) * 1000);
     await point(`after ${MEM_CALLS.toLocaleString('en')} calls`, true);
     await Bun.sleep(2000);
+    await point('2 s later', false);
     await point('2 s later', true);
+    if (smapsBefore) printSmapsGrowth(smapsBefore, smaps(c.proc.pid!));
     return { points, calls: MEM_CALLS, mode: MEM_MODE, concurrency: MEM_CONC, newConnections: MEM_NEWCONN, callsPerSec };
   } finally {
     ext?.close();
@@ -520,6 +566,7 @@ function writeResults(results: Record<string, unknown>, what: string): void {
 
 if (process.argv.includes('--child')) {
   const { startServer } = await import('../../server/serve.ts');
+  const jsc = await import('bun:jsc');
   const configDir = process.argv[process.argv.indexOf('--child') + 1];
   const running = await startServer({ configDir, port: 0, installExtension: false, quiet: true, skipPermissions: false });
   await running.ready;
@@ -539,8 +586,19 @@ if (process.argv.includes('--child')) {
       const cmd = pending.slice(0, nl).trim();
       pending = pending.slice(nl + 1);
       if (cmd === 'gc') Bun.gc(true);
+      if (cmd === 'eden') jsc.edenGC();
+      if (cmd === 'counts' || cmd === 'eden') {
+        // Diagnostics: live-cell counts by type (no collection: promoted garbage still counts).
+        process.stdout.write(JSON.stringify({ cmd, counts: (jsc.heapStats() as { objectTypeCounts: Record<string, number> }).objectTypeCounts }) + '\n');
+        continue;
+      }
       const m = process.memoryUsage();
-      process.stdout.write(JSON.stringify({ cmd, rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers }) + '\n');
+      // The allocator's own figures (mimalloc: bytes in use, bytes committed) and the JS heap's capacity.
+      const mi = jsc.memoryUsage() as { current: number; currentCommit: number };
+      const hs = jsc.heapStats() as { heapCapacity: number };
+      process.stdout.write(
+        JSON.stringify({ cmd, rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, mallocInUse: mi.current, mallocCommitted: mi.currentCommit, heapCapacity: hs.heapCapacity }) + '\n',
+      );
     }
   });
   process.stdin.on('end', () => void stop());
