@@ -4,7 +4,7 @@ import { getTab } from './tabs.ts';
 import { withDebugger } from './debugger.ts';
 import { captureSpaced } from './capture.ts';
 import { snapshotPage } from './snapshot.ts';
-import type { Handlers } from './types.ts';
+import type { Handlers, ToolCtx } from './types.ts';
 import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 export async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<Awaited<R>> {
@@ -63,8 +63,12 @@ function queryPage(selector: string, limit: number, attributes: string[] | null)
   return { total: nodes.length, elements };
 }
 
-/** In the page: resolve when the element reaches the wanted state, or report a timeout. */
-export function waitInPage(selector: string | null, text: string | null, state: 'visible' | 'attached' | 'hidden', timeoutMs: number) {
+/**
+ * In the page: resolve when the element reaches the wanted state, or report a timeout. The wait
+ * registers under `waitId` in this isolated world's __opentabs_waits__ so a cancelled call stops
+ * it here too (cancelWaitInPage): no observer or timer outlives the call.
+ */
+export function waitInPage(selector: string | null, text: string | null, state: 'visible' | 'attached' | 'hidden', timeoutMs: number, waitId: string) {
   const find = (): Element | null => {
     if (selector) return document.querySelector(selector);
     const walker = document.createTreeWalker(document.body ?? document.documentElement, NodeFilter.SHOW_TEXT);
@@ -93,13 +97,18 @@ export function waitInPage(selector: string | null, text: string | null, state: 
     }
   }
   const t0 = performance.now();
+  const g = globalThis as unknown as { __opentabs_waits__?: Map<string, () => void> };
+  const waits = (g.__opentabs_waits__ ??= new Map());
   return new Promise<{ found: boolean; state: string; elapsedMs: number } | { error: string }>((resolve) => {
-    const done = (ok: boolean) => {
+    const done = (ok: boolean | 'cancelled') => {
       obs.disconnect();
       clearInterval(iv);
       clearTimeout(to);
-      resolve(ok ? { found: state !== 'hidden', state, elapsedMs: Math.round(performance.now() - t0) } : { error: `Timed out after ${timeoutMs} ms waiting for ${selector ?? JSON.stringify(text)} to be ${state}` });
+      waits.delete(waitId);
+      if (ok === 'cancelled') resolve({ error: 'Cancelled' });
+      else resolve(ok ? { found: state !== 'hidden', state, elapsedMs: Math.round(performance.now() - t0) } : { error: `Timed out after ${timeoutMs} ms waiting for ${selector ?? JSON.stringify(text)} to be ${state}` });
     };
+    waits.set(waitId, () => done('cancelled'));
     const check = () => {
       if (met()) done(true);
     };
@@ -111,6 +120,44 @@ export function waitInPage(selector: string | null, text: string | null, state: 
     check();
   });
 }
+
+/** In the page: stop the wait registered under `waitId` (if it still runs); how many waits remain. */
+function cancelWaitInPage(waitId: string): number {
+  const waits = (globalThis as unknown as { __opentabs_waits__?: Map<string, () => void> }).__opentabs_waits__;
+  waits?.get(waitId)?.();
+  return waits?.size ?? 0;
+}
+
+/**
+ * waitInPage for a tool call: the wait stops in the page when the call's signal fires (cancel,
+ * Stop, server timeout), and progress (elapsed of timeoutMs) is reported every second, which also
+ * tells the caller the call is alive.
+ */
+export async function waitInTab(
+  tabId: number,
+  target: { selector: string | null; text: string | null; state: 'visible' | 'attached' | 'hidden'; timeoutMs: number },
+  ctx: Pick<ToolCtx, 'signal' | 'progress'>,
+): Promise<{ found: boolean; state: string; elapsedMs: number }> {
+  const waitId = crypto.randomUUID();
+  const t0 = Date.now();
+  const cancel = () => void runInTab(tabId, cancelWaitInPage, [waitId]).catch(() => {});
+  ctx.signal.addEventListener('abort', cancel, { once: true });
+  const tick = setInterval(() => ctx.progress({ progress: Date.now() - t0, total: target.timeoutMs, message: 'waiting' }), WAIT_PROGRESS_MS);
+  try {
+    const r = await runInTab(tabId, waitInPage, [target.selector, target.text, target.state, target.timeoutMs, waitId]);
+    ctx.signal.throwIfAborted();
+    if ('error' in r) {
+      if (r.error.startsWith('Timed out')) throw new ToolError('timeout', r.error, { category: 'timeout', retryable: true });
+      throw new ToolError('invalid_arguments', r.error, { category: 'validation' });
+    }
+    return r;
+  } finally {
+    clearInterval(tick);
+    ctx.signal.removeEventListener('abort', cancel);
+  }
+}
+
+const WAIT_PROGRESS_MS = 1_000;
 
 /** In the page (ISOLATED world, where snapshot refs live): the element's box in document coordinates. */
 function elementBox(selector: string | null, ref: string | null): { error: string } | { x: number; y: number; width: number; height: number } {
@@ -163,18 +210,13 @@ export const readingTools = {
     return { value: unwrap(r) };
   },
 
-  async browser_wait_for_element(input) {
+  async browser_wait_for_element(input, ctx) {
     const tab = await getTab(input.tabId);
     if (input.selector === undefined && input.text === undefined) {
       throw new ToolError('invalid_arguments', 'Pass either selector or text', { category: 'validation' });
     }
     const timeoutMs = input.timeoutMs ?? 10_000;
-    const r = await runInTab(tab.id!, waitInPage, [input.selector ?? null, input.text ?? null, (input.state as 'visible') ?? 'visible', timeoutMs]);
-    if ('error' in r) {
-      if (r.error.startsWith('Timed out')) throw new ToolError('timeout', r.error, { category: 'timeout', retryable: true });
-      throw new ToolError('invalid_arguments', r.error, { category: 'validation' });
-    }
-    return { value: r };
+    return { value: await waitInTab(tab.id!, { selector: input.selector ?? null, text: input.text ?? null, state: input.state ?? 'visible', timeoutMs }, ctx) };
   },
 
   async browser_snapshot(input) {

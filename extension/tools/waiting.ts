@@ -4,7 +4,7 @@
  * own timeout on the server).
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { runInTab, waitInPage } from './reading.ts';
+import { waitInTab } from './reading.ts';
 import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
@@ -18,8 +18,24 @@ export function urlMatches(url: string, pattern: string): boolean {
   return re.test(url);
 }
 
+/** setTimeout as a promise that rejects with the signal's reason when the call is cancelled. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    signal.throwIfAborted();
+    const done = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 export const waitingTools = {
-  async browser_wait_for(input) {
+  async browser_wait_for(input, ctx) {
     const tab = await getTab(input.tabId);
     const given = (['text', 'textGone', 'urlPattern', 'time'] as const).filter((k) => input[k] !== undefined);
     if (given.length !== 1) {
@@ -28,7 +44,7 @@ export const waitingTools = {
     const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const t0 = Date.now();
     if (input.time !== undefined) {
-      await new Promise((r) => setTimeout(r, input.time));
+      await sleep(input.time, ctx.signal);
       return { value: { waited: 'time', elapsedMs: Date.now() - t0 } };
     }
     if (input.urlPattern !== undefined) {
@@ -40,16 +56,12 @@ export const waitingTools = {
         if (Date.now() - t0 >= timeoutMs) {
           throw new ToolError('timeout', `Timed out after ${timeoutMs} ms waiting for the URL to match ${pattern} (it is ${url})`, { category: 'timeout', retryable: true });
         }
-        await new Promise((r) => setTimeout(r, URL_POLL_MS));
+        await sleep(URL_POLL_MS, ctx.signal);
       }
     }
     const gone = input.textGone !== undefined;
     const text = String(gone ? input.textGone : input.text);
-    const r = await runInTab(tab.id!, waitInPage, [null, text, gone ? 'hidden' : 'visible', timeoutMs]);
-    if ('error' in r) {
-      if (r.error.startsWith('Timed out')) throw new ToolError('timeout', r.error, { category: 'timeout', retryable: true });
-      throw new ToolError('invalid_arguments', r.error, { category: 'validation' });
-    }
+    await waitInTab(tab.id!, { selector: null, text, state: gone ? 'hidden' : 'visible', timeoutMs }, ctx);
     return { value: { waited: gone ? 'textGone' : 'text', elapsedMs: Date.now() - t0 } };
   },
 } satisfies Partial<Handlers>;
