@@ -17,7 +17,6 @@ import { PluginManager } from './plugins/manager.ts';
 import { CatalogStore } from './tools/catalog.ts';
 import { ExtensionHub } from './hub/hub.ts';
 import { McpSessions } from './mcp/sessions.ts';
-import { installExtension } from './extension-install.ts';
 import { InFlightCalls } from './tools/in-flight.ts';
 import { ConcurrencyGate } from './tools/gate.ts';
 import { startMemoryKeeper } from './state/memory.ts';
@@ -145,6 +144,9 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   const ready = (async () => {
     if (options.installExtension !== false) {
       try {
+        // Imported here, after the bind: it pulls in the extension build (esbuild's JS API),
+        // ≈ 20 ms of module evaluation nothing before the port needs.
+        const { installExtension } = await import('./extension-install.ts');
         await installExtension(ctx);
       } catch (err) {
         log.error('extension_install_failed', { error: String((err as Error).message) });
