@@ -19,6 +19,7 @@ import { approvalWaitMessage, type ApprovalEvent } from './approval-notice.ts';
 import { asOpenTabsError, fail } from './call-errors.ts';
 import { effectivePermission } from './permissions.ts';
 import { serverToolHandler } from './server-tools.ts';
+import { uploadPathsError } from './upload-guard.ts';
 
 export interface CallContext {
   transport: 'mcp' | 'gateway' | 'rest';
@@ -89,6 +90,12 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
   if (failure) {
     const error = failure.schemaError ? fail.brokenSchema(tool.name, failure.message) : fail.invalidArguments(tool.name, failure.path, failure.message);
     return { ok: false, tool, error };
+  }
+
+  // Files the page would get: where they really are is checked here, before the user is asked.
+  if (tool.kind === 'browser' && tool.name === 'browser_upload_file') {
+    const refused = uploadPathsError(ctx.configDir, (args as { paths: string[] }).paths);
+    if (refused) return { ok: false, tool, error: refused };
   }
 
   if (tool.servedBy === 'server') {

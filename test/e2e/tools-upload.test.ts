@@ -1,11 +1,11 @@
 /**
  * browser_upload_file in Chromium with the real extension: the page's <input type=file> gets the
- * file (name and size, as its change handler reads them); relative paths, missing files, the
- * OpenTabs config folder and elements that are not file inputs are refused before the page sees
- * anything.
+ * file (name and size, as its change handler reads them); relative paths, missing files, folders,
+ * the OpenTabs config folder (also through a symlink) and elements that are not file inputs are
+ * refused before the page sees anything.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -65,6 +65,12 @@ test('refused: a relative path, a missing file, a folder, the config folder, not
   expect(secret.body.error.message).toContain('config folder');
   const sneaky = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: [`${dir}/../..${h.configDir}/./config.json`] });
   expect(sneaky.status).toBe(403);
+
+  // A link elsewhere that leads into the config folder: the server resolves it.
+  symlinkSync(join(h.configDir, 'config.json'), join(dir, 'innocent.txt'));
+  const linked = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: [join(dir, 'innocent.txt')] });
+  expect(linked.status).toBe(403);
+  expect(linked.body.error.message).toContain('config folder');
 
   const notFile = await h.callTool('browser_upload_file', { tabId, selector: '#pad', paths: [join(dir, 'report.txt')] });
   expect(notFile.status).toBe(400);
