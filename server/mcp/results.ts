@@ -36,12 +36,11 @@ export function toMcpResult(o: ToolOutcome): McpCallResult {
     // MCP requires structuredContent to be an object.
     return { content, structuredContent: isPlainObject(value) ? value : { result: value }, isError: false };
   }
-  const body = o.error.toBody();
-  return {
-    content: [{ type: 'text', text: `${o.error.message} [${o.error.code}]` }],
-    structuredContent: { error: body },
-    isError: true,
-  };
+  const content: McpCallResult['content'] = [{ type: 'text', text: `${o.error.message} [${o.error.code}]` }];
+  // A tool with an outputSchema promises that shape in structuredContent, and clients (the SDK's)
+  // check it on errors too: its errors carry the text alone.
+  if (o.tool?.outputSchema) return { content, isError: true };
+  return { content, structuredContent: { error: o.error.toBody() }, isError: true };
 }
 
 /** An error result for problems found before callTool (e.g. the gateway's own arguments). */

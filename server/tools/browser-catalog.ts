@@ -15,6 +15,8 @@ export interface BrowserToolDef {
   description: string;
   /** JSON Schema (draft-07 subset Ajv accepts) for the arguments, generated from the declaration. */
   inputSchema: Record<string, unknown>;
+  /** JSON Schema of structuredContent, when the declaration has an output schema. */
+  outputSchema?: Record<string, unknown>;
   defaultPermission: Permission;
   group: BuiltinGroup;
   annotations: ToolAnnotations;
@@ -25,15 +27,17 @@ export interface BrowserToolDef {
 }
 
 /** valibot → JSON Schema, without the `$schema` key (clients don't need it on every tool). */
-function jsonSchemaOf(input: (typeof BUILTIN_TOOLS)[number]['input']): Record<string, unknown> {
-  const { $schema: _drop, ...schema } = toJsonSchema(input) as Record<string, unknown>;
-  return schema;
+function jsonSchemaOf(schema: Parameters<typeof toJsonSchema>[0]): Record<string, unknown> {
+  const { $schema: _drop, ...json } = toJsonSchema(schema) as Record<string, unknown>;
+  return json;
 }
+
 
 export const BROWSER_TOOLS: readonly BrowserToolDef[] = BUILTIN_TOOLS.map((d) => ({
   name: d.name,
   description: d.description,
   inputSchema: jsonSchemaOf(d.input),
+  ...('output' in d && d.output ? { outputSchema: jsonSchemaOf(d.output) } : {}),
   defaultPermission: d.defaultPermission,
   group: d.group,
   annotations: d.annotations,

@@ -22,6 +22,8 @@ export interface CatalogTool {
   shortName: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** JSON Schema of structuredContent, when the tool declares one (listed as outputSchema). */
+  outputSchema?: Record<string, unknown>;
   permission: Permission;
   kind: 'browser' | 'plugin' | 'page';
   /** Answered by the server itself, without the extension. */
@@ -40,6 +42,7 @@ export interface McpToolEntry {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
   annotations?: ToolAnnotations;
 }
 
@@ -125,6 +128,7 @@ function toMcpEntry(t: CatalogTool): McpToolEntry {
     name: t.name,
     description: t.permission === 'off' ? DISABLED_PREFIX + t.description : t.description,
     inputSchema: mcpInputSchema(t.inputSchema),
+    ...(t.outputSchema ? { outputSchema: mcpInputSchema(t.outputSchema) } : {}),
     ...(t.annotations ? { annotations: t.annotations } : {}),
   };
 }
@@ -214,6 +218,7 @@ export class CatalogStore {
         shortName: def.name,
         description: def.description,
         inputSchema: def.inputSchema,
+        ...(def.outputSchema ? { outputSchema: def.outputSchema } : {}),
         permission: config.permissionFor(BROWSER_PLUGIN, def.name, def.defaultPermission),
         kind: 'browser',
         annotations: def.annotations,

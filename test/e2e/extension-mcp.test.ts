@@ -54,6 +54,22 @@ describe('MCP through the real extension', () => {
     expect(tabs.some((t: { url: string }) => t.url.endsWith('/pages/plugin-app.html'))).toBe(true);
   });
 
+  test('declared output schemas are listed, and real results and errors pass the SDK client\'s check against them', async () => {
+    const { tools } = await mcp.listTools();
+    const listTabs = tools.find((t) => t.name === 'browser_list_tabs')!;
+    expect(listTabs.outputSchema?.properties).toHaveProperty('tabs');
+    expect(tools.find((t) => t.name === 'browser_get_tab_info')?.outputSchema?.properties).toHaveProperty('favIconUrl');
+    // The SDK client validates structuredContent against outputSchema and throws on a mismatch.
+    const list = (await mcp.callTool({ name: 'browser_list_tabs', arguments: {} })) as CallResult;
+    const tabId = list.structuredContent.tabs[0].id;
+    const info = (await mcp.callTool({ name: 'browser_get_tab_info', arguments: { tabId } })) as CallResult;
+    expect(info.isError).toBeFalsy();
+    expect(info.structuredContent.id).toBe(tabId);
+    const gone = (await mcp.callTool({ name: 'browser_get_tab_info', arguments: { tabId: 987654 } })) as CallResult;
+    expect(gone.isError).toBe(true);
+    expect(gone.content[0]!.text).toContain('tab_closed');
+  });
+
   test('plugin progress and logs reach the calling session', async () => {
     const progress: { progress: number; total?: number; message?: string }[] = [];
     const r = (await mcp.callTool({ name: 'fixture_wait', arguments: { ms: 50 } }, undefined, { onprogress: (p) => void progress.push(p) })) as CallResult;

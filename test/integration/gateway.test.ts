@@ -65,7 +65,7 @@ test('opentabs_call returns exactly what the direct call returns (success and ea
     ['docs_off_tool', {}],
     ['docs_broken', {}],
     ['no_such_tool', {}],
-    ['browser_list_tabs', {}],
+    ['browser_get_tab_content', { tabId: 1 }],
   ];
   for (const [name, args] of cases) {
     const d = await direct.callTool({ name, arguments: args });

@@ -16,7 +16,7 @@ export const actingTools = [
       modifiers: v.optional(modifiers),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true },
   }),
   tool({
     name: 'browser_type_text',
@@ -32,7 +32,7 @@ export const actingTools = [
       submit: v.optional(v.pipe(v.boolean(), v.description('Press Enter after typing'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true },
   }),
   tool({
     name: 'browser_select_option',
@@ -46,7 +46,7 @@ export const actingTools = [
       label: v.optional(v.pipe(v.string(), v.description('Option text (when no value)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true, idempotentHint: true },
   }),
   tool({
     name: 'browser_press_key',
@@ -60,7 +60,7 @@ export const actingTools = [
       modifiers: v.optional(modifiers),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true },
   }),
   tool({
     name: 'browser_scroll',
@@ -76,7 +76,7 @@ export const actingTools = [
       y: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Scroll the page to this vertical position (pixels)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
   }),
   tool({
     name: 'browser_hover_element',
@@ -88,7 +88,7 @@ export const actingTools = [
       ref: v.optional(ref),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
   }),
   tool({
     name: 'browser_handle_dialog',
@@ -100,7 +100,7 @@ export const actingTools = [
       promptText: v.optional(v.pipe(v.string(), v.description('Text to answer a prompt() with (accept only)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true },
   }),
   tool({
     name: 'browser_fill_form',
@@ -116,7 +116,7 @@ export const actingTools = [
       })), v.minLength(1), v.maxLength(100), v.description('The fields to fill, in order')),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true },
   }),
   tool({
     name: 'browser_emulate',
@@ -145,7 +145,7 @@ export const actingTools = [
       reset: v.optional(v.pipe(v.boolean(), v.description('End every emulation of the tab'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false, idempotentHint: true },
   }),
   tool({
     name: 'browser_execute_script',
@@ -156,7 +156,7 @@ export const actingTools = [
       code: v.pipe(v.string(), v.minLength(1), v.maxLength(1000000), v.description('An expression (`document.title`), a function (`() => document.title`, called with no arguments) or a function body with `return` (`const a = 1; return a + 1`). Promises are awaited.')),
     }),
     defaultPermission: 'off',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true },
     risk: 'runs any code in the page',
   }),
 ] as const;

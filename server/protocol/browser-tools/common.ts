@@ -7,3 +7,17 @@ export const ref = v.pipe(v.string(), v.regex(/^e[0-9]+$/), v.description('Eleme
 export const selector = v.pipe(v.string(), v.minLength(1), v.description('CSS selector (pierces open shadow roots)'));
 export const modifiers = v.pipe(v.array(v.picklist(['Alt', 'Control', 'Meta', 'Shift'])), v.description('Keys held down during the action'));
 export const groupColor = v.pipe(v.picklist(['grey', 'blue', 'red', 'yellow', 'green', 'pink', 'purple', 'cyan', 'orange']), v.description('Group color'));
+
+/** One tab as browser_list_tabs and browser_get_tab_info describe it (their output schemas). */
+export const tabSummary = {
+  id: v.optional(v.number()),
+  url: v.string(),
+  title: v.string(),
+  /** Set when tools may not act on the tab (a browser page, the extension's own pages …): why. */
+  restricted: v.optional(v.string()),
+  active: v.boolean(),
+  windowId: v.number(),
+  groupId: v.number(),
+  status: v.string(),
+  audible: v.boolean(),
+};

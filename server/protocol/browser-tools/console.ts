@@ -14,7 +14,7 @@ export const consoleTools = [
       limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000), v.description('Newest N entries (default 200)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_clear_console_logs',
@@ -24,6 +24,6 @@ export const consoleTools = [
       tabId,
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true, idempotentHint: true },
   }),
 ] as const;

@@ -12,7 +12,7 @@ export const dataTools = [
       limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('At most this many (default 20)'))),
     }),
     defaultPermission: 'ask',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
     risk: 'reads your browsing history',
   }),
   tool({
@@ -24,7 +24,7 @@ export const dataTools = [
       limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('At most this many (default 20)'))),
     }),
     defaultPermission: 'ask',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
     risk: 'reads your bookmarks',
   }),
   tool({
@@ -36,7 +36,7 @@ export const dataTools = [
       kinds: v.optional(v.pipe(v.array(v.picklist(['cookies', 'localStorage', 'indexedDB', 'cacheStorage', 'serviceWorkers'])), v.minLength(1), v.description('Only these kinds (default all)'))),
     }),
     defaultPermission: 'ask',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true, idempotentHint: true },
     risk: 'deletes a site\'s data (signs you out)',
   }),
   tool({
@@ -48,7 +48,7 @@ export const dataTools = [
       filename: v.optional(v.pipe(v.string(), v.minLength(1), v.description('File name inside the download folder (no ..)'))),
     }),
     defaultPermission: 'ask',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true },
     risk: 'writes a file on your computer',
   }),
   tool({
@@ -60,6 +60,6 @@ export const dataTools = [
       limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('At most this many (default 20)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
 ] as const;

@@ -41,7 +41,13 @@ export function tool<const D extends BuiltinToolDecl>(decl: D): D {
 /** The arguments a handler receives, as the client sent them (validated; no defaults filled in). */
 export type InputOf<D extends BuiltinToolDecl> = v.InferInput<D['input']>;
 
-/** A handler table keyed by tool name, each typed from its declaration. */
-export type HandlerTable<D extends BuiltinToolDecl, Ctx, R> = {
-  [T in D as T['name']]: (input: InputOf<T>, ctx: Ctx) => Promise<R>;
+/** What a handler's `value` must be: the declared output, or anything when none is declared. */
+export type OutputOf<D extends BuiltinToolDecl> = D extends { output: infer O extends v.GenericSchema } ? v.InferInput<O> : unknown;
+
+/**
+ * A handler table keyed by tool name, each typed from its declaration: the input it receives and,
+ * where an output schema is declared, the `value` it returns.
+ */
+export type HandlerTable<D extends BuiltinToolDecl, Ctx, R extends { value?: unknown }> = {
+  [T in D as T['name']]: (input: InputOf<T>, ctx: Ctx) => Promise<Omit<R, 'value'> & { value?: OutputOf<T> }>;
 };

@@ -12,7 +12,7 @@ export const extensionTools = [
       name: v.pipe(v.string(), v.maxLength(40), v.regex(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/), v.description('Plugin name: lowercase words joined by "-" (e.g. "kanban")')),
     }),
     defaultPermission: 'ask',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
     risk: 'writes a plugin draft into the config folder',
     servedBy: 'server',
   }),
@@ -22,7 +22,7 @@ export const extensionTools = [
     description: 'Extension state: connection, version, plugins with their tabs and adapter state.',
     input: v.strictObject({}),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'extension_get_logs',
@@ -33,7 +33,7 @@ export const extensionTools = [
       limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(500), v.description('Default 100'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'extension_check_adapter',
@@ -43,7 +43,7 @@ export const extensionTools = [
       plugin: v.pipe(v.string(), v.minLength(1), v.description('Plugin name (see extension_get_state)')),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'extension_reload',
@@ -51,7 +51,7 @@ export const extensionTools = [
     description: 'Reload the extension (it reconnects by itself within seconds).',
     input: v.strictObject({}),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true },
   }),
   tool({
     name: 'plugin_list_tabs',
@@ -61,7 +61,7 @@ export const extensionTools = [
       plugin: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Only this plugin'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
     servedBy: 'server',
   }),
 ] as const;

@@ -30,4 +30,4 @@ export const BUILTIN_TOOLS = [
 export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
 /** The tools the extension runs (the rest the server answers itself). */
 export type ExtensionTool = Exclude<BuiltinTool, { servedBy: 'server' }>;
-export type { BuiltinToolDecl, BuiltinGroup, HandlerTable, InputOf } from './declare.ts';
+export type { BuiltinToolDecl, BuiltinGroup, HandlerTable, InputOf, OutputOf } from './declare.ts';

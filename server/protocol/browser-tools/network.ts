@@ -14,7 +14,7 @@ export const networkTools = [
       captureBodies: v.optional(v.pipe(v.boolean(), v.description('Also keep request and response bodies (default false)'))),
     }),
     defaultPermission: 'ask',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
     risk: 'records network traffic, bodies included',
   }),
   tool({
@@ -28,7 +28,7 @@ export const networkTools = [
       clear: v.optional(v.pipe(v.boolean(), v.description('Forget the returned requests after reading them'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
     risk: 'reads recorded traffic (may hold private data)',
   }),
   tool({
@@ -40,7 +40,7 @@ export const networkTools = [
       requestId: v.pipe(v.string(), v.minLength(1), v.description('requestId from browser_get_network_requests')),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_intercept_requests',
@@ -58,7 +58,7 @@ export const networkTools = [
       stop: v.optional(v.pipe(v.boolean(), v.description('Stop intercepting (every rule ends)'))),
     }),
     defaultPermission: 'ask',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
     risk: 'changes what the page receives',
   }),
   tool({
@@ -70,7 +70,7 @@ export const networkTools = [
       clear: v.optional(v.pipe(v.boolean(), v.description('Forget the returned frames after reading them'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
     risk: 'reads recorded WebSocket messages',
   }),
   tool({
@@ -81,7 +81,7 @@ export const networkTools = [
       tabId,
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
     risk: 'exports recorded traffic (may hold private data)',
   }),
   tool({
@@ -92,6 +92,6 @@ export const networkTools = [
       tabId,
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false, idempotentHint: true },
   }),
 ] as const;

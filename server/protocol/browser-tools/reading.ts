@@ -14,7 +14,7 @@ export const readingTools = [
       interactiveOnly: v.optional(v.pipe(v.boolean(), v.description('Only links, buttons, fields … (flat list)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_get_tab_content',
@@ -26,7 +26,7 @@ export const readingTools = [
       maxLength: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000000), v.description('Default 50000'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_get_page_html',
@@ -38,7 +38,7 @@ export const readingTools = [
       maxLength: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(5000000), v.description('Default 200000'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_query_elements',
@@ -51,7 +51,7 @@ export const readingTools = [
       attributes: v.optional(v.pipe(v.array(v.string()), v.description('Attributes to return (default a useful set)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_wait_for_element',
@@ -65,7 +65,7 @@ export const readingTools = [
       timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Default 10000'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_wait_for',
@@ -80,7 +80,7 @@ export const readingTools = [
       timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Give up after this many ms (default 10000)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_get_styles',
@@ -93,7 +93,7 @@ export const readingTools = [
       properties: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.maxLength(200), v.description('Only these properties, e.g. ["color", "font-size"]'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_accessibility_audit',
@@ -104,7 +104,7 @@ export const readingTools = [
       limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(500), v.description('At most this many (default 100)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_screenshot_tab',
@@ -119,6 +119,6 @@ export const readingTools = [
       quality: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100), v.description('JPEG quality'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
 ] as const;

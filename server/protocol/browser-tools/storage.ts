@@ -13,7 +13,7 @@ export const storageTools = [
       key: v.optional(v.pipe(v.string(), v.description('Only this key (default every key)'))),
     }),
     defaultPermission: 'off',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
     risk: 'reads page storage (may hold tokens)',
   }),
   tool({
@@ -25,7 +25,7 @@ export const storageTools = [
       name: v.optional(v.pipe(v.string(), v.description('Only the cookie with this name'))),
     }),
     defaultPermission: 'off',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
     risk: 'reads cookies (session secrets)',
   }),
   tool({
@@ -44,7 +44,7 @@ export const storageTools = [
       expirationDate: v.optional(v.pipe(v.number(), v.description('Seconds since the epoch; omit for a session cookie'))),
     }),
     defaultPermission: 'ask',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true, idempotentHint: true },
     risk: 'changes cookies',
   }),
   tool({
@@ -56,7 +56,7 @@ export const storageTools = [
       name: v.pipe(v.string(), v.minLength(1), v.description('Name of the cookie to delete')),
     }),
     defaultPermission: 'ask',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true, idempotentHint: true },
     risk: 'deletes cookies (can sign you out)',
   }),
 ] as const;

@@ -1,15 +1,18 @@
 import * as v from 'valibot';
-import { groupColor, tabId, tabIds } from './common.ts';
+import { groupColor, tabId, tabIds, tabSummary } from './common.ts';
 import { tool } from './declare.ts';
 
 export const tabsTools = [
   tool({
     name: 'browser_list_tabs',
     group: 'tabs',
-    description: 'List open tabs: id, url, title, active, windowId, groupId, status, audible.',
+    description: 'List open tabs (ids for the other browser_* tools).',
     input: v.strictObject({}),
+    output: v.object({
+      tabs: v.array(v.object({ ...tabSummary, pageTools: v.optional(v.object({ origin: v.string(), count: v.number() })) })),
+    }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_open_tab',
@@ -21,7 +24,7 @@ export const tabsTools = [
       windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Window to open it in'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
   }),
   tool({
     name: 'browser_close_tab',
@@ -31,7 +34,7 @@ export const tabsTools = [
       tabId,
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true, idempotentHint: true },
   }),
   tool({
     name: 'browser_navigate_tab',
@@ -44,7 +47,7 @@ export const tabsTools = [
       timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(120000), v.description('Give up waiting after this many ms (default 30000)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false, idempotentHint: true },
   }),
   tool({
     name: 'browser_go_back',
@@ -54,7 +57,7 @@ export const tabsTools = [
       tabId,
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
   }),
   tool({
     name: 'browser_go_forward',
@@ -64,7 +67,7 @@ export const tabsTools = [
       tabId,
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
   }),
   tool({
     name: 'browser_reload_tab',
@@ -75,7 +78,7 @@ export const tabsTools = [
       bypassCache: v.optional(v.pipe(v.boolean(), v.description('Reload without the cache (default false)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true },
   }),
   tool({
     name: 'browser_focus_tab',
@@ -85,17 +88,18 @@ export const tabsTools = [
       tabId,
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false, idempotentHint: true },
   }),
   tool({
     name: 'browser_get_tab_info',
     group: 'tabs',
-    description: 'Details of one tab: url, title, status, active, windowId, groupId, audible, favIconUrl.',
+    description: 'Details of one tab.',
     input: v.strictObject({
       tabId,
     }),
+    output: v.object({ ...tabSummary, favIconUrl: v.nullable(v.string()), incognito: v.boolean(), pinned: v.boolean(), index: v.number() }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_list_tab_groups',
@@ -103,7 +107,7 @@ export const tabsTools = [
     description: 'Tab groups of every window: id, title, color, collapsed, window and the tab ids in each.',
     input: v.strictObject({}),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_group_tabs',
@@ -116,7 +120,7 @@ export const tabsTools = [
       color: v.optional(groupColor),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
   }),
   tool({
     name: 'browser_update_tab_group',
@@ -129,7 +133,7 @@ export const tabsTools = [
       collapsed: v.optional(v.pipe(v.boolean(), v.description('Collapse (true) or expand (false)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false, idempotentHint: true },
   }),
   tool({
     name: 'browser_ungroup_tabs',
@@ -139,7 +143,7 @@ export const tabsTools = [
       tabIds,
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true, idempotentHint: true },
   }),
   tool({
     name: 'browser_list_recently_closed',
@@ -149,7 +153,7 @@ export const tabsTools = [
       limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(25), v.description('At most this many (default 10)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_restore_closed',
@@ -159,6 +163,6 @@ export const tabsTools = [
       sessionId: v.optional(v.pipe(v.string(), v.minLength(1), v.description('From browser_list_recently_closed'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
   }),
 ] as const;

@@ -8,7 +8,7 @@ export const windowsTools = [
     description: 'List browser windows with their state, size and tabs.',
     input: v.strictObject({}),
     defaultPermission: 'auto',
-    annotations: {readOnlyHint: true},
+    annotations: { readOnlyHint: true },
   }),
   tool({
     name: 'browser_create_window',
@@ -22,7 +22,7 @@ export const windowsTools = [
       incognito: v.optional(v.pipe(v.boolean(), v.description('Open an incognito window (only if the extension is allowed in incognito)'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false },
   }),
   tool({
     name: 'browser_close_window',
@@ -32,7 +32,7 @@ export const windowsTools = [
       windowId: v.pipe(v.number(), v.integer(), v.description('Window id from browser_list_windows')),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: true},
+    annotations: { destructiveHint: true, idempotentHint: true },
   }),
   tool({
     name: 'browser_update_window',
@@ -48,6 +48,6 @@ export const windowsTools = [
       focused: v.optional(v.pipe(v.boolean(), v.description('Bring the window to the front'))),
     }),
     defaultPermission: 'auto',
-    annotations: {destructiveHint: false},
+    annotations: { destructiveHint: false, idempotentHint: true },
   }),
 ] as const;
