@@ -9,10 +9,15 @@
  * RECONNECT_MAX_DELAY_MS; sends a ping every KEEPALIVE_INTERVAL_MS (activity also keeps the MV3
  * worker alive). The socket lives in the worker itself; when Chrome restarts the worker, the
  * alarm in main.ts starts a fresh connection.
+ *
+ * This file is the socket's lifecycle (bootstrap, handshake, reconnect); each open socket gets a
+ * JSON-RPC peer (server/protocol/rpc-peer.ts, the same one the server uses) for requests,
+ * notifications and the typed handler table of server → extension methods (main.ts).
  */
 import { KEEPALIVE_INTERVAL_MS, RECONNECT_MAX_DELAY_MS } from '../../server/protocol/limits.ts';
-import { error as rpcError, notification, parseFrame, request, result as rpcResult, RpcErrorCode, WsCloseCode, type RpcId } from '../../server/protocol/jsonrpc.ts';
-import { ServerToExtension, validateParams, type ExtensionMethod, type ExtensionParams, type ExtensionResult } from '../../server/protocol/methods.ts';
+import { RpcErrorCode, WsCloseCode } from '../../server/protocol/jsonrpc.ts';
+import { ExtensionToServer, ServerToExtension, type ExtensionParams } from '../../server/protocol/methods.ts';
+import { RpcPeer, type HandlerTable, type NotificationMethod, type RequestMethod, type ResultOf, type RpcPeerError } from '../../server/protocol/rpc-peer.ts';
 import { toToolError } from '../shared/tool-error.ts';
 import {
   CLIENT_NONCE_HEADER,
@@ -54,7 +59,26 @@ export interface ConnectionState {
   cli?: string;
 }
 
-export type ServerHandler = (method: string, params: unknown) => unknown | Promise<unknown>;
+/** One handler per server → extension method, typed from methods.ts (main.ts). */
+export type ServerHandlers = HandlerTable<typeof ServerToExtension>;
+type Peer = RpcPeer<typeof ExtensionToServer, typeof ServerToExtension>;
+type Outgoing = typeof ExtensionToServer;
+
+/** A failed request to the server, as the worker's callers see it. */
+function failureOf(e: RpcPeerError): Error {
+  switch (e.kind) {
+    case 'not_open':
+      return new Error('Not connected to the OpenTabs server');
+    case 'closed':
+      return new Error('Disconnected from the OpenTabs server');
+    case 'timeout':
+      return new Error(`${e.info.method} timed out`);
+    case 'remote':
+      return Object.assign(new Error(e.message), { data: e.info.rpc?.data });
+    default:
+      return new Error(e.message);
+  }
+}
 
 async function readOwnJson<T>(file: string): Promise<T | null> {
   try {
@@ -69,8 +93,8 @@ async function readOwnJson<T>(file: string): Promise<T | null> {
 export class Connection {
   state: ConnectionState = { status: 'connecting', since: Date.now(), attempts: 0 };
   private ws: WebSocket | null = null;
-  private nextId = 1;
-  private pending = new Map<RpcId, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> }>();
+  /** The open socket's JSON-RPC peer. */
+  private peer: Peer | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private keepalive: ReturnType<typeof setInterval> | null = null;
   private delay = FIRST_RETRY_MS;
@@ -78,7 +102,7 @@ export class Connection {
   private stateListeners = new Set<(s: ConnectionState) => void>();
   private openListeners = new Set<() => void>();
 
-  constructor(private readonly handle: ServerHandler) {}
+  constructor(private readonly handlers: ServerHandlers) {}
 
   get connected(): boolean {
     return this.ws !== null && this.ws.readyState === WebSocket.OPEN;
@@ -209,24 +233,23 @@ export class Connection {
       }
       this.ws = ws;
       let opened = false;
+      let peer: Peer | null = null;
       ws.onopen = () => {
         opened = true;
+        this.peer = peer = this.newPeer(ws);
         this.delay = FIRST_RETRY_MS;
         this.setState({ status: 'connected', reason: undefined, detail: undefined, port, attempts: 0 });
         this.keepalive = setInterval(() => this.notify('ping', {}), KEEPALIVE_INTERVAL_MS);
         for (const cb of this.openListeners) cb();
         resolveOpen();
       };
-      ws.onmessage = (ev) => void this.onFrame(typeof ev.data === 'string' ? ev.data : '');
       ws.onclose = (ev) => {
         if (this.ws === ws) this.ws = null;
         if (this.keepalive) clearInterval(this.keepalive);
         this.keepalive = null;
-        for (const [id, p] of this.pending) {
-          clearTimeout(p.timer);
-          p.reject(new Error('Disconnected from the OpenTabs server'));
-          this.pending.delete(id);
-        }
+        // Requests waiting on this socket fail now (its peer rejects them all).
+        peer?.close('disconnected');
+        if (this.peer === peer) this.peer = null;
         if (ev.code === WsCloseCode.Replaced) {
           this.setState({ status: 'disconnected', reason: 'replaced', detail: 'Another browser connected to the server; this one waits until it leaves.', port });
           void this.waitUntilFree(port);
@@ -257,55 +280,36 @@ export class Connection {
     this.schedule(0);
   }
 
-  private async onFrame(raw: string): Promise<void> {
-    const msg = parseFrame(raw);
-    if (msg.kind === 'response') {
-      const r = msg.msg;
-      const p = this.pending.get(r.id as RpcId);
-      if (!p) return;
-      this.pending.delete(r.id as RpcId);
-      clearTimeout(p.timer);
-      if ('error' in r) p.reject(Object.assign(new Error(r.error.message), { data: r.error.data }));
-      else p.resolve(r.result);
-      return;
-    }
-    if (msg.kind === 'invalid') return;
-    const { method, params } = msg.msg;
-    const id = msg.kind === 'request' ? msg.msg.id : null;
-    const valid = validateParams(ServerToExtension as never, method, params);
-    if (!valid.ok) {
-      if (id !== null) this.send(rpcError(id, method in ServerToExtension ? RpcErrorCode.InvalidParams : RpcErrorCode.MethodNotFound, valid.message));
-      return;
-    }
-    try {
-      const value = await this.handle(method, valid.value);
-      if (id !== null) this.send(rpcResult(id, value));
-    } catch (err) {
-      const te = toToolError(err);
-      if (id !== null) this.send(rpcError(id, RpcErrorCode.ToolError, te.message, te.data()));
-    }
-  }
-
-  private send(frame: string): boolean {
-    if (!this.connected) return false;
-    this.ws!.send(frame);
-    return true;
-  }
-
-  notify<M extends ExtensionMethod>(method: M, params: ExtensionParams<M>): boolean {
-    return this.send(notification(method, params));
-  }
-
-  request<M extends ExtensionMethod>(method: M, params: ExtensionParams<M>, timeoutMs = REQUEST_TIMEOUT_MS): Promise<ExtensionResult<M>> {
-    if (!this.connected) return Promise.reject(new Error('Not connected to the OpenTabs server'));
-    const id = `x${this.nextId++}`;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`${method} timed out`));
-      }, timeoutMs);
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-      this.send(request(id, method, params));
+  private newPeer(ws: WebSocket): Peer {
+    return new RpcPeer({
+      transport: {
+        send: (text) => ws.send(text),
+        onMessage: (cb) => {
+          ws.onmessage = (ev) => cb(typeof ev.data === 'string' ? ev.data : '');
+        },
+        close: () => ws.close(),
+      },
+      outgoing: ExtensionToServer,
+      incoming: ServerToExtension,
+      handlers: this.handlers,
+      idPrefix: 'x',
+      defaultTimeoutMs: REQUEST_TIMEOUT_MS,
+      mapError: failureOf,
+      errorToRpc: (err) => {
+        const te = toToolError(err);
+        return { code: RpcErrorCode.ToolError, message: te.message, data: te.data() };
+      },
+      // The server never sends anything but JSON-RPC; nothing to answer to a stray frame.
+      answerInvalidFrames: false,
     });
+  }
+
+  notify<M extends NotificationMethod<Outgoing>>(method: M, params: ExtensionParams<M>): boolean {
+    return this.connected && this.peer ? this.peer.notify(method, params) : false;
+  }
+
+  request<M extends RequestMethod<Outgoing>>(method: M, params: ExtensionParams<M>, timeoutMs = REQUEST_TIMEOUT_MS): Promise<ResultOf<Outgoing, M>> {
+    if (!this.connected || !this.peer) return Promise.reject(new Error('Not connected to the OpenTabs server'));
+    return this.peer.request(method, params, { timeoutMs });
   }
 }

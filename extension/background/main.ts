@@ -3,12 +3,12 @@
  * built-in tools, and the relay for the side panel. Everything is registered synchronously at the
  * top level so Chrome delivers events that woke the worker.
  */
-import type { ConfigState, ServerParams } from '../../server/protocol/methods.ts';
+import type { ConfigState, DispatchResult, ServerParams } from '../../server/protocol/methods.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type PendingConfirmation, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { cancelBuiltin, runBuiltin } from '../tools/run.ts';
 import { insideProtectedFolder, setUrlPolicy } from '../tools/url-policy.ts';
-import { Connection } from './connection.ts';
+import { Connection, type ServerHandlers } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
 import { PageTools } from './page-tools.ts';
 import { reconnectOnBrowserActivity } from './wake.ts';
@@ -28,7 +28,57 @@ const panels = new Set<chrome.runtime.Port>();
 const PANEL_REFRESH_MS = 5_000;
 let panelRefresh: ReturnType<typeof setInterval> | null = null;
 
-const conn = new Connection(handleServer);
+/**
+ * One handler per server → extension method, typed from server/protocol/methods.ts (a missing
+ * method or a wrong params type fails tsc); the connection's RPC peer checks params first.
+ */
+const serverHandlers: ServerHandlers = {
+  'sync.full': (p) => {
+    plugins.setAll(p.plugins);
+    setUrlPolicy({ allowFileUrls: p.allowFileUrls, protectedPaths: p.protectedPaths });
+    void refreshConfig();
+  },
+  'plugin.update': (p) => {
+    plugins.update(p.plugin);
+    void refreshConfig();
+  },
+  'plugin.uninstall': async (p) => {
+    await plugins.uninstall(p.name);
+    void refreshConfig();
+    return { ok: true };
+  },
+  'plugins.changed': () => void refreshConfig(),
+  'tool.dispatch': (p) => {
+    const argTab = typeof p.input.tabId === 'number' ? p.input.tabId : undefined;
+    const tabId = p.tabId ?? argTab;
+    if (tabId !== undefined) void noteTab(p.dispatchId, tabId);
+    return activity.track({ ...p, tool: p.plugin === 'browser' ? p.tool : `${p.plugin}_${p.tool}`, ...(tabId !== undefined ? { tabId } : {}) }, () => runDispatch(p), (reason) => {
+      if (p.plugin === 'browser') cancelBuiltin(p.dispatchId, reason);
+      else if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) pageTools.cancel(p.dispatchId, reason);
+      else plugins.cancel(p.dispatchId, reason);
+    });
+  },
+  'tool.cancel': (p) => {
+    if (!cancelBuiltin(p.dispatchId, p.reason) && !pageTools.cancel(p.dispatchId, p.reason)) plugins.cancel(p.dispatchId, p.reason);
+  },
+  // Sent only while a side panel is open (panel.state); the activity list is kept from the
+  // dispatches themselves, which also know the tab and the progress.
+  'tool.invocationStart': () => {},
+  'tool.invocationEnd': () => {},
+  'confirmation.request': (p) => {
+    pending = [...pending.filter((c) => c.id !== p.id), p];
+    savePending();
+  },
+  'confirmation.resolved': (p) => {
+    pending = pending.filter((c) => c.id !== p.id);
+    savePending();
+  },
+  // Let the notification's socket frame settle, then reload (the new worker reconnects).
+  'extension.reload': () => void setTimeout(() => chrome.runtime.reload(), 50),
+  pong: () => {},
+};
+
+const conn = new Connection(serverHandlers);
 reconnectOnBrowserActivity(conn);
 const plugins = new PluginRuntime(conn);
 const pageTools = new PageTools(conn);
@@ -41,67 +91,7 @@ activity.onChange(() => {
 plugins.hooks.callTab = (id, tabId, title, url) => activity.setTab(id, tabId, title, url);
 plugins.hooks.progress = (id, p) => activity.progress(id, p);
 
-async function handleServer(method: string, params: unknown): Promise<unknown> {
-  switch (method) {
-    case 'sync.full': {
-      const p = params as ServerParams<'sync.full'>;
-      plugins.setAll(p.plugins);
-      setUrlPolicy({ allowFileUrls: p.allowFileUrls, protectedPaths: p.protectedPaths });
-      void refreshConfig();
-      return;
-    }
-    case 'plugin.update':
-      plugins.update((params as ServerParams<'plugin.update'>).plugin);
-      void refreshConfig();
-      return;
-    case 'plugin.uninstall':
-      await plugins.uninstall((params as ServerParams<'plugin.uninstall'>).name);
-      void refreshConfig();
-      return { ok: true };
-    case 'plugins.changed':
-      void refreshConfig();
-      return;
-    case 'tool.dispatch': {
-      const p = params as ServerParams<'tool.dispatch'>;
-      const argTab = typeof p.input.tabId === 'number' ? p.input.tabId : undefined;
-      const tabId = p.tabId ?? argTab;
-      if (tabId !== undefined) void noteTab(p.dispatchId, tabId);
-      return activity.track({ ...p, tool: p.plugin === 'browser' ? p.tool : `${p.plugin}_${p.tool}`, ...(tabId !== undefined ? { tabId } : {}) }, () => runDispatch(p), (reason) => {
-        if (p.plugin === 'browser') cancelBuiltin(p.dispatchId, reason);
-        else if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) pageTools.cancel(p.dispatchId, reason);
-        else plugins.cancel(p.dispatchId, reason);
-      });
-    }
-    case 'tool.cancel': {
-      const p = params as ServerParams<'tool.cancel'>;
-      if (!cancelBuiltin(p.dispatchId, p.reason) && !pageTools.cancel(p.dispatchId, p.reason)) plugins.cancel(p.dispatchId, p.reason);
-      return;
-    }
-    // Sent only while a side panel is open (panel.state); the activity list is kept from the
-    // dispatches themselves, which also know the tab and the progress.
-    case 'tool.invocationStart':
-    case 'tool.invocationEnd':
-      return;
-    case 'confirmation.request': {
-      const p = params as ServerParams<'confirmation.request'>;
-      pending = [...pending.filter((c) => c.id !== p.id), p];
-      savePending();
-      return;
-    }
-    case 'confirmation.resolved':
-      pending = pending.filter((c) => c.id !== (params as ServerParams<'confirmation.resolved'>).id);
-      savePending();
-      return;
-    case 'extension.reload':
-      // Let the notification's socket frame settle, then reload (the new worker reconnects).
-      setTimeout(() => chrome.runtime.reload(), 50);
-      return;
-    case 'pong':
-      return;
-  }
-}
-
-async function runDispatch(p: ServerParams<'tool.dispatch'>): Promise<unknown> {
+async function runDispatch(p: ServerParams<'tool.dispatch'>): Promise<DispatchResult> {
   if (p.plugin === 'browser') return runBuiltin({ dispatchId: p.dispatchId, tool: p.tool, input: p.input, ...(p.tabId !== undefined ? { tabId: p.tabId } : {}) }, env);
   if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) return pageTools.dispatch(p);
   return plugins.dispatch(p);
