@@ -1,6 +1,8 @@
 /**
  * browser_upload_file: local files into an <input type=file>, as if the user chose them in the
- * file dialog (DOM.setFileInputFiles; the page gets input and change events).
+ * file dialog (DOM.setFileInputFiles; the page gets input and change events). Given a button or
+ * label that opens a file chooser instead, it clicks it with choosers intercepted
+ * (Page.setInterceptFileChooserDialog) and fills the input behind the chooser.
  *
  * The paths must be absolute and may not be in the OpenTabs config folder (auth.json holds the
  * secret; url-policy.ts knows the folder). The extension cannot look at the disk, so each path is
@@ -8,6 +10,8 @@
  * byte fails for a missing file or a folder; only then do the files reach the page's input.
  */
 import { ToolError } from '../shared/tool-error.ts';
+import { point } from './acting.ts';
+import { debuggerEvents } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { markElement, markedObject, utilityWorld } from './element-node.ts';
 import { getTab } from './tabs.ts';
@@ -66,6 +70,40 @@ async function probeFiles(send: CdpSend, paths: readonly string[]): Promise<{ na
   }
 }
 
+/** How long a click may take to open a file chooser. */
+const CHOOSER_WAIT_MS = 3_000;
+
+/** Click the element with file choosers intercepted and give the chooser that opens the files. */
+async function throughChooser(tabId: number, send: CdpSend, input: { selector?: string; ref?: string; paths: readonly string[] }, what: string, tag: string): Promise<void> {
+  const p = await point(tabId, input);
+  let onOpen!: (e: { mode: string; backendNodeId?: number }) => void;
+  const opened = new Promise<{ mode: string; backendNodeId?: number }>((resolve) => (onOpen = resolve));
+  const off = debuggerEvents(tabId, (method, params) => {
+    if (method === 'Page.fileChooserOpened') onOpen(params as { mode: string; backendNodeId?: number });
+  });
+  try {
+    await send('Page.enable');
+    await send('Page.setInterceptFileChooserDialog', { enabled: true });
+    await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y });
+    await send('Input.dispatchMouseEvent', { type: 'mousePressed', x: p.x, y: p.y, button: 'left', clickCount: 1 });
+    await send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: p.x, y: p.y, button: 'left', clickCount: 1 });
+    const chooser = await Promise.race([opened, new Promise<null>((r) => setTimeout(() => r(null), CHOOSER_WAIT_MS))]);
+    if (!chooser) {
+      throw new ToolError('invalid_arguments', `${what} is a <${tag}>, not an <input type=file>, and clicking it opened no file chooser; pass the file input (or the button that opens one)`, { category: 'validation' });
+    }
+    if (chooser.backendNodeId === undefined) {
+      throw new ToolError('not_available', `Clicking ${what} opened a file picker that is not an <input type=file> (File System Access API); it cannot be filled`, { category: 'validation' });
+    }
+    if (input.paths.length > 1 && chooser.mode !== 'selectMultiple') {
+      throw new ToolError('invalid_arguments', `The file chooser ${what} opens takes one file; pass one path`, { category: 'validation' });
+    }
+    await send('DOM.setFileInputFiles', { files: [...input.paths], backendNodeId: chooser.backendNodeId });
+  } finally {
+    off();
+    await send('Page.setInterceptFileChooserDialog', { enabled: false }).catch(() => {});
+  }
+}
+
 export const uploadTools = {
   async browser_upload_file(input) {
     checkPaths(input.paths);
@@ -77,7 +115,11 @@ export const uploadTools = {
       // Taken at once: the mark comes off the element whatever happens next.
       const objectId = await markedObject(send, mark);
       if (el.tag !== 'input' || el.type !== 'file') {
-        throw new ToolError('invalid_arguments', `${what} is a <${el.tag}${el.type ? ` type=${el.type}` : ''}>, not an <input type=file>`, { category: 'validation' });
+        await send('Runtime.releaseObject', { objectId }).catch(() => {});
+        // A button or label that opens a file chooser: click it with the chooser intercepted.
+        const probed = await probeFiles(send, input.paths);
+        await throughChooser(tabId, send, input, what ?? '', el.tag);
+        return probed;
       }
       if (input.paths.length > 1 && !el.multiple) {
         throw new ToolError('invalid_arguments', `${what} takes one file (it has no \`multiple\`); pass one path`, { category: 'validation' });

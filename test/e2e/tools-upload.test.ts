@@ -47,6 +47,17 @@ test('the page sees the files chosen, with their names and sizes', async () => {
   expect(await page.evaluate(() => document.querySelector('[data-opentabs-node]'))).toBeNull();
 }, 60_000);
 
+test('a button that opens a file chooser: clicked with the chooser intercepted, its input gets the file', async () => {
+  const r = await h.callTool('browser_upload_file', { tabId, selector: '#pick', paths: [join(dir, 'b.csv')] });
+  expect(r.status).toBe(200);
+  expect(r.body.result).toEqual({ uploaded: 1, files: [{ name: 'b.csv', size: 8 }] });
+  expect(await waitUntil(() => page.evaluate(() => (window as any).log.hiddenFiles), 'the hidden input change')).toEqual([{ name: 'b.csv', size: 8 }]);
+  // Its chooser takes one file.
+  const two = await h.callTool('browser_upload_file', { tabId, selector: '#pick', paths: [join(dir, 'b.csv'), join(dir, 'report.txt')] });
+  expect(two.status).toBe(400);
+  expect(two.body.error.message).toContain('one file');
+}, 60_000);
+
 test('refused: a relative path, a missing file, a folder, the config folder, not a file input', async () => {
   await page.evaluate(() => ((window as any).log.files = null));
   const rel = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: ['report.txt'] });
@@ -74,7 +85,7 @@ test('refused: a relative path, a missing file, a folder, the config folder, not
 
   const notFile = await h.callTool('browser_upload_file', { tabId, selector: '#pad', paths: [join(dir, 'report.txt')] });
   expect(notFile.status).toBe(400);
-  expect(notFile.body.error.message).toContain('not an <input type=file>');
+  expect(notFile.body.error.message).toContain('opened no file chooser');
   // None of these reached the page.
   expect(await files()).toBeNull();
   expect(await page.evaluate(() => document.querySelector('[data-opentabs-node]'))).toBeNull();

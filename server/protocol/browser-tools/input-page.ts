@@ -59,7 +59,7 @@ export const inputPageTools = [
   tool({
     name: 'browser_upload_file',
     group: 'acting',
-    description: 'Put local files into an <input type=file> (CSS selector or snapshot ref), as if chosen in the file dialog; the page can then send them.',
+    description: 'Put local files into an <input type=file> (CSS selector or snapshot ref), or into the file chooser a button opens when clicked, as if chosen in the file dialog.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
