@@ -105,7 +105,7 @@ export const actingTools = [
   tool({
     name: 'browser_fill_form',
     group: 'acting',
-    description: 'Fill several fields of a form in one call: text fields and textareas (value replaced), checkboxes and radios (checked true/false), selects (option value or label). Each field by CSS selector or snapshot ref; the page gets input and change events as from a user. Reports each field, and stops at the first field it cannot fill.',
+    description: 'Fill several form fields in one call (text replaced, checkbox/radio checked true/false, select by value or label), with the input and change events a user causes; stops at the first field it cannot fill.',
     input: v.strictObject({
       tabId,
       fields: v.pipe(v.array(v.strictObject({

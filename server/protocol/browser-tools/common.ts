@@ -1,7 +1,7 @@
 /** Argument schemas many built-in tools share. */
 import * as v from 'valibot';
 
-export const tabId = v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Tab id from browser_list_tabs'));
+export const tabId = v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Tab id'));
 export const tabIds = v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(1))), v.minLength(1), v.maxLength(100), v.description('Tab ids from browser_list_tabs'));
 export const ref = v.pipe(v.string(), v.regex(/^e[0-9]+$/), v.description('Element ref from browser_snapshot'));
 export const selector = v.pipe(v.string(), v.minLength(1), v.description('CSS selector (pierces open shadow roots)'));

@@ -6,7 +6,7 @@ export const consoleTools = [
   tool({
     name: 'browser_get_console_logs',
     group: 'console',
-    description: 'Console messages of the page in a tab (console.* calls, uncaught exceptions, and browser messages such as failed loads), oldest first; objects and arrays shown as JSON. Read from what Chrome keeps for the current document, so messages logged before this call are included (up to about 1000 per page); they reset when the page navigates or reloads. Each entry: level, type (console method or source), text, url, line, timestamp.',
+    description: 'Console messages of a tab\'s current page, oldest first, including those logged before this call (console.*, uncaught exceptions, failed loads; about 1000 kept; reset on navigation).',
     input: v.strictObject({
       tabId,
       level: v.optional(v.pipe(v.picklist(['debug', 'info', 'warning', 'error']), v.description('Minimum level (default debug: everything)'))),

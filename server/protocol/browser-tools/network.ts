@@ -6,7 +6,7 @@ export const networkTools = [
   tool({
     name: 'browser_enable_network_capture',
     group: 'network',
-    description: 'Start recording network requests (and WebSocket frames) of a tab through the debugger. Only requests made after this call are recorded; recording survives navigations and lasts until browser_disable_network_capture or the tab closes. Calling it again updates the settings and keeps what was recorded. Keeps the newest maxRequests requests; captured bodies are cut at 100 KB (flagged truncated). Asks first: responses can hold private data.',
+    description: 'Record a tab\'s network requests and WebSocket frames from now on, across navigations, until browser_disable_network_capture. Calling it again updates the settings and keeps the records. Bodies are cut at 100 KB (flagged truncated).',
     input: v.strictObject({
       tabId,
       urlFilter: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Record only requests whose URL contains this text (* matches any run of characters); WebSocket frames are kept regardless'))),
