@@ -1,13 +1,14 @@
 /**
  * The built-in tools as the server lists and validates them: each declaration
- * (server/protocol/browser-tools/) with its valibot input turned into JSON Schema once, at load.
+ * (server/protocol/browser-tools/) with its valibot input (and output) turned into JSON Schema once,
+ * at load (json-schema.ts).
  * `risk` marks the tools the side panel flags: they run code, read or change cookies and page
  * storage, or record traffic that can hold private data.
  */
-import { toJsonSchema } from '@valibot/to-json-schema';
 import type { Permission } from '../protocol/methods.ts';
 import type { ToolAnnotations } from '../protocol/tool-annotations.ts';
 import { BUILTIN_TOOLS, type BuiltinGroup } from '../protocol/browser-tools/index.ts';
+import { toJson } from '../protocol/browser-tools/json-schema.ts';
 
 export interface BrowserToolDef {
   /** browser_*, extension_* or plugin_* */
@@ -26,18 +27,13 @@ export interface BrowserToolDef {
   servedBy?: 'server';
 }
 
-/** valibot → JSON Schema, without the `$schema` key (clients don't need it on every tool). */
-function jsonSchemaOf(schema: Parameters<typeof toJsonSchema>[0]): Record<string, unknown> {
-  const { $schema: _drop, ...json } = toJsonSchema(schema) as Record<string, unknown>;
-  return json;
-}
 
 
 export const BROWSER_TOOLS: readonly BrowserToolDef[] = BUILTIN_TOOLS.map((d) => ({
   name: d.name,
   description: d.description,
-  inputSchema: jsonSchemaOf(d.input),
-  ...('output' in d && d.output ? { outputSchema: jsonSchemaOf(d.output) } : {}),
+  inputSchema: toJson(d.input),
+  ...('output' in d && d.output ? { outputSchema: toJson(d.output) } : {}),
   defaultPermission: d.defaultPermission,
   group: d.group,
   annotations: d.annotations,
