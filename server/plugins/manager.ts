@@ -4,12 +4,12 @@
  * per-plugin log buffers and the dev-mode file watcher. Contract: docs/internals.md.
  */
 import { resolve } from 'node:path';
-import type { ServerContext } from '../context.ts';
+import type { ConfigStore } from '../state/config.ts';
+import type { ServerLog } from '../state/server-log.ts';
 import { OpenTabsError } from '../errors.ts';
 import { PLUGIN_LOG_BUFFER_SIZE, WATCH_POLL_INTERVAL_MS } from '../limits.ts';
 import type { LogEntry } from '../protocol/methods.ts';
 import { pruneAdapters, writeAdapter } from './adapters.ts';
-import { toPluginInfo } from './info.ts';
 import { discoverPlugins, localPluginPaths } from './discover.ts';
 import { resolveSettings, pluginNameFromPackage } from './manifest.ts';
 import { installPlugin } from './offline.ts';
@@ -18,7 +18,26 @@ import { installedPluginDirs, npmOutdated, npmSearch, npmUninstall, type SearchH
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
 import { PluginWatcher, type WatcherStatus } from './watcher.ts';
 
-export type PluginChange = { type: 'reload' } | { type: 'update'; plugin: string };
+/**
+ * What changed, for whoever keeps derived state (serve.ts wires it: the catalog rebuilds, the
+ * extension is told). The manager itself calls no other part.
+ */
+export type PluginChange =
+  /** The set of plugins changed (install, remove, a local plugin appeared or broke). */
+  | { type: 'reload' }
+  /** One plugin's code was rebuilt in place (same set): its tools may differ, the rest did not. */
+  | { type: 'code'; plugin: string }
+  /** One plugin's settings changed: its adapter sees them with the next dispatch. */
+  | { type: 'settings'; plugin: string }
+  /** A plugin is gone: the extension disposes it in every tab. */
+  | { type: 'uninstalled'; plugin: string };
+
+/** What the manager needs: its config, where plugins live, and a log. */
+export interface PluginManagerDeps {
+  config: ConfigStore;
+  configDir: string;
+  log: ServerLog;
+}
 
 export class PluginManager {
   private plugins = new Map<string, LoadedPlugin>();
@@ -32,7 +51,7 @@ export class PluginManager {
   /** npm operations on the shared prefix run one at a time. */
   private npmQueue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly ctx: ServerContext) {
+  constructor(private readonly ctx: PluginManagerDeps) {
     this.watcher = new PluginWatcher((dir) => void this.onLocalChange(dir), WATCH_POLL_INTERVAL_MS);
   }
 
@@ -50,15 +69,20 @@ export class PluginManager {
     const found = await discoverPlugins(configDir, this.ctx.config.get().localPlugins);
     const next = new Map<string, LoadedPlugin>();
     const failed = [...found.failed];
-    for (const { plugin, adapterSource } of found.plugins) {
-      try {
-        await writeAdapter(configDir, plugin.adapterFile, adapterSource, plugin.adapterHash);
-      } catch (err) {
-        failed.push({ path: plugin.path, name: plugin.name, error: `cannot write adapter: ${(err as Error).message}` });
-        continue;
-      }
-      next.set(plugin.name, plugin);
-    }
+    // Adapter files are checked (and written when new) all at once, not one after another.
+    const written = await Promise.all(
+      found.plugins.map(({ plugin, adapterSource }) =>
+        writeAdapter(configDir, plugin.adapterFile, adapterSource, plugin.adapterHash).then(
+          () => null,
+          (err: unknown) => `cannot write adapter: ${(err as Error).message}`,
+        ),
+      ),
+    );
+    found.plugins.forEach(({ plugin }, i) => {
+      const error = written[i];
+      if (error) failed.push({ path: plugin.path, name: plugin.name, error });
+      else next.set(plugin.name, plugin);
+    });
     await pruneAdapters(configDir, new Set([...next.values()].map((p) => p.adapterFile)));
 
     this.plugins = next;
@@ -109,8 +133,7 @@ export class PluginManager {
   private afterSettingsChange(name: string): void {
     const plugin = this.plugins.get(name);
     if (!plugin) return;
-    this.safe(() => this.ctx.hub.notify('plugin.update', { plugin: toPluginInfo(this.ctx, plugin) }));
-    this.emit({ type: 'update', plugin: name });
+    this.emit({ type: 'settings', plugin: name });
   }
 
   // ------------------------------------------------------------------ install / remove
@@ -158,7 +181,7 @@ export class PluginManager {
     for (const pkg of npmPkgs) await npmUninstall(this.ctx.configDir, pkg);
     await this.discover();
     if (!this.plugins.has(name)) {
-      this.safe(() => void this.ctx.hub.request('plugin.uninstall', { name }, {}).catch(() => {}));
+      this.emit({ type: 'uninstalled', plugin: name });
     }
     this.publish();
   }
@@ -180,8 +203,6 @@ export class PluginManager {
 
   /** After install/remove: new catalog, full sync to the extension, side panel refresh. */
   private publish(): void {
-    this.safe(() => this.ctx.catalog.rebuild());
-    this.safe(() => this.ctx.hub.notify('plugins.changed', {}));
     this.emit({ type: 'reload' });
   }
 
@@ -227,7 +248,7 @@ export class PluginManager {
     return () => this.listeners.delete(cb);
   }
 
-  /** A local plugin's dist/ changed: rediscover, swap the catalog, push the plugin to the extension. */
+  /** A local plugin's dist/ changed: rediscover, then say whether only its code changed or the set did. */
   private async onLocalChange(dir: string): Promise<void> {
     const before = new Map([...this.plugins].map(([n, p]) => [n, p.adapterHash]));
     try {
@@ -240,11 +261,9 @@ export class PluginManager {
     const sameSet = before.size === this.plugins.size && [...before.keys()].every((n) => this.plugins.has(n));
     // One plugin rebuilt in place: it alone goes to the extension (plugin.update); otherwise the
     // catalog change re-syncs everything.
-    this.safe(() => this.ctx.catalog.rebuild(plugin && sameSet ? 'pluginUpdate' : 'config'));
     if (plugin && sameSet) {
       this.ctx.log.info('plugin_updated', { plugin: plugin.name, hash: plugin.adapterHash });
-      this.safe(() => this.ctx.hub.notify('plugin.update', { plugin: toPluginInfo(this.ctx, plugin) }));
-      this.emit({ type: 'update', plugin: plugin.name });
+      this.emit({ type: 'code', plugin: plugin.name });
     } else {
       this.emit({ type: 'reload' });
     }

@@ -5,55 +5,17 @@
  * snapshot (Ajv validators, the serialized tools/list payloads) is cached on it, so the call path
  * never recompiles or re-serializes per call.
  */
-import type { ToolAnnotations } from '../protocol/tool-annotations.ts';
-import type { ServerContext } from '../context.ts';
+import type { ConfigStore } from '../state/config.ts';
+import type { ServerLog } from '../state/server-log.ts';
+import type { PluginManager } from '../plugins/manager.ts';
 import type { Permission } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION } from '../plugins/types.ts';
 import { BROWSER_PLUGIN, BROWSER_TOOLS } from './browser-catalog.ts';
 import { SchemaValidators, type ValidationFailure } from './validate.ts';
 import { PageToolRegistry } from './page-tools.ts';
+import type { CatalogTool, McpToolEntry, ToolListing } from './catalog-types.ts';
 
-export interface CatalogTool {
-  /** Name clients call: `<plugin>_<tool>` or `browser_*` / `extension_*`. */
-  name: string;
-  /** Plugin name; "browser" for built-ins. */
-  plugin: string;
-  /** Name inside the plugin (what tool.dispatch carries for plugin tools); the full name for built-ins. */
-  shortName: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  /** JSON Schema of structuredContent, when the tool declares one (listed as outputSchema). */
-  outputSchema?: Record<string, unknown>;
-  permission: Permission;
-  kind: 'browser' | 'plugin' | 'page';
-  /** Answered by the server itself, without the extension. */
-  servedBy?: 'server';
-  /** MCP hints (read-only, destructive …) listed with the tool. */
-  annotations?: ToolAnnotations;
-  /** Page tools (kind 'page'): the tab that registered the tool and that tab's origin. */
-  tabId?: number;
-  origin?: string;
-  /** Page tools: the tab's URL when it registered the tool (for the approval card). */
-  url?: string;
-}
-
-/** One entry of MCP tools/list. */
-export interface McpToolEntry {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  annotations?: ToolAnnotations;
-}
-
-/** One entry of GET /tools and of the gateway's opentabs_list_tools. */
-export interface ToolListing {
-  name: string;
-  description: string;
-  plugin: string;
-  permission: Permission;
-  inputSchema: Record<string, unknown>;
-}
+export type { CatalogTool, McpToolEntry, ToolListing } from './catalog-types.ts';
 
 export const DISABLED_PREFIX = '[Disabled] ';
 
@@ -169,6 +131,13 @@ function compactSchema(node: unknown): unknown {
  */
 export type CatalogChange = 'config' | 'pageTools' | 'pluginUpdate';
 
+/** What the catalog is built from: permissions (config) and the loaded plugins; a log for listener failures. */
+export interface CatalogDeps {
+  config: ConfigStore;
+  plugins: Pick<PluginManager, 'list'>;
+  log: ServerLog;
+}
+
 export class CatalogStore {
   private snapshot: Catalog;
   private version = 0;
@@ -176,8 +145,8 @@ export class CatalogStore {
   /** Tools web pages registered (WebMCP), per tab, as the extension reports them. */
   readonly pageTools: PageToolRegistry;
 
-  constructor(private readonly ctx: ServerContext) {
-    this.pageTools = new PageToolRegistry(ctx);
+  constructor(private readonly deps: CatalogDeps) {
+    this.pageTools = new PageToolRegistry(this, deps.config);
     this.snapshot = new Catalog(0, this.build());
   }
 
@@ -197,7 +166,7 @@ export class CatalogStore {
       try {
         cb(next, change);
       } catch (err) {
-        this.ctx.log?.error('catalog_listener_failed', { error: String((err as Error)?.message ?? err) });
+        this.deps.log.error('catalog_listener_failed', { error: String((err as Error)?.message ?? err) });
       }
     }
     return next;
@@ -209,7 +178,7 @@ export class CatalogStore {
   }
 
   private build(): CatalogTool[] {
-    const config = this.ctx.config;
+    const config = this.deps.config;
     const tools: CatalogTool[] = [];
     for (const def of BROWSER_TOOLS) {
       tools.push({
@@ -226,7 +195,7 @@ export class CatalogStore {
       });
     }
     const seen = new Set(tools.map((t) => t.name));
-    const plugins = this.ctx.plugins?.list() ?? [];
+    const plugins = this.deps.plugins.list();
     for (const p of plugins) {
       for (const t of p.tools) {
         // A plugin tool can never shadow a built-in or an earlier plugin's tool.

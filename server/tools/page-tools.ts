@@ -11,10 +11,10 @@
  * PAGE_TOOLS_MAX_PER_ORIGIN tools.
  */
 import type Ajv from 'ajv';
-import type { ServerContext } from '../context.ts';
+import type { ConfigStore } from '../state/config.ts';
 import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../limits.ts';
 import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
-import type { CatalogTool } from './catalog.ts';
+import type { CatalogTool } from './catalog-types.ts';
 import { ajvClass } from './ajv.ts';
 
 interface PageToolEntry extends PageToolDescriptor {
@@ -43,7 +43,11 @@ export class PageToolRegistry {
   private tabs = new Map<number, TabTools>();
   private ajv?: Ajv;
 
-  constructor(private readonly ctx: ServerContext) {}
+  /** `catalog` is the store that owns this registry: page tools are checked against it and rebuild it. */
+  constructor(
+    private readonly catalog: { current(): { get(name: string): CatalogTool | undefined }; rebuild(change: 'pageTools'): unknown },
+    private readonly config: ConfigStore,
+  ) {}
 
   /** Replace one tab's tools; rebuilds the catalog (one list_changed) when anything changed. */
   update(tabId: number, url: string, tools: PageToolDescriptor[]): { refused: Refusal[] } {
@@ -56,7 +60,7 @@ export class PageToolRegistry {
       let originCount = 0;
       for (const other of this.tabs.values()) if (other.tabId !== tabId && other.origin === origin) originCount += other.tools.length;
       const taken = new Set<string>();
-      const catalog = this.ctx.catalog.current();
+      const catalog = this.catalog.current();
       for (const raw of tools) {
         const s = sanitizePageTool(raw);
         if (!s.ok) {
@@ -93,7 +97,7 @@ export class PageToolRegistry {
     if (JSON.stringify(before ?? null) !== JSON.stringify(next ?? null)) {
       if (next) this.tabs.set(tabId, next);
       else this.tabs.delete(tabId);
-      this.ctx.catalog.rebuild('pageTools');
+      this.catalog.rebuild('pageTools');
     }
     return { refused };
   }
@@ -102,7 +106,7 @@ export class PageToolRegistry {
   clearAll(): void {
     if (this.tabs.size === 0) return;
     this.tabs.clear();
-    this.ctx.catalog.rebuild('pageTools');
+    this.catalog.rebuild('pageTools');
   }
 
   /** Per tab: its origin and how many page tools it offers (plugin_list_tabs / browser_list_tabs). */
@@ -113,7 +117,7 @@ export class PageToolRegistry {
   /** Catalog entries, skipping any name already in `seen` (a built-in or plugin tool wins). */
   catalogTools(seen: Set<string>): CatalogTool[] {
     const out: CatalogTool[] = [];
-    const config = this.ctx.config;
+    const config = this.config;
     for (const tab of this.tabs.values()) {
       const permission = config.originPermission(tab.origin);
       for (const t of tab.tools) {

@@ -53,10 +53,10 @@ describe('opentabs mcp (stdio bridge)', () => {
   test('tools/list and tools/call', async () => {
     const { tools } = await client.listTools();
     expect(tools.some((t) => t.name === 'browser_list_tabs')).toBe(true);
-    ext.onDispatch('browser_list_tabs', () => ({ value: { tabs: [{ tabId: 3, url: 'http://127.0.0.1/', title: 'T' }] } }));
+    ext.onDispatch('browser_list_tabs', () => ({ value: { tabs: [{ id: 3, url: 'http://127.0.0.1/', title: 'T', active: true, windowId: 1, groupId: -1, status: 'complete', audible: false }] } }));
     const r = (await client.callTool({ name: 'browser_list_tabs', arguments: {} })) as { isError?: boolean; structuredContent?: unknown };
     expect(r.isError).toBeFalsy();
-    expect(r.structuredContent).toEqual({ tabs: [{ tabId: 3, url: 'http://127.0.0.1/', title: 'T' }] });
+    expect(r.structuredContent).toEqual({ tabs: [{ id: 3, url: 'http://127.0.0.1/', title: 'T', active: true, windowId: 1, groupId: -1, status: 'complete', audible: false }] });
   });
 
   test('progress notifications reach the stdio client', async () => {

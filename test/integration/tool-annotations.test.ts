@@ -46,8 +46,12 @@ test('every built-in carries annotations; readers are read-only, closers destruc
   const by = (n: string) => tools.find((t) => t.name === n)!.annotations;
   expect(by('browser_list_tabs')).toEqual({ readOnlyHint: true });
   expect(by('browser_snapshot')).toEqual({ readOnlyHint: true });
-  expect(by('browser_close_tab')).toEqual({ destructiveHint: true });
-  expect(by('browser_navigate_tab')).toEqual({ destructiveHint: false });
+  expect(by('browser_close_tab')).toEqual({ destructiveHint: true, idempotentHint: true });
+  expect(by('browser_navigate_tab')).toEqual({ destructiveHint: false, idempotentHint: true });
+  expect(by('browser_click_element')).toEqual({ destructiveHint: true });
+  // Listed exactly as declared (server/protocol/browser-tools/).
+  const { BUILTIN_TOOLS } = await import('../../server/protocol/browser-tools/index.ts');
+  for (const d of BUILTIN_TOOLS) expect({ name: d.name, annotations: by(d.name) }).toEqual({ name: d.name, annotations: d.annotations });
 });
 
 test("a plugin tool's annotations come from its manifest; a malformed one refuses the plugin naming the field", async () => {
