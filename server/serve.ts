@@ -136,28 +136,34 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   }
   ctx.port = server.port ?? options.port;
   const url = `http://${HOST}:${ctx.port}`;
+
+  // Listen first: plugin discovery, the catalog and the extension folder come after the bind.
+  // Discovery starts at once (before the pid file is written); the extension folder comes after
+  // it, so that the install's work (loading the extension build, which may rebuild the extension
+  // with esbuild; hashing and copying its files) never delays the tool list. The install never
+  // touches adapters/, which is all discovery writes there.
+  const ready = (async () => {
+    try {
+      await ctx.plugins.discover();
+      ctx.catalog.rebuild();
+      if (ctx.mode === 'dev') ctx.plugins.startWatching();
+    } catch (err) {
+      log.error('startup_discovery_failed', { error: String((err as Error)?.message ?? err) });
+    }
+    if (options.installExtension === false) return;
+    try {
+      // Imported here, after the bind: it pulls in the extension build (esbuild's JS API),
+      // ≈ 20–30 ms of module evaluation nothing before the port needs.
+      const { installExtension } = await import('./extension-install.ts');
+      await installExtension(ctx);
+    } catch (err) {
+      log.error('extension_install_failed', { error: String((err as Error).message) });
+    }
+  })();
+
   await writeFileAtomic(join(configDir, 'server.pid'), JSON.stringify({ pid: process.pid, port: ctx.port, startedAt: ctx.startedAt }));
   log.info('listening', { url, pid: process.pid, mode: ctx.mode });
   if (!options.quiet) console.log(`OpenTabs server listening on ${url}`);
-
-  // Listen first: plugin discovery, the catalog and the extension folder come after the bind.
-  const ready = (async () => {
-    if (options.installExtension !== false) {
-      try {
-        // Imported here, after the bind: it pulls in the extension build (esbuild's JS API),
-        // ≈ 20 ms of module evaluation nothing before the port needs.
-        const { installExtension } = await import('./extension-install.ts');
-        await installExtension(ctx);
-      } catch (err) {
-        log.error('extension_install_failed', { error: String((err as Error).message) });
-      }
-    }
-    await ctx.plugins.discover();
-    ctx.catalog.rebuild();
-    if (ctx.mode === 'dev') ctx.plugins.startWatching();
-  })().catch((err) => {
-    log.error('startup_discovery_failed', { error: String((err as Error)?.message ?? err) });
-  });
 
   let stopped = false;
   async function stop() {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
 import type { Command } from '../command.ts';
-import { embeddedExtension, installEmbeddedExtension } from '../embedded-extension.ts';
+import type { EmbeddedFile } from '../embedded-extension.ts';
 import { renderMcpConfig } from '../mcp-config.ts';
 import { CliError, c, err, out, say } from '../output.ts';
 import { selfCommand } from '../self.ts';
@@ -101,9 +101,21 @@ export const command: Command = {
   },
 };
 
+/**
+ * The extension embedded in the single-file executable, if any. The compile entry registers it on
+ * this global (cli/embedded-extension.ts) before the CLI runs; it is looked up here without
+ * importing that module, whose imports load the extension build and esbuild's JS API (≈ 20–30 ms
+ * before the server could start), which a start from a checkout or an npm install never needs.
+ */
+async function embeddedExtensionFiles(): Promise<EmbeddedFile[] | null> {
+  const files = (globalThis as Record<string, unknown>).__OPENTABS_EMBEDDED_EXTENSION__;
+  if (!Array.isArray(files) || files.length === 0) return null;
+  return (await import('../embedded-extension.ts')).embeddedExtension();
+}
+
 async function startForeground(dir: string, port: number, dev: boolean, showConfig: boolean): Promise<number> {
   const { runForeground } = await import('../../server/serve.ts');
-  const embedded = embeddedExtension();
+  const embedded = await embeddedExtensionFiles();
   let running;
   try {
     running = await runForeground({ port, configDir: dir, dev, quiet: true, installExtension: embedded ? false : undefined });
@@ -116,6 +128,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
   }
   if (embedded) {
     try {
+      const { installEmbeddedExtension } = await import('../embedded-extension.ts');
       await installEmbeddedExtension(embedded, dir, running.port);
     } catch (e) {
       err(`warning: installing the embedded extension failed: ${(e as Error).message}`);

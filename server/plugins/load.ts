@@ -4,7 +4,6 @@
  * it cannot be loaded, so one broken plugin never stops the others.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type Ajv from 'ajv';
 import { ajvClass } from '../tools/ajv.ts';
@@ -19,7 +18,7 @@ export type LoadResult =
 
 /** Short content hash naming the adapter file (adapters/<name>-<hash>.js). */
 export function adapterHashOf(source: string): string {
-  return createHash('sha256').update(source).digest('hex').slice(0, 12);
+  return Bun.SHA256.hash(source, 'hex').slice(0, 12);
 }
 
 // One Ajv instance only for checking that schemas are valid JSON Schema (the catalog compiles
