@@ -19,7 +19,7 @@ import { ExtensionHub } from './hub/hub.ts';
 import { McpSessions } from './mcp/sessions.ts';
 import { InFlightCalls } from './tools/in-flight.ts';
 import { ConcurrencyGate } from './tools/gate.ts';
-import { startMemoryKeeper } from './state/memory.ts';
+import { startMemoryKeeper, type MemoryKeeper } from './state/memory.ts';
 
 export interface RunningServer {
   ctx: ServerContext;
@@ -27,6 +27,8 @@ export interface RunningServer {
   url: string;
   /** Resolves when discovery at start-up has finished. */
   ready: Promise<void>;
+  /** Full collections under load and after it (server/state/memory.ts); the bench can stop it to compare. */
+  memory: MemoryKeeper;
   stop(): Promise<void>;
 }
 
@@ -203,7 +205,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     await log.flush();
   }
 
-  return { ctx, port: ctx.port, url, ready, stop };
+  return { ctx, port: ctx.port, url, ready, memory, stop };
 }
 
 /** `opentabs start` in the foreground: run until SIGINT/SIGTERM. */

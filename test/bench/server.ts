@@ -19,7 +19,9 @@
  * Memory knobs (to compare variants; never in the product): BENCH_MEM_CALLS (default 100000),
  * BENCH_MEM_MODE=rest|mcp|mixed (default mixed: half each), BENCH_MEM_CONC (default 8),
  * BENCH_MEM_NEWCONN=1 (a new TCP connection per REST call instead of keep-alive),
- * BENCH_CHILD_ENV='{"K":"V"}' (extra environment of the server child), BENCH_BUN_FLAGS='--smol'.
+ * BENCH_CHILD_ENV='{"K":"V"}' (extra environment of the server child), BENCH_BUN_FLAGS='--smol',
+ * BENCH_NO_KEEPER=1 (the server's memory keeper stopped: the figure before it existed),
+ * BENCH_SMAPS=1 (which mappings grew), BENCH_COUNTS=1 (cells promoted by young collections).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -570,6 +572,8 @@ if (process.argv.includes('--child')) {
   const configDir = process.argv[process.argv.indexOf('--child') + 1];
   const running = await startServer({ configDir, port: 0, installExtension: false, quiet: true, skipPermissions: false });
   await running.ready;
+  // BENCH_NO_KEEPER=1: without the memory keeper (to compare; never in the product).
+  if (process.env.BENCH_NO_KEEPER === '1') running.memory.stop();
   process.stdout.write(JSON.stringify({ port: running.port, secret: running.ctx.secret, tools: running.ctx.catalog.current().tools.length }) + '\n');
   const stop = async () => {
     await running.stop();
