@@ -15,6 +15,7 @@ import { ServerLog } from './state/server-log.ts';
 import { writeFileAtomic } from './state/atomic.ts';
 import { PluginManager } from './plugins/manager.ts';
 import { CatalogStore } from './tools/catalog.ts';
+import { followPluginChanges } from './plugin-events.ts';
 import { ExtensionHub } from './hub/hub.ts';
 import { McpSessions } from './mcp/sessions.ts';
 import { InFlightCalls } from './tools/in-flight.ts';
@@ -106,6 +107,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   (ctx as { mcp: McpSessions }).mcp = new McpSessions(ctx);
   (ctx as { calls: InFlightCalls }).calls = new InFlightCalls();
   (ctx as { gate: ConcurrencyGate }).gate = new ConcurrencyGate();
+  followPluginChanges(ctx);
 
   const app = createApp(ctx);
   const memory = startMemoryKeeper();
