@@ -62,7 +62,7 @@ describe('acting tools', () => {
 
   test('browser_click_element by snapshot ref, and clear errors for bad targets', async () => {
     const snap = await h.callTool('browser_snapshot', { tabId, interactiveOnly: true });
-    const ref = /- button "Count" \[ref=(e\d+)\]/.exec(snap.body.result.snapshot)![1];
+    const ref = /button Count \[(e\d+)\]/.exec(snap.body.result.snapshot)![1];
     const before = Number(await page.locator('#count').getAttribute('data-n'));
     expect((await h.callTool('browser_click_element', { tabId, ref })).status).toBe(200);
     expect(Number(await page.locator('#count').getAttribute('data-n'))).toBe(before + 1);

@@ -116,7 +116,7 @@ describe('reading tools', () => {
     // Refs go to what can be acted on: the page's link.
     const link = await h.callTool('browser_screenshot_tab', { tabId, selector: 'a[href="second.html"]' });
     const snap = await h.callTool('browser_snapshot', { tabId });
-    const ref = /- link "Second page" \[ref=(e\d+)\]/.exec(snap.body.result.snapshot)![1];
+    const ref = /\[Second page\]\((e\d+)\)/.exec(snap.body.result.snapshot)![1];
     const byRef = await h.callTool('browser_screenshot_tab', { tabId, ref });
     expect(byRef.body.result.clip).toEqual(link.body.result.clip);
     const stale = await h.callTool('browser_screenshot_tab', { tabId, ref: 'e99999' });
