@@ -5,10 +5,16 @@
  * Injecting it again is harmless: a live bridge stays, a dead one (worker restarted, extension
  * reloaded) is replaced.
  *
- * The page is untrusted (any script in it can dispatch the event): every message is capped and
- * checked here (sanitizePageMessage) before it crosses the Port, and again in the worker.
+ * The page is untrusted (any script in it can dispatch the event): every message is checked
+ * against its valibot schema and capped here (parsePageMessage) before it crosses the Port, and
+ * again in the worker. A malformed one is refused with a warning in the page's console (the
+ * first few only: a page could send them in a loop).
  */
-import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, sanitizePageMessage, type PageToBridge, type PortToBridge } from '../../server/protocol/page-channel.ts';
+import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, type PortToBridge } from '../../server/protocol/page-channel.ts';
+import { parsePageMessage } from '../../server/protocol/page-channel-schema.ts';
+
+/** Malformed messages reported in the console per bridge. */
+const MAX_WARNINGS = 10;
 
 interface BridgeHandle {
   alive: boolean;
@@ -25,18 +31,24 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
   const port = chrome.runtime.connect({ name: TAB_PORT_NAME });
   const handle: BridgeHandle = { alive: true, teardown };
 
+  let warnings = 0;
+  const refuse = (why: string) => {
+    if (warnings++ < MAX_WARNINGS) console.warn(`[OpenTabs] ${why}; refused`);
+  };
+
   function onPage(ev: Event): void {
     const detail = (ev as CustomEvent).detail;
-    if (typeof detail !== 'string') return;
-    let msg: PageToBridge | null;
+    if (typeof detail !== 'string') return refuse('Malformed page message: the event detail must be a JSON string');
+    let raw: unknown;
     try {
-      msg = sanitizePageMessage(JSON.parse(detail));
+      raw = JSON.parse(detail);
     } catch {
-      return;
+      return refuse('Malformed page message: the event detail is not JSON');
     }
-    if (!msg) return;
+    const checked = parsePageMessage(raw);
+    if (!checked.ok) return refuse(checked.error);
     try {
-      port.postMessage(msg);
+      port.postMessage(checked.msg);
     } catch {
       teardown();
     }

@@ -1,0 +1,129 @@
+/**
+ * Adapter injection: the ISOLATED bridge (tab-bridge.js), then the MAIN-world adapter file the
+ * server wrote into adapters/, then isReady(); and what is known of each tab's adapters.
+ *
+ * Every script goes into one document only (`documentIds`; the caller checked that document's URL
+ * against the plugin's patterns): if the tab has moved on to another document, injection fails
+ * instead of landing there. Statuses belong to the document they were seen in.
+ */
+import { ADAPTER_REGISTRY_KEY } from '../../server/protocol/page-channel.ts';
+import type { PluginInfo } from '../../server/protocol/methods.ts';
+import { ToolError } from '../shared/tool-error.ts';
+
+/** What the MAIN-world check returns. */
+export type AdapterStatus = 'missing' | 'stale' | 'ready' | 'unavailable';
+
+/** Runs in the page's MAIN world (serialised by chrome.scripting): look the adapter up in the registry. */
+async function checkAdapterInPage(key: string, plugin: string, hash: string): Promise<AdapterStatus> {
+  const reg = (globalThis as Record<string, unknown>)[key] as Record<string, { hash: string; isReady(): Promise<boolean> }> | undefined;
+  const h = reg?.[plugin];
+  if (!h) return 'missing';
+  if (h.hash !== hash) return 'stale';
+  try {
+    return (await h.isReady()) ? 'ready' : 'unavailable';
+  } catch {
+    return 'unavailable';
+  }
+}
+
+function disposeAdapterInPage(key: string, plugin: string): void {
+  const reg = (globalThis as Record<string, unknown>)[key] as Record<string, { dispose(): void }> | undefined;
+  try {
+    reg?.[plugin]?.dispose();
+  } catch {}
+  if (reg) delete reg[plugin];
+}
+
+export class Adapters {
+  /** tabId → the document the statuses were seen in, plugin → adapter status (cleared on navigation). */
+  private tabs = new Map<number, { documentId: string; status: Map<string, AdapterStatus> }>();
+  private injecting = new Map<string, Promise<AdapterStatus>>();
+
+  /** `waitForPort`: resolves once the bridge of that document connected its Port (plugin-ports.ts). */
+  constructor(private readonly waitForPort: (tabId: number, documentId: string) => Promise<unknown>) {}
+
+  status(tabId: number, plugin: string): AdapterStatus | undefined {
+    return this.tabs.get(tabId)?.status.get(plugin);
+  }
+
+  /** The document the tab's statuses belong to. */
+  documentOf(tabId: number): string | undefined {
+    return this.tabs.get(tabId)?.documentId;
+  }
+
+  private set(tabId: number, documentId: string, plugin: string, status: AdapterStatus): void {
+    let a = this.tabs.get(tabId);
+    if (!a || a.documentId !== documentId) this.tabs.set(tabId, (a = { documentId, status: new Map() }));
+    a.status.set(plugin, status);
+  }
+
+  forgetTab(tabId: number, documentId?: string): void {
+    if (documentId === undefined || this.tabs.get(tabId)?.documentId === documentId) this.tabs.delete(tabId);
+  }
+
+  forgetPlugin(name: string): void {
+    for (const a of this.tabs.values()) a.status.delete(name);
+  }
+
+  /** An adapter (re)registered in this document: its status is checked again on next use. */
+  registered(tabId: number, documentId: string, plugin: string): void {
+    const a = this.tabs.get(tabId);
+    if (a?.documentId === documentId && a.status.get(plugin) !== 'ready') a.status.delete(plugin);
+  }
+
+  /** Bridge first (ISOLATED), then the adapter (MAIN) when the registry lacks this hash; then isReady(). */
+  ensure(tabId: number, plugin: PluginInfo, documentId: string): Promise<AdapterStatus> {
+    const key = `${tabId}:${documentId}:${plugin.name}:${plugin.adapterHash}`;
+    const running = this.injecting.get(key);
+    if (running) return running;
+    const target = { tabId, documentIds: [documentId] };
+    const job = (async (): Promise<AdapterStatus> => {
+      try {
+        await chrome.scripting.executeScript({ target, files: ['tab-bridge.js'] });
+        await this.waitForPort(tabId, documentId);
+        const check = async () =>
+          (await chrome.scripting.executeScript({ target, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result as AdapterStatus;
+        let status = await check();
+        if (status === 'missing' || status === 'stale') {
+          await chrome.scripting.executeScript({ target, world: 'MAIN', files: [plugin.adapterFile] });
+          status = await check();
+        }
+        this.set(tabId, documentId, plugin.name, status);
+        return status;
+      } catch (err) {
+        if (err instanceof ToolError) throw err;
+        throw new ToolError('tab_closed', `Tab ${tabId} navigated away or closed while ${plugin.displayName} was being set up (${(err as Error).message}); retry`, { category: 'not_found', retryable: true });
+      }
+    })().finally(() => this.injecting.delete(key));
+    this.injecting.set(key, job);
+    return job;
+  }
+
+  /** Dispose the plugin's adapter in every tab (uninstalled, or every tool off). */
+  async disposeEverywhere(name: string): Promise<void> {
+    const tabs = await chrome.tabs.query({});
+    await Promise.all(
+      tabs.map((t) =>
+        t.id === undefined
+          ? null
+          : chrome.scripting.executeScript({ target: { tabId: t.id }, world: 'MAIN', func: disposeAdapterInPage, args: [ADAPTER_REGISTRY_KEY, name] }).catch(() => null),
+      ),
+    );
+  }
+
+  /** extension_check_adapter: ask each given tab's registry directly (no cache). */
+  async check(plugin: PluginInfo, tabs: chrome.tabs.Tab[], bridgeConnected: (tabId: number) => boolean): Promise<unknown> {
+    const out = [];
+    for (const t of tabs) {
+      let status: AdapterStatus | 'no_access';
+      try {
+        status = (await chrome.scripting.executeScript({ target: { tabId: t.id! }, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result as AdapterStatus;
+      } catch {
+        status = 'no_access';
+      }
+      out.push({ tabId: t.id!, url: t.url ?? '', title: t.title ?? '', adapter: status, bridgeConnected: bridgeConnected(t.id!) });
+    }
+    const tabState = out.length === 0 ? 'closed' : out.some((t) => t.adapter === 'ready') ? 'ready' : 'unavailable';
+    return { plugin: plugin.name, adapterFile: plugin.adapterFile, adapterHash: plugin.adapterHash, tabState, tabs: out };
+  }
+}

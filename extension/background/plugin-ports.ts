@@ -1,0 +1,262 @@
+/**
+ * Port RPC with plugin adapters: the per-tab chrome.runtime Port the tab bridge opens (one message
+ * in, one out — server/protocol/page-channel.ts), the calls sent over it, and what the page sends
+ * back: results, progress, log lines (batched into plugin.log) and adapter registrations.
+ *
+ * A Port's messages reach its own document and nothing else, and a Port cannot outlive or change
+ * its document: a call goes only over the Port of the document that was checked. The page is
+ * untrusted: every message is checked against its valibot schema and capped on receipt
+ * (parsePageMessage; a malformed one is refused with a clear line in the extension log), and
+ * attributed to its Port: results, progress and logs count only for calls sent over it, for its
+ * plugin.
+ */
+import { TAB_PORT_NAME, utf8Bytes, type PortToBridge } from '../../server/protocol/page-channel.ts';
+import { parsePageMessage } from '../../server/protocol/page-channel-schema.ts';
+import type { DispatchResult, LogEntry, PluginInfo } from '../../server/protocol/methods.ts';
+import { PLUGIN_LOG_BATCH_MAX_BYTES } from '../../server/protocol/limits.ts';
+import { ToolError } from '../shared/tool-error.ts';
+import { extLog } from '../shared/ext-log.ts';
+import { allowedFor } from './plugin-tabs.ts';
+
+const PORT_WAIT_MS = 3_000;
+const LOG_FLUSH_MS = 100;
+const LOG_BATCH_MAX = 100;
+/**
+ * Finished calls each tab Port remembers (id → plugin), so log lines an adapter sends right after
+ * its result still count as that call's; any other id from that page is refused.
+ */
+const RECENT_CALLS_PER_PORT = 64;
+
+/** A tab's bridge Port and the document that opened it (checked against the plugins on connect). */
+export interface TabPort {
+  port: chrome.runtime.Port;
+  documentId: string;
+  url: string;
+  recent: Map<string, string>;
+}
+
+interface PendingCall {
+  tabId: number;
+  plugin: string;
+  /** The Port the call went out on: only it may answer, report progress or log for the call. */
+  via: TabPort;
+  resolve: (r: DispatchResult) => void;
+  reject: (e: Error) => void;
+}
+
+/** What the ports need of the plugin runtime (plugins.ts). */
+export interface PortHost {
+  /** Plugins whose patterns the URL matches (a Port from any other page is refused). */
+  pluginsForUrl(url: string): PluginInfo[];
+  plugin(name: string): PluginInfo | undefined;
+  /** The Port of this tab's document closed: its adapters are gone with it. */
+  portClosed(tabId: number, documentId: string): void;
+  /** An adapter (re)registered in this document. */
+  registered(tabId: number, documentId: string, plugin: string): void;
+  progress(dispatchId: string, p: { progress: number; total?: number; message?: string }): void;
+  /** A batch of plugin log lines (plugin.log). */
+  logs(entries: LogEntry[]): void;
+}
+
+const tabClosed = (message: string) => new ToolError('tab_closed', `${message}; open the app again and retry`, { category: 'not_found', retryable: true });
+
+export class TabPorts {
+  private ports = new Map<number, TabPort>();
+  /** Resolvers waiting for a tab's Port; each returns true once it is satisfied. */
+  private waiters = new Map<number, Set<() => boolean>>();
+  private calls = new Map<string, PendingCall>();
+  private logs: LogEntry[] = [];
+  /** UTF-8 bytes of `logs` as JSON, so one plugin.log frame stays below PLUGIN_LOG_BATCH_MAX_BYTES. */
+  private logBytes = 0;
+  private logTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly host: PortHost) {}
+
+  get(tabId: number): TabPort | undefined {
+    return this.ports.get(tabId);
+  }
+
+  /**
+   * A bridge Port. Only the bridge we inject opens one, and only into a document that matched; a
+   * Port is still refused unless it comes from a tab's top frame whose URL (at connect time) is a
+   * page of some plugin, and it is tied to that document for its whole life.
+   */
+  attach(port: chrome.runtime.Port): void {
+    const sender = port.sender;
+    const tabId = sender?.tab?.id;
+    const documentId = sender?.documentId;
+    const url = sender?.url ?? '';
+    if (port.name !== TAB_PORT_NAME || tabId === undefined || sender?.frameId !== 0 || !documentId || this.host.pluginsForUrl(url).length === 0) {
+      port.disconnect();
+      return;
+    }
+    const tp: TabPort = { port, documentId, url, recent: new Map() };
+    const old = this.ports.get(tabId);
+    this.ports.set(tabId, tp);
+    if (old && old.documentId !== documentId) {
+      // Another document took over the tab: calls sent to the old one cannot finish.
+      try {
+        old.port.disconnect();
+      } catch {}
+      this.failCallsVia(old, 'The tab navigated away while the tool was running');
+    }
+    const waiters = this.waiters.get(tabId);
+    if (waiters) for (const w of [...waiters]) if (w()) waiters.delete(w);
+    port.onMessage.addListener((msg: unknown) => this.onPageMessage(tabId, tp, msg));
+    port.onDisconnect.addListener(() => {
+      this.failCallsVia(tp, 'The tab was closed or navigated away while the tool was running');
+      if (this.ports.get(tabId) !== tp) return;
+      this.ports.delete(tabId);
+      this.host.portClosed(tabId, documentId);
+    });
+  }
+
+  /** The Port opened by this document of the tab (waits for the bridge to connect). */
+  waitFor(tabId: number, documentId: string): Promise<TabPort> {
+    const have = this.ports.get(tabId);
+    if (have?.documentId === documentId) return Promise.resolve(have);
+    return new Promise((resolve, reject) => {
+      const waiters = this.waiters.get(tabId) ?? new Set<() => boolean>();
+      this.waiters.set(tabId, waiters);
+      const waiter = (): boolean => {
+        const tp = this.ports.get(tabId);
+        if (tp?.documentId !== documentId) return false;
+        clearTimeout(timer);
+        resolve(tp);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(new ToolError('adapter_not_ready', `The page bridge in tab ${tabId} did not connect`, { category: 'internal', retryable: true }));
+      }, PORT_WAIT_MS);
+      waiters.add(waiter);
+    });
+  }
+
+  /** One tool call over `via` (the Port of the checked document): resolves with the page's result. */
+  call(tabId: number, via: TabPort, msg: Extract<PortToBridge, { type: 'call' }>): Promise<DispatchResult> {
+    return new Promise<DispatchResult>((resolve, reject) => {
+      this.calls.set(msg.id, { tabId, plugin: msg.plugin, via, resolve, reject });
+      try {
+        via.port.postMessage(msg);
+      } catch {
+        this.calls.delete(msg.id);
+        reject(new ToolError('tab_closed', `Tab ${tabId} went away before the call could start; retry`, { category: 'not_found', retryable: true }));
+      }
+    });
+  }
+
+  /** tool.cancel: the call fails now and the document running it is told. */
+  cancel(dispatchId: string, reason: string): void {
+    const c = this.calls.get(dispatchId);
+    if (!c) return;
+    this.calls.delete(dispatchId);
+    this.rememberFinished(c.via, dispatchId, c.plugin);
+    // Only to the document the call went to (its Port dies with it).
+    try {
+      c.via.port.postMessage({ type: 'cancel', id: dispatchId, plugin: c.plugin, reason } satisfies PortToBridge);
+    } catch {}
+    c.reject(new ToolError('cancelled', `Cancelled: ${reason}`, { category: 'internal' }));
+  }
+
+  /** The tab is gone: its Port, waiters and calls with it. */
+  forgetTab(tabId: number, message: string): void {
+    this.ports.delete(tabId);
+    this.waiters.delete(tabId);
+    this.failCallsOn(tabId, message);
+  }
+
+  failCallsOn(tabId: number, message: string): void {
+    for (const [id, c] of this.calls) {
+      if (c.tabId !== tabId) continue;
+      this.calls.delete(id);
+      c.reject(tabClosed(message));
+    }
+  }
+
+  private failCallsVia(tp: TabPort, message: string): void {
+    for (const [id, c] of this.calls) {
+      if (c.via !== tp) continue;
+      this.calls.delete(id);
+      c.reject(tabClosed(message));
+    }
+  }
+
+  /** A call this Port may speak for: sent over it, for `plugin`. */
+  private callVia(tp: TabPort, id: string, plugin: string): PendingCall | undefined {
+    const c = this.calls.get(id);
+    return c && c.via === tp && c.plugin === plugin ? c : undefined;
+  }
+
+  private rememberFinished(tp: TabPort, id: string, plugin: string): void {
+    if (tp.recent.size >= RECENT_CALLS_PER_PORT) {
+      const oldest = tp.recent.keys().next().value;
+      if (oldest !== undefined) tp.recent.delete(oldest);
+    }
+    tp.recent.set(id, plugin);
+  }
+
+  /** One message from a page: checked against its schema first; a malformed one is refused. */
+  onPageMessage(tabId: number, tp: TabPort, raw: unknown): void {
+    if (this.ports.get(tabId) !== tp) return; // a Port another document replaced
+    const checked = parsePageMessage(raw);
+    if (!checked.ok) return void extLog('warning', `Tab ${tabId} (${tp.url.slice(0, 200)}): ${checked.error}; refused`);
+    const msg = checked.msg;
+    switch (msg.type) {
+      case 'result': {
+        const c = this.callVia(tp, msg.id, msg.plugin);
+        if (!c) return;
+        this.calls.delete(msg.id);
+        this.rememberFinished(tp, msg.id, c.plugin);
+        // This call's buffered log lines go out before its result, so the server can still
+        // deliver them on the call's own MCP stream (batching is for lines outside calls).
+        if (this.logs.some((l) => l.dispatchId === msg.id)) this.flushLogs();
+        if (msg.ok) c.resolve({ value: msg.value ?? null });
+        else {
+          const { message, code, ...extra } = msg.error;
+          c.reject(new ToolError(code || 'tool_error', message || 'The tool failed', extra));
+        }
+        return;
+      }
+      case 'progress':
+        // Only the document running the call may report on it.
+        if (!this.callVia(tp, msg.id, msg.plugin)) return;
+        this.host.progress(msg.id, { progress: msg.progress, total: msg.total, message: msg.message });
+        return;
+      case 'log': {
+        // A page logs only for plugins whose pattern its URL matched, and a line names a call
+        // only if that call ran in this document for this plugin: a page cannot write into
+        // another tab's or another plugin's calls (their MCP streams) by guessing ids.
+        const plugin = this.host.plugin(msg.plugin);
+        if (!plugin || !allowedFor(tp.url, plugin)) return;
+        if (msg.id !== undefined && !this.callVia(tp, msg.id, msg.plugin) && tp.recent.get(msg.id) !== msg.plugin) return;
+        this.queueLog({ plugin: msg.plugin, level: msg.level, message: msg.message, data: msg.data, ts: msg.ts, dispatchId: msg.id });
+        return;
+      }
+      case 'registered':
+        this.host.registered(tabId, tp.documentId, msg.plugin);
+        return;
+    }
+  }
+
+  /** Batch a log line; a batch goes out at LOG_BATCH_MAX lines, PLUGIN_LOG_BATCH_MAX_BYTES, or after LOG_FLUSH_MS. */
+  private queueLog(entry: LogEntry): void {
+    // Sanitised entries are far below the batch limit; +1 for the comma between entries.
+    const bytes = utf8Bytes(JSON.stringify(entry)) + 1;
+    if (this.logs.length > 0 && this.logBytes + bytes > PLUGIN_LOG_BATCH_MAX_BYTES) this.flushLogs();
+    this.logs.push(entry);
+    this.logBytes += bytes;
+    if (this.logs.length >= LOG_BATCH_MAX || this.logBytes >= PLUGIN_LOG_BATCH_MAX_BYTES) this.flushLogs();
+    else this.logTimer ??= setTimeout(() => this.flushLogs(), LOG_FLUSH_MS);
+  }
+
+  private flushLogs(): void {
+    if (this.logTimer) clearTimeout(this.logTimer);
+    this.logTimer = null;
+    if (this.logs.length === 0) return;
+    const entries = this.logs;
+    this.logs = [];
+    this.logBytes = 0;
+    this.host.logs(entries);
+  }
+}

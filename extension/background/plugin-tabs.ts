@@ -1,0 +1,142 @@
+/**
+ * Plugin tabs: which tabs are a plugin's pages, their ranking for a call, each tab's top document
+ * as webNavigation reports it, and the tab snapshot tab.syncAll / tab.stateChanged carry.
+ *
+ * A tab can change documents at any moment (the page itself can navigate it), so nothing is sent
+ * into a tab on the strength of an earlier look at it: right before each injection and each call
+ * the tab's top document is read (webNavigation.getFrame: URL + documentId) and its URL checked
+ * against the plugin's patterns. TopDocuments keeps the last report (commits, history and
+ * fragment changes), which costs no browser round trip on the call path.
+ */
+import type { PluginInfo, TabInfo, TabState } from '../../server/protocol/methods.ts';
+import { urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
+import { ToolError } from '../shared/tool-error.ts';
+import { insideProtectedFolder } from '../tools/url-policy.ts';
+
+/** A tab's top document as webNavigation reports it now. */
+export interface CheckedDocument {
+  documentId: string;
+  url: string;
+}
+
+export type TabSnapshot = { state: TabState; tabs: TabInfo[] };
+
+/** A page of this plugin (its patterns), never one inside the OpenTabs config folder. */
+export function allowedFor(url: string | undefined, plugin: Pick<PluginInfo, 'urlPatterns' | 'excludePatterns'>): boolean {
+  return urlMatchesPlugin(url, plugin) && !(url !== undefined && insideProtectedFolder(url));
+}
+
+/** The tab picked for a call shows a page that is not the plugin's (any more). */
+export function leftPluginError(tabId: number, url: string, plugin: PluginInfo, explicit: boolean): ToolError {
+  const where = `pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`;
+  return explicit
+    ? new ToolError('tab_mismatch', `Tab ${tabId} (${url}) is not a ${plugin.displayName} tab; ${where}`, { category: 'validation' })
+    : new ToolError('no_matching_tab', `The ${plugin.displayName} tab ${tabId} is now at ${url}, not a ${plugin.displayName} page; open ${plugin.displayName} again and retry`, { category: 'not_found', retryable: true });
+}
+
+/** Matching tabs, best first: active tab of the focused window, other active tabs, the focused window, the rest. */
+export async function rankedTabs(plugin: PluginInfo): Promise<chrome.tabs.Tab[]> {
+  const [tabs, focused] = await Promise.all([chrome.tabs.query({}), chrome.windows.getLastFocused().catch(() => null)]);
+  const fw = focused?.id;
+  const rank = (t: chrome.tabs.Tab) => (t.active && t.windowId === fw ? 0 : t.active ? 1 : t.windowId === fw ? 2 : 3);
+  return tabs
+    .filter((t) => t.id !== undefined && allowedFor(t.url, plugin))
+    .sort((a, b) => rank(a) - rank(b) || (b.lastAccessed ?? 0) - (a.lastAccessed ?? 0));
+}
+
+/**
+ * Ranked tabs per plugin, valid until any tab or window event (main.ts calls tabsChanged()) or a
+ * plugin change: a call then costs no chrome.tabs round trip before its one port message.
+ */
+export class TabRanking {
+  private cache = new Map<string, chrome.tabs.Tab[]>();
+
+  clear(): void {
+    this.cache.clear();
+  }
+
+  async ranked(plugin: PluginInfo): Promise<chrome.tabs.Tab[]> {
+    const hit = this.cache.get(plugin.name);
+    if (hit) return hit;
+    const ranked = await rankedTabs(plugin);
+    this.cache.set(plugin.name, ranked);
+    return ranked;
+  }
+}
+
+/** Each tab's top document as webNavigation last reported it (or getFrame read it). */
+export class TopDocuments {
+  private docs = new Map<number, CheckedDocument>();
+
+  constructor() {
+    const seen = (d: { tabId: number; frameId: number; url: string; documentId?: string; documentLifecycle?: string }) => {
+      if (d.frameId === 0 && d.documentId && d.documentLifecycle !== 'prerender') this.docs.set(d.tabId, { documentId: d.documentId, url: d.url });
+    };
+    chrome.webNavigation.onCommitted.addListener(seen);
+    chrome.webNavigation.onHistoryStateUpdated.addListener(seen);
+    chrome.webNavigation.onReferenceFragmentUpdated.addListener(seen);
+  }
+
+  get(tabId: number): CheckedDocument | undefined {
+    return this.docs.get(tabId);
+  }
+
+  delete(tabId: number): void {
+    this.docs.delete(tabId);
+  }
+
+  /**
+   * The tab's top document now, if its URL is one of the plugin's pages; else a clear error
+   * (`explicit`: the caller named the tab). Read right before every injection and every call.
+   */
+  async checked(tabId: number, plugin: PluginInfo, explicit: boolean): Promise<CheckedDocument> {
+    const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+    if (!frame) throw new ToolError('tab_closed', `Tab ${tabId} has no page any more (closed?); use plugin_list_tabs to find open tabs`, { category: 'not_found', retryable: true });
+    if (!frame.documentId) throw new ToolError('adapter_not_ready', `Tab ${tabId} has no document yet; retry when it has loaded`, { category: 'internal', retryable: true });
+    const doc = { documentId: frame.documentId, url: frame.url };
+    this.docs.set(tabId, doc);
+    if (!allowedFor(frame.url, plugin)) throw leftPluginError(tabId, frame.url, plugin, explicit);
+    return doc;
+  }
+}
+
+/** Tab snapshot of one plugin, as tab.syncAll / tab.stateChanged carry it. */
+export function snapshotOf(plugin: PluginInfo, all: chrome.tabs.Tab[], ready: (tabId: number) => boolean): TabSnapshot {
+  const tabs = all.filter((t) => t.id !== undefined && allowedFor(t.url, plugin));
+  const infos = tabs.map((t) => ({ tabId: t.id!, url: t.url ?? '', title: t.title ?? '', ready: ready(t.id!) }));
+  const state: TabState = infos.length === 0 ? 'closed' : infos.some((t) => t.ready) ? 'ready' : 'unavailable';
+  return { state, tabs: infos };
+}
+
+/** Resolve once a tab finished loading (or right away when it already has). */
+export function waitForLoad(tabId: number, timeoutMs = 30_000, until: 'load' | 'domcontentloaded' = 'load'): Promise<chrome.tabs.Tab> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (err?: Error) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      chrome.tabs.onUpdated.removeListener(onUpdated);
+      chrome.tabs.onRemoved.removeListener(onRemoved);
+      chrome.webNavigation.onDOMContentLoaded.removeListener(onDom);
+      if (err) reject(err);
+      else chrome.tabs.get(tabId).then(resolve, reject);
+    };
+    const timer = setTimeout(() => finish(new ToolError('timeout', `Tab ${tabId} did not finish loading within ${timeoutMs} ms`, { category: 'timeout', retryable: true })), timeoutMs);
+    const onUpdated = (id: number, info: chrome.tabs.OnUpdatedInfo) => {
+      if (id === tabId && info.status === 'complete') finish();
+    };
+    const onDom = (d: { tabId: number; frameId: number }) => {
+      if (until === 'domcontentloaded' && d.tabId === tabId && d.frameId === 0) finish();
+    };
+    const onRemoved = (id: number) => {
+      if (id === tabId) finish(new ToolError('tab_closed', `Tab ${tabId} was closed while loading`, { category: 'not_found' }));
+    };
+    chrome.tabs.onUpdated.addListener(onUpdated);
+    chrome.tabs.onRemoved.addListener(onRemoved);
+    chrome.webNavigation.onDOMContentLoaded.addListener(onDom);
+    chrome.tabs.get(tabId).then((t) => {
+      if (t.status === 'complete') finish();
+    }, () => finish(new ToolError('tab_closed', `Tab ${tabId} does not exist`, { category: 'not_found' })));
+  });
+}
