@@ -141,7 +141,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       value = ` = ${quote(cut(el.value, NAME_MAX_CHARS, 'read it with browser_query_elements'))}`;
     } else if (el instanceof HTMLInputElement && el.type === 'password' && el.value) value = ' = (filled)';
     else if (role === 'tab' || role === 'option' || role === 'treeitem') value = el.getAttribute('aria-selected') === 'true' ? ' (selected)' : '';
-    if (el.getAttribute('aria-expanded')) value += el.getAttribute('aria-expanded') === 'true' ? ' (expanded)' : ' (collapsed)';
+    if (el.tagName === 'SUMMARY' && el.parentElement instanceof HTMLDetailsElement) value += el.parentElement.open ? ' (expanded)' : ' (collapsed)';
+    else if (el.getAttribute('aria-expanded')) value += el.getAttribute('aria-expanded') === 'true' ? ' (expanded)' : ' (collapsed)';
     return `${mark}${name ? ` ${name}` : ''}${value}${disabled} [${ref}]`;
   };
 
@@ -284,7 +285,10 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       count++;
       const indent = '  '.repeat(Math.max(0, listDepth - 1));
       const savedCont = cont;
-      bullet = `${indent}- `;
+      const ol = el.parentElement?.tagName === 'OL' ? (el.parentElement as HTMLOListElement) : null;
+      let n = ol ? ol.start : 0;
+      if (ol) for (const sib of ol.children) if (sib === el) break; else if (sib.tagName === 'LI') n++;
+      bullet = `${indent}${ol ? `${n}.` : '-'} `;
       cont = `${indent}  `;
       walkChildren(el, depth + 1, inLabel, pre);
       flush();
@@ -295,6 +299,25 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if (el.tagName === 'IMG') {
       const alt = nameOf(el);
       if (alt) add(` ![${alt}] `);
+      return;
+    }
+    // A closed <details> shows only its summary.
+    if (el instanceof HTMLDetailsElement && !el.open) {
+      flush();
+      const summary = [...el.children].find((c) => c.tagName === 'SUMMARY');
+      if (summary) walk(summary, depth + 1, inLabel);
+      flush();
+      return;
+    }
+    // Preformatted text keeps its lines and their indentation (a <pre> is fenced as code).
+    if (pre && block && !hasActionable(el)) {
+      flush();
+      const text = cut((el as HTMLElement).innerText.replace(/\n+$/, ''), TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all');
+      if (text.trim()) {
+        const fence = el.tagName === 'PRE' ? ['```'] : [];
+        lines.push(...[...fence, ...text.split('\n'), ...fence].map((l) => (bullet || cont) + l.trimEnd()));
+        bullet = '';
+      }
       return;
     }
     if (block) flush();
