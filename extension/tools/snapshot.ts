@@ -229,7 +229,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       return;
     }
     if (interactiveOnly) {
-      if (depth <= maxDepth) walkChildren(el, depth + 1, false, pre);
+      walkChildren(el, depth, false, pre);
       return;
     }
     if (depth > maxDepth) return;
@@ -245,7 +245,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       landmarkDepth--;
       // A landmark whose content is one line shares it; a landmark inside another is indented.
       const indent = cont + (landmarkDepth ? '  ' : '');
-      if (body.length === 1 && !body[0]!.startsWith('- ')) lines.push(`${cont}${head} ${body[0]}`);
+      if (body.length === 1 && !/^(- |\d+\. )/.test(body[0]!)) lines.push(`${cont}${head} ${body[0]}`);
       else lines.push(cont + head, ...body.map((l) => indent + l));
       return;
     }
@@ -320,8 +320,9 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       }
       return;
     }
+    // A plain container adds no depth: maxDepth counts landmarks, lists, items, rows, headings.
     if (block) flush();
-    walkChildren(el, depth + 1, inLabel || label, pre);
+    walkChildren(el, depth, inLabel || label, pre);
     if (block) flush();
   };
   walk(root, 0, false);

@@ -4,7 +4,9 @@
  * form; test/fixtures/pages/bench-app.html) and an article (bench-article.html). Prints, per page,
  * the HTML bytes, the visible text bytes (document.body.innerText), the snapshot bytes as an MCP
  * client receives them, and tokens (bytes / 4), with the two goals beside them: snapshot ≤ 0.5×
- * the HTML and ≤ visible text + 25 %. Never fails on the figures; exit code 0 unless it crashes.
+ * the HTML and ≤ visible text + 25 %. Also the refs printed and the floor any format has: the
+ * visible text plus the "Page: title (url)" line plus the ref ids themselves (e12 …), as a ratio
+ * to the visible text. Never fails on the figures; exit code 0 unless it crashes.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,7 +28,10 @@ try {
     const visible = Buffer.byteLength(await page.evaluate(() => document.body.innerText));
     const r = (await client.callTool({ name: 'browser_snapshot', arguments: { tabId } })) as { content: { type: string; text: string }[]; isError?: boolean };
     if (r.isError) throw new Error(`browser_snapshot failed on ${name}: ${r.content[0]?.text}`);
-    const snap = Buffer.byteLength(r.content.map((c) => c.text).join(''));
+    const text = r.content.map((c) => c.text).join('');
+    const snap = Buffer.byteLength(text);
+    const ids = [...text.matchAll(/\]\((e\d+)\)|\[(e\d+)\]/g)].map((m) => m[1] ?? m[2]!);
+    const floor = visible + Buffer.byteLength(text.split('\n')[0]!) + 1 + ids.join('').length;
     rows.push({
       page: name,
       htmlBytes: html.length,
@@ -37,6 +42,8 @@ try {
       'snapshot/visible': +(snap / visible).toFixed(2),
       '≤ 0.5× html': snap <= html.length * 0.5 ? 'met' : 'not met',
       '≤ visible + 25 %': snap <= visible * 1.25 ? 'met' : 'not met',
+      refs: ids.length,
+      'floor/visible': +(floor / visible).toFixed(2),
     });
     await page.close();
   }
