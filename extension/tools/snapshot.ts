@@ -4,7 +4,7 @@
  *   - [Invoices](e4)                   a list item holding a link; the ref is in the parentheses
  *   # Orders                           a heading (one # per level)
  *   Paid on time, see [terms](e9).     plain text with its inline links, no role prefix
- *   Jan	12	paid	button Open [e5]    a table row: cells separated by tabs, controls inline
+ *   Jan\t12\tpaid\tbutton Open [e5]  a table row: cells separated by tabs, controls inline
  *   textbox Email = "a@b.c" [e7]       a field: short role mark, name, value, [ref]
  *   [x] Remember me [e8]               a checkbox ([ ] unchecked; radios ( ) and (x))
  * Honest compaction, not cutting: every visible text is kept (a text longer than TEXT_MAX_CHARS is
@@ -12,7 +12,8 @@
  * __opentabs_refs__.byRef by the other tools) go only to what can be acted on (links, buttons,
  * fields, elements with a click handler or tabindex); a label is not listed beside the field it
  * names (the field carries it); inline content shares one line, as it reads on screen; a
- * landmark whose content is one line shares it. Runs in the page (ISOLATED world, where refs live).
+ * landmark whose content is one line shares it, one inside another is indented; an aria-label
+ * never hides an element's visible text. Runs in the page (ISOLATED world, where refs live).
  */
 export function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean) {
   const TEXT_MAX_CHARS = 2000;
