@@ -405,7 +405,7 @@ interface MemPoint {
   gc: boolean;
 }
 
-async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode: string; concurrency: number; newConnections: boolean; callsPerSec: number }> {
+async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode: string; concurrency: number; newConnections: boolean; callsPerSec: number; serverCpuUs: number; keeper: boolean }> {
   const points: MemPoint[] = [];
   const c = await startChild(PLUGINS_FOR_CALLS, 1);
   let ext: WebSocket | undefined;
@@ -438,6 +438,7 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
     // Bounded: MEM_CALLS in slices of a fifth, a reading after each.
     const slice = Math.ceil(MEM_CALLS / 5);
     const t0 = performance.now();
+    const cpu0 = cpuMs(c.proc.pid!);
     for (let done = 0; done < MEM_CALLS; ) {
       const n = Math.min(slice, MEM_CALLS - done);
       const base = done;
@@ -456,12 +457,14 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
       }
     }
     const callsPerSec = Math.round((MEM_CALLS / (performance.now() - t0)) * 1000);
+    /** Server CPU per call over the whole run (µs), collections included. */
+    const serverCpuUs = Math.round(((cpuMs(c.proc.pid!) - cpu0) * 1000) / MEM_CALLS);
     await point(`after ${MEM_CALLS.toLocaleString('en')} calls`, true);
     await Bun.sleep(2000);
     await point('2 s later', false);
     await point('2 s later', true);
     if (smapsBefore) printSmapsGrowth(smapsBefore, smaps(c.proc.pid!));
-    return { points, calls: MEM_CALLS, mode: MEM_MODE, concurrency: MEM_CONC, newConnections: MEM_NEWCONN, callsPerSec };
+    return { points, calls: MEM_CALLS, mode: MEM_MODE, concurrency: MEM_CONC, newConnections: MEM_NEWCONN, callsPerSec, serverCpuUs, keeper: process.env.BENCH_NO_KEEPER !== '1' };
   } finally {
     ext?.close();
     await stopChild(c);
@@ -543,11 +546,12 @@ async function benchStartup(): Promise<{ plugins: number; tools: number; runs: n
 function printMemory(m: Awaited<ReturnType<typeof benchMemory>>): void {
   const pre = m.points.find((p) => p.gc && p.label.startsWith('idle'))!;
   const peak = Math.max(...m.points.map((p) => p.rss));
-  const afterGc = m.points.filter((p) => p.gc).at(-1)!;
-  const afterCalls = m.points.filter((p) => !p.gc).at(-1)!;
+  const atEnd = m.points.find((p) => !p.gc && p.label === `after ${m.calls.toLocaleString('en')} calls`)!;
+  const settled = m.points.filter((p) => p.gc).at(-1)!;
+  const d = (x: number) => `${x >= 0 ? '+' : ''}${Math.round(x * 10) / 10}`;
   console.log(
-    `memory (${m.calls.toLocaleString('en')} calls, ${m.mode}, ${m.concurrency} in flight${m.newConnections ? ', new connection per REST call' : ''}, ${m.callsPerSec} calls/s): ` +
-      `idle with extension ${pre.rss} MB; after the calls ${afterCalls.rss} MB (peak ${peak}); after GC ${afterGc.rss} MB (${afterGc.rss - pre.rss >= 0 ? '+' : ''}${Math.round((afterGc.rss - pre.rss) * 10) / 10} MB vs idle), JS heap ${afterGc.heapUsed} MB`,
+    `memory (${m.calls.toLocaleString('en')} calls, ${m.mode}, ${m.concurrency} in flight${m.newConnections ? ', new connection per REST call' : ''}${m.keeper ? '' : ', memory keeper OFF'}; ${m.callsPerSec} calls/s, server CPU ${m.serverCpuUs} µs/call): ` +
+      `idle with extension ${pre.rss} MB; at the end of the calls ${atEnd.rss} MB (peak ${peak}); 2 s later, after GC ${settled.rss} MB (${d(settled.rss - pre.rss)} MB vs idle), JS heap ${settled.heapUsed} MB`,
   );
   console.log('targets: RSS after 100k calls ≤ 60 MB, after GC within 5 MB of idle; idle with the extension ≤ 50 MB');
 }
