@@ -19,18 +19,8 @@ import { RpcErrorCode, WsCloseCode } from '../../server/protocol/jsonrpc.ts';
 import { ExtensionToServer, ServerToExtension, type ExtensionParams } from '../../server/protocol/methods.ts';
 import { RpcPeer, type HandlerTable, type NotificationMethod, type RequestMethod, type ResultOf, type RpcPeerError } from '../../server/protocol/rpc-peer.ts';
 import { toToolError } from '../shared/tool-error.ts';
-import {
-  CLIENT_NONCE_HEADER,
-  PROOF_RE,
-  SERVER_NONCE_RE,
-  WS_SUBPROTOCOL,
-  extensionProofMessage,
-  hexEqual,
-  hmacHex,
-  hmacSubprotocol,
-  randomHex,
-  serverProofMessage,
-} from '../../server/protocol/handshake.ts';
+import { WS_SUBPROTOCOL, extensionProofMessage, hmacHex, hmacSubprotocol } from '../../server/protocol/handshake.ts';
+import { readOwnJson, verifiedServer } from './server-handshake.ts';
 
 /** Close code the hub uses for a connection replaced by a newer one (server/hub/hub.ts). */
 const FIRST_RETRY_MS = 250;
@@ -77,16 +67,6 @@ function failureOf(e: RpcPeerError): Error {
       return Object.assign(new Error(e.message), { data: e.info.rpc?.data });
     default:
       return new Error(e.message);
-  }
-}
-
-async function readOwnJson<T>(file: string): Promise<T | null> {
-  try {
-    const res = await fetch(chrome.runtime.getURL(file), { cache: 'no-store' });
-    if (!res.ok) return null;
-    return (await res.json()) as T;
-  } catch {
-    return null;
   }
 }
 
@@ -174,7 +154,7 @@ export class Connection {
       const port = info.port;
       const secret = auth?.secret;
       if (!secret) return this.fail('no_secret', 'auth.json not found in the extension folder: run `opentabs start`', port);
-      const verified = await this.verifiedServer(port, secret);
+      const verified = await verifiedServer(port, secret);
       if (!verified.ok) return this.fail(verified.reason, verified.detail, port);
       const proof = await hmacHex(secret, extensionProofMessage(verified.serverNonce));
       this.setState({ status: 'connecting', port });
@@ -182,44 +162,6 @@ export class Connection {
     } finally {
       this.connecting = false;
     }
-  }
-
-  /**
-   * GET /ws-info with a fresh client nonce and check the server's proof. Nothing derived from the
-   * secret is sent before this succeeds; a wrong or missing proof means the process on the port is
-   * not our server (or the secret was rotated and auth.json is re-read on the next attempt).
-   */
-  private async verifiedServer(
-    port: number,
-    secret: string,
-  ): Promise<{ ok: true; serverNonce: string; extensionConnected: boolean } | { ok: false; reason: DisconnectReason; detail: string }> {
-    const clientNonce = randomHex(16);
-    let res: Response;
-    try {
-      res = await fetch(`http://127.0.0.1:${port}/ws-info`, { headers: { [CLIENT_NONCE_HEADER]: clientNonce }, cache: 'no-store' });
-    } catch {
-      return { ok: false, reason: 'server_not_running', detail: `No OpenTabs server on 127.0.0.1:${port}: run \`opentabs start\`` };
-    }
-    const unverified = (why: string) => ({
-      ok: false as const,
-      reason: 'server_unverified' as const,
-      detail: `The process on 127.0.0.1:${port} ${why}, so it is not trusted with the secret. If the OpenTabs server runs there, its secret differs from auth.json (rotated?); otherwise another program holds the port.`,
-    });
-    if (!res.ok) return unverified(`answered GET /ws-info with HTTP ${res.status} instead of a handshake`);
-    let body: { serverNonce?: unknown; serverProof?: unknown; extensionConnected?: unknown };
-    try {
-      body = (await res.json()) as typeof body;
-    } catch {
-      return unverified('answered GET /ws-info with something other than JSON');
-    }
-    const { serverNonce, serverProof } = body ?? {};
-    if (typeof serverNonce !== 'string' || !SERVER_NONCE_RE.test(serverNonce) || typeof serverProof !== 'string' || !PROOF_RE.test(serverProof)) {
-      return unverified('answered GET /ws-info without a well-formed handshake');
-    }
-    if (!hexEqual(await hmacHex(secret, serverProofMessage(clientNonce, serverNonce)), serverProof)) {
-      return unverified('could not prove it knows the secret in auth.json');
-    }
-    return { ok: true, serverNonce, extensionConnected: body.extensionConnected === true };
   }
 
   private open(port: number, protocols: string[]): Promise<void> {
@@ -268,7 +210,7 @@ export class Connection {
    */
   private async waitUntilFree(port: number): Promise<void> {
     const auth = await readOwnJson<{ secret?: string }>('auth.json');
-    const verified = auth?.secret ? await this.verifiedServer(port, auth.secret) : null;
+    const verified = auth?.secret ? await verifiedServer(port, auth.secret) : null;
     if (verified?.ok && verified.extensionConnected) {
       if (this.retryTimer) clearTimeout(this.retryTimer);
       this.retryTimer = setTimeout(() => {

@@ -1,0 +1,55 @@
+/**
+ * The extension's half of the handshake (server/protocol/handshake.ts) before the WebSocket
+ * opens: read auth.json / server.json from the extension's own folder, then GET /ws-info and
+ * check that the process on the port proves it knows the secret. Used by connection.ts.
+ */
+import { CLIENT_NONCE_HEADER, PROOF_RE, SERVER_NONCE_RE, hexEqual, hmacHex, randomHex, serverProofMessage } from '../../server/protocol/handshake.ts';
+
+/** A JSON file of the extension's own folder (the server writes auth.json and server.json there), or null. */
+export async function readOwnJson<T>(file: string): Promise<T | null> {
+  try {
+    const res = await fetch(chrome.runtime.getURL(file), { cache: 'no-store' });
+    if (!res.ok) return null;
+    return (await res.json()) as T;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * GET /ws-info with a fresh client nonce and check the server's proof. Nothing derived from the
+ * secret is sent before this succeeds; a wrong or missing proof means the process on the port is
+ * not our server (or the secret was rotated and auth.json is re-read on the next attempt).
+ */
+export async function verifiedServer(
+  port: number,
+  secret: string,
+): Promise<{ ok: true; serverNonce: string; extensionConnected: boolean } | { ok: false; reason: 'server_not_running' | 'server_unverified'; detail: string }> {
+  const clientNonce = randomHex(16);
+  let res: Response;
+  try {
+    res = await fetch(`http://127.0.0.1:${port}/ws-info`, { headers: { [CLIENT_NONCE_HEADER]: clientNonce }, cache: 'no-store' });
+  } catch {
+    return { ok: false, reason: 'server_not_running', detail: `No OpenTabs server on 127.0.0.1:${port}: run \`opentabs start\`` };
+  }
+  const unverified = (why: string) => ({
+    ok: false as const,
+    reason: 'server_unverified' as const,
+    detail: `The process on 127.0.0.1:${port} ${why}, so it is not trusted with the secret. If the OpenTabs server runs there, its secret differs from auth.json (rotated?); otherwise another program holds the port.`,
+  });
+  if (!res.ok) return unverified(`answered GET /ws-info with HTTP ${res.status} instead of a handshake`);
+  let body: { serverNonce?: unknown; serverProof?: unknown; extensionConnected?: unknown };
+  try {
+    body = (await res.json()) as typeof body;
+  } catch {
+    return unverified('answered GET /ws-info with something other than JSON');
+  }
+  const { serverNonce, serverProof } = body ?? {};
+  if (typeof serverNonce !== 'string' || !SERVER_NONCE_RE.test(serverNonce) || typeof serverProof !== 'string' || !PROOF_RE.test(serverProof)) {
+    return unverified('answered GET /ws-info without a well-formed handshake');
+  }
+  if (!hexEqual(await hmacHex(secret, serverProofMessage(clientNonce, serverNonce)), serverProof)) {
+    return unverified('could not prove it knows the secret in auth.json');
+  }
+  return { ok: true, serverNonce, extensionConnected: body.extensionConnected === true };
+}
