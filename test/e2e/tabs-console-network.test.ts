@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import type { Page } from 'playwright-core';
 import { CAPTURE_BODY_MAX_BYTES, CONSOLE_ENTRY_MAX_CHARS } from '../../server/limits.ts';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
-import { capBody, urlMatches } from '../../extension/tools/network.ts';
+import { capBody, urlMatches } from '../../extension/tools/network-records.ts';
 import { formatConsoleArgs } from '../../extension/tools/console.ts';
 
 const BIG_BYTES = CAPTURE_BODY_MAX_BYTES + 50_000;

@@ -1,0 +1,201 @@
+/**
+ * Recording a tab's network through the DevTools protocol (Network domain): one held debugger
+ * session per tab (a withDebugger call that only returns when capture stops, so other debugger
+ * tools share it meanwhile), events turned into records (network-records.ts). The tab closing,
+ * the user cancelling the debugging bar, or DevTools taking over ends the capture and frees it.
+ */
+import { CAPTURE_STORED_BODY_BYTES, NETWORK_CAPTURE_DEFAULT_REQUESTS, WEBSOCKET_FRAMES_MAX } from '../../server/protocol/limits.ts';
+import { ToolError } from '../shared/tool-error.ts';
+import { withDebugger, type CdpSend } from './debugger.ts';
+import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
+import type { InputOf } from './types.ts';
+import { bodyLength, capBody, dropBodies, store, trim, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
+
+/** The capture running on each tab (at most one). */
+export const captures = new Map<number, Capture>();
+
+export function fetchBodies(c: Capture, rec: NetRecord, requestId: string): void {
+  const job = (async () => {
+    if (rec.hasPostData && rec.postData === undefined) {
+      const r = await c.send<{ postData: string }>('Network.getRequestPostData', { requestId }).catch(() => null);
+      if (r) rec.postData = r.postData;
+    }
+    // Bodies are attached only once both are in, so the byte count never sees half of them.
+    const requestBody = rec.postData !== undefined ? capBody(rec.postData, false) : undefined;
+    rec.postData = undefined;
+    let responseBody: CapturedBody | undefined;
+    try {
+      const r = await c.send<{ body: string; base64Encoded: boolean }>('Network.getResponseBody', { requestId });
+      responseBody = capBody(r.body, r.base64Encoded);
+    } catch (err) {
+      rec.bodyError = (err as Error).message ?? String(err); // e.g. redirects and 204s have none
+    }
+    // Evicted (or cleared) while its body was being fetched: nothing to keep.
+    if (![...c.requests.values()].includes(rec)) return;
+    rec.requestBody = requestBody;
+    rec.responseBody = responseBody;
+    c.bodyChars += bodyLength(rec);
+    for (const old of c.requests.values()) {
+      if (c.bodyChars <= CAPTURE_STORED_BODY_BYTES) break;
+      if (old !== rec && bodyLength(old) > 0) dropBodies(c, old, `body dropped: a capture keeps at most ${CAPTURE_STORED_BODY_BYTES / 1024 / 1024} MB of bodies, the newest`);
+    }
+  })();
+  c.pendingBodies.add(job);
+  void job.finally(() => c.pendingBodies.delete(job));
+}
+
+export function onNetworkEvent(c: Capture, method: string, params: Record<string, any>): void {
+  const id = params.requestId as string | undefined;
+  switch (method) {
+    case 'Network.requestWillBeSent': {
+      if (typeof params.wallTime === 'number') c.clockOffset = params.wallTime - params.timestamp;
+      const prev = id ? c.requests.get(id) : undefined;
+      if (prev && params.redirectResponse) {
+        // A redirect reuses the request id: finish the hop and keep it under its own key.
+        prev.response = params.redirectResponse;
+        prev.endTs = params.timestamp;
+        prev.state = 'complete';
+        c.requests.delete(id!);
+        c.requests.set(`${id}:redirect${++c.redirects}`, prev);
+      }
+      const req = params.request as { url: string; method: string; headers: Record<string, string>; postData?: string; hasPostData?: boolean };
+      if (!id || !urlMatches(req.url, c.urlFilter)) return;
+      store(c, id, {
+        requestId: id,
+        url: req.url,
+        method: req.method,
+        type: params.type ?? 'Other',
+        requestHeaders: req.headers ?? {},
+        postData: c.captureBodies ? req.postData : undefined,
+        hasPostData: c.captureBodies && (req.hasPostData === true || req.postData !== undefined),
+        wallTime: (params.wallTime as number) * 1000,
+        startTs: params.timestamp,
+        state: 'pending',
+      });
+      return;
+    }
+    case 'Network.responseReceived': {
+      const rec = c.requests.get(id!);
+      if (!rec) return;
+      rec.response = params.response;
+      if (params.type) rec.type = params.type;
+      return;
+    }
+    case 'Network.loadingFinished': {
+      const rec = c.requests.get(id!);
+      if (!rec) return;
+      rec.endTs = params.timestamp;
+      rec.encodedDataLength = params.encodedDataLength;
+      rec.state = 'complete';
+      if (c.captureBodies) fetchBodies(c, rec, id!);
+      return;
+    }
+    case 'Network.loadingFailed': {
+      const rec = c.requests.get(id!);
+      if (!rec) return;
+      rec.endTs = params.timestamp;
+      rec.state = 'failed';
+      rec.error = params.canceled ? 'canceled' : params.blockedReason ? `blocked: ${params.blockedReason}` : params.errorText;
+      return;
+    }
+    case 'Network.webSocketCreated':
+      // urlFilter is about HTTP requests: frames of every socket are kept (bounded anyway).
+      if (id) c.sockets.set(id, params.url);
+      return;
+    case 'Network.webSocketWillSendHandshakeRequest':
+      if (typeof params.wallTime === 'number') c.clockOffset = params.wallTime - params.timestamp;
+      return;
+    case 'Network.webSocketFrameSent':
+    case 'Network.webSocketFrameReceived':
+    case 'Network.webSocketFrameError': {
+      const url = c.sockets.get(id!);
+      if (url === undefined) return;
+      const isError = method === 'Network.webSocketFrameError';
+      const f = params.response as { opcode: number; payloadData: string } | undefined;
+      const raw = isError ? String(params.errorMessage) : (f?.payloadData ?? '');
+      const body = capBody(raw, false);
+      c.frames.push({
+        requestId: id!,
+        url,
+        direction: isError ? 'error' : method === 'Network.webSocketFrameSent' ? 'sent' : 'received',
+        opcode: isError ? -1 : (f?.opcode ?? 0),
+        payload: body.text,
+        size: f?.opcode === 2 ? Math.floor((raw.length * 3) / 4) : body.size,
+        truncated: body.truncated,
+        timestamp: c.clockOffset === null ? null : Math.round((params.timestamp + c.clockOffset) * 1000),
+      });
+      c.framesDropped += trim(c.frames, WEBSOCKET_FRAMES_MAX);
+      return;
+    }
+    case 'Network.webSocketClosed':
+      c.sockets.delete(id!);
+      return;
+  }
+}
+
+
+export function captureOf(tabId: number): Capture {
+  const c = captures.get(tabId);
+  if (!c) throw new ToolError('not_available', `Network capture is off for tab ${tabId}; call browser_enable_network_capture first`, { category: 'validation' });
+  return c;
+}
+
+/** Let body fetches started by already-delivered events finish, so a read sees them. */
+export async function settle(c: Capture): Promise<void> {
+  for (let i = 0; i < 3 && c.pendingBodies.size > 0; i++) await Promise.allSettled([...c.pendingBodies]);
+}
+
+export function settings(c: Capture) {
+  return { urlFilter: c.urlFilter, maxRequests: c.maxRequests, captureBodies: c.captureBodies, since: new Date(c.since).toISOString() };
+}
+
+export async function startCapture(tabId: number, input: InputOf<'browser_enable_network_capture'>): Promise<Capture> {
+  let stop!: () => void;
+  const held = new Promise<void>((r) => (stop = r));
+  // The session stays attached for as long as `held` is pending.
+  let released!: Promise<void>;
+  const send = await new Promise<CdpSend>((resolve, reject) => {
+    released = withDebugger(tabId, (s) => {
+      resolve(s);
+      return held;
+    }).catch(reject);
+  });
+  const c: Capture = {
+    tabId,
+    urlFilter: input.urlFilter ?? null,
+    maxRequests: input.maxRequests ?? NETWORK_CAPTURE_DEFAULT_REQUESTS,
+    captureBodies: input.captureBodies === true,
+    since: Date.now(),
+    requests: new Map(),
+    dropped: 0,
+    redirects: 0,
+    sockets: new Map(),
+    frames: [],
+    framesDropped: 0,
+    clockOffset: null,
+    pendingBodies: new Set(),
+    bodyChars: 0,
+    send,
+    stop: () => {},
+    released,
+  };
+  const offEvents = debuggerEvents(tabId, (method, params) => {
+    if (method.startsWith('Network.')) onNetworkEvent(c, method, params as Record<string, unknown>);
+  });
+  const offGone = onDebuggerGone(tabId, () => c.stop());
+  c.stop = () => {
+    offEvents();
+    offGone();
+    if (captures.get(tabId) === c) captures.delete(tabId);
+    stop();
+  };
+  captures.set(tabId, c);
+  try {
+    await send('Network.enable', {});
+  } catch (err) {
+    c.stop();
+    throw err;
+  }
+  return c;
+}
+

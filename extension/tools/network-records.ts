@@ -1,0 +1,169 @@
+/**
+ * What a network capture holds (extension/tools/network-capture.ts fills it): requests with
+ * their headers, timings and (when asked) bodies, WebSocket frames, all bounded — the newest
+ * maxRequests requests, WEBSOCKET_FRAMES_MAX frames, bodies cut at CAPTURE_BODY_MAX_BYTES and
+ * CAPTURE_STORED_BODY_BYTES in all.
+ */
+import { CAPTURE_BODY_MAX_BYTES } from '../../server/protocol/limits.ts';
+import type { CdpSend } from './debugger.ts';
+
+export interface CapturedBody {
+  text: string;
+  base64Encoded: boolean;
+  /** Size of the whole body in bytes (before truncation). */
+  size: number;
+  truncated: boolean;
+}
+
+export interface ResourceTiming {
+  requestTime: number;
+  dnsStart: number;
+  dnsEnd: number;
+  connectStart: number;
+  connectEnd: number;
+  sslStart: number;
+  sslEnd: number;
+  sendStart: number;
+  sendEnd: number;
+  receiveHeadersEnd: number;
+}
+
+export interface CdpResponse {
+  url: string;
+  status: number;
+  statusText: string;
+  headers: Record<string, string>;
+  mimeType: string;
+  protocol?: string;
+  remoteIPAddress?: string;
+  remotePort?: number;
+  fromDiskCache?: boolean;
+  fromServiceWorker?: boolean;
+  fromPrefetchCache?: boolean;
+  encodedDataLength?: number;
+  timing?: ResourceTiming;
+}
+
+export interface NetRecord {
+  requestId: string;
+  url: string;
+  method: string;
+  type: string;
+  requestHeaders: Record<string, string>;
+  postData?: string;
+  hasPostData: boolean;
+  /** Wall clock (ms since epoch) and monotonic (s) time the request started. */
+  wallTime: number;
+  startTs: number;
+  endTs?: number;
+  response?: CdpResponse;
+  encodedDataLength?: number;
+  state: 'pending' | 'complete' | 'failed';
+  error?: string;
+  requestBody?: CapturedBody;
+  responseBody?: CapturedBody;
+  bodyError?: string;
+}
+
+export interface WebSocketFrame {
+  requestId: string;
+  url: string;
+  direction: 'sent' | 'received' | 'error';
+  /** 1 text, 2 binary (payload base64), 8 close … (RFC 6455 opcodes) */
+  opcode: number;
+  payload: string;
+  size: number;
+  truncated: boolean;
+  /** ms since the epoch, or null when the clock could not be related */
+  timestamp: number | null;
+}
+
+export interface Capture {
+  tabId: number;
+  urlFilter: string | null;
+  maxRequests: number;
+  captureBodies: boolean;
+  since: number;
+  /** Insertion-ordered: the first key is the oldest request (dropped first). */
+  requests: Map<string, NetRecord>;
+  dropped: number;
+  redirects: number;
+  sockets: Map<string, string>;
+  frames: WebSocketFrame[];
+  framesDropped: number;
+  /** wallTime − monotonic timestamp (s), learned from events that carry both. */
+  clockOffset: number | null;
+  pendingBodies: Set<Promise<void>>;
+  /** Characters of captured bodies held (bounded by CAPTURE_STORED_BODY_BYTES). */
+  bodyChars: number;
+  send: CdpSend;
+  stop: () => void;
+  /** Settles once the held debugger session has been released (detached when nobody else uses it). */
+  released: Promise<void>;
+}
+
+
+/** The URL contains the filter, where a `*` in the filter stands for any run of characters. */
+export function urlMatches(url: string, filter: string | null): boolean {
+  if (!filter) return true;
+  if (!filter.includes('*')) return url.includes(filter);
+  return new RegExp(filter.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')).test(url);
+}
+
+export const utf8 = new TextEncoder();
+
+/** Cut a body to the per-body cap, counting bytes (UTF-8 for text, decoded bytes for base64). */
+export function capBody(text: string, base64Encoded: boolean, max = CAPTURE_BODY_MAX_BYTES): CapturedBody {
+  if (base64Encoded) {
+    const size = Math.floor((text.length * 3) / 4) - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0);
+    if (size <= max) return { text, base64Encoded, size, truncated: false };
+    return { text: text.slice(0, Math.floor(max / 3) * 4), base64Encoded, size, truncated: true };
+  }
+  const size = utf8.encode(text).length;
+  if (size <= max) return { text, base64Encoded, size, truncated: false };
+  // Cut the bytes, then drop a character the cut split in two (decoded as U+FFFD).
+  const cut = new TextDecoder().decode(utf8.encode(text).slice(0, max)).replace(/\uFFFD$/, '');
+  return { text: cut, base64Encoded, size, truncated: true };
+}
+
+export function headerValue(headers: Record<string, string> | undefined, name: string): string | undefined {
+  if (!headers) return undefined;
+  const k = Object.keys(headers).find((h) => h.toLowerCase() === name);
+  return k === undefined ? undefined : headers[k];
+}
+
+export function trim<T>(list: T[], max: number): number {
+  const over = list.length - max;
+  if (over > 0) list.splice(0, over);
+  return Math.max(0, over);
+}
+
+export const bodyLength = (rec: NetRecord) => (rec.requestBody?.text.length ?? 0) + (rec.responseBody?.text.length ?? 0);
+
+export function dropBodies(c: Capture, rec: NetRecord, why: string): void {
+  c.bodyChars -= bodyLength(rec);
+  rec.requestBody = undefined;
+  rec.responseBody = undefined;
+  rec.bodyError = why;
+}
+
+export function forget(c: Capture, key: string): void {
+  const rec = c.requests.get(key);
+  if (!rec) return;
+  c.bodyChars -= bodyLength(rec);
+  c.requests.delete(key);
+}
+
+/** Drop the oldest requests beyond maxRequests. */
+export function enforceMax(c: Capture): void {
+  while (c.requests.size > c.maxRequests) {
+    forget(c, c.requests.keys().next().value!);
+    c.dropped++;
+  }
+}
+
+export function store(c: Capture, key: string, rec: NetRecord): void {
+  c.requests.set(key, rec);
+  enforceMax(c);
+}
+
