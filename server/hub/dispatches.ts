@@ -9,9 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Limits } from '../limits.ts';
 import { DISPATCH_ID_RANDOM_BYTES } from '../limits.ts';
-import type { DispatchResult, LogEntry, ServerMethod, ServerParams } from '../protocol/methods.ts';
+import type { DispatchResult, LogEntry, ServerParams } from '../protocol/methods.ts';
 import { fail } from '../tools/call-errors.ts';
-import type { DispatchRequest, ExtensionPeer, RunningDispatch } from './types.ts';
+import type { DispatchRequest, ExtensionPeer, RunningDispatch, ServerNotification } from './types.ts';
 
 /**
  * How many finished dispatches remember their MCP session, so log lines the extension flushes
@@ -23,7 +23,7 @@ const RECENT_DISPATCH_SESSIONS = 256;
 export interface DispatchLink {
   /** The extension connection's peer now, or null. */
   peer(): ExtensionPeer | null;
-  notify<M extends ServerMethod>(method: M, params: ServerParams<M>): boolean;
+  notify<M extends ServerNotification>(method: M, params: ServerParams<M>): boolean;
   /** A side panel is open (it gets invocationStart/End). */
   panelOpen(): boolean;
   limits(): Limits;

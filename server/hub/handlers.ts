@@ -9,16 +9,17 @@ import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import type { ServerContext } from '../context.ts';
 import { OpenTabsError } from '../errors.ts';
-import type { ExtensionToServer, LogEntry, ServerMethod, ServerParams } from '../protocol/methods.ts';
+import type { ExtensionToServer, LogEntry, ServerParams } from '../protocol/methods.ts';
 import type { HandlerTable } from '../protocol/rpc-peer.ts';
 import { BROWSER_PLUGIN, BROWSER_TOOLS } from '../tools/browser-catalog.ts';
 import type { ConfirmationDecision } from './confirmations.ts';
 import type { PluginTabs } from './tab-state.ts';
+import type { ServerNotification } from './types.ts';
 import { buildConfigState } from './sync.ts';
 
 /** What the handlers need of the hub (no import of hub.ts: no cycle). */
 export interface HandlerHub {
-  notify<M extends ServerMethod>(method: M, params: ServerParams<M>): boolean;
+  notify<M extends ServerNotification>(method: M, params: ServerParams<M>): boolean;
   replaceAllTabs(all: Record<string, PluginTabs>): void;
   setTabs(plugin: string, snapshot: PluginTabs): void;
   onProgress(p: { dispatchId: string; progress: number; total?: number; message?: string }): void;

@@ -16,7 +16,6 @@ import {
   ServerToExtension,
   type DispatchResult,
   type LogEntry,
-  type ServerMethod,
   type ServerParams,
 } from '../protocol/methods.ts';
 import { RpcPeer, RpcPeerError, type HandlerTable, type RequestMethod, type ResultOf, type RpcTransport } from '../protocol/rpc-peer.ts';
@@ -26,7 +25,7 @@ import { extensionHandlers } from './handlers.ts';
 import { Confirmations, type ConfirmationDecision, type ConfirmationRequest } from './confirmations.ts';
 import { Dispatches } from './dispatches.ts';
 import { TabStates, type PluginTabs } from './tab-state.ts';
-import { EXTENSION_REQUEST_TIMEOUT_MS, type DispatchRequest, type ExtensionPeer, type HubView, type Ws, type WsData } from './types.ts';
+import { EXTENSION_REQUEST_TIMEOUT_MS, type DispatchRequest, type ExtensionPeer, type HubView, type ServerNotification, type Ws, type WsData } from './types.ts';
 
 export type { DispatchProgress, DispatchRequest, WsData } from './types.ts';
 export { EXTENSION_REQUEST_TIMEOUT_MS } from './types.ts';
@@ -188,9 +187,9 @@ export class ExtensionHub implements HubView {
 
   // ------------------------------------------------------------------ sending
 
-  notify<M extends ServerMethod>(method: M, params: ServerParams<M>): boolean {
+  notify<M extends ServerNotification>(method: M, params: ServerParams<M>): boolean {
     const peer = this.active?.data.peer;
-    return peer ? peer.notify(method as never, params as never) : false;
+    return peer ? peer.notify(method, params) : false;
   }
 
   sendSyncFull(): void {

@@ -1,11 +1,13 @@
 /** Shapes the hub's parts share: the socket and its RPC peer, what the parts need of the hub, a dispatch. */
 import type { ServerWebSocket } from 'bun';
-import type { ExtensionToServer, LogEntry, ServerMethod, ServerParams, ServerToExtension } from '../protocol/methods.ts';
-import type { RpcPeer } from '../protocol/rpc-peer.ts';
+import type { ExtensionToServer, LogEntry, ServerParams, ServerToExtension } from '../protocol/methods.ts';
+import type { NotificationMethod, RpcPeer } from '../protocol/rpc-peer.ts';
 import type { PluginTabs } from './tab-state.ts';
 
 /** The server's end of the JSON-RPC peer (server/protocol/rpc-peer.ts). */
 export type ExtensionPeer = RpcPeer<typeof ServerToExtension, typeof ExtensionToServer>;
+/** The server → extension notifications (hub.notify). */
+export type ServerNotification = NotificationMethod<typeof ServerToExtension>;
 
 export interface WsData {
   connId: number;
@@ -20,7 +22,7 @@ export type Ws = ServerWebSocket<WsData>;
 /** What confirmations and tab lookups need of the hub (no import of hub.ts: no cycle). */
 export interface HubView {
   readonly connected: boolean;
-  notify<M extends ServerMethod>(method: M, params: ServerParams<M>): boolean;
+  notify<M extends ServerNotification>(method: M, params: ServerParams<M>): boolean;
   tabsFor(plugin: string): PluginTabs;
   allTabStates(): Map<string, PluginTabs>;
 }

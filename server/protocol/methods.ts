@@ -1,7 +1,8 @@
 /**
- * Every WebSocket method between server and extension, defined once. The server validates
- * incoming params with these schemas; the extension imports the same file (bundled by esbuild)
- * and the same types. Adding a method = one entry here plus a handler on each side.
+ * Every WebSocket method between server and extension, defined once. Both ends' RPC peer
+ * (rpc-peer.ts) checks incoming params with these schemas and types its handler table from them;
+ * the extension imports the same file (bundled by esbuild). Adding a method = one entry here
+ * plus a handler on each side (tsc fails until both exist).
  * Two tables: ServerToExtension and ExtensionToServer, named for who sends.
  */
 import * as v from 'valibot';
@@ -318,18 +319,3 @@ export type ServerParams<M extends ServerMethod> = ParamsOf<(typeof ServerToExte
 export type ServerResult<M extends ServerMethod> = ResultOf<(typeof ServerToExtension)[M]>;
 export type ExtensionParams<M extends ExtensionMethod> = ParamsOf<(typeof ExtensionToServer)[M]>;
 export type ExtensionResult<M extends ExtensionMethod> = ResultOf<(typeof ExtensionToServer)[M]>;
-
-/** Validate params of a known method; returns the issue summary on failure. */
-export function validateParams(
-  table: Record<string, { params: v.GenericSchema }>,
-  method: string,
-  params: unknown,
-): { ok: true; value: unknown } | { ok: false; message: string } {
-  const def = table[method];
-  if (!def) return { ok: false, message: `Unknown method ${method}` };
-  const r = v.safeParse(def.params, params);
-  if (r.success) return { ok: true, value: r.output };
-  const issue = r.issues[0];
-  const path = v.getDotPath(issue) ?? '';
-  return { ok: false, message: `Invalid params${path ? ` at ${path}` : ''}: ${issue.message}` };
-}
