@@ -1,20 +1,28 @@
 /**
  * Bearer auth against ctx.secret (read per request: a reload may rotate it). Both sides are
- * hashed to equal-length digests before crypto.timingSafeEqual, so neither the content nor the
+ * hashed to equal-length digests and compared in constant time, so neither the content nor the
  * length of the secret leaks through timing. When no secret is configured, auth is skipped.
  */
 import { secretPath } from '../state/secret.ts';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
 
-const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+/** SHA-256 of the UTF-8 text: Bun's one-shot hasher (one 32-byte array, no Hash object per request). */
+const digest = (s: string): Uint8Array => Bun.SHA256.hash(s) as Uint8Array;
+
+/** Constant-time comparison of two digests of the same length (every byte is looked at). */
+function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i];
+  return diff === 0;
+}
 
 /** The secret's digest, recomputed only when the secret changes (rotation): one hash per request, not two. */
 let cachedSecret: string | null = null;
-let cachedSecretDigest: Buffer | null = null;
-function secretDigest(secret: string): Buffer {
+let cachedSecretDigest: Uint8Array | null = null;
+function secretDigest(secret: string): Uint8Array {
   if (secret !== cachedSecret || cachedSecretDigest === null) {
     cachedSecretDigest = digest(secret);
     cachedSecret = secret;
@@ -26,7 +34,7 @@ function secretDigest(secret: string): Buffer {
 export function secretMatches(secret: string | null, token: string | null | undefined): boolean {
   if (secret === null) return true;
   if (typeof token !== 'string') return false;
-  return timingSafeEqual(digest(token), secretDigest(secret));
+  return digestsEqual(digest(token), secretDigest(secret));
 }
 
 /** The token from `Authorization: Bearer <token>`, or null when absent or malformed. */
