@@ -6,12 +6,19 @@
 import { open, rename, rm } from 'node:fs/promises';
 import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { FILE_MODE } from './paths.ts';
+
+/**
+ * `bytes` random bytes (the Web Crypto CSPRNG) as hex. Used instead of node:crypto's randomBytes
+ * so that the state modules do not load node:crypto (≈ 8–15 ms of module evaluation at start-up).
+ */
+export function randomHex(bytes: number): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
+}
 
 /** Temp files are `.<name>.<random>.tmp` beside the target; never a name a reader would open. */
 export function tempPathFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  return join(dirname(path), `.${basename(path)}.${randomHex(6)}.tmp`);
 }
 
 const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
