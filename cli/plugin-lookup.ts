@@ -3,7 +3,7 @@
  * coercion of `key=value` strings into setting values per a plugin's configSchema.
  */
 import { discoverPlugins } from '../server/plugins/discover.ts';
-import { isForbiddenKey } from '../server/plugins/manifest.ts';
+import { isForbiddenKey } from '../server/protocol/plugin-manifest.ts';
 import type { ConfigField, ConfigSchema, FailedPlugin, LoadedPlugin } from '../server/plugins/types.ts';
 import { readConfigSnapshot } from './config-snapshot.ts';
 import { CliError } from './output.ts';

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { configPath, isPermission, isSessionsPerMinute, normalizeOrigin } from '../../server/state/config.ts';
 import { MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
-import { PLUGIN_NAME_RE } from '../../server/plugins/manifest.ts';
+import { PLUGIN_NAME_RE } from '../../server/protocol/plugin-manifest.ts';
 import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
 import { parse, parseBool } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { ensureStateDirs } from '../../server/state/paths.ts';
 import { installPlugin, uninstallPlugin } from '../../server/plugins/offline.ts';
 import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
-import { pluginNameFromPackage, resolveSettings } from '../../server/plugins/manifest.ts';
+import { pluginNameFromPackage, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
 import type { BuildResult } from '../../plugins/tooling/index.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';

@@ -6,21 +6,10 @@ import type { ToolAnnotations } from '../../server/protocol/tool-annotations.ts'
 import type * as v from 'valibot';
 import type { ToolErrorCategory } from './errors.ts';
 
-/** Settings field types. The single definition: server/plugins/types.ts re-exports these. */
-export const CONFIG_FIELD_TYPES = ['string', 'url', 'number', 'boolean', 'select'] as const;
-export type ConfigFieldType = (typeof CONFIG_FIELD_TYPES)[number];
+import type { ConfigField, ConfigSchema } from '../../server/protocol/plugin-manifest.ts';
 
-export interface ConfigField {
-  type: ConfigFieldType;
-  label?: string;
-  description?: string;
-  required?: boolean;
-  default?: string | number | boolean;
-  /** Choices for `select`. */
-  options?: readonly string[];
-}
-
-export type ConfigSchema = Record<string, ConfigField>;
+/** Settings field types: defined with the tools.json format (server/protocol/plugin-manifest.ts). */
+export { CONFIG_FIELD_TYPES, type ConfigField, type ConfigFieldType, type ConfigSchema } from '../../server/protocol/plugin-manifest.ts';
 
 type FieldValue<F extends ConfigField> = F['type'] extends 'number' ? number : F['type'] extends 'boolean' ? boolean : F extends { options: readonly (infer O)[] } ? O : string;
 

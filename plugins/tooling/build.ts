@@ -4,7 +4,7 @@
  *   2. loads the plugin definition in Bun (src/index.ts bundled to a temp ESM file) and derives
  *      dist/tools.json from it: names, descriptions, urlPatterns, configSchema, JSON Schemas of
  *      each tool's valibot input/output (via @valibot/to-json-schema) — validated with the same
- *      schema the server uses (server/plugins/manifest.ts), errors name the field;
+ *      schema the server uses (server/protocol/plugin-manifest.ts), errors name the field;
  *   3. bundles src/index.ts + the SDK runtime as an IIFE (dist/adapter.js) with esbuild;
  *   4. POSTs /reload to a running server, when one is reachable.
  */
@@ -17,8 +17,8 @@ import * as esbuild from 'esbuild';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { MAX_ADAPTER_BYTES } from '../../server/protocol/limits.ts';
-import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../../server/plugins/manifest.ts';
-import { writeFileAtomic } from '../../server/state/atomic.ts';
+import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../../server/protocol/plugin-manifest.ts';
+import { writeOutput } from './write-file.ts';
 import { SDK_VERSION } from '../sdk/version.ts';
 import { isPluginDefinition, type PluginDefinition } from '../sdk/define.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
@@ -255,8 +255,8 @@ async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: s
   const adapterPath = join(distDir, 'adapter.js');
   const toolsJsonPath = join(distDir, 'tools.json');
   // adapter first, tools.json last: a watcher that sees the new tools.json sees the new adapter too.
-  await writeFileAtomic(adapterPath, adapterCode, 0o644);
-  await writeFileAtomic(toolsJsonPath, JSON.stringify(manifest, null, 2) + '\n', 0o644);
+  await writeOutput(adapterPath, adapterCode);
+  await writeOutput(toolsJsonPath, JSON.stringify(manifest, null, 2) + '\n');
   const log = o.log ?? ((l: string) => console.log(l));
   for (const w of warnings) log(`warning: ${w}`);
   log(`Built ${pkg.name}@${pkg.version}: ${manifest.tools.length === 1 ? '1 tool' : `${manifest.tools.length} tools`}, adapter ${bytes} bytes → ${distDir}`);

@@ -7,7 +7,7 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES } from '../../server/plugins/manifest.ts';
+import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES } from '../../server/protocol/plugin-manifest.ts';
 import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
 import { CLI_BIN, ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { PluginBuildError } from './build.ts';

@@ -6,8 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HOST } from '../../server/protocol/limits.ts';
-import { resolveConfigDir } from '../../server/state/paths.ts';
-import { readSecretSync } from '../../server/state/secret.ts';
+import { readSecretSync, resolveConfigDir } from '../../server/protocol/local-files.ts';
 
 export async function notifyServerReload(configDir: string = resolveConfigDir()): Promise<boolean> {
   let port: number;

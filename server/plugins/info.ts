@@ -5,7 +5,7 @@
 import type { ServerContext } from '../context.ts';
 import type { PluginInfo } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION, type LoadedPlugin } from './types.ts';
-import { broadPatterns } from './manifest.ts';
+import { broadPatterns } from '../protocol/plugin-manifest.ts';
 import { hasBroadConsent } from './local.ts';
 
 export function toPluginInfo(ctx: ServerContext, p: LoadedPlugin): PluginInfo {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type Ajv from 'ajv';
 import { ajvClass } from '../tools/ajv.ts';
 import { MAX_ADAPTER_BYTES } from '../limits.ts';
-import { parseToolsJson, pluginNameFromPackage } from './manifest.ts';
+import { parseToolsJson, pluginNameFromPackage } from '../protocol/plugin-manifest.ts';
 import type { LoadedPlugin } from './types.ts';
 import { manifestHash, type CheckedManifests } from './schema-cache.ts';
 

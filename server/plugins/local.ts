@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { OpenTabsError } from '../errors.ts';
 import { ConfigStore, type ConfigData } from '../state/config.ts';
 import { loadPluginFolder } from './load.ts';
-import { broadPatterns } from './manifest.ts';
+import { broadPatterns } from '../protocol/plugin-manifest.ts';
 
 export interface AddOptions {
   /** The user consented to patterns that match every site or every file (`--allow-broad-patterns`). */

@@ -11,7 +11,7 @@ import { PLUGIN_LOG_BUFFER_SIZE, WATCH_POLL_INTERVAL_MS } from '../limits.ts';
 import type { LogEntry } from '../protocol/methods.ts';
 import { pruneAdapters, writeAdapter } from './adapters.ts';
 import { discoverPlugins, localPluginPaths } from './discover.ts';
-import { resolveSettings, pluginNameFromPackage } from './manifest.ts';
+import { resolveSettings, pluginNameFromPackage } from '../protocol/plugin-manifest.ts';
 import { installPlugin } from './offline.ts';
 import { mergeSettings } from './settings.ts';
 import { installedPluginDirs, npmOutdated, npmSearch, npmUninstall, type SearchHit, type UpdateInfo } from './npm.ts';

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../state/atomic.ts';
 import { OpenTabsError } from '../errors.ts';
-import { PACKAGE_NAME_RE, PLUGIN_NAME_RE } from './manifest.ts';
+import { PACKAGE_NAME_RE, PLUGIN_NAME_RE } from '../protocol/plugin-manifest.ts';
 
 export function installPrefix(configDir: string): string {
   return join(configDir, 'plugins');

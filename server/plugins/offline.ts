@@ -7,7 +7,7 @@ import { OpenTabsError } from '../errors.ts';
 import { ConfigStore } from '../state/config.ts';
 import { discoverPlugins, type Discovered } from './discover.ts';
 import { loadPluginFolder } from './load.ts';
-import { pluginNameFromPackage, resolveSettings } from './manifest.ts';
+import { pluginNameFromPackage, resolveSettings } from '../protocol/plugin-manifest.ts';
 import { installedPluginDirs, installPrefix, npmInstall, npmUninstall } from './npm.ts';
 import { mergeSettings } from './settings.ts';
 import { checkBroadConsent, forgetBroadConsent, recordBroadConsent, type AddOptions } from './local.ts';

@@ -1,6 +1,6 @@
 /** Applying a settings change: merge onto what is saved (null clears a field), then validate. */
 import { OpenTabsError } from '../errors.ts';
-import { isForbiddenKey, validateSettings } from './manifest.ts';
+import { isForbiddenKey, validateSettings } from '../protocol/plugin-manifest.ts';
 import type { ConfigSchema } from './types.ts';
 
 export function mergeSettings(

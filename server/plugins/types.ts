@@ -5,9 +5,9 @@
  */
 // The settings field types are declared once, in the SDK that plugin authors write them with;
 // the server reads the same shape back from dist/tools.json.
-export type { ConfigField, ConfigFieldType, ConfigSchema } from '../../plugins/sdk/define.ts';
+export type { ConfigField, ConfigFieldType, ConfigSchema } from '../protocol/plugin-manifest.ts';
 import type { ToolAnnotations } from '../protocol/tool-annotations.ts';
-import type { ConfigSchema } from '../../plugins/sdk/define.ts';
+import type { ConfigSchema } from '../protocol/plugin-manifest.ts';
 
 export interface LoadedTool {
   /** Short name as declared ("list_items"). */

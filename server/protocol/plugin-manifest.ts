@@ -5,9 +5,23 @@
  * loads, and both reject a bad one with the same message naming the field.
  */
 import * as v from 'valibot';
-import { isMatchPattern } from '../protocol/match-pattern.ts';
-import type { ConfigSchema } from './types.ts';
-import { CONFIG_FIELD_TYPES } from '../../plugins/sdk/define.ts';
+import { isMatchPattern } from './match-pattern.ts';
+
+/** Settings field types of a plugin's configSchema (the SDK's definePlugin re-exports these). */
+export const CONFIG_FIELD_TYPES = ['string', 'url', 'number', 'boolean', 'select'] as const;
+export type ConfigFieldType = (typeof CONFIG_FIELD_TYPES)[number];
+
+export interface ConfigField {
+  type: ConfigFieldType;
+  label?: string;
+  description?: string;
+  required?: boolean;
+  default?: string | number | boolean;
+  /** Choices for `select`. */
+  options?: readonly string[];
+}
+
+export type ConfigSchema = Record<string, ConfigField>;
 
 /** `opentabs-plugin-<name>` or `@scope/opentabs-plugin-<name>`. */
 export const PACKAGE_NAME_RE = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?opentabs-plugin-([a-z0-9]+(?:-[a-z0-9]+)*)$/;

@@ -9,7 +9,7 @@ import type { Permission } from '../protocol/methods.ts';
 import { OpenTabsError } from '../errors.ts';
 import { STATE_SCHEMA_VERSION } from '../version.ts';
 import { writeFileAtomic } from './atomic.ts';
-import { isForbiddenKey } from '../plugins/manifest.ts';
+import { isForbiddenKey } from '../protocol/plugin-manifest.ts';
 import { MCP_SESSIONS_PER_MINUTE_MAX } from '../limits.ts';
 
 export interface PluginPermissions {

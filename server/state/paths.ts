@@ -1,16 +1,11 @@
 /** Where OpenTabs keeps its state: `OPENTABS_CONFIG_DIR` or `~/.opentabs`. */
 import { mkdir, chmod } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+
+export { resolveConfigDir } from '../protocol/local-files.ts';
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
-
-export function resolveConfigDir(): string {
-  const fromEnv = process.env.OPENTABS_CONFIG_DIR;
-  if (fromEnv && fromEnv.trim() !== '') return resolve(fromEnv);
-  return join(homedir(), '.opentabs');
-}
 
 /** The state dir and its `extension/` and `plugins/` children, private to the user (0700). */
 export async function ensureStateDirs(dir: string): Promise<void> {

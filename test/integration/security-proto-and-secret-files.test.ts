@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { makeTempConfigDir, removeDir, startTestServer, type TestServer } from '../harness/server.ts';
 import { writeTestPlugin } from '../harness/fake-extension.ts';
 import { ConfigStore } from '../../server/state/config.ts';
-import { parseToolsJson } from '../../server/plugins/manifest.ts';
+import { parseToolsJson } from '../../server/protocol/plugin-manifest.ts';
 import { runCli } from './cli-support.ts';
 
 setDefaultTimeout(60_000);

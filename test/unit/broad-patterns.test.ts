@@ -1,6 +1,6 @@
 /** Which match patterns count as "every site or every file" (consent needed at add/install time). */
 import { describe, expect, test } from 'bun:test';
-import { broadPatterns, isBroadPattern } from '../../server/plugins/manifest.ts';
+import { broadPatterns, isBroadPattern } from '../../server/protocol/plugin-manifest.ts';
 import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
 
 describe('broad match patterns', () => {

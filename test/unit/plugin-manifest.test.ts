@@ -5,7 +5,7 @@ import {
   pluginNameFromPackage,
   resolveSettings,
   validateSettings,
-} from '../../server/plugins/manifest.ts';
+} from '../../server/protocol/plugin-manifest.ts';
 import type { ConfigSchema } from '../../server/plugins/types.ts';
 
 const good = () => ({

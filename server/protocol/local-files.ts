@@ -1,0 +1,40 @@
+/**
+ * How local processes find a running OpenTabs: the state folder (`OPENTABS_CONFIG_DIR` or
+ * `~/.opentabs`) and the bearer secret in `<dir>/extension/auth.json` (`{"secret": "<64 hex>"}`,
+ * mode 0600). The server writes them (server/state/); the CLI and the plugin tooling read them.
+ */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export function resolveConfigDir(): string {
+  const fromEnv = process.env.OPENTABS_CONFIG_DIR;
+  if (fromEnv && fromEnv.trim() !== '') return resolve(fromEnv);
+  return join(homedir(), '.opentabs');
+}
+
+const SECRET_RE = /^[0-9a-f]{64}$/;
+
+export function secretPath(dir: string): string {
+  return join(dir, 'extension', 'auth.json');
+}
+
+export function isValidSecret(s: unknown): s is string {
+  return typeof s === 'string' && SECRET_RE.test(s);
+}
+
+/** The stored secret, or null when the file is missing or not a valid secret. */
+export function readSecretSync(dir: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(secretPath(dir), 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const secret = (JSON.parse(text) as { secret?: unknown })?.secret;
+    return isValidSecret(secret) ? secret : null;
+  } catch {
+    return null;
+  }
+}
