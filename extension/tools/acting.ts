@@ -18,6 +18,8 @@ type Point = { x: number; y: number; tag: string; text: string };
  * return its centre in viewport CSS pixels. `focus` also focuses it (for typing).
  */
 function locate(selector: string | null, ref: string | null, focus: boolean, clear: boolean): Point | { error: string } {
+  // chrome.scripting injects this function alone (serialized), so it carries its own copy of
+  // the shadow-piercing query instead of importing one.
   const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
     const hit = root.querySelector(sel);
     if (hit) return hit;

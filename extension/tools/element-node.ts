@@ -20,6 +20,8 @@ export interface Described {
 
 /** In the page (ISOLATED world, where the snapshot's refs live): find the element and mark it. */
 function markInPage(selector: string | null, ref: string | null, mark: string): Described | { error: string; validation?: boolean } {
+  // chrome.scripting injects this function alone (serialized), so it carries its own copy of
+  // the shadow-piercing query instead of importing one.
   const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
     const hit = root.querySelector(sel);
     if (hit) return hit;

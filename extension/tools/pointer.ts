@@ -53,6 +53,8 @@ async function checkPoint(tabId: number, x: number, y: number) {
  * their centres in viewport CSS pixels.
  */
 function dragPoints(srcSel: string | null, srcRef: string | null, dstSel: string | null, dstRef: string | null) {
+  // chrome.scripting injects this function alone (serialized), so it carries its own copy of
+  // the shadow-piercing query instead of importing one.
   const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
     const hit = root.querySelector(sel);
     if (hit) return hit;
