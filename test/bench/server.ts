@@ -435,6 +435,24 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
       : restCaller(c);
     const mcp = MEM_MODE === 'rest' ? null : mcpCaller(c, await mcpSession(c));
     const one = (i: number) => (MEM_MODE === 'rest' || (MEM_MODE === 'mixed' && i % 2 === 0) ? rest(i) : mcp!(i));
+    if (process.env.BENCH_ALLOC === '1') {
+      // JS heap bytes allocated per call: heap size before/after a small batch (no collection in
+      // between, most of the time: the smallest positive of a few tries).
+      const health = () => fetch(`${c.base}/health`).then((r) => r.text()).then(() => {});
+      const authHealth = () => fetch(`${c.base}/health`, { headers }).then((r) => r.text()).then(() => {});
+      for (const [name, fn] of [['GET /health', health], ['GET /health (authenticated)', authHealth], ['REST', rest], ['MCP', mcp]] as const) {
+        if (!fn) continue;
+        await load(500, MEM_CONC, fn);
+        const per: number[] = [];
+        for (let k = 0; k < 8; k++) {
+          const a = (await c.command('mem')).heapUsed;
+          await load(200, MEM_CONC, fn);
+          const b = (await c.command('mem')).heapUsed;
+          if (b > a) per.push((b - a) / 200);
+        }
+        console.log(`  JS heap allocated per ${name} call: ${per.length ? Math.round(Math.min(...per)) : '?'} B (min of ${per.length}; all: ${per.map((x) => Math.round(x)).join(', ')})`);
+      }
+    }
     // Bounded: MEM_CALLS in slices of a fifth, a reading after each.
     const slice = Math.ceil(MEM_CALLS / 5);
     const t0 = performance.now();
@@ -463,6 +481,8 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
     await Bun.sleep(2000);
     await point('2 s later', false);
     await point('2 s later', true);
+    await Bun.sleep(8000);
+    await point('10 s later', false);
     if (smapsBefore) printSmapsGrowth(smapsBefore, smaps(c.proc.pid!));
     return { points, calls: MEM_CALLS, mode: MEM_MODE, concurrency: MEM_CONC, newConnections: MEM_NEWCONN, callsPerSec, serverCpuUs, keeper: process.env.BENCH_NO_KEEPER !== '1' };
   } finally {
@@ -548,10 +568,11 @@ function printMemory(m: Awaited<ReturnType<typeof benchMemory>>): void {
   const peak = Math.max(...m.points.map((p) => p.rss));
   const atEnd = m.points.find((p) => !p.gc && p.label === `after ${m.calls.toLocaleString('en')} calls`)!;
   const settled = m.points.filter((p) => p.gc).at(-1)!;
+  const later = m.points.at(-1)!;
   const d = (x: number) => `${x >= 0 ? '+' : ''}${Math.round(x * 10) / 10}`;
   console.log(
     `memory (${m.calls.toLocaleString('en')} calls, ${m.mode}, ${m.concurrency} in flight${m.newConnections ? ', new connection per REST call' : ''}${m.keeper ? '' : ', memory keeper OFF'}; ${m.callsPerSec} calls/s, server CPU ${m.serverCpuUs} µs/call): ` +
-      `idle with extension ${pre.rss} MB; at the end of the calls ${atEnd.rss} MB (peak ${peak}); 2 s later, after GC ${settled.rss} MB (${d(settled.rss - pre.rss)} MB vs idle), JS heap ${settled.heapUsed} MB`,
+      `idle with extension ${pre.rss} MB; at the end of the calls ${atEnd.rss} MB (peak ${peak}); 2 s later, after GC ${settled.rss} MB (${d(settled.rss - pre.rss)} MB vs idle), JS heap ${settled.heapUsed} MB; 10 s later ${later.rss} MB (${d(later.rss - pre.rss)})`,
   );
   console.log('targets: RSS after 100k calls ≤ 60 MB, after GC within 5 MB of idle; idle with the extension ≤ 50 MB');
 }
