@@ -7,7 +7,7 @@
  * At most MAX_PENDING_APPROVALS_PER_CALLER approvals wait per caller and MAX_PENDING_APPROVALS in
  * all; one more is refused at once with `too_many_pending_approvals` (it never reaches the panel).
  */
-import type { ServerContext } from '../context.ts';
+import type { CoreDeps } from '../deps.ts';
 import { OpenTabsError } from '../errors.ts';
 import { MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_CALLER } from '../limits.ts';
 import type { ConfirmationTarget } from '../protocol/methods.ts';
@@ -58,7 +58,7 @@ export class Confirmations {
   private pending = new Map<string, Pending>();
 
   constructor(
-    private readonly ctx: ServerContext,
+    private readonly ctx: Pick<CoreDeps, 'limits'>,
     private readonly hub: HubView,
   ) {}
 

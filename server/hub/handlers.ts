@@ -7,14 +7,13 @@
  */
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
-import type { ServerContext } from '../context.ts';
 import { OpenTabsError } from '../errors.ts';
-import type { ExtensionToServer, LogEntry, ServerParams } from '../protocol/methods.ts';
+import type { ConfigState, ExtensionToServer, LogEntry, ServerParams } from '../protocol/methods.ts';
 import type { HandlerTable } from '../protocol/rpc-peer.ts';
 import { BROWSER_PLUGIN, BROWSER_TOOLS } from '../tools/browser-catalog.ts';
 import type { ConfirmationDecision } from './confirmations.ts';
 import type { PluginTabs } from './tab-state.ts';
-import type { ServerNotification } from './types.ts';
+import type { HubDeps, ServerNotification } from './types.ts';
 import { buildConfigState } from './sync.ts';
 
 /** What the handlers need of the hub (no import of hub.ts: no cycle). */
@@ -25,12 +24,13 @@ export interface HandlerHub {
   onProgress(p: { dispatchId: string; progress: number; total?: number; message?: string }): void;
   setPanelOpen(open: boolean): void;
   routeLog(entry: LogEntry): void;
-  readonly confirmations: { respond(id: string, decision: ConfirmationDecision['decision'], alwaysAllow?: boolean): unknown };
+  readonly confirmations: { respond(id: string, decision: ConfirmationDecision['decision'], alwaysAllow?: boolean): unknown; list(): ConfigState['pendingConfirmations'] };
 }
 
-// plugin.install/remove/update: PluginManager itself rediscovers, rebuilds the catalog, re-syncs
-// the extension and sends plugins.changed, so these handlers only translate.
-export function extensionHandlers(ctx: ServerContext, hub: HandlerHub): HandlerTable<typeof ExtensionToServer> {
+// plugin.install/remove/update: PluginManager rediscovers and says what changed; the catalog
+// rebuild, the extension re-sync and plugins.changed follow from that (server/plugin-events.ts),
+// so these handlers only translate.
+export function extensionHandlers(ctx: HubDeps, hub: HandlerHub): HandlerTable<typeof ExtensionToServer> {
   const afterConfigChange = () => afterConfig(ctx);
   return {
     // ---------------------------------------------------------------- notifications
@@ -50,7 +50,7 @@ export function extensionHandlers(ctx: ServerContext, hub: HandlerHub): HandlerT
       hub.setTabs(p.plugin, { state: p.state, tabs: p.tabs });
       return { ok: true };
     },
-    'config.getState': () => buildConfigState(ctx),
+    'config.getState': () => buildConfigState(ctx, hub.confirmations.list()),
     'config.setToolPermission': async (p) => {
       const tool = resolveToolKey(ctx, p.plugin, p.tool);
       await ctx.config.setToolPermission(p.plugin, tool, p.permission);
@@ -115,18 +115,18 @@ export function extensionHandlers(ctx: ServerContext, hub: HandlerHub): HandlerT
   };
 }
 
-function afterConfig(ctx: ServerContext): { ok: true } {
+function afterConfig(ctx: HubDeps): { ok: true } {
   ctx.catalog.rebuild();
   return { ok: true };
 }
 
-function assertPlugin(ctx: ServerContext, plugin: string): void {
+function assertPlugin(ctx: HubDeps, plugin: string): void {
   if (plugin === BROWSER_PLUGIN) return;
   if (!ctx.plugins.get(plugin)) throw new OpenTabsError('unknown_plugin', `Unknown plugin "${plugin}".`, 404, { category: 'not_found' });
 }
 
 /** config.json keys browser tools by full name and plugin tools by short name; accept either for plugins. */
-function resolveToolKey(ctx: ServerContext, plugin: string, tool: string): string {
+function resolveToolKey(ctx: HubDeps, plugin: string, tool: string): string {
   if (plugin === BROWSER_PLUGIN) {
     if (!BROWSER_TOOLS.some((t) => t.name === tool)) throw new OpenTabsError('unknown_tool', `Unknown browser tool "${tool}".`, 404, { category: 'not_found' });
     return tool;

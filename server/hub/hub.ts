@@ -8,7 +8,6 @@
  * fails at once, so no caller waits for a socket that will never answer.
  */
 import type { WebSocketHandler } from 'bun';
-import type { ServerContext } from '../context.ts';
 import { OpenTabsError } from '../errors.ts';
 import { RpcErrorCode, WsCloseCode, type RpcError } from '../protocol/jsonrpc.ts';
 import {
@@ -25,7 +24,7 @@ import { extensionHandlers } from './handlers.ts';
 import { Confirmations, type ConfirmationDecision, type ConfirmationRequest } from './confirmations.ts';
 import { Dispatches } from './dispatches.ts';
 import { TabStates, type PluginTabs } from './tab-state.ts';
-import { EXTENSION_REQUEST_TIMEOUT_MS, type DispatchRequest, type ExtensionPeer, type HubView, type ServerNotification, type Ws, type WsData } from './types.ts';
+import { EXTENSION_REQUEST_TIMEOUT_MS, type DispatchRequest, type ExtensionPeer, type HubDeps, type HubView, type ServerNotification, type Ws, type WsData } from './types.ts';
 
 export type { DispatchProgress, DispatchRequest, WsData } from './types.ts';
 export { EXTENSION_REQUEST_TIMEOUT_MS } from './types.ts';
@@ -47,7 +46,7 @@ export class ExtensionHub implements HubView {
   /** Counters for /health and tests. */
   readonly stats = { malformedFrames: 0, replacedConnections: 0 };
 
-  constructor(private readonly ctx: ServerContext) {
+  constructor(private readonly ctx: HubDeps) {
     this.confirmations = new Confirmations(ctx, this);
     this.handlers = extensionHandlers(ctx, this);
     this.dispatches = new Dispatches({

@@ -4,14 +4,14 @@
  * panel shows exactly what a call would use.
  */
 import { realpathSync } from 'node:fs';
-import type { ServerContext } from '../context.ts';
+import type { HubDeps } from './types.ts';
 import { toPluginInfo } from '../plugins/info.ts';
 import type { BrowserToolInfo, ConfigState, ServerParams } from '../protocol/methods.ts';
 import { BROWSER_PLUGIN, BROWSER_TOOLS } from '../tools/browser-catalog.ts';
 import { VERSION } from '../version.ts';
 import { skipPermissions } from '../tools/permissions.ts';
 
-export function browserToolInfos(ctx: ServerContext): BrowserToolInfo[] {
+export function browserToolInfos(ctx: HubDeps): BrowserToolInfo[] {
   const catalog = ctx.catalog.current();
   return BROWSER_TOOLS.map((t) => ({
     name: t.name,
@@ -37,7 +37,7 @@ function protectedPaths(dir: string): string[] {
  * so turning a plugin's last tool off takes it out of every page at once. The side panel lists
  * every plugin from config.getState, where disabled ones carry `enabled: false`.
  */
-export function buildSyncFull(ctx: ServerContext): ServerParams<'sync.full'> {
+export function buildSyncFull(ctx: HubDeps): ServerParams<'sync.full'> {
   return {
     plugins: ctx.plugins
       .list()
@@ -50,7 +50,7 @@ export function buildSyncFull(ctx: ServerContext): ServerParams<'sync.full'> {
   };
 }
 
-export function buildConfigState(ctx: ServerContext): ConfigState {
+export function buildConfigState(ctx: HubDeps, pendingConfirmations: ConfigState['pendingConfirmations']): ConfigState {
   return {
     serverVersion: VERSION,
     mcpClients: ctx.mcp.count,
@@ -59,13 +59,13 @@ export function buildConfigState(ctx: ServerContext): ConfigState {
     plugins: ctx.plugins.list().map((p) => toPluginInfo(ctx, p)),
     failedPlugins: ctx.plugins.failed().map((f) => (f.name === undefined ? { path: f.path, error: f.error } : { path: f.path, error: f.error, name: f.name })),
     browserTools: browserToolInfos(ctx),
-    pendingConfirmations: ctx.hub.confirmations.list(),
+    pendingConfirmations,
     pageOrigins: pageOriginStates(ctx),
   };
 }
 
 /** Origins with a stored page-tool permission or a tab offering page tools now, sorted. */
-function pageOriginStates(ctx: ServerContext): NonNullable<ConfigState['pageOrigins']> {
+function pageOriginStates(ctx: HubDeps): NonNullable<ConfigState['pageOrigins']> {
   const byOrigin = new Map<string, { tabId: number; url: string; tools: string[] }[]>();
   for (const origin of Object.keys(ctx.config.get().pageOrigins ?? {})) byOrigin.set(origin, []);
   for (const s of ctx.catalog.pageTools.summary()) {

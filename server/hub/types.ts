@@ -3,6 +3,7 @@ import type { ServerWebSocket } from 'bun';
 import type { ExtensionToServer, LogEntry, ServerParams, ServerToExtension } from '../protocol/methods.ts';
 import type { NotificationMethod, RpcPeer } from '../protocol/rpc-peer.ts';
 import type { PluginTabs } from './tab-state.ts';
+import type { CoreDeps } from '../deps.ts';
 
 /** The server's end of the JSON-RPC peer (server/protocol/rpc-peer.ts). */
 export type ExtensionPeer = RpcPeer<typeof ServerToExtension, typeof ExtensionToServer>;
@@ -60,3 +61,6 @@ export interface RunningDispatch {
   onProgress?: (p: DispatchProgress) => void;
   onLog?: (entry: LogEntry) => void;
 }
+
+/** What the hub uses besides itself: the core parts, and how many MCP clients are connected (config.getState). */
+export type HubDeps = CoreDeps & { readonly mcp: { readonly count: number } };

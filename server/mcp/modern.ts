@@ -15,10 +15,9 @@
  * permissions, approvals and audit are the same. Stateless callers share one caller identity for
  * the pending-approval caps (a fresh identity per request would escape the per-caller cap).
  */
-import type { ServerContext } from '../context.ts';
 import { VERSION } from '../version.ts';
 import { FULL_INSTRUCTIONS, GATEWAY_INSTRUCTIONS } from './instructions.ts';
-import { GATEWAY_LIST, handleToolsCall, levelAllowed, type LoggingLevel, type SessionHooks, type SessionKind } from './tool-calls.ts';
+import { GATEWAY_LIST, handleToolsCall, levelAllowed, type LoggingLevel, type SessionHooks, type SessionKind, type McpDeps } from './tool-calls.ts';
 
 /** Revisions answered statelessly here. */
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
@@ -66,7 +65,7 @@ function decodeHeaderValue(v: string): string | null {
   }
 }
 
-export async function handleModern(ctx: ServerContext, kind: SessionKind, req: Request, body: unknown): Promise<Response> {
+export async function handleModern(ctx: McpDeps, kind: SessionKind, req: Request, body: unknown): Promise<Response> {
   if (!isObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string') {
     return rpcError(400, null, INVALID_REQUEST, 'Invalid Request: the body must be one JSON-RPC 2.0 request or notification (no batches in protocol 2026-07-28).');
   }
@@ -125,7 +124,7 @@ export async function handleModern(ctx: ServerContext, kind: SessionKind, req: R
   }
 }
 
-async function toolsCall(ctx: ServerContext, kind: SessionKind, req: Request, id: string | number, params: Json, meta: Json): Promise<Response> {
+async function toolsCall(ctx: McpDeps, kind: SessionKind, req: Request, id: string | number, params: Json, meta: Json): Promise<Response> {
   if (typeof params.name !== 'string') return rpcError(400, id, INVALID_PARAMS, 'Invalid params: tools/call needs a string "name".');
   const nameHeader = req.headers.get('mcp-name');
   if (nameHeader === null) return rpcError(400, id, HEADER_MISMATCH, 'Header mismatch: the Mcp-Name header is required for tools/call.');

@@ -6,12 +6,11 @@
  * changes, plugin log lines) go to its `outbound` stream (the Streamable HTTP GET stream, or the
  * legacy SSE stream), when one is open.
  */
-import type { ServerContext } from '../context.ts';
 import { VERSION } from '../version.ts';
 import { FULL_INSTRUCTIONS, GATEWAY_INSTRUCTIONS } from './instructions.ts';
 import { LEGACY_PROTOCOL_VERSIONS } from './modern.ts';
 import type { SseStream } from './sse.ts';
-import { handleToolsCall, toolsListJson, type LoggingLevel, type SessionHooks, type SessionKind } from './tool-calls.ts';
+import { handleToolsCall, toolsListJson, type LoggingLevel, type SessionHooks, type SessionKind, type McpDeps } from './tool-calls.ts';
 
 /** Revisions a session can speak, newest first (the first is offered when a client asks for another). */
 export const SESSION_PROTOCOL_VERSIONS = LEGACY_PROTOCOL_VERSIONS;
@@ -59,7 +58,7 @@ export class McpSession implements SessionHooks {
   private calls = new Map<RpcId, AbortController>();
 
   constructor(
-    private readonly ctx: ServerContext,
+    private readonly ctx: McpDeps,
     readonly sessionId: string,
     readonly kind: SessionKind,
     readonly legacy = false,

@@ -18,7 +18,6 @@
  */
 import { stat } from 'node:fs/promises';
 import { runnableCommands } from '../cli-command.ts';
-import type { ServerContext } from '../context.ts';
 import { MCP_SESSIONS_PER_MINUTE_MAX } from '../limits.ts';
 import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../middleware/rate-limit.ts';
 import type { LogEntry } from '../protocol/methods.ts';
@@ -26,7 +25,7 @@ import { configPath } from '../state/config.ts';
 import { handleModern, isModernRequest } from './modern.ts';
 import { classify, initializeResult, McpSession, rpcErrorText, RpcCode, rpcResult, SESSION_PROTOCOL_VERSIONS } from './session.ts';
 import { SseStream } from './sse.ts';
-import { levelAllowed, logParams, type SessionKind } from './tool-calls.ts';
+import { levelAllowed, logParams, type SessionKind, type McpDeps } from './tool-calls.ts';
 
 type Json = Record<string, unknown>;
 
@@ -52,7 +51,7 @@ export class McpSessions {
   private sweeper: ReturnType<typeof setInterval> | null = null;
   private configMtime = 0;
 
-  constructor(private readonly ctx: ServerContext) {
+  constructor(private readonly ctx: McpDeps) {
     this.limiter = createRateLimiter(() => this.sessionRate());
     ctx.catalog.onChange(() => {
       for (const s of this.sessions.values()) if (s.kind === 'full') s.notify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });

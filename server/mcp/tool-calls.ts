@@ -4,10 +4,13 @@
  * tools through callTool() and shape results with toMcpResult(), so a gateway call returns exactly
  * what the direct call returns.
  */
-import type { ServerContext } from '../context.ts';
+
 import type { LogEntry } from '../protocol/methods.ts';
-import { callTool, type CallContext } from '../tools/call.ts';
+import { callTool, type CallContext, type CallDeps } from '../tools/call.ts';
 import { mcpError, toMcpResult, type McpCallResult } from './results.ts';
+
+/** What MCP sessions use: the call path's parts, and the sessions themselves for routing log lines. */
+export type McpDeps = CallDeps & { readonly mcp: { logToSessions(entry: LogEntry, sessionId?: string): void } };
 
 export type SessionKind = 'full' | 'gateway';
 
@@ -71,7 +74,7 @@ export const GATEWAY_LIST = { tools: GATEWAY_TOOLS };
 export const GATEWAY_LIST_JSON = JSON.stringify(GATEWAY_TOOLS);
 
 /** The tools/list result for a session kind, already serialized (the `tools` array). */
-export function toolsListJson(ctx: ServerContext, kind: SessionKind): string {
+export function toolsListJson(ctx: McpDeps, kind: SessionKind): string {
   return kind === 'full' ? ctx.catalog.current().mcpToolsListJson() : GATEWAY_LIST_JSON;
 }
 
@@ -84,7 +87,7 @@ export interface ToolsCallIO {
 }
 
 export async function handleToolsCall(
-  ctx: ServerContext,
+  ctx: McpDeps,
   kind: SessionKind,
   hooks: SessionHooks,
   name: string,
@@ -101,7 +104,7 @@ export async function handleToolsCall(
 }
 
 async function dispatchByKind(
-  ctx: ServerContext,
+  ctx: McpDeps,
   kind: SessionKind,
   hooks: SessionHooks,
   name: string,
@@ -134,7 +137,7 @@ async function dispatchByKind(
 }
 
 async function runCall(
-  ctx: ServerContext,
+  ctx: McpDeps,
   hooks: SessionHooks,
   transport: CallContext['transport'],
   name: string,

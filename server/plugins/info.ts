@@ -2,13 +2,13 @@
  * LoadedPlugin → PluginInfo (what the extension gets in sync.full / plugin.update): adds the
  * current permissions and the resolved settings the adapter sees as ctx.config.
  */
-import type { ServerContext } from '../context.ts';
+import type { CoreDeps } from '../deps.ts';
 import type { PluginInfo } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION, type LoadedPlugin } from './types.ts';
 import { broadPatterns } from '../protocol/plugin-manifest.ts';
 import { hasBroadConsent } from './local.ts';
 
-export function toPluginInfo(ctx: ServerContext, p: LoadedPlugin): PluginInfo {
+export function toPluginInfo(ctx: Pick<CoreDeps, 'config' | 'plugins'>, p: LoadedPlugin): PluginInfo {
   const cfg = ctx.config.get();
   const pluginDefault = cfg.permissions[p.name]?.default ?? DEFAULT_PLUGIN_PERMISSION;
   const tools = p.tools.map((t) => ({

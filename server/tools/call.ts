@@ -8,7 +8,8 @@
  * Validation runs before asking, so the user never approves a call that would be rejected.
  * The gate is taken before asking, so an approved call is never refused for being one too many.
  */
-import type { ServerContext } from '../context.ts';
+import type { CoreDeps } from '../deps.ts';
+import type { ExtensionHub } from '../hub/hub.ts';
 import type { OpenTabsError } from '../errors.ts';
 import type { DispatchProgress } from '../hub/hub.ts';
 import { confirmationTarget } from '../hub/confirmations.ts';
@@ -48,6 +49,9 @@ export interface ResourceOut {
   blob: string;
 }
 
+/** What the call path uses: every core part and the extension hub (it dispatches and asks). */
+export type CallDeps = CoreDeps & { readonly hub: ExtensionHub };
+
 export type ToolOutcome =
   | { ok: true; tool: CatalogTool; value: unknown; images?: ImageOut[]; resources?: ResourceOut[]; text?: string }
   | { ok: false; tool?: CatalogTool; error: OpenTabsError };
@@ -55,7 +59,7 @@ export type ToolOutcome =
 
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
-export async function callTool(ctx: ServerContext, name: string, args: unknown, call: CallContext): Promise<ToolOutcome> {
+export async function callTool(ctx: CallDeps, name: string, args: unknown, call: CallContext): Promise<ToolOutcome> {
   const startedAt = Date.now();
   const catalog = ctx.catalog.current();
   const tool = catalog.get(name);
@@ -77,7 +81,7 @@ export async function callTool(ctx: ServerContext, name: string, args: unknown, 
   }
 }
 
-async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawArgs: unknown, call: CallContext): Promise<ToolOutcome> {
+async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: unknown, call: CallContext): Promise<ToolOutcome> {
   const permission = effectivePermission(ctx, tool.permission);
   if (permission === 'off') return { ok: false, tool, error: fail.permissionOff(tool.name, tool.plugin, tool.shortName) };
 
@@ -101,7 +105,8 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
   if (tool.servedBy === 'server') {
     const handler = serverToolHandler(tool.name);
     if (!handler) return { ok: false, tool, error: fail.internal(`Tool "${tool.name}" is marked as served by the server but has no handler.`) };
-    return { ok: true, tool, value: await handler(ctx, args as Record<string, unknown>) };
+    const callAnother = (name: string, a: Record<string, unknown>) => callTool(ctx, name, a, { transport: call.transport });
+    return { ok: true, tool, value: await handler(ctx, args as Record<string, unknown>, callAnother) };
   }
 
   // A page tool runs only in the tab that registered it.
@@ -160,7 +165,7 @@ async function run(ctx: ServerContext, catalog: Catalog, tool: CatalogTool, rawA
   }
 }
 
-function pluginSettings(ctx: ServerContext, plugin: string): Record<string, unknown> | undefined {
+function pluginSettings(ctx: CallDeps, plugin: string): Record<string, unknown> | undefined {
   try {
     return ctx.plugins.resolvedSettings(plugin);
   } catch {
@@ -181,7 +186,7 @@ function pageTarget(tool: CatalogTool): ConfirmationTarget {
  * "Always allow": store `auto` for this tool (for a page tool: for every tool of its origin),
  * rebuild (list_changed) and re-sync the side panel.
  */
-async function rememberAlwaysAllow(ctx: ServerContext, tool: CatalogTool): Promise<void> {
+async function rememberAlwaysAllow(ctx: CallDeps, tool: CatalogTool): Promise<void> {
   try {
     if (tool.kind === 'page' && tool.origin) await ctx.config.setOriginPermission(tool.origin, 'auto');
     else await ctx.config.setToolPermission(tool.plugin, tool.shortName, 'auto');
@@ -191,7 +196,7 @@ async function rememberAlwaysAllow(ctx: ServerContext, tool: CatalogTool): Promi
   }
 }
 
-async function audit(ctx: ServerContext, tool: CatalogTool, outcome: ToolOutcome, durationMs: number): Promise<void> {
+async function audit(ctx: CallDeps, tool: CatalogTool, outcome: ToolOutcome, durationMs: number): Promise<void> {
   try {
     await ctx.audit.record(
       outcome.ok

@@ -2,15 +2,20 @@
  * Catalog tools marked `servedBy: 'server'` (browser-catalog.ts): answered from server state
  * without a round trip to the extension. One handler per tool name.
  */
-import type { ServerContext } from '../context.ts';
 import { join } from 'node:path';
+import type { CoreDeps } from '../deps.ts';
 import { OpenTabsError } from '../errors.ts';
-import { callTool } from './call.ts';
+import type { PluginTabs } from '../hub/tab-state.ts';
 
-type ServerToolHandler = (ctx: ServerContext, args: Record<string, unknown>) => unknown | Promise<unknown>;
+/** What server-served tools read: plugins, page tools, the tabs the extension reported. */
+export type ServerToolDeps = Pick<CoreDeps, 'plugins' | 'catalog' | 'configDir'> & { readonly hub: { tabsFor(plugin: string): PluginTabs } };
+/** Another tool, through the one call path (tools/call.ts passes it in; its permission and audit apply). */
+export type CallAnother = (name: string, args: Record<string, unknown>) => Promise<{ ok: true; value: unknown } | { ok: false; error: Error }>;
+
+type ServerToolHandler = (ctx: ServerToolDeps, args: Record<string, unknown>, callAnother: CallAnother) => unknown | Promise<unknown>;
 
 /** The tabs each plugin matches, as the extension last reported them. */
-function pluginTabs(ctx: ServerContext, args: Record<string, unknown>): unknown {
+function pluginTabs(ctx: ServerToolDeps, args: Record<string, unknown>): unknown {
   const only = typeof args.plugin === 'string' ? args.plugin : undefined;
   const plugins = ctx.plugins.list().filter((p) => only === undefined || p.name === only);
   if (only !== undefined && plugins.length === 0) {
@@ -32,10 +37,10 @@ function pluginTabs(ctx: ServerContext, args: Record<string, unknown>): unknown 
  * user reviews it and runs `npm run add`. The capture is read with browser_get_network_requests,
  * through the one call path (its permission and audit apply).
  */
-async function draftFromCapture(ctx: ServerContext, args: Record<string, unknown>): Promise<unknown> {
+async function draftFromCapture(ctx: ServerToolDeps, args: Record<string, unknown>, callAnother: CallAnother): Promise<unknown> {
   const name = String(args.name);
   const dir = join(ctx.configDir, 'drafts', `opentabs-plugin-${name}`);
-  const read = await callTool(ctx, 'browser_get_network_requests', { tabId: args.tabId, includeBodies: true }, { transport: 'rest' });
+  const read = await callAnother('browser_get_network_requests', { tabId: args.tabId, includeBodies: true });
   if (!read.ok) throw read.error;
   const [{ parseCapture }, { draftPlugin }] = await Promise.all([import('../../plugins/tooling/draft/capture.ts'), import('../../plugins/tooling/draft/generate.ts')]);
   try {

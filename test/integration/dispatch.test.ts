@@ -33,7 +33,9 @@ beforeAll(async () => {
       { name: 'beta', tools: [{ name: 'work' }] },
     ],
     permissions: { alpha: { default: 'auto' }, beta: { default: 'auto' } },
-    limits: { dispatchTimeoutMs: 300, dispatchMaxTotalMs: 900 },
+    // Base timeout well above the progress interval below, so a loaded machine's stalls don't
+    // decide the outcome; the total cap stays below the progress loop's own length.
+    limits: { dispatchTimeoutMs: 1000, dispatchMaxTotalMs: 3000 },
   });
   ext = await FakeExtension.connect(srv.url, srv.secret);
 });
@@ -93,11 +95,11 @@ describe('dispatch', () => {
   });
 
   test('progress extends the timeout beyond the base', async () => {
-    // Base 300 ms; the handler runs ~600 ms but reports progress every 100 ms.
+    // Base 1 s; the handler runs ~2.5 s but reports progress every 100 ms.
     ext.onDispatch('alpha_work', async (_p, api) => {
-      for (let i = 1; i <= 6; i++) {
+      for (let i = 1; i <= 25; i++) {
         await Bun.sleep(100);
-        api.progress(i, 6);
+        api.progress(i, 25);
       }
       return { value: { finished: true } };
     });
@@ -109,7 +111,7 @@ describe('dispatch', () => {
   test('progress never extends a call beyond the total cap', async () => {
     let stop = false;
     ext.onDispatch('alpha_work', async (_p, api) => {
-      for (let i = 1; i <= 100 && !stop; i++) {
+      for (let i = 1; i <= 200 && !stop; i++) {
         await Bun.sleep(50);
         api.progress(i);
       }
@@ -202,8 +204,10 @@ describe('dispatch', () => {
 describe('server-served tools', () => {
   test('plugin_list_tabs answers from the hub tab state without the extension', async () => {
     const { serverToolHandler } = await import('../../server/tools/server-tools.ts');
-    const handler = serverToolHandler('plugin_list_tabs')!;
-    expect(handler).toBeFunction();
+    const listTabs = serverToolHandler('plugin_list_tabs')!;
+    expect(listTabs).toBeFunction();
+    // It calls no other tool: a callAnother that fails the test if used.
+    const handler = (ctx: typeof srv.ctx, args: Record<string, unknown>) => listTabs(ctx, args, () => Promise.reject(new Error('plugin_list_tabs called another tool')));
     const tab = { tabId: 3, url: 'http://127.0.0.1/a', title: 'A', ready: true };
     ext.notify('tab.syncAll', { plugins: { alpha: { state: 'ready', tabs: [tab] } } });
     await until(() => srv.ctx.hub.tabsFor('alpha').state === 'ready', 'tab state');
