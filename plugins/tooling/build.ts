@@ -2,35 +2,28 @@
  * `opentabs plugin build [dir] [--watch]`:
  *   1. checks package.json (name opentabs-plugin-<name> / @scope/opentabs-plugin-<name>, version);
  *   2. loads the plugin definition in Bun (src/index.ts bundled to a temp ESM file) and derives
- *      dist/tools.json from it: names, descriptions, urlPatterns, configSchema, JSON Schemas of
- *      each tool's valibot input/output (via @valibot/to-json-schema) — validated with the same
- *      schema the server uses (server/protocol/plugin-manifest.ts), errors name the field;
+ *      dist/tools.json from it (manifest.ts);
  *   3. bundles src/index.ts + the SDK runtime as an IIFE (dist/adapter.js) with esbuild;
  *   4. POSTs /reload to a running server, when one is reachable.
  */
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import * as esbuild from 'esbuild';
-import { toJsonSchema } from '@valibot/to-json-schema';
-import type * as v from 'valibot';
 import { MAX_ADAPTER_BYTES } from '../../server/protocol/limits.ts';
-import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../../server/protocol/plugin-manifest.ts';
 import { writeOutput } from './write-file.ts';
-import { SDK_VERSION } from '../sdk/version.ts';
 import { isPluginDefinition, type PluginDefinition } from '../sdk/define.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { notifyServerReload } from './reload.ts';
 import { describeTypeErrors, typecheckPlugin } from './typecheck.ts';
+import { PluginBuildError } from './build-error.ts';
+import { manifestFromDefinition, readPackage, type PackageInfo } from './manifest.ts';
 
-export class PluginBuildError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PluginBuildError';
-  }
-}
+export { PluginBuildError } from './build-error.ts';
+export { manifestFromDefinition } from './manifest.ts';
+
 
 export interface BuildOptions {
   watch?: boolean;
@@ -62,36 +55,6 @@ export interface WatchHandle {
   /** Result of the first build (a failure rejects). */
   first: BuildResult;
   stop(): Promise<void>;
-}
-
-interface PackageInfo {
-  name: string;
-  version: string;
-  pluginName: string;
-  /** Non-fatal package.json problems, printed with the build. */
-  warnings: string[];
-}
-
-async function readPackage(dir: string): Promise<PackageInfo> {
-  let pkg: Record<string, unknown>;
-  try {
-    pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
-  } catch (err) {
-    throw new PluginBuildError(`package.json: cannot read ${join(dir, 'package.json')} (${(err as Error).message})`);
-  }
-  const name = typeof pkg.name === 'string' ? pkg.name : '';
-  const pluginName = pluginNameFromPackage(name);
-  if (!pluginName) throw new PluginBuildError(`package.json name: ${JSON.stringify(pkg.name ?? null)} must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>`);
-  if (typeof pkg.version !== 'string' || pkg.version === '') throw new PluginBuildError('package.json version: must be a non-empty string like "0.1.0"');
-  const warnings: string[] = [];
-  if (Array.isArray(pkg.files) && !pkg.files.some((f) => typeof f === 'string' && /^(\.\/)?dist(\/|$)/.test(f))) {
-    warnings.push('package.json files: does not include "dist", so a published package would have no adapter');
-  }
-  const scripts = (pkg.scripts ?? {}) as Record<string, unknown>;
-  for (const hook of ['preinstall', 'install', 'postinstall']) {
-    if (hook in scripts) warnings.push(`package.json scripts.${hook}: OpenTabs installs plugins with scripts disabled; this never runs for users`);
-  }
-  return { name, version: pkg.version, pluginName, warnings };
 }
 
 function entryOf(dir: string): string {
@@ -154,64 +117,6 @@ async function loadDefinition(dir: string, entry: string): Promise<PluginDefinit
   } finally {
     await rm(out, { force: true });
   }
-}
-
-const isValibotSchema = (x: unknown): x is v.GenericSchema =>
-  typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'schema' && typeof (x as Record<string, unknown>)['~run'] === 'function';
-
-function jsonSchemaOf(schema: v.GenericSchema, mode: 'input' | 'output'): Record<string, unknown> {
-  // errorMode 'ignore': actions like trim() have no JSON Schema form; the page validates with valibot anyway.
-  // Inputs: a plain v.object rejects unknown keys, so a misspelled optional filter is an error
-  // naming the key instead of a silently unfiltered result. v.looseObject / v.objectWithRest opt out.
-  const js = toJsonSchema(schema, {
-    errorMode: 'ignore',
-    typeMode: mode,
-    overrideSchema: (ctx) =>
-      mode === 'input' && (ctx.valibotSchema as { type?: string }).type === 'object' ? { ...ctx.jsonSchema, additionalProperties: false } : undefined,
-  }) as Record<string, unknown>;
-  delete js.$schema;
-  return js;
-}
-
-/** The definition → tools.json, or a PluginBuildError naming the bad field. */
-export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo): ToolsJson {
-  const d = def as unknown as Record<string, unknown>;
-  if (typeof d.isReady !== 'function') throw new PluginBuildError('plugin isReady: must be a function returning true when the page is logged in and usable');
-  if (!Array.isArray(d.tools)) throw new PluginBuildError('plugin tools: must be an array of defineTool(...) results');
-  const tools = (d.tools as unknown[]).map((t, i) => {
-    const tool = t as Record<string, unknown>;
-    const label = `tools.${i}${typeof tool?.name === 'string' ? ` (${tool.name})` : ''}`;
-    if (typeof tool !== 'object' || tool === null) throw new PluginBuildError(`${label}: must be a defineTool(...) result`);
-    if (typeof tool.handle !== 'function') throw new PluginBuildError(`${label}.handle: must be a function`);
-    if (!isValibotSchema(tool.input)) throw new PluginBuildError(`${label}.input: must be a valibot schema (v.object({...}))`);
-    if (!isValibotSchema(tool.output)) throw new PluginBuildError(`${label}.output: must be a valibot schema`);
-    return {
-      name: tool.name as string,
-      description: tool.description as string,
-      inputSchema: jsonSchemaOf(tool.input, 'input'),
-      outputSchema: jsonSchemaOf(tool.output, 'output'),
-      ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
-    };
-  });
-  const raw = {
-    name: d.name,
-    displayName: d.displayName,
-    description: d.description,
-    version: pkg.version,
-    sdkVersion: SDK_VERSION,
-    urlPatterns: d.urlPatterns,
-    excludePatterns: d.excludePatterns ?? [],
-    ...(d.homepage !== undefined ? { homepage: d.homepage } : {}),
-    ...(d.iconSvg !== undefined ? { iconSvg: d.iconSvg } : {}),
-    ...(d.configSchema !== undefined ? { configSchema: d.configSchema } : {}),
-    tools,
-  };
-  const parsed = parseToolsJson(raw);
-  if (!parsed.ok) throw new PluginBuildError(`plugin ${parsed.error}`);
-  if (parsed.value.name !== pkg.pluginName) {
-    throw new PluginBuildError(`plugin name: "${parsed.value.name}" does not match package.json name ${pkg.name} (expected "${pkg.pluginName}")`);
-  }
-  return parsed.value;
 }
 
 /** The IIFE adapter: the plugin module plus the runtime that registers it in the page. */

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES } from '../../server/protocol/plugin-manifest.ts';
 import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
 import { CLI_BIN, ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
-import { PluginBuildError } from './build.ts';
+import { PluginBuildError } from './build-error.ts';
 
 export interface CreateOptions {
   /** Match pattern for the app (default https://example.com/*). */
