@@ -141,11 +141,16 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   ctx.port = server.port ?? options.port;
   const url = `http://${HOST}:${ctx.port}`;
 
-  // Listen first: plugin discovery, the catalog and the extension folder come after the bind.
-  // Discovery starts at once (before the pid file is written); the extension folder comes after
-  // it, so that the install's work (loading the extension build, which may rebuild the extension
-  // with esbuild; hashing and copying its files) never delays the tool list. The install never
-  // touches adapters/, which is all discovery writes there.
+  await writeFileAtomic(join(configDir, 'server.pid'), JSON.stringify({ pid: process.pid, port: ctx.port, startedAt: ctx.startedAt }));
+  log.info('listening', { url, pid: process.pid, mode: ctx.mode });
+  if (!options.quiet) console.log(`OpenTabs server listening on ${url}`);
+
+  // Listen first: plugin discovery, the catalog and the extension folder come after the bind and
+  // the pid file (started before it, discovery's file reads queue ahead of the pid file's and
+  // /health answers later). The extension folder comes after the catalog, so that the install's
+  // work (loading the extension build, which may rebuild the extension with esbuild; hashing and
+  // copying its files) never delays the tool list. It never touches adapters/, which is all
+  // discovery writes there.
   const ready = (async () => {
     try {
       await ctx.plugins.discover();
@@ -164,10 +169,6 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
       log.error('extension_install_failed', { error: String((err as Error).message) });
     }
   })();
-
-  await writeFileAtomic(join(configDir, 'server.pid'), JSON.stringify({ pid: process.pid, port: ctx.port, startedAt: ctx.startedAt }));
-  log.info('listening', { url, pid: process.pid, mode: ctx.mode });
-  if (!options.quiet) console.log(`OpenTabs server listening on ${url}`);
 
   let stopped = false;
   async function stop() {
