@@ -61,13 +61,36 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   const audit = await AuditLog.open(configDir, limits.auditRotateBytes);
   if (config.lastLoadError) log.warn('config_reset', { error: config.lastLoadError });
 
+  // The parts, in dependency order (server/deps.ts). The hub and the MCP sessions take the
+  // finished context and are made right after it; its getters read them from then on.
+  const plugins = new PluginManager({ config, configDir, log });
+  const catalog = new CatalogStore({ config, plugins, log });
+  const calls = new InFlightCalls();
+  const gate = new ConcurrencyGate();
+  let hub: ExtensionHub | undefined;
+  let mcp: McpSessions | undefined;
+  const made = <T>(part: T | undefined, name: string): T => {
+    if (part === undefined) throw new Error(`server context: ${name} used while it is being made`);
+    return part;
+  };
+
   let reloading: Promise<ReloadResult> | null = null;
-  const ctx = {
+  const ctx: ServerContext = {
     options,
     limits,
     configDir,
     startedAt: Date.now(),
     mode: options.dev ? 'dev' : 'production',
+    plugins,
+    catalog,
+    calls,
+    gate,
+    get hub() {
+      return made(hub, 'the extension hub');
+    },
+    get mcp() {
+      return made(mcp, 'the MCP sessions');
+    },
     port: 0,
     secret,
     config,
@@ -100,13 +123,9 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
       })();
       return reloading;
     },
-  } as unknown as ServerContext;
-  (ctx as { plugins: PluginManager }).plugins = new PluginManager(ctx);
-  (ctx as { catalog: CatalogStore }).catalog = new CatalogStore(ctx);
-  (ctx as { hub: ExtensionHub }).hub = new ExtensionHub(ctx);
-  (ctx as { mcp: McpSessions }).mcp = new McpSessions(ctx);
-  (ctx as { calls: InFlightCalls }).calls = new InFlightCalls();
-  (ctx as { gate: ConcurrencyGate }).gate = new ConcurrencyGate();
+  };
+  hub = new ExtensionHub(ctx);
+  mcp = new McpSessions(ctx);
   followPluginChanges(ctx);
 
   const app = createApp(ctx);
