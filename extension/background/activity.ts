@@ -78,7 +78,7 @@ export class Activity {
         stop: (reason) => {
           if (done) return;
           cancel(reason);
-          finish('cancelled', new ToolError('cancelled', `Stopped by the user in the OpenTabs side panel (${reason})`, { category: 'internal' }));
+          finish('cancelled', new ToolError(`Stopped by the user in the OpenTabs side panel (${reason})`, { code: 'cancelled', category: 'internal' }));
         },
       };
       const finish = (status: ActivityDone['status'], err: unknown, value?: T) => {

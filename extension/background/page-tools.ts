@@ -163,7 +163,7 @@ export class PageTools {
     if (!c || c.via !== tab) return; // only the document the call went to may answer it
     this.calls.delete(msg.id);
     if (msg.ok) c.resolve({ value: msg.value });
-    else c.reject(new ToolError(msg.error.code, msg.error.message, { category: msg.error.code === 'tool_error' ? 'internal' : 'validation' }));
+    else c.reject(new ToolError(msg.error.message, { code: msg.error.code, category: msg.error.code === 'tool_error' ? 'internal' : 'validation' }));
   }
 
   private warn(tab: PageTab, message: string): void {
@@ -232,7 +232,7 @@ export class PageTools {
     for (const [id, c] of this.calls) {
       if (c.via !== tab) continue;
       this.calls.delete(id);
-      c.reject(new ToolError('tab_closed', `${message}; the page's tools are listed again once it registers them`, { category: 'not_found', retryable: true }));
+      c.reject(new ToolError(`${message}; the page's tools are listed again once it registers them`, { code: 'tab_closed', category: 'not_found', retryable: true }));
     }
   }
 
@@ -248,15 +248,15 @@ export class PageTools {
 
   dispatch(p: { dispatchId: string; plugin: string; tool: string; input: Record<string, unknown>; tabId?: number }): Promise<DispatchResult> {
     const tab = p.tabId === undefined ? undefined : this.tabs.get(p.tabId);
-    if (!tab) throw new ToolError('tab_closed', `Tab ${p.tabId ?? '?'} no longer offers page tools (closed or navigated); list the tools again`, { category: 'not_found', retryable: true });
+    if (!tab) throw new ToolError(`Tab ${p.tabId ?? '?'} no longer offers page tools (closed or navigated); list the tools again`, { code: 'tab_closed', category: 'not_found', retryable: true });
     // The call is for the origin the server listed the tool under; the tab may have moved on.
-    if (p.plugin !== PAGE_PLUGIN_PREFIX + tab.origin) throw new ToolError('tab_closed', `Tab ${tab.tabId} now shows ${tab.origin}, not the page that offered this tool; list the tools again`, { category: 'not_found', retryable: true });
-    if (!tab.tools.some((t) => t.name === p.tool)) throw new ToolError('unknown_tool', `The page in tab ${tab.tabId} no longer offers "${p.tool}"; list the tools again`, { category: 'not_found', retryable: true });
+    if (p.plugin !== PAGE_PLUGIN_PREFIX + tab.origin) throw new ToolError(`Tab ${tab.tabId} now shows ${tab.origin}, not the page that offered this tool; list the tools again`, { code: 'tab_closed', category: 'not_found', retryable: true });
+    if (!tab.tools.some((t) => t.name === p.tool)) throw new ToolError(`The page in tab ${tab.tabId} no longer offers "${p.tool}"; list the tools again`, { code: 'unknown_tool', category: 'not_found', retryable: true });
     return new Promise<DispatchResult>((resolve, reject) => {
       this.calls.set(p.dispatchId, { via: tab, resolve, reject });
       if (!this.post(tab, { type: 'call', id: p.dispatchId, name: p.tool, input: p.input })) {
         this.calls.delete(p.dispatchId);
-        reject(new ToolError('tab_closed', `Tab ${tab.tabId} went away before the page tool could start; retry`, { category: 'not_found', retryable: true }));
+        reject(new ToolError(`Tab ${tab.tabId} went away before the page tool could start; retry`, { code: 'tab_closed', category: 'not_found', retryable: true }));
       }
     });
   }
@@ -267,7 +267,7 @@ export class PageTools {
     if (!c) return false;
     this.calls.delete(dispatchId);
     this.post(c.via, { type: 'cancel', id: dispatchId, reason });
-    c.reject(new ToolError('cancelled', `Cancelled: ${reason}`, { category: 'internal' }));
+    c.reject(new ToolError(`Cancelled: ${reason}`, { code: 'cancelled', category: 'internal' }));
     return true;
   }
 }

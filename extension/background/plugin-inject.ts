@@ -92,7 +92,7 @@ export class Adapters {
         return status;
       } catch (err) {
         if (err instanceof ToolError) throw err;
-        throw new ToolError('tab_closed', `Tab ${tabId} navigated away or closed while ${plugin.displayName} was being set up (${(err as Error).message}); retry`, { category: 'not_found', retryable: true });
+        throw new ToolError(`Tab ${tabId} navigated away or closed while ${plugin.displayName} was being set up (${(err as Error).message}); retry`, { code: 'tab_closed', category: 'not_found', retryable: true });
       }
     })().finally(() => this.injecting.delete(key));
     this.injecting.set(key, job);

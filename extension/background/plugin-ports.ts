@@ -58,7 +58,7 @@ export interface PortHost {
   logs(entries: LogEntry[]): void;
 }
 
-const tabClosed = (message: string) => new ToolError('tab_closed', `${message}; open the app again and retry`, { category: 'not_found', retryable: true });
+const tabClosed = (message: string) => new ToolError(`${message}; open the app again and retry`, { code: 'tab_closed', category: 'not_found', retryable: true });
 
 export class TabPorts {
   private ports = new Map<number, TabPort>();
@@ -127,7 +127,7 @@ export class TabPorts {
       };
       const timer = setTimeout(() => {
         waiters.delete(waiter);
-        reject(new ToolError('adapter_not_ready', `The page bridge in tab ${tabId} did not connect`, { category: 'internal', retryable: true }));
+        reject(new ToolError(`The page bridge in tab ${tabId} did not connect`, { code: 'adapter_not_ready', category: 'internal', retryable: true }));
       }, PORT_WAIT_MS);
       waiters.add(waiter);
     });
@@ -141,7 +141,7 @@ export class TabPorts {
         via.port.postMessage(msg);
       } catch {
         this.calls.delete(msg.id);
-        reject(new ToolError('tab_closed', `Tab ${tabId} went away before the call could start; retry`, { category: 'not_found', retryable: true }));
+        reject(new ToolError(`Tab ${tabId} went away before the call could start; retry`, { code: 'tab_closed', category: 'not_found', retryable: true }));
       }
     });
   }
@@ -156,7 +156,7 @@ export class TabPorts {
     try {
       c.via.port.postMessage({ type: 'cancel', id: dispatchId, plugin: c.plugin, reason } satisfies PortToBridge);
     } catch {}
-    c.reject(new ToolError('cancelled', `Cancelled: ${reason}`, { category: 'internal' }));
+    c.reject(new ToolError(`Cancelled: ${reason}`, { code: 'cancelled', category: 'internal' }));
   }
 
   /** The tab is gone: its Port, waiters and calls with it. */
@@ -214,7 +214,7 @@ export class TabPorts {
         if (msg.ok) c.resolve({ value: msg.value ?? null });
         else {
           const { message, code, ...extra } = msg.error;
-          c.reject(new ToolError(code || 'tool_error', message || 'The tool failed', extra));
+          c.reject(new ToolError(message || 'The tool failed', { code: code || 'tool_error', ...extra }));
         }
         return;
       }

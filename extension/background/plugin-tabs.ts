@@ -30,8 +30,8 @@ export function allowedFor(url: string | undefined, plugin: Pick<PluginInfo, 'ur
 export function leftPluginError(tabId: number, url: string, plugin: PluginInfo, explicit: boolean): ToolError {
   const where = `pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`;
   return explicit
-    ? new ToolError('tab_mismatch', `Tab ${tabId} (${url}) is not a ${plugin.displayName} tab; ${where}`, { category: 'validation' })
-    : new ToolError('no_matching_tab', `The ${plugin.displayName} tab ${tabId} is now at ${url}, not a ${plugin.displayName} page; open ${plugin.displayName} again and retry`, { category: 'not_found', retryable: true });
+    ? new ToolError(`Tab ${tabId} (${url}) is not a ${plugin.displayName} tab; ${where}`, { code: 'tab_mismatch', category: 'validation' })
+    : new ToolError(`The ${plugin.displayName} tab ${tabId} is now at ${url}, not a ${plugin.displayName} page; open ${plugin.displayName} again and retry`, { code: 'no_matching_tab', category: 'not_found', retryable: true });
 }
 
 /** Matching tabs, best first: active tab of the focused window, other active tabs, the focused window, the rest. */
@@ -91,8 +91,8 @@ export class TopDocuments {
    */
   async checked(tabId: number, plugin: PluginInfo, explicit: boolean): Promise<CheckedDocument> {
     const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
-    if (!frame) throw new ToolError('tab_closed', `Tab ${tabId} has no page any more (closed?); use plugin_list_tabs to find open tabs`, { category: 'not_found', retryable: true });
-    if (!frame.documentId) throw new ToolError('adapter_not_ready', `Tab ${tabId} has no document yet; retry when it has loaded`, { category: 'internal', retryable: true });
+    if (!frame) throw new ToolError(`Tab ${tabId} has no page any more (closed?); use plugin_list_tabs to find open tabs`, { code: 'tab_closed', category: 'not_found', retryable: true });
+    if (!frame.documentId) throw new ToolError(`Tab ${tabId} has no document yet; retry when it has loaded`, { code: 'adapter_not_ready', category: 'internal', retryable: true });
     const doc = { documentId: frame.documentId, url: frame.url };
     this.docs.set(tabId, doc);
     if (!allowedFor(frame.url, plugin)) throw leftPluginError(tabId, frame.url, plugin, explicit);
@@ -122,7 +122,7 @@ export function waitForLoad(tabId: number, timeoutMs = 30_000, until: 'load' | '
       if (err) reject(err);
       else chrome.tabs.get(tabId).then(resolve, reject);
     };
-    const timer = setTimeout(() => finish(new ToolError('timeout', `Tab ${tabId} did not finish loading within ${timeoutMs} ms`, { category: 'timeout', retryable: true })), timeoutMs);
+    const timer = setTimeout(() => finish(new ToolError(`Tab ${tabId} did not finish loading within ${timeoutMs} ms`, { code: 'timeout', category: 'timeout', retryable: true })), timeoutMs);
     const onUpdated = (id: number, info: chrome.tabs.OnUpdatedInfo) => {
       if (id === tabId && info.status === 'complete') finish();
     };
@@ -130,13 +130,13 @@ export function waitForLoad(tabId: number, timeoutMs = 30_000, until: 'load' | '
       if (until === 'domcontentloaded' && d.tabId === tabId && d.frameId === 0) finish();
     };
     const onRemoved = (id: number) => {
-      if (id === tabId) finish(new ToolError('tab_closed', `Tab ${tabId} was closed while loading`, { category: 'not_found' }));
+      if (id === tabId) finish(new ToolError(`Tab ${tabId} was closed while loading`, { code: 'tab_closed', category: 'not_found' }));
     };
     chrome.tabs.onUpdated.addListener(onUpdated);
     chrome.tabs.onRemoved.addListener(onRemoved);
     chrome.webNavigation.onDOMContentLoaded.addListener(onDom);
     chrome.tabs.get(tabId).then((t) => {
       if (t.status === 'complete') finish();
-    }, () => finish(new ToolError('tab_closed', `Tab ${tabId} does not exist`, { category: 'not_found' })));
+    }, () => finish(new ToolError(`Tab ${tabId} does not exist`, { code: 'tab_closed', category: 'not_found' })));
   });
 }

@@ -205,7 +205,7 @@ export class PluginRuntime {
 
   async dispatch(p: { dispatchId: string; plugin: string; tool: string; input: Record<string, unknown>; tabId?: number; settings?: Record<string, unknown> }): Promise<DispatchResult> {
     const plugin = this.plugins.get(p.plugin);
-    if (!plugin) throw new ToolError('unknown_plugin', `The extension does not know plugin "${p.plugin}"; reload plugins`, { category: 'not_found' });
+    if (!plugin) throw new ToolError(`The extension does not know plugin "${p.plugin}"; reload plugins`, { code: 'unknown_plugin', category: 'not_found' });
     const tab = await this.pickTab(plugin, p.tabId);
     const tabId = tab.id!;
     const explicit = p.tabId !== undefined;
@@ -225,12 +225,12 @@ export class PluginRuntime {
       const status = await this.adapters.ensure(tabId, plugin, fresh.documentId);
       void this.reportChanges([plugin.name]);
       if (status !== 'ready') {
-        throw new ToolError('adapter_not_ready', `${plugin.displayName} is not ready in tab ${tabId} (signed out or still loading?); sign in and retry`, { category: 'auth', retryable: true });
+        throw new ToolError(`${plugin.displayName} is not ready in tab ${tabId} (signed out or still loading?); sign in and retry`, { code: 'adapter_not_ready', category: 'auth', retryable: true });
       }
       doc = await this.topDocs.checked(tabId, plugin, explicit);
       tp = this.ports.get(tabId);
       if (doc.documentId !== fresh.documentId || tp?.documentId !== doc.documentId) {
-        throw new ToolError('tab_closed', `Tab ${tabId} navigated away while ${plugin.displayName} was being set up; retry`, { category: 'not_found', retryable: true });
+        throw new ToolError(`Tab ${tabId} navigated away while ${plugin.displayName} was being set up; retry`, { code: 'tab_closed', category: 'not_found', retryable: true });
       }
     }
     this.hooks.callTab?.(p.dispatchId, tabId, tab.title, doc.url);
@@ -241,17 +241,17 @@ export class PluginRuntime {
   private async pickTab(plugin: PluginInfo, tabId: number | undefined): Promise<chrome.tabs.Tab> {
     if (tabId !== undefined) {
       const tab = await chrome.tabs.get(tabId).catch(() => {
-        throw new ToolError('tab_closed', `Tab ${tabId} does not exist (closed?); use plugin_list_tabs to find open tabs`, { category: 'not_found' });
+        throw new ToolError(`Tab ${tabId} does not exist (closed?); use plugin_list_tabs to find open tabs`, { code: 'tab_closed', category: 'not_found' });
       });
       if (!allowedFor(tab.url, plugin)) {
-        throw new ToolError('tab_mismatch', `Tab ${tabId} (${tab.url}) is not a ${plugin.displayName} tab; pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`, { category: 'validation' });
+        throw new ToolError(`Tab ${tabId} (${tab.url}) is not a ${plugin.displayName} tab; pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`, { code: 'tab_mismatch', category: 'validation' });
       }
       return tab;
     }
     const ranked = await this.ranking.ranked(plugin);
     if (ranked.length === 0) {
       const where = plugin.homepage ? ` at ${plugin.homepage}` : ` (${plugin.urlPatterns.join(', ')})`;
-      throw new ToolError('no_matching_tab', `No ${plugin.displayName} tab is open. Open ${plugin.displayName}${where} in Chrome, sign in, and retry.`, { category: 'not_found', retryable: true });
+      throw new ToolError(`No ${plugin.displayName} tab is open. Open ${plugin.displayName}${where} in Chrome, sign in, and retry.`, { code: 'no_matching_tab', category: 'not_found', retryable: true });
     }
     // Prefer a tab whose adapter is already ready (no injection on the call path).
     return ranked.find((t) => this.adapterStatus(t.id!, plugin.name) === 'ready') ?? ranked[0];
@@ -264,7 +264,7 @@ export class PluginRuntime {
   /** extension_check_adapter: ask each matching tab's registry directly (no cache). */
   async checkAdapter(name: string): Promise<unknown> {
     const plugin = this.plugins.get(name);
-    if (!plugin) throw new ToolError('unknown_plugin', `No plugin "${name}" in the extension; known: ${[...this.plugins.keys()].join(', ') || 'none'}`, { category: 'not_found' });
+    if (!plugin) throw new ToolError(`No plugin "${name}" in the extension; known: ${[...this.plugins.keys()].join(', ') || 'none'}`, { code: 'unknown_plugin', category: 'not_found' });
     return this.adapters.check(plugin, await rankedTabs(plugin), (tabId) => this.ports.get(tabId) !== undefined);
   }
 }

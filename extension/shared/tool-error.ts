@@ -1,29 +1,16 @@
 /**
  * A tool failure as the extension reports it: a JSON-RPC error -32000 whose data is
- * ToolErrorData (server/protocol/methods.ts) and whose message is human text.
+ * ToolErrorData (server/protocol/methods.ts) and whose message is human text. The class is the
+ * one every part uses (server/protocol/tool-error.ts).
  */
-import type { ErrorCategory, ErrorCode } from '../../server/protocol/errors.ts';
-import type { ToolErrorData } from '../../server/protocol/methods.ts';
+import { ToolError } from '../../server/protocol/tool-error.ts';
 
-export class ToolError extends Error {
-  constructor(
-    public readonly code: ErrorCode | string,
-    message: string,
-    public readonly extra: { category?: ErrorCategory; retryable?: boolean; retryAfterMs?: number } = {},
-  ) {
-    super(message);
-    this.name = 'ToolError';
-  }
+export { ToolError };
 
-  data(): ToolErrorData {
-    return { code: this.code, ...this.extra };
-  }
-}
-
-/** Any thrown value as ToolErrorData + message (Chrome API errors become internal errors). */
+/** Any thrown value as a ToolError (Chrome API errors become internal errors). */
 export function toToolError(err: unknown): ToolError {
   if (err instanceof ToolError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  if (/No tab with id/i.test(message)) return new ToolError('tab_closed', `${message} (the tab was closed; list tabs again)`, { category: 'not_found' });
-  return new ToolError('internal', message, { category: 'internal' });
+  if (/No tab with id/i.test(message)) return new ToolError(`${message} (the tab was closed; list tabs again)`, { code: 'tab_closed', category: 'not_found' });
+  return new ToolError(message, { code: 'internal', category: 'internal' });
 }

@@ -75,11 +75,11 @@ async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => 
 export async function point(tabId: number, input: { selector?: string; ref?: string }, focus = false, clear = false): Promise<Point> {
   // Both would be ambiguous: say so instead of silently picking one.
   if (input.selector !== undefined && input.ref !== undefined) {
-    throw new ToolError('invalid_arguments', 'Pass either selector or ref, not both (they may name different elements)', { category: 'validation' });
+    throw new ToolError('Pass either selector or ref, not both (they may name different elements)', { code: 'invalid_arguments', category: 'validation' });
   }
   const r = await run(tabId, locate, [input.selector ?? null, input.ref ?? null, focus, clear]);
-  if (!r) throw new ToolError('not_available', `Tab ${tabId} cannot be scripted (a browser page?)`, { category: 'validation' });
-  if ('error' in r) throw new ToolError(r.error.startsWith('Pass') ? 'invalid_arguments' : 'not_found', r.error, { category: r.error.startsWith('Pass') ? 'validation' : 'not_found' });
+  if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
+  if ('error' in r) throw new ToolError(r.error, { code: r.error.startsWith('Pass') ? 'invalid_arguments' : 'not_found', category: r.error.startsWith('Pass') ? 'validation' : 'not_found' });
   return r;
 }
 
@@ -107,7 +107,7 @@ const KEYS: Record<string, { code: string; keyCode: number; text?: string }> = {
 async function pressKey(send: CdpSend, key: string, modifiers: number): Promise<void> {
   let def = KEYS[key];
   if (!def) {
-    if ([...key].length !== 1) throw new ToolError('invalid_arguments', `Unknown key "${key}"; use one character or one of ${Object.keys(KEYS).filter((k) => k !== ' ').join(', ')}`, { category: 'validation' });
+    if ([...key].length !== 1) throw new ToolError(`Unknown key "${key}"; use one character or one of ${Object.keys(KEYS).filter((k) => k !== ' ').join(', ')}`, { code: 'invalid_arguments', category: 'validation' });
     const upper = key.toUpperCase();
     def = { code: /[a-z]/i.test(key) ? `Key${upper}` : /[0-9]/.test(key) ? `Digit${key}` : '', keyCode: upper.charCodeAt(0), text: key };
   }
@@ -170,8 +170,8 @@ function scrollInPage(selector: string | null, ref: string | null, direction: st
 }
 
 function pageError(r: { error?: string } | null | undefined): void {
-  if (!r) throw new ToolError('not_available', 'This tab cannot be scripted (a browser page?)', { category: 'validation' });
-  if (r.error) throw new ToolError('not_found', r.error, { category: 'not_found' });
+  if (!r) throw new ToolError('This tab cannot be scripted (a browser page?)', { code: 'not_available', category: 'validation' });
+  if (r.error) throw new ToolError(r.error, { code: 'not_found', category: 'not_found' });
 }
 
 export const actingTools = {
@@ -186,7 +186,7 @@ export const actingTools = {
 
   async browser_type_text(input) {
     if (input.append === true && input.clear === true) {
-      throw new ToolError('invalid_arguments', 'append and clear contradict each other: append adds to the field, clear (the default) replaces what it holds', { category: 'validation' });
+      throw new ToolError('append and clear contradict each other: append adds to the field, clear (the default) replaces what it holds', { code: 'invalid_arguments', category: 'validation' });
     }
     // Replace by default, as people and other automation tools expect; append only when asked.
     const replace = input.append !== true;
@@ -216,7 +216,7 @@ export const actingTools = {
 
   async browser_select_option(input) {
     const tab = await getTab(input.tabId);
-    if (input.value === undefined && input.label === undefined) throw new ToolError('invalid_arguments', 'Pass value or label', { category: 'validation' });
+    if (input.value === undefined && input.label === undefined) throw new ToolError('Pass value or label', { code: 'invalid_arguments', category: 'validation' });
     const r = await run(tab.id!, selectInPage, [input.selector ?? null, input.ref ?? null, input.value ?? null, input.label ?? null]);
     pageError(r as { error?: string });
     return { value: r };

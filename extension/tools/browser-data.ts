@@ -18,7 +18,7 @@ async function groupById(id: number): Promise<chrome.tabGroups.TabGroup> {
   try {
     return await chrome.tabGroups.get(id);
   } catch {
-    throw new ToolError('not_found', `No tab group with id ${id}; call browser_list_tab_groups`, { category: 'not_found' });
+    throw new ToolError(`No tab group with id ${id}; call browser_list_tab_groups`, { code: 'not_found', category: 'not_found' });
   }
 }
 
@@ -68,12 +68,12 @@ export const browserDataTools = {
     try {
       await chrome.windows.get(id);
     } catch {
-      throw new ToolError('not_found', `No window with id ${id}; call browser_list_windows for current ids`, { category: 'not_found' });
+      throw new ToolError(`No window with id ${id}; call browser_list_windows for current ids`, { code: 'not_found', category: 'not_found' });
     }
     const state = input.state as `${chrome.windows.WindowState}` | undefined;
     const geometry = (['left', 'top', 'width', 'height'] as const).filter((k) => input[k] !== undefined);
     if (state && state !== 'normal' && geometry.length > 0) {
-      throw new ToolError('invalid_arguments', `A ${state} window has no position or size: drop ${geometry.join(', ')} or use state "normal"`, { category: 'validation' });
+      throw new ToolError(`A ${state} window has no position or size: drop ${geometry.join(', ')} or use state "normal"`, { code: 'invalid_arguments', category: 'validation' });
     }
     const w = await chrome.windows.update(id, {
       ...(state ? { state } : {}),
@@ -94,7 +94,7 @@ export const browserDataTools = {
     try {
       s = await chrome.sessions.restore(sessionId);
     } catch (err) {
-      throw new ToolError('not_found', `Nothing to restore${sessionId ? ` with sessionId ${sessionId}` : ''}: ${(err as Error).message}; call browser_list_recently_closed`, { category: 'not_found' });
+      throw new ToolError(`Nothing to restore${sessionId ? ` with sessionId ${sessionId}` : ''}: ${(err as Error).message}; call browser_list_recently_closed`, { code: 'not_found', category: 'not_found' });
     }
     return { value: s.tab ? { restored: 'tab', tab: tabSummary(s.tab) } : { restored: 'window', windowId: s.window?.id, tabs: (s.window?.tabs ?? []).map(tabSummary) } };
   },
@@ -118,7 +118,7 @@ export const browserDataTools = {
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
       origin = u.origin;
     } catch {
-      throw new ToolError('invalid_arguments', `"${input.origin}" is not an http(s) origin such as https://app.example.com`, { category: 'validation' });
+      throw new ToolError(`"${input.origin}" is not an http(s) origin such as https://app.example.com`, { code: 'invalid_arguments', category: 'validation' });
     }
     const kinds = input.kinds ?? ['cookies', 'localStorage', 'indexedDB', 'cacheStorage', 'serviceWorkers'];
     await chrome.browsingData.remove({ origins: [origin] }, Object.fromEntries(kinds.map((k) => [k, true])) as chrome.browsingData.DataTypeSet);
@@ -130,7 +130,7 @@ export const browserDataTools = {
     try {
       id = await chrome.downloads.download({ url: String(input.url), ...(input.filename !== undefined ? { filename: String(input.filename) } : {}), conflictAction: 'uniquify' });
     } catch (err) {
-      throw new ToolError('invalid_arguments', `Chrome refused the download: ${(err as Error).message}`, { category: 'validation' });
+      throw new ToolError(`Chrome refused the download: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
     const [d] = await chrome.downloads.search({ id });
     return { value: { downloadId: id, state: d?.state ?? 'in_progress', filename: d?.filename ?? '' } };

@@ -54,7 +54,7 @@ export async function guardTab<T>(tabId: number, fn: () => Promise<T>): Promise<
   } catch (err) {
     await getTab(tabId); // throws tab_closed when the tab is gone
     if (err instanceof ToolError) throw err;
-    throw new ToolError('internal', `DevTools protocol call on tab ${tabId} failed: ${(err as Error).message ?? err}`, { category: 'internal', retryable: true });
+    throw new ToolError(`DevTools protocol call on tab ${tabId} failed: ${(err as Error).message ?? err}`, { code: 'internal', category: 'internal', retryable: true });
   }
 }
 

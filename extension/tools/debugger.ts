@@ -72,7 +72,7 @@ export async function withDebugger<T>(tabId: number, fn: (send: CdpSend) => Prom
       count: 0,
       ready: chrome.debugger.attach(target, '1.3').catch((err: Error) => {
         sessions.delete(tabId);
-        throw new ToolError('not_available', `Cannot use the debugger on tab ${tabId}: ${err.message} (is DevTools open on it?)`, { category: 'internal', retryable: true });
+        throw new ToolError(`Cannot use the debugger on tab ${tabId}: ${err.message} (is DevTools open on it?)`, { code: 'not_available', category: 'internal', retryable: true });
       }),
     };
     sessions.set(tabId, s);

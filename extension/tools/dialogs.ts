@@ -85,7 +85,7 @@ export const dialogTools = {
         await send('Page.handleJavaScriptDialog', { accept, ...(promptText !== undefined ? { promptText } : {}) });
       });
     } catch (err) {
-      if (/no dialog/i.test((err as Error).message)) throw new ToolError('not_found', `No dialog is open in tab ${tab.id}`, { category: 'not_found' });
+      if (/no dialog/i.test((err as Error).message)) throw new ToolError(`No dialog is open in tab ${tab.id}`, { code: 'not_found', category: 'not_found' });
       throw err;
     }
     open.delete(tab.id!);

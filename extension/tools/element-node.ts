@@ -60,13 +60,13 @@ function markInPage(selector: string | null, ref: string | null, mark: string): 
 /** Find an element by selector or ref and mark it with a random value; returns its description and the mark. */
 export async function markElement(tabId: number, selector: string | undefined, ref: string | undefined): Promise<{ el: Described; mark: string }> {
   if (selector !== undefined && ref !== undefined) {
-    throw new ToolError('invalid_arguments', 'Pass either selector or ref, not both (they may name different elements)', { category: 'validation' });
+    throw new ToolError('Pass either selector or ref, not both (they may name different elements)', { code: 'invalid_arguments', category: 'validation' });
   }
   const mark = crypto.randomUUID();
   const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), func: markInPage, args: [selector ?? null, ref ?? null, mark] });
   const r = res?.result as ReturnType<typeof markInPage> | undefined;
-  if (!r) throw new ToolError('not_available', `Tab ${tabId} cannot be scripted (a browser page?)`, { category: 'validation' });
-  if ('error' in r) throw new ToolError(r.validation ? 'invalid_arguments' : 'not_found', r.error, { category: r.validation ? 'validation' : 'not_found' });
+  if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
+  if ('error' in r) throw new ToolError(r.error, { code: r.validation ? 'invalid_arguments' : 'not_found', category: r.validation ? 'validation' : 'not_found' });
   return { el: r, mark };
 }
 
@@ -93,7 +93,7 @@ export async function markedObject(send: CdpSend, mark: string): Promise<string>
     return el;
   })()`;
   const r = await send<{ result: { objectId?: string; subtype?: string } }>('Runtime.evaluate', { expression, contextId, returnByValue: false });
-  if (!r.result.objectId || r.result.subtype === 'null') throw new ToolError('not_found', 'The element went away before it could be used (the page changed); try again', { category: 'not_found', retryable: true });
+  if (!r.result.objectId || r.result.subtype === 'null') throw new ToolError('The element went away before it could be used (the page changed); try again', { code: 'not_found', category: 'not_found', retryable: true });
   return r.result.objectId;
 }
 

@@ -105,7 +105,7 @@ export const emulationTools = {
         h.active.cpuThrottling = input.cpuThrottling;
       }
     } catch (err) {
-      throw new ToolError('invalid_arguments', `Chrome refused the emulation: ${(err as Error).message}`, { category: 'validation' });
+      throw new ToolError(`Chrome refused the emulation: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
     return { value: { tabId, active: h.active, note: 'In effect until browser_emulate with reset: true (or the tab closes).' } };
   },

@@ -81,10 +81,10 @@ export const formTools = {
     const fields = input.fields;
     const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), world: 'ISOLATED', func: fillInPage, args: [fields] });
     const r = res?.result as ReturnType<typeof fillInPage> | undefined;
-    if (!r) throw new ToolError('not_available', `Tab ${tab.id} cannot be scripted`, { category: 'validation' });
+    if (!r) throw new ToolError(`Tab ${tab.id} cannot be scripted`, { code: 'not_available', category: 'validation' });
     if ('error' in r && r.error) {
       const filled = r.done.length ? ` (filled before it: ${r.done.map((d) => d.field).join(', ')})` : '';
-      throw new ToolError(r.code ?? 'invalid_arguments', `${r.error}${filled}`, { category: r.code === 'not_found' ? 'not_found' : 'validation' });
+      throw new ToolError(`${r.error}${filled}`, { code: r.code ?? 'invalid_arguments', category: r.code === 'not_found' ? 'not_found' : 'validation' });
     }
     return { value: { filled: r.done.length, fields: r.done } };
   },

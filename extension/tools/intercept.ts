@@ -89,7 +89,7 @@ export const interceptTools = {
     if (given.length === 0) return { value: { tabId, intercepting: !!current, rules: current ? summary(current.rules) : [] } };
     for (const [k, r] of given.entries()) {
       if (r.action !== 'fulfill' && (r.status !== undefined || r.body !== undefined)) {
-        throw new ToolError('invalid_arguments', `rules[${k}]: status and body are for action "fulfill", not "${r.action}"`, { category: 'validation' });
+        throw new ToolError(`rules[${k}]: status and body are for action "fulfill", not "${r.action}"`, { code: 'invalid_arguments', category: 'validation' });
       }
     }
     const rules: Rule[] = given.map((r) => ({ ...r, hits: 0 }));
@@ -99,7 +99,7 @@ export const interceptTools = {
       await i.send('Fetch.enable', { patterns: rules.map((r) => ({ urlPattern: r.urlPattern, requestStage: 'Request' })) });
     } catch (err) {
       i.stop();
-      throw new ToolError('invalid_arguments', `Chrome refused the patterns: ${(err as Error).message}`, { category: 'validation' });
+      throw new ToolError(`Chrome refused the patterns: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
     return { value: { tabId, intercepting: true, rules: summary(rules), note: 'In effect until browser_intercept_requests with stop: true (or the tab closes).' } };
   },

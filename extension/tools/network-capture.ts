@@ -136,7 +136,7 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
 
 export function captureOf(tabId: number): Capture {
   const c = captures.get(tabId);
-  if (!c) throw new ToolError('not_available', `Network capture is off for tab ${tabId}; call browser_enable_network_capture first`, { category: 'validation' });
+  if (!c) throw new ToolError(`Network capture is off for tab ${tabId}; call browser_enable_network_capture first`, { code: 'not_available', category: 'validation' });
   return c;
 }
 

@@ -55,7 +55,7 @@ export const networkTools = {
     const id = String(input.requestId);
     // A redirect chain shares one requestId: its hops, oldest first; the last is the final answer.
     const hops = [...c.requests.values()].filter((r) => r.requestId === id);
-    if (hops.length === 0) throw new ToolError('not_found', `No recorded request ${id} in tab ${tab.id}; list them with browser_get_network_requests`, { category: 'not_found' });
+    if (hops.length === 0) throw new ToolError(`No recorded request ${id} in tab ${tab.id}; list them with browser_get_network_requests`, { code: 'not_found', category: 'not_found' });
     const take = bodyBudget();
     return { value: { tabId: tab.id, ...summary(hops[hops.length - 1]!, take), ...(hops.length > 1 ? { redirectedFrom: hops.slice(0, -1).map((r) => r.url) } : {}) } };
   },

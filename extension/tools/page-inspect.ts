@@ -93,10 +93,10 @@ function auditInPage(limit: number) {
 
 export const pageInspectTools = {
   async browser_get_styles(input) {
-    if ((input.selector === undefined) === (input.ref === undefined)) throw new ToolError('invalid_arguments', 'Pass either selector or ref', { category: 'validation' });
+    if ((input.selector === undefined) === (input.ref === undefined)) throw new ToolError('Pass either selector or ref', { code: 'invalid_arguments', category: 'validation' });
     const tab = await getTab(input.tabId);
     const r = await runInTab(tab.id!, stylesInPage, [input.selector ?? null, input.ref ?? null, input.properties ?? null]);
-    if ('error' in r) throw new ToolError('not_found', String(r.error), { category: 'not_found' });
+    if ('error' in r) throw new ToolError(String(r.error), { code: 'not_found', category: 'not_found' });
     return { value: r };
   },
 

@@ -44,12 +44,12 @@ export const pdfTools = {
     } catch (err) {
       if (err instanceof ToolError) throw err;
       const msg = (err as Error).message ?? String(err);
-      if (/page range/i.test(msg)) throw new ToolError('invalid_arguments', `pageRanges "${input.pageRanges}" does not fit the document: ${msg}`, { category: 'validation' });
-      throw new ToolError('internal', `Chrome could not print tab ${tabId} to PDF: ${msg}`, { category: 'internal' });
+      if (/page range/i.test(msg)) throw new ToolError(`pageRanges "${input.pageRanges}" does not fit the document: ${msg}`, { code: 'invalid_arguments', category: 'validation' });
+      throw new ToolError(`Chrome could not print tab ${tabId} to PDF: ${msg}`, { code: 'internal', category: 'internal' });
     }
     const bytes = base64Bytes(data);
     if (bytes > PDF_MAX_BYTES) {
-      throw new ToolError('result_too_large', `The PDF is ${mb(bytes)}, over the ${mb(PDF_MAX_BYTES)} limit; print fewer pages with pageRanges (e.g. "1-5"), or a smaller scale or without printBackground`, { category: 'validation' });
+      throw new ToolError(`The PDF is ${mb(bytes)}, over the ${mb(PDF_MAX_BYTES)} limit; print fewer pages with pageRanges (e.g. "1-5"), or a smaller scale or without printBackground`, { code: 'result_too_large', category: 'validation' });
     }
     const pages = countPages(data);
     const uri = `opentabs://tabs/${tabId}/print.pdf`;

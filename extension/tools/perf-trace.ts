@@ -125,7 +125,7 @@ async function worldContext(held: Held): Promise<number> {
 async function evaluate<T>(held: Held, expression: string): Promise<T> {
   const contextId = await worldContext(held);
   const r = await held.send<{ result: { value?: T }; exceptionDetails?: { text: string } }>('Runtime.evaluate', { expression, contextId, returnByValue: true, awaitPromise: true });
-  if (r.exceptionDetails) throw new ToolError('internal', `Reading the page's performance entries failed: ${r.exceptionDetails.text}`, { category: 'internal' });
+  if (r.exceptionDetails) throw new ToolError(`Reading the page's performance entries failed: ${r.exceptionDetails.text}`, { code: 'internal', category: 'internal' });
   return r.result.value as T;
 }
 
@@ -165,7 +165,7 @@ export const perfTraceTools = {
       return { value: { tabId, started: true, ...(restarted ? { restarted: true } : {}), note: "Reload or use the page, then call with action 'stop' for the summary." } };
     }
     const t = traces.get(tabId);
-    if (!t) throw new ToolError('invalid_arguments', `No performance trace is running in tab ${tabId}; call with action 'start' first`, { category: 'validation' });
+    if (!t) throw new ToolError(`No performance trace is running in tab ${tabId}; call with action 'start' first`, { code: 'invalid_arguments', category: 'validation' });
     try {
       // Let entries of the last moments reach the observers.
       await new Promise((r) => setTimeout(r, 100));

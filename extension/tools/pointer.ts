@@ -41,9 +41,9 @@ function hitAt(x: number, y: number) {
 
 async function checkPoint(tabId: number, x: number, y: number) {
   const r = await run(tabId, hitAt, [x, y]);
-  if (!r) throw new ToolError('not_available', `Tab ${tabId} cannot be scripted (a browser page?)`, { category: 'validation' });
+  if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
   if (x >= r.viewport.width || y >= r.viewport.height) {
-    throw new ToolError('invalid_arguments', `(${x}, ${y}) is outside the visible page (${r.viewport.width}×${r.viewport.height} CSS pixels); scroll first or pass a point inside it`, { category: 'validation' });
+    throw new ToolError(`(${x}, ${y}) is outside the visible page (${r.viewport.width}×${r.viewport.height} CSS pixels); scroll first or pass a point inside it`, { code: 'invalid_arguments', category: 'validation' });
   }
   return r.hit;
 }
@@ -191,10 +191,10 @@ export const pointerTools = {
     const tab = await getTab(input.tabId);
     const tabId = tab.id!;
     const r = await run(tabId, dragPoints, [input.sourceSelector ?? null, input.sourceRef ?? null, input.targetSelector ?? null, input.targetRef ?? null]);
-    if (!r) throw new ToolError('not_available', `Tab ${tabId} cannot be scripted (a browser page?)`, { category: 'validation' });
+    if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
     if ('error' in r) {
       const validation = /^Pass |^Invalid CSS/.test(r.error!);
-      throw new ToolError(validation ? 'invalid_arguments' : 'not_found', r.error!, { category: validation ? 'validation' : 'not_found' });
+      throw new ToolError(r.error!, { code: validation ? 'invalid_arguments' : 'not_found', category: validation ? 'validation' : 'not_found' });
     }
     const { from, to } = r;
     const out = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => dragWith(tabId, send, from, to, input.steps ?? 10)));

@@ -84,7 +84,7 @@ export const pseudoStateTools = {
       const { el, objectId } = await elementObject(tabId, t.held.send, input.selector, input.ref);
       const { nodeId } = await t.held.send<{ nodeId: number }>('DOM.requestNode', { objectId });
       await t.held.send('Runtime.releaseObject', { objectId }).catch(() => {});
-      if (!nodeId) throw new ToolError('not_found', 'DevTools could not resolve the element; try again', { category: 'not_found', retryable: true });
+      if (!nodeId) throw new ToolError('DevTools could not resolve the element; try again', { code: 'not_found', category: 'not_found', retryable: true });
       await t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: states });
       if (states.length) t.nodes.set(nodeId, states);
       else t.nodes.delete(nodeId);

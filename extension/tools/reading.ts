@@ -15,7 +15,7 @@ export async function runInTab<A extends unknown[], R>(tabId: number, func: (...
   } catch (err) {
     const m = (err as Error).message;
     if (/Cannot access|chrome:\/\/|extensions gallery/i.test(m)) {
-      throw new ToolError('not_available', `This page cannot be read by extensions (${m})`, { category: 'validation' });
+      throw new ToolError(`This page cannot be read by extensions (${m})`, { code: 'not_available', category: 'validation' });
     }
     throw err;
   }
@@ -147,8 +147,8 @@ export async function waitInTab(
     const r = await runInTab(tabId, waitInPage, [target.selector, target.text, target.state, target.timeoutMs, waitId]);
     ctx.signal.throwIfAborted();
     if ('error' in r) {
-      if (r.error.startsWith('Timed out')) throw new ToolError('timeout', r.error, { category: 'timeout', retryable: true });
-      throw new ToolError('invalid_arguments', r.error, { category: 'validation' });
+      if (r.error.startsWith('Timed out')) throw new ToolError(r.error, { code: 'timeout', category: 'timeout', retryable: true });
+      throw new ToolError(r.error, { code: 'invalid_arguments', category: 'validation' });
     }
     return r;
   } finally {
@@ -181,13 +181,13 @@ function elementBox(selector: string | null, ref: string | null): { error: strin
 
 async function assertStillShown(tabId: number, windowId: number): Promise<void> {
   const [active] = await chrome.tabs.query({ active: true, windowId });
-  if (!active || active.id !== tabId) throw new ToolError('tool_error', `Tab ${tabId} stopped being the visible tab of its window during the capture; try again`, { category: 'internal', retryable: true });
+  if (!active || active.id !== tabId) throw new ToolError(`Tab ${tabId} stopped being the visible tab of its window during the capture; try again`, { code: 'tool_error', category: 'internal', retryable: true });
   const why = tabRefusal(active);
   if (why) throw tabRefusedError(tabId, why);
 }
 
 function unwrap<T extends object>(r: T | { error: string }): T {
-  if ('error' in r) throw new ToolError('not_found', r.error, { category: 'not_found' });
+  if ('error' in r) throw new ToolError(r.error, { code: 'not_found', category: 'not_found' });
   return r;
 }
 
@@ -213,7 +213,7 @@ export const readingTools = {
   async browser_wait_for_element(input, ctx) {
     const tab = await getTab(input.tabId);
     if (input.selector === undefined && input.text === undefined) {
-      throw new ToolError('invalid_arguments', 'Pass either selector or text', { category: 'validation' });
+      throw new ToolError('Pass either selector or text', { code: 'invalid_arguments', category: 'validation' });
     }
     const timeoutMs = input.timeoutMs ?? 10_000;
     return { value: await waitInTab(tab.id!, { selector: input.selector ?? null, text: input.text ?? null, state: input.state ?? 'visible', timeoutMs }, ctx) };
@@ -239,7 +239,7 @@ export const readingTools = {
       // Beyond the viewport or one element: the DevTools protocol, which needs no focus.
       if (target || ref) {
         const r = await runInTab(tab.id!, elementBox, [target, ref]);
-        if ('error' in r) throw new ToolError('not_found', r.error, { category: 'not_found' });
+        if ('error' in r) throw new ToolError(r.error, { code: 'not_found', category: 'not_found' });
         clip = r;
       }
       data = await withDebugger(tab.id!, async (send) => {
@@ -263,7 +263,7 @@ export const readingTools = {
       try {
         dataUrl = await captureSpaced(tab.windowId, { format, quality });
       } catch (err) {
-        throw new ToolError('not_available', `Could not capture tab ${tab.id}: ${(err as Error).message}`, { category: 'internal', retryable: true });
+        throw new ToolError(`Could not capture tab ${tab.id}: ${(err as Error).message}`, { code: 'not_available', category: 'internal', retryable: true });
       }
       // captureVisibleTab shoots whatever the window shows: make sure that was still this tab, on an allowed page.
       await assertStillShown(tab.id!, tab.windowId);

@@ -22,7 +22,7 @@ export async function runBuiltin(
   env: ToolEnv,
 ): Promise<DispatchResult> {
   if (!isBuiltinTool(call.tool)) {
-    throw new ToolError('unknown_tool', `This extension version does not implement ${call.tool}; update the extension`, { category: 'not_found' });
+    throw new ToolError(`This extension version does not implement ${call.tool}; update the extension`, { code: 'unknown_tool', category: 'not_found' });
   }
   const handler = TOOL_HANDLERS[call.tool as keyof typeof TOOL_HANDLERS] as (input: Record<string, unknown>, ctx: ToolCtx) => Promise<DispatchResult>;
   // Every built-in call: its url argument and the page of its tab must be allowed (url-policy.ts).
@@ -47,6 +47,6 @@ export async function runBuiltin(
 export function cancelBuiltin(dispatchId: string, reason: string): boolean {
   const c = running.get(dispatchId);
   if (!c) return false;
-  c.abort(new ToolError('cancelled', `Cancelled: ${reason}`));
+  c.abort(new ToolError(`Cancelled: ${reason}`, { code: 'cancelled' }));
   return true;
 }

@@ -15,7 +15,7 @@ function checkUrl(url: unknown): string {
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
     return u.href;
   } catch {
-    throw new ToolError('invalid_arguments', `Invalid url "${url}": expected an http(s) URL such as https://example.com`, { category: 'validation' });
+    throw new ToolError(`Invalid url "${url}": expected an http(s) URL such as https://example.com`, { code: 'invalid_arguments', category: 'validation' });
   }
 }
 
@@ -62,7 +62,7 @@ export const storageTools = {
       return send<Evaluated>('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true, userGesture: true });
     });
     if (r.exceptionDetails) {
-      throw new ToolError('tool_error', `The script threw: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`, { category: 'validation' });
+      throw new ToolError(`The script threw: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`, { code: 'tool_error', category: 'validation' });
     }
     return { value: (r.result.value as { type: string; value: unknown } | undefined) ?? { type: 'null', value: null } };
   },
@@ -70,7 +70,7 @@ export const storageTools = {
   async browser_get_storage(input) {
     const tab = await getTab(input.tabId);
     const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), func: readStorage, args: [(input.storageType as 'local' | 'session') ?? 'local', input.key ?? null] });
-    if (!res) throw new ToolError('not_available', 'This tab cannot be scripted', { category: 'validation' });
+    if (!res) throw new ToolError('This tab cannot be scripted', { code: 'not_available', category: 'validation' });
     return { value: res.result };
   },
 
@@ -96,9 +96,9 @@ export const storageTools = {
         expirationDate: input.expirationDate,
       });
     } catch (err) {
-      throw new ToolError('invalid_arguments', `Chrome refused the cookie: ${(err as Error).message}`, { category: 'validation' });
+      throw new ToolError(`Chrome refused the cookie: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
-    if (!c) throw new ToolError('invalid_arguments', 'Chrome refused the cookie (check domain, secure and sameSite)', { category: 'validation' });
+    if (!c) throw new ToolError('Chrome refused the cookie (check domain, secure and sameSite)', { code: 'invalid_arguments', category: 'validation' });
     return { value: cookieSummary(c) };
   },
 

@@ -30,7 +30,7 @@ export async function getTab(tabId: unknown): Promise<chrome.tabs.Tab> {
   try {
     return await chrome.tabs.get(tabId as number);
   } catch {
-    throw new ToolError('tab_closed', `No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { category: 'not_found' });
+    throw new ToolError(`No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
   }
 }
 
@@ -50,7 +50,7 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
     };
     const timer = setTimeout(() => {
       cleanup();
-      reject(new ToolError('timeout', `Tab ${tabId} did not finish loading within ${timeoutMs} ms`, { category: 'timeout', retryable: true }));
+      reject(new ToolError(`Tab ${tabId} did not finish loading within ${timeoutMs} ms`, { code: 'timeout', category: 'timeout', retryable: true }));
     }, timeoutMs);
     const mine = (d: { tabId: number; frameId: number }) => d.tabId === tabId && d.frameId === 0;
     const onCommitted = (d: { tabId: number; frameId: number; timeStamp: number }) => {
@@ -65,12 +65,12 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
     const onError = (d: { tabId: number; frameId: number; error: string }) => {
       if (!mine(d) || d.error === 'net::ERR_ABORTED') return;
       cleanup();
-      reject(new ToolError('tool_error', `Navigation failed: ${d.error}`, { category: 'not_found' }));
+      reject(new ToolError(`Navigation failed: ${d.error}`, { code: 'tool_error', category: 'not_found' }));
     };
     const onRemoved = (id: number) => {
       if (id !== tabId) return;
       cleanup();
-      reject(new ToolError('tab_closed', `Tab ${tabId} was closed while loading`, { category: 'not_found' }));
+      reject(new ToolError(`Tab ${tabId} was closed while loading`, { code: 'tab_closed', category: 'not_found' }));
     };
     chrome.webNavigation.onCommitted.addListener(onCommitted);
     chrome.webNavigation.onDOMContentLoaded.addListener(onDom);
@@ -101,7 +101,7 @@ export const tabTools = {
     try {
       tab = await chrome.tabs.create({ url, active: input.active !== false, windowId: input.windowId });
     } catch (err) {
-      throw new ToolError('invalid_arguments', `Could not open the tab: ${(err as Error).message}`, { category: 'validation' });
+      throw new ToolError(`Could not open the tab: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
     return { value: tabSummary(tab) };
   },
@@ -161,7 +161,7 @@ async function historyStep(tabId: unknown, dir: 'back' | 'forward') {
   // entry first and refuse without going there.
   const history = await withDebugger(tab.id!, (send) => send<{ currentIndex: number; entries: { url: string }[] }>('Page.getNavigationHistory'));
   const entry = history.entries[history.currentIndex + (dir === 'back' ? -1 : 1)];
-  if (!entry) throw new ToolError('not_available', `Tab ${tab.id} has no ${dir === 'back' ? 'previous' : 'next'} page in its history`, { category: 'validation' });
+  if (!entry) throw new ToolError(`Tab ${tab.id} has no ${dir === 'back' ? 'previous' : 'next'} page in its history`, { code: 'not_available', category: 'validation' });
   const why = refusalReason(entry.url);
   if (why) throw tabRefusedError(tab.id!, `its ${dir === 'back' ? 'previous' : 'next'} page is not allowed (${why}); the tab stays where it is`);
   const done = navigationDone(tab.id!, 'load', 30_000);
@@ -169,7 +169,7 @@ async function historyStep(tabId: unknown, dir: 'back' | 'forward') {
     await (dir === 'back' ? chrome.tabs.goBack(tab.id!) : chrome.tabs.goForward(tab.id!));
   } catch (err) {
     done.catch(() => {});
-    throw new ToolError('not_available', `Tab ${tab.id} has no ${dir === 'back' ? 'previous' : 'next'} page in its history (${(err as Error).message})`, { category: 'validation' });
+    throw new ToolError(`Tab ${tab.id} has no ${dir === 'back' ? 'previous' : 'next'} page in its history (${(err as Error).message})`, { code: 'not_available', category: 'validation' });
   }
   await done;
   await waitForLoad(tab.id!);

@@ -29,9 +29,9 @@ function fileUrl(p: string): string {
 
 function checkPaths(paths: readonly string[]): void {
   for (const p of paths) {
-    if (!isAbsolute(p)) throw new ToolError('invalid_arguments', `"${p}" is not an absolute path; pass the full path of the file`, { category: 'validation' });
-    if (p.includes('\0')) throw new ToolError('invalid_arguments', 'A path contains a NUL character', { category: 'validation' });
-    if (insideProtectedFolder(fileUrl(p))) throw new ToolError('permission_denied', `"${p}" is inside the OpenTabs config folder (holds the secret); it cannot be uploaded`, { category: 'auth' });
+    if (!isAbsolute(p)) throw new ToolError(`"${p}" is not an absolute path; pass the full path of the file`, { code: 'invalid_arguments', category: 'validation' });
+    if (p.includes('\0')) throw new ToolError('A path contains a NUL character', { code: 'invalid_arguments', category: 'validation' });
+    if (insideProtectedFolder(fileUrl(p))) throw new ToolError(`"${p}" is inside the OpenTabs config folder (holds the secret); it cannot be uploaded`, { code: 'permission_denied', category: 'auth' });
   }
 }
 
@@ -43,7 +43,7 @@ async function probeFiles(send: CdpSend, paths: readonly string[]): Promise<{ na
     contextId,
   });
   const objectId = made.result.objectId;
-  if (!objectId) throw new ToolError('internal', 'Could not make a file input to check the files', { category: 'internal' });
+  if (!objectId) throw new ToolError('Could not make a file input to check the files', { code: 'internal', category: 'internal' });
   try {
     await send('DOM.setFileInputFiles', { files: [...paths], objectId });
     const r = await send<{ result: { value?: { name: string; size: number; error?: string }[] } }>('Runtime.callFunctionOn', {
@@ -60,9 +60,9 @@ async function probeFiles(send: CdpSend, paths: readonly string[]): Promise<{ na
       returnByValue: true,
     });
     const files = r.result.value ?? [];
-    if (files.length !== paths.length) throw new ToolError('not_found', `Chrome took ${files.length} of the ${paths.length} files; check the paths`, { category: 'not_found' });
+    if (files.length !== paths.length) throw new ToolError(`Chrome took ${files.length} of the ${paths.length} files; check the paths`, { code: 'not_found', category: 'not_found' });
     files.forEach((f, i) => {
-      if (f.error) throw new ToolError('not_found', `Cannot read "${paths[i]}" (${f.error}): it does not exist, is a folder or is not readable`, { category: 'not_found' });
+      if (f.error) throw new ToolError(`Cannot read "${paths[i]}" (${f.error}): it does not exist, is a folder or is not readable`, { code: 'not_found', category: 'not_found' });
     });
     return files.map(({ name, size }) => ({ name, size }));
   } finally {
@@ -89,13 +89,13 @@ async function throughChooser(tabId: number, send: CdpSend, input: { selector?: 
     await send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: p.x, y: p.y, button: 'left', clickCount: 1 });
     const chooser = await Promise.race([opened, new Promise<null>((r) => setTimeout(() => r(null), CHOOSER_WAIT_MS))]);
     if (!chooser) {
-      throw new ToolError('invalid_arguments', `${what} is a <${tag}>, not an <input type=file>, and clicking it opened no file chooser; pass the file input (or the button that opens one)`, { category: 'validation' });
+      throw new ToolError(`${what} is a <${tag}>, not an <input type=file>, and clicking it opened no file chooser; pass the file input (or the button that opens one)`, { code: 'invalid_arguments', category: 'validation' });
     }
     if (chooser.backendNodeId === undefined) {
-      throw new ToolError('not_available', `Clicking ${what} opened a file picker that is not an <input type=file> (File System Access API); it cannot be filled`, { category: 'validation' });
+      throw new ToolError(`Clicking ${what} opened a file picker that is not an <input type=file> (File System Access API); it cannot be filled`, { code: 'not_available', category: 'validation' });
     }
     if (input.paths.length > 1 && chooser.mode !== 'selectMultiple') {
-      throw new ToolError('invalid_arguments', `The file chooser ${what} opens takes one file; pass one path`, { category: 'validation' });
+      throw new ToolError(`The file chooser ${what} opens takes one file; pass one path`, { code: 'invalid_arguments', category: 'validation' });
     }
     await send('DOM.setFileInputFiles', { files: [...input.paths], backendNodeId: chooser.backendNodeId });
   } finally {
@@ -122,7 +122,7 @@ export const uploadTools = {
         return probed;
       }
       if (input.paths.length > 1 && !el.multiple) {
-        throw new ToolError('invalid_arguments', `${what} takes one file (it has no \`multiple\`); pass one path`, { category: 'validation' });
+        throw new ToolError(`${what} takes one file (it has no \`multiple\`); pass one path`, { code: 'invalid_arguments', category: 'validation' });
       }
       const probed = await probeFiles(send, input.paths);
       await send('DOM.setFileInputFiles', { files: [...input.paths], objectId });

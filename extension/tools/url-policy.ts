@@ -121,12 +121,12 @@ export function assertUrlAllowed(url: unknown, what = 'url'): string {
   try {
     href = new URL(s).href;
   } catch {
-    throw new ToolError('invalid_arguments', `Invalid ${what} "${s}": expected an absolute URL such as https://example.com`, { category: 'validation' });
+    throw new ToolError(`Invalid ${what} "${s}": expected an absolute URL such as https://example.com`, { code: 'invalid_arguments', category: 'validation' });
   }
   // Not a page at all: code to run in whatever the tab shows.
-  if (href.toLowerCase().startsWith('javascript:')) throw new ToolError('invalid_arguments', `Invalid ${what} "${shorten(s)}": javascript: URLs are not allowed`, { category: 'validation' });
+  if (href.toLowerCase().startsWith('javascript:')) throw new ToolError(`Invalid ${what} "${shorten(s)}": javascript: URLs are not allowed`, { code: 'invalid_arguments', category: 'validation' });
   const why = refusalReason(href);
-  if (why) throw new ToolError('page_not_allowed', `Tools may not open ${JSON.stringify(shorten(s))}: ${why}. ${allowedText()}`, { category: 'auth' });
+  if (why) throw new ToolError(`Tools may not open ${JSON.stringify(shorten(s))}: ${why}. ${allowedText()}`, { code: 'page_not_allowed', category: 'auth' });
   return href;
 }
 
@@ -143,14 +143,14 @@ export function tabRefusal(tab: chrome.tabs.Tab): string | null {
 }
 
 export function tabRefusedError(tabId: number, why: string): ToolError {
-  return new ToolError('page_not_allowed', `Tools may not use tab ${tabId}: ${why}. ${allowedText()}`, { category: 'auth' });
+  return new ToolError(`Tools may not use tab ${tabId}: ${why}. ${allowedText()}`, { code: 'page_not_allowed', category: 'auth' });
 }
 
 async function getTabOrFail(tabId: number): Promise<chrome.tabs.Tab> {
   try {
     return await chrome.tabs.get(tabId);
   } catch {
-    throw new ToolError('tab_closed', `No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { category: 'not_found' });
+    throw new ToolError(`No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
   }
 }
 

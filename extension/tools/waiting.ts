@@ -39,7 +39,7 @@ export const waitingTools = {
     const tab = await getTab(input.tabId);
     const given = (['text', 'textGone', 'urlPattern', 'time'] as const).filter((k) => input[k] !== undefined);
     if (given.length !== 1) {
-      throw new ToolError('invalid_arguments', `Pass exactly one of text, textGone, urlPattern or time (got ${given.length ? given.join(', ') : 'none'})`, { category: 'validation' });
+      throw new ToolError(`Pass exactly one of text, textGone, urlPattern or time (got ${given.length ? given.join(', ') : 'none'})`, { code: 'invalid_arguments', category: 'validation' });
     }
     const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const t0 = Date.now();
@@ -54,7 +54,7 @@ export const waitingTools = {
         const url = now.pendingUrl ?? now.url ?? '';
         if (urlMatches(url, pattern)) return { value: { waited: 'url', url, elapsedMs: Date.now() - t0 } };
         if (Date.now() - t0 >= timeoutMs) {
-          throw new ToolError('timeout', `Timed out after ${timeoutMs} ms waiting for the URL to match ${pattern} (it is ${url})`, { category: 'timeout', retryable: true });
+          throw new ToolError(`Timed out after ${timeoutMs} ms waiting for the URL to match ${pattern} (it is ${url})`, { code: 'timeout', category: 'timeout', retryable: true });
         }
         await sleep(URL_POLL_MS, ctx.signal);
       }

@@ -34,9 +34,9 @@ export const windowTools = {
     try {
       w = await chrome.windows.create({ url, ...size, state, incognito: input.incognito === true });
     } catch (err) {
-      throw new ToolError('not_available', `Could not create the window: ${(err as Error).message}`, { category: 'validation' });
+      throw new ToolError(`Could not create the window: ${(err as Error).message}`, { code: 'not_available', category: 'validation' });
     }
-    if (!w) throw new ToolError('not_available', 'Chrome did not create the window (incognito not allowed for the extension?)', { category: 'validation' });
+    if (!w) throw new ToolError('Chrome did not create the window (incognito not allowed for the extension?)', { code: 'not_available', category: 'validation' });
     return { value: windowSummary(await chrome.windows.get(w.id!, { populate: true })) };
   },
 
@@ -45,7 +45,7 @@ export const windowTools = {
     try {
       await chrome.windows.get(id);
     } catch {
-      throw new ToolError('not_found', `No window with id ${id}; call browser_list_windows for current ids`, { category: 'not_found' });
+      throw new ToolError(`No window with id ${id}; call browser_list_windows for current ids`, { code: 'not_found', category: 'not_found' });
     }
     await chrome.windows.remove(id);
     return { value: { closed: true, windowId: id } };

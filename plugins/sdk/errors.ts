@@ -4,39 +4,28 @@
  * it into the page-channel error shape `{ code, category, retryable, retryAfterMs, message }`.
  */
 import type { ErrorCategory } from '../../server/protocol/errors.ts';
+import { ToolError as BaseToolError, type ToolErrorOptions as BaseOptions } from '../../server/protocol/tool-error.ts';
 
 /** The categories every OpenTabs error uses (server/protocol/errors.ts). */
 export type ToolErrorCategory = ErrorCategory;
 
-export interface ToolErrorOptions {
+export interface ToolErrorOptions extends Omit<BaseOptions, 'category'> {
   category?: ToolErrorCategory;
-  /** Machine-readable code; defaults to "tool_error". */
-  code?: string;
-  /** Defaults: true for rate_limited, timeout and internal; false otherwise. */
-  retryable?: boolean;
-  retryAfterMs?: number;
-  /** HTTP status behind the error, when there is one (kept in the message, for humans). */
-  status?: number;
-  cause?: unknown;
 }
 
 const RETRYABLE_BY_DEFAULT: ReadonlySet<ToolErrorCategory> = new Set(['rate_limited', 'timeout', 'internal']);
 
-export class ToolError extends Error {
-  readonly category: ToolErrorCategory;
-  readonly code: string;
-  readonly retryable: boolean;
-  readonly retryAfterMs?: number;
-  readonly status?: number;
+/**
+ * The one ToolError (server/protocol/tool-error.ts) with a plugin author's defaults: a category
+ * (internal unless said) and whether retrying can help (yes for rate_limited, timeout, internal).
+ */
+export class ToolError extends BaseToolError {
+  declare readonly category: ToolErrorCategory;
+  declare readonly retryable: boolean;
 
   constructor(message: string, options: ToolErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'ToolError';
-    this.category = options.category ?? 'internal';
-    this.code = options.code ?? 'tool_error';
-    this.retryable = options.retryable ?? RETRYABLE_BY_DEFAULT.has(this.category);
-    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
-    if (options.status !== undefined) this.status = options.status;
+    const category = options.category ?? 'internal';
+    super(message, { ...options, category, retryable: options.retryable ?? RETRYABLE_BY_DEFAULT.has(category) });
   }
 
   static auth(message: string, o: Omit<ToolErrorOptions, 'category'> = {}) {
