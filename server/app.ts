@@ -47,27 +47,26 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
     const allowed = allowedMethods(path);
     if (allowed.length > 0 && !allowed.includes(c.req.method)) {
       return errorResponse(
-        405,
         'method_not_allowed',
         `Method ${c.req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`,
         {},
         { Allow: allowed.join(', ') },
       );
     }
-    return errorResponse(404, 'not_found', `No endpoint ${c.req.method} ${path}`);
+    return errorResponse('not_found', `No endpoint ${c.req.method} ${path}`);
   });
   app.onError((err, c) => {
     // Expected failures thrown by handlers/middleware keep their status and code.
     if (err instanceof OpenTabsError) {
       // Expected failures (bad input, extension not connected …) keep their status, code and message.
       if (err.status >= 500) ctx.log.warn('request_failed', { method: c.req.method, path: new URL(c.req.url).pathname, code: err.code, error: err.message });
-      return errorResponse(err.status, err.code, err.message, err.extra);
+      return errorResponse(err.code, err.message, err.extra, {}, err.status);
     }
     if (err instanceof HTTPException && err.status < 500) {
-      return errorResponse(err.status, err.status === 413 ? 'payload_too_large' : 'bad_request', err.message || 'Bad request');
+      return errorResponse(err.status === 413 ? 'payload_too_large' : 'bad_request', err.message || 'Bad request', {}, {}, err.status);
     }
     ctx.log.error('request_error', { method: c.req.method, path: new URL(c.req.url).pathname, error: String(err?.message ?? err) });
-    return errorResponse(500, 'internal', 'Internal server error; see server.log');
+    return errorResponse('internal', 'Internal server error; see server.log');
   });
   return app;
 }

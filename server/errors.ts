@@ -4,16 +4,17 @@
  * commands; they are written so they run where the server runs (runnableCommands).
  */
 import { runnableCommands } from './cli-command.ts';
-import type { ErrorBody, ErrorCode } from './protocol/errors.ts';
+import { statusFor, type ErrorBody, type ErrorCode } from './protocol/errors.ts';
 
-export { ERROR_CATEGORIES, type ErrorBody, type ErrorCategory, type ErrorCode } from './protocol/errors.ts';
+export { ERROR_CATEGORIES, STATUS_BY_CODE, statusFor, type ErrorBody, type ErrorCategory, type ErrorCode } from './protocol/errors.ts';
 
+/** A failure with its code; the HTTP status follows from the code (STATUS_BY_CODE) unless given. */
 export class OpenTabsError extends Error {
   constructor(
     public readonly code: ErrorCode | string,
     message: string,
-    public readonly status = 500,
     public readonly extra: Omit<ErrorBody, 'code' | 'message'> = {},
+    public readonly status: number = statusFor(code),
   ) {
     super(runnableCommands(message));
     this.name = 'OpenTabsError';
@@ -28,13 +29,13 @@ export function errorBody(code: ErrorCode | string, message: string, extra: Omit
   return { error: { code, message: runnableCommands(message), ...extra } };
 }
 
-/** A JSON error response (used by every router and middleware). */
+/** A JSON error response (used by every router and middleware); the status follows from the code. */
 export function errorResponse(
-  status: number,
   code: ErrorCode | string,
   message: string,
   extra: Omit<ErrorBody, 'code' | 'message'> = {},
   headers: Record<string, string> = {},
+  status: number = statusFor(code),
 ): Response {
   // An error that says when to retry says it in the standard header too (whole seconds, at least 1).
   const retryAfter: Record<string, string> =

@@ -49,7 +49,6 @@ export function tooManyPendingApprovals(tool: string, cap: number, scope: 'calle
     'too_many_pending_approvals',
     `${tool} was not sent for approval: ${who} waiting for approval in the OpenTabs side panel (limit ${cap}). ` +
       'Ask the user to answer them in the side panel (Allow or Deny), then retry.',
-    429,
     { category: 'rate_limited', retryable: true },
   );
 }

@@ -103,7 +103,7 @@ export function extensionHandlers(ctx: HubDeps, hub: HandlerHub): HandlerTable<t
     },
     'plugin.removeBySpecifier': async (p) => {
       const plugin = ctx.plugins.list().find((x) => x.packageName === p.specifier || x.name === p.specifier);
-      if (!plugin) throw new OpenTabsError('unknown_plugin', `No installed plugin matches "${p.specifier}".`, 404, { category: 'not_found' });
+      if (!plugin) throw new OpenTabsError('unknown_plugin', `No installed plugin matches "${p.specifier}".`, { category: 'not_found' });
       await ctx.plugins.remove(plugin.name);
       return { ok: true };
     },
@@ -122,19 +122,19 @@ function afterConfig(ctx: HubDeps): { ok: true } {
 
 function assertPlugin(ctx: HubDeps, plugin: string): void {
   if (plugin === BROWSER_PLUGIN) return;
-  if (!ctx.plugins.get(plugin)) throw new OpenTabsError('unknown_plugin', `Unknown plugin "${plugin}".`, 404, { category: 'not_found' });
+  if (!ctx.plugins.get(plugin)) throw new OpenTabsError('unknown_plugin', `Unknown plugin "${plugin}".`, { category: 'not_found' });
 }
 
 /** config.json keys browser tools by full name and plugin tools by short name; accept either for plugins. */
 function resolveToolKey(ctx: HubDeps, plugin: string, tool: string): string {
   if (plugin === BROWSER_PLUGIN) {
-    if (!BROWSER_TOOLS.some((t) => t.name === tool)) throw new OpenTabsError('unknown_tool', `Unknown browser tool "${tool}".`, 404, { category: 'not_found' });
+    if (!BROWSER_TOOLS.some((t) => t.name === tool)) throw new OpenTabsError('unknown_tool', `Unknown browser tool "${tool}".`, { category: 'not_found' });
     return tool;
   }
   const p = ctx.plugins.get(plugin);
-  if (!p) throw new OpenTabsError('unknown_plugin', `Unknown plugin "${plugin}".`, 404, { category: 'not_found' });
+  if (!p) throw new OpenTabsError('unknown_plugin', `Unknown plugin "${plugin}".`, { category: 'not_found' });
   const t = p.tools.find((x) => x.name === tool || x.fullName === tool);
-  if (!t) throw new OpenTabsError('unknown_tool', `Plugin "${plugin}" has no tool "${tool}".`, 404, { category: 'not_found' });
+  if (!t) throw new OpenTabsError('unknown_tool', `Plugin "${plugin}" has no tool "${tool}".`, { category: 'not_found' });
   return t.name;
 }
 
@@ -144,10 +144,10 @@ function openFolder(path: string): { ok: true } {
   try {
     isDir = statSync(path).isDirectory();
   } catch {}
-  if (!isDir) throw new OpenTabsError('not_found', `No folder at ${path}.`, 404, { category: 'not_found' });
+  if (!isDir) throw new OpenTabsError('not_found', `No folder at ${path}.`, { category: 'not_found' });
   const opener = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
   if (!Bun.which(opener)) {
-    throw new OpenTabsError('not_available', `Opening folders is not available in this environment (no ${opener}). The folder is ${path}.`, 501);
+    throw new OpenTabsError('not_available', `Opening folders is not available in this environment (no ${opener}). The folder is ${path}.`);
   }
   const child = spawn(opener, [path], { detached: true, stdio: 'ignore' });
   child.on('error', () => {});

@@ -260,7 +260,7 @@ export class ExtensionHub implements HubView {
       case 'timeout':
         return method === 'tool.dispatch'
           ? fail.timeout(label, elapsedMs)
-          : new OpenTabsError('timeout', `The extension did not answer ${method} within ${Math.round(elapsedMs / 1000)} s.`, 504, { category: 'timeout' });
+          : new OpenTabsError('timeout', `The extension did not answer ${method} within ${Math.round(elapsedMs / 1000)} s.`, { category: 'timeout' });
       case 'cancelled':
         return fail.cancelled(label, 'the client cancelled the request');
       case 'remote':

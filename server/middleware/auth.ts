@@ -59,7 +59,7 @@ export function unauthorizedResponse(state: AuthState, authFile: string): Respon
     state === 'none'
       ? `Missing Authorization header: send "Authorization: Bearer <secret>" (the secret is in ${authFile}; see \`opentabs config show --show-secret\`)`
       : 'Invalid bearer token: it does not match the server secret (it may have been rotated; see `opentabs config show --show-secret`)';
-  return errorResponse(401, 'unauthorized', message, { category: 'auth' }, { 'WWW-Authenticate': 'Bearer' });
+  return errorResponse('unauthorized', message, { category: 'auth' }, { 'WWW-Authenticate': 'Bearer' });
 }
 
 /**

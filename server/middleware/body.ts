@@ -11,7 +11,7 @@ import { OpenTabsError, errorResponse } from '../errors.ts';
 const parsed = new WeakMap<Request, Promise<unknown>>();
 
 function tooLarge(max: number): OpenTabsError {
-  return new OpenTabsError('payload_too_large', `Request body is larger than the ${formatBytes(max)} limit`, 413, {
+  return new OpenTabsError('payload_too_large', `Request body is larger than the ${formatBytes(max)} limit`, {
     category: 'validation',
   });
 }
@@ -71,7 +71,7 @@ export function readJson(c: Context, ctx: ServerContext, opts: ReadJsonOptions =
       try {
         return JSON.parse(text) as unknown;
       } catch (err) {
-        throw new OpenTabsError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`, 400, {
+        throw new OpenTabsError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`, {
           category: 'validation',
         });
       }
@@ -80,7 +80,7 @@ export function readJson(c: Context, ctx: ServerContext, opts: ReadJsonOptions =
   }
   return p.then((body) => {
     if (body === undefined && !opts.allowEmpty) {
-      throw new OpenTabsError('invalid_json', 'Request body is empty; expected a JSON document', 400, { category: 'validation' });
+      throw new OpenTabsError('invalid_json', 'Request body is empty; expected a JSON document', { category: 'validation' });
     }
     return body;
   });
@@ -91,7 +91,7 @@ export function bodyLimit(ctx: ServerContext): MiddlewareHandler {
   return async (c, next) => {
     if (declaredTooLarge(c.req.raw, ctx.limits.maxBodyBytes)) {
       const e = tooLarge(ctx.limits.maxBodyBytes);
-      return errorResponse(e.status, e.code, e.message, e.extra);
+      return errorResponse(e.code, e.message, e.extra, {}, e.status);
     }
     await next();
   };
@@ -103,7 +103,7 @@ export function jsonBody(ctx: ServerContext, opts: ReadJsonOptions = {}): Middle
     try {
       await readJson(c, ctx, opts);
     } catch (err) {
-      if (err instanceof OpenTabsError) return errorResponse(err.status, err.code, err.message, err.extra);
+      if (err instanceof OpenTabsError) return errorResponse(err.code, err.message, err.extra, {}, err.status);
       throw err;
     }
     await next();

@@ -20,7 +20,6 @@ export function hostGuard(): MiddlewareHandler {
   return async (c, next) => {
     if (!isAllowedHost(c.req.header('host'))) {
       return errorResponse(
-        403,
         'forbidden_host',
         'Host header must be localhost, 127.0.0.1 or [::1]; requests for other host names are refused (DNS rebinding protection)',
         { category: 'auth' },

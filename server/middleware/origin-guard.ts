@@ -17,7 +17,6 @@ export function originGuard(): MiddlewareHandler {
   return async (c, next) => {
     if (!isAllowedOrigin(c.req.header('origin'))) {
       return errorResponse(
-        403,
         'forbidden_origin',
         'Requests from web pages are refused: only chrome-extension:// origins (or clients sending no Origin) may call this server',
         { category: 'auth' },

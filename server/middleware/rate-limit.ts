@@ -24,7 +24,6 @@ export interface RateLimiter {
 
 export function rateLimitedResponse(what: string, spec: RateLimitSpec): Response {
   return errorResponse(
-    429,
     'rate_limited',
     `Too many ${what}: at most ${spec.max} per ${Math.round(spec.windowMs / 1000)} s; retry after ${RETRY_AFTER_SECONDS} s`,
     { category: 'rate_limited', retryable: true, retryAfterMs: RETRY_AFTER_SECONDS * 1000 },

@@ -41,7 +41,6 @@ export function checkBroadConsent(d: ConfigData, name: string, urlPatterns: read
       'broad_patterns_need_consent',
       `Plugin "${name}" asks to run on every site or every file (${broad.join(', ')}): its code would run in every page those patterns match. ` +
         `Nothing was added. If you trust it, repeat with --allow-broad-patterns; its tools then start off until you turn them on in the side panel or with \`opentabs config set\`.`,
-      400,
       { category: 'validation' },
     );
   }
@@ -72,10 +71,10 @@ export interface AddLocalResult {
 
 export async function addLocalPlugin(configDir: string, pathArg: string, o: AddOptions = {}): Promise<AddLocalResult> {
   const path = resolve(pathArg);
-  if (!existsSync(path) || !statSync(path).isDirectory()) throw new OpenTabsError('bad_request', `${path} is not a folder`, 400);
-  if (!existsSync(resolve(path, 'package.json'))) throw new OpenTabsError('bad_request', `${path} has no package.json: not a plugin folder`, 400);
+  if (!existsSync(path) || !statSync(path).isDirectory()) throw new OpenTabsError('bad_request', `${path} is not a folder`);
+  if (!existsSync(resolve(path, 'package.json'))) throw new OpenTabsError('bad_request', `${path} has no package.json: not a plugin folder`);
   const r = await loadPluginFolder(path, 'local');
-  if (!r.ok && !r.name) throw new OpenTabsError('bad_request', `${path} is not an OpenTabs plugin: ${r.error}`, 400);
+  if (!r.ok && !r.name) throw new OpenTabsError('bad_request', `${path} is not an OpenTabs plugin: ${r.error}`);
   const name = r.ok ? r.plugin.name : r.name!;
   const store = await ConfigStore.open(configDir);
   // Checked before anything is written: a refused plugin leaves config.json as it was.
@@ -104,7 +103,7 @@ export async function removeLocalPlugin(configDir: string, nameOrPath: string): 
       }
     }
   }
-  if (!match) throw new OpenTabsError('unknown_plugin', `No local plugin "${nameOrPath}" in config.json (see \`opentabs plugin list\`)`, 404);
+  if (!match) throw new OpenTabsError('unknown_plugin', `No local plugin "${nameOrPath}" in config.json (see \`opentabs plugin list\`)`);
   const target = match;
   const loaded = await loadPluginFolder(target, 'local');
   const name = loaded.ok ? loaded.plugin.name : loaded.name;

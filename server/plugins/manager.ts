@@ -116,7 +116,7 @@ export class PluginManager {
 
   async setSettings(name: string, settings: Record<string, unknown>): Promise<void> {
     const plugin = this.plugins.get(name);
-    if (!plugin) throw new OpenTabsError('unknown_plugin', `No plugin named "${name}" is loaded`, 404, { category: 'not_found' });
+    if (!plugin) throw new OpenTabsError('unknown_plugin', `No plugin named "${name}" is loaded`, { category: 'not_found' });
     const merged = mergeSettings(name, plugin.configSchema, this.ctx.config.get().pluginSettings[name], settings);
     await this.ctx.config.update((d) => {
       d.pluginSettings[name] = merged;
@@ -154,7 +154,7 @@ export class PluginManager {
     await this.discover();
     this.publish();
     const failure = this.failures.find((f) => f.name === name);
-    if (failure) throw new OpenTabsError('bad_request', `Plugin "${name}" was installed but cannot be loaded: ${failure.error}`, 400);
+    if (failure) throw new OpenTabsError('bad_request', `Plugin "${name}" was installed but cannot be loaded: ${failure.error}`);
     onProgress?.(`Plugin "${name}" ready (${this.plugins.get(name)?.tools.length ?? 0} tools)`);
     return { name };
   }
@@ -171,7 +171,7 @@ export class PluginManager {
     const npmDirs = await installedPluginDirs(this.ctx.configDir);
     const npmPkgs = npmDirs.map((d) => d.split('/node_modules/').pop() ?? '').filter((pkg) => pluginNameFromPackage(pkg) === name);
     if (localMatch.length === 0 && npmPkgs.length === 0) {
-      throw new OpenTabsError('unknown_plugin', `No plugin named "${nameOrPackage}" is installed or added`, 404);
+      throw new OpenTabsError('unknown_plugin', `No plugin named "${nameOrPackage}" is installed or added`);
     }
     if (localMatch.length > 0) {
       await this.ctx.config.update((d) => {
@@ -197,7 +197,7 @@ export class PluginManager {
   async updateFromRegistry(name: string): Promise<void> {
     const plugin = this.plugins.get(name);
     const pkg = plugin?.source === 'npm' ? plugin.packageName : (pluginNameFromPackage(name) ? name : null);
-    if (!pkg) throw new OpenTabsError('unknown_plugin', `No npm-installed plugin named "${name}"`, 404);
+    if (!pkg) throw new OpenTabsError('unknown_plugin', `No npm-installed plugin named "${name}"`);
     await this.install(`${pkg}@latest`);
   }
 

@@ -93,7 +93,7 @@ export function registrySpecName(spec: string): string | null {
 
 function npmFailure(what: string, r: NpmResult): OpenTabsError {
   const tail = (r.stderr || r.stdout).trim().split('\n').filter((l) => l.trim()).slice(-5).join('\n');
-  return new OpenTabsError('bad_request', `${what} failed (npm exit ${r.code})${tail ? `:\n${tail}` : ''}`, 400);
+  return new OpenTabsError('bad_request', `${what} failed (npm exit ${r.code})${tail ? `:\n${tail}` : ''}`);
 }
 
 /**
@@ -102,7 +102,7 @@ function npmFailure(what: string, r: NpmResult): OpenTabsError {
  */
 export async function npmInstall(configDir: string, spec: string, onLine?: (line: string) => void): Promise<string> {
   if (typeof spec !== 'string' || spec.trim() === '' || spec.startsWith('-')) {
-    throw new OpenTabsError('bad_request', `Install spec must be a package name, version spec or tarball path (got ${JSON.stringify(spec)})`, 400);
+    throw new OpenTabsError('bad_request', `Install spec must be a package name, version spec or tarball path (got ${JSON.stringify(spec)})`);
   }
   // npm runs in the prefix, so a relative tarball/folder path must be made absolute first.
   if (/^\.{1,2}[\\/]/.test(spec) || ((/\.(tgz|tar\.gz)$/.test(spec) || spec.includes('/')) && !spec.startsWith('@') && existsSync(resolve(spec)))) {
@@ -116,7 +116,6 @@ export async function npmInstall(configDir: string, spec: string, onLine?: (line
       'bad_request',
       `"${registryName}" is not an OpenTabs plugin package name: names must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>` +
         (PLUGIN_NAME_RE.test(bare) ? ` (did you mean ${registryName.replace(bare, `opentabs-plugin-${bare}`)}?)` : ''),
-      400,
     );
   }
   const prefix = installPrefix(configDir);
@@ -132,7 +131,7 @@ export async function npmInstall(configDir: string, spec: string, onLine?: (line
     // Re-install of the same spec: find the dependency this spec names.
     name = Object.keys(after).find((k) => spec === k || spec.startsWith(`${k}@`) || after[k]!.endsWith(spec.replace(/^.*\//, ''))) ?? '';
   }
-  if (!name) throw new OpenTabsError('internal', `npm install ${spec} succeeded but the installed package could not be identified`, 500);
+  if (!name) throw new OpenTabsError('internal', `npm install ${spec} succeeded but the installed package could not be identified`);
   return name;
 }
 
@@ -160,7 +159,7 @@ export async function npmSearch(configDir: string, query: string): Promise<Searc
   try {
     rows = JSON.parse(r.stdout || '[]');
   } catch {
-    throw new OpenTabsError('internal', 'npm search returned output that is not JSON', 502);
+    throw new OpenTabsError('registry_error', 'npm search returned output that is not JSON');
   }
   if (!Array.isArray(rows)) return [];
   return rows

@@ -46,12 +46,12 @@ export async function installPlugin(
   const name = pluginNameFromPackage(packageName);
   if (!name) {
     await npmUninstall(configDir, packageName).catch(() => {});
-    throw new OpenTabsError('bad_request', `${packageName} is not an OpenTabs plugin: package names must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>`, 400);
+    throw new OpenTabsError('bad_request', `${packageName} is not an OpenTabs plugin: package names must be opentabs-plugin-<name> or @scope/opentabs-plugin-<name>`);
   }
   const loaded = await loadPluginFolder(join(installPrefix(configDir), 'node_modules', packageName), 'npm');
   if (!loaded.ok) {
     await npmUninstall(configDir, packageName).catch(() => {});
-    throw new OpenTabsError('bad_request', `${packageName} cannot be loaded, so it was not kept: ${loaded.error}`, 400);
+    throw new OpenTabsError('bad_request', `${packageName} cannot be loaded, so it was not kept: ${loaded.error}`);
   }
   const store = await ConfigStore.open(configDir);
   let consent: { broad: string[]; fresh: boolean };
@@ -74,7 +74,7 @@ export async function uninstallPlugin(configDir: string, nameOrPackage: string):
   const pkgs = (await installedPluginDirs(configDir))
     .map((d) => d.split('/node_modules/').pop() ?? '')
     .filter((pkg) => pluginNameFromPackage(pkg) === name);
-  if (pkgs.length === 0) throw new OpenTabsError('unknown_plugin', `No npm-installed plugin "${nameOrPackage}" in ${installPrefix(configDir)}`, 404);
+  if (pkgs.length === 0) throw new OpenTabsError('unknown_plugin', `No npm-installed plugin "${nameOrPackage}" in ${installPrefix(configDir)}`);
   for (const pkg of pkgs) await npmUninstall(configDir, pkg);
   const store = await ConfigStore.open(configDir);
   await store.update((d) => forgetBroadConsent(d, name));
@@ -85,7 +85,7 @@ export async function uninstallPlugin(configDir: string, nameOrPackage: string):
 export async function configurePlugin(configDir: string, name: string, settings: Record<string, unknown>): Promise<Record<string, unknown>> {
   const { store, found } = await discover(configDir);
   const plugin = found.plugins.find((p) => p.plugin.name === name)?.plugin;
-  if (!plugin) throw new OpenTabsError('unknown_plugin', `No plugin named "${name}" is loaded (see \`opentabs plugin list\`)`, 404);
+  if (!plugin) throw new OpenTabsError('unknown_plugin', `No plugin named "${name}" is loaded (see \`opentabs plugin list\`)`);
   const merged = mergeSettings(name, plugin.configSchema, store.get().pluginSettings[name], settings);
   await store.update((d) => {
     d.pluginSettings[name] = merged;

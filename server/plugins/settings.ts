@@ -10,13 +10,13 @@ export function mergeSettings(
   patch: Record<string, unknown>,
 ): Record<string, unknown> {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
-    throw new OpenTabsError('invalid_settings', 'settings must be a JSON object of setting name → value', 400, { category: 'validation' });
+    throw new OpenTabsError('invalid_settings', 'settings must be a JSON object of setting name → value', { category: 'validation' });
   }
   // JSON.parse makes "__proto__" an own key; on a plain object, writing it or "constructor" /
   // "prototype" would reach Object.prototype. No setting has such a name: refuse it by name.
   for (const k of Object.keys(patch)) {
     if (isForbiddenKey(k)) {
-      throw new OpenTabsError('invalid_settings', `Invalid settings for ${plugin}: "${k}" cannot be a setting name`, 400, { category: 'validation', path: `/settings/${k}` });
+      throw new OpenTabsError('invalid_settings', `Invalid settings for ${plugin}: "${k}" cannot be a setting name`, { category: 'validation', path: `/settings/${k}` });
     }
   }
   // Merge so `configure key=value` changes one field without dropping the others; own keys only.
@@ -29,7 +29,7 @@ export function mergeSettings(
   const problem = validateSettings(schema, merged);
   if (problem) {
     const field = problem.slice(0, problem.indexOf(':'));
-    throw new OpenTabsError('invalid_settings', `Invalid settings for ${plugin}: ${problem}`, 400, { category: 'validation', path: `/settings/${field}` });
+    throw new OpenTabsError('invalid_settings', `Invalid settings for ${plugin}: ${problem}`, { category: 'validation', path: `/settings/${field}` });
   }
   return merged;
 }

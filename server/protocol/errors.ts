@@ -8,37 +8,60 @@
 export const ERROR_CATEGORIES = ['auth', 'not_found', 'rate_limited', 'validation', 'timeout', 'internal'] as const;
 export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 
-export type ErrorCode =
-  | 'bad_request'
-  | 'invalid_json'
-  | 'payload_too_large'
-  | 'unauthorized'
-  | 'forbidden_host'
-  | 'forbidden_origin'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'rate_limited'
-  | 'unknown_tool'
-  | 'unknown_plugin'
-  | 'invalid_arguments'
-  | 'invalid_settings'
-  | 'permission_off'
-  | 'permission_denied'
-  | 'approval_timeout'
-  | 'extension_not_connected'
-  | 'extension_replaced'
-  | 'too_many_in_flight'
-  | 'timeout'
-  | 'cancelled'
-  | 'tab_closed'
-  | 'no_matching_tab'
-  | 'tab_mismatch'
-  | 'adapter_not_ready'
-  | 'tool_error'
-  | 'not_available'
-  | 'server_shutting_down'
-  | 'unknown_approval'
-  | 'internal';
+/**
+ * Every error code with the HTTP status REST answers for it (MCP shows the same error as an
+ * `isError` result). The one place a status is decided: errors name their code, not a number.
+ */
+export const STATUS_BY_CODE = {
+  bad_request: 400,
+  invalid_json: 400,
+  invalid_arguments: 400,
+  invalid_settings: 400,
+  /** A plugin whose URL patterns match every site needs the user's explicit consent to load. */
+  broad_patterns_need_consent: 400,
+  unauthorized: 401,
+  forbidden_host: 403,
+  forbidden_origin: 403,
+  permission_off: 403,
+  permission_denied: 403,
+  /** A built-in tool was pointed at a page tools may not use (extension/tools/url-policy.ts). */
+  page_not_allowed: 403,
+  /** An element, dialog or other thing the call names is not there. */
+  not_found: 404,
+  unknown_tool: 404,
+  unknown_plugin: 404,
+  unknown_approval: 404,
+  method_not_allowed: 405,
+  tab_closed: 409,
+  no_matching_tab: 409,
+  tab_mismatch: 409,
+  payload_too_large: 413,
+  upgrade_required: 426,
+  rate_limited: 429,
+  too_many_in_flight: 429,
+  too_many_pending_approvals: 429,
+  cancelled: 499,
+  internal: 500,
+  not_available: 501,
+  tool_error: 502,
+  /** npm or the registry answered with something unusable. */
+  registry_error: 502,
+  extension_not_connected: 503,
+  extension_replaced: 503,
+  adapter_not_ready: 503,
+  server_shutting_down: 503,
+  /** The server lacks what the request needs (e.g. no secret yet). */
+  not_configured: 503,
+  timeout: 504,
+  approval_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS_BY_CODE;
+
+/** The HTTP status for a code; a tool's own code (not in the list) is a failed tool: 502. */
+export function statusFor(code: string): number {
+  return Object.hasOwn(STATUS_BY_CODE, code) ? STATUS_BY_CODE[code as ErrorCode] : 502;
+}
 
 export interface ErrorBody {
   code: ErrorCode | string;

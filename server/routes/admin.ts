@@ -24,14 +24,14 @@ export function adminRoutes(ctx: ServerContext): Hono {
     } catch (err) {
       const message = String((err as Error)?.message ?? err);
       ctx.log.error('reload_failed', { error: message });
-      if (err instanceof OpenTabsError) return errorResponse(err.status, err.code, err.message, err.extra);
-      return errorResponse(500, 'internal', `Reload failed: ${message}`);
+      if (err instanceof OpenTabsError) return errorResponse(err.code, err.message, err.extra, {}, err.status);
+      return errorResponse('internal', `Reload failed: ${message}`);
     }
   });
 
   r.post('/extension/reload', bearerAuth(ctx), bodyLimit(ctx), extReloadLimit, (c) => {
     if (!ctx.hub.connected || !ctx.hub.sendExtensionReload()) {
-      return errorResponse(503, 'extension_not_connected', 'The Chrome extension is not connected; open Chrome with the OpenTabs extension loaded and retry', {
+      return errorResponse('extension_not_connected', 'The Chrome extension is not connected; open Chrome with the OpenTabs extension loaded and retry', {
         retryable: true,
       });
     }
@@ -41,17 +41,17 @@ export function adminRoutes(ctx: ServerContext): Hono {
 
   r.post('/plugin-settings', bearerAuth(ctx), jsonBody(ctx), settingsLimit, async (c) => {
     const body = await readJson(c, ctx);
-    if (!isObject(body)) return errorResponse(400, 'bad_request', 'Body must be a JSON object: {"plugin": "<name>", "settings": {...}}', { category: 'validation', path: '' });
+    if (!isObject(body)) return errorResponse('invalid_arguments', 'Body must be a JSON object: {"plugin": "<name>", "settings": {...}}', { category: 'validation', path: '' });
     if (typeof body.plugin !== 'string' || body.plugin === '') {
-      return errorResponse(400, 'bad_request', 'Field "plugin" must be a non-empty string (the plugin name)', { category: 'validation', path: '/plugin' });
+      return errorResponse('invalid_arguments', 'Field "plugin" must be a non-empty string (the plugin name)', { category: 'validation', path: '/plugin' });
     }
     if (!isObject(body.settings)) {
-      return errorResponse(400, 'bad_request', 'Field "settings" must be a JSON object of setting names to values', { category: 'validation', path: '/settings' });
+      return errorResponse('invalid_arguments', 'Field "settings" must be a JSON object of setting names to values', { category: 'validation', path: '/settings' });
     }
     try {
       await ctx.plugins.setSettings(body.plugin, body.settings);
     } catch (err) {
-      if (err instanceof OpenTabsError) return errorResponse(err.status, err.code, err.message, err.extra);
+      if (err instanceof OpenTabsError) return errorResponse(err.code, err.message, err.extra, {}, err.status);
       throw err;
     }
     // The extension passes resolved settings to handlers; push them now.

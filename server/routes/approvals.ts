@@ -25,10 +25,10 @@ export function approvalRoutes(ctx: ServerContext): Hono {
     const body = (await readJson(c, ctx)) as { decision?: unknown } | null;
     const decision = typeof body === 'object' && body !== null ? body.decision : undefined;
     if (decision !== 'allow' && decision !== 'deny') {
-      return errorResponse(400, 'bad_request', 'Body must be {"decision": "allow"} or {"decision": "deny"}', { category: 'validation', path: '/decision' });
+      return errorResponse('invalid_arguments', 'Body must be {"decision": "allow"} or {"decision": "deny"}', { category: 'validation', path: '/decision' });
     }
     if (!ctx.hub.confirmations.decide(id, decision)) {
-      return errorResponse(404, 'unknown_approval', `No call is waiting for approval with id "${id.slice(0, 100)}" (it was answered, timed out or cancelled). List waiting ones with \`opentabs approvals\`.`, {
+      return errorResponse('unknown_approval', `No call is waiting for approval with id "${id.slice(0, 100)}" (it was answered, timed out or cancelled). List waiting ones with \`opentabs approvals\`.`, {
         category: 'not_found',
       });
     }

@@ -7,7 +7,7 @@ import { bearerAuth } from '../middleware/auth.ts';
 import type { AuditQuery } from '../state/audit.ts';
 
 const bad = (param: string, message: string) =>
-  new OpenTabsError('bad_request', `Invalid query parameter "${param}": ${message}`, 400, { category: 'validation', path: param });
+  new OpenTabsError('invalid_arguments', `Invalid query parameter "${param}": ${message}`, { category: 'validation', path: param });
 
 /** Parse /audit query parameters; throws a 400 naming the bad parameter. */
 export function parseAuditQuery(q: URLSearchParams): AuditQuery {
@@ -46,7 +46,7 @@ export function auditRoutes(ctx: ServerContext): Hono {
     try {
       query = parseAuditQuery(new URL(c.req.url).searchParams);
     } catch (err) {
-      if (err instanceof OpenTabsError) return errorResponse(err.status, err.code, err.message, err.extra);
+      if (err instanceof OpenTabsError) return errorResponse(err.code, err.message, err.extra, {}, err.status);
       throw err;
     }
     return c.json(ctx.audit.query(query));

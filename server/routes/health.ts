@@ -120,9 +120,9 @@ export function healthRoutes(ctx: ServerContext): Hono {
     const clientNonce = c.req.header(CLIENT_NONCE_HEADER);
     if (clientNonce === undefined) return next();
     if (!CLIENT_NONCE_RE.test(clientNonce)) {
-      return errorResponse(400, 'bad_request', `Invalid ${CLIENT_NONCE_HEADER} header: expected 32 lower-case hex characters (16 random bytes)`);
+      return errorResponse('bad_request', `Invalid ${CLIENT_NONCE_HEADER} header: expected 32 lower-case hex characters (16 random bytes)`);
     }
-    if (ctx.secret === null) return errorResponse(503, 'not_available', 'No secret is configured, so the server cannot prove itself: run `opentabs start` to create one');
+    if (ctx.secret === null) return errorResponse('not_configured', 'No secret is configured, so the server cannot prove itself: run `opentabs start` to create one');
     const connected = safe(ctx, 'extensionConnected', () => ctx.hub.connected, false);
     return c.json(await handshakeFor(ctx).answer(ctx.secret, clientNonce, { wsUrl: wsUrl(ctx), extensionConnected: connected }));
   });

@@ -14,13 +14,13 @@ export function pluginLogRoutes(ctx: ServerContext): Hono {
   r.get('/plugins/:name/logs', bearerAuth(ctx), (c) => {
     const name = c.req.param('name');
     if (!ctx.plugins.get(name)) {
-      return errorResponse(404, 'unknown_plugin', `No plugin named "${name.slice(0, 100)}" is loaded; see \`opentabs plugin list\``);
+      return errorResponse('unknown_plugin', `No plugin named "${name.slice(0, 100)}" is loaded; see \`opentabs plugin list\``);
     }
     const raw = c.req.query('limit');
     let limit = PLUGIN_LOG_BUFFER_SIZE;
     if (raw !== undefined) {
       if (!/^\d{1,6}$/.test(raw) || Number(raw) < 1 || Number(raw) > PLUGIN_LOG_BUFFER_SIZE) {
-        return errorResponse(400, 'bad_request', `Invalid query parameter "limit": expected an integer from 1 to ${PLUGIN_LOG_BUFFER_SIZE}`, { category: 'validation', path: 'limit' });
+        return errorResponse('invalid_arguments', `Invalid query parameter "limit": expected an integer from 1 to ${PLUGIN_LOG_BUFFER_SIZE}`, { category: 'validation', path: 'limit' });
       }
       limit = Number(raw);
     }

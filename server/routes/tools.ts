@@ -29,7 +29,7 @@ export function toolRoutes(ctx: ServerContext): Hono {
     const plugin = c.req.query('plugin');
     const catalog = ctx.catalog.current();
     if (plugin !== undefined && !catalog.byPlugin.has(plugin) && !ctx.plugins.get(plugin)) {
-      return errorResponse(404, 'unknown_plugin', `Unknown plugin "${plugin}". Run \`opentabs tool list\` without --plugin to see every tool.`, { category: 'not_found' });
+      return errorResponse('unknown_plugin', `Unknown plugin "${plugin}". Run \`opentabs tool list\` without --plugin to see every tool.`, { category: 'not_found' });
     }
     return new Response(catalog.listingsJson(plugin), { headers: JSON_HEADERS });
   });
@@ -51,7 +51,7 @@ export function toolRoutes(ctx: ServerContext): Hono {
     const format = streamFormat(c.req.header('accept'));
     if (format) return streamCall(ctx, format, name, args ?? {}, call);
     const outcome = await callTool(ctx, name, args ?? {}, call);
-    if (!outcome.ok) return errorResponse(outcome.error.status, outcome.error.code, outcome.error.message, outcome.error.extra);
+    if (!outcome.ok) return errorResponse(outcome.error.code, outcome.error.message, outcome.error.extra, {}, outcome.error.status);
     const payload: { result: unknown; images?: unknown; resources?: unknown } = { result: outcome.value === undefined ? null : outcome.value };
     if (outcome.images) payload.images = outcome.images;
     if (outcome.resources) payload.resources = outcome.resources;
@@ -63,5 +63,5 @@ export function toolRoutes(ctx: ServerContext): Hono {
 
 /** The call's envelope (arguments, tabId) is part of its arguments: the same code as a schema failure. */
 function badRequest(message: string, path: string): Response {
-  return errorResponse(400, 'invalid_arguments', message, { category: 'validation', path });
+  return errorResponse('invalid_arguments', message, { category: 'validation', path });
 }

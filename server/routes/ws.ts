@@ -24,33 +24,33 @@ export function offeredSecret(header: string | null | undefined): string | null 
   return parts[1] ?? null;
 }
 
-const notUpgrade = () => errorResponse(426, 'bad_request', 'Expected a WebSocket upgrade request', {}, { Upgrade: 'websocket' });
+const notUpgrade = () => errorResponse('upgrade_required', 'Expected a WebSocket upgrade request', {}, { Upgrade: 'websocket' });
 
 export function wsRoutes(ctx: ServerContext): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
   r.get('/ws', async (c) => {
     const offered = offeredSecret(c.req.header('sec-websocket-protocol'));
     if (offered === undefined) {
-      return errorResponse(401, 'unauthorized', `Missing WebSocket subprotocol: connect with Sec-WebSocket-Protocol "${WS_SUBPROTOCOL}, <secret>"`, { category: 'auth' });
+      return errorResponse('unauthorized', `Missing WebSocket subprotocol: connect with Sec-WebSocket-Protocol "${WS_SUBPROTOCOL}, <secret>"`, { category: 'auth' });
     }
     if (offered !== null && offered.startsWith(HMAC_SUBPROTOCOL_PREFIX)) {
       const parsed = parseHmacSubprotocol(offered);
       if (!parsed) {
-        return errorResponse(401, 'unauthorized', `Malformed handshake subprotocol: expected "${HMAC_SUBPROTOCOL_PREFIX}<serverNonce from GET /ws-info>.<64 hex proof>"`, { category: 'auth' });
+        return errorResponse('unauthorized', `Malformed handshake subprotocol: expected "${HMAC_SUBPROTOCOL_PREFIX}<serverNonce from GET /ws-info>.<64 hex proof>"`, { category: 'auth' });
       }
       // A request that cannot be upgraded must not use up the nonce.
       if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notUpgrade();
       const check = await handshakeFor(ctx).verify(ctx.secret, parsed.serverNonce, parsed.proof);
-      if (!check.ok) return errorResponse(check.status, check.status === 401 ? 'unauthorized' : 'rate_limited', check.message, { category: check.status === 401 ? 'auth' : 'rate_limited' });
+      if (!check.ok) return errorResponse(check.status === 401 ? 'unauthorized' : 'rate_limited', check.message, { category: check.status === 401 ? 'auth' : 'rate_limited' }, {}, check.status);
     } else if (!secretMatches(ctx.secret, offered)) {
-      return errorResponse(401, 'unauthorized', 'Invalid secret in Sec-WebSocket-Protocol (it may have been rotated; reload the extension)', { category: 'auth' });
+      return errorResponse('unauthorized', 'Invalid secret in Sec-WebSocket-Protocol (it may have been rotated; reload the extension)', { category: 'auth' });
     }
     if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notUpgrade();
     const ok = c.env.server.upgrade(c.req.raw, {
       data: ctx.hub.newConnectionData(),
       headers: { 'Sec-WebSocket-Protocol': WS_SUBPROTOCOL },
     });
-    if (!ok) return errorResponse(400, 'bad_request', 'WebSocket upgrade failed');
+    if (!ok) return errorResponse('bad_request', 'WebSocket upgrade failed');
     // Bun has taken over the socket; this response is never sent.
     return new Response(null);
   });

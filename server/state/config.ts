@@ -232,7 +232,7 @@ export class ConfigStore {
   async setOriginPermission(origin: string, p: Permission): Promise<void> {
     assertPermission(p);
     const o = normalizeOrigin(origin);
-    if (o === null) throw new OpenTabsError('bad_request', `"${origin}" is not an http(s) origin (e.g. https://app.example.com)`, 400);
+    if (o === null) throw new OpenTabsError('bad_request', `"${origin}" is not an http(s) origin (e.g. https://app.example.com)`);
     await this.update((d) => {
       (d.pageOrigins ??= {})[o] = p;
     });
@@ -248,11 +248,11 @@ export class ConfigStore {
 }
 
 function assertKey(name: string, what: string): void {
-  if (isForbiddenKey(name)) throw new OpenTabsError('bad_request', `"${name}" cannot be a ${what} name`, 400);
+  if (isForbiddenKey(name)) throw new OpenTabsError('bad_request', `"${name}" cannot be a ${what} name`);
 }
 
 function assertPermission(p: unknown): asserts p is Permission {
-  if (!isPermission(p)) throw new OpenTabsError('bad_request', `permission must be one of off, ask, auto (got ${JSON.stringify(p)})`, 400);
+  if (!isPermission(p)) throw new OpenTabsError('bad_request', `permission must be one of off, ask, auto (got ${JSON.stringify(p)})`);
 }
 
 /** Temp files older than this are left over from a crash mid-write (a live writer renames within ms). */

@@ -8,40 +8,12 @@ import { resolveConfigDir } from '../state/paths.ts';
 import { IN_FLIGHT_RETRY_AFTER_MS } from '../limits.ts';
 import { RpcErrorCode, type RpcError } from '../protocol/jsonrpc.ts';
 
-/** HTTP status per error code (REST /tools/:name/call). */
-export const STATUS_BY_CODE: Record<string, number> = {
-  unknown_tool: 404,
-  unknown_plugin: 404,
-  /** An element, dialog or other thing the call names is not there. */
-  not_found: 404,
-  invalid_arguments: 400,
-  permission_off: 403,
-  permission_denied: 403,
-  /** A built-in tool was pointed at a page tools may not use (extension/tools/url-policy.ts). */
-  page_not_allowed: 403,
-  approval_timeout: 504,
-  extension_not_connected: 503,
-  extension_replaced: 503,
-  too_many_in_flight: 429,
-  timeout: 504,
-  cancelled: 499,
-  tab_closed: 409,
-  no_matching_tab: 409,
-  tab_mismatch: 409,
-  adapter_not_ready: 503,
-  server_shutting_down: 503,
-  not_available: 501,
-  tool_error: 502,
-  internal: 500,
-};
-
-export function statusFor(code: string): number {
-  return STATUS_BY_CODE[code] ?? 502;
-}
+/** The HTTP status per code is decided in one place (server/protocol/errors.ts). */
+export { STATUS_BY_CODE, statusFor } from '../errors.ts';
 
 export const fail = {
   unknownTool: (name: string) =>
-    new OpenTabsError('unknown_tool', `Unknown tool "${name}". List the available tools (MCP tools/list, GET /tools, or \`opentabs tool list\`).`, 404, {
+    new OpenTabsError('unknown_tool', `Unknown tool "${name}". List the available tools (MCP tools/list, GET /tools, or \`opentabs tool list\`).`, {
       category: 'not_found',
     }),
   permissionOff: (name: string, plugin: string, shortName: string) =>
@@ -50,25 +22,23 @@ export const fail = {
       `Tool "${name}" is disabled (permission "off"). Enable it in the OpenTabs side panel, or run ` +
         `\`opentabs config set permission.${name} ask\` (or "auto"), or set ` +
         `permissions.${plugin}.tools.${shortName} in ${join(resolveConfigDir(), 'config.json')} and reload.`,
-      403,
       { category: 'auth' },
     ),
   invalidArguments: (name: string, path: string, message: string) =>
-    new OpenTabsError('invalid_arguments', `Invalid arguments for ${name} at ${path || '/'}: ${message}. Fix the input and call again.`, 400, {
+    new OpenTabsError('invalid_arguments', `Invalid arguments for ${name} at ${path || '/'}: ${message}. Fix the input and call again.`, {
       category: 'validation',
       path: path || '/',
     }),
   brokenSchema: (name: string, message: string) =>
-    new OpenTabsError('internal', `Tool "${name}" cannot be called: ${message}. Rebuild or fix the plugin.`, 500, { category: 'internal' }),
+    new OpenTabsError('internal', `Tool "${name}" cannot be called: ${message}. Rebuild or fix the plugin.`, { category: 'internal' }),
   notConnected: () =>
     new OpenTabsError(
       'extension_not_connected',
       'The OpenTabs Chrome extension is not connected. Open Chrome with the extension loaded (see `opentabs status`), then retry.',
-      503,
       { category: 'internal', retryable: true },
     ),
   disconnected: () =>
-    new OpenTabsError('extension_not_connected', 'The OpenTabs extension disconnected while the call was running. Retry once it reconnects.', 503, {
+    new OpenTabsError('extension_not_connected', 'The OpenTabs extension disconnected while the call was running. Retry once it reconnects.', {
       category: 'internal',
       retryable: true,
     }),
@@ -76,7 +46,6 @@ export const fail = {
     new OpenTabsError(
       'extension_replaced',
       'The extension connection was replaced by a newer one while the call was running. Retry the call.',
-      503,
       { category: 'internal', retryable: true },
     ),
   tooManyInFlight: (plugin: string, limit: number) =>
@@ -84,35 +53,32 @@ export const fail = {
       'too_many_in_flight',
       `Plugin "${plugin}" already has ${limit} calls in flight, its limit. Retry in about ${IN_FLIGHT_RETRY_AFTER_MS / 1000} s: ` +
         `a slot frees as soon as one of them finishes (run calls to one plugin one after another rather than all at once).`,
-      429,
       { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
     ),
   timeout: (name: string, ms: number) =>
-    new OpenTabsError('timeout', `Tool "${name}" timed out after ${Math.round(ms / 1000)} s without progress. The page may be slow or stuck; retry or check the tab.`, 504, {
+    new OpenTabsError('timeout', `Tool "${name}" timed out after ${Math.round(ms / 1000)} s without progress. The page may be slow or stuck; retry or check the tab.`, {
       category: 'timeout',
       retryable: true,
     }),
   cancelled: (name: string, reason: string) =>
-    new OpenTabsError('cancelled', `Tool "${name}" was cancelled: ${reason}.`, 499, { category: 'internal' }),
+    new OpenTabsError('cancelled', `Tool "${name}" was cancelled: ${reason}.`, { category: 'internal' }),
   denied: (name: string) =>
-    new OpenTabsError('permission_denied', `The user denied the call to "${name}" in the OpenTabs side panel. Do not retry unless the user asks.`, 403, {
+    new OpenTabsError('permission_denied', `The user denied the call to "${name}" in the OpenTabs side panel. Do not retry unless the user asks.`, {
       category: 'auth',
     }),
   approvalTimeout: (name: string, ms: number) =>
     new OpenTabsError(
       'approval_timeout',
       `Approval timed out: nobody approved "${name}" in the OpenTabs side panel within ${Math.round(ms / 1000)} s. Ask the user to approve it, or set the tool to "auto".`,
-      504,
       { category: 'timeout', retryable: true },
     ),
   shuttingDown: (name: string) =>
     new OpenTabsError(
       'server_shutting_down',
       `The OpenTabs server is shutting down, so "${name}" did not finish (or did not start). Retry once it runs again (\`opentabs start\`).`,
-      503,
       { category: 'internal', retryable: true },
     ),
-  internal: (message: string) => new OpenTabsError('internal', message, 500, { category: 'internal' }),
+  internal: (message: string) => new OpenTabsError('internal', message, { category: 'internal' }),
 };
 
 const CATEGORIES = new Set<string>(ERROR_CATEGORIES);
@@ -127,7 +93,7 @@ export function fromRpcError(err: RpcError, toolName: string): OpenTabsError {
   if (typeof data.retryable === 'boolean') extra.retryable = data.retryable;
   if (typeof data.retryAfterMs === 'number') extra.retryAfterMs = data.retryAfterMs;
   const message = err.message || `Tool "${toolName}" failed`;
-  return new OpenTabsError(code, hintFor(code, message, toolName), statusFor(code), extra);
+  return new OpenTabsError(code, hintFor(code, message, toolName), extra);
 }
 
 /** Add the "what to do" part to the extension's errors that lack it. */

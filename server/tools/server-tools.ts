@@ -19,7 +19,7 @@ function pluginTabs(ctx: ServerToolDeps, args: Record<string, unknown>): unknown
   const only = typeof args.plugin === 'string' ? args.plugin : undefined;
   const plugins = ctx.plugins.list().filter((p) => only === undefined || p.name === only);
   if (only !== undefined && plugins.length === 0) {
-    throw new OpenTabsError('unknown_plugin', `Unknown plugin "${only}". List plugins with GET /health or \`opentabs status\`.`, 404, { category: 'not_found' });
+    throw new OpenTabsError('unknown_plugin', `Unknown plugin "${only}". List plugins with GET /health or \`opentabs status\`.`, { category: 'not_found' });
   }
   return {
     plugins: plugins.map((p) => {
@@ -47,7 +47,7 @@ async function draftFromCapture(ctx: ServerToolDeps, args: Record<string, unknow
     const r = await draftPlugin(name, parseCapture(read.value), { dir });
     return { ...r, note: `Drafted into ${r.dir}; ask the user to review DRAFT.md there, then run: ${r.next}` };
   } catch (err) {
-    throw new OpenTabsError('invalid_arguments', (err as Error).message, 400, { category: 'validation' });
+    throw new OpenTabsError('invalid_arguments', (err as Error).message, { category: 'validation' });
   }
 }
 

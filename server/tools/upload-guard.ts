@@ -30,21 +30,21 @@ function inside(folder: string, file: string): boolean {
 export function uploadPathsError(configDir: string, paths: readonly string[]): OpenTabsError | null {
   const config = real(configDir);
   for (const p of paths) {
-    if (!isAbsolute(p)) return new OpenTabsError('invalid_arguments', `"${p}" is not an absolute path; pass the full path of the file`, 400, { category: 'validation', path: '/paths' });
+    if (!isAbsolute(p)) return new OpenTabsError('invalid_arguments', `"${p}" is not an absolute path; pass the full path of the file`, { category: 'validation', path: '/paths' });
     let target: string;
     try {
       target = realpathSync(p);
     } catch {
-      return new OpenTabsError('not_found', `No file at "${p}"`, 404, { category: 'not_found' });
+      return new OpenTabsError('not_found', `No file at "${p}"`, { category: 'not_found' });
     }
     if (inside(config, target) || inside(config, p)) {
-      return new OpenTabsError('permission_denied', `"${p}" is inside the OpenTabs config folder (holds the secret); it cannot be uploaded`, 403, { category: 'auth' });
+      return new OpenTabsError('permission_denied', `"${p}" is inside the OpenTabs config folder (holds the secret); it cannot be uploaded`, { category: 'auth' });
     }
     let isFile = false;
     try {
       isFile = statSync(target).isFile();
     } catch {}
-    if (!isFile) return new OpenTabsError('not_found', `"${p}" is not a file (a folder or a device?)`, 404, { category: 'not_found' });
+    if (!isFile) return new OpenTabsError('not_found', `"${p}" is not a file (a folder or a device?)`, { category: 'not_found' });
   }
   return null;
 }

@@ -244,7 +244,7 @@ describe('/audit', () => {
     for (const [q, param] of cases) {
       const r = await json(await fetch(`${srv.url}/audit?${q}`, { headers: srv.auth }));
       expect(r.status).toBe(400);
-      expect(r.body.error.code).toBe('bad_request');
+      expect(r.body.error.code).toBe('invalid_arguments');
       expect(r.body.error.message).toContain(`"${param}"`);
     }
   });

@@ -63,11 +63,27 @@ describe('fromRpcError', () => {
 });
 
 test('asOpenTabsError passes OpenTabsErrors through and wraps anything else as internal', () => {
-  const own = new OpenTabsError('timeout', 'slow', 504);
+  const own = new OpenTabsError('timeout', 'slow');
   expect(asOpenTabsError(own)).toBe(own);
   const wrapped = asOpenTabsError(new Error('kaboom'));
   expect(wrapped.code).toBe('internal');
   expect(wrapped.status).toBe(500);
   expect(wrapped.message).toContain('kaboom');
   expect(asOpenTabsError('plain string').message).toContain('plain string');
+});
+
+test('an error\'s HTTP status follows from its code (one table), and no server code writes a status number beside a code', async () => {
+  const { STATUS_BY_CODE } = await import('../../server/protocol/errors.ts');
+  for (const [code, status] of Object.entries(STATUS_BY_CODE)) expect(new OpenTabsError(code, 'x').status).toBe(status);
+  expect(new OpenTabsError('my_tool_code', 'x').status).toBe(502);
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const root = join(import.meta.dir, '../../server');
+  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const offenders: string[] = [];
+  for (const f of files) {
+    const text = readFileSync(join(root, f), 'utf8');
+    for (const m of text.matchAll(/(?:new OpenTabsError|errorResponse)\(\s*(\d{3})\s*,|new OpenTabsError\('[a-z_]+',[^;]*?,\s*(\d{3})\s*[,)]/g)) offenders.push(`${f}: ${m[0].slice(0, 60)}`);
+  }
+  expect(offenders).toEqual([]);
 });
