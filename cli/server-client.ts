@@ -11,6 +11,7 @@ import { resolveConfigDir } from '../server/state/paths.ts';
 import { readSecretSync } from '../server/state/secret.ts';
 import { parsePort } from './args.ts';
 import { CliError } from './output.ts';
+import type { FullHealth } from '../server/routes/health.ts';
 
 export interface PidFile {
   pid: number;
@@ -199,35 +200,8 @@ export async function fetchHealth(t: Target): Promise<HealthPayload | null> {
   }
 }
 
-export interface HealthPayload {
-  status: string;
-  version?: string;
-  sdkVersion?: string;
-  mode?: string;
-  extensionConnected?: boolean;
-  extensionConnections?: number;
-  mcpClients?: number;
-  plugins?: number;
-  pluginDetails?: Array<{
-    name: string;
-    displayName?: string;
-    toolCount?: number;
-    tools?: string[];
-    tabState?: string;
-    tabs?: Array<{ tabId: number; url: string; title: string; ready: boolean }>;
-    source?: string;
-    sdkVersion?: string | null;
-    logBufferSize?: number;
-  }>;
-  failedPlugins?: Array<{ path: string; error: string; name?: string }>;
-  toolCount?: number;
-  browserToolCount?: number;
-  pluginToolCount?: number;
-  disabledBrowserTools?: string[];
-  skipPermissions?: boolean;
-  uptime?: number;
-  reloadCount?: number;
-  discoveryErrors?: string[];
-  auditSummary?: { totalInvocations: number; successCount: number; failureCount: number };
-  [k: string]: unknown;
-}
+/**
+ * GET /health as the server writes it (server/routes/health.ts): the full payload with a valid
+ * token, only `{ status }` without one.
+ */
+export type HealthPayload = { status: string } & Partial<FullHealth>;

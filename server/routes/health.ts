@@ -100,6 +100,9 @@ export function fullHealth(ctx: ServerContext) {
   };
 }
 
+/** The authenticated /health body (the CLI reads it with this type). */
+export type FullHealth = ReturnType<typeof fullHealth>;
+
 export function wsUrl(ctx: ServerContext): string {
   return `ws://${HOST}:${ctx.port}/ws`;
 }
