@@ -1,18 +1,10 @@
 /** Messages between the side panel page and the service worker (a chrome.runtime Port). */
-import type { ConfigState, ConfirmationTarget, PluginInfo, TabState } from '../../server/protocol/methods.ts';
+import type { ConfigState, PendingConfirmation, PluginInfo, TabState } from '../../server/protocol/methods.ts';
+
+export type { PendingConfirmation };
 import type { ConnectionState } from '../background/connection.ts';
 
 export const PANEL_PORT_NAME = 'opentabs-sidepanel';
-
-export interface PendingConfirmation {
-  id: string;
-  tool: string;
-  plugin: string;
-  params: unknown;
-  expiresAt: number;
-  /** What the call touches (tab, URL, domain), as the server knew it when asking. */
-  target?: ConfirmationTarget;
-}
 
 export interface PanelState {
   connection: ConnectionState;

@@ -10,7 +10,7 @@
 import type { CoreDeps } from '../deps.ts';
 import { OpenTabsError } from '../errors.ts';
 import { MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_CALLER } from '../limits.ts';
-import type { ConfirmationTarget } from '../protocol/methods.ts';
+import type { ConfirmationTarget, PendingConfirmation } from '../protocol/methods.ts';
 import { fail } from '../tools/call-errors.ts';
 import type { HubView } from './types.ts';
 
@@ -32,14 +32,9 @@ export interface ConfirmationDecision {
   alwaysAllow?: boolean;
 }
 
-interface Pending {
-  id: string;
-  tool: string;
-  plugin: string;
-  params: unknown;
-  expiresAt: number;
+/** A waiting approval: what the side panel is shown, plus who asked and how to answer them. */
+interface Pending extends PendingConfirmation {
   caller: string;
-  target?: ConfirmationTarget;
   settle(d: ConfirmationDecision | Error): void;
 }
 

@@ -137,6 +137,10 @@ export const LogEntry = v.object({
 export type LogEntry = v.InferOutput<typeof LogEntry>;
 
 /** Full state as the side panel sees it (answer to config.getState). */
+/** A call waiting for the user's approval, as the side panel lists it (confirmation.request, config.getState). */
+export const PendingConfirmation = v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number(), target: v.optional(ConfirmationTarget) });
+export type PendingConfirmation = v.InferOutput<typeof PendingConfirmation>;
+
 export const ConfigState = v.object({
   serverVersion: v.string(),
   /** MCP sessions open now (the side panel's header). */
@@ -147,9 +151,7 @@ export const ConfigState = v.object({
   plugins: v.array(PluginInfo),
   failedPlugins: v.array(FailedPlugin),
   browserTools: v.array(BrowserToolInfo),
-  pendingConfirmations: v.array(
-    v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number(), target: v.optional(ConfirmationTarget) }),
-  ),
+  pendingConfirmations: v.array(PendingConfirmation),
   /** Page tools (WebMCP) grouped by origin: its permission (stored or `ask`) and the tabs offering tools now. */
   pageOrigins: v.optional(
     v.array(
@@ -216,7 +218,7 @@ export const ServerToExtension = {
   /** Ask the user. Answer comes back as confirmation.response. */
   'confirmation.request': {
     kind: 'notification',
-    params: v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number(), target: v.optional(ConfirmationTarget) }),
+    params: PendingConfirmation,
   },
   /** A pending confirmation ended without a user decision (timed out / call cancelled). */
   'confirmation.resolved': { kind: 'notification', params: v.object({ id: v.string(), outcome: v.string() }) },
