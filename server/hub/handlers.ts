@@ -5,7 +5,6 @@
  * handler runs. Requests return their result or throw an OpenTabsError (sent back as a JSON-RPC
  * error with the error body as `data`).
  */
-import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { OpenTabsError } from '../errors.ts';
 import type { ConfigState, ExtensionToServer, LogEntry, ServerParams } from '../protocol/methods.ts';
@@ -139,7 +138,7 @@ function resolveToolKey(ctx: HubDeps, plugin: string, tool: string): string {
 }
 
 /** Open a folder in the desktop's file manager, when this machine has one. */
-function openFolder(path: string): { ok: true } {
+async function openFolder(path: string): Promise<{ ok: true }> {
   let isDir = false;
   try {
     isDir = statSync(path).isDirectory();
@@ -149,6 +148,8 @@ function openFolder(path: string): { ok: true } {
   if (!Bun.which(opener)) {
     throw new OpenTabsError('not_available', `Opening folders is not available in this environment (no ${opener}). The folder is ${path}.`);
   }
+  // Loaded when used: opening a folder is rare, and the server starts faster without it.
+  const { spawn } = await import('node:child_process');
   const child = spawn(opener, [path], { detached: true, stdio: 'ignore' });
   child.on('error', () => {});
   child.unref();

@@ -42,8 +42,6 @@ export const PLUGIN_ERROR_MESSAGE_MAX_CHARS = 8_000;
 export const PAGE_MESSAGE_ID_MAX_CHARS = 200;
 /** One plugin.log frame from the extension: batches are split by size below this. */
 export const PLUGIN_LOG_BATCH_MAX_BYTES = 1024 * 1024;
-/** Random bytes in a tool.dispatch id (hex), so a page cannot guess another call's id. */
-export const DISPATCH_ID_RANDOM_BYTES = 16;
 
 /** Extension: keepalive ping interval and reconnect backoff cap (used by the extension). */
 export const KEEPALIVE_INTERVAL_MS = 20_000;
