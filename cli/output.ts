@@ -36,26 +36,30 @@ function colourEnabled(stream: NodeJS.WriteStream): boolean {
   return Boolean(stream.isTTY);
 }
 
-function paint(code: string, stream: NodeJS.WriteStream) {
-  return (s: string) => (colourEnabled(stream) ? `\x1b[${code}m${s}\x1b[0m` : s);
+/** The stream is looked up when text is painted: touching process.stdout at import costs start-up time. */
+function paint(code: string, stream: () => NodeJS.WriteStream) {
+  return (s: string) => (colourEnabled(stream()) ? `\x1b[${code}m${s}\x1b[0m` : s);
 }
+
+const stdout = () => process.stdout;
+const stderr = () => process.stderr;
 
 /** Colours for stdout text. */
 export const c = {
-  bold: paint('1', process.stdout),
-  dim: paint('2', process.stdout),
-  red: paint('31', process.stdout),
-  green: paint('32', process.stdout),
-  yellow: paint('33', process.stdout),
-  cyan: paint('36', process.stdout),
+  bold: paint('1', stdout),
+  dim: paint('2', stdout),
+  red: paint('31', stdout),
+  green: paint('32', stdout),
+  yellow: paint('33', stdout),
+  cyan: paint('36', stdout),
 };
 
 /** Colours for stderr text. */
 export const ce = {
-  bold: paint('1', process.stderr),
-  red: paint('31', process.stderr),
-  yellow: paint('33', process.stderr),
-  dim: paint('2', process.stderr),
+  bold: paint('1', stderr),
+  red: paint('31', stderr),
+  yellow: paint('33', stderr),
+  dim: paint('2', stderr),
 };
 
 export function out(text = ''): void {
