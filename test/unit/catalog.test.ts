@@ -1,0 +1,57 @@
+/** tools/catalog.ts: snapshots from built-ins + plugins + permissions, the listings made from them, and change events. */
+import { expect, test } from 'bun:test';
+import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
+import { DISABLED_PREFIX } from '../../server/tools/catalog.ts';
+import { callPathParts, NOTES } from './call-path.fixture.ts';
+
+test('a snapshot holds every built-in and each plugin tool with its effective permission', async () => {
+  const { catalog } = await callPathParts();
+  const c = catalog.current();
+  for (const d of BROWSER_TOOLS) expect(c.get(d.name)?.permission).toBe(d.defaultPermission);
+  const note = c.get('notes_get')!;
+  expect(note).toMatchObject({ plugin: 'notes', shortName: 'get', kind: 'plugin', permission: 'ask', annotations: { readOnlyHint: true } });
+  expect(c.byPlugin.get('notes')?.map((t) => t.name)).toEqual(['notes_get']);
+});
+
+test('rebuild swaps in a new version, tells listeners what changed, and keeps the old snapshot intact', async () => {
+  const { catalog, config, setPlugins } = await callPathParts();
+  const before = catalog.current();
+  const seen: string[] = [];
+  const off = catalog.onChange((c, change) => seen.push(`${c.version}:${change}`));
+  await config.setToolPermission('notes', 'get', 'off');
+  setPlugins([]);
+  const after = catalog.rebuild('config');
+  catalog.rebuild('pageTools');
+  off();
+  catalog.rebuild('config');
+  expect(seen).toEqual([`${after.version}:config`, `${after.version + 1}:pageTools`]);
+  expect(before.get('notes_get')?.permission).toBe('ask');
+  expect(after.get('notes_get')).toBeUndefined();
+});
+
+test('tools/list: off tools say [Disabled], schemas are compact, output schemas and annotations are listed, and the JSON is made once per version', async () => {
+  const { catalog, config } = await callPathParts();
+  await config.setToolPermission('notes', 'get', 'off');
+  const c = catalog.rebuild();
+  const list = c.mcpToolsList().tools;
+  const note = list.find((t) => t.name === 'notes_get')!;
+  expect(note.description.startsWith(DISABLED_PREFIX)).toBe(true);
+  expect(note.inputSchema).toEqual({ type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] });
+  expect(list.find((t) => t.name === 'browser_list_tabs')?.outputSchema).toBeDefined();
+  expect(list.every((t) => t.annotations !== undefined)).toBe(true);
+  expect(c.mcpToolsListJson()).toBe(c.mcpToolsListJson());
+  expect(JSON.parse(c.mcpToolsListJson())).toEqual(list);
+  expect(c.listings('notes').map((t) => t.name)).toEqual(['notes_get']);
+  expect(JSON.parse(c.listingsJson('nobody')).tools).toEqual([]);
+});
+
+test('validate names the path and the problem, and accepts good input', async () => {
+  const { catalog } = await callPathParts();
+  const c = catalog.current();
+  const tool = c.get(NOTES.tools[0]!.fullName)!;
+  expect(c.validate(tool, { id: 3 })).toBeNull();
+  const bad = c.validate(tool, { id: 'three' })!;
+  expect(bad.path).toBe('/id');
+  expect(bad.message).toContain('integer');
+  expect(c.validate(tool, { id: 1, extra: true })?.message).toContain('extra');
+});
