@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { modifiers, ref, selector, tabId } from './common.ts';
+import { clickCount, modifiers, mouseButton, ref, selector, tabId } from './common.ts';
 import { tool } from './declare.ts';
 
 export const actingTools = [
@@ -11,8 +11,8 @@ export const actingTools = [
       tabId,
       selector: v.optional(selector),
       ref: v.optional(ref),
-      button: v.optional(v.pipe(v.picklist(['left', 'right', 'middle']), v.description('Default left'))),
-      clickCount: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3), v.description('2 for a double click'))),
+      button: v.optional(mouseButton),
+      clickCount: v.optional(clickCount),
       modifiers: v.optional(modifiers),
     }),
     defaultPermission: 'auto',

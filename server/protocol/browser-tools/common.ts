@@ -6,6 +6,9 @@ export const tabIds = v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(
 export const ref = v.pipe(v.string(), v.regex(/^e[0-9]+$/), v.description('Element ref from browser_snapshot'));
 export const selector = v.pipe(v.string(), v.minLength(1), v.description('CSS selector (pierces open shadow roots)'));
 export const modifiers = v.pipe(v.array(v.picklist(['Alt', 'Control', 'Meta', 'Shift'])), v.description('Keys held down during the action'));
+/** How a click presses: which button, how many times. */
+export const mouseButton = v.pipe(v.picklist(['left', 'right', 'middle']), v.description('Default left'));
+export const clickCount = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3), v.description('2 for a double click'));
 export const groupColor = v.pipe(v.picklist(['grey', 'blue', 'red', 'yellow', 'green', 'pink', 'purple', 'cyan', 'orange']), v.description('Group color'));
 
 /** One tab as browser_list_tabs and browser_get_tab_info describe it (their output schemas). */

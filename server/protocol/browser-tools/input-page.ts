@@ -4,7 +4,7 @@
  * (extension/tools/pointer.ts, upload.ts, pdf.ts, pseudo-state.ts, perf-trace.ts).
  */
 import * as v from 'valibot';
-import { modifiers, ref, selector, tabId } from './common.ts';
+import { clickCount, modifiers, mouseButton, ref, selector, tabId } from './common.ts';
 import { tool } from './declare.ts';
 
 const x = v.pipe(v.number(), v.minValue(0), v.maxValue(100000), v.description('Horizontal position in viewport CSS pixels (0 = left edge of the visible page)'));
@@ -21,8 +21,8 @@ export const inputPageTools = [
       tabId,
       x,
       y,
-      button: v.optional(v.pipe(v.picklist(['left', 'right', 'middle']), v.description('Default left'))),
-      clickCount: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3), v.description('2 for a double click'))),
+      button: v.optional(mouseButton),
+      clickCount: v.optional(clickCount),
       modifiers: v.optional(modifiers),
     }),
     defaultPermission: 'auto',
