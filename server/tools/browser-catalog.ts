@@ -27,8 +27,6 @@ export interface BrowserToolDef {
   servedBy?: 'server';
 }
 
-
-
 export const BROWSER_TOOLS: readonly BrowserToolDef[] = BUILTIN_TOOLS.map((d) => ({
   name: d.name,
   description: d.description,

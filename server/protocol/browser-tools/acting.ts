@@ -1,3 +1,4 @@
+/** Built-in tools that act on a page: trusted clicks and typing through the debugger, forms, dialogs, emulation, scripts. Declared once here (declare.ts). */
 import * as v from 'valibot';
 import { clickCount, modifiers, mouseButton, ref, selector, tabId } from './common.ts';
 import { tool } from './declare.ts';

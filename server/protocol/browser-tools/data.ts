@@ -1,3 +1,4 @@
+/** Built-in tools for the browser's own data: history, bookmarks, downloads, site data. Declared once here (declare.ts). */
 import * as v from 'valibot';
 import { tool } from './declare.ts';
 

@@ -1,3 +1,4 @@
+/** Built-in tools about OpenTabs itself: the extension's state and logs, plugin tabs, plugin drafts. Declared once here (declare.ts). */
 import * as v from 'valibot';
 import { tabId } from './common.ts';
 import { tool } from './declare.ts';

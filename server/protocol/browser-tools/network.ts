@@ -1,3 +1,4 @@
+/** Built-in tools for a tab's network: recording, reading, HAR export, interception. Declared once here (declare.ts). */
 import * as v from 'valibot';
 import { tabId } from './common.ts';
 import { tool } from './declare.ts';

@@ -1,3 +1,4 @@
+/** Built-in tools that read a page: snapshot, text, HTML, elements, waits, styles, screenshots. Declared once here (declare.ts). */
 import * as v from 'valibot';
 import { ref, selector, tabId } from './common.ts';
 import { tool } from './declare.ts';

@@ -1,3 +1,4 @@
+/** Built-in tools for a page's storage and cookies (off or ask by default: they hold sessions). Declared once here (declare.ts). */
 import * as v from 'valibot';
 import { tabId } from './common.ts';
 import { tool } from './declare.ts';

@@ -1,3 +1,4 @@
+/** Built-in tools for tabs, their history and tab groups. Declared once here (declare.ts). */
 import * as v from 'valibot';
 import { groupColor, tabId, tabIds, tabSummary } from './common.ts';
 import { tool } from './declare.ts';

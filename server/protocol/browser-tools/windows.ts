@@ -1,3 +1,4 @@
+/** Built-in tools for browser windows. Declared once here (declare.ts). */
 import * as v from 'valibot';
 import { tool } from './declare.ts';
 
