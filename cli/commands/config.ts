@@ -1,5 +1,7 @@
 /** `opentabs config show|set|rotate-secret`. */
-import { join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { configPath, isPermission, isSessionsPerMinute, normalizeOrigin } from '../../server/state/config.ts';
 import { MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
 import { PLUGIN_NAME_RE } from '../../server/protocol/plugin-manifest.ts';
@@ -37,6 +39,8 @@ Keys:
   pageOrigin.<origin> off|ask|auto           Page tools (WebMCP) of one site, e.g.
                                              pageOrigin.https://app.example.com auto (new origins: ask)
   mcpSessionsPerMinute <n>                   New MCP sessions allowed per minute (default 5)
+  uploadFolders <folder>[,<folder>…]         Folders browser_upload_file may take files from
+                                             (absolute paths; "" allows none, the default)
 
 config.json is written atomically; a running server reloads it at once.`;
 
@@ -84,6 +88,7 @@ async function show(argv: string[]): Promise<number> {
   out(`${c.bold('Extension folder')} ${join(t.configDir, 'extension')}`);
   out(`${c.bold('skipPermissions')}  ${cfg.skipPermissions === true}`);
   out(`${c.bold('allowFileUrls')}    ${cfg.allowFileUrls === true}`);
+  out(`${c.bold('uploadFolders')}    ${cfg.uploadFolders?.length ? cfg.uploadFolders.join(', ') : c.dim('none (uploads refused)')}`);
   out(`${c.bold('Local plugins')}    ${cfg.localPlugins.length ? cfg.localPlugins.join(', ') : c.dim('none')}`);
   const perms = Object.entries(cfg.permissions);
   out(`${c.bold('Permissions')}      ${perms.length ? '' : c.dim('defaults only')}`);
@@ -186,8 +191,18 @@ async function set(argv: string[]): Promise<number> {
       d.mcpSessionsPerMinute = n;
     });
     done = `mcpSessionsPerMinute set to ${n}.`;
+  } else if (key === 'uploadFolders') {
+    const folders = value.split(',').map((f) => f.trim()).filter((f) => f !== '');
+    for (const f of folders) {
+      if (!isAbsolute(f)) throw usageError(`Bad uploadFolders entry "${f}": expected an absolute folder path, e.g. ${join(homedir(), 'Documents', 'to-upload')}.`, 'config set');
+      if (!existsSync(f) || !statSync(f).isDirectory()) throw usageError(`Bad uploadFolders entry "${f}": no folder there.`, 'config set');
+    }
+    await store.update((d) => {
+      d.uploadFolders = folders;
+    });
+    done = folders.length ? `browser_upload_file may take files from ${folders.join(', ')}.` : 'browser_upload_file may take files from no folder.';
   } else {
-    throw usageError(`Unknown key "${key}". Supported: permission.<plugin>[.<tool>], skipPermissions, allowFileUrls, plugin.<name>.<setting>, pageOrigin.<origin>, mcpSessionsPerMinute.`, 'config set');
+    throw usageError(`Unknown key "${key}". Supported: permission.<plugin>[.<tool>], skipPermissions, allowFileUrls, plugin.<name>.<setting>, pageOrigin.<origin>, mcpSessionsPerMinute, uploadFolders.`, 'config set');
   }
   const reloaded = await reloadIfRunning(t);
   out(`${done}${reloaded ? ' The running server reloaded it.' : ''}`);

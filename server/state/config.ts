@@ -4,7 +4,7 @@
  * cannot erase settings written by a newer one (or by hand).
  */
 import { chmod, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import type { Permission } from '../protocol/methods.ts';
 import { OpenTabsError } from '../errors.ts';
 import { STATE_SCHEMA_VERSION } from '../version.ts';
@@ -27,6 +27,11 @@ export interface ConfigData {
   allowFileUrls?: boolean;
   /** New MCP sessions (initialize) allowed per minute; absent = MCP_SESSION_RATE_LIMIT.max. */
   mcpSessionsPerMinute?: number;
+  /**
+   * Folders browser_upload_file may take files from (absolute paths; none by default, so no file
+   * leaves the computer until the user names a folder). Set by the CLI only.
+   */
+  uploadFolders?: string[];
   /** Page tools (WebMCP) per origin ("https://app.example.com" → off|ask|auto); an origin not listed is `ask`. */
   pageOrigins?: Record<string, Permission>;
   [unknownKey: string]: unknown;
@@ -89,6 +94,11 @@ export function normalizeConfig(raw: unknown): ConfigData {
   if ('mcpSessionsPerMinute' in src) {
     if (isSessionsPerMinute(src.mcpSessionsPerMinute)) out.mcpSessionsPerMinute = src.mcpSessionsPerMinute;
     else delete out.mcpSessionsPerMinute;
+  }
+  if ('uploadFolders' in src) {
+    // Only absolute paths count; anything else in the list is dropped, never guessed at.
+    if (Array.isArray(src.uploadFolders)) out.uploadFolders = src.uploadFolders.filter((f): f is string => typeof f === 'string' && isAbsolute(f));
+    else delete out.uploadFolders;
   }
   if ('pageOrigins' in src) {
     if (isObject(src.pageOrigins)) {

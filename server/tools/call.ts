@@ -98,7 +98,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
 
   // Files the page would get: where they really are is checked here, before the user is asked.
   if (tool.kind === 'browser' && tool.name === 'browser_upload_file') {
-    const refused = uploadPathsError(ctx.configDir, (args as { paths: string[] }).paths);
+    const refused = uploadPathsError(ctx.configDir, (args as { paths: string[] }).paths, ctx.config.get().uploadFolders);
     if (refused) return { ok: false, tool, error: refused };
   }
 

@@ -1,13 +1,17 @@
 /**
  * browser_upload_file, checked by the server before it asks the user or dispatches. The server runs
  * on the computer whose Chrome reads the files, so it resolves each path (symlinks included) and
- * refuses a relative path, a missing file, a folder, and a file that really lies in the OpenTabs
- * config folder (auth.json holds the secret). The extension checks the path as written again
- * (extension/tools/upload.ts); only the server can see where a link leads.
+ * refuses a relative path, a missing file, a folder, a file that really lies in the OpenTabs
+ * config folder (auth.json holds the secret), and a file outside the folders the user allowed
+ * (config.json uploadFolders, set with `opentabs config set uploadFolders …`; none by default, so
+ * an agent steered by a page cannot send ~/.ssh or other private files anywhere). The extension
+ * checks the path as written again (extension/tools/upload.ts); only the server can see where a
+ * link leads.
  */
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import { OpenTabsError } from '../errors.ts';
+import { configPath } from '../state/config.ts';
 
 const caseInsensitive = process.platform === 'darwin' || process.platform === 'win32';
 
@@ -27,8 +31,9 @@ function inside(folder: string, file: string): boolean {
 }
 
 /** Why the paths may not be uploaded, or null. */
-export function uploadPathsError(configDir: string, paths: readonly string[]): OpenTabsError | null {
+export function uploadPathsError(configDir: string, paths: readonly string[], uploadFolders: readonly string[] = []): OpenTabsError | null {
   const config = real(configDir);
+  const allowed = uploadFolders.map(real);
   for (const p of paths) {
     if (!isAbsolute(p)) return new OpenTabsError('invalid_arguments', `"${p}" is not an absolute path; pass the full path of the file`, { category: 'validation', path: '/paths' });
     let target: string;
@@ -45,6 +50,15 @@ export function uploadPathsError(configDir: string, paths: readonly string[]): O
       isFile = statSync(target).isFile();
     } catch {}
     if (!isFile) return new OpenTabsError('not_found', `"${p}" is not a file (a folder or a device?)`, { category: 'not_found' });
+    // Where the file really is decides, so a link inside an allowed folder cannot reach outside it.
+    if (!allowed.some((folder) => inside(folder, target))) {
+      const now = allowed.length ? `it is not inside an allowed folder (${uploadFolders.join(', ')})` : 'no folder is allowed yet';
+      return new OpenTabsError(
+        'permission_denied',
+        `"${p}" cannot be uploaded: ${now}. Only the user can allow a folder: \`opentabs config set uploadFolders <folder>[,<folder>…]\` (uploadFolders in ${configPath(configDir)}).`,
+        { category: 'auth' },
+      );
+    }
   }
   return null;
 }

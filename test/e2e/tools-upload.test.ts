@@ -2,9 +2,11 @@
  * browser_upload_file in Chromium with the real extension: the page's <input type=file> gets the
  * file (name and size, as its change handler reads them); relative paths, missing files, folders,
  * the OpenTabs config folder (also through a symlink) and elements that are not file inputs are
- * refused before the page sees anything.
+ * refused before the page sees anything. Files come only from folders the user allowed with the
+ * CLI: before that, every upload is refused.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +39,23 @@ test('declared ask, with a risk note', () => {
   const t = BROWSER_TOOLS.find((x) => x.name === 'browser_upload_file')!;
   expect(t.defaultPermission).toBe('ask');
   expect(t.risk).toBeTruthy();
+});
+
+test('no folder allowed yet: the upload is refused naming the command, and the page gets nothing; the user allows the folder with the CLI', async () => {
+  const r = await h.callTool('browser_upload_file', { tabId, selector: '#file', paths: [join(dir, 'report.txt')] });
+  expect(r.status).toBe(403);
+  expect(r.body.error.code).toBe('permission_denied');
+  expect(r.body.error.message).toContain('config set uploadFolders');
+  expect(await page.evaluate(() => (document.querySelector('#file') as HTMLInputElement).files?.length ?? 0)).toBe(0);
+  // Only the user can allow a folder: the CLI writes config.json and reloads the running server.
+  const cli = spawnSync(process.execPath, [join(import.meta.dir, '../../cli/main.ts'), 'config', 'set', 'uploadFolders', dir], {
+    env: { ...process.env, OPENTABS_CONFIG_DIR: h.configDir },
+    encoding: 'utf8',
+  });
+  expect(cli.stdout).toContain(`may take files from ${dir}`);
+  expect(cli.status).toBe(0);
+  // This test server has no pid file for the CLI to find it by, so it reloads here (as POST /reload would).
+  await h.srv.ctx.reload();
 });
 
 test('the page sees the files chosen, with their names and sizes', async () => {

@@ -1,4 +1,4 @@
-/** The server's check of browser_upload_file paths: real locations, symlinks resolved. */
+/** The server's check of browser_upload_file paths: real locations, symlinks resolved, only from folders the user allowed. */
 import { afterAll, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,26 +8,45 @@ import { uploadPathsError } from '../../server/tools/upload-guard.ts';
 const root = mkdtempSync(join(tmpdir(), 'opentabs-upload-guard-'));
 const config = join(root, 'config');
 const files = join(root, 'files');
+const elsewhere = join(root, 'elsewhere');
 mkdirSync(config);
 mkdirSync(files);
+mkdirSync(elsewhere);
+writeFileSync(join(elsewhere, 'private.key'), 'secret');
+symlinkSync(join(elsewhere, 'private.key'), join(files, 'out.txt'));
+const allowed = [files];
 writeFileSync(join(config, 'auth.json'), '{}');
 writeFileSync(join(files, 'ok.txt'), 'ok');
 symlinkSync(join(config, 'auth.json'), join(files, 'link.txt'));
 symlinkSync(config, join(files, 'cfg'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-test('an ordinary file passes', () => {
-  expect(uploadPathsError(config, [join(files, 'ok.txt')])).toBeNull();
+test('an ordinary file in an allowed folder passes', () => {
+  expect(uploadPathsError(config, [join(files, 'ok.txt')], allowed)).toBeNull();
+});
+
+test('no folder allowed: every file is refused, naming the command only the user can run', () => {
+  const e = uploadPathsError(config, [join(files, 'ok.txt')]);
+  expect(e?.code).toBe('permission_denied');
+  expect(e?.message).toContain('no folder is allowed yet');
+  expect(e?.message).toContain('config set uploadFolders');
+});
+
+test('outside the allowed folders: refused, also through a link inside an allowed folder', () => {
+  expect(uploadPathsError(config, [join(elsewhere, 'private.key')], allowed)?.message).toContain('not inside an allowed folder');
+  expect(uploadPathsError(config, [join(files, 'out.txt')], allowed)?.code).toBe('permission_denied');
+  // Allowing a parent of the config folder still never lets the secret out.
+  expect(uploadPathsError(config, [join(config, 'auth.json')], [root])?.message).toContain('config folder');
 });
 
 test('refused: relative, missing, folder, config folder directly, through .., through a file or folder link', () => {
-  expect(uploadPathsError(config, ['ok.txt'])?.status).toBe(400);
-  expect(uploadPathsError(config, [join(files, 'missing.txt')])?.status).toBe(404);
-  expect(uploadPathsError(config, [files])?.status).toBe(404);
-  expect(uploadPathsError(config, [join(config, 'auth.json')])?.status).toBe(403);
-  expect(uploadPathsError(config, [`${files}/../config/auth.json`])?.status).toBe(403);
-  expect(uploadPathsError(config, [join(files, 'link.txt')])?.status).toBe(403);
-  expect(uploadPathsError(config, [join(files, 'cfg', 'auth.json')])?.code).toBe('permission_denied');
+  expect(uploadPathsError(config, ['ok.txt'], allowed)?.status).toBe(400);
+  expect(uploadPathsError(config, [join(files, 'missing.txt')], allowed)?.status).toBe(404);
+  expect(uploadPathsError(config, [files], allowed)?.status).toBe(404);
+  expect(uploadPathsError(config, [join(config, 'auth.json')], allowed)?.status).toBe(403);
+  expect(uploadPathsError(config, [`${files}/../config/auth.json`], allowed)?.status).toBe(403);
+  expect(uploadPathsError(config, [join(files, 'link.txt')], allowed)?.status).toBe(403);
+  expect(uploadPathsError(config, [join(files, 'cfg', 'auth.json')], allowed)?.code).toBe('permission_denied');
   // One bad path refuses the call.
-  expect(uploadPathsError(config, [join(files, 'ok.txt'), join(files, 'link.txt')])?.status).toBe(403);
+  expect(uploadPathsError(config, [join(files, 'ok.txt'), join(files, 'link.txt')], allowed)?.status).toBe(403);
 });
