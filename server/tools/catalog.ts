@@ -105,8 +105,10 @@ function mcpInputSchema(schema: Record<string, unknown>): Record<string, unknown
 /**
  * The schema as the model sees it in tools/list: every byte there is paid in context on every
  * turn. Drops what carries no meaning for choosing arguments: `$schema` (added by the valibot
- * converter to every plugin tool), `additionalProperties: false` and empty `required` lists.
- * Validation still runs against the full schema, so an extra argument gets a clear error naming it.
+ * converter to every plugin tool), `additionalProperties: false`, empty `required` lists, trivial
+ * lower bounds (minimum 0 or 1, minLength / minItems 1) and `type` beside an enum of strings.
+ * Validation still runs against the full schema, so an argument out of bounds, or an extra one,
+ * gets a clear error naming it.
  */
 function compactSchema(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(compactSchema);
@@ -116,6 +118,11 @@ function compactSchema(node: unknown): unknown {
     if (k === '$schema') continue;
     if (k === 'additionalProperties' && v === false) continue;
     if (k === 'required' && Array.isArray(v) && v.length === 0) continue;
+    // Lower bounds that only say "not empty / not negative / at least one" tell a model nothing.
+    if ((k === 'minLength' || k === 'minItems') && v === 1) continue;
+    if (k === 'minimum' && (v === 0 || v === 1)) continue;
+    // An enum of strings says its type itself.
+    if (k === 'type' && v === 'string' && Array.isArray((node as { enum?: unknown }).enum) && ((node as { enum: unknown[] }).enum).every((e) => typeof e === 'string')) continue;
     // `properties` maps names to schemas: compact each value, keep every name.
     out[k] = k === 'properties' && v && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, sub]) => [name, compactSchema(sub)]))

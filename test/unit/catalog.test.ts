@@ -55,3 +55,14 @@ test('validate names the path and the problem, and accepts good input', async ()
   expect(bad.message).toContain('integer');
   expect(c.validate(tool, { id: 1, extra: true })?.message).toContain('extra');
 });
+
+test('listed schemas leave out trivial lower bounds and the type beside a string enum, while validation still applies them', async () => {
+  const { catalog } = await callPathParts();
+  const c = catalog.current();
+  const listed = (name: string) => c.mcpToolsList().tools.find((t) => t.name === name)!.inputSchema as { properties: Record<string, Record<string, unknown>> };
+  expect(listed('browser_close_tab').properties.tabId).toEqual({ type: 'integer', description: 'Tab id' });
+  expect(listed('browser_click_element').properties.button).toEqual({ enum: ['left', 'right', 'middle'], description: 'Default left' });
+  expect(listed('browser_click_element').properties.clickCount?.maximum).toBe(3);
+  expect(c.validate(c.get('browser_close_tab')!, { tabId: 0 })?.path).toBe('/tabId');
+  expect(c.validate(c.get('browser_click_element')!, { tabId: 1, button: 'side' })?.path).toBe('/button');
+});
