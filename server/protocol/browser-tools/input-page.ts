@@ -7,8 +7,8 @@ import * as v from 'valibot';
 import { clickCount, modifiers, mouseButton, ref, selector, tabId } from './common.ts';
 import { tool } from './declare.ts';
 
-const x = v.pipe(v.number(), v.minValue(0), v.maxValue(100000), v.description('Horizontal position in viewport CSS pixels (0 = left edge of the visible page)'));
-const y = v.pipe(v.number(), v.minValue(0), v.maxValue(100000), v.description('Vertical position in viewport CSS pixels (0 = top edge of the visible page)'));
+const x = v.pipe(v.number(), v.minValue(0), v.maxValue(100000), v.description('Viewport CSS pixels from the left edge'));
+const y = v.pipe(v.number(), v.minValue(0), v.maxValue(100000), v.description('Viewport CSS pixels from the top edge'));
 
 export const PSEUDO_STATES = ['hover', 'focus', 'active', 'visited', 'focus-within', 'focus-visible'] as const;
 
@@ -68,7 +68,7 @@ export const inputPageTools = [
         v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(4096))),
         v.minLength(1),
         v.maxLength(100),
-        v.description('Absolute paths of existing files on this computer (not in the OpenTabs config folder); several only for an input with `multiple`'),
+        v.description('Absolute paths of files in a folder the user allowed for uploads; several only for an input with `multiple`'),
       ),
     }),
     defaultPermission: 'ask',

@@ -10,7 +10,7 @@ export const networkTools = [
     description: 'Record a tab\'s network requests and WebSocket frames from now on, across navigations, until browser_disable_network_capture. Calling it again updates the settings and keeps the records. Bodies are cut at 100 KB (flagged truncated).',
     input: v.strictObject({
       tabId,
-      urlFilter: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Record only requests whose URL contains this text (* matches any run of characters); WebSocket frames are kept regardless'))),
+      urlFilter: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Only URLs containing this text (* matches any run of characters); WebSocket frames are always kept'))),
       maxRequests: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2000), v.description('Default 200'))),
       captureBodies: v.optional(v.pipe(v.boolean(), v.description('Also keep request and response bodies (default false)'))),
     }),

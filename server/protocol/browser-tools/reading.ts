@@ -76,7 +76,7 @@ export const readingTools = [
       tabId,
       text: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until this text is visible in the page'))),
       textGone: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until this text is no longer visible'))),
-      urlPattern: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until the tab URL matches: a substring, or a pattern where * matches anything (https://app.example.com/done*)'))),
+      urlPattern: v.optional(v.pipe(v.string(), v.minLength(1), v.description('A substring of the URL, or a pattern where * matches anything (https://app.example.com/done*)'))),
       time: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Just wait this many milliseconds'))),
       timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Give up after this many ms (default 10000)'))),
     }),
