@@ -117,7 +117,11 @@ describe('testapp through MCP and REST', () => {
     const mine = tools.filter((t) => t.name.startsWith('testapp_')).map((t) => t.name).sort();
     expect(mine).toEqual(['bad_output', 'create_item', 'delete_item', 'export_items', 'get_item', 'list_items', 'trigger_error', 'wait_for_element', 'whoami'].map((n) => `testapp_${n}`));
     const get = tools.find((t) => t.name === 'testapp_get_item')!;
-    expect(get.inputSchema).toMatchObject({ type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'] });
+    expect(get.inputSchema).toMatchObject({ type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] });
+    // The listing leaves out the trivial `minimum: 1`; the full schema still validates calls.
+    const zero = await callRest('testapp_get_item', { id: 0 });
+    expect(zero.status).toBe(400);
+    expect(zero.body.error.path).toBe('/id');
   });
 
   test('whoami (MCP) and list/get/create/delete items (REST and MCP)', async () => {
