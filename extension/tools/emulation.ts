@@ -6,8 +6,8 @@
  * closes; every call returns what is now in effect.
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { onDebuggerGone } from './cdp-events.ts';
-import { withDebugger, type CdpSend } from './debugger.ts';
+import type { CdpSend } from './debugger.ts';
+import { holdDebugger } from './held-debugger.ts';
 import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
@@ -29,20 +29,9 @@ const held = new Map<number, Held>();
 async function hold(tabId: number): Promise<Held> {
   const existing = held.get(tabId);
   if (existing) return existing;
-  let release!: () => void;
-  const until = new Promise<void>((r) => (release = r));
-  const send = await new Promise<CdpSend>((resolve, reject) => {
-    withDebugger(tabId, (s) => {
-      resolve(s);
-      return until;
-    }).catch(reject);
-  });
-  const h: Held = { send, release, active: {} };
+  const session = await holdDebugger(tabId, () => held.delete(tabId));
+  const h: Held = { send: session.send, release: session.release, active: {} };
   held.set(tabId, h);
-  const off = onDebuggerGone(tabId, () => {
-    held.delete(tabId);
-    off();
-  });
   return h;
 }
 

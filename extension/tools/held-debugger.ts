@@ -1,7 +1,7 @@
 /**
  * A debugger session held open across calls (debugger.ts detaches an idle tab after a few
  * seconds, which would end what the session keeps: forced pseudo states, a running performance
- * trace). `hold` returns the tab's send function until `release`; the session also ends when the
+ * trace, emulation overrides, request interception, network capture). `hold` returns the tab's send function until `release`; the session also ends when the
  * debugger leaves the tab (closed, detached by the user, refused page), and `onGone` says so.
  */
 import { onDebuggerGone } from './cdp-events.ts';
@@ -11,17 +11,20 @@ export interface Held {
   send: CdpSend;
   /** Let the session go (detached after the usual idle time if nothing else uses it). */
   release(): void;
+  /** Settles once the held session has been let go (by release or because the debugger left). */
+  released: Promise<void>;
 }
 
 /** Hold the tab's debugger session; `onGone` runs if the debugger leaves the tab first. */
 export async function holdDebugger(tabId: number, onGone: (reason: string) => void): Promise<Held> {
   let let_go!: () => void;
   const until = new Promise<void>((r) => (let_go = r));
+  let released!: Promise<void>;
   const send = await new Promise<CdpSend>((resolve, reject) => {
-    withDebugger(tabId, (s) => {
+    released = withDebugger(tabId, (s) => {
       resolve(s);
       return until;
-    }).catch(reject);
+    }).then(() => {}, reject);
   });
   let done = false;
   const off = onDebuggerGone(tabId, (reason) => {
@@ -33,6 +36,7 @@ export async function holdDebugger(tabId: number, onGone: (reason: string) => vo
   });
   return {
     send,
+    released,
     release() {
       if (done) return;
       done = true;

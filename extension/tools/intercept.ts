@@ -5,8 +5,9 @@
  * changes what the user's page shows.
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
-import { withDebugger, type CdpSend } from './debugger.ts';
+import { debuggerEvents } from './cdp-events.ts';
+import type { CdpSend } from './debugger.ts';
+import { holdDebugger } from './held-debugger.ts';
 import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
@@ -33,14 +34,8 @@ function globMatch(url: string, pattern: string): boolean {
 }
 
 async function start(tabId: number, rules: Rule[]): Promise<Interception> {
-  let release!: () => void;
-  const until = new Promise<void>((r) => (release = r));
-  const send = await new Promise<CdpSend>((resolve, reject) => {
-    withDebugger(tabId, (s) => {
-      resolve(s);
-      return until;
-    }).catch(reject);
-  });
+  const session = await holdDebugger(tabId, () => i.stop());
+  const send = session.send;
   const i: Interception = { send, rules, stop: () => {} };
   const offEvents = debuggerEvents(tabId, (method, params) => {
     if (method !== 'Fetch.requestPaused') return;
@@ -60,12 +55,10 @@ async function start(tabId: number, rules: Rule[]): Promise<Interception> {
       void send('Fetch.failRequest', { requestId: p.requestId, errorReason: rule.action === 'block' ? 'BlockedByClient' : 'Failed' }).catch(() => {});
     }
   });
-  const offGone = onDebuggerGone(tabId, () => i.stop());
   i.stop = () => {
     offEvents();
-    offGone();
     if (active.get(tabId) === i) active.delete(tabId);
-    release();
+    session.release();
   };
   active.set(tabId, i);
   return i;

@@ -6,8 +6,8 @@
  */
 import { CAPTURE_STORED_BODY_BYTES, NETWORK_CAPTURE_DEFAULT_REQUESTS, WEBSOCKET_FRAMES_MAX } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
-import { withDebugger, type CdpSend } from './debugger.ts';
-import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
+import { debuggerEvents } from './cdp-events.ts';
+import { holdDebugger } from './held-debugger.ts';
 import type { InputOf } from './types.ts';
 import { bodyLength, capBody, dropBodies, store, trim, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
 
@@ -150,16 +150,9 @@ export function settings(c: Capture) {
 }
 
 export async function startCapture(tabId: number, input: InputOf<'browser_enable_network_capture'>): Promise<Capture> {
-  let stop!: () => void;
-  const held = new Promise<void>((r) => (stop = r));
-  // The session stays attached for as long as `held` is pending.
-  let released!: Promise<void>;
-  const send = await new Promise<CdpSend>((resolve, reject) => {
-    released = withDebugger(tabId, (s) => {
-      resolve(s);
-      return held;
-    }).catch(reject);
-  });
+  // The session stays attached until the capture stops (or the debugger leaves the tab).
+  const session = await holdDebugger(tabId, () => c.stop());
+  const send = session.send;
   const c: Capture = {
     tabId,
     urlFilter: input.urlFilter ?? null,
@@ -177,17 +170,15 @@ export async function startCapture(tabId: number, input: InputOf<'browser_enable
     bodyChars: 0,
     send,
     stop: () => {},
-    released,
+    released: session.released,
   };
   const offEvents = debuggerEvents(tabId, (method, params) => {
     if (method.startsWith('Network.')) onNetworkEvent(c, method, params as Record<string, unknown>);
   });
-  const offGone = onDebuggerGone(tabId, () => c.stop());
   c.stop = () => {
     offEvents();
-    offGone();
     if (captures.get(tabId) === c) captures.delete(tabId);
-    stop();
+    session.release();
   };
   captures.set(tabId, c);
   try {

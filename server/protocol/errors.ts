@@ -50,6 +50,10 @@ export const STATUS_BY_CODE = {
   extension_replaced: 503,
   adapter_not_ready: 503,
   server_shutting_down: 503,
+  /** A tool's result is over its cap (a plugin's result, a page tool's, a PDF); the message says how to ask for less. */
+  result_too_large: 502,
+  /** A page tool (WebMCP) answered with something that is not MCP content. */
+  invalid_page_result: 502,
   /** The server lacks what the request needs (e.g. no secret yet). */
   not_configured: 503,
   timeout: 504,
