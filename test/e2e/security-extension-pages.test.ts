@@ -139,6 +139,9 @@ describe('a tab already showing a privileged page', () => {
     await authTab.goto(`chrome-extension://${h.extensionId}/auth.json`);
     chromeTab = await h.context.newPage();
     await chromeTab.goto('chrome://version');
+    await h.srv.ctx.config.update((d) => {
+      d.uploadFolders = [fileDir];
+    });
   });
 
   afterAll(async () => {
@@ -174,12 +177,40 @@ describe('a tab already showing a privileged page', () => {
     ['browser_go_forward', {}],
     ['browser_focus_tab', {}],
     ['browser_get_tab_info', {}],
+    ['browser_wait_for', { text: 'x', timeoutMs: 1000 }],
+    ['browser_get_styles', { selector: 'body' }],
+    ['browser_accessibility_audit', {}],
+    ['browser_handle_dialog', {}],
+    ['browser_fill_form', { fields: [{ selector: 'input', value: 'x' }] }],
+    ['browser_emulate', { colorScheme: 'dark' }],
+    ['browser_get_network_request', { requestId: '1' }],
+    ['browser_intercept_requests', { rules: [{ urlPattern: '*', action: 'block' }] }],
+    ['browser_click_at', { x: 5, y: 5 }],
+    ['browser_move_mouse', { x: 5, y: 5 }],
+    ['browser_drag', { sourceSelector: 'body', targetSelector: 'body' }],
+    ['browser_upload_file', { selector: 'input', paths: ['<allowed file>'] }],
+    ['browser_print_pdf', {}],
+    ['browser_force_pseudo_state', { selector: 'body', states: ['hover'] }],
+    ['browser_performance_trace', { action: 'start' }],
+    ['plugin_draft_from_capture', { name: 'evil' }],
   ];
+
+  test('every declared tool that acts on a tab is in the attack list above', async () => {
+    const { BROWSER_TOOLS } = await import('../../server/tools/browser-catalog.ts');
+    // Tested on their own below: closing such a tab is allowed; navigating goes through the URL checks above.
+    const listed = new Set([...pageTools.map(([tool]) => tool), 'browser_close_tab', 'browser_navigate_tab']);
+    const missing = BROWSER_TOOLS.filter((d) => ((d.inputSchema.required as string[] | undefined) ?? []).includes('tabId') && !listed.has(d.name)).map((d) => d.name);
+    expect(missing).toEqual([]);
+  });
 
   test('every page tool refuses the side panel page, auth.json and chrome://version', async () => {
     for (const page of [panelTab, authTab, chromeTab]) {
       const tabId = await chromeTabId(page);
-      for (const [tool, args] of pageTools) expectRefused(await call(tool, { tabId, ...args }), `${tool} on ${page.url()}`);
+      for (const [tool, args] of pageTools) {
+        // The upload's file is real and in an allowed folder, so only the page can be the reason to refuse.
+        const a = tool === 'browser_upload_file' ? { ...args, paths: [join(fileDir, 'note.html')] } : args;
+        expectRefused(await call(tool, { tabId, ...a }), `${tool} on ${page.url()}`);
+      }
     }
     // The attack did not change the page behind our back.
     expect(panelTab.url()).toBe(`chrome-extension://${h.extensionId}/sidepanel.html`);
