@@ -12,7 +12,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
 import pkg from '../package.json' with { type: 'json' };
 
 /** The extension's version is the package's (one number for server, CLI and extension). */
@@ -96,6 +95,9 @@ export async function buildExtension(opts: { outDir?: string; minify?: boolean }
   const tmp = `${outDir}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   mkdirSync(tmp, { recursive: true });
   try {
+    // Loaded only to build: the server checks the build on every start, and esbuild's JS API costs
+    // ≈ 10 ms of module evaluation that a fresh build never needs.
+    const esbuild = await import('esbuild');
     const result = await esbuild.build({
       absWorkingDir: ROOT_DIR,
       entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([k, v]) => [k, join(EXTENSION_SRC_DIR, v)])),

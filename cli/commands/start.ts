@@ -4,7 +4,6 @@
  * MCP client configuration.
  */
 import { existsSync, openSync, closeSync, readFileSync, statSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
@@ -13,6 +12,7 @@ import type { EmbeddedFile } from '../embedded-extension.ts';
 import { renderMcpConfig } from '../mcp-config.ts';
 import { CliError, c, err, out, say } from '../output.ts';
 import { selfCommand } from '../self.ts';
+import { loadServer } from '../server-bundle.ts';
 import { configDir, isAlive, probePort, readPidFile, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
@@ -114,7 +114,8 @@ async function embeddedExtensionFiles(): Promise<EmbeddedFile[] | null> {
 }
 
 async function startForeground(dir: string, port: number, dev: boolean, showConfig: boolean): Promise<number> {
-  const { runForeground } = await import('../../server/serve.ts');
+  // The prebuilt start-up bundle when it is fresh, else the sources (cli/server-bundle.ts).
+  const { runForeground } = await loadServer();
   const embedded = await embeddedExtensionFiles();
   let running;
   try {
@@ -159,7 +160,7 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
   const [cmd, ...args] = selfCommand();
   let child;
   try {
-    child = spawn(cmd, [...args, 'start', '--port', String(port), ...(dev ? ['--dev'] : [])], {
+    child = (await import('node:child_process')).spawn(cmd, [...args, 'start', '--port', String(port), ...(dev ? ['--dev'] : [])], {
       detached: true,
       stdio: ['ignore', fd, fd],
       env: { ...process.env, OPENTABS_CONFIG_DIR: dir, NO_COLOR: '1', [BACKGROUND_CHILD_ENV]: '1' },

@@ -41,7 +41,11 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
   }
 }
 
-export function writeFileAtomicSync(path: string, data: string | Uint8Array, mode: number = FILE_MODE): void {
+/**
+ * `durable: false` skips the fsync, for files that mean nothing after a crash (the pid file): the
+ * rename still makes the write atomic for readers.
+ */
+export function writeFileAtomicSync(path: string, data: string | Uint8Array, mode: number = FILE_MODE, opts: { durable?: boolean } = {}): void {
   const tmp = tempPathFor(path);
   let fd: number | undefined;
   try {
@@ -50,7 +54,7 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array, mod
     const buf = typeof data === 'string' ? Buffer.from(data) : data;
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
+    if (opts.durable !== false) fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
     renameSync(tmp, path);

@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import type { CoreDeps } from '../deps.ts';
 import { OpenTabsError } from '../errors.ts';
+import { importFromSource } from '../source-dir.ts';
 import type { PluginTabs } from '../hub/tab-state.ts';
 
 /** What server-served tools read: plugins, page tools, the tabs the extension reported. */
@@ -42,7 +43,10 @@ async function draftFromCapture(ctx: ServerToolDeps, args: Record<string, unknow
   const dir = join(ctx.configDir, 'drafts', `opentabs-plugin-${name}`);
   const read = await callAnother('browser_get_network_requests', { tabId: args.tabId, includeBodies: true });
   if (!read.ok) throw read.error;
-  const [{ parseCapture }, { draftPlugin }] = await Promise.all([import('../../plugins/tooling/draft/capture.ts'), import('../../plugins/tooling/draft/generate.ts')]);
+  const [{ parseCapture }, { draftPlugin }] = await Promise.all([
+    importFromSource<typeof import('../../plugins/tooling/draft/capture.ts')>('../plugins/tooling/draft/capture.ts'),
+    importFromSource<typeof import('../../plugins/tooling/draft/generate.ts')>('../plugins/tooling/draft/generate.ts'),
+  ]);
   try {
     const r = await draftPlugin(name, parseCapture(read.value), { dir });
     return { ...r, note: `Drafted into ${r.dir}; ask the user to review DRAFT.md there, then run: ${r.next}` };

@@ -1,0 +1,104 @@
+/**
+ * The server's start-up bundle (cli/server-bundle.ts) is a cache: a fresh one runs the real server
+ * (REST, MCP, the extension installer and plugin discovery included), and anything that makes it
+ * doubtful — an edited input, another Bun, another folder, a half-written output, a corrupt stamp,
+ * OPENTABS_NO_BUNDLE=1 — makes `opentabs start` run the sources instead, never fail.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BUNDLE_FILE, buildServerBundle, bundleStaleReason, loadServer, type BundlePaths } from '../../cli/server-bundle.ts';
+import * as source from '../../server/serve.ts';
+
+const ROOT = resolve(import.meta.dir, '..', '..');
+let tmp: string;
+let paths: BundlePaths;
+const stampPath = () => join(paths.outDir!, `${BUNDLE_FILE}.stamp.json`);
+let pristineStamp: string;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'opentabs-bundle-'));
+  paths = { root: ROOT, outDir: join(tmp, 'out') };
+  const r = await buildServerBundle(paths);
+  expect(r.inputs).toBeGreaterThan(50);
+  pristineStamp = readFileSync(stampPath(), 'utf8');
+}, 120_000);
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function withStamp(edit: (s: { bun: string; root: string; inputs: Record<string, [number, number]>; outputs: Record<string, number> }) => void): void {
+  const s = JSON.parse(pristineStamp);
+  edit(s);
+  writeFileSync(stampPath(), JSON.stringify(s));
+}
+
+test('a fresh bundle is loaded instead of the sources and runs the whole server', async () => {
+  expect(bundleStaleReason(paths)).toBeNull();
+  const mod = await loadServer(paths);
+  expect(mod.startServer).not.toBe(source.startServer); // it is the bundle's copy
+  const cfg = join(tmp, 'state');
+  const running = await mod.startServer({ port: 0, configDir: cfg, quiet: true });
+  try {
+    const health = await fetch(`${running.url}/health`);
+    expect(health.status).toBe(200);
+    const auth = { Authorization: `Bearer ${running.ctx.secret}` };
+    const tools = (await (await fetch(`${running.url}/tools`, { headers: auth })).json()) as { tools: { name: string }[] };
+    expect(tools.tools.map((t) => t.name)).toContain('browser_list_tabs');
+    // MCP over the bundled front door.
+    const init = await fetch(`${running.url}/mcp`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    });
+    expect(init.status).toBe(200);
+    expect(await init.text()).toContain('"serverInfo"');
+    // The extension installer is imported from source by the bundled server (server/source-dir.ts).
+    await running.ready;
+    expect(existsSync(join(cfg, 'extension', 'manifest.json'))).toBe(true);
+    expect(existsSync(join(cfg, 'extension', 'auth.json'))).toBe(true);
+  } finally {
+    await running.stop();
+  }
+}, 120_000);
+
+test('an edited input, another Bun, another folder or a half-written output: the sources run', async () => {
+  const cases: [string, () => void, RegExp][] = [
+    ['edited input', () => withStamp((s) => (s.inputs['server/serve.ts']![1] -= 1000)), /server\/serve\.ts changed/],
+    ['deleted input', () => withStamp((s) => (s.inputs['server/no-such-file.ts'] = [1, 1])), /no-such-file\.ts changed/],
+    ['dependencies reinstalled', () => withStamp((s) => (s.inputs[join('node_modules', '.package-lock.json')] = [1, 1])), /package-lock\.json changed/],
+    ['other Bun', () => withStamp((s) => (s.bun = '0.0.1')), /Bun 0\.0\.1/],
+    ['other folder', () => withStamp((s) => (s.root = '/somewhere/else')), /built in \/somewhere\/else/],
+    ['half-written bytecode', () => withStamp((s) => (s.outputs[`${BUNDLE_FILE}.jsc`]! += 1)), /\.jsc is missing or incomplete/],
+    ['corrupt stamp', () => writeFileSync(stampPath(), '{"bun":'), /not built/],
+  ];
+  try {
+    for (const [what, make, reason] of cases) {
+      make();
+      expect(`${what}: ${bundleStaleReason(paths)}`).toMatch(reason);
+      expect(await loadServer(paths)).toBe(source);
+    }
+  } finally {
+    writeFileSync(stampPath(), pristineStamp);
+  }
+  expect(bundleStaleReason(paths)).toBeNull();
+});
+
+test('OPENTABS_NO_BUNDLE=1 runs the sources; a bundle that does not load is a miss, not a failure', async () => {
+  process.env.OPENTABS_NO_BUNDLE = '1';
+  try {
+    expect(await loadServer(paths)).toBe(source);
+  } finally {
+    delete process.env.OPENTABS_NO_BUNDLE;
+  }
+  // A copy whose bundle has the recorded size but is not JavaScript (a fresh path: require caches).
+  const other: BundlePaths = { root: ROOT, outDir: join(tmp, 'out-broken') };
+  cpSync(paths.outDir!, other.outDir!, { recursive: true });
+  const file = join(other.outDir!, BUNDLE_FILE);
+  writeFileSync(file, Buffer.alloc(readFileSync(file).length, 0x7b)); // "{{{{…"
+  rmSync(`${file}.jsc`);
+  const stamp = JSON.parse(pristineStamp);
+  delete stamp.outputs[`${BUNDLE_FILE}.jsc`];
+  writeFileSync(join(other.outDir!, `${BUNDLE_FILE}.stamp.json`), JSON.stringify(stamp));
+  expect(bundleStaleReason(other)).toBeNull();
+  expect(await loadServer(other)).toBe(source);
+});
