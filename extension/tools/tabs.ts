@@ -120,9 +120,10 @@ export const tabTools = {
     const done = waitUntil === 'none' ? null : navigationDone(tab.id!, waitUntil as 'load' | 'domcontentloaded', timeoutMs);
     await chrome.tabs.update(tab.id!, { url });
     if (done) await done;
-    // webNavigation can report completion a moment before the tab's own status flips.
-    if (waitUntil === 'load') await waitForLoad(tab.id!, timeoutMs);
-    return { value: tabSummary(await getTab(tab.id)) };
+    // webNavigation can report completion a moment before the tab's own status flips; the tab
+    // waitForLoad resolves with is the one described (no second lookup).
+    const loaded = waitUntil === 'load' ? await waitForLoad(tab.id!, timeoutMs) : await getTab(tab.id);
+    return { value: tabSummary(loaded) };
   },
 
   async browser_go_back(input) {
@@ -138,8 +139,7 @@ export const tabTools = {
     const done = navigationDone(tab.id!, 'load', 30_000);
     await chrome.tabs.reload(tab.id!, { bypassCache: input.bypassCache === true });
     await done;
-    await waitForLoad(tab.id!);
-    return { value: tabSummary(await getTab(tab.id)) };
+    return { value: tabSummary(await waitForLoad(tab.id!)) };
   },
 
   async browser_focus_tab(input) {
