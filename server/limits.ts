@@ -41,6 +41,12 @@ export const IN_FLIGHT_RETRY_AFTER_MS = 1_000;
  */
 export const SHUTDOWN_GRACE_MS = 2_000;
 export const SHUTDOWN_FLUSH_MS = 50;
+/**
+ * After start-up, the extension folder is checked and installed this long after the tool list is
+ * ready: its ≈ 25 ms of blocking work (loading the installer, hashing the extension's sources,
+ * copying) would otherwise hold the first requests of clients that connect as the server starts.
+ */
+export const EXTENSION_INSTALL_DELAY_MS = 100;
 /** How long an `ask` call waits for the user's decision in the side panel. */
 export const CONFIRMATION_TIMEOUT_MS = 120_000;
 /**

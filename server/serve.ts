@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
-import { DEFAULT_LIMITS, DEFAULT_PORT, HOST, SHUTDOWN_FLUSH_MS, SHUTDOWN_GRACE_MS, WS_MAX_PAYLOAD_BYTES, type Limits } from './limits.ts';
+import { DEFAULT_LIMITS, DEFAULT_PORT, EXTENSION_INSTALL_DELAY_MS, HOST, SHUTDOWN_FLUSH_MS, SHUTDOWN_GRACE_MS, WS_MAX_PAYLOAD_BYTES, type Limits } from './limits.ts';
 import type { ReloadResult, ServerContext, ServerOptions } from './context.ts';
 import { createApp } from './app.ts';
 import { ensureStateDirs, resolveConfigDir } from './state/paths.ts';
@@ -183,6 +183,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     }
     if (options.installExtension === false) return;
     try {
+      await Bun.sleep(EXTENSION_INSTALL_DELAY_MS);
       // Imported here, after the bind: it pulls in the extension build (esbuild's JS API),
       // ≈ 20–30 ms of module evaluation nothing before the port needs. Always from source.
       const { installExtension } = await importFromSource<typeof import('./extension-install.ts')>('extension-install.ts');
