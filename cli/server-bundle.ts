@@ -5,9 +5,9 @@
  *
  * It is a cache, never the only way to run: `npm install` builds it (postinstall, in place: the
  * bundler writes `import.meta.dir` as an absolute path), and `opentabs start` uses it only while it
- * is fresh — same Bun version, same folder, and every input file (recorded with its size and mtime
- * when it was built) unchanged. Otherwise, as after editing a
- * source file in a checkout, start imports the sources as before. OPENTABS_NO_BUNDLE=1 forces the
+ * is fresh: same Bun version, same folder, every source file it holds and every dependency's
+ * package.json unchanged (size and mtime recorded when it was built). Otherwise, as after editing
+ * a source file in a checkout, start imports the sources as before. OPENTABS_NO_BUNDLE=1 forces the
  * sources. Two lazily loaded parts stay outside the bundle and are imported from source when used
  * (server/source-dir.ts): the extension installer (esbuild cannot be bundled) and the plugin
  * drafter.
@@ -118,11 +118,15 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
     const metaInputs = Object.keys(result.metafile?.inputs ?? {});
     if (metaInputs.length === 0) throw new Error('bun build reported no inputs');
     for (const input of metaInputs) {
-      // node_modules files stand for themselves through the install marker.
       const rel = relative(p.root, resolve(p.root, input));
-      if (rel.split(/[\\/]/).includes('node_modules')) continue;
-      const state = fileState(join(p.root, rel));
-      if (state) inputs[rel] = state;
+      // A dependency's files stand for themselves through its package.json (the version) and
+      // npm's install marker, so a check stats a dozen files, not every file of hono and ajv.
+      const parts = rel.split(/[\\/]/);
+      const nm = parts.lastIndexOf('node_modules');
+      const file = nm < 0 ? rel : join(...parts.slice(0, nm + (parts[nm + 1]?.startsWith('@') ? 3 : 2)), 'package.json');
+      if (file in inputs) continue;
+      const state = fileState(join(p.root, file));
+      if (state) inputs[file] = state;
     }
     const marker = fileState(join(p.root, DEPENDENCY_MARKER));
     if (marker) inputs[DEPENDENCY_MARKER] = marker;

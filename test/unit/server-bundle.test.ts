@@ -66,6 +66,7 @@ test('an edited input, another Bun, another folder or a half-written output: the
     ['edited input', () => withStamp((s) => (s.inputs['server/serve.ts']![1] -= 1000)), /server\/serve\.ts changed/],
     ['deleted input', () => withStamp((s) => (s.inputs['server/no-such-file.ts'] = [1, 1])), /no-such-file\.ts changed/],
     ['dependencies reinstalled', () => withStamp((s) => (s.inputs[join('node_modules', '.package-lock.json')] = [1, 1])), /package-lock\.json changed/],
+    ['a dependency updated', () => withStamp((s) => (s.inputs[join('node_modules', 'hono', 'package.json')]![0] += 1)), /hono\/package\.json changed/],
     ['other Bun', () => withStamp((s) => (s.bun = '0.0.1')), /Bun 0\.0\.1/],
     ['other folder', () => withStamp((s) => (s.root = '/somewhere/else')), /built in \/somewhere\/else/],
     ['half-written bytecode', () => withStamp((s) => (s.outputs[`${BUNDLE_FILE}.jsc`]! += 1)), /\.jsc is missing or incomplete/],
