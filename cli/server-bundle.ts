@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } fro
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
+import { shellWord } from '../server/cli-command.ts';
 
 type ServeModule = typeof import('../server/serve.ts');
 
@@ -118,7 +119,8 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
     const metaInputs = Object.keys(result.metafile?.inputs ?? {});
     if (metaInputs.length === 0) throw new Error('bun build reported no inputs');
     for (const input of metaInputs) {
-      const rel = relative(p.root, resolve(p.root, input));
+      // The bundler names inputs relative to the working directory.
+      const rel = relative(p.root, resolve(process.cwd(), input));
       // A dependency's files stand for themselves through its package.json (the version) and
       // npm's install marker, so a check stats a dozen files, not every file of hono and ajv.
       const parts = rel.split(/[\\/]/);
@@ -128,6 +130,8 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
       const state = fileState(join(p.root, file));
       if (state) inputs[file] = state;
     }
+    // Never a stamp that would vouch for sources it did not record.
+    if (!inputs[join('server', 'serve.ts')]) throw new Error(`the bundler's inputs do not include server/serve.ts (${metaInputs[0]} …)`);
     const marker = fileState(join(p.root, DEPENDENCY_MARKER));
     if (marker) inputs[DEPENDENCY_MARKER] = marker;
     const stamp: Stamp = { bun: Bun.version, root: p.root, inputs, outputs };
@@ -148,8 +152,13 @@ export function serverBundleExists(p: BundlePaths = DEFAULT_PATHS): boolean {
   return existsSync(join(dirOf(p), STAMP_FILE));
 }
 
+/** The command that (re)builds it, runnable from any folder. */
+export const SERVER_BUNDLE_BUILD_COMMAND = [process.execPath, join(ROOT, 'cli', 'server-bundle.ts')].map(shellWord).join(' ');
+
 // `bun cli/server-bundle.ts` (npm run build:server, and postinstall): never fails the install.
-if (import.meta.main) {
+if (import.meta.main && (process.argv.includes('--help') || process.argv.includes('-h'))) {
+  console.log('Usage: bun cli/server-bundle.ts\n\nBuild the server\'s start-up bundle (server/serve.bundle.cjs) that `opentabs start` loads while it matches the sources.');
+} else if (import.meta.main) {
   const t0 = performance.now();
   try {
     const r = await buildServerBundle();

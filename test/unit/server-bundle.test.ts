@@ -103,3 +103,19 @@ test('OPENTABS_NO_BUNDLE=1 runs the sources; a bundle that does not load is a mi
   expect(bundleStaleReason(other)).toBeNull();
   expect(await loadServer(other)).toBe(source);
 });
+
+test('built from another working directory, the stamp still records every source file', async () => {
+  const cwd = process.cwd();
+  process.chdir(tmp);
+  try {
+    const other: BundlePaths = { root: ROOT, outDir: join(tmp, 'out-cwd') };
+    const r = await buildServerBundle(other);
+    const stamp = JSON.parse(readFileSync(join(other.outDir!, `${BUNDLE_FILE}.stamp.json`), 'utf8'));
+    expect(Object.keys(stamp.inputs).length).toBe(r.inputs);
+    expect(Object.keys(stamp.inputs)).toContain(join('server', 'tools', 'catalog.ts'));
+    expect(r.inputs).toBeGreaterThan(50);
+    expect(bundleStaleReason(other)).toBeNull();
+  } finally {
+    process.chdir(cwd);
+  }
+}, 120_000);
