@@ -15,8 +15,11 @@
  *   gc                full garbage collection, then {rss, heapUsed} (what is retained, not GC timing)
  */
 import { createInterface } from 'node:readline';
-import { runForeground } from '../../../server/serve.ts';
 import type { Limits } from '../../../server/limits.ts';
+import { loadServer } from '../../../cli/server-bundle.ts';
+
+// Loaded as `opentabs start` loads it: from the start-up bundle when it is fresh.
+const { runForeground } = await loadServer();
 
 const [configDir, limitsJson] = process.argv.slice(2);
 if (!configDir) {
