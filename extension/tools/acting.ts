@@ -192,12 +192,15 @@ export const actingTools = {
     const replace = input.append !== true;
     const tab = await getTab(input.tabId);
     const p = await point(tab.id!, input, true, replace);
+    const text = String(input.text);
     await withDebugger(tab.id!, async (send) => {
-      if (replace) await pressKey(send, 'Backspace', 0);
-      await send('Input.insertText', { text: String(input.text) });
+      // point() selected what the field holds: inserted text replaces the selection (one input
+      // event, as when a person types over it); only an empty text needs a Backspace to delete it.
+      if (replace && text === '') await pressKey(send, 'Backspace', 0);
+      else await send('Input.insertText', { text });
       if (input.submit === true) await pressKey(send, 'Enter', 0);
     });
-    return { value: { typed: String(input.text).length, tag: p.tag, replaced: replace, submitted: input.submit === true } };
+    return { value: { typed: text.length, tag: p.tag, replaced: replace, submitted: input.submit === true } };
   },
 
   async browser_press_key(input) {

@@ -13,6 +13,8 @@ const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Misuse</ti
 <h1 id="title" class="big main">Hello</h1>
 <input id="name" value="old">
 <textarea id="notes">first</textarea>
+<div id="rich" contenteditable="true">old <b>rich</b> text</div>
+<input id="watched" value="before" oninput="(window.seen = window.seen || []).push(this.value)">
 <button id="b" onclick="window.clicks = (window.clicks || 0) + 1">B</button>
 <ul><li>one</li><li>two</li></ul>
 </body></html>`;
@@ -45,6 +47,20 @@ describe('browser_type_text', () => {
     expect(await page.inputValue('#name')).toBe('new and more');
     await h.callTool('browser_type_text', { tabId, selector: '#notes', text: 'second' });
     expect(await page.inputValue('#notes')).toBe('second');
+  });
+
+  test('replacing works in a contenteditable, an empty text empties the field, and the page sees the final value', async () => {
+    await h.callTool('browser_type_text', { tabId, selector: '#rich', text: 'plain now' });
+    expect(await page.evaluate(() => document.getElementById('rich')!.textContent)).toBe('plain now');
+    const r = await h.callTool('browser_type_text', { tabId, selector: '#watched', text: 'after' });
+    expect(r.status).toBe(200);
+    expect(await page.inputValue('#watched')).toBe('after');
+    // A framework listening to input events never sees a mix of the old and the new value.
+    const seen = (await page.evaluate(() => (window as unknown as { seen: string[] }).seen)) ?? [];
+    expect(seen.at(-1)).toBe('after');
+    expect(seen.some((v) => v.includes('before'))).toBe(false);
+    await h.callTool('browser_type_text', { tabId, selector: '#watched', text: '' });
+    expect(await page.inputValue('#watched')).toBe('');
   });
 
   test('contradictory arguments are refused with what is wrong', async () => {
