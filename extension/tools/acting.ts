@@ -6,7 +6,6 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 
@@ -175,8 +174,8 @@ function pageError(r: { error?: string } | null | undefined): void {
 }
 
 export const actingTools = {
-  async browser_click_element(input) {
-    const tab = await getTab(input.tabId);
+  async browser_click_element(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const p = await point(tab.id!, input);
     const r = await withDebugger(tab.id!, (send) =>
       runWatchingDialogs(tab.id!, send, () => click(send, p, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers))),
@@ -184,13 +183,13 @@ export const actingTools = {
     return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
   },
 
-  async browser_type_text(input) {
+  async browser_type_text(input, ctx) {
     if (input.append === true && input.clear === true) {
       throw new ToolError('append and clear contradict each other: append adds to the field, clear (the default) replaces what it holds', { code: 'invalid_arguments', category: 'validation' });
     }
     // Replace by default, as people and other automation tools expect; append only when asked.
     const replace = input.append !== true;
-    const tab = await getTab(input.tabId);
+    const tab = await ctx.tab(input.tabId);
     const p = await point(tab.id!, input, true, replace);
     const text = String(input.text);
     await withDebugger(tab.id!, async (send) => {
@@ -203,30 +202,30 @@ export const actingTools = {
     return { value: { typed: text.length, tag: p.tag, replaced: replace, submitted: input.submit === true } };
   },
 
-  async browser_press_key(input) {
-    const tab = await getTab(input.tabId);
+  async browser_press_key(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     if (input.selector !== undefined || input.ref !== undefined) await point(tab.id!, input, true);
     const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => pressKey(send, String(input.key), modifierMask(input.modifiers))));
     return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
   },
 
-  async browser_hover_element(input) {
-    const tab = await getTab(input.tabId);
+  async browser_hover_element(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const p = await point(tab.id!, input);
     await withDebugger(tab.id!, (send) => send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y }));
     return { value: { hovered: true, tag: p.tag, text: p.text } };
   },
 
-  async browser_select_option(input) {
-    const tab = await getTab(input.tabId);
+  async browser_select_option(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     if (input.value === undefined && input.label === undefined) throw new ToolError('Pass value or label', { code: 'invalid_arguments', category: 'validation' });
     const r = await run(tab.id!, selectInPage, [input.selector ?? null, input.ref ?? null, input.value ?? null, input.label ?? null]);
     pageError(r as { error?: string });
     return { value: r };
   },
 
-  async browser_scroll(input) {
-    const tab = await getTab(input.tabId);
+  async browser_scroll(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const r = await run(tab.id!, scrollInPage, [
       input.selector ?? null,
       input.ref ?? null,

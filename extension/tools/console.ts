@@ -10,7 +10,6 @@
 import { CONSOLE_ENTRY_MAX_CHARS, CONSOLE_LOGS_DEFAULT_LIMIT } from '../../server/protocol/limits.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { debuggerEvents, guardTab, remoteObjectText, serialPerTab } from './cdp-events.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
 export type ConsoleLevel = 'debug' | 'info' | 'warning' | 'error';
@@ -149,8 +148,8 @@ async function readConsole(tabId: number, clear: boolean): Promise<ConsoleEntry[
 }
 
 export const consoleTools = {
-  async browser_get_console_logs(input) {
-    const tab = await getTab(input.tabId);
+  async browser_get_console_logs(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const min = LEVEL_RANK[input.level ?? 'debug'];
     const limit = input.limit ?? CONSOLE_LOGS_DEFAULT_LIMIT;
     const all = (await readConsole(tab.id!, input.clear === true)).filter((e) => LEVEL_RANK[e.level] >= min);
@@ -158,8 +157,8 @@ export const consoleTools = {
     return { value: { tabId: tab.id, url: tab.url ?? '', count: logs.length, omitted: all.length - logs.length, cleared: input.clear === true, logs } };
   },
 
-  async browser_clear_console_logs(input) {
-    const tab = await getTab(input.tabId);
+  async browser_clear_console_logs(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const had = await readConsole(tab.id!, true);
     return { value: { tabId: tab.id, cleared: had.length } };
   },

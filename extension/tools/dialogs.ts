@@ -8,7 +8,6 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
 export interface OpenDialog {
@@ -71,8 +70,8 @@ export const dialogNote = (d: OpenDialog) => ({
 });
 
 export const dialogTools = {
-  async browser_handle_dialog(input) {
-    const tab = await getTab(input.tabId);
+  async browser_handle_dialog(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const accept = input.action !== 'dismiss';
     const promptText = input.promptText;
     const known = open.get(tab.id!);

@@ -8,7 +8,6 @@
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
 import { holdDebugger } from './held-debugger.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
 /** DevTools' own presets (download/upload in bytes per second, latency in ms). */
@@ -36,8 +35,8 @@ async function hold(tabId: number): Promise<Held> {
 }
 
 export const emulationTools = {
-  async browser_emulate(input) {
-    const tab = await getTab(input.tabId);
+  async browser_emulate(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     if (input.reset === true) {
       const h = held.get(tabId);

@@ -4,7 +4,6 @@
  * listen to), then input and change events fire as when a user edits the field.
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 
@@ -76,8 +75,8 @@ function fillInPage(fields: FieldSpec[]) {
 }
 
 export const formTools = {
-  async browser_fill_form(input) {
-    const tab = await getTab(input.tabId);
+  async browser_fill_form(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const fields = input.fields;
     const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), world: 'ISOLATED', func: fillInPage, args: [fields] });
     const r = res?.result as ReturnType<typeof fillInPage> | undefined;

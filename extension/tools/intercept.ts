@@ -8,7 +8,6 @@ import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import type { CdpSend } from './debugger.ts';
 import { holdDebugger } from './held-debugger.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
 interface Rule {
@@ -67,8 +66,8 @@ async function start(tabId: number, rules: Rule[]): Promise<Interception> {
 const summary = (rules: Rule[]) => rules.map(({ urlPattern, action, status, hits }) => ({ urlPattern, action, ...(action === 'fulfill' ? { status: status ?? 200 } : {}), hits }));
 
 export const interceptTools = {
-  async browser_intercept_requests(input) {
-    const tab = await getTab(input.tabId);
+  async browser_intercept_requests(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const current = active.get(tabId);
     if (input.stop === true) {

@@ -13,15 +13,14 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { guardTab } from './cdp-events.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 import { captureOf, captures, settings, settle, startCapture } from './network-capture.ts';
 import { bodyBudget, harEntry, summary } from './network-har.ts';
 import { enforceMax, forget, urlMatches } from './network-records.ts';
 
 export const networkTools = {
-  async browser_enable_network_capture(input) {
-    const tab = await getTab(input.tabId);
+  async browser_enable_network_capture(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const existing = captures.get(tabId);
     if (existing) {
@@ -36,8 +35,8 @@ export const networkTools = {
     return { value: { tabId, capturing: true, alreadyCapturing: false, ...settings(c), recorded: 0 } };
   },
 
-  async browser_get_network_requests(input) {
-    const tab = await getTab(input.tabId);
+  async browser_get_network_requests(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const c = captureOf(tab.id!);
     await settle(c);
     const filter = input.urlFilter ?? null;
@@ -48,8 +47,8 @@ export const networkTools = {
     return { value: { tabId: tab.id, capture: settings(c), count: requests.length, dropped: c.dropped, requests } };
   },
 
-  async browser_get_network_request(input) {
-    const tab = await getTab(input.tabId);
+  async browser_get_network_request(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const c = captureOf(tab.id!);
     await settle(c);
     const id = String(input.requestId);
@@ -60,8 +59,8 @@ export const networkTools = {
     return { value: { tabId: tab.id, ...summary(hops[hops.length - 1]!, take), ...(hops.length > 1 ? { redirectedFrom: hops.slice(0, -1).map((r) => r.url) } : {}) } };
   },
 
-  async browser_get_websocket_frames(input) {
-    const tab = await getTab(input.tabId);
+  async browser_get_websocket_frames(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const c = captureOf(tab.id!);
     const frames = [...c.frames];
     if (input.clear === true) c.frames.length = 0;
@@ -69,7 +68,7 @@ export const networkTools = {
   },
 
   async browser_export_har(input, env) {
-    const tab = await getTab(input.tabId);
+    const tab = await env.tab(input.tabId);
     const c = captureOf(tab.id!);
     await settle(c);
     const take = bodyBudget();
@@ -85,8 +84,8 @@ export const networkTools = {
     return { value: har };
   },
 
-  async browser_disable_network_capture(input) {
-    const tab = await getTab(input.tabId);
+  async browser_disable_network_capture(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const c = captures.get(tab.id!);
     if (!c) return { value: { tabId: tab.id, capturing: false, wasCapturing: false } };
     const recorded = c.requests.size;

@@ -5,7 +5,6 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { runInTab } from './reading.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
 /** In the page: computed styles of the element (all properties, or the ones asked for). */
@@ -92,16 +91,16 @@ function auditInPage(limit: number) {
 }
 
 export const pageInspectTools = {
-  async browser_get_styles(input) {
+  async browser_get_styles(input, ctx) {
     if ((input.selector === undefined) === (input.ref === undefined)) throw new ToolError('Pass either selector or ref', { code: 'invalid_arguments', category: 'validation' });
-    const tab = await getTab(input.tabId);
+    const tab = await ctx.tab(input.tabId);
     const r = await runInTab(tab.id!, stylesInPage, [input.selector ?? null, input.ref ?? null, input.properties ?? null]);
     if ('error' in r) throw new ToolError(String(r.error), { code: 'not_found', category: 'not_found' });
     return { value: r };
   },
 
-  async browser_accessibility_audit(input) {
-    const tab = await getTab(input.tabId);
+  async browser_accessibility_audit(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     return { value: await runInTab(tab.id!, auditInPage, [input.limit ?? 100]) };
   },
 } satisfies Partial<Handlers>;

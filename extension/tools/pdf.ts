@@ -6,7 +6,6 @@
 import { PDF_MAX_BYTES } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger } from './debugger.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
 const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
@@ -28,8 +27,8 @@ function countPages(b64: string): number | null {
 }
 
 export const pdfTools = {
-  async browser_print_pdf(input) {
-    const tab = await getTab(input.tabId);
+  async browser_print_pdf(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const params = {
       landscape: input.landscape ?? false,

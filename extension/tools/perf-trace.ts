@@ -12,7 +12,6 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import { holdDebugger, type Held } from './held-debugger.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
 const WORLD = 'opentabs-perf';
@@ -130,8 +129,8 @@ async function evaluate<T>(held: Held, expression: string): Promise<T> {
 }
 
 export const perfTraceTools = {
-  async browser_performance_trace(input) {
-    const tab = await getTab(input.tabId);
+  async browser_performance_trace(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     if (input.action === 'start') {
       const restarted = traces.has(tabId);

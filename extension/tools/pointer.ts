@@ -12,7 +12,6 @@ import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 
@@ -149,8 +148,8 @@ async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: numb
 }
 
 export const pointerTools = {
-  async browser_click_at(input) {
-    const tab = await getTab(input.tabId);
+  async browser_click_at(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const hit = await checkPoint(tabId, input.x, input.y);
     const button = input.button ?? 'left';
@@ -170,8 +169,8 @@ export const pointerTools = {
     return { value: { clicked: true, x: input.x, y: input.y, button, clickCount: count, hit, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
   },
 
-  async browser_move_mouse(input) {
-    const tab = await getTab(input.tabId);
+  async browser_move_mouse(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const hit = await checkPoint(tabId, input.x, input.y);
     const to = { x: input.x, y: input.y };
@@ -187,8 +186,8 @@ export const pointerTools = {
     return { value: { moved: true, x: input.x, y: input.y, hit } };
   },
 
-  async browser_drag(input) {
-    const tab = await getTab(input.tabId);
+  async browser_drag(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const r = await run(tabId, dragPoints, [input.sourceSelector ?? null, input.sourceRef ?? null, input.targetSelector ?? null, input.targetRef ?? null]);
     if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });

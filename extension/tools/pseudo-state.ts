@@ -9,7 +9,6 @@ import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import { elementObject } from './element-node.ts';
 import { holdDebugger, type Held } from './held-debugger.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 
 interface TabForced {
@@ -68,8 +67,8 @@ async function session(tabId: number): Promise<TabForced> {
 }
 
 export const pseudoStateTools = {
-  async browser_force_pseudo_state(input) {
-    const tab = await getTab(input.tabId);
+  async browser_force_pseudo_state(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const states = [...new Set(input.states)];
     if (states.length === 0 && !forced.has(tabId)) {

@@ -1,6 +1,5 @@
 /** The reading group: page text, HTML, element queries, screenshots. Each runs one script in the tab. */
 import { ToolError } from '../shared/tool-error.ts';
-import { getTab } from './tabs.ts';
 import { withDebugger } from './debugger.ts';
 import { captureSpaced } from './capture.ts';
 import { snapshotPage } from './snapshot.ts';
@@ -192,26 +191,26 @@ function unwrap<T extends object>(r: T | { error: string }): T {
 }
 
 export const readingTools = {
-  async browser_get_tab_content(input) {
-    const tab = await getTab(input.tabId);
+  async browser_get_tab_content(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const r = await runInTab(tab.id!, readPage, ['text', input.selector ?? null, input.maxLength ?? 50_000]);
     return { value: unwrap(r) };
   },
 
-  async browser_get_page_html(input) {
-    const tab = await getTab(input.tabId);
+  async browser_get_page_html(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const r = await runInTab(tab.id!, readPage, ['html', input.selector ?? null, input.maxLength ?? 200_000]);
     return { value: unwrap(r) };
   },
 
-  async browser_query_elements(input) {
-    const tab = await getTab(input.tabId);
+  async browser_query_elements(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const r = await runInTab(tab.id!, queryPage, [String(input.selector), input.limit ?? 100, input.attributes ?? null]);
     return { value: unwrap(r) };
   },
 
   async browser_wait_for_element(input, ctx) {
-    const tab = await getTab(input.tabId);
+    const tab = await ctx.tab(input.tabId);
     if (input.selector === undefined && input.text === undefined) {
       throw new ToolError('Pass either selector or text', { code: 'invalid_arguments', category: 'validation' });
     }
@@ -219,15 +218,15 @@ export const readingTools = {
     return { value: await waitInTab(tab.id!, { selector: input.selector ?? null, text: input.text ?? null, state: input.state ?? 'visible', timeoutMs }, ctx) };
   },
 
-  async browser_snapshot(input) {
-    const tab = await getTab(input.tabId);
+  async browser_snapshot(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const r = unwrap(await runInTab(tab.id!, snapshotPage, [input.selector ?? null, input.maxDepth ?? 50, input.interactiveOnly === true]));
     // The model reads the outline as plain text; REST callers get the same fields as JSON.
     return { value: r, text: `Page: ${r.title} (${r.url})\n${r.snapshot}` };
   },
 
-  async browser_screenshot_tab(input) {
-    const tab = await getTab(input.tabId);
+  async browser_screenshot_tab(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const format = (input.format as 'png' | 'jpeg' | undefined) ?? 'png';
     const quality = input.quality ?? 80;
     const mimeType = format === 'jpeg' ? 'image/jpeg' : 'image/png';

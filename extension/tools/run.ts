@@ -9,6 +9,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
 import { guardBuiltinCall } from './url-policy.ts';
+import { getTab } from './tabs.ts';
 
 /** Abort controllers of the built-in calls running now, by dispatch id. */
 const running = new Map<string, AbortController>();
@@ -26,7 +27,7 @@ export async function runBuiltin(
   }
   const handler = TOOL_HANDLERS[call.tool as keyof typeof TOOL_HANDLERS] as (input: Record<string, unknown>, ctx: ToolCtx) => Promise<DispatchResult>;
   // Every built-in call: its url argument and the page of its tab must be allowed (url-policy.ts).
-  await guardBuiltinCall(call.tool, call.input, call.tabId);
+  const checked = await guardBuiltinCall(call.tool, call.input, call.tabId);
   const controller = new AbortController();
   running.set(call.dispatchId, controller);
   const ctx: ToolCtx = {
@@ -34,6 +35,10 @@ export async function runBuiltin(
     signal: controller.signal,
     progress: (p) => {
       if (!controller.signal.aborted) env.conn.notify('tool.progress', { dispatchId: call.dispatchId, ...p });
+    },
+    tab: (tabId) => {
+      const tab = typeof tabId === 'number' ? checked.get(tabId) : undefined;
+      return tab ? Promise.resolve(tab) : getTab(tabId);
     },
   };
   try {

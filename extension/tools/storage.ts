@@ -4,7 +4,6 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger } from './debugger.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 import { scriptAttempts } from './script-eval.ts';
@@ -43,8 +42,8 @@ const cookieSummary = (c: chrome.cookies.Cookie) => ({
 });
 
 export const storageTools = {
-  async browser_execute_script(input) {
-    const tab = await getTab(input.tabId);
+  async browser_execute_script(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     type Evaluated = { result: { value?: unknown; type: string }; exceptionDetails?: { text: string; exception?: { description?: string; className?: string } } };
     // Through CDP so a strict page CSP (no eval) does not stop it; the result comes back by value.
     const r = await withDebugger(tab.id!, async (send) => {
@@ -67,8 +66,8 @@ export const storageTools = {
     return { value: (r.result.value as { type: string; value: unknown } | undefined) ?? { type: 'null', value: null } };
   },
 
-  async browser_get_storage(input) {
-    const tab = await getTab(input.tabId);
+  async browser_get_storage(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), func: readStorage, args: [(input.storageType as 'local' | 'session') ?? 'local', input.key ?? null] });
     if (!res) throw new ToolError('This tab cannot be scripted', { code: 'not_available', category: 'validation' });
     return { value: res.result };

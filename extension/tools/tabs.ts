@@ -106,14 +106,14 @@ export const tabTools = {
     return { value: tabSummary(tab) };
   },
 
-  async browser_close_tab(input) {
-    const tab = await getTab(input.tabId);
+  async browser_close_tab(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     await chrome.tabs.remove(tab.id!);
     return { value: { closed: true, tabId: tab.id } };
   },
 
-  async browser_navigate_tab(input) {
-    const tab = await getTab(input.tabId);
+  async browser_navigate_tab(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const url = assertUrlAllowed(input.url);
     const waitUntil = input.waitUntil ?? 'load';
     const timeoutMs = input.timeoutMs ?? 30_000;
@@ -134,23 +134,23 @@ export const tabTools = {
     return historyStep(input.tabId, 'forward');
   },
 
-  async browser_reload_tab(input) {
-    const tab = await getTab(input.tabId);
+  async browser_reload_tab(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     const done = navigationDone(tab.id!, 'load', 30_000);
     await chrome.tabs.reload(tab.id!, { bypassCache: input.bypassCache === true });
     await done;
     return { value: tabSummary(await waitForLoad(tab.id!)) };
   },
 
-  async browser_focus_tab(input) {
-    const tab = await getTab(input.tabId);
+  async browser_focus_tab(input, ctx) {
+    const tab = await ctx.tab(input.tabId);
     await chrome.tabs.update(tab.id!, { active: true });
     await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
     return { value: tabSummary(await getTab(tab.id)) };
   },
 
-  async browser_get_tab_info(input) {
-    const t = await getTab(input.tabId);
+  async browser_get_tab_info(input, ctx) {
+    const t = await ctx.tab(input.tabId);
     return { value: { ...tabSummary(t), favIconUrl: tabRefusal(t) ? null : (t.favIconUrl ?? null), incognito: t.incognito, pinned: t.pinned, index: t.index } };
   },
 } satisfies Partial<Handlers>;

@@ -20,6 +20,11 @@ export interface ToolEnv {
 export interface ToolCtx extends ToolEnv {
   signal: AbortSignal;
   progress(p: { progress: number; total?: number; message?: string }): void;
+  /**
+   * The tab `tabId` names: the one the URL guard looked up and allowed for this call (no second
+   * chrome.tabs.get), else looked up now; a tab that does not exist is a tab_closed error.
+   */
+  tab(tabId: unknown): Promise<chrome.tabs.Tab>;
 }
 
 

@@ -14,7 +14,6 @@ import { point } from './acting.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { markElement, markedObject, utilityWorld } from './element-node.ts';
-import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
 import { insideProtectedFolder } from './url-policy.ts';
 
@@ -105,9 +104,9 @@ async function throughChooser(tabId: number, send: CdpSend, input: { selector?: 
 }
 
 export const uploadTools = {
-  async browser_upload_file(input) {
+  async browser_upload_file(input, ctx) {
     checkPaths(input.paths);
-    const tab = await getTab(input.tabId);
+    const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const what = input.ref ?? input.selector;
     const files = await withDebugger(tabId, async (send) => {

@@ -195,13 +195,16 @@ const TAB_TOOLS_WITHOUT_PAGE_ACCESS: ReadonlySet<string> = new Set(['browser_clo
 
 /**
  * The check every built-in call goes through before its handler runs (background/main.ts):
- * a `url` argument must be allowed, and so must the current page of any tab it names.
+ * a `url` argument must be allowed, and so must the current page of any tab it names. Returns the
+ * tabs it looked up and allowed (the handler's ctx.tab reuses them).
  */
-export async function guardBuiltinCall(tool: string, input: Record<string, unknown>, dispatchTabId: number | undefined): Promise<void> {
+export async function guardBuiltinCall(tool: string, input: Record<string, unknown>, dispatchTabId: number | undefined): Promise<Map<number, chrome.tabs.Tab>> {
   if (input.url !== undefined && tool !== 'browser_get_cookies' && tool !== 'browser_set_cookie' && tool !== 'browser_delete_cookies') assertUrlAllowed(input.url);
   const tabIds = new Set<number>();
   if (typeof input.tabId === 'number') tabIds.add(input.tabId);
   if (typeof dispatchTabId === 'number') tabIds.add(dispatchTabId);
-  if (TAB_TOOLS_WITHOUT_PAGE_ACCESS.has(tool)) return;
-  for (const id of tabIds) await assertTabAllowed(id);
+  const checked = new Map<number, chrome.tabs.Tab>();
+  if (TAB_TOOLS_WITHOUT_PAGE_ACCESS.has(tool)) return checked;
+  for (const id of tabIds) checked.set(id, await assertTabAllowed(id));
+  return checked;
 }

@@ -36,7 +36,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 export const waitingTools = {
   async browser_wait_for(input, ctx) {
-    const tab = await getTab(input.tabId);
+    const tab = await ctx.tab(input.tabId);
     const given = (['text', 'textGone', 'urlPattern', 'time'] as const).filter((k) => input[k] !== undefined);
     if (given.length !== 1) {
       throw new ToolError(`Pass exactly one of text, textGone, urlPattern or time (got ${given.length ? given.join(', ') : 'none'})`, { code: 'invalid_arguments', category: 'validation' });
