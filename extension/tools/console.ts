@@ -113,22 +113,17 @@ async function readConsole(tabId: number, clear: boolean): Promise<ConsoleEntry[
           if (method === 'Runtime.consoleAPICalled' || method === 'Runtime.exceptionThrown' || method === 'Log.entryAdded') raw.push({ method, params: params as Record<string, unknown> });
         });
         try {
-          await send('Runtime.enable');
-          await send('Log.enable');
-          // Events and command replies share one ordered channel: once this round trip answers,
-          // every replayed message has been delivered.
-          await send('Runtime.evaluate', { expression: '0', silent: true }).catch(() => {});
+          // Commands to one target run in the order sent, and events and replies share one ordered
+          // channel: sent together (one round trip, not three), once the evaluate answers every
+          // replayed message has been delivered.
+          await Promise.all([send('Runtime.enable'), send('Log.enable'), send('Runtime.evaluate', { expression: '0', silent: true }).catch(() => {})]);
           off();
           await resolveObjects(send, raw);
-          if (clear) {
-            await send('Runtime.discardConsoleEntries');
-            await send('Log.clear');
-          }
+          if (clear) await Promise.all([send('Runtime.discardConsoleEntries'), send('Log.clear')]);
         } finally {
           off();
           // Disabled again so the next call's enable replays (enable on an enabled domain does not).
-          await send('Log.disable').catch(() => {});
-          await send('Runtime.disable').catch(() => {});
+          await Promise.all([send('Log.disable').catch(() => {}), send('Runtime.disable').catch(() => {})]);
         }
         const entries: ConsoleEntry[] = [];
         for (const { method, params } of raw) {
