@@ -116,11 +116,23 @@ export class Activity {
     c.tabId = tabId;
     if (title !== undefined) c.tabTitle = title;
     if (url !== undefined) {
-      try {
-        c.origin = new URL(url).origin;
-      } catch {}
+      const origin = this.originOf(url);
+      if (origin !== undefined) c.origin = origin;
     }
     this.changed();
+  }
+
+  /** The last URL parsed and its origin: calls in a row mostly run in the same tab (new URL is not cheap). */
+  private lastUrl: { url: string; origin: string | undefined } | null = null;
+
+  private originOf(url: string): string | undefined {
+    if (this.lastUrl?.url === url) return this.lastUrl.origin;
+    let origin: string | undefined;
+    try {
+      origin = new URL(url).origin;
+    } catch {}
+    this.lastUrl = { url, origin };
+    return origin;
   }
 
   progress(dispatchId: string, p: { progress: number; total?: number; message?: string }): void {

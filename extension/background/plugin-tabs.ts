@@ -21,9 +21,17 @@ export interface CheckedDocument {
 
 export type TabSnapshot = { state: TabState; tabs: TabInfo[] };
 
+/**
+ * A URL that cannot be a file:// one. The URL parser takes the scheme from the text before the
+ * first ':' (after dropping leading spaces/controls and any tab or newline), so text that starts
+ * with exactly "http://" or "https://" has that scheme; insideProtectedFolder parses the URL
+ * (new URL costs more than the rest of a plugin call's checks) only to refuse file:// ones.
+ */
+const isHttp = (url: string) => url.startsWith('https://') || url.startsWith('http://');
+
 /** A page of this plugin (its patterns), never one inside the OpenTabs config folder. */
 export function allowedFor(url: string | undefined, plugin: Pick<PluginInfo, 'urlPatterns' | 'excludePatterns'>): boolean {
-  return urlMatchesPlugin(url, plugin) && !(url !== undefined && insideProtectedFolder(url));
+  return urlMatchesPlugin(url, plugin) && !(url !== undefined && !isHttp(url) && insideProtectedFolder(url));
 }
 
 /** The tab picked for a call shows a page that is not the plugin's (any more). */
