@@ -83,7 +83,8 @@ export async function point(tabId: number, input: { selector?: string; ref?: str
 }
 
 const MODIFIER_BITS: Record<string, number> = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
-const modifierMask = (mods: unknown) => (Array.isArray(mods) ? mods.reduce((m: number, k) => m | (MODIFIER_BITS[String(k)] ?? 0), 0) : 0);
+/** CDP's modifiers bit field for the keys held (Alt, Control, Meta, Shift). */
+export const modifierMask = (mods: unknown) => (Array.isArray(mods) ? mods.reduce((m: number, k) => m | (MODIFIER_BITS[String(k)] ?? 0), 0) : 0);
 
 /** Key definitions for CDP Input.dispatchKeyEvent (named keys; one printable character otherwise). */
 const KEYS: Record<string, { code: string; keyCode: number; text?: string }> = {
@@ -112,16 +113,23 @@ async function pressKey(send: CdpSend, key: string, modifiers: number): Promise<
   }
   // With Ctrl/Alt/Meta held the key is a shortcut, not text.
   const text = modifiers & (1 | 2 | 4) ? undefined : def.text;
-  await send('Input.dispatchKeyEvent', { type: text ? 'keyDown' : 'rawKeyDown', key, code: def.code, windowsVirtualKeyCode: def.keyCode, modifiers, ...(text ? { text, unmodifiedText: text } : {}) });
-  await send('Input.dispatchKeyEvent', { type: 'keyUp', key, code: def.code, windowsVirtualKeyCode: def.keyCode, modifiers });
+  // Sent together: commands to one target run in the order sent, and the page's input queue keeps
+  // that order, so this is the same key press one round trip sooner.
+  await Promise.all([
+    send('Input.dispatchKeyEvent', { type: text ? 'keyDown' : 'rawKeyDown', key, code: def.code, windowsVirtualKeyCode: def.keyCode, modifiers, ...(text ? { text, unmodifiedText: text } : {}) }),
+    send('Input.dispatchKeyEvent', { type: 'keyUp', key, code: def.code, windowsVirtualKeyCode: def.keyCode, modifiers }),
+  ]);
 }
 
-async function click(send: CdpSend, p: { x: number; y: number }, button: string, clickCount: number, modifiers: number): Promise<void> {
-  await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers });
+/** A real mouse click (or double/triple click) at a point of the viewport. */
+export async function click(send: CdpSend, p: { x: number; y: number }, button: string, clickCount: number, modifiers: number): Promise<void> {
+  // One round trip for the whole gesture (see pressKey): move, then press/release per click.
+  const events: Promise<unknown>[] = [send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers })];
   for (let i = 1; i <= clickCount; i++) {
-    await send('Input.dispatchMouseEvent', { type: 'mousePressed', x: p.x, y: p.y, button, clickCount: i, modifiers });
-    await send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: p.x, y: p.y, button, clickCount: i, modifiers });
+    events.push(send('Input.dispatchMouseEvent', { type: 'mousePressed', x: p.x, y: p.y, button, clickCount: i, modifiers }));
+    events.push(send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: p.x, y: p.y, button, clickCount: i, modifiers }));
   }
+  await Promise.all(events);
 }
 
 /** In the page: choose an option by value or visible label and fire input + change like a user would. */

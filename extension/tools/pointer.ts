@@ -14,9 +14,7 @@ import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
-
-const MODIFIER_BITS: Record<string, number> = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
-const modifierMask = (mods: readonly string[] | undefined) => (mods ?? []).reduce((m, k) => m | (MODIFIER_BITS[k] ?? 0), 0);
+import { click, modifierMask } from './acting.ts';
 
 /** Where the mouse was last put in each tab (move_mouse steps start there). */
 const lastMouse = new Map<number, { x: number; y: number }>();
@@ -157,13 +155,7 @@ export const pointerTools = {
     const modifiers = modifierMask(input.modifiers);
     const p = { x: input.x, y: input.y };
     const r = await withDebugger(tabId, (send) =>
-      runWatchingDialogs(tabId, send, async () => {
-        await send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...p, modifiers });
-        for (let i = 1; i <= count; i++) {
-          await send('Input.dispatchMouseEvent', { type: 'mousePressed', ...p, button, clickCount: i, modifiers });
-          await send('Input.dispatchMouseEvent', { type: 'mouseReleased', ...p, button, clickCount: i, modifiers });
-        }
-      }),
+      runWatchingDialogs(tabId, send, () => click(send, p, button, count, modifiers)),
     );
     lastMouse.set(tabId, p);
     return { value: { clicked: true, x: input.x, y: input.y, button, clickCount: count, hit, ...(r.dialog ? dialogNote(r.dialog) : {}) } };

@@ -10,6 +10,7 @@ import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts'
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Acting</title></head><body>
 <button id="count" onclick="this.dataset.n = Number(this.dataset.n || 0) + 1; window.trusted = event.isTrusted; window.mods = [event.shiftKey, event.ctrlKey]">Count</button>
 <button id="dbl" ondblclick="window.dbl = true">Double</button>
+<button id="order">Order</button>
 <form id="f" onsubmit="event.preventDefault(); window.submitted = document.getElementById('name').value">
   <label for="name">Name</label><input id="name" value="old">
 </form>
@@ -22,6 +23,7 @@ const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Acting</ti
   document.getElementById('color').addEventListener('change', (e) => (window.changed = e.target.value));
   const root = document.getElementById('host').attachShadow({ mode: 'open' });
   root.innerHTML = '<button id="inner" onclick="window.inner = true">Inner</button>';
+  for (const t of ['mousedown', 'mouseup', 'click', 'dblclick']) document.getElementById('order').addEventListener(t, () => (window.evOrder ||= []).push(t));
 </script></body></html>`;
 
 let h: BrowserHarness;
@@ -55,6 +57,9 @@ describe('acting tools', () => {
     expect(await win('mods')).toEqual([true, false]);
     await h.callTool('browser_click_element', { tabId, selector: '#dbl', clickCount: 2 });
     expect(await win('dbl')).toBe(true);
+    // The page gets the gesture's events in a person's order.
+    await h.callTool('browser_click_element', { tabId, selector: '#order', clickCount: 2 });
+    expect(await win('evOrder')).toEqual(['mousedown', 'mouseup', 'click', 'mousedown', 'mouseup', 'click', 'dblclick']);
     // Inside an open shadow root.
     expect((await h.callTool('browser_click_element', { tabId, selector: '#inner' })).status).toBe(200);
     expect(await win('inner')).toBe(true);
