@@ -6,12 +6,12 @@
  * A Port's messages reach its own document and nothing else, and a Port cannot outlive or change
  * its document: a call goes only over the Port of the document that was checked. The page is
  * untrusted: every message is checked against its valibot schema and capped on receipt
- * (parsePageMessage; a malformed one is refused with a clear line in the extension log), and
- * attributed to its Port: results, progress and logs count only for calls sent over it, for its
- * plugin.
+ * (parsePageMessage, with the fast path for results of shared/page-message.ts; a malformed one is
+ * refused with a clear line in the extension log), and attributed to its Port: results, progress
+ * and logs count only for calls sent over it, for its plugin.
  */
 import { TAB_PORT_NAME, utf8Bytes, type PortToBridge } from '../../server/protocol/page-channel.ts';
-import { parsePageMessage } from '../../server/protocol/page-channel-schema.ts';
+import { checkPageMessage } from '../shared/page-message.ts';
 import type { DispatchResult, LogEntry, PluginInfo } from '../../server/protocol/methods.ts';
 import { PLUGIN_LOG_BATCH_MAX_BYTES } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
@@ -199,7 +199,7 @@ export class TabPorts {
   /** One message from a page: checked against its schema first; a malformed one is refused. */
   onPageMessage(tabId: number, tp: TabPort, raw: unknown): void {
     if (this.ports.get(tabId) !== tp) return; // a Port another document replaced
-    const checked = parsePageMessage(raw);
+    const checked = checkPageMessage(raw);
     if (!checked.ok) return void extLog('warning', `Tab ${tabId} (${tp.url.slice(0, 200)}): ${checked.error}; refused`);
     const msg = checked.msg;
     switch (msg.type) {

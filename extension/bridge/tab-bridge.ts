@@ -6,12 +6,13 @@
  * reloaded) is replaced.
  *
  * The page is untrusted (any script in it can dispatch the event): every message is checked
- * against its valibot schema and capped here (parsePageMessage) before it crosses the Port, and
- * again in the worker. A malformed one is refused with a warning in the page's console (the
- * first few only: a page could send them in a loop).
+ * against its valibot schema and capped here (parsePageMessage, with the fast path for results of
+ * shared/page-message.ts) before it crosses the Port, and again in the worker. A malformed one is
+ * refused with a warning in the page's console (the first few only: a page could send them in a
+ * loop).
  */
 import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, type PortToBridge } from '../../server/protocol/page-channel.ts';
-import { parsePageMessage } from '../../server/protocol/page-channel-schema.ts';
+import { checkPageMessage } from '../shared/page-message.ts';
 
 /** Malformed messages reported in the console per bridge. */
 const MAX_WARNINGS = 10;
@@ -45,7 +46,7 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
     } catch {
       return refuse('Malformed page message: the event detail is not JSON');
     }
-    const checked = parsePageMessage(raw);
+    const checked = checkPageMessage(raw);
     if (!checked.ok) return refuse(checked.error);
     try {
       port.postMessage(checked.msg);

@@ -1,0 +1,68 @@
+/**
+ * The worker's and tab bridge's side of the page channel: checkPageMessage
+ * (extension/shared/page-message.ts), their check of page messages with a fast path for results,
+ * answers exactly what parsePageMessage (the valibot schema, then the caps) answers, accepted or
+ * refused.
+ */
+import { describe, expect, test } from 'bun:test';
+import { parsePageMessage } from '../../server/protocol/page-channel-schema.ts';
+import { PAGE_MESSAGE_ID_MAX_CHARS, PLUGIN_RESULT_MAX_BYTES } from '../../server/protocol/limits.ts';
+import { checkPageMessage } from '../../extension/shared/page-message.ts';
+
+const long = 'x'.repeat(PAGE_MESSAGE_ID_MAX_CHARS);
+const ids: unknown[] = ['d1', '', long, `${long}y`, 7, null, undefined, ['d1'], { id: 'd1' }, '😀'];
+const oks: unknown[] = [true, false, 'true', 1, null, undefined];
+const values: unknown[] = [undefined, null, { text: 'hi' }, 'x'.repeat(PLUGIN_RESULT_MAX_BYTES + 10), [1, 2], 0, { nested: { deep: [null] } }];
+const errors: unknown[] = [undefined, null, 'boom', { message: 'no', code: 'not_found', category: 'not_found', retryable: true, retryAfterMs: 5 }, { message: 'm'.repeat(100_000), code: 'Bad Code', category: 'nope', retryable: 'yes', retryAfterMs: -1 }, {}];
+
+describe('checkPageMessage', () => {
+  test('every result shape gets the same answer as parsePageMessage', () => {
+    let n = 0;
+    for (const id of ids)
+      for (const plugin of ids)
+        for (const ok of oks)
+          for (const value of values)
+            for (const error of errors) {
+              const raw: Record<string, unknown> = { type: 'result', id, plugin, ok };
+              if (value !== undefined) raw.value = value;
+              if (error !== undefined) raw.error = error;
+              expect(checkPageMessage(raw)).toEqual(parsePageMessage(raw));
+              n++;
+            }
+    expect(n).toBeGreaterThan(10_000);
+  });
+
+  test('missing keys, extra keys, other types and non-objects get the same answer', () => {
+    const cases: unknown[] = [
+      null,
+      undefined,
+      'result',
+      42,
+      [],
+      ['result'],
+      {},
+      { type: 'result' },
+      { type: 'result', plugin: 'p', ok: true },
+      { type: 'result', id: 'd', ok: true },
+      { type: 'result', id: 'd', plugin: 'p' },
+      { type: 'result', id: 'd', plugin: 'p', ok: true, value: undefined },
+      { type: 'result', id: 'd', plugin: 'p', ok: true, extra: 'dropped', value: { a: 1 } },
+      { type: 'RESULT', id: 'd', plugin: 'p', ok: true },
+      { type: 'progress', id: 'd', plugin: 'p', progress: 0.5, total: 1, message: 'half' },
+      { type: 'progress', id: 'd', plugin: 'p', progress: 'half' },
+      { type: 'log', plugin: 'p', id: 'd', level: 'info', message: 'hi', data: { a: 1 }, ts: 1 },
+      { type: 'log', plugin: 'p', level: 'shout', message: { not: 'a string' } },
+      { type: 'registered', plugin: 'p', hash: 'abc' },
+      { type: 'registered', plugin: 'p' },
+      { type: 'call', id: 'd', plugin: 'p', tool: 't', input: {}, config: {} },
+      Object.assign(Object.create(null), { type: 'result', id: 'd', plugin: 'p', ok: false, error: { message: 'x' } }),
+      JSON.parse('{"type":"result","id":"d","plugin":"p","ok":true,"__proto__":{"x":1},"value":{"__proto__":1}}'),
+    ];
+    for (const raw of cases) expect(checkPageMessage(raw)).toEqual(parsePageMessage(raw));
+  });
+
+  test('a result too large becomes result_too_large on either path', () => {
+    const r = checkPageMessage({ type: 'result', id: 'd', plugin: 'p', ok: true, value: 'x'.repeat(PLUGIN_RESULT_MAX_BYTES) });
+    expect(r.ok && r.msg.type === 'result' && !r.msg.ok && r.msg.error.code).toBe('result_too_large');
+  });
+});
