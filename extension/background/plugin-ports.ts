@@ -58,6 +58,13 @@ export interface PortHost {
   logs(entries: LogEntry[]): void;
 }
 
+/**
+ * What goes over the Port to the tab bridge: the message's JSON text, which the bridge hands to
+ * the page as the event detail as it is (the page channel carries JSON text). Posting the object
+ * made the bridge rebuild it from the Port's serialization only to serialize it again.
+ */
+const toBridge = (msg: PortToBridge): string => JSON.stringify(msg);
+
 const tabClosed = (message: string) => new ToolError(`${message}; open the app again and retry`, { code: 'tab_closed', category: 'not_found', retryable: true });
 
 export class TabPorts {
@@ -138,7 +145,7 @@ export class TabPorts {
     return new Promise<DispatchResult>((resolve, reject) => {
       this.calls.set(msg.id, { tabId, plugin: msg.plugin, via, resolve, reject });
       try {
-        via.port.postMessage(msg);
+        via.port.postMessage(toBridge(msg));
       } catch {
         this.calls.delete(msg.id);
         reject(new ToolError(`Tab ${tabId} went away before the call could start; retry`, { code: 'tab_closed', category: 'not_found', retryable: true }));
@@ -154,7 +161,7 @@ export class TabPorts {
     this.rememberFinished(c.via, dispatchId, c.plugin);
     // Only to the document the call went to (its Port dies with it).
     try {
-      c.via.port.postMessage({ type: 'cancel', id: dispatchId, plugin: c.plugin, reason } satisfies PortToBridge);
+      c.via.port.postMessage(toBridge({ type: 'cancel', id: dispatchId, plugin: c.plugin, reason }));
     } catch {}
     c.reject(new ToolError(`Cancelled: ${reason}`, { code: 'cancelled', category: 'internal' }));
   }

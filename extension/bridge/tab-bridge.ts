@@ -64,8 +64,9 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
   }
 
   document.addEventListener(PAGE_TO_BRIDGE_EVENT, onPage);
-  port.onMessage.addListener((msg: PortToBridge) => {
-    document.dispatchEvent(new CustomEvent(BRIDGE_TO_PAGE_EVENT, { detail: JSON.stringify(msg) }));
+  // The worker sends each message as its JSON text (plugin-ports.ts), the page's event detail as is.
+  port.onMessage.addListener((msg: string | PortToBridge) => {
+    document.dispatchEvent(new CustomEvent(BRIDGE_TO_PAGE_EVENT, { detail: typeof msg === 'string' ? msg : JSON.stringify(msg) }));
   });
   port.onDisconnect.addListener(() => {
     handle.alive = false;

@@ -2,12 +2,15 @@
  * The worker's and tab bridge's side of the page channel: checkPageMessage
  * (extension/shared/page-message.ts), their check of page messages with a fast path for results,
  * answers exactly what parsePageMessage (the valibot schema, then the caps) answers, accepted or
- * refused.
+ * refused; and what the worker posts to the bridge is the JSON text the page gets.
  */
 import { describe, expect, test } from 'bun:test';
 import { parsePageMessage } from '../../server/protocol/page-channel-schema.ts';
 import { PAGE_MESSAGE_ID_MAX_CHARS, PLUGIN_RESULT_MAX_BYTES } from '../../server/protocol/limits.ts';
 import { checkPageMessage } from '../../extension/shared/page-message.ts';
+import { TAB_PORT_NAME } from '../../server/protocol/page-channel.ts';
+import type { PluginInfo } from '../../server/protocol/methods.ts';
+import { TabPorts } from '../../extension/background/plugin-ports.ts';
 
 const long = 'x'.repeat(PAGE_MESSAGE_ID_MAX_CHARS);
 const ids: unknown[] = ['d1', '', long, `${long}y`, 7, null, undefined, ['d1'], { id: 'd1' }, '😀'];
@@ -64,5 +67,34 @@ describe('checkPageMessage', () => {
   test('a result too large becomes result_too_large on either path', () => {
     const r = checkPageMessage({ type: 'result', id: 'd', plugin: 'p', ok: true, value: 'x'.repeat(PLUGIN_RESULT_MAX_BYTES) });
     expect(r.ok && r.msg.type === 'result' && !r.msg.ok && r.msg.error.code).toBe('result_too_large');
+  });
+});
+
+describe('TabPorts → tab bridge', () => {
+  test('calls and cancels go over the Port as the JSON text the page gets', async () => {
+    const plugin = { name: 'p', urlPatterns: ['http://127.0.0.1/*'], excludePatterns: [] } as unknown as PluginInfo;
+    const ports = new TabPorts({ pluginsForUrl: () => [plugin], plugin: () => plugin, portClosed: () => {}, registered: () => {}, progress: () => {}, logs: () => {} });
+    const posted: unknown[] = [];
+    const onMessage: ((m: unknown) => void)[] = [];
+    const port = {
+      name: TAB_PORT_NAME,
+      sender: { tab: { id: 7 }, frameId: 0, documentId: 'doc-1', url: 'http://127.0.0.1/app' },
+      onMessage: { addListener: (cb: (m: unknown) => void) => onMessage.push(cb) },
+      onDisconnect: { addListener: () => {} },
+      postMessage: (m: unknown) => posted.push(m),
+      disconnect: () => {},
+    } as unknown as chrome.runtime.Port;
+    ports.attach(port);
+    const tp = ports.get(7)!;
+    const call = ports.call(7, tp, { type: 'call', id: 'd1', plugin: 'p', tool: 't', input: { text: 'hi' }, config: { k: 1 } });
+    expect(posted).toEqual([JSON.stringify({ type: 'call', id: 'd1', plugin: 'p', tool: 't', input: { text: 'hi' }, config: { k: 1 } })]);
+    ports.cancel('d1', 'no longer needed');
+    expect(JSON.parse(posted[1] as string)).toEqual({ type: 'cancel', id: 'd1', plugin: 'p', reason: 'no longer needed' });
+    await expect(call).rejects.toThrow('Cancelled: no longer needed');
+    // The result of a call still counts only over its own Port, through the fast path too.
+    const second = ports.call(7, tp, { type: 'call', id: 'd2', plugin: 'p', tool: 't', input: {}, config: {} });
+    for (const cb of onMessage) cb({ type: 'result', id: 'd2', plugin: 'other', ok: true, value: 1 });
+    for (const cb of onMessage) cb({ type: 'result', id: 'd2', plugin: 'p', ok: true, value: { done: true } });
+    expect(await second).toEqual({ value: { done: true } });
   });
 });
