@@ -42,7 +42,10 @@ const serverHandlers: ServerHandlers = {
   'tool.dispatch': (p) => {
     const argTab = typeof p.input.tabId === 'number' ? p.input.tabId : undefined;
     const tabId = p.tabId ?? argTab;
-    if (tabId !== undefined) void noteTab(p.dispatchId, tabId);
+    // A plugin call reports its tab itself once picked (hooks.callTab, with the title and URL it
+    // read anyway): a lookup here would be a second chrome.tabs.get round trip per call.
+    const reportsTab = p.plugin !== 'browser' && !p.plugin.startsWith(PAGE_PLUGIN_PREFIX);
+    if (tabId !== undefined && !reportsTab) void noteTab(p.dispatchId, tabId);
     return activity.track({ ...p, tool: p.plugin === 'browser' ? p.tool : `${p.plugin}_${p.tool}`, ...(tabId !== undefined ? { tabId } : {}) }, () => runDispatch(p), (reason) => {
       if (p.plugin === 'browser') cancelBuiltin(p.dispatchId, reason);
       else if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) pageTools.cancel(p.dispatchId, reason);
