@@ -59,7 +59,10 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   const log = new ServerLog(join(configDir, 'server.log'));
   const secret = await loadOrCreateSecret(configDir);
   const config = await ConfigStore.open(configDir);
-  const audit = await AuditLog.open(configDir, limits.auditRotateBytes);
+  // The audit files' last-24-hours count is rebuilt once the tools are listed (it can be a 20 MB scan).
+  let toolsListed!: () => void;
+  const listedOrFailed = new Promise<void>((resolve) => (toolsListed = resolve));
+  const audit = await AuditLog.open(configDir, limits.auditRotateBytes, undefined, listedOrFailed);
   if (config.lastLoadError) log.warn('config_reset', { error: config.lastLoadError });
 
   // The parts, in dependency order (server/deps.ts). The hub and the MCP sessions take the
@@ -152,6 +155,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
         ? `Port ${options.port} on ${HOST} is already in use (another OpenTabs server? try \`opentabs status\`, or pick another with --port)`
         : `Cannot listen on ${HOST}:${options.port}: ${(err as Error)?.message ?? err}`;
     log.error('listen_failed', { port: options.port, error: message });
+    toolsListed();
     memory.stop();
     await ctx.mcp.closeAll().catch(() => {});
     ctx.hub.closeAll('server failed to start');
@@ -181,6 +185,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     } catch (err) {
       log.error('startup_discovery_failed', { error: String((err as Error)?.message ?? err) });
     }
+    toolsListed();
     if (options.installExtension === false) return;
     try {
       await Bun.sleep(EXTENSION_INSTALL_DELAY_MS);

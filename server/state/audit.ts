@@ -111,7 +111,11 @@ export class AuditLog {
     return auditPath(this.dir);
   }
 
-  static async open(dir: string, rotateBytes: number, ringSize: number = AUDIT_RING_SIZE): Promise<AuditLog> {
+  /**
+   * `scanAfter`: start counting the last 24 hours from the files once it settles (the server
+   * passes its start-up work, so a 20 MB scan never competes with listing the tools).
+   */
+  static async open(dir: string, rotateBytes: number, ringSize: number = AUDIT_RING_SIZE, scanAfter: Promise<unknown> = Promise.resolve()): Promise<AuditLog> {
     const log = new AuditLog(dir, rotateBytes, ringSize);
     let entries = await readAuditTail(log.path, ringSize);
     if (entries.length < ringSize) {
@@ -124,7 +128,10 @@ export class AuditLog {
     // they are recorded. A rotation while this runs would show the same entries again as
     // audit.log.1, so the rotated generation is then not read.
     const endOffset = log.size;
-    log.dayLoaded = countLastDayFromFiles(log.day, log.path, endOffset, Date.now(), () => !log.rotatedDuringDayScan)
+    const openedAt = Date.now();
+    log.dayLoaded = scanAfter
+      .catch(() => {})
+      .then(() => countLastDayFromFiles(log.day, log.path, endOffset, openedAt, () => !log.rotatedDuringDayScan))
       .catch(() => {})
       .finally(() => {
         log.dayScanDone = true;

@@ -81,3 +81,22 @@ test('DayCounter keeps at most a day of minute buckets', () => {
   // 24 h × 60 minutes, plus the minute the window starts in.
   expect(c.counts(now).total).toBe(24 * 60 + 1);
 });
+
+describe('the start-up scan waits its turn', () => {
+  test('the files are counted only once the given start-up work settles; calls recorded meanwhile count once', async () => {
+    writeFileSync(auditPath(dir), Array.from({ length: 300 }, (_, i) => JSON.stringify(at(i * 60_000, i % 3 !== 0, i))).join('\n') + '\n');
+    let release!: () => void;
+    const startup = new Promise<void>((r) => (release = r));
+    const log = await AuditLog.open(dir, 100 * 1024 * 1024, 10, startup);
+    let loaded = false;
+    void log.dayLoaded.then(() => (loaded = true));
+    await Bun.sleep(50);
+    expect(loaded).toBe(false);
+    expect(log.summary().last24h.total).toBe(0);
+    await log.record(at(0, true)); // recorded before the scan: counted by record, not by the scan
+    release();
+    await log.dayLoaded;
+    expect(log.summary().last24h).toEqual({ total: 301, success: 201, failure: 100 });
+    await log.close();
+  });
+});
