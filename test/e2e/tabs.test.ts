@@ -49,11 +49,11 @@ describe('tab tools', () => {
 
   test('browser_open_tab opens a tab at the URL', async () => {
     const url = h.fixtureUrl('/pages/second.html?opened-by-tool');
-    const opened = h.context.waitForEvent('page', { predicate: (p) => p.url() === url || p.url() === 'about:blank', timeout: 15_000 });
     const result = await ok('browser_open_tab', { url });
     expect(result.id).toBeGreaterThan(0);
-    const page = await opened;
-    await page.waitForURL(url);
+    // The new tab's page, found by its URL (a new tab can show up as about:blank first, and another
+    // blank page would match that too).
+    const page = await waitUntil(() => h.context.pages().find((p) => p.url() === url), `a page at ${url}`);
     await page.waitForLoadState('load');
     expect(await page.title()).toBe('Fixture Second');
     const info = await ok('browser_get_tab_info', { tabId: result.id });
