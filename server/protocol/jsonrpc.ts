@@ -27,7 +27,9 @@ export const WsCloseCode = {
   Shutdown: 1001,
 } as const;
 
-const Id = v.union([v.string(), v.number()]);
+// Numbers first: every id this project sends is a number, and a union builds an issue for each
+// branch that fails before the one that matches.
+const Id = v.union([v.number(), v.string()]);
 
 export const RequestEnvelope = v.object({
   jsonrpc: v.literal(JSONRPC_VERSION),

@@ -59,8 +59,10 @@ export interface AdapterHandle {
 }
 
 /**
- * Messages between the bridge and the service worker over the chrome.runtime Port are the
- * same objects (structured clone), so the service worker speaks BridgeToPage/PageToBridge too.
+ * Messages between the bridge and the service worker over the chrome.runtime Port have the same
+ * shapes as the page's, so the service worker speaks BridgeToPage/PageToBridge too. The worker
+ * sends a PortToBridge as its JSON text, which the bridge hands to the page unchanged (it also
+ * accepts the object); the bridge posts BridgeToPort objects.
  */
 export type PortToBridge = BridgeToPage;
 export type BridgeToPort = PageToBridge;
