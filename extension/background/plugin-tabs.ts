@@ -120,7 +120,8 @@ export function snapshotOf(plugin: PluginInfo, all: chrome.tabs.Tab[], ready: (t
 export function waitForLoad(tabId: number, timeoutMs = 30_000, until: 'load' | 'domcontentloaded' = 'load'): Promise<chrome.tabs.Tab> {
   return new Promise((resolve, reject) => {
     let done = false;
-    const finish = (err?: Error) => {
+    // `tab`: the tab as the event or lookup that ended the wait saw it (no second lookup).
+    const finish = (err?: Error, tab?: chrome.tabs.Tab) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
@@ -128,11 +129,12 @@ export function waitForLoad(tabId: number, timeoutMs = 30_000, until: 'load' | '
       chrome.tabs.onRemoved.removeListener(onRemoved);
       chrome.webNavigation.onDOMContentLoaded.removeListener(onDom);
       if (err) reject(err);
+      else if (tab) resolve(tab);
       else chrome.tabs.get(tabId).then(resolve, reject);
     };
     const timer = setTimeout(() => finish(new ToolError(`Tab ${tabId} did not finish loading within ${timeoutMs} ms`, { code: 'timeout', category: 'timeout', retryable: true })), timeoutMs);
-    const onUpdated = (id: number, info: chrome.tabs.OnUpdatedInfo) => {
-      if (id === tabId && info.status === 'complete') finish();
+    const onUpdated = (id: number, info: chrome.tabs.OnUpdatedInfo, tab: chrome.tabs.Tab) => {
+      if (id === tabId && info.status === 'complete') finish(undefined, tab);
     };
     const onDom = (d: { tabId: number; frameId: number }) => {
       if (until === 'domcontentloaded' && d.tabId === tabId && d.frameId === 0) finish();
@@ -144,7 +146,7 @@ export function waitForLoad(tabId: number, timeoutMs = 30_000, until: 'load' | '
     chrome.tabs.onRemoved.addListener(onRemoved);
     chrome.webNavigation.onDOMContentLoaded.addListener(onDom);
     chrome.tabs.get(tabId).then((t) => {
-      if (t.status === 'complete') finish();
+      if (t.status === 'complete') finish(undefined, t);
     }, () => finish(new ToolError(`Tab ${tabId} does not exist`, { code: 'tab_closed', category: 'not_found' })));
   });
 }
