@@ -12,7 +12,7 @@
  * (server/source-dir.ts): the extension installer (esbuild cannot be bundled) and the plugin
  * drafter.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
@@ -143,13 +143,9 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
 }
 
 /** Remove the bundle and its stamp (start then runs from source). */
-export function removeServerBundle(p: BundlePaths = DEFAULT_PATHS): void {
+function removeServerBundle(p: BundlePaths = DEFAULT_PATHS): void {
   const dir = dirOf(p);
   for (const name of [STAMP_FILE, BUNDLE_FILE, `${BUNDLE_FILE}.jsc`]) rmSync(join(dir, name), { force: true });
-}
-
-export function serverBundleExists(p: BundlePaths = DEFAULT_PATHS): boolean {
-  return existsSync(join(dirOf(p), STAMP_FILE));
 }
 
 /** The command that (re)builds it, runnable from any folder. */

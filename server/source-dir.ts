@@ -11,7 +11,7 @@
 import { join } from 'node:path';
 import { isCompiled } from './cli-command.ts';
 
-export const SERVER_DIR = import.meta.dir;
+const SERVER_DIR = import.meta.dir;
 
 /** Import a module of the source tree, `relative` to server/ (e.g. `extension-install.ts`). */
 export function importFromSource<T>(relative: string): Promise<T> {

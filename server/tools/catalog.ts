@@ -110,7 +110,7 @@ function mcpInputSchema(schema: Record<string, unknown>): Record<string, unknown
  * Validation still runs against the full schema, so an argument out of bounds, or an extra one,
  * gets a clear error naming it.
  */
-export function compactSchema(node: unknown): unknown {
+function compactSchema(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(compactSchema);
   if (node === null || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
