@@ -47,6 +47,12 @@ export const SHUTDOWN_FLUSH_MS = 50;
  * copying) would otherwise hold the first requests of clients that connect as the server starts.
  */
 export const EXTENSION_INSTALL_DELAY_MS = 100;
+/**
+ * The memory keeper (server/state/memory.ts) gives memory back to the system after this long
+ * without an HTTP request. An agent between two tool calls is usually quiet for a few seconds; a
+ * longer pause means it has stopped for now, so the recompile the next call pays is rare.
+ */
+export const MEMORY_RELEASE_IDLE_MS = 10_000;
 /** How long an `ask` call waits for the user's decision in the side panel. */
 export const CONFIRMATION_TIMEOUT_MS = 120_000;
 /**
@@ -101,6 +107,7 @@ export interface Limits {
   handshakeNonceTtlMs: number;
   httpIdleTimeoutSeconds: number;
   mcpSseKeepAliveMs: number;
+  memoryReleaseIdleMs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -117,4 +124,5 @@ export const DEFAULT_LIMITS: Limits = {
   handshakeNonceTtlMs: HANDSHAKE_NONCE_TTL_MS,
   httpIdleTimeoutSeconds: HTTP_IDLE_TIMEOUT_SECONDS,
   mcpSseKeepAliveMs: MCP_SSE_KEEPALIVE_MS,
+  memoryReleaseIdleMs: MEMORY_RELEASE_IDLE_MS,
 };

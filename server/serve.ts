@@ -29,7 +29,7 @@ export interface RunningServer {
   url: string;
   /** Resolves when discovery at start-up has finished. */
   ready: Promise<void>;
-  /** Full collections under load and after it (server/state/memory.ts); the bench can stop it to compare. */
+  /** Full collections under load and after it, memory given back after a quiet spell (server/state/memory.ts); the bench can stop it to compare. */
   memory: MemoryKeeper;
   stop(): Promise<void>;
 }
@@ -133,7 +133,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   followPluginChanges(ctx);
 
   const app = createApp(ctx);
-  const memory = startMemoryKeeper();
+  const memory = startMemoryKeeper(undefined, limits.memoryReleaseIdleMs);
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({

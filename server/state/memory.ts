@@ -13,8 +13,18 @@
  * GROWTH_FLOOR_BYTES) since the last one, checked every CHECK_MS (a collection at this heap size
  * takes a few ms); once requests stop, one last collection so the allocator can return the pages.
  * Cost: a `heapSize()` read per tick, and under load at most two full collections a second.
+ *
+ * A collection alone leaves RSS ≈ 15 MB above its idle figure after a burst of calls: the freed
+ * pages stay with the allocators, and the code compiled for the burst (and for start-up: plugin
+ * discovery, Ajv's schema checks) stays in memory. So once per quiet spell, after
+ * MEMORY_RELEASE_IDLE_MS without a request (start-up counts as activity), `Bun.shrink()`: JSC
+ * drops compiled code, collects, and returns free memory to the system. Measured with
+ * `bun test/bench/server.ts --memory`: anonymous memory back to its idle figure (31 → 16 MB after
+ * 30,000 calls). The price is paid once, by the first call after the spell: ≈ 9 ms instead of
+ * ≈ 1.5 ms while its code is compiled again — invisible next to the seconds of quiet before it.
  */
 import { heapSize } from 'bun:jsc';
+import { MEMORY_RELEASE_IDLE_MS } from '../limits.ts';
 
 /** How often activity and heap growth are looked at. */
 export const MEMORY_CHECK_MS = 250;
@@ -36,15 +46,27 @@ export interface MemoryKeeper {
   stop(): void;
   /** Full collections it ran (health / tests). */
   readonly collections: number;
+  /** Times it gave memory back after a quiet spell (tests). */
+  readonly releases: number;
 }
 
-export function startMemoryKeeper(checkMs = MEMORY_CHECK_MS): MemoryKeeper {
+/** `Bun.shrink` is typed deprecated; guarded so a Bun without it only skips the release. */
+function releaseMemory(): void {
+  const shrink = (Bun as { shrink?: () => void }).shrink;
+  if (typeof shrink === 'function') shrink();
+  else Bun.gc(true);
+}
+
+export function startMemoryKeeper(checkMs = MEMORY_CHECK_MS, releaseIdleMs = MEMORY_RELEASE_IDLE_MS): MemoryKeeper {
   let requests = 0;
   let seen = 0;
   let wasActive = false;
   let collections = 0;
+  let releases = 0;
   let afterLast = heapSize();
   let lastAt = 0;
+  // Start-up is the first spell of use: its code and garbage are released like a burst's.
+  let quietSince: number | null = performance.now();
   const collect = () => {
     Bun.gc(true);
     collections++;
@@ -54,11 +76,23 @@ export function startMemoryKeeper(checkMs = MEMORY_CHECK_MS): MemoryKeeper {
   const timer = setInterval(() => {
     const active = requests !== seen;
     seen = requests;
+    const now = performance.now();
     if (active) {
+      quietSince = null;
       const size = heapSize();
-      if (size > afterLast * GROWTH_FACTOR && size - afterLast > GROWTH_FLOOR_BYTES && performance.now() - lastAt >= MIN_INTERVAL_MS) collect();
-    } else if (wasActive) {
-      collect();
+      if (size > afterLast * GROWTH_FACTOR && size - afterLast > GROWTH_FLOOR_BYTES && now - lastAt >= MIN_INTERVAL_MS) collect();
+    } else {
+      if (wasActive) {
+        collect();
+        quietSince = now;
+      }
+      if (quietSince !== null && now - quietSince >= releaseIdleMs) {
+        // Once per quiet spell: the next release waits for requests and a new spell.
+        quietSince = null;
+        releaseMemory();
+        releases++;
+        afterLast = heapSize();
+      }
     }
     wasActive = active;
   }, checkMs);
@@ -72,6 +106,9 @@ export function startMemoryKeeper(checkMs = MEMORY_CHECK_MS): MemoryKeeper {
     },
     get collections() {
       return collections;
+    },
+    get releases() {
+      return releases;
     },
   };
 }

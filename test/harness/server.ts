@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerContext, ServerOptions } from '../../server/context.ts';
+import type { MemoryKeeper } from '../../server/state/memory.ts';
 import { startServer } from '../../server/serve.ts';
 
 export interface TestServer {
@@ -23,6 +24,8 @@ export interface TestServer {
   ctx: ServerContext;
   /** `{ Authorization: 'Bearer <secret>' }` for fetch. */
   auth: Record<string, string>;
+  /** The server's memory keeper (collections and quiet-spell releases it ran). */
+  memory: MemoryKeeper;
   stop(): Promise<void>;
 }
 
@@ -55,6 +58,7 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
     configDir,
     ctx: running.ctx,
     auth: { Authorization: `Bearer ${secret}` },
+    memory: running.memory,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -1,17 +1,23 @@
 /**
  * The memory keeper (server/state/memory.ts): once requests stop after a burst, it runs one full
- * collection (so freed memory can go back to the system), and stop() ends its timer.
+ * collection (so freed memory can go back to the system); after a quiet spell it gives memory
+ * back once (Bun.shrink: compiled code dropped, free pages returned), and code compiled before
+ * still runs correctly afterwards; stop() ends its timer.
  */
 import { expect, test } from 'bun:test';
 import { startMemoryKeeper } from '../../server/state/memory.ts';
 
+/** Bounded wait for a condition the keeper's timer makes true (no timing is asserted). */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !cond(); i++) await Bun.sleep(5);
+}
+
 test('a burst of requests followed by quiet leads to one full collection; stop() ends it', async () => {
-  const keeper = startMemoryKeeper(5);
+  const keeper = startMemoryKeeper(5, 60_000);
   try {
     expect(keeper.collections).toBe(0);
     for (let i = 0; i < 100; i++) keeper.touch();
-    // Bounded wait for the tick that sees the quiet (no timing asserted, only that it happens).
-    for (let i = 0; i < 400 && keeper.collections === 0; i++) await Bun.sleep(5);
+    await until(() => keeper.collections > 0);
     expect(keeper.collections).toBeGreaterThanOrEqual(1);
   } finally {
     keeper.stop();
@@ -20,4 +26,29 @@ test('a burst of requests followed by quiet leads to one full collection; stop()
   keeper.touch();
   await Bun.sleep(50);
   expect(keeper.collections).toBe(after);
+});
+
+test('memory is given back once per quiet spell (start-up counts as one); code keeps working after it', async () => {
+  // A function that has run hot enough to be compiled, to run again after the release.
+  const sum = (n: number) => {
+    let s = 0;
+    for (let i = 0; i < n; i++) s += i % 7;
+    return s;
+  };
+  const before = Array.from({ length: 2000 }, (_, i) => sum(i));
+  const keeper = startMemoryKeeper(5, 30);
+  try {
+    // Start-up is the first spell: released without any request.
+    await until(() => keeper.releases > 0);
+    expect(keeper.releases).toBe(1);
+    // Quiet goes on: no second release until requests come and stop again.
+    await Bun.sleep(100);
+    expect(keeper.releases).toBe(1);
+    for (let i = 0; i < 10; i++) keeper.touch();
+    await until(() => keeper.releases > 1);
+    expect(keeper.releases).toBe(2);
+    expect(Array.from({ length: 2000 }, (_, i) => sum(i))).toEqual(before);
+  } finally {
+    keeper.stop();
+  }
 });
