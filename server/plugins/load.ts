@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type Ajv from 'ajv';
 import { ajvClass } from '../tools/ajv.ts';
 import { MAX_ADAPTER_BYTES } from '../limits.ts';
-import { parseToolsJson, pluginNameFromPackage } from '../protocol/plugin-manifest.ts';
+import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../protocol/plugin-manifest.ts';
 import type { LoadedPlugin } from './types.ts';
 import { manifestHash, type CheckedManifests } from './schema-cache.ts';
 
@@ -26,24 +26,31 @@ export function adapterHashOf(source: string): string {
 let schemaChecker: Ajv | null = null;
 const checker = (): Ajv => (schemaChecker ??= new (ajvClass())({ strict: false, allErrors: false, validateSchema: true }));
 
-async function readJson(path: string, what: string): Promise<{ ok: true; value: unknown; text: string } | { ok: false; error: string }> {
-  let text: string;
+async function readText(path: string, what: string): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
   try {
-    text = await readFile(path, 'utf8');
+    return { ok: true, text: await readFile(path, 'utf8') };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return { ok: false, error: code === 'ENOENT' ? `${what} is missing (${path})` : `cannot read ${what}: ${(err as Error).message}` };
   }
+}
+
+function parseJson(text: string, what: string): { ok: true; value: unknown } | { ok: false; error: string } {
   try {
-    return { ok: true, value: JSON.parse(text), text };
+    return { ok: true, value: JSON.parse(text) };
   } catch (err) {
     return { ok: false, error: `${what} is not valid JSON: ${(err as Error).message}` };
   }
 }
 
+async function readJson(path: string, what: string): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
+  const read = await readText(path, what);
+  return read.ok ? parseJson(read.text, what) : read;
+}
+
 /**
- * `checked`: manifests already known to hold only valid schemas (schema-cache.ts); without it every
- * schema is checked.
+ * `checked`: manifests already checked, and what they parsed to (schema-cache.ts); without it every
+ * manifest is parsed and every schema checked.
  */
 export async function loadPluginFolder(dir: string, source: 'local' | 'npm', checked?: CheckedManifests): Promise<LoadResult> {
   const pkgRead = await readJson(join(dir, 'package.json'), 'package.json');
@@ -58,25 +65,37 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
   const version = typeof pkg.version === 'string' && pkg.version !== '' ? pkg.version : null;
   if (!version) return { ok: false, name: nameFromPkg, error: 'package.json version: must be a non-empty string' };
 
-  const toolsRead = await readJson(join(dir, 'dist', 'tools.json'), 'dist/tools.json (run `opentabs plugin build`)');
+  const TOOLS_JSON = 'dist/tools.json (run `opentabs plugin build`)';
+  const toolsRead = await readText(join(dir, 'dist', 'tools.json'), TOOLS_JSON);
   if (!toolsRead.ok) return { ok: false, name: nameFromPkg, error: toolsRead.error };
-  const parsed = parseToolsJson(toolsRead.value);
-  if (!parsed.ok) return { ok: false, name: nameFromPkg, error: `dist/tools.json ${parsed.error}` };
-  const m = parsed.value;
-  if (m.name !== nameFromPkg) {
-    return { ok: false, name: nameFromPkg, error: `dist/tools.json name: "${m.name}" does not match package name ${packageName} (expected "${nameFromPkg}")` };
-  }
+  const nameMismatch = (m: ToolsJson): LoadResult | null =>
+    m.name === nameFromPkg ? null : { ok: false, name: nameFromPkg, error: `dist/tools.json name: "${m.name}" does not match package name ${packageName} (expected "${nameFromPkg}")` };
   const hash = checked ? manifestHash(toolsRead.text) : '';
-  if (!checked?.has(hash)) {
-    for (const [i, t] of m.tools.entries()) {
-      for (const key of ['inputSchema', 'outputSchema'] as const) {
-        const schema = t[key];
-        if (schema && !checker().validateSchema(schema)) {
-          return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${checker().errorsText(checker().errors)}` };
+  // The same text passed every check before, under the same rules: its parsed form is reused.
+  let m = checked?.parsed(hash);
+  if (m) {
+    const mismatch = nameMismatch(m);
+    if (mismatch) return mismatch;
+  } else {
+    const raw = parseJson(toolsRead.text, TOOLS_JSON);
+    if (!raw.ok) return { ok: false, name: nameFromPkg, error: raw.error };
+    const parsed = parseToolsJson(raw.value);
+    if (!parsed.ok) return { ok: false, name: nameFromPkg, error: `dist/tools.json ${parsed.error}` };
+    m = parsed.value;
+    const mismatch = nameMismatch(m);
+    if (mismatch) return mismatch;
+    if (!checked?.has(hash)) {
+      for (const [i, t] of m.tools.entries()) {
+        for (const key of ['inputSchema', 'outputSchema'] as const) {
+          const schema = t[key];
+          if (schema && !checker().validateSchema(schema)) {
+            return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${checker().errorsText(checker().errors)}` };
+          }
         }
       }
+      checked?.add(hash);
     }
-    checked?.add(hash);
+    checked?.addParsed(hash, m);
   }
 
   const adapterPath = join(dir, 'dist', 'adapter.js');

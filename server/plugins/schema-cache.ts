@@ -1,13 +1,21 @@
 /**
- * Plugin manifests whose JSON Schemas were already checked, remembered across runs so a start
- * with many plugins does not load Ajv and compile its meta-schema (≈45 ms) just to find the same
- * schemas valid again. Keyed by the SHA-256 of dist/tools.json's exact text and the Ajv version;
- * only manifests whose every schema passed are recorded, so the cache can skip a check, never
- * accept what a check would refuse. A missing, unreadable or malformed cache file counts as empty.
+ * Plugin manifests already checked, remembered across runs, so a start with many plugins does not
+ * do again what gave the same answer last time:
+ *   - JSON Schema validity (Ajv): loading Ajv and compiling its meta-schema costs ≈ 45 ms. Keyed
+ *     by the SHA-256 of dist/tools.json's exact text and the Ajv version.
+ *   - the manifest's parsed form (valibot, plugin-manifest.ts): ≈ 15 ms for 2,000 tools in a
+ *     fresh process. Keyed by the same hash and by RULES, a hash of the text of the files that
+ *     define the rules (plugin-manifest.ts, match-pattern.ts) and the valibot version, so a rule
+ *     that changes in any way makes every manifest be parsed again. Not used by the single-file
+ *     binary (it has no source files to hash), which parses every time.
+ * Only manifests that passed every check are recorded, so the cache can skip a check, never accept
+ * what a check would refuse. A missing, unreadable or malformed cache file counts as empty.
  * Stored in <config dir>/cache/checked-manifests.json (written atomically, 0600).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isCompiled } from '../cli-command.ts';
+import type { ToolsJson } from '../protocol/plugin-manifest.ts';
 import { writeFileAtomic } from '../state/atomic.ts';
 
 /** Oldest entries are dropped beyond this (a plugin rebuilt often leaves one hash per build). */
@@ -26,6 +34,24 @@ function currentAjvVersion(): string {
   return ajvVersion;
 }
 
+/** The files whose code decides what a manifest parses to, relative to server/. */
+const RULE_FILES = ['protocol/plugin-manifest.ts', 'protocol/match-pattern.ts'];
+let rulesKey: string | null | undefined;
+/** Hash of the parsing rules (null when they cannot be read: then parsed forms are not cached). */
+function currentRulesKey(): string | null {
+  if (rulesKey === undefined) {
+    try {
+      if (isCompiled()) throw new Error('no source files');
+      const serverDir = join(import.meta.dir, '..');
+      const valibot = String((require('valibot/package.json') as { version?: unknown }).version ?? '');
+      rulesKey = Bun.SHA256.hash([`valibot ${valibot}`, ...RULE_FILES.map((f) => readFileSync(join(serverDir, f), 'utf8'))].join('\0'), 'hex');
+    } catch {
+      rulesKey = null;
+    }
+  }
+  return rulesKey;
+}
+
 /** SHA-256 (hex) of the manifest's text; Bun's one-shot hasher, ≈ 4× faster than node:crypto's here. */
 export function manifestHash(toolsJsonText: string): string {
   return Bun.SHA256.hash(toolsJsonText, 'hex');
@@ -33,13 +59,19 @@ export function manifestHash(toolsJsonText: string): string {
 
 export class CheckedManifests {
   private readonly hashes: Set<string>;
+  /** hash → the parsed manifest as JSON text (each hit parses its own copy: nothing is shared). */
+  private readonly parsedByHash: Map<string, string>;
+  /** Parsed forms looked up or added since open: the ones saved (the file holds current plugins). */
+  private readonly used = new Set<string>();
   private dirty = false;
 
   private constructor(
     private readonly dir: string | null,
     hashes: string[],
+    parsed: Record<string, string> = {},
   ) {
     this.hashes = new Set(hashes);
+    this.parsedByHash = new Map(Object.entries(parsed));
   }
 
   /** An in-memory cache (CLI commands and tests that must not write into a config dir). */
@@ -50,9 +82,11 @@ export class CheckedManifests {
   static open(configDir: string): CheckedManifests {
     const dir = join(configDir, 'cache');
     try {
-      const data = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as { ajv?: unknown; hashes?: unknown };
-      if (data.ajv === currentAjvVersion() && Array.isArray(data.hashes) && data.hashes.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h))) {
-        return new CheckedManifests(dir, data.hashes as string[]);
+      const data = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as { ajv?: unknown; hashes?: unknown; rules?: unknown; parsed?: unknown };
+      if (data.ajv === currentAjvVersion() && Array.isArray(data.hashes) && data.hashes.every(isHash)) {
+        const rules = currentRulesKey();
+        const parsed = rules !== null && data.rules === rules && isParsedMap(data.parsed) ? data.parsed : {};
+        return new CheckedManifests(dir, data.hashes as string[], parsed);
       }
     } catch {}
     return new CheckedManifests(dir, []);
@@ -69,15 +103,46 @@ export class CheckedManifests {
     this.dirty = true;
   }
 
+  /** The manifest with this hash as it parsed before (a fresh copy), if it passed every check. */
+  parsed(hash: string): ToolsJson | undefined {
+    const text = this.parsedByHash.get(hash);
+    if (text === undefined || currentRulesKey() === null) return undefined;
+    try {
+      const value = JSON.parse(text) as ToolsJson;
+      this.used.add(hash);
+      return value;
+    } catch {
+      this.parsedByHash.delete(hash);
+      return undefined;
+    }
+  }
+
+  /** Record what a manifest that passed every check parsed to. */
+  addParsed(hash: string, value: ToolsJson): void {
+    if (currentRulesKey() === null) return;
+    this.used.add(hash);
+    if (this.parsedByHash.has(hash)) return;
+    this.parsedByHash.set(hash, JSON.stringify(value));
+    this.dirty = true;
+  }
+
   async save(): Promise<void> {
     if (!this.dirty || this.dir === null) return;
     this.dirty = false;
     const list = [...this.hashes].slice(-MAX_ENTRIES);
+    const rules = currentRulesKey();
+    const parsed = Object.fromEntries([...this.used].flatMap((h) => (this.parsedByHash.has(h) ? [[h, this.parsedByHash.get(h)!]] : [])));
     try {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      await writeFileAtomic(join(this.dir, FILE), JSON.stringify({ ajv: currentAjvVersion(), hashes: list }), 0o600);
+      await writeFileAtomic(join(this.dir, FILE), JSON.stringify({ ajv: currentAjvVersion(), hashes: list, ...(rules !== null ? { rules, parsed } : {}) }), 0o600);
     } catch {
       // A cache that cannot be written only costs the next start its speed.
     }
   }
+}
+
+const isHash = (h: unknown): boolean => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h);
+
+function isParsedMap(x: unknown): x is Record<string, string> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x) && Object.entries(x).every(([k, v]) => isHash(k) && typeof v === 'string');
 }

@@ -1,8 +1,9 @@
 /**
  * Plugin manifests already checked are remembered across runs (cache/checked-manifests.json), so
- * a start with many plugins skips loading Ajv; what is refused does not change: a manifest is
- * remembered only when every schema passed, an edited manifest is checked again, and a corrupt
- * cache file is ignored.
+ * a start with many plugins skips loading Ajv and re-parsing each manifest; what is refused does
+ * not change: a manifest is remembered only when it parsed and every schema passed, an edited
+ * manifest is checked again, a parsed form made under other rules (or malformed) is never used,
+ * and a corrupt cache file is ignored.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -69,4 +70,71 @@ test('a corrupt or foreign cache file is ignored, never trusted', async () => {
     expect(cache.has(manifestHash(toolsText(bad)))).toBe(false);
     expect((await loadPluginFolder(bad, 'local', cache)).ok).toBe(false);
   }
+});
+
+// ---- the parsed form (valibot's output) is remembered too, under the same rules only
+
+test('a manifest that passed is loaded from its remembered parsed form, with the same result as a fresh parse', async () => {
+  const dir = plugin('parsed', { type: 'object', properties: { id: { type: 'string', description: 'Item id' } } });
+  const fresh = await loadPluginFolder(dir, 'local');
+  const cache = CheckedManifests.open(cfg);
+  const first = await loadPluginFolder(dir, 'local', cache);
+  await cache.save();
+  const saved = JSON.parse(readFileSync(cacheFile(), 'utf8'));
+  expect(typeof saved.rules).toBe('string');
+  expect(Object.keys(saved.parsed)).toEqual([manifestHash(toolsText(dir))]);
+  const reopened = CheckedManifests.open(cfg);
+  const hit = reopened.parsed(manifestHash(toolsText(dir)));
+  expect(hit?.name).toBe('parsed');
+  const second = await loadPluginFolder(dir, 'local', reopened);
+  expect(second).toEqual(fresh);
+  expect(first).toEqual(fresh);
+  // Each hit is its own copy: changing one never reaches the next.
+  (reopened.parsed(manifestHash(toolsText(dir)))!.tools[0] as { description: string }).description = 'changed';
+  expect(reopened.parsed(manifestHash(toolsText(dir)))!.tools[0]!.description).toBe('Go.');
+});
+
+test('parsed forms made under other rules, or malformed, are never used; refused manifests are never remembered', async () => {
+  const dir = plugin('rules', { type: 'object' });
+  const hash = manifestHash(toolsText(dir));
+  const cache = CheckedManifests.open(cfg);
+  expect((await loadPluginFolder(dir, 'local', cache)).ok).toBe(true);
+  await cache.save();
+  const saved = JSON.parse(readFileSync(cacheFile(), 'utf8'));
+  // A forged entry (a reserved plugin name the parser refuses) under other rules: ignored.
+  const forged = JSON.stringify({ ...JSON.parse(saved.parsed[hash]), name: 'browser' });
+  writeFileSync(cacheFile(), JSON.stringify({ ...saved, rules: 'other-rules', parsed: { [hash]: forged } }));
+  expect(CheckedManifests.open(cfg).parsed(hash)).toBeUndefined();
+  // Malformed parsed entries: the file's parsed part is ignored, the entry that is not JSON too.
+  for (const parsed of [[1, 2], { [hash]: 42 }, { 'not-a-hash': '{}' }]) {
+    writeFileSync(cacheFile(), JSON.stringify({ ...saved, parsed }));
+    expect(CheckedManifests.open(cfg).parsed(hash)).toBeUndefined();
+  }
+  writeFileSync(cacheFile(), JSON.stringify({ ...saved, parsed: { [hash]: '{ truncated' } }));
+  const broken = CheckedManifests.open(cfg);
+  expect(broken.parsed(hash)).toBeUndefined();
+  expect((await loadPluginFolder(dir, 'local', broken)).ok).toBe(true);
+
+  // A manifest the parser refuses, or whose schema is invalid, gets no parsed entry.
+  const reserved = join(root, 'reserved');
+  mkdirSync(join(reserved, 'dist'), { recursive: true });
+  writeFileSync(join(reserved, 'package.json'), JSON.stringify({ name: 'opentabs-plugin-browser', version: '1.0.0' }));
+  writeFileSync(join(reserved, 'dist', 'tools.json'), JSON.stringify({ name: 'browser', displayName: 'b', description: 'd', version: '1', urlPatterns: ['https://x.example/*'], tools: [{ name: 'go', description: 'Go.', inputSchema: { type: 'object' } }] }));
+  writeFileSync(join(reserved, 'dist', 'adapter.js'), '(()=>{})();\n');
+  const bad = plugin('badschema', { type: 'object', properties: { id: { type: 'no-such-type' } } });
+  const c2 = CheckedManifests.open(cfg);
+  expect((await loadPluginFolder(reserved, 'local', c2)).ok).toBe(false);
+  expect((await loadPluginFolder(bad, 'local', c2)).ok).toBe(false);
+  expect(c2.parsed(manifestHash(toolsText(reserved)))).toBeUndefined();
+  expect(c2.parsed(manifestHash(toolsText(bad)))).toBeUndefined();
+});
+
+test('a remembered manifest whose package was renamed is still refused for the name mismatch', async () => {
+  const dir = plugin('renamed', { type: 'object' });
+  const cache = CheckedManifests.open(cfg);
+  expect((await loadPluginFolder(dir, 'local', cache)).ok).toBe(true);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'opentabs-plugin-other', version: '1.0.0' }));
+  const r = await loadPluginFolder(dir, 'local', cache);
+  expect(r.ok).toBe(false);
+  if (!r.ok) expect(r.error).toContain('does not match package name');
 });
