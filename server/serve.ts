@@ -21,6 +21,7 @@ import { McpSessions } from './mcp/sessions.ts';
 import { InFlightCalls } from './tools/in-flight.ts';
 import { ConcurrencyGate } from './tools/gate.ts';
 import { startMemoryKeeper, type MemoryKeeper } from './state/memory.ts';
+import { manifestCacheWritten } from './plugins/schema-cache.ts';
 import { importFromSource } from './source-dir.ts';
 
 export interface RunningServer {
@@ -230,6 +231,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     await step('watcher', () => ctx.plugins.stopWatching());
     memory.stop();
     await step('ready', () => ready);
+    await step('manifest cache', () => manifestCacheWritten());
     await step('audit', () => ctx.audit.close());
     rmSync(join(configDir, 'server.pid'), { force: true });
     log.info('stopped', {});

@@ -126,19 +126,32 @@ export class CheckedManifests {
     this.dirty = true;
   }
 
-  async save(): Promise<void> {
-    if (!this.dirty || this.dir === null) return;
+  save(): Promise<void> {
+    if (!this.dirty || this.dir === null) return Promise.resolve();
     this.dirty = false;
+    const dir = this.dir;
     const list = [...this.hashes].slice(-MAX_ENTRIES);
     const rules = currentRulesKey();
     const parsed = Object.fromEntries([...this.used].flatMap((h) => (this.parsedByHash.has(h) ? [[h, this.parsedByHash.get(h)!]] : [])));
-    try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      await writeFileAtomic(join(this.dir, FILE), JSON.stringify({ ajv: currentAjvVersion(), hashes: list, ...(rules !== null ? { rules, parsed } : {}) }), 0o600);
-    } catch {
-      // A cache that cannot be written only costs the next start its speed.
-    }
+    const text = JSON.stringify({ ajv: currentAjvVersion(), hashes: list, ...(rules !== null ? { rules, parsed } : {}) });
+    const write = (async () => {
+      try {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        await writeFileAtomic(join(dir, FILE), text, 0o600);
+      } catch {
+        // A cache that cannot be written only costs the next start its speed.
+      }
+    })();
+    pendingWrites.add(write);
+    void write.finally(() => pendingWrites.delete(write));
+    return write;
   }
+}
+
+/** Cache files still being written: the server's stop waits for them, so a quick stop keeps them. */
+const pendingWrites = new Set<Promise<void>>();
+export async function manifestCacheWritten(): Promise<void> {
+  await Promise.all([...pendingWrites]);
 }
 
 const isHash = (h: unknown): boolean => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h);
