@@ -28,6 +28,17 @@ export function rssOf(pid: number): number {
   }
 }
 
+/** RSS split into anonymous memory and file-backed pages (code), in MB, as a label. */
+export function rssSplitOf(pid: number): string {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)\\s+kB`).exec(status)?.[1] ?? NaN);
+    return `anon ${(kb('RssAnon') / 1024).toFixed(1)}, file ${(kb('RssFile') / 1024).toFixed(1)}`;
+  } catch {
+    return 'anon ?, file ?';
+  }
+}
+
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
 export function stopProc(proc: ChildProcess, graceMs = 5_000): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
