@@ -2,7 +2,6 @@
  * The managed install prefix (<configDir>/plugins) driven through the npm CLI. Every command runs
  * with install scripts disabled (--ignore-scripts): installing a plugin never runs its code.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -23,7 +22,10 @@ export interface NpmResult {
 const NPM = process.env.OPENTABS_NPM ?? 'npm';
 
 /** Run npm; every output line goes to onLine (progress), the full output is returned. */
-export function runNpm(args: string[], cwd: string, onLine?: (line: string) => void): Promise<NpmResult> {
+export async function runNpm(args: string[], cwd: string, onLine?: (line: string) => void): Promise<NpmResult> {
+  // Loaded on first use: node:child_process takes ≈ 2 ms to load, which every server start would
+  // pay for what only plugin installs and searches use.
+  const { spawn } = await import('node:child_process');
   return new Promise((resolve) => {
     const child = spawn(NPM, args, {
       cwd,
