@@ -9,7 +9,6 @@ import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { EmbeddedFile } from '../embedded-extension.ts';
-import { renderMcpConfig } from '../mcp-config.ts';
 import { CliError, c, err, out, say } from '../output.ts';
 import { selfCommand } from '../self.ts';
 import { loadServer } from '../server-bundle.ts';
@@ -30,6 +29,11 @@ Options:
 
 Environment: OPENTABS_CONFIG_DIR (default ~/.opentabs), PORT,
 OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS=1 (treat every 'ask' tool as 'auto').`;
+
+/** The MCP client configuration text, loaded only when printed (first run or --show-config). */
+async function mcpConfig(url: string, secret: string, dir: string): Promise<string> {
+  return (await import('../mcp-config.ts')).renderMcpConfig(url, secret, dir);
+}
 
 /** How long --background waits for the child's /health. Generous: the machine may be busy. */
 const BACKGROUND_START_TIMEOUT_MS = 60_000;
@@ -70,7 +74,7 @@ export const command: Command = {
       if (values.port === undefined && !process.env.PORT) {
         say(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
         const secret = secretFor(dir);
-        if (values['show-config'] && secret) say(`\n${renderMcpConfig(url, secret, dir)}`);
+        if (values['show-config'] && secret) say(`\n${await mcpConfig(url, secret, dir)}`);
         return 0;
       }
       throw new CliError(
@@ -84,7 +88,7 @@ export const command: Command = {
       if (owner.kind === 'opentabs') {
         say(`OpenTabs server is already running on http://${HOST}:${port}.`);
         const secret = secretFor(dir);
-        if (values['show-config'] && secret) say(`\n${renderMcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
+        if (values['show-config'] && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
         return 0;
       }
       if (owner.kind === 'other') {
@@ -145,7 +149,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
   say(c.dim(`Config dir: ${dir}  ·  Extension folder: ${join(dir, 'extension')}  ·  Stop with Ctrl-C or \`opentabs stop\``));
   if (showConfig) {
     const secret = running.ctx.secret ?? secretFor(dir) ?? '<secret>';
-    say(`\n${renderMcpConfig(running.url, secret, dir)}`);
+    say(`\n${await mcpConfig(running.url, secret, dir)}`);
   }
   // Keep running; serve.ts handles SIGINT/SIGTERM.
   return -1;
@@ -203,7 +207,7 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
   say(c.dim(`Logs: ${logPath}  ·  Stop with \`opentabs stop\``));
   if (showConfig) {
     const secret = secretFor(dir) ?? '<secret>';
-    say(`\n${renderMcpConfig(url, secret, dir)}`);
+    say(`\n${await mcpConfig(url, secret, dir)}`);
   }
   return 0;
 }
