@@ -16,7 +16,7 @@ export interface PluginScan {
 
 /** What the server would discover (same code), read-only: nothing is created or written. */
 export async function scanPlugins(configDir: string): Promise<PluginScan> {
-  const found = await discoverPlugins(configDir, readConfigSnapshot(configDir).localPlugins);
+  const found = await discoverPlugins(configDir, readConfigSnapshot(configDir).localPlugins, { readOnly: true });
   return { plugins: found.plugins.map((p) => p.plugin), failed: found.failed, discoveryErrors: found.errors };
 }
 

@@ -24,7 +24,11 @@ export function localPluginPaths(configDir: string, list: string[] | undefined):
 /** One cache per config dir for the life of the process; it is re-saved after each discovery that added to it. */
 const checkedByDir = new Map<string, CheckedManifests>();
 
-export async function discoverPlugins(configDir: string, localPluginsFromConfig: string[] | undefined): Promise<Discovered> {
+/**
+ * `readOnly`: use the manifest cache but never write it (CLI commands that only look; a process
+ * that exits right after would otherwise cut the write short).
+ */
+export async function discoverPlugins(configDir: string, localPluginsFromConfig: string[] | undefined, opts: { readOnly?: boolean } = {}): Promise<Discovered> {
   const localPaths = localPluginPaths(configDir, localPluginsFromConfig);
   const npmDirs = await installedPluginDirs(configDir);
   const candidates = [
@@ -35,7 +39,7 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
   let checked = checkedByDir.get(configDir);
   if (!checked) checkedByDir.set(configDir, (checked = CheckedManifests.open(configDir)));
   const results = await Promise.all(candidates.map(async (c) => ({ ...c, r: await loadPluginFolder(c.dir, c.source, checked) })));
-  void checked.save();
+  if (!opts.readOnly) void checked.save();
   const chosen = new Map<string, { plugin: LoadedPlugin; adapterSource: string }>();
   const failed: FailedPlugin[] = [];
   const errors: string[] = [];

@@ -6,6 +6,7 @@
 import { OpenTabsError } from '../errors.ts';
 import { ConfigStore } from '../state/config.ts';
 import { discoverPlugins, type Discovered } from './discover.ts';
+import { manifestCacheWritten } from './schema-cache.ts';
 import { loadPluginFolder } from './load.ts';
 import { pluginNameFromPackage, resolveSettings } from '../protocol/plugin-manifest.ts';
 import { installedPluginDirs, installPrefix, npmInstall, npmUninstall } from './npm.ts';
@@ -22,7 +23,10 @@ export interface PluginListing {
 
 async function discover(configDir: string): Promise<{ store: ConfigStore; found: Discovered }> {
   const store = await ConfigStore.open(configDir);
-  return { store, found: await discoverPlugins(configDir, store.get().localPlugins) };
+  const found = await discoverPlugins(configDir, store.get().localPlugins);
+  // The CLI exits right after: let the manifest cache file be written whole.
+  await manifestCacheWritten();
+  return { store, found };
 }
 
 export async function listPlugins(configDir: string): Promise<PluginListing> {

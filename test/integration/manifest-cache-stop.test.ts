@@ -1,7 +1,9 @@
 /**
  * The manifest cache (cache/checked-manifests.json: schema checks and parsed forms) is written in
  * the background after discovery; a server stopped right after its tools are listed (SIGTERM, as
- * `opentabs stop` and the bench do) still leaves it complete, so the next start uses it.
+ * `opentabs stop` and the bench do) still leaves it complete, so the next start uses it. CLI
+ * commands that run discovery without a server either only read it (listing) or wait for the
+ * write before exiting (install, remove, configure): no half-written temp file is left behind.
  */
 import { afterAll, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -40,4 +42,29 @@ test('SIGTERM right after the tools are listed: the cache file holds every plugi
   const hashes = plugins.map((p) => manifestHash(readFileSync(join(p, 'dist', 'tools.json'), 'utf8')));
   expect([...cache.hashes].sort()).toEqual([...hashes].sort());
   expect(Object.keys(cache.parsed).sort()).toEqual([...hashes].sort());
+});
+
+test('CLI commands without a server: `plugin list` only reads the manifest cache; `plugin configure` leaves it whole, no temp files', async () => {
+  const cfg = join(dir, 'cli-state');
+  const { mkdirSync, readdirSync, existsSync } = await import('node:fs');
+  mkdirSync(cfg, { recursive: true });
+  const plugin = writeTestPlugin(join(dir, 'cli-src'), 'clicache', [{ name: 'go' }], { region: { type: 'string' } });
+  writeFileSync(join(cfg, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins: [plugin], permissions: {}, pluginSettings: {} }));
+  const run = async (args: string[]) => {
+    const p = Bun.spawn([process.execPath, MAIN, ...args], { cwd: ROOT, env: cliEnv(cfg), stdout: 'pipe', stderr: 'pipe' });
+    const [out, errText, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    return { out, err: errText, code };
+  };
+  const list = await run(['plugin', 'list', '--port', '1']);
+  expect(list.code).toBe(0);
+  expect(list.out).toContain('clicache');
+  // Read-only: nothing written into the config dir's cache.
+  expect(existsSync(join(cfg, 'cache'))).toBe(false);
+
+  const configure = await run(['plugin', 'configure', 'clicache', 'region=eu', '--port', '1']);
+  expect(configure.code).toBe(0);
+  const files = readdirSync(join(cfg, 'cache'));
+  expect(files).toEqual(['checked-manifests.json']);
+  const cache = JSON.parse(readFileSync(join(cfg, 'cache', 'checked-manifests.json'), 'utf8')) as { parsed: Record<string, string> };
+  expect(Object.keys(cache.parsed)).toEqual([manifestHash(readFileSync(join(plugin, 'dist', 'tools.json'), 'utf8'))]);
 });
