@@ -86,13 +86,31 @@ function settingsToggles(): HTMLElement[] {
   ];
 }
 
+/** The settings form whose re-render waits for focus to leave it (see render). */
+let formInUse: HTMLFormElement | null = null;
+/** A pointer button is down: a click is under way, which a rebuild before its release would swallow. */
+let pointerDown = false;
+document.addEventListener('pointerdown', () => (pointerDown = true), true);
+document.addEventListener('pointerup', () => (pointerDown = false), true);
+
+/** Render the plugins section again once focus leaves `form` (not when it moves inside it, e.g. to Save). */
+function renderPluginsWhenLeft(form: HTMLFormElement): void {
+  if (formInUse === form) return;
+  formInUse = form;
+  const onOut = (e: FocusEvent) => {
+    if (e.relatedTarget instanceof Node && form.contains(e.relatedTarget)) return;
+    form.removeEventListener('focusout', onOut);
+    formInUse = null;
+    // Rebuild after any click under way has completed (and submitted), never between its press
+    // and its release (where focus may leave the form first, as on a button that takes no focus).
+    if (pointerDown) document.addEventListener('pointerup', () => setTimeout(render, 0), { once: true, capture: true });
+    else setTimeout(render, 0);
+  };
+  form.addEventListener('focusout', onOut);
+}
+
 function render(): void {
   if (!state) return;
-  // Don't yank a settings field from under the user's cursor; render when they leave it.
-  if (document.activeElement instanceof HTMLInputElement && document.activeElement.closest('form')) {
-    document.activeElement.addEventListener('blur', () => render(), { once: true });
-    return;
-  }
   const cfg = state.config;
   renderHeader(state.connection, cfg);
   const errors: HTMLElement[] = [];
@@ -103,7 +121,13 @@ function render(): void {
   section('approvals', renderApprovals(state.pending, (id, decision, alwaysAllow) => send({ type: 'confirm', id, decision, alwaysAllow })));
   const busy = new Set(state.running.map((c) => c.tabId).filter((t): t is number => t !== undefined));
   const byName = new Map(state.plugins.map((p) => [p.name, p]));
-  section(
+  // A settings form in use (focus on a field or on its Save button) is left as it is while the
+  // rest of the panel stays live: rebuilding it would drop what the user typed, and a rebuild
+  // between pressing and releasing Save would swallow the click. Calls running in the meantime
+  // update the panel all the time, so this is the common case, not a corner.
+  const editing = document.activeElement instanceof Element ? document.activeElement.closest<HTMLFormElement>('form[data-settings]') : null;
+  if (editing) renderPluginsWhenLeft(editing);
+  else section(
     'plugins',
     renderPlugins(
       cfg?.plugins ?? state.plugins,
@@ -113,7 +137,7 @@ function render(): void {
       (plugin, settings) => void request('config.setPluginSettings', { plugin, settings }),
     ),
   );
-  if (cfg?.failedPlugins.length) {
+  if (!editing && cfg?.failedPlugins.length) {
     document.getElementById('plugins')!.append(
       h('h2', {}, 'Failed to load'),
       ...cfg.failedPlugins.map((f) => h('div', { class: 'card', 'data-failed': f.name ?? f.path, 'data-testid': 'failed-plugin' }, h('strong', {}, f.name ?? f.path), h('div', { class: 'error' }, f.error))),

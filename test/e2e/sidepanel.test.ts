@@ -124,6 +124,23 @@ describe('side panel', () => {
     expect(r.status).toBe(200);
   });
 
+  test('a settings form in use survives panel updates: the typed text stays and Save still saves', async () => {
+    const form = panel.locator('form[data-settings="fixture"]');
+    const input = form.locator('input[name="greeting"]');
+    await input.fill('typed while calls run');
+    // Calls finishing now update the panel (activity) while the field has focus.
+    const done = await panel.locator('[data-testid="activity-done"]').count();
+    for (let i = 0; i < 3; i++) expect((await h.callTool('fixture_echo', { text: `busy ${i}` })).status).toBe(200);
+    await waitUntil(async () => ((await panel.locator('[data-testid="activity-done"]').count()) >= done + 3 ? true : null), 'the panel to show the three calls');
+    // The form was not rebuilt under the user: the text is still there, and one click saves it.
+    expect(await input.inputValue()).toBe('typed while calls run');
+    await form.locator('button[type="submit"]').click();
+    await waitUntil(() => config().pluginSettings?.fixture?.greeting === 'typed while calls run', 'greeting saved by the one click');
+    // Once focus leaves the form, the plugins section is current again (the saved value shown).
+    await panel.locator('#tool-filter').focus();
+    await waitUntil(async () => ((await panel.locator('form[data-settings="fixture"] input[name="greeting"]').inputValue()) === 'typed while calls run' ? true : null), 'the rebuilt form to show the saved value');
+  });
+
   test('shows "authentication failed" when the server refuses the secret, and recovers', async () => {
     const real = h.srv.ctx.secret;
     // As if the extension were loaded from a folder with another secret: the server no longer accepts it.
