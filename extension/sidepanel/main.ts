@@ -1,5 +1,6 @@
 /**
- * The side panel: plain DOM, re-rendered from the worker's PanelState on every push. It never
+ * The side panel: plain DOM, re-rendered from the worker's PanelState on every push (a section the
+ * user is operating waits until they are done with it: in-use.ts). It never
  * talks to the server itself; config.* requests and Stop go through the worker, which accepts them
  * only from the real side panel. Sections: header (connection), activity (running calls, recent
  * ones), approvals, plugins, tools with their permissions (filterable), settings.
@@ -9,6 +10,7 @@ import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type WorkerToPane
 import { renderActivity, tickElapsed } from './activity-view.ts';
 import { renderApprovals } from './approvals.ts';
 import { h } from './dom.ts';
+import { heldForUser } from './in-use.ts';
 import { renderHeader } from './header.ts';
 import { renderPageOrigins, renderPlugins } from './plugins-view.ts';
 import { renderRecording } from './record-view.ts';
@@ -63,8 +65,11 @@ const toolActions: ToolActions = {
     })(),
 };
 
-function section(id: string, children: HTMLElement[]): void {
-  document.getElementById(id)!.replaceChildren(...children);
+/** Rebuild one section, unless the user is operating a control in it (in-use.ts). */
+function section(id: string, build: () => HTMLElement[]): void {
+  const el = document.getElementById(id)!;
+  if (heldForUser(el, render)) return;
+  el.replaceChildren(...build());
 }
 
 async function recordActiveTab(start: boolean, tabId?: number): Promise<void> {
@@ -86,78 +91,51 @@ function settingsToggles(): HTMLElement[] {
   ];
 }
 
-/** The settings form whose re-render waits for focus to leave it (see render). */
-let formInUse: HTMLFormElement | null = null;
-/** A pointer button is down: a click is under way, which a rebuild before its release would swallow. */
-let pointerDown = false;
-document.addEventListener('pointerdown', () => (pointerDown = true), true);
-document.addEventListener('pointerup', () => (pointerDown = false), true);
-
-/** Render the plugins section again once focus leaves `form` (not when it moves inside it, e.g. to Save). */
-function renderPluginsWhenLeft(form: HTMLFormElement): void {
-  if (formInUse === form) return;
-  formInUse = form;
-  const onOut = (e: FocusEvent) => {
-    if (e.relatedTarget instanceof Node && form.contains(e.relatedTarget)) return;
-    form.removeEventListener('focusout', onOut);
-    formInUse = null;
-    // Rebuild after any click under way has completed (and submitted), never between its press
-    // and its release (where focus may leave the form first, as on a button that takes no focus).
-    if (pointerDown) document.addEventListener('pointerup', () => setTimeout(render, 0), { once: true, capture: true });
-    else setTimeout(render, 0);
-  };
-  form.addEventListener('focusout', onOut);
-}
-
 function render(): void {
   if (!state) return;
-  const cfg = state.config;
-  renderHeader(state.connection, cfg);
-  const errors: HTMLElement[] = [];
-  if (lastError) errors.push(h('div', { class: 'card error', id: 'last-error' }, lastError));
-  if (state.configError) errors.push(h('div', { class: 'detail error' }, state.configError));
-  section('errors', errors);
-  section('activity', renderActivity(state.running, state.history, (dispatchId) => send({ type: 'stop', dispatchId })));
-  section('approvals', renderApprovals(state.pending, (id, decision, alwaysAllow) => send({ type: 'confirm', id, decision, alwaysAllow })));
-  const busy = new Set(state.running.map((c) => c.tabId).filter((t): t is number => t !== undefined));
-  const byName = new Map(state.plugins.map((p) => [p.name, p]));
-  // A settings form in use (focus on a field or on its Save button) is left as it is while the
-  // rest of the panel stays live: rebuilding it would drop what the user typed, and a rebuild
-  // between pressing and releasing Save would swallow the click. Calls running in the meantime
-  // update the panel all the time, so this is the common case, not a corner.
-  const editing = document.activeElement instanceof Element ? document.activeElement.closest<HTMLFormElement>('form[data-settings]') : null;
-  if (editing) renderPluginsWhenLeft(editing);
-  else section(
-    'plugins',
-    renderPlugins(
-      cfg?.plugins ?? state.plugins,
-      (name) => byName.get(name)?.tabState ?? 'closed',
-      busy,
-      (name) => byName.get(name)?.tabs ?? [],
-      (plugin, settings) => void request('config.setPluginSettings', { plugin, settings }),
-    ),
-  );
-  if (!editing && cfg?.failedPlugins.length) {
-    document.getElementById('plugins')!.append(
-      h('h2', {}, 'Failed to load'),
-      ...cfg.failedPlugins.map((f) => h('div', { class: 'card', 'data-failed': f.name ?? f.path, 'data-testid': 'failed-plugin' }, h('strong', {}, f.name ?? f.path), h('div', { class: 'error' }, f.error))),
-    );
-  }
-  section(
-    'record',
-    state.connection.status === 'connected'
-      ? renderRecording(state.recording, state.recordError, state.connection.cli ?? 'opentabs', () => void recordActiveTab(true), (tabId) => void recordActiveTab(false, tabId))
+  const st = state;
+  const cfg = st.config;
+  renderHeader(st.connection, cfg);
+  section('errors', () => [
+    ...(lastError ? [h('div', { class: 'card error', id: 'last-error' }, lastError)] : []),
+    ...(st.configError ? [h('div', { class: 'detail error' }, st.configError)] : []),
+  ]);
+  section('activity', () => renderActivity(st.running, st.history, (dispatchId) => send({ type: 'stop', dispatchId })));
+  section('approvals', () => renderApprovals(st.pending, (id, decision, alwaysAllow) => send({ type: 'confirm', id, decision, alwaysAllow })));
+  section('plugins', () => {
+    const busy = new Set(st.running.map((c) => c.tabId).filter((t): t is number => t !== undefined));
+    const byName = new Map(st.plugins.map((p) => [p.name, p]));
+    return [
+      ...renderPlugins(
+        cfg?.plugins ?? st.plugins,
+        (name) => byName.get(name)?.tabState ?? 'closed',
+        busy,
+        (name) => byName.get(name)?.tabs ?? [],
+        (plugin, settings) => void request('config.setPluginSettings', { plugin, settings }),
+      ),
+      ...(cfg?.failedPlugins.length
+        ? [
+            h('h2', {}, 'Failed to load'),
+            ...cfg.failedPlugins.map((f) => h('div', { class: 'card', 'data-failed': f.name ?? f.path, 'data-testid': 'failed-plugin' }, h('strong', {}, f.name ?? f.path), h('div', { class: 'error' }, f.error))),
+          ]
+        : []),
+    ];
+  });
+  section('record', () =>
+    st.connection.status === 'connected'
+      ? renderRecording(st.recording, st.recordError, st.connection.cli ?? 'opentabs', () => void recordActiveTab(true), (tabId) => void recordActiveTab(false, tabId))
       : [],
   );
-  section('page-tools', renderPageOrigins(cfg?.pageOrigins ?? [], (origin, permission: Permission) => void request('config.setOriginPermission', { origin, permission })));
-  section('tool-groups', renderToolGroups(cfg, filter, toolActions));
-  section('settings', settingsToggles());
+  section('page-tools', () => renderPageOrigins(cfg?.pageOrigins ?? [], (origin, permission: Permission) => void request('config.setOriginPermission', { origin, permission })));
+  section('tool-groups', () => renderToolGroups(cfg, filter, toolActions));
+  section('settings', settingsToggles);
 }
 
 const filterBox = document.getElementById('tool-filter') as HTMLInputElement;
 filterBox.addEventListener('input', () => {
   filter = filterBox.value.trim();
-  if (state) section('tool-groups', renderToolGroups(state.config, filter, toolActions));
+  const st = state;
+  if (st) section('tool-groups', () => renderToolGroups(st.config, filter, toolActions));
 });
 // Elapsed times of running calls tick once a second without rebuilding the panel.
 setInterval(tickElapsed, 1000);

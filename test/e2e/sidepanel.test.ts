@@ -141,6 +141,28 @@ describe('side panel', () => {
     await waitUntil(async () => ((await panel.locator('form[data-settings="fixture"] input[name="greeting"]').inputValue()) === 'typed while calls run' ? true : null), 'the rebuilt form to show the saved value');
   });
 
+  test('a click on Allow is not lost when the panel updates between its press and its release', async () => {
+    await panel.selectOption('[data-testid="perm-fixture_echo"]', 'ask');
+    await waitUntil(() => config().permissions.fixture?.tools?.echo === 'ask', 'echo permission saved as ask');
+    const call = h.callTool('fixture_echo', { text: 'pressed' });
+    const allow = panel.locator('[data-testid="confirm-fixture_echo"] [data-testid="allow"]');
+    await allow.waitFor({ timeout: 15_000 });
+    const box = (await allow.boundingBox())!;
+    await panel.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await panel.mouse.down();
+    // Another call finishes while the button is held down: the panel gets a new state to show.
+    const done = await panel.locator('[data-testid="activity-done"]').count();
+    expect((await h.callTool('browser_list_tabs')).status).toBe(200);
+    await waitUntil(async () => ((await panel.locator('[data-testid="activity-done"]').count()) > done ? true : null), 'the panel to show the other call');
+    await panel.mouse.up();
+    // Bounded: a lost click would leave the call waiting for its approval timeout.
+    const r = await Promise.race([call, Bun.sleep(15_000).then(() => null)]);
+    expect(r?.status).toBe(200);
+    expect(r?.body.result.input).toEqual({ text: 'pressed' });
+    await panel.selectOption('[data-testid="perm-fixture_echo"]', 'auto');
+    await waitUntil(() => config().permissions.fixture?.tools?.echo === 'auto', 'echo permission back to auto');
+  });
+
   test('shows "authentication failed" when the server refuses the secret, and recovers', async () => {
     const real = h.srv.ctx.secret;
     // As if the extension were loaded from a folder with another secret: the server no longer accepts it.
