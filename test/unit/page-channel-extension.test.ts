@@ -61,7 +61,15 @@ describe('checkPageMessage', () => {
       Object.assign(Object.create(null), { type: 'result', id: 'd', plugin: 'p', ok: false, error: { message: 'x' } }),
       JSON.parse('{"type":"result","id":"d","plugin":"p","ok":true,"__proto__":{"x":1},"value":{"__proto__":1}}'),
     ];
-    for (const raw of cases) expect(checkPageMessage(raw)).toEqual(parsePageMessage(raw));
+    // A log line without `ts` is stamped with Date.now() on each path: one clock for both, so a
+    // millisecond passing between the two calls is not a difference.
+    const now = Date.now;
+    Date.now = () => 1_795_000_000_000;
+    try {
+      for (const raw of cases) expect(checkPageMessage(raw)).toEqual(parsePageMessage(raw));
+    } finally {
+      Date.now = now;
+    }
   });
 
   test('a result too large becomes result_too_large on either path', () => {
