@@ -13,6 +13,7 @@
 let pressed: Element | null = null;
 document.addEventListener('pointerdown', (e) => (pressed = e.target instanceof Element ? e.target : null), true);
 document.addEventListener('pointerup', () => (pressed = null), true);
+document.addEventListener('pointercancel', () => (pressed = null), true);
 
 const TEXT_TYPES = new Set(['text', 'search', 'url', 'email', 'number', 'password', 'tel']);
 const held = new Set<HTMLElement>();
@@ -33,9 +34,15 @@ export function heldForUser(section: HTMLElement, rerender: () => void): boolean
   return true;
 }
 
-/** Done at the pointer's release (listeners run in order: `pressed` is cleared first). */
+/** Done at the pointer's release or cancel (listeners run in order: `pressed` is cleared first). */
 function afterRelease(done: () => void): void {
-  document.addEventListener('pointerup', () => done(), { once: true, capture: true });
+  const end = () => {
+    document.removeEventListener('pointerup', end, true);
+    document.removeEventListener('pointercancel', end, true);
+    done();
+  };
+  document.addEventListener('pointerup', end, true);
+  document.addEventListener('pointercancel', end, true);
 }
 
 /** How to wait for the end of what the user is doing in `section`, or null when nothing is. */
