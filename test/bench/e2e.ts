@@ -33,7 +33,7 @@ import { connectMcp } from '../harness/fake-extension.ts';
 import { articlePageHtml } from './lib/article-page.ts';
 import { startFloor } from './lib/floor.ts';
 import { buildBenchPlugin, writeSyntheticPlugins } from './lib/plugins.ts';
-import { BUN, ROOT, rssOf, rssSplitOf, startServerChild, stopProc, waitForLine, type ServerProc } from './lib/proc.ts';
+import { BUN, ROOT, rssOf, rssParts, startServerChild, stopProc, waitForLine, type ServerProc } from './lib/proc.ts';
 import { mb, median, medianSummary, ms, round, summarize, table, timeConcurrent, timeSequential, type Summary } from './lib/stats.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -456,7 +456,7 @@ async function benchBrowser(base: string) {
   await floor.ready(20_000);
   await sleep(1000);
   rss.idleExtensionConnected = rssOf(srv.pid);
-  const idleSplit = rssSplitOf(srv.pid);
+  const idleSplit = rssParts(srv.pid);
   // What an idle server holds: the memory keeper gives memory back after MEMORY_RELEASE_IDLE_MS
   // without a request (start-up and the set-up above count as use).
   await sleep(MEMORY_RELEASE_IDLE_MS + 1000);
@@ -739,7 +739,7 @@ async function benchBrowser(base: string) {
   // Quiet from here on: the memory keeper gives memory back after MEMORY_RELEASE_IDLE_MS.
   await sleep(MEMORY_RELEASE_IDLE_MS + 2000);
   rss.afterQuietSpell = rssOf(srv.pid);
-  const quietSplit = rssSplitOf(srv.pid);
+  const quietSplit = rssParts(srv.pid);
   results.memory = { rss, split: { idle: idleSplit, quiet: quietSplit }, afterGc: gcPoints, before10k, callsA, callsB, callsC, sessionsFailed: failed1 + failed2, mcpClientsAfter: h.mcpClients, sessionsPerBatch: N.sessions };
 
   await pageIndex.close().catch(() => {});
@@ -838,7 +838,7 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
       [
         ['idle, CLI start, 0 plugins, no browser', mb(st.rssIdle0 as number), `≤${TARGETS.idleRssMb}: ${tgt((st.rssIdle0 as number) / 1024 / 1024 <= TARGETS.idleRssMb)}`],
         ['idle, CLI start, 2,000 tools', mb(st.rssIdle100 as number), ''],
-        ['e2e server idle, extension connected', mb(r.idleExtensionConnected), `≤${TARGETS.idleRssMb}: ${tgt(r.idleExtensionConnected / 1024 / 1024 <= TARGETS.idleRssMb)} (${br.memory.split.idle})`],
+        ['e2e server idle, extension connected', mb(r.idleExtensionConnected), `≤${TARGETS.idleRssMb}: ${tgt(r.idleExtensionConnected / 1024 / 1024 <= TARGETS.idleRssMb)} (anon ${br.memory.split.idle.anon}, file ${br.memory.split.idle.file})`],
         [`  same, ${(MEMORY_RELEASE_IDLE_MS + 2000) / 1000} s idle (after the quiet-spell release)`, mb(r.idleExtensionReleased), `≤${TARGETS.idleRssMb}: ${tgt(r.idleExtensionReleased / 1024 / 1024 <= TARGETS.idleRssMb)}`],
         [`after ${br.memory.callsA} calls`, mb(r.after10kCalls), gcCell('callsA')],
         [`after ${br.memory.callsB} calls`, mb(r.afterMoreCalls), gcCell('callsB')],
@@ -846,7 +846,7 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
         [`before the MCP sessions`, mb(r.beforeSessions), gcCell('beforeSessions')],
         [`after ${br.memory.sessionsPerBatch} MCP sessions opened+closed`, mb(r.after1000Sessions), gcCell('after1000Sessions')],
         [`after ${br.memory.sessionsPerBatch * 2} MCP sessions`, mb(r.after2000Sessions), gcCell('after2000Sessions')],
-        [`then ${(MEMORY_RELEASE_IDLE_MS + 2000) / 1000} s without a request (after the quiet-spell release)`, mb(r.afterQuietSpell), `≤60, within 5 of idle (${mb(r.idleExtensionConnected)}): ${tgt(r.afterQuietSpell / 1024 / 1024 <= 60 && (r.afterQuietSpell - r.idleExtensionConnected) / 1024 / 1024 <= 5)} (${br.memory.split.quiet})`],
+        [`then ${(MEMORY_RELEASE_IDLE_MS + 2000) / 1000} s without a request (after the quiet-spell release)`, mb(r.afterQuietSpell), `≤60, within 5 of idle (${mb(r.idleExtensionConnected)}): ${tgt(r.afterQuietSpell / 1024 / 1024 <= 60 && (r.afterQuietSpell - r.idleExtensionConnected) / 1024 / 1024 <= 5)} (anon ${br.memory.split.quiet.anon}, file ${br.memory.split.quiet.file})`],
         [`  flat after the sessions? (GC'd RSS ≤ before +${TARGETS.sessionsRssGrowthMb} MB)`, `${growth >= 0 ? '+' : ''}${growth.toFixed(1)}`, `${tgt(growth <= TARGETS.sessionsRssGrowthMb)}; ${br.memory.sessionsFailed} sessions failed; MCP clients left: ${br.memory.mcpClientsAfter}`],
       ],
     ),

@@ -30,6 +30,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildServerBundle, bundleStaleReason } from '../../cli/server-bundle.ts';
 import { MEMORY_RELEASE_IDLE_MS } from '../../server/limits.ts';
+import { rssParts } from './lib/proc.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 const RELEASED_IDLE = `idle, ${MEMORY_RELEASE_IDLE_MS / 1000 + 1.5} s later (quiet-spell release)`;
@@ -158,20 +159,6 @@ function cpuMs(pid: number): number {
 
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
-/** RSS split (MB) from /proc: anonymous memory (heaps, buffers) vs file-backed (code, mapped files). */
-function rssParts(pid: number): { rss: number; anon: number; file: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  const r = (x: number) => Math.round((x / 1024) * 10) / 10;
-  return { rss: r(kb('VmRSS')), anon: r(kb('RssAnon')), file: r(kb('RssFile')) };
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round((kb / 1024) * 10) / 10;
-}
-
 // ---------------------------------------------------------------- the fake extension (answers at once)
 
 async function connectExtension(c: Child): Promise<WebSocket> {
@@ -294,7 +281,7 @@ async function main(): Promise<void> {
   let ext: WebSocket | undefined;
   try {
     await Bun.sleep(300);
-    results.idleRssMb = rssMb(calls.proc.pid!);
+    results.idleRssMb = rssParts(calls.proc.pid!).rss;
     ext = await connectExtension(calls);
     await Bun.sleep(100);
 
@@ -318,7 +305,7 @@ async function main(): Promise<void> {
     const mcp = mcpCaller(calls, h);
     await load(1000, 8, mcp);
     for (const conc of [1, 8, 32]) rows.push([`MCP tools/call, ${conc} in flight`, await measured(calls, conc === 1 ? 2000 : 5000, conc, mcp)]);
-    results.afterLoadRssMb = rssMb(calls.proc.pid!);
+    results.afterLoadRssMb = rssParts(calls.proc.pid!).rss;
   } finally {
     ext?.close();
     await stopChild(calls);
@@ -335,7 +322,7 @@ async function main(): Promise<void> {
       const list = mcpLister(c, h, plugins * each);
       await load(100, 1, list);
       rows.push([`MCP tools/list, ${plugins * each} plugin tools (${c.tools} total)`, await measured(c, plugins * each > 1000 ? 500 : 2000, 1, list)]);
-      if (plugins * each > 1000) results.idleRssMb2000Tools = rssMb(c.proc.pid!);
+      if (plugins * each > 1000) results.idleRssMb2000Tools = rssParts(c.proc.pid!).rss;
     } finally {
       await stopChild(c);
     }

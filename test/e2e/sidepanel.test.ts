@@ -19,6 +19,11 @@ let app: Page;
 let panel: Page;
 
 const config = () => JSON.parse(readFileSync(join(h.configDir, 'config.json'), 'utf8'));
+/** fixture_echo's permission set in the panel, once config.json has it. */
+const setEchoPermission = async (permission: 'ask' | 'auto') => {
+  await panel.selectOption('[data-testid="perm-fixture_echo"]', permission);
+  await waitUntil(() => config().permissions.fixture?.tools?.echo === permission, `fixture_echo saved as ${permission}`);
+};
 const badge = async () => (await h.serviceWorker()).evaluate(() => chrome.action.getBadgeText({}));
 
 beforeAll(async () => {
@@ -72,8 +77,7 @@ describe('side panel', () => {
   });
 
   test('ask: the call waits for Allow in the panel (badge while pending)', async () => {
-    await panel.selectOption('[data-testid="perm-fixture_echo"]', 'ask');
-    await waitUntil(() => config().permissions.fixture?.tools?.echo === 'ask', 'echo permission saved as ask');
+    await setEchoPermission('ask');
     const call = h.callTool('fixture_echo', { text: 'approved' });
     const card = panel.locator('[data-testid="confirm-fixture_echo"]');
     await card.waitFor({ timeout: 15_000 });
@@ -142,8 +146,7 @@ describe('side panel', () => {
   });
 
   test('a click on Allow is not lost when the panel updates between its press and its release', async () => {
-    await panel.selectOption('[data-testid="perm-fixture_echo"]', 'ask');
-    await waitUntil(() => config().permissions.fixture?.tools?.echo === 'ask', 'echo permission saved as ask');
+    await setEchoPermission('ask');
     const call = h.callTool('fixture_echo', { text: 'pressed' });
     const allow = panel.locator('[data-testid="confirm-fixture_echo"] [data-testid="allow"]');
     await allow.waitFor({ timeout: 15_000 });
@@ -159,8 +162,7 @@ describe('side panel', () => {
     const r = await Promise.race([call, Bun.sleep(15_000).then(() => null)]);
     expect(r?.status).toBe(200);
     expect(r?.body.result.input).toEqual({ text: 'pressed' });
-    await panel.selectOption('[data-testid="perm-fixture_echo"]', 'auto');
-    await waitUntil(() => config().permissions.fixture?.tools?.echo === 'auto', 'echo permission back to auto');
+    await setEchoPermission('auto');
   });
 
   test('shows "authentication failed" when the server refuses the secret, and recovers', async () => {

@@ -6,7 +6,7 @@
  * write before exiting (install, remove, configure): no half-written temp file is left behind.
  */
 import { afterAll, expect, test } from 'bun:test';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliEnv, collect, MAIN, removeDir, ROOT, tempDir, waitFor } from './cli-support.ts';
 import { writeTestPlugin } from '../harness/fake-extension.ts';
@@ -20,7 +20,7 @@ test('SIGTERM right after the tools are listed: the cache file holds every plugi
   const plugins = Array.from({ length: 40 }, (_, i) =>
     writeTestPlugin(join(dir, 'src'), `cache${i}`, Array.from({ length: 20 }, (_, t) => ({ name: `tool_${t}`, description: `Tool ${t} of plugin ${i}, described in a sentence.` }))),
   );
-  (await import('node:fs')).mkdirSync(cfg, { recursive: true });
+  mkdirSync(cfg, { recursive: true });
   writeFileSync(join(cfg, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins: plugins, permissions: {}, pluginSettings: {} }));
   const proc = Bun.spawn([process.execPath, MAIN, 'start', '--port', '0'], { cwd: ROOT, env: cliEnv(cfg), stdout: 'pipe', stderr: 'pipe' });
   try {
@@ -46,7 +46,6 @@ test('SIGTERM right after the tools are listed: the cache file holds every plugi
 
 test('CLI commands without a server: `plugin list` only reads the manifest cache; `plugin configure` leaves it whole, no temp files', async () => {
   const cfg = join(dir, 'cli-state');
-  const { mkdirSync, readdirSync, existsSync } = await import('node:fs');
   mkdirSync(cfg, { recursive: true });
   const plugin = writeTestPlugin(join(dir, 'cli-src'), 'clicache', [{ name: 'go' }], { region: { type: 'string' } });
   writeFileSync(join(cfg, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins: [plugin], permissions: {}, pluginSettings: {} }));

@@ -28,15 +28,12 @@ export function rssOf(pid: number): number {
   }
 }
 
-/** RSS split into anonymous memory and file-backed pages (code), in MB, as a label. */
-export function rssSplitOf(pid: number): string {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)\\s+kB`).exec(status)?.[1] ?? NaN);
-    return `anon ${(kb('RssAnon') / 1024).toFixed(1)}, file ${(kb('RssFile') / 1024).toFixed(1)}`;
-  } catch {
-    return 'anon ?, file ?';
-  }
+/** RSS split (MB) from /proc: anonymous memory (heaps, buffers) vs file-backed (code, mapped files). */
+export function rssParts(pid: number): { rss: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  const r = (x: number) => Math.round((x / 1024) * 10) / 10;
+  return { rss: r(kb('VmRSS')), anon: r(kb('RssAnon')), file: r(kb('RssFile')) };
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
