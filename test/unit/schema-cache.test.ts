@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadPluginFolder } from '../../server/plugins/load.ts';
-import { CheckedManifests, manifestHash } from '../../server/plugins/schema-cache.ts';
+import { CheckedManifests, manifestHash, RULE_FILES } from '../../server/plugins/schema-cache.ts';
 
 let root: string;
 let cfg: string;
@@ -137,4 +137,17 @@ test('a remembered manifest whose package was renamed is still refused for the n
   const r = await loadPluginFolder(dir, 'local', cache);
   expect(r.ok).toBe(false);
   if (!r.ok) expect(r.error).toContain('does not match package name');
+});
+
+test('the rules key covers plugin-manifest.ts and every module it imports, so no rule can change unseen', () => {
+  const serverDir = join(import.meta.dir, '..', '..', 'server');
+  const seen = new Set<string>();
+  const visit = (rel: string) => {
+    if (seen.has(rel)) return;
+    seen.add(rel);
+    const text = readFileSync(join(serverDir, rel), 'utf8');
+    for (const m of text.matchAll(/^import\s+(?!type\b)[^'"]*['"](\.[^'"]+)['"]/gm)) visit(join(rel, '..', m[1]!));
+  };
+  visit('protocol/plugin-manifest.ts');
+  expect([...seen].sort()).toEqual([...RULE_FILES].sort());
 });
