@@ -18,7 +18,8 @@ export async function runGroup(
 ): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    process.stdout.write(help.endsWith('\n') ? help : `${help}\n`);
+    const { out } = await import('./output.ts');
+    out(help);
     return sub === undefined ? 2 : 0;
   }
   const fn = subs[sub];

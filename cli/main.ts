@@ -3,7 +3,7 @@
  * an exit code (0 ok, 1 failure, 2 usage). Commands are imported lazily so `opentabs tool call`
  * does not load the server.
  */
-import { CliError, EXIT_FAILURE, EXIT_USAGE, ce, err, out } from './output.ts';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, ce, err, nodeStreamsUsed, out } from './output.ts';
 import type { Command } from './command.ts';
 import { VERSION } from '../server/version.ts';
 
@@ -86,12 +86,17 @@ export async function runCli(argv: string[]): Promise<void> {
 // `bun cli/main.ts …`; the npm shim (bin.mjs) and the compiled entry call runCli themselves.
 if (import.meta.main) await runCli(process.argv.slice(2));
 
-/** Exit once stdout/stderr have drained (piped output must not be cut short). */
+/**
+ * Exit with the code. The CLI's own output is written synchronously (console, cli/output.ts); a
+ * command that wrote through the Node streams (the status line on a terminal) waits for them to drain.
+ */
 async function flushAndExit(code: number): Promise<never> {
-  await Promise.all(
-    [process.stdout, process.stderr].map(
-      (s) => new Promise<void>((resolve) => (s.writableNeedDrain ? s.once('drain', () => resolve()) : resolve())),
-    ),
-  );
+  if (nodeStreamsUsed()) {
+    await Promise.all(
+      [process.stdout, process.stderr].map(
+        (s) => new Promise<void>((resolve) => (s.writableNeedDrain ? s.once('drain', () => resolve()) : resolve())),
+      ),
+    );
+  }
   process.exit(code);
 }

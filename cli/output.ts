@@ -29,47 +29,81 @@ export function usageError(message: string, command?: string): CliError {
   return new CliError(`${message}${hint}`, EXIT_USAGE);
 }
 
-function colourEnabled(stream: NodeJS.WriteStream): boolean {
+/**
+ * Whether fd 1 or 2 is a terminal, without touching process.stdout / process.stderr: Bun builds
+ * those Node streams on first access, which loads node:stream and takes ≈ 15–20 ms (the whole of
+ * a CLI command's own work, and main-thread time `opentabs start` would take from plugin
+ * discovery). Bun's native tty binding answers in microseconds; the stream's isTTY is the fallback.
+ */
+export function isTerminal(fd: 1 | 2): boolean {
+  try {
+    const tty = (process as unknown as { binding(name: string): { isTTY?: (fd: number) => boolean } }).binding('tty_wrap');
+    if (typeof tty.isTTY === 'function') return tty.isTTY(fd);
+  } catch {
+    // No such binding: ask the stream.
+  }
+  return Boolean((fd === 1 ? process.stdout : process.stderr).isTTY);
+}
+
+let streamsUsed = false;
+/** process.stderr (built on first use); the CLI's exit then waits for it to drain. */
+export function stderrStream(): NodeJS.WriteStream {
+  streamsUsed = true;
+  return process.stderr;
+}
+
+/** True once stderrStream() was used: something may still be queued on it. */
+export function nodeStreamsUsed(): boolean {
+  return streamsUsed;
+}
+
+function colourEnabled(fd: 1 | 2): boolean {
   // https://no-color.org: any non-empty NO_COLOR disables colour.
   if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '') return false;
   if (process.env.FORCE_COLOR !== undefined && process.env.FORCE_COLOR !== '0') return true;
-  return Boolean(stream.isTTY);
+  return isTerminal(fd);
 }
 
-/** The stream is looked up when text is painted: touching process.stdout at import costs start-up time. */
-function paint(code: string, stream: () => NodeJS.WriteStream) {
-  return (s: string) => (colourEnabled(stream()) ? `\x1b[${code}m${s}\x1b[0m` : s);
+/** Decided when text is painted (NO_COLOR may be set after this module loads). */
+function paint(code: string, fd: 1 | 2) {
+  return (s: string) => (colourEnabled(fd) ? `\x1b[${code}m${s}\x1b[0m` : s);
 }
-
-const stdout = () => process.stdout;
-const stderr = () => process.stderr;
 
 /** Colours for stdout text. */
 export const c = {
-  bold: paint('1', stdout),
-  dim: paint('2', stdout),
-  red: paint('31', stdout),
-  green: paint('32', stdout),
-  yellow: paint('33', stdout),
-  cyan: paint('36', stdout),
+  bold: paint('1', 1),
+  dim: paint('2', 1),
+  red: paint('31', 1),
+  green: paint('32', 1),
+  yellow: paint('33', 1),
+  cyan: paint('36', 1),
 };
 
 /** Colours for stderr text. */
 export const ce = {
-  bold: paint('1', stderr),
-  red: paint('31', stderr),
-  yellow: paint('33', stderr),
-  dim: paint('2', stderr),
+  bold: paint('1', 2),
+  red: paint('31', 2),
+  yellow: paint('33', 2),
+  dim: paint('2', 2),
 };
 
+/**
+ * Data and messages on stdout go out through console.log: in Bun it writes synchronously (a slow
+ * pipe reader gets everything even when the process exits right after), prints a single string
+ * argument as is (no % formatting, no colour of its own), ends quietly at a closed pipe (`| head`)
+ * instead of an EPIPE crash, and does not build Node's stdout stream (see isTerminal).
+ */
 export function out(text = ''): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  console.log(text.endsWith('\n') ? text.slice(0, -1) : text);
 }
 
-/** Messages and errors on stderr are the CLI's own text: suggested commands made runnable. */
+/**
+ * Messages and errors on stderr are the CLI's own text: suggested commands made runnable. Written
+ * through process.stderr (console.error would paint the whole line red on a terminal).
+ */
 export function err(text: string): void {
   text = runnableCommands(text);
-  process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+  stderrStream().write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
 export function printJson(value: unknown): void {

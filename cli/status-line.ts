@@ -4,14 +4,16 @@
  * result is printed; otherwise (a pipe, a log file) each change is one plain line, and progress
  * is printed only when its percentage moves by PLAIN_PROGRESS_STEP or its message changes.
  */
-import { ce, err } from './output.ts';
+import { ce, err, isTerminal, stderrStream } from './output.ts';
 import type { CallEvent } from './call-stream.ts';
 
 const BAR_WIDTH = 20;
 const PLAIN_PROGRESS_STEP = 10;
 
 export class StatusLine {
-  private readonly tty = Boolean(process.stderr.isTTY);
+  // On a terminal the line is drawn in place through process.stderr (writes without a newline);
+  // elsewhere it is plain lines through err().
+  private readonly tty = isTerminal(2);
   private shown = false;
   private ticker: ReturnType<typeof setInterval> | null = null;
   private lastPlain = '';
@@ -52,9 +54,9 @@ export class StatusLine {
   }
 
   private draw(text: string): void {
-    const width = process.stderr.columns ?? 100;
+    const width = stderrStream().columns ?? 100;
     // Cut to the terminal width so the line never wraps (a wrapped line cannot be redrawn in place).
-    process.stderr.write(`\r\x1b[K${text.length > width - 1 ? `${text.slice(0, width - 2)}…` : text}`);
+    stderrStream().write(`\r\x1b[K${text.length > width - 1 ? `${text.slice(0, width - 2)}…` : text}`);
     this.shown = true;
   }
 
@@ -77,7 +79,7 @@ export class StatusLine {
   /** Erase the line (before the result is printed). */
   clear(): void {
     this.stopTicker();
-    if (this.tty && this.shown) process.stderr.write('\r\x1b[K');
+    if (this.tty && this.shown) stderrStream().write('\r\x1b[K');
     this.shown = false;
   }
 }

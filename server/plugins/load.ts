@@ -72,7 +72,7 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
     m.name === nameFromPkg ? null : { ok: false, name: nameFromPkg, error: `dist/tools.json name: "${m.name}" does not match package name ${packageName} (expected "${nameFromPkg}")` };
   const hash = checked ? manifestHash(toolsRead.text) : '';
   // The same text passed every check before, under the same rules: its parsed form is reused.
-  let m = checked?.parsed(hash);
+  let m = checked?.parsed(hash, toolsRead.text);
   if (m) {
     const mismatch = nameMismatch(m);
     if (mismatch) return mismatch;
@@ -95,7 +95,7 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
       }
       checked?.add(hash);
     }
-    checked?.addParsed(hash, m);
+    checked?.addParsed(hash, m, toolsRead.text);
   }
 
   const adapterPath = join(dir, 'dist', 'adapter.js');

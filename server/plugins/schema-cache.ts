@@ -4,9 +4,13 @@
  *   - JSON Schema validity (Ajv): loading Ajv and compiling its meta-schema costs ≈ 45 ms. Keyed
  *     by the SHA-256 of dist/tools.json's exact text and the Ajv version.
  *   - the manifest's parsed form (valibot, plugin-manifest.ts): valibot's first run over 2,000
- *     tools costs ≈ 15 ms; less the cache's own reading, discovery is ≈ 7 ms faster. Keyed by the same hash and by RULES, a hash of the text of the files that
- *     define the rules (plugin-manifest.ts, match-pattern.ts) and the valibot version, so a rule
- *     that changes in any way makes every manifest be parsed again. Not used by the single-file
+ *     tools costs ≈ 15 ms. Keyed by the same hash and by RULES, a hash of the text of the files
+ *     that define the rules (plugin-manifest.ts, match-pattern.ts) and the valibot version, so a
+ *     rule that changes in any way makes every manifest be parsed again. Most manifests (every one
+ *     the plugin tooling writes) parse to exactly their own JSON: for those only the hash is kept
+ *     (`same`) and a hit is JSON.parse of the text just read, so the cache file stays a list of
+ *     hashes (a 1 MB file of parsed copies took ≈ 8 ms to read at each start with 2,000 tools).
+ *     The others keep their parsed form as JSON text (`parsed`). Not used by the single-file
  *     binary (it has no source files to hash), which parses every time.
  * Only manifests that passed every check are recorded, so the cache can skip a check, never accept
  * what a check would refuse. A missing, unreadable or malformed cache file counts as empty.
@@ -21,6 +25,8 @@ import { writeFileAtomic } from '../state/atomic.ts';
 /** Oldest entries are dropped beyond this (a plugin rebuilt often leaves one hash per build). */
 const MAX_ENTRIES = 4096;
 const FILE = 'checked-manifests.json';
+/** Part of the rules key: a file written in an older layout of `same` / `parsed` is parsed afresh once. */
+const LAYOUT = 2;
 
 let ajvVersion: string | undefined;
 function currentAjvVersion(): string {
@@ -47,7 +53,7 @@ function currentRulesKey(): string | null {
       if (isCompiled()) throw new Error('no source files');
       const serverDir = join(import.meta.dir, '..');
       const valibot = String((require('valibot/package.json') as { version?: unknown }).version ?? '');
-      rulesKey = Bun.SHA256.hash([`valibot ${valibot}`, ...RULE_FILES.map((f) => readFileSync(join(serverDir, f), 'utf8'))].join('\0'), 'hex');
+      rulesKey = Bun.SHA256.hash([`layout ${LAYOUT}`, `valibot ${valibot}`, ...RULE_FILES.map((f) => readFileSync(join(serverDir, f), 'utf8'))].join('\0'), 'hex');
     } catch {
       rulesKey = null;
     }
@@ -62,7 +68,9 @@ export function manifestHash(toolsJsonText: string): string {
 
 export class CheckedManifests {
   private readonly hashes: Set<string>;
-  /** hash → the parsed manifest as JSON text (each hit parses its own copy: nothing is shared). */
+  /** Manifests whose parsed form is exactly their own JSON (the text is parsed on a hit). */
+  private readonly same: Set<string>;
+  /** hash → the parsed manifest as JSON text, for the others (each hit parses its own copy). */
   private readonly parsedByHash: Map<string, string>;
   /** Parsed forms looked up or added since open: the ones saved (the file holds current plugins). */
   private readonly used = new Set<string>();
@@ -71,9 +79,11 @@ export class CheckedManifests {
   private constructor(
     private readonly dir: string | null,
     hashes: string[],
+    same: string[] = [],
     parsed: Record<string, string> = {},
   ) {
     this.hashes = new Set(hashes);
+    this.same = new Set(same);
     this.parsedByHash = new Map(Object.entries(parsed));
   }
 
@@ -85,11 +95,13 @@ export class CheckedManifests {
   static open(configDir: string): CheckedManifests {
     const dir = join(configDir, 'cache');
     try {
-      const data = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as { ajv?: unknown; hashes?: unknown; rules?: unknown; parsed?: unknown };
-      if (data.ajv === currentAjvVersion() && Array.isArray(data.hashes) && data.hashes.every(isHash)) {
+      const data = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as { ajv?: unknown; hashes?: unknown; rules?: unknown; same?: unknown; parsed?: unknown };
+      if (data.ajv === currentAjvVersion() && isHashList(data.hashes)) {
         const rules = currentRulesKey();
-        const parsed = rules !== null && data.rules === rules && isParsedMap(data.parsed) ? data.parsed : {};
-        return new CheckedManifests(dir, data.hashes as string[], parsed);
+        const ours = rules !== null && data.rules === rules;
+        const same = ours && isHashList(data.same) ? data.same : [];
+        const parsed = ours && isParsedMap(data.parsed) ? data.parsed : {};
+        return new CheckedManifests(dir, data.hashes, same, parsed);
       }
     } catch {}
     return new CheckedManifests(dir, []);
@@ -106,26 +118,34 @@ export class CheckedManifests {
     this.dirty = true;
   }
 
-  /** The manifest with this hash as it parsed before (a fresh copy), if it passed every check. */
-  parsed(hash: string): ToolsJson | undefined {
-    const text = this.parsedByHash.get(hash);
-    if (text === undefined || currentRulesKey() === null) return undefined;
+  /**
+   * The manifest as it parsed before (a fresh copy), if it passed every check: `text` is the
+   * manifest's text, whose hash is `hash`.
+   */
+  parsed(hash: string, text: string): ToolsJson | undefined {
+    if (currentRulesKey() === null) return undefined;
+    const source = this.same.has(hash) ? text : this.parsedByHash.get(hash);
+    if (source === undefined) return undefined;
     try {
-      const value = JSON.parse(text) as ToolsJson;
+      const value = JSON.parse(source) as ToolsJson;
       this.used.add(hash);
       return value;
     } catch {
+      this.same.delete(hash);
       this.parsedByHash.delete(hash);
       return undefined;
     }
   }
 
-  /** Record what a manifest that passed every check parsed to. */
-  addParsed(hash: string, value: ToolsJson): void {
+  /** Record what a manifest (`text`, whose hash is `hash`) that passed every check parsed to. */
+  addParsed(hash: string, value: ToolsJson, text: string): void {
     if (currentRulesKey() === null) return;
     this.used.add(hash);
-    if (this.parsedByHash.has(hash)) return;
-    this.parsedByHash.set(hash, JSON.stringify(value));
+    if (this.same.has(hash) || this.parsedByHash.has(hash)) return;
+    const json = JSON.stringify(value);
+    // Strict deep equality after a JSON round trip: key order aside, the parsed form is the text's JSON.
+    if (Bun.deepEquals(JSON.parse(json), JSON.parse(text), true)) this.same.add(hash);
+    else this.parsedByHash.set(hash, json);
     this.dirty = true;
   }
 
@@ -135,8 +155,10 @@ export class CheckedManifests {
     const dir = this.dir;
     const list = [...this.hashes].slice(-MAX_ENTRIES);
     const rules = currentRulesKey();
-    const parsed = Object.fromEntries([...this.used].flatMap((h) => (this.parsedByHash.has(h) ? [[h, this.parsedByHash.get(h)!]] : [])));
-    const text = JSON.stringify({ ajv: currentAjvVersion(), hashes: list, ...(rules !== null ? { rules, parsed } : {}) });
+    const used = [...this.used];
+    const same = used.filter((h) => this.same.has(h));
+    const parsed = Object.fromEntries(used.flatMap((h) => (this.parsedByHash.has(h) ? [[h, this.parsedByHash.get(h)!]] : [])));
+    const text = JSON.stringify({ ajv: currentAjvVersion(), hashes: list, ...(rules !== null ? { rules, same, parsed } : {}) });
     const write = (async () => {
       try {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -158,6 +180,7 @@ export async function manifestCacheWritten(): Promise<void> {
 }
 
 const isHash = (h: unknown): boolean => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h);
+const isHashList = (x: unknown): x is string[] => Array.isArray(x) && x.every(isHash);
 
 function isParsedMap(x: unknown): x is Record<string, string> {
   return typeof x === 'object' && x !== null && !Array.isArray(x) && Object.entries(x).every(([k, v]) => isHash(k) && typeof v === 'string');

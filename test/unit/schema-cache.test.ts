@@ -21,13 +21,13 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-function plugin(name: string, inputSchema: unknown): string {
+function plugin(name: string, inputSchema: unknown, extra: Record<string, unknown> = {}): string {
   const dir = join(root, name);
   mkdirSync(join(dir, 'dist'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `opentabs-plugin-${name}`, version: '1.0.0' }));
   writeFileSync(
     join(dir, 'dist', 'tools.json'),
-    JSON.stringify({ name, displayName: name, description: 'd', version: '1.0.0', urlPatterns: ['https://x.example/*'], tools: [{ name: 'go', description: 'Go.', inputSchema }] }),
+    JSON.stringify({ name, displayName: name, description: 'd', version: '1.0.0', urlPatterns: ['https://x.example/*'], tools: [{ name: 'go', description: 'Go.', inputSchema }], ...extra }),
   );
   writeFileSync(join(dir, 'dist', 'adapter.js'), '(()=>{})();\n');
   return dir;
@@ -84,14 +84,42 @@ test('a manifest that passed is loaded from its remembered parsed form, with the
   expect(typeof saved.rules).toBe('string');
   expect(Object.keys(saved.parsed)).toEqual([manifestHash(toolsText(dir))]);
   const reopened = CheckedManifests.open(cfg);
-  const hit = reopened.parsed(manifestHash(toolsText(dir)));
+  const hit = reopened.parsed(manifestHash(toolsText(dir)), toolsText(dir));
   expect(hit?.name).toBe('parsed');
   const second = await loadPluginFolder(dir, 'local', reopened);
   expect(second).toEqual(fresh);
   expect(first).toEqual(fresh);
   // Each hit is its own copy: changing one never reaches the next.
-  (reopened.parsed(manifestHash(toolsText(dir)))!.tools[0] as { description: string }).description = 'changed';
-  expect(reopened.parsed(manifestHash(toolsText(dir)))!.tools[0]!.description).toBe('Go.');
+  (reopened.parsed(manifestHash(toolsText(dir)), toolsText(dir))!.tools[0] as { description: string }).description = 'changed';
+  expect(reopened.parsed(manifestHash(toolsText(dir)), toolsText(dir))!.tools[0]!.description).toBe('Go.');
+});
+
+test('a manifest that parses to exactly its own JSON (as the plugin tooling writes them) is remembered by its hash alone', async () => {
+  // excludePatterns present: nothing for the parser to add (the manifest above gets its default).
+  const dir = plugin('same', { type: 'object', properties: { id: { type: 'string' } } }, { excludePatterns: [] });
+  const hash = manifestHash(toolsText(dir));
+  const fresh = await loadPluginFolder(dir, 'local');
+  const cache = CheckedManifests.open(cfg);
+  expect(await loadPluginFolder(dir, 'local', cache)).toEqual(fresh);
+  await cache.save();
+  const saved = JSON.parse(readFileSync(cacheFile(), 'utf8'));
+  expect(saved.same).toEqual([hash]);
+  expect(saved.parsed).toEqual({});
+  const reopened = CheckedManifests.open(cfg);
+  expect(await loadPluginFolder(dir, 'local', reopened)).toEqual(fresh);
+  const hit = reopened.parsed(hash, toolsText(dir))!;
+  hit.tools[0]!.description = 'changed';
+  expect(reopened.parsed(hash, toolsText(dir))!.tools[0]!.description).toBe('Go.');
+  // Listed under other rules, or a malformed list: not used.
+  for (const bad of [{ rules: 'other-rules' }, { same: [hash, 'not-a-hash'] }, { same: hash }]) {
+    writeFileSync(cacheFile(), JSON.stringify({ ...saved, ...bad }));
+    expect(CheckedManifests.open(cfg).parsed(hash, toolsText(dir))).toBeUndefined();
+  }
+  // An edited manifest has another hash: parsed and checked again, never taken from the list.
+  writeFileSync(cacheFile(), JSON.stringify(saved));
+  writeFileSync(join(dir, 'dist', 'tools.json'), toolsText(dir).replace('"name":"same"', '"name":"browser"'));
+  const edited = await loadPluginFolder(dir, 'local', CheckedManifests.open(cfg));
+  expect(edited.ok).toBe(false);
 });
 
 test('parsed forms made under other rules, or malformed, are never used; refused manifests are never remembered', async () => {
@@ -104,15 +132,15 @@ test('parsed forms made under other rules, or malformed, are never used; refused
   // A forged entry (a reserved plugin name the parser refuses) under other rules: ignored.
   const forged = JSON.stringify({ ...JSON.parse(saved.parsed[hash]), name: 'browser' });
   writeFileSync(cacheFile(), JSON.stringify({ ...saved, rules: 'other-rules', parsed: { [hash]: forged } }));
-  expect(CheckedManifests.open(cfg).parsed(hash)).toBeUndefined();
+  expect(CheckedManifests.open(cfg).parsed(hash, toolsText(dir))).toBeUndefined();
   // Malformed parsed entries: the file's parsed part is ignored, the entry that is not JSON too.
   for (const parsed of [[1, 2], { [hash]: 42 }, { 'not-a-hash': '{}' }]) {
     writeFileSync(cacheFile(), JSON.stringify({ ...saved, parsed }));
-    expect(CheckedManifests.open(cfg).parsed(hash)).toBeUndefined();
+    expect(CheckedManifests.open(cfg).parsed(hash, toolsText(dir))).toBeUndefined();
   }
   writeFileSync(cacheFile(), JSON.stringify({ ...saved, parsed: { [hash]: '{ truncated' } }));
   const broken = CheckedManifests.open(cfg);
-  expect(broken.parsed(hash)).toBeUndefined();
+  expect(broken.parsed(hash, toolsText(dir))).toBeUndefined();
   expect((await loadPluginFolder(dir, 'local', broken)).ok).toBe(true);
 
   // A manifest the parser refuses, or whose schema is invalid, gets no parsed entry.
@@ -125,8 +153,8 @@ test('parsed forms made under other rules, or malformed, are never used; refused
   const c2 = CheckedManifests.open(cfg);
   expect((await loadPluginFolder(reserved, 'local', c2)).ok).toBe(false);
   expect((await loadPluginFolder(bad, 'local', c2)).ok).toBe(false);
-  expect(c2.parsed(manifestHash(toolsText(reserved)))).toBeUndefined();
-  expect(c2.parsed(manifestHash(toolsText(bad)))).toBeUndefined();
+  expect(c2.parsed(manifestHash(toolsText(reserved)), toolsText(reserved))).toBeUndefined();
+  expect(c2.parsed(manifestHash(toolsText(bad)), toolsText(bad))).toBeUndefined();
 });
 
 test('a remembered manifest whose package was renamed is still refused for the name mismatch', async () => {
