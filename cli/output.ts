@@ -97,13 +97,31 @@ export function out(text = ''): void {
   console.log(text.endsWith('\n') ? text.slice(0, -1) : text);
 }
 
-/**
- * Messages and errors on stderr are the CLI's own text: suggested commands made runnable. Written
- * through process.stderr (console.error would paint the whole line red on a terminal).
- */
+/** Messages and errors on stderr are the CLI's own text: suggested commands made runnable. */
 export function err(text: string): void {
   text = runnableCommands(text);
-  stderrStream().write(text.endsWith('\n') ? text : `${text}\n`);
+  writeStderr(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/**
+ * Straight to fd 2 with one synchronous write (Bun leaves stdio blocking), not console.error,
+ * which paints the whole line red on a terminal, nor process.stderr (see isTerminal). What a
+ * non-blocking or full pipe does not take goes through process.stderr, and so does everything once
+ * that stream is in use, to keep the order; a closed pipe ends the text quietly.
+ */
+function writeStderr(text: string): void {
+  if (!streamsUsed) {
+    const bytes = Buffer.from(text);
+    let written = 0;
+    try {
+      written = (require('node:fs') as typeof import('node:fs')).writeSync(2, bytes);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPIPE') return;
+    }
+    if (written >= bytes.length) return;
+    text = bytes.subarray(written).toString();
+  }
+  stderrStream().write(text);
 }
 
 export function printJson(value: unknown): void {
