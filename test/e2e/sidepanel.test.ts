@@ -20,9 +20,17 @@ let panel: Page;
 
 const config = () => JSON.parse(readFileSync(join(h.configDir, 'config.json'), 'utf8'));
 /** fixture_echo's permission set in the panel, once config.json has it. */
+/**
+ * fixture_echo's permission saved in config.json and in effect: the file is written before the
+ * server swaps in the new catalog, and a call made in between still runs under the old permission.
+ */
+const echoPermissionSaved = async (permission: 'ask' | 'auto') => {
+  await waitUntil(() => config().permissions.fixture?.tools?.echo === permission, `fixture_echo saved as ${permission}`);
+  await waitUntil(() => h.srv.ctx.catalog.current().get('fixture_echo')?.permission === permission, `fixture_echo's permission ${permission} in effect`);
+};
 const setEchoPermission = async (permission: 'ask' | 'auto') => {
   await panel.selectOption('[data-testid="perm-fixture_echo"]', permission);
-  await waitUntil(() => config().permissions.fixture?.tools?.echo === permission, `fixture_echo saved as ${permission}`);
+  await echoPermissionSaved(permission);
 };
 const badge = async () => (await h.serviceWorker()).evaluate(() => chrome.action.getBadgeText({}));
 
@@ -109,7 +117,7 @@ describe('side panel', () => {
     await card.waitFor({ timeout: 15_000 });
     await card.locator('[data-testid="always-allow"]').click();
     expect((await call).status).toBe(200);
-    await waitUntil(() => config().permissions.fixture?.tools?.echo === 'auto', 'echo saved as auto');
+    await echoPermissionSaved('auto');
     // The next call needs no approval.
     const next = await h.callTool('fixture_echo', { text: 'no prompt' });
     expect(next.status).toBe(200);
