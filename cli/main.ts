@@ -87,16 +87,10 @@ export async function runCli(argv: string[]): Promise<void> {
 if (import.meta.main) await runCli(process.argv.slice(2));
 
 /**
- * Exit with the code. The CLI's own output is written synchronously (console, cli/output.ts); a
- * command that wrote through the Node streams (the status line on a terminal) waits for them to drain.
+ * Exit with the code. The CLI's own output is written synchronously (cli/output.ts); a command
+ * that wrote through process.stderr (the status line on a terminal) waits for it to drain.
  */
 async function flushAndExit(code: number): Promise<never> {
-  if (nodeStreamsUsed()) {
-    await Promise.all(
-      [process.stdout, process.stderr].map(
-        (s) => new Promise<void>((resolve) => (s.writableNeedDrain ? s.once('drain', () => resolve()) : resolve())),
-      ),
-    );
-  }
+  if (nodeStreamsUsed() && process.stderr.writableNeedDrain) await new Promise<void>((resolve) => process.stderr.once('drain', () => resolve()));
   process.exit(code);
 }
