@@ -377,6 +377,39 @@ const BUILTIN_BENCH: Record<string, BuiltinEntry> = {
   extension_check_adapter: { args: () => ({ plugin: 'bench' }) },
   extension_reload: { skip: 'reloads the extension' },
   plugin_list_tabs: { args: () => ({}) },
+  // Tab groups: tab B is grouped (or ungrouped) before each timed call, so every call does the work.
+  browser_list_tab_groups: { args: () => ({}) },
+  browser_group_tabs: { args: (c) => ({ tabIds: [c.tabB] }), n: 30, prep: { tool: 'browser_ungroup_tabs', args: (c) => ({ tabIds: [c.tabB] }) } },
+  browser_update_tab_group: { skip: 'needs the id of a group browser_group_tabs just made' },
+  browser_ungroup_tabs: { args: (c) => ({ tabIds: [c.tabB] }), n: 30, prep: { tool: 'browser_group_tabs', args: (c) => ({ tabIds: [c.tabB] }) } },
+  browser_list_recently_closed: { args: () => ({ limit: 10 }) },
+  browser_restore_closed: { skip: 'reopens a closed tab per call' },
+  browser_update_window: { args: (c) => ({ windowId: c.windowId, focused: true }) },
+  browser_wait_for: { args: (c) => ({ tabId: c.tabArticle, text: 'How a tool call travels' }) },
+  browser_get_styles: { args: (c) => ({ tabId: c.tabArticle, selector: 'h1', properties: ['color', 'font-size', 'display'] }) },
+  browser_accessibility_audit: { args: (c) => ({ tabId: c.tabArticle }) },
+  browser_handle_dialog: { skip: 'needs a dialog open in the tab (test/e2e/tools-dialog-form.test.ts)' },
+  browser_fill_form: { args: (c, i) => ({ tabId: c.tabArticle, fields: [{ selector: 'input[name=name]', value: `bench ${i}` }, { selector: 'select[name=topic]', value: i % 2 ? 'a' : 'b' }] }) },
+  // On the app tab: after a second media change Chrome delivers mouse moves to a background tab
+  // about once a second (BENCHMARKS.md), which would slow the pointer rows on tab B.
+  browser_emulate: { args: (c, i) => ({ tabId: c.tabApp, colorScheme: i % 2 ? 'dark' : 'light' }) },
+  browser_get_network_request: { skip: 'needs a request id from browser_get_network_requests' },
+  browser_intercept_requests: { args: (c) => ({ tabId: c.tabB }) },
+  browser_search_history: { args: () => ({ query: '127.0.0.1', limit: 10 }) },
+  browser_search_bookmarks: { args: () => ({ query: 'bench' }) },
+  // An origin no page of the bench uses: the browsing-data call's own cost.
+  browser_clear_site_data: { args: () => ({ origin: 'http://127.0.0.1:9' }), n: 30 },
+  browser_download: { skip: 'writes a file into the downloads folder per call' },
+  browser_list_downloads: { args: () => ({ limit: 10 }) },
+  plugin_draft_from_capture: { skip: 'writes a plugin project per call' },
+  // Clicks by coordinates on tab B (a two-line page: nothing there navigates when clicked).
+  browser_click_at: { args: (c) => ({ tabId: c.tabB, x: 5, y: 5 }) },
+  browser_move_mouse: { args: (c, i) => ({ tabId: c.tabArticle, x: 5 + (i % 50), y: 5 }) },
+  browser_drag: { args: (c) => ({ tabId: c.tabArticle, sourceSelector: 'h1', targetSelector: 'header button' }) },
+  browser_upload_file: { skip: 'needs a file in a folder the user allowed' },
+  browser_print_pdf: { args: (c) => ({ tabId: c.tabArticle }), n: 6 },
+  browser_force_pseudo_state: { args: (c, i) => ({ tabId: c.tabArticle, selector: 'h1', states: i % 2 ? ['hover'] : [] }) },
+  browser_performance_trace: { args: (c) => ({ tabId: c.tabB, action: 'stop' }), n: 6, prep: { tool: 'browser_performance_trace', args: (c) => ({ tabId: c.tabB, action: 'start' }) } },
 };
 /** Order: read-only tools first, then the ones that change tab B. */
 const BUILTIN_LAST = ['browser_focus_tab', 'browser_screenshot_tab', 'browser_reload_tab', 'browser_navigate_tab'];
