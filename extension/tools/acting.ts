@@ -121,6 +121,24 @@ async function pressKey(send: CdpSend, key: string, modifiers: number): Promise<
   ]);
 }
 
+/**
+ * A mouse move, answered once the page has it. Chrome hands a move to the page with the page's
+ * next frame, and the protocol answers then: 16 ms in a tab on screen, but a tab the user is not
+ * looking at (a background tab, a minimized window) draws no frames, and there each move waited
+ * ≈ 5 s (measured in a headed Chrome: a hover 5.0 s, a three-step drag 15 s). A button event is
+ * handed over at once and takes the queued move with it, so the move is followed by a release of
+ * no button (`buttons` still names what a drag holds): the page sees no mouseup, click or other
+ * event from it, and focus, selection and a drag in progress stay as they are. (An empty `char`
+ * key event also flushes, but reaches keypress listeners; an empty insertText or IME text deletes
+ * selected text.)
+ */
+export async function moveMouse(send: CdpSend, p: { x: number; y: number; modifiers?: number; button?: string; buttons?: number }): Promise<void> {
+  await Promise.all([
+    send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...p }),
+    send('Input.dispatchMouseEvent', { type: 'mouseReleased', ...p, button: 'none', clickCount: 0 }),
+  ]);
+}
+
 /** A real mouse click (or double/triple click) at a point of the viewport. */
 export async function click(send: CdpSend, p: { x: number; y: number }, button: string, clickCount: number, modifiers: number): Promise<void> {
   // One round trip for the whole gesture (see pressKey): move, then press/release per click.
@@ -220,7 +238,7 @@ export const actingTools = {
   async browser_hover_element(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const p = await point(tab.id!, input);
-    await withDebugger(tab.id!, (send) => send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y }));
+    await withDebugger(tab.id!, (send) => moveMouse(send, { x: p.x, y: p.y }));
     return { value: { hovered: true, tag: p.tag, text: p.text } };
   },
 

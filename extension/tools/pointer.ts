@@ -14,7 +14,7 @@ import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
-import { click, modifierMask } from './acting.ts';
+import { click, modifierMask, moveMouse } from './acting.ts';
 
 /** Where the mouse was last put in each tab (move_mouse steps start there). */
 const lastMouse = new Map<number, { x: number; y: number }>();
@@ -111,12 +111,12 @@ async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: numb
   const at = (t: number) => ({ x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t });
   try {
     await send('Input.setInterceptDrags', { enabled: true });
-    await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: from.x, y: from.y });
+    await moveMouse(send, { x: from.x, y: from.y });
     await send('Input.dispatchMouseEvent', { type: 'mousePressed', x: from.x, y: from.y, button: 'left', buttons: 1, clickCount: 1 });
     // The first move: far enough for Chrome's drag threshold; an HTML5 drag starts here or never.
     const first = at(1 / steps);
     const nudge = Math.hypot(first.x - from.x, first.y - from.y) < 6 ? { x: from.x + 6, y: from.y } : first;
-    await send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...nudge, button: 'left', buttons: 1 });
+    await moveMouse(send, { ...nudge, button: 'left', buttons: 1 });
     if (!intercepted) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, DRAG_START_WAIT_MS);
@@ -135,7 +135,7 @@ async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: numb
       await send('Input.dispatchDragEvent', { type: 'drop', ...to, data });
       return { html5: true };
     }
-    for (let i = 2; i <= steps; i++) await send('Input.dispatchMouseEvent', { type: 'mouseMoved', ...at(i / steps), button: 'left', buttons: 1 });
+    for (let i = 2; i <= steps; i++) await moveMouse(send, { ...at(i / steps), button: 'left', buttons: 1 });
     await send('Input.dispatchMouseEvent', { type: 'mouseReleased', ...to, button: 'left', buttons: 0, clickCount: 1 });
     return { html5: false };
   } finally {
@@ -171,7 +171,7 @@ export const pointerTools = {
     await withDebugger(tabId, async (send) => {
       for (let i = 1; i <= steps; i++) {
         const t = i / steps;
-        await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t });
+        await moveMouse(send, { x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t });
       }
     });
     lastMouse.set(tabId, to);

@@ -10,7 +10,7 @@
  * byte fails for a missing file or a folder; only then do the files reach the page's input.
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { point } from './acting.ts';
+import { click, point } from './acting.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { markElement, markedObject, utilityWorld } from './element-node.ts';
@@ -83,9 +83,8 @@ async function throughChooser(tabId: number, send: CdpSend, input: { selector?: 
   try {
     await send('Page.enable');
     await send('Page.setInterceptFileChooserDialog', { enabled: true });
-    await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y });
-    await send('Input.dispatchMouseEvent', { type: 'mousePressed', x: p.x, y: p.y, button: 'left', clickCount: 1 });
-    await send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: p.x, y: p.y, button: 'left', clickCount: 1 });
+    // One pipelined gesture: a lone move would wait for a frame, ≈ 5 s in a hidden tab (shown.ts).
+    await click(send, p, 'left', 1, 0);
     const chooser = await Promise.race([opened, new Promise<null>((r) => setTimeout(() => r(null), CHOOSER_WAIT_MS))]);
     if (!chooser) {
       throw new ToolError(`${what} is a <${tag}>, not an <input type=file>, and clicking it opened no file chooser; pass the file input (or the button that opens one)`, { code: 'invalid_arguments', category: 'validation' });

@@ -53,6 +53,41 @@ test('browser_move_mouse hovers: mouseenter and mousemove reach the page, :hover
   expect(await page.evaluate(() => document.getElementById('hoverbox')!.matches(':hover'))).toBe(true);
 }, 30_000);
 
+test('a mouse move or hover hands over the move and nothing else: no mouseup or click, focus, selection and text stay', async () => {
+  // Each move is followed by a release of no button, which makes Chrome hand the move over at once
+  // (a background tab draws no frames; see moveMouse in extension/tools/acting.ts).
+  await page.evaluate(() => {
+    const input = Object.assign(document.createElement('input'), { id: 'keep', value: 'hello' });
+    const ce = Object.assign(document.createElement('div'), { id: 'ce', contentEditable: 'true', textContent: 'editable text' });
+    document.body.append(input, ce);
+    input.focus();
+    input.setSelectionRange(0, 5);
+    const seen: string[] = ((window as any).others = []);
+    for (const t of ['mousedown', 'mouseup', 'click', 'auxclick', 'contextmenu', 'keydown', 'keypress', 'keyup', 'beforeinput', 'input', 'focusin', 'focusout']) {
+      document.addEventListener(t, () => seen.push(t), true);
+    }
+    (window as any).moveCount = 0;
+    document.addEventListener('mousemove', () => (window as any).moveCount++, true);
+  });
+  expect((await h.callTool('browser_move_mouse', { tabId, x: 200, y: 300 })).status).toBe(200);
+  expect((await h.callTool('browser_move_mouse', { tabId, x: 240, y: 320, steps: 3 })).status).toBe(200);
+  expect((await h.callTool('browser_hover_element', { tabId, selector: '#hoverbox' })).status).toBe(200);
+  const field = await page.evaluate(() => {
+    const i = document.getElementById('keep') as HTMLInputElement;
+    return { others: (window as any).others, moves: (window as any).moveCount, active: document.activeElement?.id, value: i.value, sel: [i.selectionStart, i.selectionEnd] };
+  });
+  expect(field).toEqual({ others: [], moves: 5, active: 'keep', value: 'hello', sel: [0, 5] });
+  // Selected text in an editable element stays selected and whole.
+  await page.evaluate(() => {
+    const ce = document.getElementById('ce')!;
+    ce.focus();
+    getSelection()!.selectAllChildren(ce);
+  });
+  expect((await h.callTool('browser_move_mouse', { tabId, x: 210, y: 300 })).status).toBe(200);
+  const editable = await page.evaluate(() => ({ others: (window as any).others, text: document.getElementById('ce')!.textContent, sel: getSelection()!.toString() }));
+  expect(editable).toEqual({ others: ['focusout', 'focusin'], text: 'editable text', sel: 'editable text' });
+}, 30_000);
+
 test('browser_drag: HTML5 drag and drop delivers the data to the drop target', async () => {
   const r = await h.callTool('browser_drag', { tabId, sourceSelector: '#drag-src', targetSelector: '#drop-zone' });
   expect(r.status).toBe(200);
