@@ -123,7 +123,8 @@ export class CheckedManifests {
    * manifest's text, whose hash is `hash`.
    */
   parsed(hash: string, text: string): ToolsJson | undefined {
-    if (currentRulesKey() === null) return undefined;
+    // A hit skips the schema check too: only for a manifest still recorded as checked.
+    if (currentRulesKey() === null || !this.hashes.has(hash)) return undefined;
     const source = this.same.has(hash) ? text : this.parsedByHash.get(hash);
     if (source === undefined) return undefined;
     try {

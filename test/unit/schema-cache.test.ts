@@ -110,8 +110,8 @@ test('a manifest that parses to exactly its own JSON (as the plugin tooling writ
   const hit = reopened.parsed(hash, toolsText(dir))!;
   hit.tools[0]!.description = 'changed';
   expect(reopened.parsed(hash, toolsText(dir))!.tools[0]!.description).toBe('Go.');
-  // Listed under other rules, or a malformed list: not used.
-  for (const bad of [{ rules: 'other-rules' }, { same: [hash, 'not-a-hash'] }, { same: hash }]) {
+  // Listed under other rules, a malformed list, or no longer recorded as schema-checked: not used.
+  for (const bad of [{ rules: 'other-rules' }, { same: [hash, 'not-a-hash'] }, { same: hash }, { hashes: [] }]) {
     writeFileSync(cacheFile(), JSON.stringify({ ...saved, ...bad }));
     expect(CheckedManifests.open(cfg).parsed(hash, toolsText(dir))).toBeUndefined();
   }
