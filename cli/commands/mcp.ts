@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, err, out, stderrStream, usageError } from '../output.ts';
+import { CliError, err, out, usageError } from '../output.ts';
 import { selfCommand, selfCommandText } from '../self.ts';
 import { join } from 'node:path';
 import { probePort, resolveTarget, secretFor, type Target } from '../server-client.ts';
@@ -78,7 +78,7 @@ async function autostart(t: Target): Promise<void> {
   // Another client may have started it at the same moment (our child then lost the port race):
   // what matters is that a server answers now.
   if ((await probePort(t.port)).kind !== 'opentabs') {
-    if (stderr.trim()) stderrStream().write(stderr.endsWith('\n') ? stderr : `${stderr}\n`);
+    if (stderr.trim()) err(stderr);
     throw new CliError(`Could not start the OpenTabs server on ${t.url} (exit ${code}); run \`${selfCommandText(['start'])}\` to see why.`);
   }
   const pid = /\(pid (\d+)\)/.exec(stdout)?.[1];

@@ -83,7 +83,8 @@ async function throughChooser(tabId: number, send: CdpSend, input: { selector?: 
   try {
     await send('Page.enable');
     await send('Page.setInterceptFileChooserDialog', { enabled: true });
-    // One pipelined gesture: a lone move would wait for a frame, ≈ 5 s in a hidden tab (shown.ts).
+    // One pipelined gesture: a lone move would wait for the page's next frame, ≈ 5 s in a hidden
+    // tab (see moveMouse in acting.ts); the press hands it over at once.
     await click(send, p, 'left', 1, 0);
     const chooser = await Promise.race([opened, new Promise<null>((r) => setTimeout(() => r(null), CHOOSER_WAIT_MS))]);
     if (!chooser) {
