@@ -90,7 +90,7 @@ function toMcpEntry(t: CatalogTool): McpToolEntry {
     name: t.name,
     description: t.permission === 'off' ? DISABLED_PREFIX + t.description : t.description,
     inputSchema: mcpInputSchema(t.inputSchema),
-    ...(t.outputSchema ? { outputSchema: mcpInputSchema(t.outputSchema) } : {}),
+    ...(t.outputSchema ? { outputSchema: mcpOutputSchema(t.outputSchema) } : {}),
     ...(t.annotations ? { annotations: t.annotations } : {}),
   };
 }
@@ -100,6 +100,20 @@ function mcpInputSchema(schema: Record<string, unknown>): Record<string, unknown
   const compact = compactSchema(schema) as Record<string, unknown>;
   if (compact.type === 'object') return compact;
   return { ...compact, type: 'object' };
+}
+
+/**
+ * An output schema as listed, named by its content: `$id` is `urn:opentabs:schema:<hash>` unless
+ * the schema has its own. Clients that validate structuredContent compile every outputSchema of a
+ * tools/list (the official TypeScript SDK client does, ≈ 3–5 ms each, on every list); with an
+ * `$id` that SDK compiles each schema once and reuses it for later lists. Naming by content keeps
+ * that reuse correct: a changed schema gets a new `$id`.
+ */
+export function mcpOutputSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const listed = mcpInputSchema(schema);
+  if (typeof listed.$id === 'string') return listed;
+  const { $id: _ignored, ...rest } = listed;
+  return { $id: `urn:opentabs:schema:${Bun.hash(JSON.stringify(rest)).toString(36)}`, ...rest };
 }
 
 /**

@@ -6,7 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import Ajv from 'ajv';
 import type { TestServer } from '../harness/server.ts';
 import { FakeExtension, connectMcp, hang, startPluginServer } from '../harness/fake-extension.ts';
 
@@ -131,6 +134,31 @@ describe('tools', () => {
     expect(names.some((n) => n.startsWith('extension_'))).toBe(true);
     const t = tools.find((x) => x.name === 'notes_list_notes')!;
     expect(t.inputSchema.properties).toHaveProperty('limit');
+  });
+
+  test('the official client compiles each output schema once, not on every tools/list, and still checks results against it', async () => {
+    // The SDK's own validator over an Ajv whose compile() is counted.
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    let compiled = 0;
+    const compile = ajv.compile.bind(ajv);
+    ajv.compile = ((schema: object) => {
+      compiled++;
+      return compile(schema);
+    }) as typeof ajv.compile;
+    const c = new Client({ name: 'counting', version: '1' }, { capabilities: {}, jsonSchemaValidator: new AjvJsonSchemaValidator(ajv) });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: srv.auth } }));
+    clients.push(c);
+    const withOutput = (await c.listTools()).tools.filter((t) => t.outputSchema).length;
+    expect(withOutput).toBeGreaterThan(0);
+    expect(compiled).toBe(withOutput);
+    await c.listTools();
+    await c.listTools();
+    expect(compiled).toBe(withOutput);
+    ext.onDispatch('browser_list_tabs', () => ({ value: { tabs: [{ id: 1, url: 'https://example.com/', title: 'Example', active: true, windowId: 1, groupId: -1, status: 'complete', audible: false }] } }));
+    const ok = await c.callTool({ name: 'browser_list_tabs', arguments: {} });
+    expect((ok.structuredContent as { tabs: unknown[] }).tabs).toHaveLength(1);
+    ext.onDispatch('browser_list_tabs', () => ({ value: { tabs: [{ id: 1 }] } }));
+    await expect(c.callTool({ name: 'browser_list_tabs', arguments: {} })).rejects.toThrow(/output schema/);
   });
 
   test('results: compact JSON text + structuredContent; non-objects wrapped; images as image content', async () => {

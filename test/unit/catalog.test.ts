@@ -1,7 +1,7 @@
 /** tools/catalog.ts: snapshots from built-ins + plugins + permissions, the listings made from them, and change events. */
 import { expect, test } from 'bun:test';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
-import { DISABLED_PREFIX } from '../../server/tools/catalog.ts';
+import { DISABLED_PREFIX, mcpOutputSchema } from '../../server/tools/catalog.ts';
 import { callPathParts, NOTES } from './call-path.fixture.ts';
 
 test('a snapshot holds every built-in and each plugin tool with its effective permission', async () => {
@@ -65,4 +65,20 @@ test('listed schemas leave out trivial lower bounds and the type beside a string
   expect(listed('browser_click_element').properties.clickCount?.maximum).toBe(3);
   expect(c.validate(c.get('browser_close_tab')!, { tabId: 0 })?.path).toBe('/tabId');
   expect(c.validate(c.get('browser_click_element')!, { tabId: 1, button: 'side' })?.path).toBe('/button');
+});
+
+test('listed output schemas are named by their content ($id), so a validating client compiles each once', async () => {
+  const { catalog } = await callPathParts();
+  const out = (name: string, c = catalog.current()) => c.mcpToolsList().tools.find((t) => t.name === name)?.outputSchema as Record<string, unknown>;
+  const listTabs = out('browser_list_tabs');
+  expect(listTabs.$id).toMatch(/^urn:opentabs:schema:[0-9a-z]+$/);
+  expect(out('browser_get_tab_info').$id).not.toBe(listTabs.$id);
+  // The same content keeps its name across catalog versions; the rest of the schema is unchanged.
+  expect(out('browser_list_tabs', catalog.rebuild()).$id).toBe(listTabs.$id);
+  expect(listTabs.properties).toHaveProperty('tabs');
+  // Changed content, a changed name; a schema that names itself keeps its own.
+  const a = mcpOutputSchema({ type: 'object', properties: { title: { type: 'string' } } });
+  expect(mcpOutputSchema({ type: 'object', properties: { title: { type: 'string' } } }).$id).toBe(a.$id);
+  expect(mcpOutputSchema({ type: 'object', properties: { title: { type: 'string' }, body: { type: 'string' } } }).$id).not.toBe(a.$id);
+  expect(mcpOutputSchema({ $id: 'https://example.com/note.json', type: 'object' }).$id).toBe('https://example.com/note.json');
 });
