@@ -29,7 +29,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildServerBundle, bundleStaleReason } from '../../cli/server-bundle.ts';
-import { MEMORY_RELEASE_IDLE_MS } from '../../server/limits.ts';
+import { MEMORY_RELEASE_IDLE_MS, PLUGIN_MAX_CONCURRENCY } from '../../server/limits.ts';
 import { rssParts } from './lib/proc.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
@@ -219,6 +219,12 @@ async function load(total: number, concurrency: number, one: (i: number) => Prom
 }
 
 const PLUGINS_FOR_CALLS = 8;
+/**
+ * The shipped limits except where they refuse the bench's own load: 32 calls in flight spread
+ * over 8 plugins can put 6 or more on one plugin when answers come back out of order, over the
+ * shipped 5 per plugin (the report says so).
+ */
+const BENCH_LIMITS = { pluginMaxConcurrency: 64 };
 
 function restCaller(c: Child) {
   const headers = { Authorization: `Bearer ${c.secret}`, 'content-type': 'application/json' };
@@ -345,6 +351,7 @@ async function main(): Promise<void> {
     `\nidle RSS: ${results.idleRssMb} MB (8 plugins); ${results.idleRssMb2000Tools} MB (2,000 tools), ${results.afterListRssMb2000Tools} MB after 600 tools/list of them; after call load: ${results.afterLoadRssMb} MB`,
   );
   console.log('srv CPU µs/call = CPU time of the server process during the scenario / calls (the server\'s own cost, HTTP + WS included).');
+  console.log(`server limits raised for the bench: pluginMaxConcurrency ${BENCH_LIMITS.pluginMaxConcurrency} instead of ${PLUGIN_MAX_CONCURRENCY}`);
   console.log('targets: server overhead ≤ 0.3 ms p50 (call p50 minus the HTTP and WS floors), ≥ 5,000 calls/s at 32 in flight over MCP, tools/list ≤ 1 ms @100 and ≤ 5 ms @2,000, idle RSS ≤ 50 MB');
   printMemory(results.memory as Awaited<ReturnType<typeof benchMemory>>);
   printStartup(results.startup as Awaited<ReturnType<typeof benchStartup>>);
@@ -603,7 +610,7 @@ if (process.argv.includes('--child')) {
   const { startServer } = await import('../../server/serve.ts');
   const jsc = await import('bun:jsc');
   const configDir = process.argv[process.argv.indexOf('--child') + 1];
-  const running = await startServer({ configDir, port: 0, installExtension: false, quiet: true, skipPermissions: false });
+  const running = await startServer({ configDir, port: 0, installExtension: false, quiet: true, skipPermissions: false, limits: BENCH_LIMITS });
   await running.ready;
   // BENCH_NO_KEEPER=1: without the memory keeper (to compare; never in the product).
   if (process.env.BENCH_NO_KEEPER === '1') running.memory.stop();
