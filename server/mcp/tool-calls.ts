@@ -8,6 +8,7 @@
 import type { LogEntry } from '../protocol/methods.ts';
 import { callTool, type CallContext, type CallDeps } from '../tools/call.ts';
 import { mcpError, toMcpResult, type McpCallResult } from './results.ts';
+import { LIST_TOOLS_INPUT_SCHEMA, listTools } from './gateway-list.ts';
 
 /** What MCP sessions use: the call path's parts, and the sessions themselves for routing log lines. */
 export type McpDeps = CallDeps & { readonly mcp: { logToSessions(entry: LogEntry, sessionId?: string): void } };
@@ -47,13 +48,9 @@ export const GATEWAY_TOOLS = [
   {
     name: 'opentabs_list_tools',
     description:
-      'List the OpenTabs tools you can call with opentabs_call: name, description, plugin, permission and input schema. ' +
-      'Pass {"plugin": "<name>"} to list one plugin\'s tools ("browser" for built-in browser tools).',
-    inputSchema: {
-      type: 'object' as const,
-      properties: { plugin: { type: 'string', description: 'Only tools of this plugin' } },
-      additionalProperties: false,
-    },
+      'List the OpenTabs tools you can call with opentabs_call. Without arguments: every tool\'s name and description. ' +
+      'With plugin, query or tools: those tools with their input schemas.',
+    inputSchema: LIST_TOOLS_INPUT_SCHEMA,
   },
   {
     name: 'opentabs_call',
@@ -113,16 +110,7 @@ async function dispatchByKind(
 ): Promise<McpCallResult> {
   if (kind === 'full') return runCall(ctx, hooks, 'mcp', name, rawArgs, io);
   const args = (rawArgs ?? {}) as Record<string, unknown>;
-  if (name === 'opentabs_list_tools') {
-    const plugin = args.plugin;
-    if (plugin !== undefined && typeof plugin !== 'string') return mcpError('invalid_arguments', 'Invalid arguments for opentabs_list_tools at /plugin: must be a string.');
-    const catalog = ctx.catalog.current();
-    if (typeof plugin === 'string' && !catalog.byPlugin.has(plugin)) {
-      return mcpError('unknown_plugin', `Unknown plugin "${plugin}". Call opentabs_list_tools without a plugin to see every tool.`);
-    }
-    const tools = catalog.listings(plugin);
-    return { content: [{ type: 'text', text: JSON.stringify(tools) }], structuredContent: { tools }, isError: false };
-  }
+  if (name === 'opentabs_list_tools') return listTools(ctx.catalog.current(), rawArgs);
   if (name === 'opentabs_call') {
     if (typeof args.tool !== 'string' || args.tool === '') {
       return mcpError('invalid_arguments', 'Invalid arguments for opentabs_call at /tool: is required (a tool name from opentabs_list_tools).');

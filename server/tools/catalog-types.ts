@@ -39,7 +39,7 @@ export interface McpToolEntry {
   annotations?: ToolAnnotations;
 }
 
-/** One entry of GET /tools and of the gateway's opentabs_list_tools. */
+/** One entry of GET /tools. */
 export interface ToolListing {
   name: string;
   description: string;

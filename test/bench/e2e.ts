@@ -685,6 +685,8 @@ async function benchBrowser(base: string) {
   const fullList = await mcp.listTools();
   const fullBytes = Buffer.byteLength(JSON.stringify(fullList));
   const gwBytes = Buffer.byteLength(JSON.stringify(await gw.listTools()));
+  // What a gateway session reads first: opentabs_list_tools without arguments (its text content).
+  const gwIndexBytes = contentBytes((await gw.callTool({ name: 'opentabs_list_tools', arguments: {} })) as McpResult);
   const reading: Record<string, Record<string, number>> = {};
   // A fresh load: the acting tools above typed, scrolled and chose options on it.
   await pageArticle.reload();
@@ -706,7 +708,7 @@ async function benchBrowser(base: string) {
     reading[label] = row;
   }
 
-  results.context = { toolsList: { tools: fullList.tools.length, bytes: fullBytes, bytesPerTool: fullBytes / fullList.tools.length, approxTokens: Math.round(fullBytes / 4) }, gatewayListBytes: gwBytes, reading };
+  results.context = { toolsList: { tools: fullList.tools.length, bytes: fullBytes, bytesPerTool: fullBytes / fullList.tools.length, approxTokens: Math.round(fullBytes / 4) }, gatewayListBytes: gwBytes, gatewayIndexBytes: gwIndexBytes, reading };
 
   // ---- 5. memory
   log('memory …');
@@ -894,6 +896,7 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
         [`tools/list full, ${ctx.toolsList.tools} tools (built-ins + testapp + bench)`, ctx.toolsList.bytes, Math.round(ctx.toolsList.bytes / 4), `${Math.round(ctx.toolsList.bytesPerTool)} B/tool ≤${TARGETS.toolsListBytesPerTool}: ${tgt(ctx.toolsList.bytesPerTool <= TARGETS.toolsListBytesPerTool)}`],
         [`tools/list full, ${tl?.tools ?? '?'} tools (synthetic)`, tl?.bytes ?? 'n/a', tl ? Math.round(tl.bytes / 4) : 'n/a', `${Math.round(per2000)} B/tool ≤${TARGETS.toolsListBytesPerTool}: ${tgt(per2000 <= TARGETS.toolsListBytesPerTool)}`],
         ['tools/list gateway', ctx.gatewayListBytes, Math.round(ctx.gatewayListBytes / 4), `≤${TARGETS.gatewayListBytes}: ${tgt(ctx.gatewayListBytes <= TARGETS.gatewayListBytes)}`],
+        [`gateway opentabs_list_tools without arguments (${ctx.toolsList.tools} tools, one line each)`, ctx.gatewayIndexBytes, Math.round(ctx.gatewayIndexBytes / 4), ''],
         ...Object.entries(ctx.reading as Record<string, Record<string, number>>).flatMap(([label, row]) =>
           Object.entries(row).map(([k, v]) => [`${label}: ${k}`, v, Math.round(v / 4), k === 'pageHtmlBytes' ? '' : `${((v / row.pageHtmlBytes!) * 100).toFixed(0)}% of page HTML`]),
         ),

@@ -1,5 +1,6 @@
 /**
- * /mcp/gateway: exactly two tools; opentabs_list_tools (with plugin filter) and opentabs_call,
+ * /mcp/gateway: exactly two tools; opentabs_list_tools (an index, then schemas by plugin, query or
+ * name) and opentabs_call,
  * whose results are identical to the direct /mcp call for successes and every kind of failure.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
@@ -39,22 +40,67 @@ test('the gateway lists exactly opentabs_list_tools and opentabs_call', async ()
   expect(gateway.getInstructions()).toContain('untrusted');
 });
 
-test('opentabs_list_tools returns names, descriptions, input schemas; the plugin filter narrows it', async () => {
+type Listed = { name: string; plugin: string; permission: string; description: string; inputSchema?: Record<string, unknown>; annotations?: unknown };
+const listed = (r: unknown) => ((r as { structuredContent: unknown }).structuredContent as { tools: Listed[] }).tools;
+const text = (r: unknown) => ((r as { content: unknown }).content as { text: string }[])[0]!.text;
+
+test('opentabs_list_tools without arguments: one line per tool (name, permission, description), no schemas, far smaller than tools/list', async () => {
   const all = await gateway.callTool({ name: 'opentabs_list_tools', arguments: {} });
-  const tools = (all.structuredContent as { tools: { name: string; plugin: string; inputSchema: unknown; description: string }[] }).tools;
-  expect(tools.some((t) => t.name === 'browser_list_tabs')).toBe(true);
-  expect(tools.find((t) => t.name === 'docs_get')?.inputSchema).toMatchObject({ required: ['id'] });
-  const directNames = (await direct.listTools()).tools.map((t) => t.name).sort();
-  expect(tools.map((t) => t.name).sort()).toEqual(directNames);
+  expect(all.isError).toBe(false);
+  const tools = listed(all);
+  const direct_ = (await direct.listTools()).tools;
+  expect(tools.map((t) => t.name).sort()).toEqual(direct_.map((t) => t.name).sort());
+  expect(tools.every((t) => t.inputSchema === undefined && t.description.length > 0)).toBe(true);
+  expect(tools.find((t) => t.name === 'docs_off_tool')).toMatchObject({ plugin: 'docs', permission: 'off' });
+  const lines = text(all).split('\n');
+  expect(lines).toContain('docs_off_tool [off]: Tool off_tool');
+  expect(lines.some((l) => l.startsWith('browser_list_tabs: List open tabs'))).toBe(true);
+  // The first line says how to get the schemas.
+  expect(lines[0]).toContain('{"plugin": "<name>"}');
+  expect(text(all).length * 3).toBeLessThan(JSON.stringify(direct_).length);
+});
 
-  const only = await gateway.callTool({ name: 'opentabs_list_tools', arguments: { plugin: 'docs' } });
-  const docs = (only.structuredContent as { tools: { plugin: string }[] }).tools;
-  expect(docs.length).toBe(3);
-  expect(docs.every((t) => t.plugin === 'docs')).toBe(true);
-  expect(JSON.parse((only.content as { text: string }[])[0].text)).toEqual(docs);
+test('opentabs_list_tools with plugin, query or tools: only those tools, each with its input schema as tools/list has it', async () => {
+  const directTools = (await direct.listTools()).tools;
+  const asListed = (name: string) => directTools.find((t) => t.name === name)!;
 
-  const none = await gateway.callTool({ name: 'opentabs_list_tools', arguments: { plugin: 'ghost' } });
-  expect(none.isError).toBe(true);
+  const docs = listed(await gateway.callTool({ name: 'opentabs_list_tools', arguments: { plugin: 'docs' } }));
+  expect(docs.map((t) => t.name).sort()).toEqual(['docs_broken', 'docs_get', 'docs_off_tool']);
+  const get = docs.find((t) => t.name === 'docs_get')!;
+  expect(get).toMatchObject({ plugin: 'docs', permission: 'auto', inputSchema: asListed('docs_get').inputSchema });
+  expect(get.inputSchema).toMatchObject({ required: ['id'] });
+
+  const named = await gateway.callTool({ name: 'opentabs_list_tools', arguments: { tools: ['browser_list_tabs', 'docs_get'] } });
+  expect(listed(named).map((t) => t.name)).toEqual(['browser_list_tabs', 'docs_get']);
+  expect(listed(named)[0]).toMatchObject({ inputSchema: asListed('browser_list_tabs').inputSchema, annotations: asListed('browser_list_tabs').annotations });
+  expect(JSON.parse(text(named))).toEqual(listed(named));
+
+  // Every word must appear in the name or the description, in any case.
+  const found = listed(await gateway.callTool({ name: 'opentabs_list_tools', arguments: { query: 'COOKIE delete' } }));
+  expect(found.map((t) => t.name)).toEqual(['browser_delete_cookies']);
+  const inPlugin = listed(await gateway.callTool({ name: 'opentabs_list_tools', arguments: { plugin: 'docs', query: 'get' } }));
+  expect(inPlugin.map((t) => t.name)).toEqual(['docs_get']);
+
+  const nothing = await gateway.callTool({ name: 'opentabs_list_tools', arguments: { query: 'no such words anywhere' } });
+  expect(nothing.isError).toBe(false);
+  expect(listed(nothing)).toEqual([]);
+  expect(text(nothing)).toContain('without arguments');
+});
+
+test('opentabs_list_tools refuses what it cannot answer, naming the problem', async () => {
+  const cases: [Record<string, unknown>, string][] = [
+    [{ plugin: 'ghost' }, 'Unknown plugin "ghost"'],
+    [{ tools: ['docs_get', 'nope'] }, 'No tool named "nope"'],
+    [{ plugin: 3 }, 'at /plugin: must be a string'],
+    [{ tools: 'docs_get' }, 'at /tools: must be a list'],
+    [{ query: 'x'.repeat(201) }, 'at /query'],
+    [{ filter: 'docs' }, 'at /filter: not an argument'],
+  ];
+  for (const [args, message] of cases) {
+    const r = await gateway.callTool({ name: 'opentabs_list_tools', arguments: args });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain(message);
+  }
 });
 
 test('opentabs_call returns exactly what the direct call returns (success and each failure)', async () => {
