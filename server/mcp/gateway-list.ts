@@ -72,7 +72,9 @@ export function listTools(catalog: Catalog, rawArgs: unknown): McpCallResult {
 /** Every tool in one line each; the structured form has the same fields. */
 function index(catalog: Catalog): McpCallResult {
   const tools: IndexEntry[] = catalog.tools.map((t) => ({ name: t.name, plugin: t.plugin, permission: t.permission, description: t.description }));
-  const lines = tools.map((t) => `${t.name}${t.permission === 'auto' ? '' : ` [${t.permission}]`}: ${t.description}`);
+  // One line per tool, whatever a description holds: a page tool's description comes from the
+  // page, and a line break in it must not read as another tool's line.
+  const lines = tools.map((t) => `${t.name}${t.permission === 'auto' ? '' : ` [${t.permission}]`}: ${t.description.replace(/\s+/g, ' ').trim()}`);
   const text = `${tools.length} tools ([ask]: the user approves each call; [off]: disabled by the user). ${HINT}\n${lines.join('\n')}`;
   return { content: [{ type: 'text', text }], structuredContent: { tools }, isError: false };
 }
