@@ -6,7 +6,7 @@ export const dataTools = [
   tool({
     name: 'browser_search_history',
     group: 'data',
-    description: 'Search the browser\'s history (URL and title) over the last days. Asks first: history shows what you did.',
+    description: 'Search the browser\'s history (URL and title) over the last days.',
     input: v.strictObject({
       query: v.optional(v.pipe(v.string(), v.description('Words to find in URLs and titles (empty: everything)'))),
       days: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(365), v.description('How far back (default 7)'))),
@@ -19,7 +19,7 @@ export const dataTools = [
   tool({
     name: 'browser_search_bookmarks',
     group: 'data',
-    description: 'Find bookmarks whose title or URL matches. Asks first.',
+    description: 'Find bookmarks whose title or URL matches.',
     input: v.strictObject({
       query: v.pipe(v.string(), v.minLength(1), v.description('Words to find in bookmark titles and URLs')),
       limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('At most this many (default 20)'))),
@@ -31,7 +31,7 @@ export const dataTools = [
   tool({
     name: 'browser_clear_site_data',
     group: 'data',
-    description: 'Clear one site\'s data: cookies (signs you out there), local storage, IndexedDB, Cache Storage, service workers — all, or the kinds named. Asks first.',
+    description: 'Clear one site\'s data: cookies (signs you out there), local storage, IndexedDB, Cache Storage, service workers — all, or the kinds named.',
     input: v.strictObject({
       origin: v.pipe(v.string(), v.minLength(1), v.description('The site, e.g. https://app.example.com')),
       kinds: v.optional(v.pipe(v.array(v.picklist(['cookies', 'localStorage', 'indexedDB', 'cacheStorage', 'serviceWorkers'])), v.minLength(1), v.description('Only these kinds (default all)'))),
@@ -43,7 +43,7 @@ export const dataTools = [
   tool({
     name: 'browser_download',
     group: 'data',
-    description: 'Download a URL into the browser\'s download folder (optionally under a file name). Asks first: it writes a file.',
+    description: 'Download a URL into the browser\'s download folder (optionally under a file name).',
     input: v.strictObject({
       url: v.pipe(v.string(), v.minLength(1), v.description('The http(s) URL to download')),
       filename: v.optional(v.pipe(v.string(), v.minLength(1), v.description('File name inside the download folder (no ..)'))),

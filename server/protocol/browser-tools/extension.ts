@@ -7,7 +7,7 @@ export const extensionTools = [
   tool({
     name: 'plugin_draft_from_capture',
     group: 'extension',
-    description: 'Draft a plugin for a web app from a tab\'s recorded traffic (capture on with captureBodies, then the app used for a while): one tool per API operation, written to the OpenTabs config folder\'s drafts/ for the user to review and add. Asks first.',
+    description: 'Draft a plugin for a web app from a tab\'s recorded traffic (capture on with captureBodies, then the app used for a while): one tool per API operation, written to the OpenTabs config folder\'s drafts/ for the user to review and add.',
     input: v.strictObject({
       tabId,
       name: v.pipe(v.string(), v.maxLength(40), v.regex(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/), v.description('Plugin name: lowercase words joined by "-" (e.g. "kanban")')),

@@ -46,7 +46,7 @@ export const networkTools = [
   tool({
     name: 'browser_intercept_requests',
     group: 'network',
-    description: 'Block, fail or answer (mock) a tab\'s requests by URL pattern until stop: true; each rule reports how often it matched. Calling it again replaces the rules; no rules lists them. Asks first: a mocked answer changes what the page shows.',
+    description: 'Block, fail or answer (mock) a tab\'s requests by URL pattern until stop: true; each rule reports how often it matched. Calling it again replaces the rules; no rules lists them.',
     input: v.strictObject({
       tabId,
       rules: v.optional(v.pipe(v.array(v.strictObject({
