@@ -50,10 +50,12 @@ export function listTools(catalog: Catalog, rawArgs: unknown): McpCallResult {
     return mcpError('unknown_tool', `No tool named ${unknown.map((n) => `"${n}"`).join(', ')}. Call opentabs_list_tools without arguments to see every tool.`);
   }
 
-  if (plugin === undefined && query === undefined && named === undefined) return index(catalog);
-
   const words = typeof query === 'string' ? query.toLowerCase().split(/\s+/).filter(Boolean) : [];
+  // A blank query narrows nothing: without another filter that is the index, not every schema.
+  if (plugin === undefined && words.length === 0 && named === undefined) return index(catalog);
+
   const wanted = named ? new Set(named as string[]) : null;
+  // The tools/list entries, in catalog order (entries[i] is catalog.tools[i] as tools/list has it).
   const entries = catalog.mcpToolsList().tools;
   const matches = catalog.tools.flatMap((t, i) => {
     if (typeof plugin === 'string' && t.plugin !== plugin) return [];

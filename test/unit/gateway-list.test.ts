@@ -31,3 +31,14 @@ test('a description with line breaks cannot forge another tool\'s line in the in
   // The structured form keeps the description as the page gave it.
   expect((r.structuredContent as { tools: { description: string }[] }).tools[1]!.description).toBe(forged);
 });
+
+test('a blank query is no filter: the index, not every schema', () => {
+  const catalog = new Catalog(1, [tool('notes_get', 'Get a note'), tool('notes_list', 'List notes')]);
+  for (const args of [{}, { query: '' }, { query: '  \t ' }, null, undefined]) {
+    const r = listTools(catalog, args);
+    expect((r.content[0] as { text: string }).text.split('\n').slice(1)).toEqual(['notes_get: Get a note', 'notes_list: List notes']);
+    expect((r.structuredContent as { tools: { inputSchema?: unknown }[] }).tools.every((t) => t.inputSchema === undefined)).toBe(true);
+  }
+  const found = listTools(catalog, { query: ' LIST ' });
+  expect((found.structuredContent as { tools: { name: string; inputSchema?: unknown }[] }).tools).toEqual([expect.objectContaining({ name: 'notes_list', inputSchema: { type: 'object', properties: {} } })]);
+});
