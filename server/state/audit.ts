@@ -8,23 +8,12 @@ import { appendFileSync, closeSync, fchmodSync, fdatasyncSync, fstatSync, openSy
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AUDIT_RING_SIZE } from '../limits.ts';
+import type { AuditEntry } from './audit-entry.ts';
+import { AuditRing } from './audit-ring.ts';
 import { countLastDayFromFiles, DayCounter } from './audit-day.ts';
 import { forEachLineFromEnd } from './audit-tail.ts';
 
-export interface AuditError {
-  code: string;
-  message: string;
-  category?: string;
-}
-
-export interface AuditEntry {
-  timestamp: string;
-  tool: string;
-  plugin: string;
-  success: boolean;
-  durationMs: number;
-  error?: AuditError;
-}
+export type { AuditEntry, AuditError } from './audit-entry.ts';
 
 export interface AuditQuery {
   limit: number;
@@ -88,8 +77,8 @@ export async function readAuditTail(path: string, max: number): Promise<AuditEnt
 }
 
 export class AuditLog {
-  /** Oldest first; trimmed lazily to keep appends O(1) amortized. */
-  private ring: AuditEntry[] = [];
+  /** The last `ringSize` calls, for /audit and /health. */
+  private readonly ring: AuditRing;
   /** audit.log opened for appending. Writes are synchronous on purpose: see record(). */
   private fd: number | null = null;
   private size = 0;
@@ -105,7 +94,9 @@ export class AuditLog {
     readonly dir: string,
     readonly rotateBytes: number,
     readonly ringSize: number,
-  ) {}
+  ) {
+    this.ring = new AuditRing(ringSize);
+  }
 
   get path(): string {
     return auditPath(this.dir);
@@ -122,7 +113,7 @@ export class AuditLog {
       const older = await readAuditTail(`${log.path}.1`, ringSize - entries.length);
       entries = [...older, ...entries];
     }
-    log.ring = entries;
+    for (const e of entries) log.ring.push(e);
     log.openFile();
     // Only the bytes that were there before this process appended: later entries are counted as
     // they are recorded. A rotation while this runs would show the same entries again as
@@ -164,7 +155,6 @@ export class AuditLog {
     const e = cleanEntry(entry);
     this.ring.push(e);
     this.day.add(Date.parse(e.timestamp), e.success);
-    if (this.ring.length > this.ringSize * 2) this.ring = this.ring.slice(-this.ringSize);
     const line = Buffer.from(JSON.stringify(e) + '\n');
     try {
       if (this.closed) {
@@ -185,29 +175,15 @@ export class AuditLog {
 
   /** Newest first, filtered, at most `limit` entries. */
   query(f: AuditQuery): AuditEntry[] {
-    const out: AuditEntry[] = [];
-    const start = Math.max(0, this.ring.length - this.ringSize);
-    for (let i = this.ring.length - 1; i >= start && out.length < f.limit; i--) {
-      const e = this.ring[i];
-      if (f.plugin !== undefined && e.plugin !== f.plugin) continue;
-      if (f.tool !== undefined && e.tool !== f.tool) continue;
-      if (f.success !== undefined && e.success !== f.success) continue;
-      out.push(e);
-    }
-    return out;
+    return this.ring.newestFirst(
+      f.limit,
+      (tool, plugin, success) => (f.plugin === undefined || plugin === f.plugin) && (f.tool === undefined || tool === f.tool) && (f.success === undefined || success === f.success),
+    );
   }
 
   /** What /health reports: totals and average over the in-memory ring; last24h over every call of the last 24 hours. */
   summary(now: number = Date.now()): AuditSummary {
-    let success = 0;
-    let duration = 0;
-    const start = Math.max(0, this.ring.length - this.ringSize);
-    for (let i = start; i < this.ring.length; i++) {
-      const e = this.ring[i];
-      if (e.success) success++;
-      duration += e.durationMs;
-    }
-    const total = this.ring.length - start;
+    const { total, success, durationMs: duration } = this.ring.totals();
     return {
       totalInvocations: total,
       successCount: success,
