@@ -34,6 +34,9 @@ export interface Refusal {
   reason: string;
 }
 
+/** Page schemas one Ajv instance checks before a fresh one takes over (schemaProblem). */
+const CHECKS_PER_AJV = 64;
+
 /** A page tool name under MCP's rules: other characters become "_". */
 export function mcpSafeName(name: string): string {
   return name.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -41,7 +44,9 @@ export function mcpSafeName(name: string): string {
 
 export class PageToolRegistry {
   private tabs = new Map<number, TabTools>();
+  /** Checks page schemas; replaced every CHECKS_PER_AJV checks (see schemaProblem). */
   private ajv?: Ajv;
+  private checks = 0;
 
   /** `catalog` is the store that owns this registry: page tools are checked against it and rebuild it. */
   constructor(
@@ -143,7 +148,14 @@ export class PageToolRegistry {
   /** Why Ajv refuses this schema, or null when it compiles and describes an object. */
   private schemaProblem(schema: Record<string, unknown>): string | null {
     if (schema.type !== undefined && schema.type !== 'object') return `the top level must be type "object" (tool arguments are an object), not ${JSON.stringify(schema.type).slice(0, 40)}`;
-    this.ajv ??= new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false });
+    // An Ajv keeps every function it ever compiled (its code-generation scope; removeSchema()
+    // does not clear it): one instance for every check would grow by ≈ 10 KB per schema a page
+    // sends, and a page may send its tools many times a second. A fresh instance every
+    // CHECKS_PER_AJV checks bounds that; the functions compiled here are never kept.
+    if (this.ajv === undefined || ++this.checks > CHECKS_PER_AJV) {
+      this.ajv = new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false });
+      this.checks = 1;
+    }
     const { $schema: _ignored, ...rest } = schema;
     try {
       this.ajv.compile(rest);
