@@ -1,8 +1,15 @@
 /**
- * Argument validation with Ajv. One Ajv instance per catalog snapshot; each tool's validator is
- * compiled the first time the tool is called and reused for the rest of that snapshot's life
- * (never compiled per call). A schema Ajv cannot compile is reported as a failure naming the tool,
- * not a crash.
+ * Argument validation with Ajv. Each tool's validator is compiled the first time the tool is
+ * called and reused after (never compiled per call): the built-in tools' validators for the whole
+ * process (BUILTIN_VALIDATORS: their schemas never change), the others for the life of one catalog
+ * snapshot, in an Ajv instance of the snapshot's own, so that a plugin reloaded or a page's tools
+ * replaced leave nothing behind (an Ajv keeps every function it compiled). A schema Ajv cannot
+ * compile is reported as a failure naming the tool, not a crash.
+ *
+ * `validateSchema: false`: every schema was checked against the JSON Schema meta-schema where it
+ * came in (plugin discovery, a page's registration, the built-ins' unit test). Checking again would
+ * compile the meta-schema into each snapshot's fresh instance, 30–40 ms on the first call after
+ * every catalog change.
  */
 import type Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
@@ -34,7 +41,7 @@ export class SchemaValidators {
   }
 
   private compile(schema: Record<string, unknown>): Compiled {
-    this.ajv ??= new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false, verbose: true });
+    this.ajv ??= new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false, verbose: true, validateSchema: false });
     // Plugin schemas may name a draft in $schema; validation semantics we need are draft-07's.
     const { $schema: _ignored, ...rest } = schema;
     try {
@@ -44,6 +51,9 @@ export class SchemaValidators {
     }
   }
 }
+
+/** The built-in tools' validators, shared by every catalog snapshot. */
+export const BUILTIN_VALIDATORS = new SchemaValidators();
 
 function describe(e: ErrorObject | undefined): ValidationFailure {
   if (!e) return { path: '', message: 'arguments do not match the input schema' };

@@ -82,3 +82,36 @@ test('listed output schemas are named by their content ($id), so a validating cl
   expect(mcpOutputSchema({ type: 'object', properties: { title: { type: 'string' }, body: { type: 'string' } } }).$id).not.toBe(a.$id);
   expect(mcpOutputSchema({ $id: 'https://example.com/note.json', type: 'object' }).$id).toBe('https://example.com/note.json');
 });
+
+test('built-in validators survive catalog rebuilds; plugin tools compile per snapshot; a schema Ajv refuses is still named', async () => {
+  const { ajvClass } = await import('../../server/tools/ajv.ts');
+  const proto = ajvClass().prototype as { compile: (...a: unknown[]) => unknown };
+  const compile = proto.compile;
+  let compiles = 0;
+  proto.compile = function (this: unknown, ...a: unknown[]) {
+    compiles++;
+    return compile.apply(this, a);
+  };
+  try {
+    const { catalog, setPlugins } = await callPathParts();
+    const check = () => {
+      const c = catalog.current();
+      expect(c.validate(c.get('browser_click_element')!, { tabId: 1, ref: 'e1' })).toBeNull();
+      expect(c.validate(c.get('browser_click_element')!, { tabId: 'one' })).toMatchObject({ path: '/tabId' });
+      expect(c.validate(c.get('notes_get')!, { id: 1 })).toBeNull();
+    };
+    check();
+    const afterFirst = compiles;
+    for (let i = 0; i < 3; i++) {
+      catalog.rebuild();
+      check();
+    }
+    // Only notes_get compiled again, once per new snapshot.
+    expect(compiles - afterFirst).toBe(3);
+    setPlugins([{ ...NOTES, tools: [{ ...NOTES.tools[0]!, inputSchema: { type: 'object', properties: { id: { type: 'banana' } } } }] }]);
+    const c = catalog.rebuild();
+    expect(c.validate(c.get('notes_get')!, { id: 1 })).toMatchObject({ schemaError: true, message: expect.stringContaining('input schema is invalid') });
+  } finally {
+    proto.compile = compile;
+  }
+});
