@@ -34,7 +34,7 @@ export interface Refusal {
   reason: string;
 }
 
-/** Page schemas one Ajv instance checks before a fresh one takes over (schemaProblem). */
+/** Page schemas one Ajv instance compiles before a fresh one takes over (schemaProblem). */
 const CHECKS_PER_AJV = 64;
 
 /** A page tool name under MCP's rules: other characters become "_". */
@@ -44,9 +44,11 @@ export function mcpSafeName(name: string): string {
 
 export class PageToolRegistry {
   private tabs = new Map<number, TabTools>();
-  /** Checks page schemas; replaced every CHECKS_PER_AJV checks (see schemaProblem). */
-  private ajv?: Ajv;
-  private checks = 0;
+  /** Checks page schemas against the JSON Schema meta-schema (as data: it compiles nothing per schema). */
+  private metaChecker?: Ajv;
+  /** Compiles page schemas to see that they compile; replaced every CHECKS_PER_AJV compiles (see schemaProblem). */
+  private compiler?: Ajv;
+  private compiles = 0;
 
   /** `catalog` is the store that owns this registry: page tools are checked against it and rebuild it. */
   constructor(
@@ -148,19 +150,22 @@ export class PageToolRegistry {
   /** Why Ajv refuses this schema, or null when it compiles and describes an object. */
   private schemaProblem(schema: Record<string, unknown>): string | null {
     if (schema.type !== undefined && schema.type !== 'object') return `the top level must be type "object" (tool arguments are an object), not ${JSON.stringify(schema.type).slice(0, 40)}`;
-    // An Ajv keeps every function it ever compiled (its code-generation scope; removeSchema()
-    // does not clear it): one instance for every check would grow by ≈ 10 KB per schema a page
-    // sends, and a page may send its tools many times a second. A fresh instance every
-    // CHECKS_PER_AJV checks bounds that; the functions compiled here are never kept.
-    if (this.ajv === undefined || ++this.checks > CHECKS_PER_AJV) {
-      this.ajv = new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false });
-      this.checks = 1;
-    }
+    const Ajv = ajvClass();
     const { $schema: _ignored, ...rest } = schema;
+    this.metaChecker ??= new Ajv({ strict: false, validateFormats: false, logger: false });
+    if (!this.metaChecker.validateSchema(rest)) return `schema is invalid: ${this.metaChecker.errorsText(this.metaChecker.errors)}`.slice(0, 300);
+    // An Ajv keeps every function it ever compiled (its code-generation scope; removeSchema()
+    // does not clear it): one instance for every compile would grow by ≈ 10 KB per schema a page
+    // sends, and a page may send its tools many times a second. A fresh instance (≈ 1 ms, with no
+    // meta-schema to compile: that check is done above) every CHECKS_PER_AJV compiles bounds it.
+    if (this.compiler === undefined || ++this.compiles > CHECKS_PER_AJV) {
+      this.compiler = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false, validateSchema: false });
+      this.compiles = 1;
+    }
     try {
-      this.ajv.compile(rest);
-      // Compiled validators are not needed here (the catalog compiles its own per snapshot).
-      this.ajv.removeSchema();
+      // Compiled only to see that it compiles: the catalog compiles the validator calls use.
+      this.compiler.compile(rest);
+      this.compiler.removeSchema();
       return null;
     } catch (err) {
       return String((err as Error)?.message ?? err).slice(0, 300);
