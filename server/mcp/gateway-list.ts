@@ -5,7 +5,7 @@
  * `plugin`, `query` or `tools`, only the matching tools, each with its input schema as tools/list
  * lists it (compact, with annotations).
  */
-import type { Catalog } from '../tools/catalog.ts';
+import type { Catalog, ToolListing } from '../tools/catalog.ts';
 import { mcpError, type McpCallResult } from './results.ts';
 
 /** At most this many names in `tools` (a listing, not a dump). */
@@ -24,12 +24,8 @@ export const LIST_TOOLS_INPUT_SCHEMA = {
 
 const HINT = 'Input schemas: opentabs_list_tools with {"plugin": "<name>"}, {"query": "<words>"} or {"tools": ["<name>", …]}.';
 
-interface IndexEntry {
-  name: string;
-  plugin: string;
-  permission: string;
-  description: string;
-}
+/** A GET /tools listing without its schema. */
+type IndexEntry = Omit<ToolListing, 'inputSchema'>;
 
 export function listTools(catalog: Catalog, rawArgs: unknown): McpCallResult {
   const bad = (path: string, what: string) => mcpError('invalid_arguments', `Invalid arguments for opentabs_list_tools at /${path}: ${what}.`);

@@ -44,10 +44,9 @@ export class AuditRing {
     return this.count;
   }
 
-  /** `e` is already clean (audit.ts cleanEntry): plain strings, a finite duration. */
-  push(e: AuditEntry): void {
+  /** `e` is already clean (audit.ts cleanEntry): plain strings, a finite duration; `at` is Date.parse(e.timestamp). */
+  push(e: AuditEntry, at: number = Date.parse(e.timestamp)): void {
     const i = this.next;
-    const at = Date.parse(e.timestamp);
     this.at[i] = at;
     this.timestampText[i] = Number.isNaN(at) || new Date(at).toISOString() !== e.timestamp ? e.timestamp : undefined;
     this.durationMs[i] = e.durationMs;

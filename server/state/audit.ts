@@ -153,8 +153,9 @@ export class AuditLog {
    */
   record(entry: AuditEntry): Promise<void> {
     const e = cleanEntry(entry);
-    this.ring.push(e);
-    this.day.add(Date.parse(e.timestamp), e.success);
+    const at = Date.parse(e.timestamp);
+    this.ring.push(e, at);
+    this.day.add(at, e.success);
     const line = Buffer.from(JSON.stringify(e) + '\n');
     try {
       if (this.closed) {
