@@ -1,96 +1,13 @@
 /**
- * `opentabs` entry point: find the command, run it, turn failures into one line on stderr and
- * an exit code (0 ok, 1 failure, 2 usage). Commands are imported lazily so `opentabs tool call`
- * does not load the server.
+ * `opentabs` entry point (`bun cli/main.ts …`; the npm shim cli/bin.mjs and the compiled binary
+ * call runCli). `opentabs start` runs from the start-up bundle when it is fresh
+ * (cli/server-bundle.ts): the start command, the CLI around it and the server as one file of JSC
+ * bytecode, so nothing is transpiled before the port is bound. Every other command, and `start`
+ * without a fresh bundle, runs from the sources (cli/run.ts); both behave the same.
  */
-import { CliError, EXIT_FAILURE, EXIT_USAGE, ce, err, nodeStreamsUsed, out } from './output.ts';
-import type { Command } from './command.ts';
-import { VERSION } from '../server/version.ts';
-
-const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
-  start: { summary: 'Start the server (foreground, or --background)', load: async () => (await import('./commands/start.ts')).command },
-  stop: { summary: 'Stop the background server', load: async () => (await import('./commands/stop.ts')).command },
-  status: { summary: 'Server, extension, plugin and tab status', load: async () => (await import('./commands/status.ts')).command },
-  tool: { summary: 'List, inspect and call tools (CLI mode)', load: async () => (await import('./commands/tool.ts')).command },
-  plugin: { summary: 'List, install, add, remove, configure, create and build plugins', load: async () => (await import('./commands/plugin.ts')).command },
-  config: { summary: 'Show and change configuration; rotate the secret', load: async () => (await import('./commands/config.ts')).command },
-  approvals: { summary: 'List tool calls waiting for your approval', load: async () => (await import('./commands/approve.ts')).approvalsCommand },
-  approve: { summary: 'Allow a call waiting for approval (as the side panel does)', load: async () => (await import('./commands/approve.ts')).approveCommand },
-  deny: { summary: 'Refuse a call waiting for approval', load: async () => (await import('./commands/approve.ts')).denyCommand },
-  audit: { summary: 'Tool invocation history', load: async () => (await import('./commands/audit.ts')).command },
-  logs: { summary: 'Server log (and plugin log lines)', load: async () => (await import('./commands/logs.ts')).command },
-  doctor: { summary: 'Check the installation and explain how to fix problems', load: async () => (await import('./commands/doctor.ts')).command },
-  mcp: { summary: 'Stdio MCP server bridging to the running server', load: async () => (await import('./commands/mcp.ts')).command },
-  setup: { summary: 'Configure an AI client (opencode)', load: async () => (await import('./commands/setup.ts')).command },
-};
-
-function topHelp(): string {
-  const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
-  return [
-    `opentabs ${VERSION} — a bridge between AI agents (MCP) and the web apps open in your browser`,
-    '',
-    'Usage: opentabs <command> [options]',
-    '',
-    'Commands:',
-    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
-    '',
-    'Run `opentabs <command> --help` for a command\'s options.',
-    'Environment: OPENTABS_CONFIG_DIR (state dir, default ~/.opentabs), PORT (default 9515), NO_COLOR.',
-  ].join('\n');
-}
-
-export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined) {
-    err(topHelp());
-    return EXIT_USAGE;
-  }
-  if (name === '--help' || name === '-h' || name === 'help') {
-    out(topHelp());
-    return 0;
-  }
-  if (name === '--version' || name === '-v' || name === 'version') {
-    out(VERSION);
-    return 0;
-  }
-  const entry = COMMANDS[name];
-  if (!entry) {
-    err(`${ce.red('error:')} unknown command "${name}". Run \`opentabs --help\` for the list.`);
-    return EXIT_USAGE;
-  }
-  const command = await entry.load();
-  if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h')) {
-    out(command.help);
-    return 0;
-  }
-  return command.run(rest);
-}
-
-/** Run the CLI and exit with its code (unless the command keeps running: start, mcp, logs -f). */
 export async function runCli(argv: string[]): Promise<void> {
-  try {
-    const code = await main(argv);
-    // Long-running commands resolve to -1 and keep the process alive.
-    if (code >= 0) await flushAndExit(code);
-  } catch (e) {
-    if (e instanceof CliError) {
-      err(`${ce.red('error:')} ${e.message}`);
-      await flushAndExit(e.exitCode);
-    } else {
-      err(`${ce.red('error:')} ${(e as Error)?.stack ?? String(e)}`);
-      await flushAndExit(EXIT_FAILURE);
-    }
-  }
+  const bundled = argv[0] === 'start' ? (await import('./server-bundle.ts')).loadBundle() : null;
+  await (bundled ?? (await import('./run.ts'))).runCli(argv);
 }
 
-// `bun cli/main.ts …`; the npm shim (bin.mjs) and the compiled entry call runCli themselves.
 if (import.meta.main) await runCli(process.argv.slice(2));
-
-/**
- * Exit with the code. The CLI's own output is written synchronously (cli/output.ts); a command
- * that wrote through process.stderr (the status line on a terminal) waits for it to drain.
- */
-async function flushAndExit(code: number): Promise<never> {
-  if (nodeStreamsUsed() && process.stderr.writableNeedDrain) await new Promise<void>((resolve) => process.stderr.once('drain', () => resolve()));
-  process.exit(code);
-}

@@ -1,7 +1,9 @@
 /**
- * The server's start-up bundle: server/serve.ts and everything it imports (hono, valibot, ajv …)
- * as one CommonJS file with JSC bytecode beside it (`bun build --bytecode`), so `opentabs start`
- * skips transpiling, resolving and parsing ≈ 110 modules: ≈ 40–50 ms less until the tools are listed.
+ * The start-up bundle: `opentabs start` — the CLI's start command and server/serve.ts with
+ * everything they import (hono, valibot, ajv …) — as one CommonJS file with JSC bytecode beside it
+ * (`bun build --bytecode`), so start skips transpiling, resolving and parsing ≈ 120 modules: ≈ 50 ms
+ * less until the tools are listed. The other commands are not in it (a build plugin leaves their
+ * imports to the source files); cli/main.ts uses it for `start` only.
  *
  * It is a cache, never the only way to run: `npm install` builds it (postinstall, in place: the
  * bundler writes `import.meta.dir` as an absolute path), and `opentabs start` uses it only while it
@@ -15,10 +17,12 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { shellWord } from '../server/cli-command.ts';
 
 type ServeModule = typeof import('../server/serve.ts');
+/** What the bundle exports (cli/start-bundle.ts): the server module, and the CLI to run `start` with. */
+export type StartBundle = typeof import('./start-bundle.ts');
 
 const ROOT = resolve(import.meta.dir, '..');
 export const BUNDLE_FILE = 'serve.bundle.cjs';
@@ -37,7 +41,7 @@ interface Stamp {
 }
 
 export interface BundlePaths {
-  /** The package root whose server/serve.ts is bundled. */
+  /** The package root whose cli/start-bundle.ts is bundled. */
   root: string;
   /** Where the bundle and its stamp are (default <root>/server). */
   outDir?: string;
@@ -76,16 +80,68 @@ export function bundleStaleReason(p: BundlePaths = DEFAULT_PATHS): string | null
   return null;
 }
 
+/** The fresh bundle, loaded; null when there is none (stale, OPENTABS_NO_BUNDLE=1, or it does not load). */
+export function loadBundle(p: BundlePaths = DEFAULT_PATHS): StartBundle | null {
+  if (process.env.OPENTABS_NO_BUNDLE === '1' || bundleStaleReason(p) !== null) return null;
+  try {
+    return createRequire(import.meta.url)(join(dirOf(p), BUNDLE_FILE)) as StartBundle;
+  } catch {
+    // A bundle that does not load is a cache miss, not a failure: the sources follow.
+    return null;
+  }
+}
+
 /** server/serve.ts: from the fresh bundle when there is one, else from source. */
 export async function loadServer(p: BundlePaths = DEFAULT_PATHS): Promise<ServeModule> {
-  if (process.env.OPENTABS_NO_BUNDLE !== '1' && bundleStaleReason(p) === null) {
-    try {
-      return createRequire(import.meta.url)(join(dirOf(p), BUNDLE_FILE)) as ServeModule;
-    } catch {
-      // A bundle that does not load is a cache miss, not a failure: the sources follow.
-    }
-  }
-  return import('../server/serve.ts');
+  return loadBundle(p) ?? import('../server/serve.ts');
+}
+
+/**
+ * Imports the bundle leaves to the source files (absolute paths: the bundle is used only in the
+ * folder it was built in): the CLI commands other than start, which never run from it, and the
+ * compiled binary's embedded extension, which loads the extension build and esbuild.
+ */
+function sourceImports(root: string): import('bun').BunPlugin {
+  const commands = join(root, 'cli', 'commands');
+  return {
+    name: 'opentabs-source-imports',
+    setup(build) {
+      build.onResolve({ filter: /^\.\.?\/.*\.ts$/ }, (args) => {
+        const path = resolve(args.resolveDir, args.path);
+        const command = dirname(path) === commands && basename(path) !== 'start.ts';
+        return command || path === join(root, 'cli', 'embedded-extension.ts') ? { path, external: true } : undefined;
+      });
+    },
+  };
+}
+
+/**
+ * server/tools/builtin-defs.ts replaced by the data it computes, computed here at build time: a
+ * bundled start neither builds the built-in tools' valibot schemas nor converts them. The
+ * declarations it reads are then not in the bundle, so their files are returned for the stamp
+ * (an edited declaration makes the bundle stale like any other input).
+ */
+async function precomputedBuiltins(root: string): Promise<{ plugin: import('bun').BunPlugin; inputs: string[] }> {
+  const file = join(root, 'server', 'tools', 'builtin-defs.ts');
+  const { BROWSER_TOOLS } = (await import(file)) as typeof import('../server/tools/builtin-defs.ts');
+  const json = JSON.stringify(BROWSER_TOOLS);
+  // Only plain JSON survives the trip; anything else (undefined, a function) fails the build.
+  if (!Bun.deepEquals(JSON.parse(json), BROWSER_TOOLS, true)) throw new Error(`${file}: BROWSER_TOOLS is not plain JSON data`);
+  const graph = await Bun.build({ entrypoints: [file], target: 'bun', metafile: true });
+  if (!graph.success) throw new Error(graph.logs.map((l) => String(l)).join('\n') || `bun build of ${file} failed`);
+  const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return {
+    plugin: {
+      name: 'opentabs-precomputed-builtins',
+      setup(build) {
+        build.onLoad({ filter: new RegExp(`^${escaped}$`) }, () => ({
+          contents: `export const BROWSER_TOOLS = JSON.parse(${JSON.stringify(json)});\n`,
+          loader: 'js',
+        }));
+      },
+    },
+    inputs: Object.keys(graph.metafile?.inputs ?? {}),
+  };
 }
 
 /**
@@ -98,13 +154,15 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
   mkdirSync(dir, { recursive: true });
   rmSync(join(dir, STAMP_FILE), { force: true });
   try {
+    const builtins = await precomputedBuiltins(p.root);
     const result = await Bun.build({
-      entrypoints: [join(p.root, 'server', 'serve.ts')],
+      entrypoints: [join(p.root, 'cli', 'start-bundle.ts')],
+      plugins: [sourceImports(p.root), builtins.plugin],
       outdir: tmp,
       target: 'bun',
       format: 'cjs',
       bytecode: true,
-      naming: { entry: '[name].bundle.cjs' },
+      naming: { entry: BUNDLE_FILE },
       metafile: true,
     });
     if (!result.success) throw new Error(result.logs.map((l) => String(l)).join('\n') || 'bun build failed');
@@ -116,7 +174,7 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
     }
     if (!(BUNDLE_FILE in outputs)) throw new Error(`bun build wrote ${Object.keys(outputs).join(', ')}, not ${BUNDLE_FILE}`);
     const inputs: Stamp['inputs'] = {};
-    const metaInputs = Object.keys(result.metafile?.inputs ?? {});
+    const metaInputs = [...Object.keys(result.metafile?.inputs ?? {}), ...builtins.inputs];
     if (metaInputs.length === 0) throw new Error('bun build reported no inputs');
     for (const input of metaInputs) {
       // The bundler names inputs relative to the working directory.
@@ -161,6 +219,6 @@ if (import.meta.main && (process.argv.includes('--help') || process.argv.include
     console.log(`Server start-up bundle: ${relative(ROOT, r.file)} (${(r.bytes / 1024).toFixed(0)} KB, ${r.inputs} inputs) in ${Math.round(performance.now() - t0)} ms`);
   } catch (e) {
     removeServerBundle();
-    console.warn(`warning: the server start-up bundle was not built (${(e as Error).message.split('\n')[0]}); \`opentabs start\` runs from source, which works the same and starts ≈ 50 ms slower.`);
+    console.warn(`warning: the server start-up bundle was not built (${(e as Error).message.split('\n')[0]}); \`opentabs start\` runs from source, which works the same and starts ≈ 60 ms slower.`);
   }
 }

@@ -11,7 +11,6 @@ import type { Command } from '../command.ts';
 import type { EmbeddedFile } from '../embedded-extension.ts';
 import { CliError, c, err, out, say } from '../output.ts';
 import { selfCommand } from '../self.ts';
-import { loadServer } from '../server-bundle.ts';
 import { configDir, isAlive, probePort, readPidFile, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
@@ -118,8 +117,8 @@ async function embeddedExtensionFiles(): Promise<EmbeddedFile[] | null> {
 }
 
 async function startForeground(dir: string, port: number, dev: boolean, showConfig: boolean): Promise<number> {
-  // The prebuilt start-up bundle when it is fresh, else the sources (cli/server-bundle.ts).
-  const { runForeground } = await loadServer();
+  // From the start-up bundle, this is the bundle's own copy of the server (cli/main.ts chose it).
+  const { runForeground } = await import('../../server/serve.ts');
   const embedded = await embeddedExtensionFiles();
   let running;
   try {

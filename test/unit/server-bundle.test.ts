@@ -8,8 +8,10 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BUNDLE_FILE, buildServerBundle, bundleStaleReason, loadServer, type BundlePaths } from '../../cli/server-bundle.ts';
+import { spawn, spawnSync } from 'node:child_process';
+import { BUNDLE_FILE, buildServerBundle, bundleStaleReason, loadBundle, loadServer, type BundlePaths } from '../../cli/server-bundle.ts';
 import * as source from '../../server/serve.ts';
+import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
 
 const ROOT = resolve(import.meta.dir, '..', '..');
 let tmp: string;
@@ -42,8 +44,11 @@ test('a fresh bundle is loaded instead of the sources and runs the whole server'
     const health = await fetch(`${running.url}/health`);
     expect(health.status).toBe(200);
     const auth = { Authorization: `Bearer ${running.ctx.secret}` };
-    const tools = (await (await fetch(`${running.url}/tools`, { headers: auth })).json()) as { tools: { name: string }[] };
+    const tools = (await (await fetch(`${running.url}/tools`, { headers: auth })).json()) as { tools: { name: string; plugin: string; description: string; inputSchema: unknown }[] };
     expect(tools.tools.map((t) => t.name)).toContain('browser_list_tabs');
+    // The built-in tools' schemas were computed when the bundle was built: the same as from source.
+    const builtins = tools.tools.filter((t) => t.plugin === 'browser').map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+    expect(builtins).toEqual(BROWSER_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })));
     // MCP over the bundled front door.
     const init = await fetch(`${running.url}/mcp`, {
       method: 'POST',
@@ -61,9 +66,44 @@ test('a fresh bundle is loaded instead of the sources and runs the whole server'
   }
 }, 120_000);
 
+/** `bun -e` running the CLI from the bundle in `outDir`, as cli/main.ts does for `opentabs start`. */
+function bundledCliScript(outDir: string): string {
+  return `require(${JSON.stringify(join(outDir, BUNDLE_FILE))}).runCli(process.argv.slice(1))`;
+}
+
+test('the bundle carries `opentabs start` itself: it starts the server, and its usage errors are the CLI message and exit code 2', async () => {
+  const bundled = loadBundle(paths)!;
+  expect(typeof bundled.runCli).toBe('function');
+  expect(bundled.runCli).not.toBe((await import('../../cli/run.ts')).runCli);
+  const cfg = join(tmp, 'cli-state');
+  const env = { ...process.env, OPENTABS_CONFIG_DIR: cfg, NO_COLOR: '1' };
+  const bad = spawnSync(process.execPath, ['-e', bundledCliScript(paths.outDir!), 'start', '--port', 'abc'], { env, encoding: 'utf8' });
+  expect(bad.status).toBe(2);
+  // The CLI's own error and usage hint, not a stack trace: CliError is the bundle's own class.
+  expect(bad.stderr).toMatch(/^error: Invalid port "abc" from --port/);
+  expect(bad.stderr).not.toContain('    at ');
+  const proc = spawn(process.execPath, ['-e', bundledCliScript(paths.outDir!), 'start', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      proc.stdout!.on('data', (d) => {
+        out += String(d);
+        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      proc.once('exit', (code) => reject(new Error(`start exited with ${code} before listening: ${out}`)));
+    });
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+  } finally {
+    proc.kill('SIGTERM');
+    await new Promise((resolve) => proc.once('exit', resolve));
+  }
+}, 120_000);
+
 test('an edited input, another Bun, another folder or a half-written output: the sources run', async () => {
   const cases: [string, () => void, RegExp][] = [
     ['edited input', () => withStamp((s) => (s.inputs['server/serve.ts']![1] -= 1000)), /server\/serve\.ts changed/],
+    ['edited tool declaration (computed into the bundle)', () => withStamp((s) => (s.inputs[join('server', 'protocol', 'browser-tools', 'acting.ts')]![1] -= 1000)), /acting\.ts changed/],
     ['deleted input', () => withStamp((s) => (s.inputs['server/no-such-file.ts'] = [1, 1])), /no-such-file\.ts changed/],
     ['dependencies reinstalled', () => withStamp((s) => (s.inputs[join('node_modules', '.package-lock.json')] = [1, 1])), /package-lock\.json changed/],
     ['a dependency updated', () => withStamp((s) => (s.inputs[join('node_modules', 'hono', 'package.json')]![0] += 1)), /hono\/package\.json changed/],
@@ -77,6 +117,7 @@ test('an edited input, another Bun, another folder or a half-written output: the
       make();
       expect(`${what}: ${bundleStaleReason(paths)}`).toMatch(reason);
       expect(await loadServer(paths)).toBe(source);
+      expect(loadBundle(paths)).toBeNull();
     }
   } finally {
     writeFileSync(stampPath(), pristineStamp);
