@@ -22,10 +22,12 @@ import { shellWord } from '../server/cli-command.ts';
 
 type ServeModule = typeof import('../server/serve.ts');
 /** What the bundle exports (cli/start-bundle.ts): the server module, and the CLI to run `start` with. */
-export type StartBundle = typeof import('./start-bundle.ts');
+export type StartBundle = ServeModule & { runCli(argv: string[]): Promise<void> };
 
 const ROOT = resolve(import.meta.dir, '..');
 export const BUNDLE_FILE = 'serve.bundle.cjs';
+/** The built-in tools' precompiled validators, loaded by the bundle on the first built-in call. */
+export const VALIDATORS_FILE = `${BUNDLE_FILE}.validators.cjs`;
 const STAMP_FILE = `${BUNDLE_FILE}.stamp.json`;
 /** Stands for every npm dependency: npm rewrites it on each install, update or removal. */
 const DEPENDENCY_MARKER = join('node_modules', '.package-lock.json');
@@ -116,31 +118,65 @@ function sourceImports(root: string): import('bun').BunPlugin {
 }
 
 /**
- * server/tools/builtin-defs.ts replaced by the data it computes, computed here at build time: a
- * bundled start neither builds the built-in tools' valibot schemas nor converts them. The
- * declarations it reads are then not in the bundle, so their files are returned for the stamp
- * (an edited declaration makes the bundle stale like any other input).
+ * Two modules replaced by what they compute, computed here at build time, so a bundled server does
+ * neither at run time: server/tools/builtin-defs.ts by its data (no valibot schemas built or
+ * converted at start-up) and server/tools/builtin-validators.ts by Ajv's standalone validators for
+ * those schemas (no compile on a built-in's first call). The validators, ≈ 300 KB of code, are a
+ * bundle of their own (VALIDATORS_FILE) that the server loads on its first built-in call: inside
+ * the start-up bundle they would cost every start ≈ 3 ms. What the two were computed from is then
+ * not in the bundle, so those files are returned for the stamp (an edited declaration makes the
+ * bundle stale like any other input).
  */
-async function precomputedBuiltins(root: string): Promise<{ plugin: import('bun').BunPlugin; inputs: string[] }> {
-  const file = join(root, 'server', 'tools', 'builtin-defs.ts');
-  const { BROWSER_TOOLS } = (await import(file)) as typeof import('../server/tools/builtin-defs.ts');
+async function precomputedBuiltins(root: string, dir: string, tmp: string): Promise<{ plugin: import('bun').BunPlugin; inputs: string[]; outputs: string[] }> {
+  const tools = join(root, 'server', 'tools');
+  const defsFile = join(tools, 'builtin-defs.ts');
+  const validatorsFile = join(tools, 'builtin-validators.ts');
+  const generator = join(tools, 'builtin-validators-source.ts');
+  const { BROWSER_TOOLS } = (await import(defsFile)) as typeof import('../server/tools/builtin-defs.ts');
+  const { standaloneValidatorsSource } = (await import(generator)) as typeof import('../server/tools/builtin-validators-source.ts');
   const json = JSON.stringify(BROWSER_TOOLS);
   // Only plain JSON survives the trip; anything else (undefined, a function) fails the build.
-  if (!Bun.deepEquals(JSON.parse(json), BROWSER_TOOLS, true)) throw new Error(`${file}: BROWSER_TOOLS is not plain JSON data`);
-  const graph = await Bun.build({ entrypoints: [file], target: 'bun', metafile: true });
-  if (!graph.success) throw new Error(graph.logs.map((l) => String(l)).join('\n') || `bun build of ${file} failed`);
-  const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return {
-    plugin: {
-      name: 'opentabs-precomputed-builtins',
-      setup(build) {
-        build.onLoad({ filter: new RegExp(`^${escaped}$`) }, () => ({
-          contents: `export const BROWSER_TOOLS = JSON.parse(${JSON.stringify(json)});\n`,
-          loader: 'js',
-        }));
-      },
+  if (!Bun.deepEquals(JSON.parse(json), BROWSER_TOOLS, true)) throw new Error(`${defsFile}: BROWSER_TOOLS is not plain JSON data`);
+  const replacing = (name: string, contents: Map<string, string>): import('bun').BunPlugin => ({
+    name,
+    setup(build) {
+      const escape = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      build.onLoad({ filter: new RegExp(`^(${[...contents.keys()].map(escape).join('|')})$`) }, (args) => ({ contents: contents.get(args.path)!, loader: 'js' }));
     },
+  });
+
+  // The validators' own bundle: built from the real module path, so its imports of Ajv's runtime
+  // helpers resolve from server/tools/ as the source's would.
+  const validators = await Bun.build({
+    entrypoints: [validatorsFile],
+    plugins: [replacing('opentabs-builtin-validators', new Map([[validatorsFile, standaloneValidatorsSource(BROWSER_TOOLS)]]))],
+    outdir: tmp,
+    target: 'bun',
+    format: 'cjs',
+    bytecode: true,
+    minify: { whitespace: true, syntax: true },
+    naming: { entry: VALIDATORS_FILE },
+  });
+  if (!validators.success) throw new Error(validators.logs.map((l) => String(l)).join('\n') || `bun build of the built-in validators failed`);
+
+  const graph = await Bun.build({ entrypoints: [defsFile, generator], target: 'bun', metafile: true });
+  if (!graph.success) throw new Error(graph.logs.map((l) => String(l)).join('\n') || `bun build of ${defsFile} failed`);
+  const loader = [
+    '// The precompiled validators are a bundle of their own beside this one, loaded on the first built-in',
+    '// call; if it cannot be loaded, validate.ts compiles each validator as it would from source.',
+    `const file = ${JSON.stringify(join(dir, VALIDATORS_FILE))};`,
+    'let loaded = {};',
+    'try { loaded = require(file).PRECOMPILED_BUILTINS; } catch {}',
+    'export const PRECOMPILED_BUILTINS = loaded;',
+    '',
+  ].join('\n');
+  return {
+    plugin: replacing('opentabs-precomputed-builtins', new Map([
+      [defsFile, `export const BROWSER_TOOLS = JSON.parse(${JSON.stringify(json)});\n`],
+      [validatorsFile, loader],
+    ])),
     inputs: Object.keys(graph.metafile?.inputs ?? {}),
+    outputs: validators.outputs.map((o) => o.path),
   };
 }
 
@@ -154,7 +190,7 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
   mkdirSync(dir, { recursive: true });
   rmSync(join(dir, STAMP_FILE), { force: true });
   try {
-    const builtins = await precomputedBuiltins(p.root);
+    const builtins = await precomputedBuiltins(p.root, dir, tmp);
     const result = await Bun.build({
       entrypoints: [join(p.root, 'cli', 'start-bundle.ts')],
       plugins: [sourceImports(p.root), builtins.plugin],
@@ -167,9 +203,9 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
     });
     if (!result.success) throw new Error(result.logs.map((l) => String(l)).join('\n') || 'bun build failed');
     const outputs: Record<string, number> = {};
-    for (const out of result.outputs) {
-      const name = relative(tmp, out.path);
-      renameSync(out.path, join(dir, name));
+    for (const path of [...result.outputs.map((o) => o.path), ...builtins.outputs]) {
+      const name = relative(tmp, path);
+      renameSync(path, join(dir, name));
       outputs[name] = statSync(join(dir, name)).size;
     }
     if (!(BUNDLE_FILE in outputs)) throw new Error(`bun build wrote ${Object.keys(outputs).join(', ')}, not ${BUNDLE_FILE}`);
@@ -203,7 +239,7 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
 /** Remove the bundle and its stamp (start then runs from source). */
 function removeServerBundle(p: BundlePaths = DEFAULT_PATHS): void {
   const dir = dirOf(p);
-  for (const name of [STAMP_FILE, BUNDLE_FILE, `${BUNDLE_FILE}.jsc`]) rmSync(join(dir, name), { force: true });
+  for (const name of [STAMP_FILE, BUNDLE_FILE, `${BUNDLE_FILE}.jsc`, VALIDATORS_FILE, `${VALIDATORS_FILE}.jsc`]) rmSync(join(dir, name), { force: true });
 }
 
 /** The command that (re)builds it, runnable from any folder. */

@@ -12,8 +12,17 @@
  * every catalog change.
  */
 import type Ajv from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import { ajvClass } from './ajv.ts';
+
+/** How every argument validator is compiled: at run time here, and ahead of time for the built-ins (builtin-validators-source.ts). */
+export const AJV_OPTIONS: Options = { strict: false, allErrors: false, validateFormats: false, logger: false, verbose: true, validateSchema: false };
+
+/** The schema as compiled: plugin schemas may name a draft in $schema; the semantics we need are draft-07's. */
+export function compilableSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = schema;
+  return rest;
+}
 
 export interface ValidationFailure {
   /** JSON pointer of the bad field ("" = the arguments object itself). */
@@ -29,10 +38,14 @@ export class SchemaValidators {
   private ajv?: Ajv;
   private compiled = new Map<string, Compiled>();
 
+  /** `precompiled`: validators by key, compiled ahead of time from the same schemas, used instead of compiling. */
+  constructor(private readonly precompiled: () => Readonly<Record<string, ValidateFunction>> = () => ({})) {}
+
   validate(key: string, schema: Record<string, unknown>, value: unknown): ValidationFailure | null {
     let fn = this.compiled.get(key);
     if (fn === undefined) {
-      fn = this.compile(schema);
+      const precompiled = this.precompiled();
+      fn = Object.hasOwn(precompiled, key) ? precompiled[key]! : this.compile(schema);
       this.compiled.set(key, fn);
     }
     if (typeof fn !== 'function') return { path: '', message: `the tool's input schema is invalid: ${fn.error}`, schemaError: true };
@@ -41,19 +54,22 @@ export class SchemaValidators {
   }
 
   private compile(schema: Record<string, unknown>): Compiled {
-    this.ajv ??= new (ajvClass())({ strict: false, allErrors: false, validateFormats: false, logger: false, verbose: true, validateSchema: false });
-    // Plugin schemas may name a draft in $schema; validation semantics we need are draft-07's.
-    const { $schema: _ignored, ...rest } = schema;
+    this.ajv ??= new (ajvClass())(AJV_OPTIONS);
     try {
-      return this.ajv.compile(rest);
+      return this.ajv.compile(compilableSchema(schema));
     } catch (err) {
       return { error: String((err as Error)?.message ?? err) };
     }
   }
 }
 
-/** The built-in tools' validators, shared by every catalog snapshot. */
-export const BUILTIN_VALIDATORS = new SchemaValidators();
+/**
+ * The built-in tools' validators, shared by every catalog snapshot: compiled ahead of time in the
+ * start-up bundle (builtin-validators.ts), else on first use.
+ */
+export const BUILTIN_VALIDATORS = new SchemaValidators(() => (precompiledBuiltins ??= (require('./builtin-validators.ts') as typeof import('./builtin-validators.ts')).PRECOMPILED_BUILTINS));
+// Loaded on the first built-in call, not at start-up: in the bundle it is ≈ 300 KB of code.
+let precompiledBuiltins: Readonly<Record<string, ValidateFunction>> | undefined;
 
 function describe(e: ErrorObject | undefined): ValidationFailure {
   if (!e) return { path: '', message: 'arguments do not match the input schema' };

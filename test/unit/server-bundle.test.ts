@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { BUNDLE_FILE, buildServerBundle, bundleStaleReason, loadBundle, loadServer, type BundlePaths } from '../../cli/server-bundle.ts';
+import { BUNDLE_FILE, VALIDATORS_FILE, buildServerBundle, bundleStaleReason, loadBundle, loadServer, type BundlePaths } from '../../cli/server-bundle.ts';
 import * as source from '../../server/serve.ts';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
 
@@ -49,6 +49,18 @@ test('a fresh bundle is loaded instead of the sources and runs the whole server'
     // The built-in tools' schemas were computed when the bundle was built: the same as from source.
     const builtins = tools.tools.filter((t) => t.plugin === 'browser').map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
     expect(builtins).toEqual(BROWSER_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })));
+    // Built-in arguments are checked by the validators precompiled into their own bundle file,
+    // loaded on this first built-in call: the same refusal, naming the field.
+    const validators = join(paths.outDir!, VALIDATORS_FILE);
+    expect(require.cache[validators]).toBeUndefined();
+    const bad = await fetch(`${running.url}/tools/browser_click_element/call`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ arguments: { tabId: 'seven' } }),
+    });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toContain('/tabId');
+    expect(require.cache[validators]).toBeDefined();
     // MCP over the bundled front door.
     const init = await fetch(`${running.url}/mcp`, {
       method: 'POST',
