@@ -1,7 +1,7 @@
 /**
  * The start-up bundle: `opentabs start` — the CLI's start command and server/serve.ts with
  * everything they import (hono, valibot, ajv …) — as one CommonJS file with JSC bytecode beside it
- * (`bun build --bytecode`), so start skips transpiling, resolving and parsing ≈ 120 modules: ≈ 50 ms
+ * (`bun build --bytecode`), so start skips transpiling, resolving and parsing ≈ 120 modules: ≈ 60 ms
  * less until the tools are listed. The other commands are not in it (a build plugin leaves their
  * imports to the source files); cli/main.ts uses it for `start` only.
  *
