@@ -15,6 +15,9 @@
  *     memory keeper's quiet-spell release (idle, and once the calls have stopped)
  *   - start-up (also alone with --startup): `bun cli/main.ts start --port 0` with 100 plugins ×
  *     20 tools: spawn → /health answering, and spawn → every plugin tool listed
+ *   - first calls (also alone with --first-calls): every built-in tool called twice on a started
+ *     server, from the start-up bundle and from source: what the first call of each costs more
+ *     (its argument validator), and RSS before and after
  * Prints a table and writes bench-results/server-<timestamp>.json.
  * BENCH_PROFILE=1 also writes a CPU profile (markdown) of the call-path server to bench-results/.
  * Memory knobs (to compare variants; never in the product): BENCH_MEM_CALLS (default 100000),
@@ -25,7 +28,7 @@
  * BENCH_SMAPS=1 (which mappings grew), BENCH_COUNTS=1 (cells promoted by young collections).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildServerBundle, bundleStaleReason } from '../../cli/server-bundle.ts';
@@ -337,6 +340,7 @@ async function main(): Promise<void> {
 
   results.memory = await benchMemory();
   results.startup = await benchStartup();
+  results.firstCalls = [await benchFirstCalls(false), await benchFirstCalls(true)];
   results.loadavg = loadavg();
 
   // ---- print + write
@@ -355,6 +359,7 @@ async function main(): Promise<void> {
   console.log('targets: server overhead ≤ 0.3 ms p50 (call p50 minus the HTTP and WS floors), ≥ 5,000 calls/s at 32 in flight over MCP, tools/list ≤ 1 ms @100 and ≤ 5 ms @2,000, idle RSS ≤ 50 MB');
   printMemory(results.memory as Awaited<ReturnType<typeof benchMemory>>);
   printStartup(results.startup as Awaited<ReturnType<typeof benchStartup>>);
+  printFirstCalls(results.firstCalls as FirstCalls[]);
   console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   results.rows = Object.fromEntries(rows);
   writeResults(results, '');
@@ -500,9 +505,8 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
 
 const STARTUP_RUNS = Math.max(1, Math.min(50, Number(process.env.BENCH_STARTUP_RUNS ?? 7)));
 
-/** `bun cli/main.ts start --port 0` on `dir`: ms from spawn to /health answering and to every plugin tool listed. */
-async function startOnce(dir: string, expectTools: number, env: Record<string, string> = {}): Promise<{ health: number; loaded: number }> {
-  const t0 = performance.now();
+/** `bun cli/main.ts start --port 0` on `dir`, as users start it; resolves once it prints its address. */
+async function spawnStart(dir: string, env: Record<string, string> = {}): Promise<{ proc: ChildProcess; port: number }> {
   const bunFlags = (process.env.BENCH_BUN_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const proc = spawn(process.execPath, [...bunFlags, join(ROOT, 'cli', 'main.ts'), 'start', '--port', '0'], {
     cwd: ROOT,
@@ -520,6 +524,27 @@ async function startOnce(dir: string, expectTools: number, env: Record<string, s
       });
       proc.once('exit', (code) => (clearTimeout(timer), reject(new Error(`opentabs start exited (${code})`))));
     });
+    return { proc, port };
+  } catch (e) {
+    await stopStarted(proc);
+    throw e;
+  }
+}
+
+async function stopStarted(proc: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => proc.once('exit', r));
+  if (proc.exitCode === null) proc.kill('SIGTERM');
+  await Promise.race([exited, Bun.sleep(5000)]);
+  if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+}
+
+const secretOf = (dir: string) => (JSON.parse(readFileSync(join(dir, 'extension', 'auth.json'), 'utf8')) as { secret: string }).secret;
+
+/** `bun cli/main.ts start --port 0` on `dir`: ms from spawn to /health answering and to every plugin tool listed. */
+async function startOnce(dir: string, expectTools: number, env: Record<string, string> = {}): Promise<{ health: number; loaded: number }> {
+  const t0 = performance.now();
+  const { proc, port } = await spawnStart(dir, env);
+  try {
     const url = `http://127.0.0.1:${port}`;
     let health = NaN;
     for (let i = 0; i < 10_000 && Number.isNaN(health); i++) {
@@ -529,8 +554,7 @@ async function startOnce(dir: string, expectTools: number, env: Record<string, s
         await Bun.sleep(1);
       }
     }
-    const secret = readFileSync(join(dir, 'extension', 'auth.json'), 'utf8');
-    const auth = { Authorization: `Bearer ${(JSON.parse(secret) as { secret: string }).secret}` };
+    const auth = { Authorization: `Bearer ${secretOf(dir)}` };
     let loaded = NaN;
     for (let i = 0; i < 10_000 && Number.isNaN(loaded); i++) {
       const h = (await (await fetch(`${url}/health`, { headers: auth })).json()) as { pluginToolCount?: number };
@@ -539,10 +563,7 @@ async function startOnce(dir: string, expectTools: number, env: Record<string, s
     }
     return { health, loaded };
   } finally {
-    const exited = new Promise((r) => proc.once('exit', r));
-    if (proc.exitCode === null) proc.kill('SIGTERM');
-    await Promise.race([exited, Bun.sleep(5000)]);
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    await stopStarted(proc);
   }
 }
 
@@ -572,6 +593,73 @@ async function benchStartup(): Promise<{ plugins: number; tools: number; runs: n
     return { plugins, tools: plugins * each, runs: STARTUP_RUNS, bundle, healthP50: p50(health), loadedP50: p50(loaded), health: round(health), loaded: round(loaded), sourceHealthP50: p50(sHealth), sourceLoadedP50: p50(sLoaded) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------- first calls of the built-in tools
+
+interface FirstCalls {
+  source: boolean;
+  tools: number;
+  firstMs: number;
+  secondMs: number;
+  rssBefore: number;
+  rssAfter: number;
+  rssReleased: number;
+}
+
+/**
+ * `opentabs start` as users run it, with the fake extension connected: every built-in tool called
+ * twice over REST with the same arguments (none: most are refused by their argument check, which
+ * is the point). The first call of a tool pays for what is done once per tool — compiling its
+ * argument validator, unless the start-up bundle carries it precompiled — and the second does not.
+ * With `source`, the server runs from source (OPENTABS_NO_BUNDLE=1), which compiles at run time.
+ * RSS before the calls, right after, and after the quiet-spell release.
+ */
+async function benchFirstCalls(source: boolean): Promise<FirstCalls> {
+  const dir = mkdtempSync(join(tmpdir(), 'opentabs-bench-first-'));
+  // Tools whose permission is `ask` would wait for a person: treated as `auto` here.
+  const env: Record<string, string> = { OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS: '1', ...(source ? { OPENTABS_NO_BUNDLE: '1' } : {}) };
+  const { proc, port } = await spawnStart(dir, env);
+  let ext: WebSocket | undefined;
+  try {
+    for (let i = 0; i < 1000 && !existsSync(join(dir, 'extension', 'auth.json')); i++) await Bun.sleep(10);
+    const secret = secretOf(dir);
+    ext = await connectExtension({ port, secret } as Child);
+    const headers = { Authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+    const base = `http://127.0.0.1:${port}`;
+    const listing = (await (await fetch(`${base}/tools`, { headers })).json()) as { tools: { name: string; plugin: string }[] };
+    const names = listing.tools.filter((t) => t.plugin === 'browser').map((t) => t.name);
+    await Bun.sleep(MEMORY_RELEASE_IDLE_MS + 1500);
+    const rssBefore = rssParts(proc.pid!).rss;
+    const pass = async () => {
+      let total = 0;
+      for (const name of names) {
+        const t = performance.now();
+        await (await fetch(`${base}/tools/${name}/call`, { method: 'POST', headers, body: '{"arguments":{}}' })).text();
+        total += performance.now() - t;
+      }
+      return Math.round(total * 10) / 10;
+    };
+    const firstMs = await pass();
+    const secondMs = await pass();
+    const rssAfter = rssParts(proc.pid!).rss;
+    await Bun.sleep(MEMORY_RELEASE_IDLE_MS + 2000);
+    return { source, tools: names.length, firstMs, secondMs, rssBefore, rssAfter, rssReleased: rssParts(proc.pid!).rss };
+  } finally {
+    ext?.close();
+    await stopStarted(proc);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printFirstCalls(runs: FirstCalls[]): void {
+  for (const r of runs) {
+    console.log(
+      `first calls of the ${r.tools} built-in tools, ${r.source ? 'from source (validators compiled on first call)' : 'start-up bundle (validators precompiled)'}: ` +
+        `${r.firstMs} ms for the first call of each, ${r.secondMs} ms for the second (${Math.round((r.firstMs - r.secondMs) * 10) / 10} ms once per tool); ` +
+        `RSS ${r.rssBefore} → ${r.rssAfter} MB, ${r.rssReleased} MB after the quiet-spell release`,
+    );
   }
 }
 
@@ -647,6 +735,13 @@ if (process.argv.includes('--child')) {
   });
   process.stdin.on('end', () => void stop());
   process.stdin.resume();
+} else if (process.argv.includes('--first-calls')) {
+  if (bundleStaleReason() !== null) await buildServerBundle().catch(() => {});
+  const results: Record<string, unknown> = { date: new Date().toISOString(), bun: Bun.version, cpus: navigator.hardwareConcurrency, loadavg: loadavg() };
+  const runs = [await benchFirstCalls(false), await benchFirstCalls(true)];
+  printFirstCalls(runs);
+  results.firstCalls = runs;
+  writeResults(results, 'first-calls-');
 } else if (process.argv.includes('--memory') || process.argv.includes('--startup')) {
   const results: Record<string, unknown> = { date: new Date().toISOString(), bun: Bun.version, cpus: navigator.hardwareConcurrency, loadavg: loadavg() };
   if (process.argv.includes('--memory')) printMemory((results.memory = await benchMemory()) as Awaited<ReturnType<typeof benchMemory>>);
