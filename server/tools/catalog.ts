@@ -1,10 +1,10 @@
 /**
  * The tool catalog: every tool a client can call (built-in browser tools + plugin tools), with
  * its effective permission, as one immutable snapshot. `rebuild()` makes a new snapshot and swaps
- * it in; calls already running keep the snapshot they resolved against. Everything derived from a
- * snapshot (plugin and page tools' Ajv validators, the serialized tools/list payloads) is cached on
- * it, so the call path never recompiles or re-serializes per call; built-in tools' validators are
- * kept for the whole process.
+ * it in; calls already running keep the snapshot they resolved against. What is derived from a
+ * snapshot (the serialized tools/list payloads) is cached on it, so the call path never
+ * re-serializes per call; argument validators are kept with each tool's schema across snapshots
+ * (validate.ts), so a new snapshot recompiles nothing it already had.
  */
 import type { ConfigStore } from '../state/config.ts';
 import type { ServerLog } from '../state/server-log.ts';
@@ -12,7 +12,7 @@ import type { PluginManager } from '../plugins/manager.ts';
 import type { Permission } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION } from '../plugins/types.ts';
 import { BROWSER_PLUGIN, BROWSER_TOOLS } from './browser-catalog.ts';
-import { BUILTIN_VALIDATORS, SchemaValidators, type ValidationFailure } from './validate.ts';
+import { BUILTIN_VALIDATORS, TOOL_VALIDATORS, type ValidationFailure } from './validate.ts';
 import { PageToolRegistry } from './page-tools.ts';
 import type { CatalogTool, McpToolEntry, ToolListing } from './catalog-types.ts';
 
@@ -23,7 +23,6 @@ export const DISABLED_PREFIX = '[Disabled] ';
 export class Catalog {
   readonly byName: Map<string, CatalogTool>;
   readonly byPlugin: Map<string, CatalogTool[]>;
-  private readonly validators = new SchemaValidators();
   private mcpList?: { tools: McpToolEntry[] };
   private mcpListJson?: string;
   private listingCache = new Map<string, string>();
@@ -45,9 +44,9 @@ export class Catalog {
     return this.byName.get(name);
   }
 
-  /** Validate arguments; the validator is compiled on first use and kept (validate.ts says for how long). */
+  /** Validate arguments; the validator is compiled on first use and kept with the schema (validate.ts). */
   validate(tool: CatalogTool, args: unknown): ValidationFailure | null {
-    return (tool.kind === 'browser' ? BUILTIN_VALIDATORS : this.validators).validate(tool.name, tool.inputSchema, args);
+    return (tool.kind === 'browser' ? BUILTIN_VALIDATORS : TOOL_VALIDATORS).validate(tool.name, tool.inputSchema, args);
   }
 
   /** The MCP tools/list result (same object every time for this version). */

@@ -15,7 +15,7 @@ import type { ConfigStore } from '../state/config.ts';
 import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../limits.ts';
 import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
 import type { CatalogTool } from './catalog-types.ts';
-import { ajvClass } from './ajv.ts';
+import { COMPILES_PER_AJV, ajvClass } from './ajv.ts';
 
 interface PageToolEntry extends PageToolDescriptor {
   /** `tab<tabId>_<sanitised name>` */
@@ -34,9 +34,6 @@ export interface Refusal {
   reason: string;
 }
 
-/** Page schemas one Ajv instance compiles before a fresh one takes over (schemaProblem). */
-const CHECKS_PER_AJV = 64;
-
 /** A page tool name under MCP's rules: other characters become "_". */
 export function mcpSafeName(name: string): string {
   return name.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -46,7 +43,7 @@ export class PageToolRegistry {
   private tabs = new Map<number, TabTools>();
   /** Checks page schemas against the JSON Schema meta-schema (as data: it compiles nothing per schema). */
   private metaChecker?: Ajv;
-  /** Compiles page schemas to see that they compile; replaced every CHECKS_PER_AJV compiles (see schemaProblem). */
+  /** Compiles page schemas to see that they compile; replaced every COMPILES_PER_AJV compiles (see schemaProblem). */
   private compiler?: Ajv;
   private compiles = 0;
 
@@ -157,8 +154,8 @@ export class PageToolRegistry {
     // An Ajv keeps every function it ever compiled (its code-generation scope; removeSchema()
     // does not clear it): one instance for every compile would grow by ≈ 10 KB per schema a page
     // sends, and a page may send its tools many times a second. A fresh instance (≈ 1 ms, with no
-    // meta-schema to compile: that check is done above) every CHECKS_PER_AJV compiles bounds it.
-    if (this.compiler === undefined || ++this.compiles > CHECKS_PER_AJV) {
+    // meta-schema to compile: that check is done above) every COMPILES_PER_AJV compiles bounds it.
+    if (this.compiler === undefined || ++this.compiles > COMPILES_PER_AJV) {
       this.compiler = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false, validateSchema: false });
       this.compiles = 1;
     }

@@ -83,7 +83,7 @@ test('listed output schemas are named by their content ($id), so a validating cl
   expect(mcpOutputSchema({ $id: 'https://example.com/note.json', type: 'object' }).$id).toBe('https://example.com/note.json');
 });
 
-test('built-in validators survive catalog rebuilds; plugin tools compile per snapshot; a schema Ajv refuses is still named', async () => {
+test('validators survive catalog rebuilds, built-in and plugin alike; a reloaded plugin schema compiles anew; a schema Ajv refuses is still named', async () => {
   const { ajvClass } = await import('../../server/tools/ajv.ts');
   const proto = ajvClass().prototype as { compile: (...a: unknown[]) => unknown };
   const compile = proto.compile;
@@ -106,8 +106,14 @@ test('built-in validators survive catalog rebuilds; plugin tools compile per sna
       catalog.rebuild();
       check();
     }
-    // Only notes_get compiled again, once per new snapshot.
-    expect(compiles - afterFirst).toBe(3);
+    // Three new snapshots, nothing compiled again: each tool's validator stays with its schema.
+    expect(compiles - afterFirst).toBe(0);
+    // A plugin reloaded brings a new schema object: compiled once, with what it now says.
+    setPlugins([{ ...NOTES, tools: [{ ...NOTES.tools[0]!, inputSchema: { type: 'object', properties: { id: { type: 'string' } } } }] }]);
+    const reloaded = catalog.rebuild();
+    expect(reloaded.validate(reloaded.get('notes_get')!, { id: 1 })).toMatchObject({ path: '/id' });
+    expect(reloaded.validate(reloaded.get('notes_get')!, { id: 'a' })).toBeNull();
+    expect(compiles - afterFirst).toBe(1);
     setPlugins([{ ...NOTES, tools: [{ ...NOTES.tools[0]!, inputSchema: { type: 'object', properties: { id: { type: 'banana' } } } }] }]);
     const c = catalog.rebuild();
     expect(c.validate(c.get('notes_get')!, { id: 1 })).toMatchObject({ schemaError: true, message: expect.stringContaining('input schema is invalid') });
