@@ -1,6 +1,7 @@
 /**
- * Ajv validators are compiled once per catalog version, never per call: many calls of one tool
- * compile its schema once; a catalog rebuild (new version) compiles it once more.
+ * Ajv validators are compiled once per tool schema, never per call: many calls of one tool compile
+ * its schema once; a catalog rebuild (a new version with the same plugins) compiles nothing more;
+ * a plugin discovered again (new schema objects) compiles once more.
  */
 import { afterAll, beforeAll, expect, spyOn, test } from 'bun:test';
 import Ajv from 'ajv';
@@ -25,7 +26,7 @@ afterAll(async () => {
 const call = (args: unknown) =>
   fetch(`${srv.url}/tools/crm_find/call`, { method: 'POST', headers: { ...srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
 
-test('one compile per tool per catalog version', async () => {
+test('one compile per tool schema, kept across catalog versions', async () => {
   const compile = spyOn(Ajv.prototype, 'compile');
   try {
     srv.ctx.catalog.rebuild(); // a fresh version: nothing compiled yet
@@ -41,6 +42,12 @@ test('one compile per tool per catalog version', async () => {
 
     srv.ctx.catalog.rebuild();
     for (let i = 0; i < 5; i++) expect((await call({ q: 'y' })).status).toBe(200);
+    expect(compile.mock.calls.length - base).toBe(1);
+
+    // /reload discovers the plugin again: its schema is a new object, compiled on its next call.
+    await srv.ctx.reload();
+    for (let i = 0; i < 5; i++) expect((await call({ q: 'z' })).status).toBe(200);
+    expect((await call({ q: 1 })).status).toBe(400);
     expect(compile.mock.calls.length - base).toBe(2);
   } finally {
     compile.mockRestore();

@@ -8,7 +8,7 @@ import { heapStats } from 'bun:jsc';
 import { PageToolRegistry } from '../../server/tools/page-tools.ts';
 import type { ConfigStore } from '../../server/state/config.ts';
 
-test('600 tool lists with a new schema each leave no compiled checks behind', () => {
+test('900 tool lists with a new schema each leave no compiled checks behind', () => {
   let rebuilds = 0;
   const registry = new PageToolRegistry({ current: () => ({ get: () => undefined }), rebuild: () => void rebuilds++ }, {} as ConfigStore);
   const send = (i: number) =>
@@ -19,11 +19,11 @@ test('600 tool lists with a new schema each leave no compiled checks behind', ()
     return (heapStats().objectTypeCounts as Record<string, number>).Function ?? 0;
   };
   for (let i = 1; i <= 300; i++) expect(send(i).refused).toEqual([]);
-  const halfway = functions();
-  for (let i = 301; i <= 600; i++) expect(send(i).refused).toEqual([]);
-  expect(rebuilds).toBe(601);
-  // Kept checks would add one compiled function per list (300 more over the second half); one
-  // checking instance's worth at most (64) may be live at any time. Measured over the second half,
-  // so what other tests in the same process do while the first warms up does not count.
-  expect(functions() - halfway).toBeLessThan(100);
+  const warm = functions();
+  for (let i = 301; i <= 900; i++) expect(send(i).refused).toEqual([]);
+  expect(rebuilds).toBe(901);
+  // Kept checks would add one compiled function per list (600 more after the first 300); one
+  // checking instance's worth at most (64) may be live at any time. Counted after the first 300,
+  // so warm-up does not count, with room for what other tests in the same process allocate.
+  expect(functions() - warm).toBeLessThan(250);
 });

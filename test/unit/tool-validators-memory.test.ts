@@ -1,7 +1,7 @@
 /**
  * tools/validate.ts: plugin and page tools' validators live as long as their schema, across catalog
  * snapshots. Schemas that come and go (plugins reloaded, pages sending new tools) must not keep
- * their compiled validators: 600 schemas validated once and dropped leave at most one Ajv
+ * their compiled validators: 900 schemas validated once and dropped leave at most one Ajv
  * instance's worth (COMPILES_PER_AJV) of compiled functions behind.
  */
 import { expect, test } from 'bun:test';
@@ -13,7 +13,7 @@ const functions = () => {
   return (heapStats().objectTypeCounts as Record<string, number>).Function ?? 0;
 };
 
-test('600 schemas that come and go leave no validators behind', () => {
+test('900 schemas that come and go leave no validators behind', () => {
   const schemaFor = (i: number) => ({ type: 'object', properties: { [`f${i}`]: { type: 'string', maxLength: i + 1 } }, required: [`f${i}`] });
   const validateSome = (from: number, to: number) => {
     for (let i = from; i <= to; i++) {
@@ -24,11 +24,12 @@ test('600 schemas that come and go leave no validators behind', () => {
     }
   };
   validateSome(1, 300);
-  const halfway = functions();
-  validateSome(301, 600);
-  // Kept validators would add one function per schema (300 more); bounded retention adds none.
-  // Measured over the second half, so what the first compiles warmed up does not count.
-  expect(functions() - halfway).toBeLessThan(100);
+  const warm = functions();
+  validateSome(301, 900);
+  // Kept validators would add one function per schema (600 more after the first 300); bounded
+  // retention adds at most one Ajv instance's worth (64). Counted after the first 300, so warm-up
+  // does not count, with room for what other tests in the same process allocate.
+  expect(functions() - warm).toBeLessThan(250);
 });
 
 test('a schema still in use keeps its validator: the same object is never compiled twice', () => {
