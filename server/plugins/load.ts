@@ -9,7 +9,7 @@ import type Ajv from 'ajv';
 import { ajvClass } from '../tools/ajv.ts';
 import { MAX_ADAPTER_BYTES } from '../limits.ts';
 import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../protocol/plugin-manifest.ts';
-import type { LoadedPlugin } from './types.ts';
+import type { LoadedPlugin, LoadedTool } from './types.ts';
 import { manifestHash, type CheckedManifests } from './schema-cache.ts';
 
 export type LoadResult =
@@ -128,14 +128,11 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
     sdkVersion: m.sdkVersion ?? null,
     adapterFile: `adapters/${m.name}-${adapterHash}.js`,
     adapterHash,
-    tools: m.tools.map((t) => ({
-      name: t.name,
-      fullName: `${m.name}_${t.name}`,
-      description: t.description,
-      inputSchema: t.inputSchema,
-      outputSchema: t.outputSchema,
-      ...(t.annotations ? { annotations: t.annotations } : {}),
-    })),
+    tools: m.tools.map((t) => {
+      const tool: LoadedTool = { name: t.name, fullName: `${m.name}_${t.name}`, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema };
+      if (t.annotations) tool.annotations = t.annotations;
+      return tool;
+    }),
   };
   return { ok: true, plugin, adapterSource };
 }
