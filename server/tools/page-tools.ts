@@ -15,7 +15,8 @@ import type { ConfigStore } from '../state/config.ts';
 import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../limits.ts';
 import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
 import type { CatalogTool } from './catalog-types.ts';
-import { COMPILES_PER_AJV, ajvClass } from './ajv.ts';
+import { ajvClass } from './ajv.ts';
+import { TOOL_VALIDATORS } from './validate.ts';
 
 interface PageToolEntry extends PageToolDescriptor {
   /** `tab<tabId>_<sanitised name>` */
@@ -43,9 +44,6 @@ export class PageToolRegistry {
   private tabs = new Map<number, TabTools>();
   /** Checks page schemas against the JSON Schema meta-schema (as data: it compiles nothing per schema). */
   private metaChecker?: Ajv;
-  /** Compiles page schemas to see that they compile; replaced every COMPILES_PER_AJV compiles (see schemaProblem). */
-  private compiler?: Ajv;
-  private compiles = 0;
 
   /** `catalog` is the store that owns this registry: page tools are checked against it and rebuild it. */
   constructor(
@@ -65,15 +63,21 @@ export class PageToolRegistry {
       for (const other of this.tabs.values()) if (other.tabId !== tabId && other.origin === origin) originCount += other.tools.length;
       const taken = new Set<string>();
       const catalog = this.catalog.current();
+      // A page sends its tools again on every registration change and navigation: a schema it sent
+      // before (same tool, same JSON) keeps the object already checked, and with it its validator.
+      const prior = new Map((this.tabs.get(tabId)?.tools ?? []).map((p) => [p.name, p]));
       for (const raw of tools) {
         const s = sanitizePageTool(raw);
         if (!s.ok) {
           refused.push({ name: s.name, reason: s.reason });
           continue;
         }
-        const t = s.tool;
+        let t = s.tool;
         if (accepted.some((a) => a.name === t.name)) continue;
-        const schemaProblem = this.schemaProblem(t.inputSchema);
+        const previous = prior.get(t.name);
+        const unchanged = previous !== undefined && JSON.stringify(previous.inputSchema) === JSON.stringify(t.inputSchema);
+        if (unchanged) t = { ...t, inputSchema: previous.inputSchema };
+        const schemaProblem = unchanged ? null : this.schemaProblem(t.inputSchema);
         if (schemaProblem) {
           refused.push({ name: t.name, reason: `inputSchema is not valid JSON Schema: ${schemaProblem}` });
           continue;
@@ -151,22 +155,11 @@ export class PageToolRegistry {
     const { $schema: _ignored, ...rest } = schema;
     this.metaChecker ??= new Ajv({ strict: false, validateFormats: false, logger: false });
     if (!this.metaChecker.validateSchema(rest)) return `schema is invalid: ${this.metaChecker.errorsText(this.metaChecker.errors)}`.slice(0, 300);
-    // An Ajv keeps every function it ever compiled (its code-generation scope; removeSchema()
-    // does not clear it): one instance for every compile would grow by ≈ 10 KB per schema a page
-    // sends, and a page may send its tools many times a second. A fresh instance (≈ 1 ms, with no
-    // meta-schema to compile: that check is done above) every COMPILES_PER_AJV compiles bounds it.
-    if (this.compiler === undefined || ++this.compiles > COMPILES_PER_AJV) {
-      this.compiler = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false, validateSchema: false });
-      this.compiles = 1;
-    }
-    try {
-      // Compiled only to see that it compiles: the catalog compiles the validator calls use.
-      this.compiler.compile(rest);
-      this.compiler.removeSchema();
-      return null;
-    } catch (err) {
-      return String((err as Error)?.message ?? err).slice(0, 300);
-    }
+    // Compiled where calls will find it (validate.ts keeps validators by schema object, and
+    // replaces its Ajv every COMPILES_PER_AJV compiles, so a page that sends new schemas many
+    // times a second leaves nothing behind): the check is also the first call's validator.
+    const problem = TOOL_VALIDATORS.problem('', schema);
+    return problem === null ? null : problem.slice(0, 300);
   }
 }
 

@@ -47,15 +47,29 @@ export class SchemaValidators {
 
   /** `key` names the tool (it finds a precompiled validator); `schema` is its input schema, the cache key. */
   validate(key: string, schema: Record<string, unknown>, value: unknown): ValidationFailure | null {
+    const fn = this.compiledFor(key, schema);
+    if (typeof fn !== 'function') return { path: '', message: `the tool's input schema is invalid: ${fn.error}`, schemaError: true };
+    if (fn(value)) return null;
+    return describe(fn.errors?.[0]);
+  }
+
+  /**
+   * Compile `schema` now (kept for its calls, like any other): why Ajv refuses it, or null. Where
+   * schemas come in (a page's registration), so the check is also the first call's validator.
+   */
+  problem(key: string, schema: Record<string, unknown>): string | null {
+    const fn = this.compiledFor(key, schema);
+    return typeof fn === 'function' ? null : fn.error;
+  }
+
+  private compiledFor(key: string, schema: Record<string, unknown>): Compiled {
     let fn = this.compiled.get(schema);
     if (fn === undefined) {
       const precompiled = this.precompiled();
       fn = Object.hasOwn(precompiled, key) ? precompiled[key]! : this.compile(schema);
       this.compiled.set(schema, fn);
     }
-    if (typeof fn !== 'function') return { path: '', message: `the tool's input schema is invalid: ${fn.error}`, schemaError: true };
-    if (fn(value)) return null;
-    return describe(fn.errors?.[0]);
+    return fn;
   }
 
   private compile(schema: Record<string, unknown>): Compiled {
