@@ -163,11 +163,12 @@ async function precomputedBuiltins(root: string, dir: string, tmp: string): Prom
   if (!graph.success) throw new Error(graph.logs.map((l) => String(l)).join('\n') || `bun build of ${defsFile} failed`);
   const loader = [
     '// The precompiled validators are a bundle of their own beside this one, loaded on the first built-in',
-    '// call; if it cannot be loaded, validate.ts compiles each validator as it would from source.',
+    '// call or schema check; if it cannot be loaded, each validator is compiled as it would be from source.',
     `const file = ${JSON.stringify(join(dir, VALIDATORS_FILE))};`,
     'let loaded = {};',
-    'try { loaded = require(file).PRECOMPILED_BUILTINS; } catch {}',
-    'export const PRECOMPILED_BUILTINS = loaded;',
+    'try { loaded = require(file); } catch {}',
+    'export const PRECOMPILED_BUILTINS = loaded.PRECOMPILED_BUILTINS ?? {};',
+    'export const PRECOMPILED_META_SCHEMA = loaded.PRECOMPILED_META_SCHEMA;',
     '',
   ].join('\n');
   return {

@@ -5,8 +5,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type Ajv from 'ajv';
-import { ajvClass } from '../tools/ajv.ts';
+import { schemaProblem } from '../tools/schema-check.ts';
 import { MAX_ADAPTER_BYTES } from '../limits.ts';
 import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../protocol/plugin-manifest.ts';
 import type { LoadedPlugin, LoadedTool } from './types.ts';
@@ -21,10 +20,6 @@ export function adapterHashOf(source: string): string {
   return Bun.SHA256.hash(source, 'hex').slice(0, 12);
 }
 
-// One Ajv instance only for checking that schemas are valid JSON Schema (the catalog compiles
-// them); created when the first plugin with tools is loaded.
-let schemaChecker: Ajv | null = null;
-const checker = (): Ajv => (schemaChecker ??= new (ajvClass())({ strict: false, allErrors: false, validateSchema: true }));
 
 async function readText(path: string, what: string): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
   try {
@@ -88,9 +83,8 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
       for (const [i, t] of m.tools.entries()) {
         for (const key of ['inputSchema', 'outputSchema'] as const) {
           const schema = t[key];
-          if (schema && !checker().validateSchema(schema)) {
-            return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${checker().errorsText(checker().errors)}` };
-          }
+          const problem = schema ? schemaProblem(schema) : null;
+          if (problem) return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${problem}` };
         }
       }
       checked?.add(hash);

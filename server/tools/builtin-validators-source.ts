@@ -8,8 +8,12 @@ import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone';
 import type { BrowserToolDef } from './builtin-defs.ts';
 import { AJV_OPTIONS, compilableSchema } from './validate.ts';
+import { DRAFT_07_META_SCHEMA } from './schema-check.ts';
 
-/** An ES module exporting `PRECOMPILED_BUILTINS`: tool name → validate function. */
+/**
+ * An ES module exporting `PRECOMPILED_BUILTINS` (tool name → validate function) and
+ * `PRECOMPILED_META_SCHEMA` (the draft-07 meta-schema, which Ajv carries, for schema-check.ts).
+ */
 export function standaloneValidatorsSource(tools: readonly Pick<BrowserToolDef, 'name' | 'inputSchema'>[]): string {
   const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true, esm: true } });
   // Each schema is registered under a generated id and exported under an index, never under a
@@ -19,7 +23,7 @@ export function standaloneValidatorsSource(tools: readonly Pick<BrowserToolDef, 
     ajv.addSchema(compilableSchema(t.inputSchema), `urn:opentabs:builtin:${i}`);
     exportsByName.set(t.name, `builtin${i}`);
   });
-  const code = standaloneCode(ajv, Object.fromEntries(tools.map((t, i) => [`builtin${i}`, `urn:opentabs:builtin:${i}`])));
+  const code = standaloneCode(ajv, { ...Object.fromEntries(tools.map((t, i) => [`builtin${i}`, `urn:opentabs:builtin:${i}`])), metaSchema: DRAFT_07_META_SCHEMA });
   const table = [...exportsByName].map(([name, id]) => `  ${JSON.stringify(name)}: ${id},`).join('\n');
-  return `${code}\nexport const PRECOMPILED_BUILTINS = {\n${table}\n};\n`;
+  return `${code}\nexport const PRECOMPILED_BUILTINS = {\n${table}\n};\nexport const PRECOMPILED_META_SCHEMA = metaSchema;\n`;
 }

@@ -10,12 +10,11 @@
  * built-in or plugin tool, and a tab and an origin list at most PAGE_TOOLS_MAX_PER_TAB /
  * PAGE_TOOLS_MAX_PER_ORIGIN tools.
  */
-import type Ajv from 'ajv';
 import type { ConfigStore } from '../state/config.ts';
 import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../limits.ts';
 import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
 import type { CatalogTool } from './catalog-types.ts';
-import { ajvClass } from './ajv.ts';
+import { schemaProblem } from './schema-check.ts';
 import { TOOL_VALIDATORS } from './validate.ts';
 
 interface PageToolEntry extends PageToolDescriptor {
@@ -42,8 +41,6 @@ export function mcpSafeName(name: string): string {
 
 export class PageToolRegistry {
   private tabs = new Map<number, TabTools>();
-  /** Checks page schemas against the JSON Schema meta-schema (as data: it compiles nothing per schema). */
-  private metaChecker?: Ajv;
 
   /** `catalog` is the store that owns this registry: page tools are checked against it and rebuild it. */
   constructor(
@@ -77,7 +74,7 @@ export class PageToolRegistry {
         const previous = prior.get(t.name);
         const unchanged = previous !== undefined && JSON.stringify(previous.inputSchema) === JSON.stringify(t.inputSchema);
         if (unchanged) t = { ...t, inputSchema: previous.inputSchema };
-        const schemaProblem = unchanged ? null : this.schemaProblem(t.inputSchema);
+        const schemaProblem = unchanged ? null : this.schemaRefusal(t.inputSchema);
         if (schemaProblem) {
           refused.push({ name: t.name, reason: `inputSchema is not valid JSON Schema: ${schemaProblem}` });
           continue;
@@ -149,12 +146,10 @@ export class PageToolRegistry {
   }
 
   /** Why Ajv refuses this schema, or null when it compiles and describes an object. */
-  private schemaProblem(schema: Record<string, unknown>): string | null {
+  private schemaRefusal(schema: Record<string, unknown>): string | null {
     if (schema.type !== undefined && schema.type !== 'object') return `the top level must be type "object" (tool arguments are an object), not ${JSON.stringify(schema.type).slice(0, 40)}`;
-    const Ajv = ajvClass();
-    const { $schema: _ignored, ...rest } = schema;
-    this.metaChecker ??= new Ajv({ strict: false, validateFormats: false, logger: false });
-    if (!this.metaChecker.validateSchema(rest)) return `schema is invalid: ${this.metaChecker.errorsText(this.metaChecker.errors)}`.slice(0, 300);
+    const invalid = schemaProblem(schema);
+    if (invalid) return `schema is invalid: ${invalid}`.slice(0, 300);
     // Compiled where calls will find it (validate.ts keeps validators by schema object, and
     // replaces its Ajv every COMPILES_PER_AJV compiles, so a page that sends new schemas many
     // times a second leaves nothing behind): the check is also the first call's validator.

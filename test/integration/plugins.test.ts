@@ -65,6 +65,29 @@ async function withServer(localPlugins: string[], fn: (srv: TestServer) => Promi
 }
 
 describe('discovery', () => {
+  test('a schema naming another draft ($schema 2020-12) is checked as draft-07 and never stops discovery; an invalid one is refused, named', async () => {
+    const d = join(work, 'drafts');
+    const draft2020 = 'https://json-schema.org/draft/2020-12/schema';
+    const good = writePlugin(join(d, 'good'), {
+      pkgName: 'opentabs-plugin-newdraft',
+      tools: [{ name: 'find', description: 'Find', inputSchema: { $schema: draft2020, type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }],
+    });
+    const bad = writePlugin(join(d, 'bad'), {
+      pkgName: 'opentabs-plugin-baddraft',
+      tools: [{ name: 'find', description: 'Find', inputSchema: { $schema: draft2020, type: 'object', properties: { q: { type: 'text' } } } }],
+    });
+    await withServer([TESTAPP_DIR, good, bad], async (srv) => {
+      expect(srv.ctx.plugins.list().map((p) => p.name)).toEqual(['testapp', 'newdraft']);
+      const failed = srv.ctx.plugins.failed();
+      expect(failed.map((f) => f.path)).toEqual([bad]);
+      expect(failed[0]!.error).toMatch(/^dist\/tools.json tools\.0\.inputSchema \(find\): not a valid JSON Schema: data\/properties\/q\/type must be/);
+      // The 2020-12 tool validates its arguments (with draft-07 semantics).
+      const c = srv.ctx.catalog.current();
+      expect(c.validate(c.get('newdraft_find')!, {})).toMatchObject({ path: '/q', message: 'is required' });
+      expect(c.validate(c.get('newdraft_find')!, { q: 'x' })).toBeNull();
+    });
+  });
+
   test('broken plugins land in failed() and /health with path and reason; the good one loads', async () => {
     const b = join(work, 'broken');
     const cases = {

@@ -11,17 +11,22 @@ import type { ValidateFunction } from 'ajv';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
 import { standaloneValidatorsSource } from '../../server/tools/builtin-validators-source.ts';
 import { SchemaValidators } from '../../server/tools/validate.ts';
+import { DRAFT_07_META_SCHEMA, schemaProblem } from '../../server/tools/schema-check.ts';
+import { ajvClass } from '../../server/tools/ajv.ts';
 
 const ROOT = resolve(import.meta.dir, '..', '..');
 let tmp: string;
 let precompiled: Readonly<Record<string, ValidateFunction>>;
+let precompiledMeta: ValidateFunction;
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'opentabs-validators-'));
   // The generated code imports Ajv's runtime helpers, as the bundle resolves them.
   symlinkSync(join(ROOT, 'node_modules'), join(tmp, 'node_modules'));
   writeFileSync(join(tmp, 'validators.mjs'), standaloneValidatorsSource(BROWSER_TOOLS));
-  precompiled = (await import(join(tmp, 'validators.mjs'))).PRECOMPILED_BUILTINS;
+  const mod = await import(join(tmp, 'validators.mjs'));
+  precompiled = mod.PRECOMPILED_BUILTINS;
+  precompiledMeta = mod.PRECOMPILED_META_SCHEMA;
 });
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -91,4 +96,41 @@ test('precompiled and run-time validators give the same verdict and the same mes
   expect(compared).toBeGreaterThan(500);
   expect(refused).toBeGreaterThan(400);
   expect(compared - refused).toBeGreaterThan(10);
+});
+
+test('the precompiled draft-07 meta-schema judges schemas as Ajv does, with the same errors', () => {
+  const reference = new (ajvClass())({ strict: false, validateFormats: false, logger: false }).getSchema(DRAFT_07_META_SCHEMA) as ValidateFunction;
+  const schemas: unknown[] = [
+    ...BROWSER_TOOLS.map((t) => t.inputSchema),
+    ...BROWSER_TOOLS.flatMap((t) => (t.outputSchema ? [t.outputSchema] : [])),
+    { type: 'banana' },
+    { type: 'object', properties: 5 },
+    { type: 'object', required: 'id' },
+    { type: 'object', properties: { a: { type: 'string', minLength: -1 } } },
+    { type: 'object', properties: { a: { enum: 'x' } } },
+    { type: 'object', properties: { a: { items: [{ type: 'nonsense' }] } } },
+    { anyOf: [] },
+    { additionalProperties: 'no' },
+    { $ref: 7 },
+    true,
+    {},
+  ];
+  let refused = 0;
+  // What an error says (the precompiled one is compiled `verbose`, which adds the schema and data).
+  const said = (errors: typeof reference.errors) => errors?.map(({ instancePath, schemaPath, keyword, params, message }) => ({ instancePath, schemaPath, keyword, params, message })) ?? null;
+  for (const schema of schemas) {
+    const expected = reference(schema);
+    expect({ schema, valid: precompiledMeta(schema), errors: said(precompiledMeta.errors) }).toEqual({ schema, valid: expected, errors: said(reference.errors) });
+    if (!expected) refused++;
+  }
+  expect(refused).toBeGreaterThanOrEqual(9);
+});
+
+test('schemaProblem names what is wrong, sets $schema aside, and never throws', () => {
+  expect(schemaProblem({ type: 'object', properties: { q: { type: 'string' } } })).toBeNull();
+  expect(schemaProblem({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' })).toBeNull();
+  expect(schemaProblem({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { q: { type: 'text' } } })).toMatch(/^data\/properties\/q\/type must be equal to one of the allowed values/);
+  expect(schemaProblem({ type: 'object', required: 'id' })).toBe('data/required must be array');
+  expect(schemaProblem('text')).toBe('must be a JSON object');
+  expect(schemaProblem(null)).toBe('must be a JSON object');
 });

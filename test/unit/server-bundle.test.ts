@@ -5,7 +5,7 @@
  * OPENTABS_NO_BUNDLE=1 — makes `opentabs start` run the sources instead, never fail.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
@@ -39,8 +39,24 @@ test('a fresh bundle is loaded instead of the sources and runs the whole server'
   const mod = await loadServer(paths);
   expect(mod.startServer).not.toBe(source.startServer); // it is the bundle's copy
   const cfg = join(tmp, 'state');
+  // Two hand-made plugins whose schemas the bundled server checks with the precompiled draft-07
+  // meta-schema: one naming draft 2020-12 (loads), one with a type that does not exist (refused).
+  const plugin = (name: string, type: string) => {
+    const dir = join(tmp, 'plugins', name);
+    mkdirSync(join(dir, 'dist'), { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `opentabs-plugin-${name}`, version: '1.0.0' }));
+    writeFileSync(join(dir, 'dist', 'adapter.js'), '(() => {})();');
+    const inputSchema = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { q: { type } } };
+    writeFileSync(join(dir, 'dist', 'tools.json'), JSON.stringify({ name, displayName: name, description: name, version: '1.0.0', urlPatterns: ['https://x.example/*'], tools: [{ name: 'find', description: 'Find', inputSchema }] }));
+    return dir;
+  };
+  mkdirSync(cfg, { recursive: true });
+  writeFileSync(join(cfg, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins: [plugin('goodone', 'string'), plugin('badone', 'text')] }));
   const running = await mod.startServer({ port: 0, configDir: cfg, quiet: true });
   try {
+    await running.ready;
+    expect(running.ctx.plugins.list().map((p) => p.name)).toEqual(['goodone']);
+    expect(running.ctx.plugins.failed().map((f) => f.error)).toEqual([expect.stringContaining('not a valid JSON Schema: data/properties/q/type must be')]);
     const health = await fetch(`${running.url}/health`);
     expect(health.status).toBe(200);
     const auth = { Authorization: `Bearer ${running.ctx.secret}` };
@@ -49,10 +65,11 @@ test('a fresh bundle is loaded instead of the sources and runs the whole server'
     // The built-in tools' schemas were computed when the bundle was built: the same as from source.
     const builtins = tools.tools.filter((t) => t.plugin === 'browser').map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
     expect(builtins).toEqual(BROWSER_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })));
-    // Built-in arguments are checked by the validators precompiled into their own bundle file,
-    // loaded on this first built-in call: the same refusal, naming the field.
+    // The plugins' schemas were checked by the precompiled meta-schema, from the validators'
+    // own bundle file; built-in arguments are checked by the validators precompiled beside it:
+    // the same refusal, naming the field.
     const validators = join(paths.outDir!, VALIDATORS_FILE);
-    expect(require.cache[validators]).toBeUndefined();
+    expect(require.cache[validators]).toBeDefined();
     const bad = await fetch(`${running.url}/tools/browser_click_element/call`, {
       method: 'POST',
       headers: { ...auth, 'Content-Type': 'application/json' },
@@ -60,7 +77,6 @@ test('a fresh bundle is loaded instead of the sources and runs the whole server'
     });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(await bad.json())).toContain('/tabId');
-    expect(require.cache[validators]).toBeDefined();
     // MCP over the bundled front door.
     const init = await fetch(`${running.url}/mcp`, {
       method: 'POST',
