@@ -29,9 +29,14 @@ function validator(): ValidateFunction {
 /** Why `schema` is not a usable JSON Schema (Ajv's wording: "data/properties/n/type must be …"), or null. */
 export function schemaProblem(schema: unknown): string | null {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return 'must be a JSON object';
-  const check = validator();
-  if (check(compilableSchema(schema as Record<string, unknown>))) return null;
-  return errorsText(check.errors ?? []);
+  try {
+    const check = validator();
+    if (check(compilableSchema(schema as Record<string, unknown>))) return null;
+    return errorsText(check.errors ?? []);
+  } catch (err) {
+    // A schema nested deeper than the checker's recursion can go (RangeError), for one.
+    return `cannot be checked: ${String((err as Error)?.message ?? err).slice(0, 200)}`;
+  }
 }
 
 /** As Ajv's errorsText: each error as `data<path> <message>`, joined by ", ". */

@@ -65,7 +65,7 @@ async function withServer(localPlugins: string[], fn: (srv: TestServer) => Promi
 }
 
 describe('discovery', () => {
-  test('a schema naming another draft ($schema 2020-12) is checked as draft-07 and never stops discovery; an invalid one is refused, named', async () => {
+  test('a schema naming another draft ($schema 2020-12) is checked as draft-07 and never stops discovery; an invalid or too deep one is refused, named', async () => {
     const d = join(work, 'drafts');
     const draft2020 = 'https://json-schema.org/draft/2020-12/schema';
     const good = writePlugin(join(d, 'good'), {
@@ -76,11 +76,18 @@ describe('discovery', () => {
       pkgName: 'opentabs-plugin-baddraft',
       tools: [{ name: 'find', description: 'Find', inputSchema: { $schema: draft2020, type: 'object', properties: { q: { type: 'text' } } } }],
     });
-    await withServer([TESTAPP_DIR, good, bad], async (srv) => {
+    // Nested deeper than the checker's recursion goes: refused, never a throw out of discovery.
+    const depth = 20_000;
+    const deep = writePlugin(join(d, 'deep'), {
+      pkgName: 'opentabs-plugin-deepschema',
+      toolsJson: `{"name":"deepschema","displayName":"Deep","description":"d","version":"1.2.3","urlPatterns":["https://deep.example.com/*"],"tools":[{"name":"t","description":"d","inputSchema":${'{"type":"object","properties":{"a":'.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}}]}`,
+    });
+    await withServer([TESTAPP_DIR, good, bad, deep], async (srv) => {
       expect(srv.ctx.plugins.list().map((p) => p.name)).toEqual(['testapp', 'newdraft']);
       const failed = srv.ctx.plugins.failed();
-      expect(failed.map((f) => f.path)).toEqual([bad]);
+      expect(failed.map((f) => f.path)).toEqual([bad, deep]);
       expect(failed[0]!.error).toMatch(/^dist\/tools.json tools\.0\.inputSchema \(find\): not a valid JSON Schema: data\/properties\/q\/type must be/);
+      expect(failed[1]!.error).toMatch(/^dist\/tools.json tools\.0\.inputSchema \(t\): not a valid JSON Schema: cannot be checked: /);
       // The 2020-12 tool validates its arguments (with draft-07 semantics).
       const c = srv.ctx.catalog.current();
       expect(c.validate(c.get('newdraft_find')!, {})).toMatchObject({ path: '/q', message: 'is required' });
