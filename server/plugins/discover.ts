@@ -4,7 +4,7 @@
  * name. Used by PluginManager and by CLI commands that run without a server.
  */
 import { resolve } from 'node:path';
-import { loadPluginFolder } from './load.ts';
+import { loadPluginFolder, type LoadResult } from './load.ts';
 import { CheckedManifests } from './schema-cache.ts';
 import { installedPluginDirs } from './npm.ts';
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
@@ -38,7 +38,11 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
   // Load in parallel (disk only), then decide in order: local first, so a local plugin wins.
   let checked = checkedByDir.get(configDir);
   if (!checked) checkedByDir.set(configDir, (checked = CheckedManifests.open(configDir)));
-  const results = await Promise.all(candidates.map(async (c) => ({ ...c, r: await loadPluginFolder(c.dir, c.source, checked) })));
+  // loadPluginFolder reports every problem it knows as a result; anything else it meets is still
+  // that one folder's failure, never the whole discovery's.
+  const load = (dir: string, source: 'local' | 'npm'): Promise<LoadResult> =>
+    loadPluginFolder(dir, source, checked).catch((err: unknown) => ({ ok: false as const, error: `cannot be loaded: ${String((err as Error)?.message ?? err).slice(0, 300)}` }));
+  const results = await Promise.all(candidates.map(async (c) => ({ ...c, r: await load(c.dir, c.source) })));
   if (!opts.readOnly) void checked.save();
   const chosen = new Map<string, { plugin: LoadedPlugin; adapterSource: string }>();
   const failed: FailedPlugin[] = [];

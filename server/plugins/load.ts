@@ -103,7 +103,9 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
     return { ok: false, name: m.name, error: `dist/adapter.js is ${size} bytes, over the ${MAX_ADAPTER_BYTES}-byte limit` };
   }
   if (size === 0) return { ok: false, name: m.name, error: 'dist/adapter.js is empty' };
-  const adapterSource = await readFile(adapterPath, 'utf8');
+  const adapterRead = await readText(adapterPath, 'dist/adapter.js');
+  if (!adapterRead.ok) return { ok: false, name: m.name, error: adapterRead.error };
+  const adapterSource = adapterRead.text;
   const adapterHash = adapterHashOf(adapterSource);
 
   const plugin: LoadedPlugin = {

@@ -65,7 +65,7 @@ async function withServer(localPlugins: string[], fn: (srv: TestServer) => Promi
 }
 
 describe('discovery', () => {
-  test('a schema naming another draft ($schema 2020-12) is checked as draft-07 and never stops discovery; an invalid or too deep one is refused, named', async () => {
+  test('a schema naming another draft ($schema 2020-12) is checked as draft-07 and never stops discovery; an invalid, too deep or unreadable one is refused, named', async () => {
     const d = join(work, 'drafts');
     const draft2020 = 'https://json-schema.org/draft/2020-12/schema';
     const good = writePlugin(join(d, 'good'), {
@@ -82,10 +82,14 @@ describe('discovery', () => {
       pkgName: 'opentabs-plugin-deepschema',
       toolsJson: `{"name":"deepschema","displayName":"Deep","description":"d","version":"1.2.3","urlPatterns":["https://deep.example.com/*"],"tools":[{"name":"t","description":"d","inputSchema":${'{"type":"object","properties":{"a":'.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}}]}`,
     });
-    await withServer([TESTAPP_DIR, good, bad, deep], async (srv) => {
+    // An adapter that can be stat'ed but not read (a folder): refused, never a throw.
+    const unreadable = writePlugin(join(d, 'unreadable'), { pkgName: 'opentabs-plugin-unreadable', adapter: null });
+    mkdirSync(join(unreadable, 'dist', 'adapter.js'));
+    await withServer([TESTAPP_DIR, good, bad, deep, unreadable], async (srv) => {
       expect(srv.ctx.plugins.list().map((p) => p.name)).toEqual(['testapp', 'newdraft']);
       const failed = srv.ctx.plugins.failed();
-      expect(failed.map((f) => f.path)).toEqual([bad, deep]);
+      expect(failed.map((f) => f.path)).toEqual([bad, deep, unreadable]);
+      expect(failed[2]!.error).toMatch(/^cannot read dist\/adapter.js: /);
       expect(failed[0]!.error).toMatch(/^dist\/tools.json tools\.0\.inputSchema \(find\): not a valid JSON Schema: data\/properties\/q\/type must be/);
       expect(failed[1]!.error).toMatch(/^dist\/tools.json tools\.0\.inputSchema \(t\): not a valid JSON Schema: cannot be checked: /);
       // The 2020-12 tool validates its arguments (with draft-07 semantics).
