@@ -121,11 +121,12 @@ function sourceImports(root: string): import('bun').BunPlugin {
  * Two modules replaced by what they compute, computed here at build time, so a bundled server does
  * neither at run time: server/tools/builtin-defs.ts by its data (no valibot schemas built or
  * converted at start-up) and server/tools/builtin-validators.ts by Ajv's standalone validators for
- * those schemas (no compile on a built-in's first call). The validators, ≈ 300 KB of code, are a
- * bundle of their own (VALIDATORS_FILE) that the server loads on its first built-in call: inside
- * the start-up bundle they would cost every start ≈ 3 ms. What the two were computed from is then
- * not in the bundle, so those files are returned for the stamp (an edited declaration makes the
- * bundle stale like any other input).
+ * those schemas (no compile on a built-in's first call), with the draft-07 meta-schema's validator
+ * (schema-check.ts). The validators, ≈ 300 KB of code, are a bundle of their own (VALIDATORS_FILE)
+ * that the server loads on its first built-in call or schema check: inside the start-up bundle
+ * they would cost every start ≈ 3 ms. What the two were computed from is then not in the bundle,
+ * so those files are returned for the stamp (an edited declaration makes the bundle stale like any
+ * other input).
  */
 async function precomputedBuiltins(root: string, dir: string, tmp: string): Promise<{ plugin: import('bun').BunPlugin; inputs: string[]; outputs: string[] }> {
   const tools = join(root, 'server', 'tools');
