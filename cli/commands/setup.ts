@@ -2,11 +2,14 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { MCP_SESSION_RATE_LIMIT } from '../../server/limits.ts';
 import { writeFileAtomic } from '../../server/state/atomic.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, err, out, usageError } from '../output.ts';
+import { readConfigSnapshot } from '../config-snapshot.ts';
 import { opencodePluginSource } from '../opencode-plugin-template.ts';
+import { selfCommandText } from '../self.ts';
 import { resolveTarget, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs setup <client> …
@@ -90,5 +93,11 @@ async function opencode(argv: string[]): Promise<number> {
   );
   out(`Wrote OpenCode plugin ${pluginPath}`);
   err('note: opencode.json now holds your OpenTabs secret; keep it out of version control (e.g. add it to .gitignore).');
+  // OpenCode hides the server's 429 behind its SSE fallback: say what its error means here.
+  const perMinute = readConfigSnapshot(t.configDir).mcpSessionsPerMinute ?? MCP_SESSION_RATE_LIMIT.max;
+  err(
+    `note: OpenCode starts an MCP session each time it runs, and the server allows ${perMinute} new sessions a minute; ` +
+      `past that OpenCode shows "SSE error: Non-200 status code (400)". Wait a minute, or allow more: \`${selfCommandText(['config', 'set', 'mcpSessionsPerMinute', String(Math.max(30, perMinute * 2))])}\`.`,
+  );
   return 0;
 }

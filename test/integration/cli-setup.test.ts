@@ -56,6 +56,15 @@ describe('setup opencode', () => {
     });
     // Atomic write: no temp files left beside it.
     expect(readdirSync(proj).sort()).toEqual(['.opencode', 'opencode.json']);
+    // OpenCode shows a session refused by the server's limit as an SSE error: the note says so,
+    // with the limit in force and a command that raises it, which runs as printed.
+    const note = /note: OpenCode starts an MCP session each time it runs, and the server allows (\d+) new sessions a minute; past that OpenCode shows "SSE error: Non-200 status code \(400\)"\. Wait a minute, or allow more: `([^`]+)`/.exec(r.stderr);
+    expect(note?.[1]).toBe('5');
+    const raise = note![2]!.split(' ');
+    expect(raise.slice(-4)).toEqual(['config', 'set', 'mcpSessionsPerMinute', '30']);
+    expect((await runCli(raise.slice(-4), { configDir: srv.configDir })).stdout).toContain('mcpSessionsPerMinute set to 30.');
+    const raised = await runCli(['setup', 'opencode', '--dir', proj], { configDir: srv.configDir });
+    expect(raised.stderr).toContain('the server allows 30 new sessions a minute');
     // Re-running updates in place; --gateway switches the URL.
     const again = await runCli(['setup', 'opencode', '--dir', proj, '--gateway'], { configDir: srv.configDir });
     expect(again.stdout).toContain('Updated mcp.opentabs');
