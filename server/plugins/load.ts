@@ -20,7 +20,6 @@ export function adapterHashOf(source: string): string {
   return Bun.SHA256.hash(source, 'hex').slice(0, 12);
 }
 
-
 async function readText(path: string, what: string): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
   try {
     return { ok: true, text: await readFile(path, 'utf8') };

@@ -6,11 +6,12 @@
  * does not carry (2020-12) must be judged, not make Ajv throw. Never throws.
  *
  * The meta-schema's validator is precompiled in the start-up bundle (builtin-validators.ts), where
- * the first check costs no meta-schema compile (≈ 55–60 ms cold); from source it is compiled once.
+ * the first check costs no meta-schema compile (≈ 55–60 ms cold); from source it is compiled once,
+ * with the options every validator is compiled with (AJV_OPTIONS), as the precompiled one is.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { ajvClass } from './ajv.ts';
-import { compilableSchema } from './validate.ts';
+import { AJV_OPTIONS, compilableSchema } from './validate.ts';
 
 /** The draft-07 meta-schema as Ajv registers it. */
 export const DRAFT_07_META_SCHEMA = 'http://json-schema.org/draft-07/schema';
@@ -21,7 +22,7 @@ function validator(): ValidateFunction {
   if (metaValidator) return metaValidator;
   const precompiled = (require('./builtin-validators.ts') as typeof import('./builtin-validators.ts')).PRECOMPILED_META_SCHEMA;
   if (precompiled) return (metaValidator = precompiled);
-  const fn = new (ajvClass())({ strict: false, validateFormats: false, logger: false }).getSchema(DRAFT_07_META_SCHEMA);
+  const fn = new (ajvClass())(AJV_OPTIONS).getSchema(DRAFT_07_META_SCHEMA);
   if (!fn) throw new Error(`Ajv carries no ${DRAFT_07_META_SCHEMA}`);
   return (metaValidator = fn);
 }

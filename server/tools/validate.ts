@@ -92,9 +92,8 @@ export class SchemaValidators {
  * The built-in tools' validators, shared by every catalog snapshot: compiled ahead of time in the
  * start-up bundle (builtin-validators.ts), else on first use.
  */
-export const BUILTIN_VALIDATORS = new SchemaValidators(() => (precompiledBuiltins ??= (require('./builtin-validators.ts') as typeof import('./builtin-validators.ts')).PRECOMPILED_BUILTINS));
-// Loaded on the first built-in call, not at start-up: in the bundle it is ≈ 300 KB of code.
-let precompiledBuiltins: Readonly<Record<string, ValidateFunction>> | undefined;
+// Required on the first built-in call, not imported at start-up: in the bundle it is ≈ 300 KB of code.
+export const BUILTIN_VALIDATORS = new SchemaValidators(() => (require('./builtin-validators.ts') as typeof import('./builtin-validators.ts')).PRECOMPILED_BUILTINS);
 
 /** Plugin and page tools' validators, shared by every catalog snapshot. */
 export const TOOL_VALIDATORS = new SchemaValidators();
