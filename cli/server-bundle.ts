@@ -14,89 +14,13 @@
  * (server/source-dir.ts): the extension installer (esbuild cannot be bundled) and the plugin
  * drafter.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { shellWord } from '../server/cli-command.ts';
+import { BUNDLE_FILE, DEFAULT_PATHS, DEPENDENCY_MARKER, ROOT, STAMP_FILE, VALIDATORS_FILE, dirOf, fileState, type BundlePaths, type Stamp } from './bundle-load.ts';
 
-type ServeModule = typeof import('../server/serve.ts');
-/** What the bundle exports (cli/start-bundle.ts): the server module, and the CLI to run `start` with. */
-export type StartBundle = ServeModule & { runCli(argv: string[]): Promise<void> };
-
-const ROOT = resolve(import.meta.dir, '..');
-export const BUNDLE_FILE = 'serve.bundle.cjs';
-/** The built-in tools' precompiled validators, loaded by the bundle on the first built-in call. */
-export const VALIDATORS_FILE = `${BUNDLE_FILE}.validators.cjs`;
-const STAMP_FILE = `${BUNDLE_FILE}.stamp.json`;
-/** Stands for every npm dependency: npm rewrites it on each install, update or removal. */
-const DEPENDENCY_MARKER = join('node_modules', '.package-lock.json');
-
-interface Stamp {
-  bun: string;
-  /** The root it was built in: the bundler writes `import.meta.dir` as an absolute path. */
-  root: string;
-  /** Input files relative to the root: [size, mtimeMs] when the bundle was built. */
-  inputs: Record<string, [number, number]>;
-  /** The outputs' sizes: a half-copied bundle is not used. */
-  outputs: Record<string, number>;
-}
-
-export interface BundlePaths {
-  /** The package root whose cli/start-bundle.ts is bundled. */
-  root: string;
-  /** Where the bundle and its stamp are (default <root>/server). */
-  outDir?: string;
-}
-
-const DEFAULT_PATHS: BundlePaths = { root: ROOT };
-const dirOf = (p: BundlePaths) => p.outDir ?? join(p.root, 'server');
-
-function fileState(path: string): [number, number] | null {
-  try {
-    const s = statSync(path);
-    return [s.size, s.mtimeMs];
-  } catch {
-    return null;
-  }
-}
-
-/** Why the bundle cannot be used now, or null when it is fresh. */
-export function bundleStaleReason(p: BundlePaths = DEFAULT_PATHS): string | null {
-  const dir = dirOf(p);
-  let stamp: Stamp;
-  try {
-    stamp = JSON.parse(readFileSync(join(dir, STAMP_FILE), 'utf8')) as Stamp;
-  } catch {
-    return 'not built';
-  }
-  if (stamp.bun !== Bun.version) return `built with Bun ${stamp.bun}, running ${Bun.version}`;
-  if (stamp.root !== p.root) return `built in ${stamp.root}`;
-  for (const [name, size] of Object.entries(stamp.outputs ?? {})) {
-    if (fileState(join(dir, name))?.[0] !== size) return `${name} is missing or incomplete`;
-  }
-  for (const [file, [size, mtime]] of Object.entries(stamp.inputs ?? {})) {
-    const now = fileState(join(p.root, file));
-    if (!now || now[0] !== size || now[1] !== mtime) return `${file} changed`;
-  }
-  return null;
-}
-
-/** The fresh bundle, loaded; null when there is none (stale, OPENTABS_NO_BUNDLE=1, or it does not load). */
-export function loadBundle(p: BundlePaths = DEFAULT_PATHS): StartBundle | null {
-  if (process.env.OPENTABS_NO_BUNDLE === '1' || bundleStaleReason(p) !== null) return null;
-  try {
-    return createRequire(import.meta.url)(join(dirOf(p), BUNDLE_FILE)) as StartBundle;
-  } catch {
-    // A bundle that does not load is a cache miss, not a failure: the sources follow.
-    return null;
-  }
-}
-
-/** server/serve.ts: from the fresh bundle when there is one, else from source. */
-export async function loadServer(p: BundlePaths = DEFAULT_PATHS): Promise<ServeModule> {
-  return loadBundle(p) ?? import('../server/serve.ts');
-}
+export { BUNDLE_FILE, VALIDATORS_FILE, bundleStaleReason, loadBundle, loadServer, type BundlePaths, type StartBundle } from './bundle-load.ts';
 
 /**
  * Imports the bundle leaves to the source files (absolute paths: the bundle is used only in the

@@ -4,6 +4,7 @@
  * No I/O at import time; everything comes from the ServerContext.
  */
 import { Hono } from 'hono';
+import { TrieRouter } from 'hono/router/trie-router';
 import type { ServerContext } from './context.ts';
 import { OpenTabsError, errorResponse } from './errors.ts';
 import { HTTPException } from 'hono/http-exception';
@@ -25,7 +26,11 @@ import type { AppEnv } from './app-env.ts';
 export type { AppEnv };
 
 export function createApp(ctx: ServerContext): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  // TrieRouter: Hono's default router builds one combined RegExp on the first request, ≈ 5 ms
+  // that a server just started pays on the first request it answers (the extension's or a
+  // client's). The trie is made as routes are added; with the ≈ 20 routes here a match costs
+  // ≈ 2 µs more. (PatternRouter would also be quick, but it lets `/health/` match `/health`.)
+  const app = new Hono<AppEnv>({ router: new TrieRouter() });
   // 1 + 2: every request, before routing.
   app.use('*', hostGuard(), originGuard());
   // 3–5 (auth, body limits, rate limits) are composed inside each router, per the reference's
