@@ -41,6 +41,17 @@ function sourceImports(root: string): import('bun').BunPlugin {
   };
 }
 
+/** A build plugin that gives modules (by absolute path) the contents computed for them. */
+function replacing(name: string, contents: Map<string, string>): import('bun').BunPlugin {
+  const escape = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return {
+    name,
+    setup(build) {
+      build.onLoad({ filter: new RegExp(`^(${[...contents.keys()].map(escape).join('|')})$`) }, (args) => ({ contents: contents.get(args.path)!, loader: 'js' }));
+    },
+  };
+}
+
 /**
  * Two modules replaced by what they compute, computed here at build time, so a bundled server does
  * neither at run time: server/tools/builtin-defs.ts by its data (no valibot schemas built or
@@ -62,14 +73,6 @@ async function precomputedBuiltins(root: string, dir: string, tmp: string): Prom
   const json = JSON.stringify(BROWSER_TOOLS);
   // Only plain JSON survives the trip; anything else (undefined, a function) fails the build.
   if (!Bun.deepEquals(JSON.parse(json), BROWSER_TOOLS, true)) throw new Error(`${defsFile}: BROWSER_TOOLS is not plain JSON data`);
-  const replacing = (name: string, contents: Map<string, string>): import('bun').BunPlugin => ({
-    name,
-    setup(build) {
-      const escape = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      build.onLoad({ filter: new RegExp(`^(${[...contents.keys()].map(escape).join('|')})$`) }, (args) => ({ contents: contents.get(args.path)!, loader: 'js' }));
-    },
-  });
-
   // The validators' own bundle: built from the real module path, so its imports of Ajv's runtime
   // helpers resolve from server/tools/ as the source's would.
   const validators = await Bun.build({
@@ -107,6 +110,27 @@ async function precomputedBuiltins(root: string, dir: string, tmp: string): Prom
 }
 
 /**
+ * server/plugins/loader-key.ts replaced by the key it computes, computed here from the same files:
+ * the bundle is used only while they are unchanged, so a bundled start neither reads nor hashes
+ * them. Those files are returned for the stamp.
+ */
+async function precomputedLoaderKey(root: string): Promise<{ plugin: import('bun').BunPlugin; inputs: string[] }> {
+  const file = join(root, 'server', 'plugins', 'loader-key.ts');
+  const { LOADER_FILES, computeLoaderKey } = (await import(file)) as typeof import('../server/plugins/loader-key.ts');
+  const key = JSON.stringify(computeLoaderKey());
+  const contents = [
+    `export const LOADER_FILES = ${JSON.stringify(LOADER_FILES)};`,
+    `export function computeLoaderKey() { return ${key}; }`,
+    `export function loaderKey() { return ${key}; }`,
+    '',
+  ].join('\n');
+  return {
+    plugin: replacing('opentabs-precomputed-loader-key', new Map([[file, contents]])),
+    inputs: LOADER_FILES.map((f) => join(root, 'server', f)),
+  };
+}
+
+/**
  * Build the bundle (and its stamp, written last). Outputs are written beside their final names and
  * renamed into place; the stamp lists every input the bundler read.
  */
@@ -117,9 +141,10 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
   rmSync(join(dir, STAMP_FILE), { force: true });
   try {
     const builtins = await precomputedBuiltins(p.root, dir, tmp);
+    const loaderKey = await precomputedLoaderKey(p.root);
     const result = await Bun.build({
       entrypoints: [join(p.root, 'cli', 'start-bundle.ts')],
-      plugins: [sourceImports(p.root), builtins.plugin],
+      plugins: [sourceImports(p.root), builtins.plugin, loaderKey.plugin],
       outdir: tmp,
       target: 'bun',
       format: 'cjs',
@@ -136,7 +161,7 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
     }
     if (!(BUNDLE_FILE in outputs)) throw new Error(`bun build wrote ${Object.keys(outputs).join(', ')}, not ${BUNDLE_FILE}`);
     const inputs: Stamp['inputs'] = {};
-    const metaInputs = [...Object.keys(result.metafile?.inputs ?? {}), ...builtins.inputs];
+    const metaInputs = [...Object.keys(result.metafile?.inputs ?? {}), ...builtins.inputs, ...loaderKey.inputs];
     if (metaInputs.length === 0) throw new Error('bun build reported no inputs');
     for (const input of metaInputs) {
       // The bundler names inputs relative to the working directory.

@@ -180,7 +180,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   // discovery writes there.
   const ready = (async () => {
     try {
-      await ctx.plugins.discover();
+      await ctx.plugins.discover({ pruneLater: true });
       ctx.catalog.rebuild();
       if (ctx.mode === 'dev') ctx.plugins.startWatching();
     } catch (err) {

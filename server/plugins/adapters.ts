@@ -12,9 +12,14 @@ export function adaptersDir(configDir: string): string {
   return join(configDir, 'extension', 'adapters');
 }
 
+/** Where a plugin's adapter file (`adapters/<name>-<hash>.js`, LoadedPlugin.adapterFile) is installed. */
+export function adapterPath(configDir: string, adapterFile: string): string {
+  return join(configDir, 'extension', adapterFile);
+}
+
 /** Write one adapter (skipped when the file for this hash is already there). */
 export async function writeAdapter(configDir: string, adapterFile: string, source: string, hash: string): Promise<void> {
-  const target = join(configDir, 'extension', adapterFile);
+  const target = adapterPath(configDir, adapterFile);
   const exists = await stat(target).then(() => true, () => false);
   if (exists) return;
   await mkdir(adaptersDir(configDir), { recursive: true, mode: 0o700 });

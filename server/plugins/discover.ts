@@ -3,14 +3,21 @@
  * config.json first, then packages in <configDir>/plugins — and decide which plugin wins each
  * name. Used by PluginManager and by CLI commands that run without a server.
  */
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadPluginFolder, type LoadResult } from './load.ts';
 import { CheckedManifests } from './schema-cache.ts';
+import { folderIdentity, LoadedFolders } from './folder-cache.ts';
+import { adapterPath } from './adapters.ts';
 import { installedPluginDirs } from './npm.ts';
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
 
 export interface Discovered {
-  plugins: { plugin: LoadedPlugin; adapterSource: string }[];
+  /**
+   * `adapterSource` is absent for a folder found unchanged (folder-cache.ts) whose adapter file is
+   * already in <configDir>/extension: there is nothing to write, so it is not read.
+   */
+  plugins: { plugin: LoadedPlugin; adapterSource?: string }[];
   failed: FailedPlugin[];
   /** Non-fatal: shadowed or duplicate plugins. */
   errors: string[];
@@ -19,6 +26,18 @@ export interface Discovered {
 
 export function localPluginPaths(configDir: string, list: string[] | undefined): string[] {
   return [...new Set((list ?? []).map((p) => resolve(configDir, p)))];
+}
+
+/** A folder's load result; a folder found unchanged comes without its adapter's source. */
+type Found = LoadResult | { ok: true; plugin: LoadedPlugin; adapterSource?: undefined };
+
+/** The plugin's adapter file is in the installed extension folder. */
+function adapterInstalled(configDir: string, plugin: LoadedPlugin): boolean {
+  try {
+    return statSync(adapterPath(configDir, plugin.adapterFile)).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** One cache per config dir for the life of the process; it is re-saved after each discovery that added to it. */
@@ -40,11 +59,26 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
   if (!checked) checkedByDir.set(configDir, (checked = CheckedManifests.open(configDir)));
   // loadPluginFolder reports every problem it knows as a result; anything else it meets is still
   // that one folder's failure, never the whole discovery's.
-  const load = (dir: string, source: 'local' | 'npm'): Promise<LoadResult> =>
-    loadPluginFolder(dir, source, checked).catch((err: unknown) => ({ ok: false as const, error: `cannot be loaded: ${String((err as Error)?.message ?? err).slice(0, 300)}` }));
+  const folders = LoadedFolders.open(configDir);
+  const load = (dir: string, source: 'local' | 'npm'): Promise<Found> => {
+    // Identities first, then the reads: a file changed in between is seen as changed next time.
+    const identity = folderIdentity(dir);
+    const known = folders.lookup(dir, source, identity);
+    if (known && adapterInstalled(configDir, known)) return Promise.resolve({ ok: true, plugin: known });
+    return loadPluginFolder(dir, source, checked).then(
+      (r) => {
+        if (r.ok) folders.remember(dir, identity, r.plugin);
+        return r;
+      },
+      (err: unknown) => ({ ok: false as const, error: `cannot be loaded: ${String((err as Error)?.message ?? err).slice(0, 300)}` }),
+    );
+  };
   const results = await Promise.all(candidates.map(async (c) => ({ ...c, r: await load(c.dir, c.source) })));
-  if (!opts.readOnly) void checked.save();
-  const chosen = new Map<string, { plugin: LoadedPlugin; adapterSource: string }>();
+  if (!opts.readOnly) {
+    void checked.save();
+    void folders.save();
+  }
+  const chosen = new Map<string, Discovered['plugins'][number]>();
   const failed: FailedPlugin[] = [];
   const errors: string[] = [];
   for (const { dir, source, r } of results) {
@@ -61,7 +95,7 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
       );
       continue;
     }
-    chosen.set(r.plugin.name, { plugin: r.plugin, adapterSource: r.adapterSource });
+    chosen.set(r.plugin.name, r.adapterSource === undefined ? { plugin: r.plugin } : { plugin: r.plugin, adapterSource: r.adapterSource });
   }
   return { plugins: [...chosen.values()], failed, errors, localPaths };
 }

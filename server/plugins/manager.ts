@@ -57,12 +57,21 @@ export class PluginManager {
 
   // ------------------------------------------------------------------ discovery
 
-  discover(): Promise<void> {
+  /**
+   * Load the plugins again. Resolves once the new list is in place and the adapter files no plugin
+   * uses any more are removed; with `pruneLater` (the server's start), as soon as the list is in
+   * place: the removal then goes on in the background, and the next discovery waits for it before
+   * writing any adapter.
+   */
+  discover(opts: { pruneLater?: boolean } = {}): Promise<void> {
     const run = () => this.discoverNow();
     const p = this.discovering.then(run, run);
-    this.discovering = p.catch(() => {});
-    return p;
+    this.discovering = p.then(() => this.pruning).catch(() => {});
+    return opts.pruneLater ? p : p.then(() => this.pruning);
   }
+
+  /** The removal of unused adapter files started by the last discovery (it never rejects). */
+  private pruning: Promise<void> = Promise.resolve();
 
   private async discoverNow(): Promise<void> {
     const configDir = this.ctx.configDir;
@@ -72,7 +81,8 @@ export class PluginManager {
     // Adapter files are checked (and written when new) all at once, not one after another.
     const written = await Promise.all(
       found.plugins.map(({ plugin, adapterSource }) =>
-        writeAdapter(configDir, plugin.adapterFile, adapterSource, plugin.adapterHash).then(
+        // No source: found unchanged with its adapter file in place (discover.ts).
+        (adapterSource === undefined ? Promise.resolve() : writeAdapter(configDir, plugin.adapterFile, adapterSource, plugin.adapterHash)).then(
           () => null,
           (err: unknown) => `cannot write adapter: ${(err as Error).message}`,
         ),
@@ -83,7 +93,7 @@ export class PluginManager {
       if (error) failed.push({ path: plugin.path, name: plugin.name, error });
       else next.set(plugin.name, plugin);
     });
-    await pruneAdapters(configDir, new Set([...next.values()].map((p) => p.adapterFile)));
+    this.pruning = pruneAdapters(configDir, new Set([...next.values()].map((p) => p.adapterFile))).catch(() => {});
 
     this.plugins = next;
     this.failures = failed;

@@ -168,14 +168,19 @@ export class CheckedManifests {
         // A cache that cannot be written only costs the next start its speed.
       }
     })();
-    pendingWrites.add(write);
-    void write.finally(() => pendingWrites.delete(write));
-    return write;
+    return trackCacheWrite(write);
   }
 }
 
 /** Cache files still being written: the server's stop waits for them, so a quick stop keeps them. */
 const pendingWrites = new Set<Promise<void>>();
+/** Count a cache file's write (it never rejects) among those the server's stop waits for. */
+export function trackCacheWrite(write: Promise<void>): Promise<void> {
+  pendingWrites.add(write);
+  void write.finally(() => pendingWrites.delete(write));
+  return write;
+}
+/** Every cache file being written (this one and plugins/folder-cache.ts's) is written. */
 export async function manifestCacheWritten(): Promise<void> {
   await Promise.all([...pendingWrites]);
 }

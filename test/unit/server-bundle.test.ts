@@ -12,6 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { BUNDLE_FILE, VALIDATORS_FILE, buildServerBundle, bundleStaleReason, loadBundle, loadServer, type BundlePaths } from '../../cli/server-bundle.ts';
 import * as source from '../../server/serve.ts';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
+import { computeLoaderKey, LOADER_FILES } from '../../server/plugins/loader-key.ts';
 
 const ROOT = resolve(import.meta.dir, '..', '..');
 let tmp: string;
@@ -93,6 +94,14 @@ test('a fresh bundle is loaded instead of the sources and runs the whole server'
     await running.stop();
   }
 }, 120_000);
+
+test('the bundle carries the plugin-folder cache key computed from the loader files, which its stamp records', () => {
+  const bundle = readFileSync(join(paths.outDir!, BUNDLE_FILE), 'utf8');
+  expect(computeLoaderKey()).toMatch(/^[0-9a-f]{64}$/);
+  expect(bundle).toContain(`return ${JSON.stringify(computeLoaderKey())};`);
+  const inputs = Object.keys(JSON.parse(pristineStamp).inputs);
+  for (const f of LOADER_FILES) expect(inputs).toContain(join('server', f));
+});
 
 /** `bun -e` running the CLI from the bundle in `outDir`, as cli/main.ts does for `opentabs start`. */
 function bundledCliScript(outDir: string): string {
