@@ -3,9 +3,9 @@
  * --show-config): the Streamable HTTP entry each client's config file expects (Claude Code,
  * Cursor, Windsurf, OpenCode, …), with the bearer secret in an Authorization header.
  */
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runnableArgv } from './self.ts';
+import { homeDir } from '../server/protocol/local-files.ts';
 import { c } from './output.ts';
 
 export const CLI_MODE_LINE =
@@ -43,7 +43,7 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
  */
 export function stdioConfig(configDir: string): object {
   const [command, ...args] = runnableArgv(['mcp']);
-  const env = resolve(configDir) === resolve(homedir(), '.opentabs') ? undefined : { OPENTABS_CONFIG_DIR: configDir };
+  const env = resolve(configDir) === resolve(homeDir(), '.opentabs') ? undefined : { OPENTABS_CONFIG_DIR: configDir };
   return { mcpServers: { opentabs: { command, args, ...(env ? { env } : {}) } } };
 }
 

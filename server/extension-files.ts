@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from './state/fs-async.ts';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from './state/atomic.ts';
 import { selfCommandText } from './cli-command.ts';

@@ -16,7 +16,7 @@
  * text/event-stream on POST (text/event-stream on GET), Content-Type application/json, and an
  * MCP-Protocol-Version header, when sent, one of SESSION_PROTOCOL_VERSIONS.
  */
-import { stat } from 'node:fs/promises';
+import { stat } from '../state/fs-async.ts';
 import { runnableCommands } from '../cli-command.ts';
 import { MCP_SESSIONS_PER_MINUTE_MAX } from '../limits.ts';
 import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../middleware/rate-limit.ts';

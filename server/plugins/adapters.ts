@@ -3,7 +3,7 @@
  * The extension injects them by path, so a new hash means a new file; files no current plugin
  * refers to are removed after each discovery.
  */
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from '../state/fs-async.ts';
 import { join } from 'node:path';
 import { ADAPTER_HASH_PLACEHOLDER } from '../protocol/page-channel.ts';
 import { writeFileAtomic } from '../state/atomic.ts';

@@ -3,7 +3,7 @@
  * dist/adapter.js. Never throws; returns either the plugin with its adapter source or the reason
  * it cannot be loaded, so one broken plugin never stops the others.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from '../state/fs-async.ts';
 import { join } from 'node:path';
 import { schemaProblem } from '../tools/schema-check.ts';
 import { MAX_ADAPTER_BYTES } from '../limits.ts';

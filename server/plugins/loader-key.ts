@@ -27,6 +27,7 @@ export const LOADER_FILES = [
   'protocol/match-pattern.ts',
   'protocol/plugin-manifest.ts',
   'state/atomic.ts',
+  'state/fs-async.ts',
   'state/paths.ts',
   'tools/ajv.ts',
   'tools/schema-check.ts',

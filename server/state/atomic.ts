@@ -3,10 +3,10 @@
  * half-written one. Temp file next to the target (same filesystem, so rename is atomic),
  * created with the final mode so a secret is never briefly world-readable, fsynced, renamed.
  */
-import { open, rename, rm } from 'node:fs/promises';
 import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { FILE_MODE } from './paths.ts';
+import { close, fchmod, fsync, open, rename, rm, writeAll } from './fs-async.ts';
 
 /**
  * `bytes` random bytes (the Web Crypto CSPRNG) as hex. Used instead of node:crypto's randomBytes
@@ -25,17 +25,18 @@ const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array, mode: number = FILE_MODE): Promise<void> {
   const tmp = tempPathFor(path);
-  let fh;
+  let fd: number | undefined;
   try {
-    fh = await open(tmp, CREATE_FLAGS, mode);
-    await fh.chmod(mode); // exact mode regardless of umask
-    await fh.writeFile(data);
-    await fh.sync();
-    await fh.close();
-    fh = undefined;
+    fd = await open(tmp, CREATE_FLAGS, mode);
+    await fchmod(fd, mode); // exact mode regardless of umask
+    await writeAll(fd, data);
+    await fsync(fd);
+    const closing = fd;
+    fd = undefined;
+    await close(closing);
     await rename(tmp, path);
   } catch (err) {
-    if (fh) await fh.close().catch(() => {});
+    if (fd !== undefined) await close(fd).catch(() => {});
     await rm(tmp, { force: true }).catch(() => {});
     throw err;
   }

@@ -3,7 +3,7 @@
  * a few reads when only its end is wanted. Used to refill the /audit ring and to count the last
  * 24 hours at start-up.
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { close, fstat, open, read } from './fs-async.ts';
 
 const TAIL_CHUNK_BYTES = 64 * 1024;
 
@@ -12,22 +12,22 @@ const TAIL_CHUNK_BYTES = 64 * 1024;
  * (default: all of it), until `visit` returns false. A missing file has no lines.
  */
 export async function forEachLineFromEnd(path: string, visit: (line: string) => boolean, endOffset?: number): Promise<void> {
-  let fh: FileHandle;
+  let fd: number;
   try {
-    fh = await open(path, 'r');
+    fd = await open(path, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw err;
   }
   try {
-    const { size } = await fh.stat();
+    const { size } = await fstat(fd);
     let pos = Math.min(size, endOffset ?? size);
     let carry = Buffer.alloc(0);
     while (pos > 0) {
       const len = Math.min(TAIL_CHUNK_BYTES, pos);
       pos -= len;
       const buf = Buffer.alloc(len);
-      await fh.read(buf, 0, len, pos);
+      await read(fd, buf, 0, len, pos);
       const data = Buffer.concat([buf, carry]);
       // Complete lines from the end; what precedes the first newline may be a partial line and is
       // carried into the next (earlier) chunk.
@@ -45,6 +45,6 @@ export async function forEachLineFromEnd(path: string, visit: (line: string) => 
       if (line.trim() !== '') visit(line);
     }
   } finally {
-    await fh.close();
+    await close(fd);
   }
 }

@@ -5,7 +5,7 @@
  * On open the ring refills from the tail of the file(s), reading only the last few blocks.
  */
 import { appendFileSync, closeSync, fchmodSync, fdatasyncSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { stat } from './fs-async.ts';
 import { join } from 'node:path';
 import { AUDIT_RING_SIZE } from '../limits.ts';
 import type { AuditEntry } from './audit-entry.ts';

@@ -3,7 +3,7 @@
  * Written atomically (0600) and never drops keys this version does not know, so an older server
  * cannot erase settings written by a newer one (or by hand).
  */
-import { chmod, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, rename, rm, stat } from './fs-async.ts';
 import { isAbsolute, join } from 'node:path';
 import type { Permission } from '../protocol/methods.ts';
 import { OpenTabsError } from '../errors.ts';

@@ -1,5 +1,5 @@
 /** Where OpenTabs keeps its state: `OPENTABS_CONFIG_DIR` or `~/.opentabs`. */
-import { mkdir, chmod } from 'node:fs/promises';
+import { mkdir, chmod } from './fs-async.ts';
 import { join } from 'node:path';
 
 export { resolveConfigDir } from '../protocol/local-files.ts';

@@ -2,7 +2,7 @@
  * The bearer secret shared by the server, the CLI and the extension: created and rotated here,
  * written atomically (its location and format: server/protocol/local-files.ts).
  */
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from './fs-async.ts';
 import { join } from 'node:path';
 import { randomHex, writeFileAtomic } from './atomic.ts';
 import { DIR_MODE } from './paths.ts';

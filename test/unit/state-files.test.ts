@@ -6,6 +6,9 @@ import { writeFileAtomic, writeFileAtomicSync } from '../../server/state/atomic.
 import { ensureStateDirs, resolveConfigDir } from '../../server/state/paths.ts';
 import { loadOrCreateSecret, readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
 import { ServerLog, redact } from '../../server/state/server-log.ts';
+import { homeDir } from '../../server/protocol/local-files.ts';
+import { close, fstat, mkdir, open, read, readFile, rename, rm, stat, writeAll } from '../../server/state/fs-async.ts';
+import { homedir } from 'node:os';
 
 let dir: string;
 beforeEach(() => {
@@ -39,6 +42,51 @@ describe('paths', () => {
     const file = join(dir, 'not-a-dir');
     writeFileSync(file, 'x');
     await expect(ensureStateDirs(file)).rejects.toThrow(`Cannot use ${file} as an OpenTabs state directory`);
+  });
+});
+
+describe('paths: home', () => {
+  test('homeDir() is os.homedir() ($HOME on POSIX, read without node:os)', () => {
+    expect(homeDir()).toBe(homedir());
+    const saved = process.env.HOME;
+    try {
+      process.env.HOME = '/somewhere/else';
+      expect(homeDir()).toBe(process.platform === 'win32' ? homedir() : '/somewhere/else');
+    } finally {
+      process.env.HOME = saved;
+    }
+  });
+});
+
+describe('fs-async (node:fs callbacks as promises)', () => {
+  test("errors are node:fs's own, with their code", async () => {
+    const missing = join(dir, 'missing');
+    await expect(readFile(missing, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(stat(missing)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(open(missing, 'r')).rejects.toMatchObject({ code: 'ENOENT' });
+    await rm(missing, { force: true }); // force: no error
+  });
+
+  test('a large write is written whole and read back at any position; mkdir, rename, stat', async () => {
+    await mkdir(join(dir, 'a', 'b'), { recursive: true });
+    const file = join(dir, 'a', 'b', 'big.bin');
+    const data = Buffer.alloc(3 * 1024 * 1024 + 17, 0);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 31) & 0xff;
+    const fd = await open(file, 'w', 0o600);
+    await writeAll(fd, data);
+    await close(fd);
+    await rename(file, join(dir, 'a', 'moved.bin'));
+    expect((await stat(join(dir, 'a', 'moved.bin'))).size).toBe(data.length);
+    const rd = await open(join(dir, 'a', 'moved.bin'), 'r');
+    try {
+      expect((await fstat(rd)).size).toBe(data.length);
+      const tail = Buffer.alloc(100);
+      expect(await read(rd, tail, 0, 100, data.length - 100)).toBe(100);
+      expect(tail.equals(data.subarray(data.length - 100))).toBe(true);
+    } finally {
+      await close(rd);
+    }
+    expect(readFileSync(join(dir, 'a', 'moved.bin')).equals(data)).toBe(true);
   });
 });
 
