@@ -3,12 +3,12 @@
  * config.json first, then packages in <configDir>/plugins — and decide which plugin wins each
  * name. Used by PluginManager and by CLI commands that run without a server.
  */
-import { statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadPluginFolder, type LoadResult } from './load.ts';
 import { CheckedManifests } from './schema-cache.ts';
 import { folderIdentity, LoadedFolders } from './folder-cache.ts';
-import { adapterPath } from './adapters.ts';
+import { adaptersDir } from './adapters.ts';
 import { installedPluginDirs } from './npm.ts';
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
 
@@ -31,12 +31,15 @@ export function localPluginPaths(configDir: string, list: string[] | undefined):
 /** A folder's load result; a folder found unchanged comes without its adapter's source. */
 type Found = LoadResult | { ok: true; plugin: LoadedPlugin; adapterSource?: undefined };
 
-/** The plugin's adapter file is in the installed extension folder. */
-function adapterInstalled(configDir: string, plugin: LoadedPlugin): boolean {
+/**
+ * The adapter files in the installed extension folder (`adapters/<name>-<hash>.js`, as
+ * LoadedPlugin.adapterFile names them): one listing instead of a `stat` per plugin.
+ */
+function installedAdapters(configDir: string): Set<string> {
   try {
-    return statSync(adapterPath(configDir, plugin.adapterFile)).isFile();
+    return new Set(readdirSync(adaptersDir(configDir), { withFileTypes: true }).flatMap((e) => (e.isFile() ? [`adapters/${e.name}`] : [])));
   } catch {
-    return false;
+    return new Set();
   }
 }
 
@@ -60,11 +63,12 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
   // loadPluginFolder reports every problem it knows as a result; anything else it meets is still
   // that one folder's failure, never the whole discovery's.
   const folders = LoadedFolders.open(configDir);
+  let adapters: Set<string> | undefined;
   const load = (dir: string, source: 'local' | 'npm'): Promise<Found> => {
     // Identities first, then the reads: a file changed in between is seen as changed next time.
     const identity = folderIdentity(dir);
     const known = folders.lookup(dir, source, identity);
-    if (known && adapterInstalled(configDir, known)) return Promise.resolve({ ok: true, plugin: known });
+    if (known && (adapters ??= installedAdapters(configDir)).has(known.adapterFile)) return Promise.resolve({ ok: true, plugin: known });
     return loadPluginFolder(dir, source, checked).then(
       (r) => {
         if (r.ok) folders.remember(dir, identity, r.plugin);

@@ -11,7 +11,7 @@ import { AUDIT_RING_SIZE } from '../limits.ts';
 import type { AuditEntry } from './audit-entry.ts';
 import { AuditRing } from './audit-ring.ts';
 import { countLastDayFromFiles, DayCounter } from './audit-day.ts';
-import { forEachLineFromEnd } from './audit-tail.ts';
+import { forEachLineFromEndSync } from './audit-tail.ts';
 
 export type { AuditEntry, AuditError } from './audit-entry.ts';
 
@@ -63,11 +63,11 @@ function parseEntry(line: string): AuditEntry | null {
 }
 
 /** Up to `max` entries from the end of an NDJSON file, oldest first. */
-export async function readAuditTail(path: string, max: number): Promise<AuditEntry[]> {
+export function readAuditTail(path: string, max: number): AuditEntry[] {
   const out: AuditEntry[] = [];
   if (max <= 0) return out;
   let lines = 0;
-  await forEachLineFromEnd(path, (line) => {
+  forEachLineFromEndSync(path, (line) => {
     lines++;
     const e = parseEntry(line);
     if (e) out.push(e);
@@ -108,9 +108,9 @@ export class AuditLog {
    */
   static async open(dir: string, rotateBytes: number, ringSize: number = AUDIT_RING_SIZE, scanAfter: Promise<unknown> = Promise.resolve()): Promise<AuditLog> {
     const log = new AuditLog(dir, rotateBytes, ringSize);
-    let entries = await readAuditTail(log.path, ringSize);
+    let entries = readAuditTail(log.path, ringSize);
     if (entries.length < ringSize) {
-      const older = await readAuditTail(`${log.path}.1`, ringSize - entries.length);
+      const older = readAuditTail(`${log.path}.1`, ringSize - entries.length);
       entries = [...older, ...entries];
     }
     for (const e of entries) log.ring.push(e);

@@ -1,5 +1,5 @@
 /** Where OpenTabs keeps its state: `OPENTABS_CONFIG_DIR` or `~/.opentabs`. */
-import { mkdir, chmod } from './fs-async.ts';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 export { resolveConfigDir } from '../protocol/local-files.ts';
@@ -11,9 +11,10 @@ export const FILE_MODE = 0o600;
 export async function ensureStateDirs(dir: string): Promise<void> {
   for (const d of [dir, join(dir, 'extension'), join(dir, 'plugins')]) {
     try {
-      await mkdir(d, { recursive: true, mode: DIR_MODE });
+      // Synchronously: three folders, where each thread-pool round trip costs more than the call.
+      mkdirSync(d, { recursive: true, mode: DIR_MODE });
       // mkdir's mode is masked by umask and ignored for existing dirs; make it exact.
-      await chmod(d, DIR_MODE);
+      chmodSync(d, DIR_MODE);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way' : (err as Error).message;

@@ -112,17 +112,17 @@ describe('AuditLog', () => {
     for (let i = 0; i < 20_000; i++) lines.push(JSON.stringify(entry(i)));
     lines.splice(19_990, 0, 'not json', '{"partial":');
     writeFileSync(p, lines.join('\n') + '\n');
-    const tail = await readAuditTail(p, 5);
+    const tail = readAuditTail(p, 5);
     expect(tail.map((e) => e.durationMs)).toEqual([19_995, 19_996, 19_997, 19_998, 19_999]);
-    const more = await readAuditTail(p, 20);
+    const more = readAuditTail(p, 20);
     expect(more.length).toBe(18); // 20 lines, 2 of them unparseable
-    expect(await readAuditTail(join(dir, 'missing.log'), 5)).toEqual([]);
+    expect(readAuditTail(join(dir, 'missing.log'), 5)).toEqual([]);
   });
 
   test('readAuditTail handles a file without a trailing newline and one smaller than a chunk', async () => {
     const p = join(dir, 'small.log');
     writeFileSync(p, [entry(1), entry(2), entry(3)].map((e) => JSON.stringify(e)).join('\n'));
-    expect((await readAuditTail(p, 10)).map((e) => e.durationMs)).toEqual([1, 2, 3]);
+    expect((readAuditTail(p, 10)).map((e) => e.durationMs)).toEqual([1, 2, 3]);
   });
 
   test('entries are stored with known fields only', async () => {
