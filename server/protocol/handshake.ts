@@ -49,6 +49,10 @@ function toHex(bytes: Uint8Array): string {
   return s;
 }
 
+/**
+ * `bytes` random bytes from the Web Crypto CSPRNG, as hex: nonces, keys and the secret (not
+ * node:crypto's randomBytes, whose module costs ≈ 10 ms to load).
+ */
 export function randomHex(bytes: number): string {
   return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
 }

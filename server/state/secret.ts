@@ -4,7 +4,8 @@
  */
 import { chmod, mkdir } from './fs-async.ts';
 import { join } from 'node:path';
-import { randomHex, writeFileAtomic } from './atomic.ts';
+import { writeFileAtomic } from './atomic.ts';
+import { randomHex } from '../protocol/handshake.ts';
 import { DIR_MODE } from './paths.ts';
 import { readSecretSync, secretPath } from '../protocol/local-files.ts';
 
