@@ -14,6 +14,7 @@ import { FRESH_MS, folderIdentity, LoadedFolders } from '../../server/plugins/fo
 import { LOADER_FILES, loaderKey } from '../../server/plugins/loader-key.ts';
 import { manifestCacheWritten } from '../../server/plugins/schema-cache.ts';
 import { adapterPath, writeAdapter } from '../../server/plugins/adapters.ts';
+import { writeTestPlugin } from '../harness/fake-extension.ts';
 
 let root: string;
 let cfg: string;
@@ -24,18 +25,9 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-function toolsJson(name: string, description: string, inputSchema: unknown = { type: 'object' }): string {
-  return JSON.stringify({ name, displayName: name, description: 'd', version: '1.0.0', urlPatterns: [`https://${name}.example/*`], tools: [{ name: 'go', description, inputSchema }] });
-}
-
-function plugin(name: string, description = 'Go there.'): string {
-  const dir = join(root, name);
-  mkdirSync(join(dir, 'dist'), { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `opentabs-plugin-${name}`, version: '1.0.0' }));
-  writeFileSync(join(dir, 'dist', 'tools.json'), toolsJson(name, description));
-  writeFileSync(join(dir, 'dist', 'adapter.js'), '(()=>{})();\n');
-  return dir;
-}
+/** A plugin folder with one tool `go`, written (or rewritten) in place. */
+const plugin = (name: string, description = 'Go there', inputSchema?: Record<string, unknown>): string =>
+  writeTestPlugin(root, name, [{ name: 'go', description, ...(inputSchema ? { inputSchema } : {}) }]);
 
 /** What the server does after a discovery: write the adapters it has the source of. */
 async function discover(dirs: string[]) {
@@ -77,7 +69,7 @@ test('a file rewritten to the same size with its mtime set back is loaded afresh
 
   const file = join(dir, 'dist', 'tools.json');
   const before = statSync(file);
-  writeFileSync(file, toolsJson('edited', 'Go where'));
+  plugin('edited', 'Go where');
   utimesSync(file, before.atimeMs / 1000, before.mtimeMs / 1000);
   expect(statSync(file).size).toBe(before.size);
   expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
@@ -91,7 +83,7 @@ test('a cached plugin whose manifest stops passing the checks is refused, not se
   const dir = plugin('turned');
   await settle();
   expect((await discover([dir])).plugins).toHaveLength(1);
-  writeFileSync(join(dir, 'dist', 'tools.json'), toolsJson('turned', 'Go.', { type: 'object', properties: { id: { type: 'no-such-type' } } }));
+  plugin('turned', 'Go.', { type: 'object', properties: { id: { type: 'no-such-type' } } });
   const r = await discover([dir]);
   expect(r.plugins).toEqual([]);
   expect(r.failed[0]!.error).toContain('not a valid JSON Schema');
@@ -115,7 +107,7 @@ test('an adapter missing from the extension folder is read and written again', a
   rmSync(target);
   const second = await discover([dir]);
   expect(second.plugins[0]!.adapterSource).toBeString();
-  expect(readFileSync(target, 'utf8')).toContain('(()=>{})()');
+  expect(readFileSync(target, 'utf8')).toContain('lost test adapter');
 });
 
 test('a removed plugin folder leaves the cache file; a missing file is that plugin failing, as always', async () => {
