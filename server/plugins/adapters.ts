@@ -4,12 +4,25 @@
  * refers to are removed after each discovery.
  */
 import { mkdir, readdir, rm, stat } from '../state/fs-async.ts';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADAPTER_HASH_PLACEHOLDER } from '../protocol/page-channel.ts';
 import { writeFileAtomic } from '../state/atomic.ts';
 
 export function adaptersDir(configDir: string): string {
   return join(configDir, 'extension', 'adapters');
+}
+
+/** LoadedPlugin.adapterFile of a file in adaptersDir (`adapters/<name>-<hash>.js`, as load.ts names them). */
+const asAdapterFile = (fileName: string) => `adapters/${fileName}`;
+
+/** The adapter files installed now, as LoadedPlugin.adapterFile names them: one folder listing. */
+export function installedAdapters(configDir: string): Set<string> {
+  try {
+    return new Set(readdirSync(adaptersDir(configDir), { withFileTypes: true }).flatMap((e) => (e.isFile() ? [asAdapterFile(e.name)] : [])));
+  } catch {
+    return new Set();
+  }
 }
 
 /** Where a plugin's adapter file (`adapters/<name>-<hash>.js`, LoadedPlugin.adapterFile) is installed. */
@@ -32,7 +45,7 @@ export async function pruneAdapters(configDir: string, keep: Set<string>): Promi
   const names = await readdir(dir).catch(() => [] as string[]);
   await Promise.all(
     names
-      .filter((n) => n.endsWith('.js') && !keep.has(`adapters/${n}`))
+      .filter((n) => n.endsWith('.js') && !keep.has(asAdapterFile(n)))
       .map((n) => rm(join(dir, n), { force: true }).catch(() => {})),
   );
 }

@@ -3,12 +3,11 @@
  * config.json first, then packages in <configDir>/plugins — and decide which plugin wins each
  * name. Used by PluginManager and by CLI commands that run without a server.
  */
-import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadPluginFolder, type LoadResult } from './load.ts';
 import { CheckedManifests } from './schema-cache.ts';
 import { folderIdentity, LoadedFolders } from './folder-cache.ts';
-import { adaptersDir } from './adapters.ts';
+import { installedAdapters } from './adapters.ts';
 import { installedPluginDirs } from './npm.ts';
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
 
@@ -30,18 +29,6 @@ export function localPluginPaths(configDir: string, list: string[] | undefined):
 
 /** A folder's load result; a folder found unchanged comes without its adapter's source. */
 type Found = LoadResult | { ok: true; plugin: LoadedPlugin; adapterSource?: undefined };
-
-/**
- * The adapter files in the installed extension folder (`adapters/<name>-<hash>.js`, as
- * LoadedPlugin.adapterFile names them): one listing instead of a `stat` per plugin.
- */
-function installedAdapters(configDir: string): Set<string> {
-  try {
-    return new Set(readdirSync(adaptersDir(configDir), { withFileTypes: true }).flatMap((e) => (e.isFile() ? [`adapters/${e.name}`] : [])));
-  } catch {
-    return new Set();
-  }
-}
 
 /** One cache per config dir for the life of the process; it is re-saved after each discovery that added to it. */
 const checkedByDir = new Map<string, CheckedManifests>();

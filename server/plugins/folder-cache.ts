@@ -23,10 +23,11 @@ import { writeFileAtomic } from '../state/atomic.ts';
 import { trackCacheWrite } from './schema-cache.ts';
 import type { LoadedPlugin } from './types.ts';
 import { loaderKey } from './loader-key.ts';
+import { PLUGIN_FILES } from './load.ts';
 
 const FILE = 'loaded-plugins.json';
-/** The files whose identity stands for a plugin folder's content. */
-export const FOLDER_FILES = ['package.json', join('dist', 'tools.json'), join('dist', 'adapter.js')];
+/** The files whose identity stands for a plugin folder's content: all it is made of. */
+export const FOLDER_FILES: readonly string[] = Object.values(PLUGIN_FILES);
 /** A file changed this recently may change again within the same timestamp: not remembered yet. */
 export const FRESH_MS = 2000;
 

@@ -11,6 +11,9 @@ import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../protoc
 import type { LoadedPlugin, LoadedTool } from './types.ts';
 import { manifestHash, type CheckedManifests } from './schema-cache.ts';
 
+/** The three files a plugin folder is made of, relative to the folder. */
+export const PLUGIN_FILES = { packageJson: 'package.json', toolsJson: join('dist', 'tools.json'), adapter: join('dist', 'adapter.js') } as const;
+
 export type LoadResult =
   | { ok: true; plugin: LoadedPlugin; adapterSource: string }
   | { ok: false; error: string; name?: string };
@@ -47,7 +50,7 @@ async function readJson(path: string, what: string): Promise<{ ok: true; value: 
  * manifest is parsed and every schema checked.
  */
 export async function loadPluginFolder(dir: string, source: 'local' | 'npm', checked?: CheckedManifests): Promise<LoadResult> {
-  const pkgRead = await readJson(join(dir, 'package.json'), 'package.json');
+  const pkgRead = await readJson(join(dir, PLUGIN_FILES.packageJson), 'package.json');
   if (!pkgRead.ok) return { ok: false, error: pkgRead.error };
   const pkg = pkgRead.value as Record<string, unknown>;
   if (typeof pkg !== 'object' || pkg === null) return { ok: false, error: 'package.json must be a JSON object' };
@@ -60,7 +63,7 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
   if (!version) return { ok: false, name: nameFromPkg, error: 'package.json version: must be a non-empty string' };
 
   const TOOLS_JSON = 'dist/tools.json (run `opentabs plugin build`)';
-  const toolsRead = await readText(join(dir, 'dist', 'tools.json'), TOOLS_JSON);
+  const toolsRead = await readText(join(dir, PLUGIN_FILES.toolsJson), TOOLS_JSON);
   if (!toolsRead.ok) return { ok: false, name: nameFromPkg, error: toolsRead.error };
   const nameMismatch = (m: ToolsJson): LoadResult | null =>
     m.name === nameFromPkg ? null : { ok: false, name: nameFromPkg, error: `dist/tools.json name: "${m.name}" does not match package name ${packageName} (expected "${nameFromPkg}")` };
@@ -91,7 +94,7 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
     checked?.addParsed(hash, m, toolsRead.text);
   }
 
-  const adapterPath = join(dir, 'dist', 'adapter.js');
+  const adapterPath = join(dir, PLUGIN_FILES.adapter);
   let size: number;
   try {
     size = (await stat(adapterPath)).size;
