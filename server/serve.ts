@@ -33,6 +33,8 @@ export interface RunningServer {
   /** Full collections under load and after it, memory given back after a quiet spell (server/state/memory.ts); the bench can stop it to compare. */
   memory: MemoryKeeper;
   stop(): Promise<void>;
+  /** Settles once stop() has finished: `opentabs start` runs until then. */
+  stopped: Promise<void>;
 }
 
 export function defaultServerOptions(partial: Partial<ServerOptions> = {}): ServerOptions {
@@ -199,10 +201,12 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     }
   })();
 
-  let stopped = false;
+  let stopping = false;
+  let markStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
   async function stop() {
-    if (stopped) return;
-    stopped = true;
+    if (stopping) return stopped;
+    stopping = true;
     log.info('stopping', {});
     // Each step runs even if an earlier one fails: the pid file must go and the audit log must flush.
     const step = async (name: string, fn: () => unknown) => {
@@ -236,9 +240,10 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     rmSync(join(configDir, 'server.pid'), { force: true });
     log.info('stopped', {});
     await log.flush();
+    markStopped();
   }
 
-  return { ctx, port: ctx.port, url, ready, memory, stop };
+  return { ctx, port: ctx.port, url, ready, memory, stop, stopped };
 }
 
 /** `opentabs start` in the foreground: run until SIGINT/SIGTERM. */
