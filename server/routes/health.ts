@@ -59,13 +59,9 @@ export function fullHealth(ctx: ServerContext) {
     return detail;
   });
 
-  const catalogTools = safe(ctx, 'catalog', () => ctx.catalog.current().tools, null);
-  const browserTools = catalogTools
-    ? catalogTools.filter((t) => t.kind === 'browser')
-    : BROWSER_TOOLS.map((d) => ({ name: d.name, permission: d.defaultPermission }));
-  const pluginToolCount = catalogTools
-    ? catalogTools.filter((t) => t.kind === 'plugin').length
-    : plugins.reduce((n, p) => n + p.tools.length, 0);
+  const catalog = safe(ctx, 'catalog', () => ctx.catalog.current(), null);
+  const browserTools = catalog ? catalog.builtins : BROWSER_TOOLS.map((d) => ({ name: d.name, permission: d.defaultPermission }));
+  const pluginToolCount = catalog ? catalog.pluginToolCount : plugins.reduce((n, p) => n + p.tools.length, 0);
 
   return {
     status: 'ok' as const,

@@ -23,6 +23,8 @@ export const DISABLED_PREFIX = '[Disabled] ';
 export class Catalog {
   readonly byName: Map<string, CatalogTool>;
   readonly byPlugin: Map<string, CatalogTool[]>;
+  /** How many tools come from plugins (not built-ins, not pages): /health reports it. */
+  readonly pluginToolCount: number;
   private mcpList?: { tools: McpToolEntry[] };
   private mcpListJson?: string;
   private listingCache = new Map<string, string>();
@@ -33,11 +35,19 @@ export class Catalog {
   ) {
     this.byName = new Map(tools.map((t) => [t.name, t]));
     this.byPlugin = new Map();
+    let pluginTools = 0;
     for (const t of tools) {
       const list = this.byPlugin.get(t.plugin);
       if (list) list.push(t);
       else this.byPlugin.set(t.plugin, [t]);
+      if (t.kind === 'plugin') pluginTools++;
     }
+    this.pluginToolCount = pluginTools;
+  }
+
+  /** The built-in tools, in catalog order. */
+  get builtins(): readonly CatalogTool[] {
+    return this.byPlugin.get(BROWSER_PLUGIN) ?? [];
   }
 
   get(name: string): CatalogTool | undefined {
