@@ -207,6 +207,14 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   async function stop() {
     if (stopping) return stopped;
     stopping = true;
+    try {
+      await stopSteps();
+    } finally {
+      // Settled even when a step throws: `opentabs start` waits on it (cli/commands/start.ts).
+      markStopped();
+    }
+  }
+  async function stopSteps() {
     log.info('stopping', {});
     // Each step runs even if an earlier one fails: the pid file must go and the audit log must flush.
     const step = async (name: string, fn: () => unknown) => {
@@ -240,7 +248,6 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     rmSync(join(configDir, 'server.pid'), { force: true });
     log.info('stopped', {});
     await log.flush();
-    markStopped();
   }
 
   return { ctx, port: ctx.port, url, ready, memory, stop, stopped };
@@ -251,8 +258,14 @@ export async function runForeground(partial: Partial<ServerOptions> = {}): Promi
   const running = await startServer(partial);
   const onSignal = async (sig: string) => {
     running.ctx.log.info('signal', { signal: sig });
-    await running.stop();
-    process.exit(0);
+    let code = 0;
+    try {
+      await running.stop();
+    } catch (err) {
+      running.ctx.log.error('stop_failed', { error: String((err as Error)?.message ?? err) });
+      code = 1;
+    }
+    process.exit(code);
   };
   process.once('SIGINT', () => void onSignal('SIGINT'));
   process.once('SIGTERM', () => void onSignal('SIGTERM'));

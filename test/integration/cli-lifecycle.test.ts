@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 
 // Every test spawns CLI processes on a shared machine: room, not a speed assertion.
 setDefaultTimeout(120_000);
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAIN, cliEnv, collect, jsonBlocks, killPid, pidAlive, removeDir, runCli, tempDir, waitFor, ROOT } from './cli-support.ts';
 
@@ -163,5 +163,23 @@ describe('foreground start', () => {
     const code = await proc.exited;
     expect(code).toBe(0);
     expect(existsSync(join(cfg, 'server.pid'))).toBe(false);
+  });
+
+  test('a stop that fails part-way still ends the process, with exit code 1', async () => {
+    // `start` waits for its server's stop to settle; a step that throws must still settle it, or
+    // the process would outlive its server.
+    const cfg = join(root, 'fg-stop-fails');
+    const proc = Bun.spawn([process.execPath, MAIN, 'start', '--port', '0'], { cwd: ROOT, env: cliEnv(cfg), stdout: 'pipe', stderr: 'pipe' });
+    started.push(proc.pid);
+    const out = collect(proc.stdout);
+    const m = await out.until(/listening on (http:\/\/127\.0\.0\.1:(\d+))/, 60_000);
+    expect(m).not.toBeNull();
+    // server.pid turned into a folder with a file in it: removing it at the end of stop() throws.
+    rmSync(join(cfg, 'server.pid'));
+    mkdirSync(join(cfg, 'server.pid'));
+    writeFileSync(join(cfg, 'server.pid', 'keep'), '');
+    proc.kill('SIGTERM');
+    expect(await proc.exited).toBe(1);
+    expect(readFileSync(join(cfg, 'server.log'), 'utf8')).toContain('stop_failed');
   });
 });
