@@ -70,7 +70,8 @@ export async function main(argv: string[]): Promise<number> {
 export async function runCli(argv: string[]): Promise<void> {
   try {
     const code = await main(argv);
-    // Long-running commands resolve to -1 and keep the process alive (start resolves when its server has stopped).
+    // Long-running commands resolve to -1 and keep the process alive; start resolves once its
+    // server has stopped.
     if (code >= 0) await flushAndExit(code);
   } catch (e) {
     if (e instanceof CliError) {
