@@ -58,11 +58,12 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
   // that one folder's failure, never the whole discovery's.
   const folders = LoadedFolders.open(configDir);
   let adapters: Set<string> | undefined;
-  const load = (dir: string, source: 'local' | 'npm'): Promise<Found> => {
+  // A folder found unchanged is answered at once (no promise), the others when their files are read.
+  const load = (dir: string, source: 'local' | 'npm'): Found | Promise<Found> => {
     // Identities first, then the reads: a file changed in between is seen as changed next time.
     const identity = folderIdentity(dir);
     const known = folders.lookup(dir, source, identity);
-    if (known && (adapters ??= installedAdapters(configDir)).has(known.adapterFile)) return Promise.resolve({ ok: true, plugin: known });
+    if (known && (adapters ??= installedAdapters(configDir)).has(known.adapterFile)) return { ok: true, plugin: known };
     return loadPluginFolder(dir, source, checkedManifests()).then(
       (r) => {
         if (r.ok) folders.remember(dir, identity, r.plugin);
@@ -72,7 +73,8 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
     );
   };
   // Load in parallel (disk only), then decide in order: local first, so a local plugin wins.
-  const results = await Promise.all(candidates.map(async (c) => ({ ...c, r: await load(c.dir, c.source) })));
+  const started = candidates.map((c) => load(c.dir, c.source));
+  const found = started.some((r) => r instanceof Promise) ? await Promise.all(started) : (started as Found[]);
   if (!opts.readOnly) {
     void checked?.save();
     void folders.save();
@@ -80,7 +82,9 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
   const chosen = new Map<string, Discovered['plugins'][number]>();
   const failed: FailedPlugin[] = [];
   const errors: string[] = [];
-  for (const { dir, source, r } of results) {
+  for (let i = 0; i < candidates.length; i++) {
+    const { dir, source } = candidates[i]!;
+    const r = found[i]!;
     if (!r.ok) {
       failed.push({ path: dir, error: r.error, ...(r.name ? { name: r.name } : {}) });
       continue;

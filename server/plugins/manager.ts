@@ -78,16 +78,17 @@ export class PluginManager {
     const found = await discoverPlugins(configDir, this.ctx.config.get().localPlugins);
     const next = new Map<string, LoadedPlugin>();
     const failed = [...found.failed];
-    // Adapter files are checked (and written when new) all at once, not one after another.
-    const written = await Promise.all(
-      found.plugins.map(({ plugin, adapterSource }) =>
-        // No source: found unchanged with its adapter file in place (discover.ts).
-        (adapterSource === undefined ? Promise.resolve() : writeAdapter(configDir, plugin.adapterFile, adapterSource, plugin.adapterHash)).then(
-          () => null,
-          (err: unknown) => `cannot write adapter: ${(err as Error).message}`,
-        ),
-      ),
+    // Adapter files are checked (and written when new) all at once, not one after another. No
+    // source: found unchanged with its adapter file in place (discover.ts), nothing to wait for.
+    const writes = found.plugins.map(({ plugin, adapterSource }) =>
+      adapterSource === undefined
+        ? null
+        : writeAdapter(configDir, plugin.adapterFile, adapterSource, plugin.adapterHash).then(
+            () => null,
+            (err: unknown) => `cannot write adapter: ${(err as Error).message}`,
+          ),
     );
+    const written = writes.some((w) => w !== null) ? await Promise.all(writes) : (writes as null[]);
     found.plugins.forEach(({ plugin }, i) => {
       const error = written[i];
       if (error) failed.push({ path: plugin.path, name: plugin.name, error });
