@@ -2,10 +2,11 @@
  * The memory keeper (server/state/memory.ts): once requests stop after a burst, it runs one full
  * collection (so freed memory can go back to the system); after a quiet spell it gives memory
  * back once (Bun.shrink: compiled code dropped, free pages returned), and code compiled before
- * still runs correctly afterwards; stop() ends its timer.
+ * still runs correctly afterwards; a spell of many requests (a script or a load) is given back as
+ * soon as it ends; stop() ends its timer.
  */
 import { expect, test } from 'bun:test';
-import { startMemoryKeeper } from '../../server/state/memory.ts';
+import { HEAVY_SPELL_REQUESTS, startMemoryKeeper } from '../../server/state/memory.ts';
 
 /** Bounded wait for a condition the keeper's timer makes true (no timing is asserted). */
 async function until(cond: () => boolean): Promise<void> {
@@ -48,6 +49,26 @@ test('memory is given back once per quiet spell (start-up counts as one); code k
     await until(() => keeper.releases > 1);
     expect(keeper.releases).toBe(2);
     expect(Array.from({ length: 2000 }, (_, i) => sum(i))).toEqual(before);
+  } finally {
+    keeper.stop();
+  }
+});
+
+test('a spell of HEAVY_SPELL_REQUESTS requests is given back as soon as it ends; a lighter one is only collected', async () => {
+  // Start-up's own release waits a minute here: every release below comes from a spell ending.
+  const keeper = startMemoryKeeper(5, 60_000);
+  try {
+    for (let i = 0; i < 10; i++) keeper.touch();
+    await until(() => keeper.collections > 0);
+    expect(keeper.collections).toBe(1);
+    expect(keeper.releases).toBe(0);
+    for (let i = 0; i < HEAVY_SPELL_REQUESTS; i++) keeper.touch();
+    await until(() => keeper.releases > 0);
+    expect(keeper.releases).toBe(1);
+    // Released, not collected as well: the quiet after it has nothing more to give back.
+    await Bun.sleep(50);
+    expect(keeper.collections).toBe(1);
+    expect(keeper.releases).toBe(1);
   } finally {
     keeper.stop();
   }
