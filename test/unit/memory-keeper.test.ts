@@ -65,10 +65,23 @@ test('a spell of HEAVY_SPELL_REQUESTS requests is given back as soon as it ends;
     for (let i = 0; i < HEAVY_SPELL_REQUESTS; i++) keeper.touch();
     await until(() => keeper.releases > 0);
     expect(keeper.releases).toBe(1);
-    // Released, not collected as well: the quiet after it has nothing more to give back.
+    // Released instead of collected; the quiet-spell release (a minute here) is still to come.
     await Bun.sleep(50);
     expect(keeper.collections).toBe(1);
     expect(keeper.releases).toBe(1);
+  } finally {
+    keeper.stop();
+  }
+});
+
+test('after a heavy spell the quiet-spell release still comes', async () => {
+  const keeper = startMemoryKeeper(5, 100);
+  try {
+    await until(() => keeper.releases > 0); // start-up's own
+    for (let i = 0; i < HEAVY_SPELL_REQUESTS; i++) keeper.touch();
+    await until(() => keeper.releases > 1); // as the spell ends
+    await until(() => keeper.releases > 2); // after the quiet spell
+    expect(keeper.releases).toBe(3);
   } finally {
     keeper.stop();
   }
