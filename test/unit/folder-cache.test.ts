@@ -6,8 +6,7 @@
  * the extension folder, a cache written by other loading code, a corrupt cache file.
  */
 import { afterEach, beforeAll, beforeEach, expect, test } from 'bun:test';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { discoverPlugins } from '../../server/plugins/discover.ts';
 import { FRESH_MS, folderIdentity, LoadedFolders } from '../../server/plugins/folder-cache.ts';
@@ -15,15 +14,16 @@ import { LOADER_FILES, loaderKey } from '../../server/plugins/loader-key.ts';
 import { manifestCacheWritten } from '../../server/plugins/schema-cache.ts';
 import { adapterPath, writeAdapter } from '../../server/plugins/adapters.ts';
 import { writeTestPlugin } from '../harness/fake-extension.ts';
+import { makeTempConfigDir, removeDir } from '../harness/server.ts';
 
 let root: string;
 let cfg: string;
 beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'opentabs-folder-cache-'));
+  root = makeTempConfigDir('opentabs-folder-cache-');
   cfg = join(root, 'state');
   mkdirSync(cfg);
 });
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => removeDir(root));
 
 /** A plugin folder with one tool `go`, written (or rewritten) in place. */
 const plugin = (name: string, description = 'Go there', inputSchema?: Record<string, unknown>): string =>
