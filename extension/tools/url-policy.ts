@@ -10,7 +10,8 @@
  * the extension's privileges and hold the panel and auth.json), browser pages (chrome://,
  * chrome-untrusted://, devtools://, edge://, view-source: …), data:/blob:/filesystem: documents
  * (content the agent chose, in an origin no site owns), the Chrome Web Store (installs
- * extensions), and, even with file:// on, the OpenTabs config folder (auth.json, config.json).
+ * extensions), and, even with file:// on, the OpenTabs config folder (auth.json, config.json) and
+ * /proc and /dev, whose paths lead to any file.
  */
 import { TAB_URL_WAIT_MS } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
@@ -54,6 +55,28 @@ function normalizePath(p: string): string {
   return /^[a-z]:/.test(joined) ? joined : `/${joined}`;
 }
 
+/**
+ * Linux's /proc shows every file again under other names (/proc/self/root/<path>,
+ * /proc/<pid>/cwd/…, /proc/<pid>/fd/<n>), and /dev/fd and /dev/stdin lead into it: a check by path
+ * cannot follow those names to the file they open (file:///proc/self/root/<config dir>/… is
+ * auth.json), so both trees are refused like the config folder. No page lives there.
+ */
+const FILE_ALIAS_ROOTS = ['/proc', '/dev'];
+
+/** A normalized file path that may name any file, the config folder's included. */
+function isAliasPath(path: string): boolean {
+  return FILE_ALIAS_ROOTS.some((root) => path === root || path.startsWith(`${root}/`));
+}
+
+/** The file:// URL's path, decoded and normalized; null when it cannot be decoded. */
+function filePath(u: URL): string | null {
+  try {
+    return normalizePath(decodeURIComponent(u.pathname));
+  } catch {
+    return null;
+  }
+}
+
 /** Why the URL is refused, or null when tools may use it. */
 export function refusalReason(raw: string): string | null {
   if (raw === '') return 'the tab has no URL yet (still opening)';
@@ -73,6 +96,8 @@ export function refusalReason(raw: string): string | null {
   if (scheme === 'file:') {
     if (!state.allowFileUrls) return 'file:// pages are off (the user can allow them in the side panel or with `opentabs config set allowFileUrls true`)';
     if (u.hostname !== '' && u.hostname !== 'localhost') return 'file:// URLs with a host (network shares) are not allowed';
+    const path = filePath(u);
+    if (path !== null && isAliasPath(path)) return 'files under /proc and /dev are other names for any file, the OpenTabs config folder included';
     if (insideProtectedFolder(u.href)) return 'it is inside the OpenTabs config folder (holds the secret)';
     return null;
   }
@@ -84,7 +109,8 @@ export function refusalReason(raw: string): string | null {
 
 /**
  * For plugin injection (background/plugins.ts): a file:// URL inside the OpenTabs config folder,
- * which no adapter may run in whatever its match patterns say (auth.json holds the secret).
+ * which no adapter may run in whatever its match patterns say (auth.json holds the secret), or
+ * under /proc or /dev, where the config folder's files have other names.
  */
 export function insideProtectedFolder(raw: string): boolean {
   let u: URL;
@@ -94,12 +120,8 @@ export function insideProtectedFolder(raw: string): boolean {
     return false;
   }
   if (u.protocol !== 'file:') return false;
-  let path: string;
-  try {
-    path = normalizePath(decodeURIComponent(u.pathname));
-  } catch {
-    return true;
-  }
+  const path = filePath(u);
+  if (path === null || isAliasPath(path)) return true;
   return state.protectedPaths.some((p) => path === p || path.startsWith(`${p}/`));
 }
 
