@@ -6,6 +6,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { getTab, tabSummary } from './tabs.ts';
+import { redactedUrl, refusalReason } from './url-policy.ts';
 import type { Handlers } from './types.ts';
 
 const MAX_RESULTS = 100;
@@ -22,10 +23,37 @@ async function groupById(id: number): Promise<chrome.tabGroups.TabGroup> {
   }
 }
 
+/**
+ * A page the built-in tools refuse (extension pages, chrome://, the config folder …) is shown as
+ * browser_list_tabs shows such a tab — scheme and host, no title — wherever a tool lists URLs the
+ * browser remembers (closed tabs, history, bookmarks).
+ */
+function listedPage(url: string, title: string): { url: string; title: string; restricted?: string } {
+  const restricted = url === '' ? null : refusalReason(url);
+  return restricted ? { url: redactedUrl(url), title: '', restricted } : { url, title };
+}
+
 const sessionSummary = (s: chrome.sessions.Session) =>
   s.tab
-    ? { kind: 'tab', sessionId: s.tab.sessionId, title: s.tab.title ?? '', url: s.tab.url ?? '', closedAt: s.lastModified * 1000 }
+    ? { kind: 'tab', sessionId: s.tab.sessionId, ...listedPage(s.tab.url ?? '', s.tab.title ?? ''), closedAt: s.lastModified * 1000 }
     : { kind: 'window', sessionId: s.window?.sessionId, tabs: (s.window?.tabs ?? []).length, closedAt: s.lastModified * 1000 };
+
+/**
+ * Restoring reopens a page without a url argument the guard could check: a closed tab (or a tab
+ * of a closed window) showing a page the tools refuse is not reopened, as browser_open_tab would
+ * not open it.
+ */
+async function restorableSession(sessionId: string | undefined): Promise<chrome.sessions.Session> {
+  const closed = await chrome.sessions.getRecentlyClosed({ maxResults: chrome.sessions.MAX_SESSION_RESULTS });
+  const s = sessionId === undefined ? closed[0] : closed.find((c) => (c.tab?.sessionId ?? c.window?.sessionId) === sessionId);
+  if (!s) throw new ToolError(`Nothing to restore${sessionId ? ` with sessionId ${sessionId}` : ''}; call browser_list_recently_closed`, { code: 'not_found', category: 'not_found' });
+  for (const t of s.tab ? [s.tab] : (s.window?.tabs ?? [])) {
+    const url = t.url ?? '';
+    const why = url === '' ? null : refusalReason(url);
+    if (why) throw new ToolError(`Tools may not open closed ${s.tab ? 'tab' : 'window'} ${s.tab?.sessionId ?? s.window?.sessionId}: it shows ${redactedUrl(url) || 'a page'} and ${why}`, { code: 'page_not_allowed', category: 'auth' });
+  }
+  return s;
+}
 
 export const browserDataTools = {
   async browser_list_tab_groups() {
@@ -90,9 +118,11 @@ export const browserDataTools = {
 
   async browser_restore_closed(input) {
     const sessionId = input.sessionId;
+    const found = await restorableSession(sessionId);
     let s: chrome.sessions.Session;
     try {
-      s = await chrome.sessions.restore(sessionId);
+      // The session checked above, by its id: a tab closed in between does not take its place.
+      s = await chrome.sessions.restore(found.tab?.sessionId ?? found.window?.sessionId);
     } catch (err) {
       throw new ToolError(`Nothing to restore${sessionId ? ` with sessionId ${sessionId}` : ''}: ${(err as Error).message}; call browser_list_recently_closed`, { code: 'not_found', category: 'not_found' });
     }
@@ -102,13 +132,13 @@ export const browserDataTools = {
   async browser_search_history(input) {
     const days = input.days ?? 7;
     const items = await chrome.history.search({ text: String(input.query ?? ''), startTime: Date.now() - days * 86_400_000, maxResults: Math.min(input.limit ?? 20, MAX_RESULTS) });
-    return { value: { items: items.map((i) => ({ url: i.url ?? '', title: i.title ?? '', lastVisit: i.lastVisitTime ?? null, visits: i.visitCount ?? 0 })) } };
+    return { value: { items: items.map((i) => ({ ...listedPage(i.url ?? '', i.title ?? ''), lastVisit: i.lastVisitTime ?? null, visits: i.visitCount ?? 0 })) } };
   },
 
   async browser_search_bookmarks(input) {
     const found = await chrome.bookmarks.search(String(input.query));
     const limit = Math.min(input.limit ?? 20, MAX_RESULTS);
-    return { value: { bookmarks: found.filter((b) => b.url).slice(0, limit).map((b) => ({ id: b.id, title: b.title, url: b.url! })) } };
+    return { value: { bookmarks: found.filter((b) => b.url).slice(0, limit).map((b) => ({ id: b.id, ...listedPage(b.url!, b.title) })) } };
   },
 
   async browser_clear_site_data(input) {
