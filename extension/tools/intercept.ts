@@ -3,6 +3,10 @@
  * the DevTools Fetch domain, until `stop`. The tab holds a debugger session while rules are set
  * (like network capture); requests no rule matches go on untouched. Starts `ask`: a mocked answer
  * changes what the user's page shows.
+ *
+ * `fulfill` answers data requests only (FULFILLABLE). An answered document, script or worker would
+ * be the agent's own code running in the site's origin — browser_execute_script without its `off`
+ * — so those go on untouched and count as `skipped`.
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
@@ -17,7 +21,12 @@ interface Rule {
   body?: string;
   contentType?: string;
   hits: number;
+  /** Requests a fulfill rule matched but may not answer (documents, scripts, workers). */
+  skipped: number;
 }
+
+/** CDP resource types a fulfill rule may answer: data the page's own code reads, never code or a document. */
+const FULFILLABLE: ReadonlySet<string> = new Set(['XHR', 'Fetch', 'EventSource', 'Image', 'Media', 'Font', 'Stylesheet', 'TextTrack', 'Manifest', 'Ping']);
 
 interface Interception {
   send: CdpSend;
@@ -38,9 +47,13 @@ async function start(tabId: number, rules: Rule[]): Promise<Interception> {
   const i: Interception = { send, rules, stop: () => {} };
   const offEvents = debuggerEvents(tabId, (method, params) => {
     if (method !== 'Fetch.requestPaused') return;
-    const p = params as { requestId: string; request: { url: string } };
+    const p = params as { requestId: string; request: { url: string }; resourceType?: string };
     const rule = i.rules.find((r) => globMatch(p.request.url, r.urlPattern));
     if (!rule) return void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
+    if (rule.action === 'fulfill' && !FULFILLABLE.has(p.resourceType ?? '')) {
+      rule.skipped++;
+      return void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
+    }
     rule.hits++;
     if (rule.action === 'fulfill') {
       const body = btoa(String.fromCharCode(...new TextEncoder().encode(rule.body ?? '')));
@@ -63,7 +76,7 @@ async function start(tabId: number, rules: Rule[]): Promise<Interception> {
   return i;
 }
 
-const summary = (rules: Rule[]) => rules.map(({ urlPattern, action, status, hits }) => ({ urlPattern, action, ...(action === 'fulfill' ? { status: status ?? 200 } : {}), hits }));
+const summary = (rules: Rule[]) => rules.map(({ urlPattern, action, status, hits, skipped }) => ({ urlPattern, action, ...(action === 'fulfill' ? { status: status ?? 200 } : {}), hits, ...(skipped > 0 ? { skipped } : {}) }));
 
 export const interceptTools = {
   async browser_intercept_requests(input, ctx) {
@@ -84,7 +97,7 @@ export const interceptTools = {
         throw new ToolError(`rules[${k}]: status and body are for action "fulfill", not "${r.action}"`, { code: 'invalid_arguments', category: 'validation' });
       }
     }
-    const rules: Rule[] = given.map((r) => ({ ...r, hits: 0 }));
+    const rules: Rule[] = given.map((r) => ({ ...r, hits: 0, skipped: 0 }));
     const i = current ?? (await start(tabId, rules));
     i.rules = rules;
     try {

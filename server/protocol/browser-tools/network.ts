@@ -51,7 +51,7 @@ export const networkTools = [
       tabId,
       rules: v.optional(v.pipe(v.array(v.strictObject({
         urlPattern: v.pipe(v.string(), v.minLength(1), v.description('URL pattern: * matches anything, ? one character (e.g. *://*/api/ads*)')),
-        action: v.pipe(v.picklist(['block', 'fail', 'fulfill']), v.description('block (as an ad blocker would), fail (network error), fulfill (answer with status and body)')),
+        action: v.pipe(v.picklist(['block', 'fail', 'fulfill']), v.description('block (as an ad blocker would), fail (network error), fulfill (answer with status and body; data requests only: documents and scripts go on untouched, counted as skipped)')),
         status: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(599), v.description('fulfill: HTTP status (default 200)'))),
         body: v.optional(v.pipe(v.string(), v.maxLength(1000000), v.description('fulfill: response body'))),
         contentType: v.optional(v.pipe(v.string(), v.description('fulfill: Content-Type (default application/json)'))),
