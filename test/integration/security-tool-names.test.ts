@@ -38,7 +38,7 @@ const rest = async (name: string, args: unknown) => {
   const r = await fetch(`${srv.url}/tools/${encodeURIComponent(name)}/call`, { method: 'POST', headers: { ...srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
   return { status: r.status, body: (await r.json()) as { error?: { code: string; message: string } } };
 };
-const text = (r: { content?: unknown }) => ((r.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? '').join('\n');
+const text = (r: Record<string, unknown>) => ((r.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? '').join('\n');
 
 /** The call fails with `code` on every transport and nothing is dispatched. */
 async function refusedEverywhere(name: string, args: Record<string, unknown>, code: string, status: number): Promise<void> {
