@@ -129,7 +129,7 @@ function toolCode(op: Operation, f: Fields, appName: string, csrfCall: string): 
     ].join('\n');
   } else {
     const fn = ({ GET: 'fetchJson', POST: 'postJson', PUT: 'putJson', PATCH: 'patchJson', DELETE: 'deleteJson' } as Record<string, string>)[op.method] ?? 'fetchJson';
-    const args = fn === 'fetchJson' ? `\`${url}\`, { ${opts.join(', ')}${op.method !== 'GET' ? `, method: '${op.method}'` : ''} }` : `\`${url}\`, ${body}, { ${opts.join(', ')} }`;
+    const args = fn === 'fetchJson' ? `\`${url}\`, { ${opts.join(', ')}${op.method !== 'GET' ? `, method: ${JSON.stringify(op.method)}` : ''} }` : `\`${url}\`, ${body}, { ${opts.join(', ')} }`;
     call = `return (await ${fn}(${args})) as never;`;
   }
   // GET and GraphQL queries read; every other method and every mutation may change or delete data.

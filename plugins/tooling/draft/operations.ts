@@ -80,13 +80,14 @@ function restToolName(method: string, tpl: string): string {
   const resource = snake(literals[literals.length - 1] ?? 'item');
   if (endsWithParam) {
     const one = singular(resource);
-    return ({ GET: `get_${one}`, PUT: `update_${one}`, PATCH: `update_${one}`, DELETE: `delete_${one}`, POST: `post_${one}` } as Record<string, string>)[method] ?? `${method.toLowerCase()}_${one}`;
+    // Any other method is the page's word (fetch sends ' ` + … as is): only its letters and digits make a name.
+    return ({ GET: `get_${one}`, PUT: `update_${one}`, PATCH: `update_${one}`, DELETE: `delete_${one}`, POST: `post_${one}` } as Record<string, string>)[method] ?? `${snake(method)}_${one}`;
   }
   // A singular literal right after a parameter on a write is an action on that item:
   // POST /cards/:id/move → move_card (a plural one is a collection: POST /boards/:id/cards → create_card).
   const prev = segs[segs.length - 2];
   if (method !== 'GET' && prev?.startsWith(':') && literals.length >= 2 && singular(resource) === resource) return `${resource}_${singular(snake(literals[literals.length - 2]!))}`;
-  return ({ GET: `list_${resource}`, POST: `create_${singular(resource)}`, PUT: `replace_${resource}`, PATCH: `update_${resource}`, DELETE: `delete_${resource}` } as Record<string, string>)[method] ?? `${method.toLowerCase()}_${resource}`;
+  return ({ GET: `list_${resource}`, POST: `create_${singular(resource)}`, PUT: `replace_${resource}`, PATCH: `update_${resource}`, DELETE: `delete_${resource}` } as Record<string, string>)[method] ?? `${snake(method)}_${resource}`;
 }
 
 const isJsonMime = (m: string | null | undefined) => !!m && /json|graphql/i.test(m);
