@@ -43,6 +43,17 @@ export function toErrorPayload(err: unknown, what: string): ErrorPayload {
   return { message: `${what} failed: ${message}`, code: 'internal', category: 'internal', retryable: false };
 }
 
+/** The error for a result JSON cannot carry (a cycle, a BigInt): the page channel sends JSON text. */
+export function unserializableResult(fullName: string, err: unknown): ErrorPayload {
+  const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+  return {
+    message: `${fullName} returned a value that cannot be sent as JSON (${why}); return plain data without circular references or BigInt values`,
+    code: 'unserializable_result',
+    category: 'internal',
+    retryable: false,
+  };
+}
+
 export async function executeTool(plugin: string, tool: ToolDefinition, rawInput: unknown, o: ExecuteOptions): Promise<ExecuteOutcome> {
   const full = `${plugin}_${tool.name}`;
   try {

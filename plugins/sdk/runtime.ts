@@ -8,6 +8,12 @@
  *     handler with ctx (signal, config, reportProgress, log), validates the output, answers `result`;
  *   - on `cancel`: aborts that call's ctx.signal.
  *
+ * Every call gets exactly one `result`: a value that cannot be sent as JSON (a cycle, a BigInt)
+ * becomes an error naming the tool, and disposing the adapter (rebuilt, updated, turned off,
+ * removed) answers the calls still running at once, whether or not their handlers honour the
+ * signal. A plugin module that throws while loading registers a handle that answers every call
+ * with that error (startFailedAdapter), so the agent learns why instead of "not ready".
+ *
  * No eval / new Function anywhere (valibot does not need them), so strict-CSP pages work.
  */
 import {
@@ -21,7 +27,7 @@ import {
 } from '../../server/protocol/page-channel.ts';
 import type { LogLevel } from '../../server/protocol/methods.ts';
 import { isPluginDefinition, type PluginDefinition, type ToolDefinition } from './define.ts';
-import { executeTool, type ErrorPayload } from './execute.ts';
+import { executeTool, unserializableResult, type ErrorPayload, type ExecuteOutcome } from './execute.ts';
 import { SDK_VERSION } from './version.ts';
 
 /** JSON-safe copy of log data (functions, cycles and DOM nodes must not break the channel). */
@@ -51,29 +57,62 @@ export interface StartedAdapter {
   handle: AdapterHandle;
 }
 
-export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HASH_PLACEHOLDER): StartedAdapter {
+/** One line of an exception's message (Chrome's cycle message spans several). */
+function errorText(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+}
+
+/** The `result` message of a call, or an error result when the value cannot be sent as JSON. */
+export function resultDetail(id: string, plugin: string, fullName: string, outcome: ExecuteOutcome): string {
+  const msg: PageToBridge = outcome.ok ? { type: 'result', id, plugin, ok: true, value: outcome.value } : { type: 'result', id, plugin, ok: false, error: outcome.error };
+  try {
+    return JSON.stringify(msg);
+  } catch (err) {
+    return JSON.stringify({ type: 'result', id, plugin, ok: false, error: unserializableResult(fullName, err) } satisfies PageToBridge);
+  }
+}
+
+export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HASH_PLACEHOLDER, loadError?: string): StartedAdapter {
   const name = plugin.name;
   const tools = new Map<string, ToolDefinition>(plugin.tools.map((t) => [t.name, t]));
-  const inFlight = new Map<string, AbortController>();
+  /** Calls not answered yet: answer() removes them, so each call gets exactly one result. */
+  const inFlight = new Map<string, { controller: AbortController; tool: string }>();
 
-  const send = (msg: PageToBridge) => {
-    document.dispatchEvent(new CustomEvent(PAGE_TO_BRIDGE_EVENT, { detail: JSON.stringify(msg) }));
-  };
+  const emit = (detail: string) => document.dispatchEvent(new CustomEvent(PAGE_TO_BRIDGE_EVENT, { detail }));
+  const send = (msg: PageToBridge) => emit(JSON.stringify(msg));
 
   const log = (level: LogLevel, id: string | undefined, message: string, data?: unknown) => {
     const safe = jsonSafe(data);
     send({ type: 'log', plugin: name, ...(id ? { id } : {}), level, message: String(message), ...(safe !== undefined ? { data: safe } : {}), ts: Date.now() });
   };
 
+  const answer = (id: string, outcome: ExecuteOutcome) => {
+    const call = inFlight.get(id);
+    if (!call) return;
+    inFlight.delete(id);
+    emit(resultDetail(id, name, `${name}_${call.tool}`, outcome));
+  };
+
   async function runCall(msg: Extract<BridgeToPage, { type: 'call' }>): Promise<void> {
+    if (loadError !== undefined) {
+      const error: ErrorPayload = {
+        message: `${name}_${msg.tool} cannot run: the ${name} adapter failed to load in this page (${loadError}). Code at the top level of the plugin's module threw; move page access into handlers and isReady, then rebuild the plugin`,
+        code: 'adapter_load_failed',
+        category: 'internal',
+        retryable: false,
+      };
+      send({ type: 'result', id: msg.id, plugin: name, ok: false, error });
+      return;
+    }
     const tool = tools.get(msg.tool);
-    const fail = (error: ErrorPayload) => send({ type: 'result', id: msg.id, plugin: name, ok: false, error });
     if (!tool) {
-      fail({ message: `Plugin ${name} has no tool "${msg.tool}" (known: ${[...tools.keys()].join(', ')})`, code: 'unknown_tool', category: 'not_found', retryable: false });
+      const error: ErrorPayload = { message: `Plugin ${name} has no tool "${msg.tool}" (known: ${[...tools.keys()].join(', ')})`, code: 'unknown_tool', category: 'not_found', retryable: false };
+      send({ type: 'result', id: msg.id, plugin: name, ok: false, error });
       return;
     }
     const controller = new AbortController();
-    inFlight.set(msg.id, controller);
+    inFlight.set(msg.id, { controller, tool: tool.name });
+    const fail = (error: ErrorPayload) => answer(msg.id, { ok: false, error });
     try {
       // Re-checked on every call: a tab that logged out or navigated away since the extension last
       // looked must not run the tool against a page that is no longer usable.
@@ -90,7 +129,8 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
         signal: controller.signal,
         config: msg.config ?? {},
         callId: msg.id,
-        onProgress: (p) =>
+        onProgress: (p) => {
+          if (!inFlight.has(msg.id)) return;
           send({
             type: 'progress',
             id: msg.id,
@@ -98,13 +138,13 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
             progress: p.progress,
             ...(p.total !== undefined ? { total: p.total } : {}),
             ...(p.message !== undefined ? { message: p.message } : {}),
-          }),
+          });
+        },
         onLog: (level, message, data) => log(level, msg.id, message, data),
       });
-      if (outcome.ok) send({ type: 'result', id: msg.id, plugin: name, ok: true, value: outcome.value });
-      else fail(outcome.error);
-    } finally {
-      inFlight.delete(msg.id);
+      answer(msg.id, outcome);
+    } catch (err) {
+      fail({ message: `${name}_${tool.name} failed: ${errorText(err)}`, code: 'internal', category: 'internal', retryable: false });
     }
   }
 
@@ -119,7 +159,7 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
     }
     if (!msg || msg.plugin !== name) return;
     if (msg.type === 'call') void runCall(msg);
-    else if (msg.type === 'cancel') inFlight.get(msg.id)?.abort(new Error(msg.reason || 'cancelled'));
+    else if (msg.type === 'cancel') inFlight.get(msg.id)?.controller.abort(new Error(msg.reason || 'cancelled'));
   };
 
   const registry = ((globalThis as Record<string, unknown>)[ADAPTER_REGISTRY_KEY] ??= {}) as Record<string, AdapterHandle>;
@@ -149,8 +189,12 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
       if (disposed) return;
       disposed = true;
       document.removeEventListener(BRIDGE_TO_PAGE_EVENT, onEvent);
-      for (const c of inFlight.values()) c.abort(new Error('adapter replaced by a newer version'));
-      inFlight.clear();
+      const why = `the ${name} adapter was unloaded from this page (the plugin was rebuilt, updated, turned off or removed)`;
+      // Answered now, not when (or if) the handler notices its aborted signal.
+      for (const [id, call] of [...inFlight]) {
+        call.controller.abort(new Error(why));
+        answer(id, { ok: false, error: { message: `${name}_${call.tool} was stopped: ${why}; call it again once the plugin is loaded`, code: 'adapter_unloaded', category: 'internal', retryable: true } });
+      }
       if (registry[name] === handle) delete registry[name];
     },
   };
@@ -165,4 +209,16 @@ export function startAdapterFromModule(mod: Record<string, unknown>): StartedAda
   const plugin = isPluginDefinition(mod.default) ? mod.default : Object.values(mod).find(isPluginDefinition);
   if (!plugin) throw new Error('OpenTabs adapter: the plugin module exports no definePlugin(...) result');
   return startAdapter(plugin);
+}
+
+/**
+ * The plugin module threw while loading in this page (the build imports it after the runtime and
+ * calls this on failure): register a handle that is ready and answers every call with the error,
+ * so the agent and the author see why, and log it to the page's console.
+ */
+export function startFailedAdapter(name: string, err: unknown, hash: string = ADAPTER_HASH_PLACEHOLDER): StartedAdapter {
+  const text = errorText(err);
+  console.error(`[OpenTabs] the ${name} adapter failed to load: ${text}`, err);
+  const stub = { name, displayName: name, description: '', urlPatterns: [], isReady: () => true, tools: [] } as PluginDefinition;
+  return startAdapter(stub, hash, text || 'it threw');
 }

@@ -10,7 +10,7 @@
  */
 import type { LogLevel } from '../../server/protocol/methods.ts';
 import type { PluginDefinition } from './define.ts';
-import { executeTool, type ExecuteOutcome } from './execute.ts';
+import { executeTool, unserializableResult, type ExecuteOutcome } from './execute.ts';
 
 export interface FakePage {
   /** location.href of the page (relative fetch URLs resolve against it). Default https://example.com/. */
@@ -43,21 +43,21 @@ export interface RunToolOptions {
 
 function fakeDocument(page: FakePage) {
   const meta = page.meta ?? {};
-  const metaEl = (name: string) => (name in meta ? { getAttribute: (a: string) => (a === 'content' ? meta[name] : null), content: meta[name] } : null);
+  const metaEl = (name: string) => (Object.hasOwn(meta, name) ? { name, content: meta[name], getAttribute: (a: string) => (a === 'content' ? meta[name]! : a === 'name' ? name : null) } : null);
+  const allMeta = () => Object.keys(meta).map((n) => metaEl(n)!);
   const nameOf = (sel: string) => /meta\[name=["']?([^"'\]]+)["']?\]/.exec(sel)?.[1];
+  // `meta[name="x"]` finds that tag, `meta` every tag (getMetaContent reads them all); nothing else exists.
+  const matches = (sel: string) => {
+    const n = nameOf(sel);
+    if (n) return [metaEl(n)].filter((e) => e !== null);
+    return sel.trim() === 'meta' ? allMeta() : [];
+  };
   return {
     title: page.title ?? '',
     readyState: 'complete',
     cookie: page.cookie ?? '',
-    querySelector: (sel: string) => {
-      const n = nameOf(sel);
-      return n ? metaEl(n) : null;
-    },
-    querySelectorAll: (sel: string) => {
-      const n = nameOf(sel);
-      const el = n ? metaEl(n) : null;
-      return el ? [el] : [];
-    },
+    querySelector: (sel: string) => matches(sel)[0] ?? null,
+    querySelectorAll: (sel: string) => matches(sel),
   };
 }
 
@@ -119,6 +119,14 @@ export async function runTool(plugin: PluginDefinition, toolName: string, input:
     });
   } finally {
     restore();
+  }
+  if (outcome.ok) {
+    // The page sends results as JSON text: what JSON cannot carry fails there, so it fails here too.
+    try {
+      JSON.stringify(outcome.value);
+    } catch (err) {
+      outcome = { ok: false, error: unserializableResult(`${plugin.name}_${tool.name}`, err) };
+    }
   }
   return { outcome, progress, logs };
 }

@@ -119,13 +119,19 @@ async function loadDefinition(dir: string, entry: string): Promise<PluginDefinit
   }
 }
 
-/** The IIFE adapter: the plugin module plus the runtime that registers it in the page. */
-function adapterBuildOptions(dir: string, entry: string): esbuild.BuildOptions {
+/**
+ * The IIFE adapter: the plugin module plus the runtime that registers it in the page. The module
+ * is imported after the runtime (esbuild inlines the import()), so a module that throws while
+ * loading in the page still leaves a handle that answers calls with that error.
+ */
+function adapterBuildOptions(dir: string, entry: string, pluginName: string): esbuild.BuildOptions {
   const runtime = join(SDK_DIR, 'runtime.ts');
   return {
     ...resolveOptions(dir),
     stdin: {
-      contents: `import * as plugin from ${JSON.stringify(entry)};\nimport { startAdapterFromModule } from ${JSON.stringify(runtime)};\nstartAdapterFromModule(plugin);\n`,
+      contents:
+        `import { startAdapterFromModule, startFailedAdapter } from ${JSON.stringify(runtime)};\n` +
+        `import(${JSON.stringify(entry)}).then(startAdapterFromModule).catch((err) => startFailedAdapter(${JSON.stringify(pluginName)}, err));\n`,
       resolveDir: dir,
       sourcefile: 'opentabs-adapter-entry.ts',
       loader: 'ts',
@@ -190,7 +196,7 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
     }
     let out: esbuild.BuildResult;
     try {
-      out = await esbuild.build(adapterBuildOptions(dir, entry));
+      out = await esbuild.build(adapterBuildOptions(dir, entry, pkg.pluginName));
     } catch (err) {
       throw new PluginBuildError(`compile failed:\n${describeEsbuildFailure(err)}`);
     }
@@ -208,11 +214,14 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
   let builds = 0;
   let chain: Promise<unknown> = Promise.resolve();
   const ctx = await esbuild.context({
-    ...adapterBuildOptions(dir, entry),
+    ...adapterBuildOptions(dir, entry, pkg.pluginName),
     plugins: [
       {
         name: 'opentabs-emit',
         setup(b) {
+          // package.json is no import, but a version bump or rename must rebuild tools.json too.
+          const escaped = entry.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+          b.onResolve({ filter: new RegExp(`^${escaped}$`) }, (args) => ({ path: args.path, watchFiles: [join(dir, 'package.json')] }));
           b.onEnd((result) => {
             const n = builds++;
             const run = async () => {
@@ -223,7 +232,9 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
                 return;
               }
               try {
-                const r = await emit(dir, entry, pkg, result.outputFiles![0]!.text, o);
+                // Read again on every rebuild: the version (or anything else) may have changed.
+                const current = n === 0 ? pkg : await readPackage(dir);
+                const r = await emit(dir, entry, current, result.outputFiles![0]!.text, o);
                 if (n === 0) resolveFirst(r);
               } catch (err) {
                 if (n === 0) rejectFirst(err);
