@@ -33,7 +33,7 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
   if (typeof name !== 'string' || !PLUGIN_NAME_RE.test(name)) {
     throw new PluginBuildError(`name: ${JSON.stringify(name)} is not a valid plugin name (lowercase letters and digits, words joined by "-", e.g. "my-app")`);
   }
-  if (RESERVED_PLUGIN_NAMES.includes(name)) throw new PluginBuildError(`name: "${name}" is reserved for built-in tools`);
+  if (RESERVED_PLUGIN_NAMES.includes(name)) throw new PluginBuildError(`name: "${name}" is reserved: built-in tools are named ${name}_*; pick another plugin name`);
   const dir = resolve(dirArg ?? `opentabs-plugin-${name}`);
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new PluginBuildError(`${dir} exists and is not a folder`);
   if (existsSync(dir) && (await readdir(dir)).length > 0) throw new PluginBuildError(`folder ${dir} already exists and is not empty`);

@@ -12,6 +12,7 @@ import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../../ser
 import { SDK_VERSION } from '../sdk/version.ts';
 import type { PluginDefinition } from '../sdk/define.ts';
 import { PluginBuildError } from './build-error.ts';
+import { SchemaValidators } from '../../server/tools/validate.ts';
 
 export interface PackageInfo {
   name: string;
@@ -60,11 +61,46 @@ function jsonSchemaOf(schema: v.GenericSchema, mode: 'input' | 'output'): Record
   return js;
 }
 
+/** The first `pattern` in a JSON Schema that is no Unicode regular expression (what Ajv compiles), with its path. */
+function badPattern(node: unknown, path: string): { path: string; pattern: string } | null {
+  if (typeof node !== 'object' || node === null) return null;
+  for (const [k, val] of Object.entries(node)) {
+    const here = path ? `${path}.${k}` : k;
+    if (k === 'pattern' && typeof val === 'string') {
+      try {
+        new RegExp(val, 'u');
+      } catch {
+        return { path: here, pattern: val };
+      }
+    }
+    const deeper = badPattern(val, here);
+    if (deeper) return deeper;
+  }
+  return null;
+}
+
+/**
+ * Why the server could not compile this input schema (it checks every call's arguments with it,
+ * compiled with Ajv on the first call), or null. valibot accepts some things Ajv refuses, e.g. a
+ * regex that is valid only without the `u` flag.
+ */
+const validators = new SchemaValidators();
+function inputSchemaProblem(schema: Record<string, unknown>): string | null {
+  const problem = validators.problem('build', schema);
+  if (!problem) return null;
+  const bad = badPattern(schema, '');
+  if (!bad) return problem;
+  return `${bad.path} ${JSON.stringify(bad.pattern)} is not a valid Unicode regular expression (${problem}); JSON Schema patterns use the u flag, so escape literal "-" and other punctuation inside [...] (e.g. /^[\\w\\-.]+$/)`;
+}
+
 /** The definition → tools.json, or a PluginBuildError naming the bad field. */
 export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo): ToolsJson {
   const d = def as unknown as Record<string, unknown>;
   if (typeof d.isReady !== 'function') throw new PluginBuildError('plugin isReady: must be a function returning true when the page is logged in and usable');
   if (!Array.isArray(d.tools)) throw new PluginBuildError('plugin tools: must be an array of defineTool(...) results');
+  if (d.urlPatterns === undefined) {
+    throw new PluginBuildError("plugin urlPatterns: missing; list the app's pages as Chrome match patterns, e.g. urlPatterns: ['https://app.example.com/*']");
+  }
   const tools = (d.tools as unknown[]).map((t, i) => {
     const tool = t as Record<string, unknown>;
     const label = `tools.${i}${typeof tool?.name === 'string' ? ` (${tool.name})` : ''}`;
@@ -72,10 +108,13 @@ export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo):
     if (typeof tool.handle !== 'function') throw new PluginBuildError(`${label}.handle: must be a function`);
     if (!isValibotSchema(tool.input)) throw new PluginBuildError(`${label}.input: must be a valibot schema (v.object({...}))`);
     if (!isValibotSchema(tool.output)) throw new PluginBuildError(`${label}.output: must be a valibot schema`);
+    const inputSchema = jsonSchemaOf(tool.input, 'input');
+    const problem = inputSchemaProblem(inputSchema);
+    if (problem) throw new PluginBuildError(`${label}.input: the JSON Schema of its arguments does not compile: ${problem}`);
     return {
       name: tool.name as string,
       description: tool.description as string,
-      inputSchema: jsonSchemaOf(tool.input, 'input'),
+      inputSchema,
       outputSchema: jsonSchemaOf(tool.output, 'output'),
       ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
     };

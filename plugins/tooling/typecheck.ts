@@ -38,14 +38,20 @@ export async function typecheckPlugin(dir: string): Promise<TypecheckResult> {
   clearTimeout(timer);
   if (code === 0) return { ran: true, errors: [] };
   const lines = `${stdout}\n${stderr}`.split('\n').map((l) => l.trimEnd()).filter(Boolean);
-  const errors = lines.filter((l) => /error TS\d+:/.test(l));
+  // An error's indented lines that follow it are its explanation (e.g. "Property 'urlPatterns' is
+  // missing …"): kept with it, one entry per error.
+  const errors: string[] = [];
+  for (const l of lines) {
+    if (/error TS\d+:/.test(l)) errors.push(l);
+    else if (/^\s/.test(l) && errors.length > 0) errors[errors.length - 1] += `\n${l}`;
+  }
   if (proc.signalCode) return { ran: true, errors: [`the type check did not finish within ${TYPECHECK_TIMEOUT_MS / 1000} s`] };
   return { ran: true, errors: errors.length > 0 ? errors : lines.length > 0 ? lines : [`tsc exited with code ${code}`] };
 }
 
 /** The build failure's message: the first errors, paths relative to the plugin folder. */
 export function describeTypeErrors(dir: string, errors: string[]): string {
-  const shown = errors.slice(0, ERRORS_SHOWN).map((e) => `  ${e.startsWith(dir + '/') ? e.slice(dir.length + 1) : e}`);
+  const shown = errors.slice(0, ERRORS_SHOWN).map((e) => `  ${(e.startsWith(dir + '/') ? e.slice(dir.length + 1) : e).split('\n').join('\n  ')}`);
   const more = errors.length > ERRORS_SHOWN ? `\n  … and ${errors.length - ERRORS_SHOWN} more` : '';
   return `Type check failed (${errors.length} error${errors.length === 1 ? '' : 's'}):\n${shown.join('\n')}${more}`;
 }

@@ -29,8 +29,8 @@ export const PACKAGE_NAME_RE = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?opentabs-plugin-([
 export const PLUGIN_NAME_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 /** Tool names: lowercase snake_case. */
 export const TOOL_NAME_RE = /^[a-z][a-z0-9_]*$/;
-/** Prefixes owned by built-in tools, never a plugin name. */
-export const RESERVED_PLUGIN_NAMES: readonly string[] = ['browser', 'extension', 'opentabs'];
+/** Prefixes owned by built-in tools (browser_*, extension_*, opentabs_*, plugin_*), never a plugin name. */
+export const RESERVED_PLUGIN_NAMES: readonly string[] = ['browser', 'extension', 'opentabs', 'plugin'];
 /** MCP clients commonly cap tool names at 64 characters. */
 export const MAX_TOOL_FULL_NAME = 64;
 /**
@@ -121,7 +121,7 @@ export const ToolManifestSchema = v.object({
 export const ToolsJsonSchema = v.pipe(
   v.object({
     name: v.pipe(v.string(), v.regex(PLUGIN_NAME_RE, 'plugin names are lowercase words joined by hyphens'),
-      v.check((n) => !RESERVED_PLUGIN_NAMES.includes(n), (i) => `"${i.input}" is reserved for built-in tools`),
+      v.check((n) => !RESERVED_PLUGIN_NAMES.includes(n), (i) => `"${i.input}" is reserved: built-in tools are named ${i.input}_*; pick another plugin name`),
       v.check((n) => !isForbiddenKey(n), (i) => `"${i.input}" cannot be a plugin name`)),
     displayName: NonEmpty('displayName'),
     description: NonEmpty('description'),
