@@ -178,7 +178,7 @@ export async function api<T = unknown>(
   try {
     body = text ? JSON.parse(text) : null;
   } catch {}
-  if (res.status === 401) {
+  if (res.status === 401 && !(opts.okStatuses ?? []).includes(401)) {
     throw new CliError(
       `The server on ${t.url} refused the secret from ${join(t.configDir, 'extension', 'auth.json')} (401). ` +
         'Is it running with a different config dir (OPENTABS_CONFIG_DIR)? If you rotated the secret, run `opentabs stop && opentabs start`.',

@@ -8,7 +8,7 @@ import { ensureStateDirs } from '../server/state/paths.ts';
 import { configurePlugin } from '../server/plugins/offline.ts';
 import { findPlugin, coerceSetting } from './plugin-lookup.ts';
 import { readConfigSnapshot } from './config-snapshot.ts';
-import { CliError } from './output.ts';
+import { CliError, err } from './output.ts';
 import { api, probePort, type Target } from './server-client.ts';
 
 /** Re-exported for commands that read and write config.json. */
@@ -50,7 +50,13 @@ export async function savePluginSettings(t: Target, plugin: string, settings: Re
 /** Ask a running server to re-read config.json (after the CLI wrote it). */
 export async function reloadIfRunning(t: Target, secret?: string | null): Promise<boolean> {
   if (!(await serverRunning(t))) return false;
-  await api(t, 'POST', '/reload', { secret, timeoutMs: 60_000 });
+  // No server of this config dir is recorded (server.pid), and the one on the default port refuses
+  // this config dir's secret: it belongs to another config dir. The change is saved; not ours to reload.
+  const r = await api(t, 'POST', '/reload', { secret, timeoutMs: 60_000, okStatuses: t.portSource === 'default' ? [401] : [] });
+  if (r.status === 401) {
+    err(`note: the OpenTabs server on ${t.url} belongs to another config dir (it refused the secret of ${t.configDir}), so it was not reloaded; a server started with this config dir loads the change.`);
+    return false;
+  }
   return true;
 }
 

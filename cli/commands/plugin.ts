@@ -63,8 +63,8 @@ async function list(argv: string[]): Promise<number> {
     if (plugins.length) {
       out(
         table(
-          plugins.map((p) => [p.name, p.displayName ?? '', plural(p.toolCount ?? p.tools?.length ?? 0, 'tool'), p.tabState ?? 'closed', plural((p.tabs ?? []).length, 'tab'), p.source ?? '']),
-          ['NAME', 'DISPLAY NAME', 'TOOLS', 'TAB STATE', 'TABS', 'SOURCE'],
+          plugins.map((p) => [p.name, p.version ?? '', p.displayName ?? '', plural(p.toolCount ?? p.tools?.length ?? 0, 'tool'), p.tabState ?? 'closed', plural((p.tabs ?? []).length, 'tab'), p.source ?? '']),
+          ['NAME', 'VERSION', 'DISPLAY NAME', 'TOOLS', 'TAB STATE', 'TABS', 'SOURCE'],
         ),
       );
     }

@@ -62,7 +62,11 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
   const version = typeof pkg.version === 'string' && pkg.version !== '' ? pkg.version : null;
   if (!version) return { ok: false, name: nameFromPkg, error: 'package.json version: must be a non-empty string' };
 
-  const TOOLS_JSON = 'dist/tools.json (run `opentabs plugin build`)';
+  // An installed package cannot be built here: it was published without its build output.
+  const TOOLS_JSON =
+    source === 'npm'
+      ? 'dist/tools.json (the package was published without its build output: its author must run `opentabs plugin build` before publishing and list "dist" in package.json "files")'
+      : 'dist/tools.json (run `opentabs plugin build`)';
   const toolsRead = await readText(join(dir, PLUGIN_FILES.toolsJson), TOOLS_JSON);
   if (!toolsRead.ok) return { ok: false, name: nameFromPkg, error: toolsRead.error };
   const nameMismatch = (m: ToolsJson): LoadResult | null =>

@@ -30,6 +30,8 @@ function safe<T>(ctx: ServerContext, what: string, fn: () => T, fallback: T): T 
 export interface PluginDetail {
   name: string;
   displayName: string;
+  /** package.json version of the loaded plugin. */
+  version: string;
   toolCount: number;
   tools: string[];
   tabState: TabState;
@@ -47,6 +49,7 @@ export function fullHealth(ctx: ServerContext) {
     const detail: PluginDetail = {
       name: p.name,
       displayName: p.displayName,
+      version: p.version,
       toolCount: p.tools.length,
       tools: p.tools.map((t) => t.fullName),
       tabState: tabs.state,
