@@ -92,8 +92,11 @@ export async function withDebugger<T>(tabId: number, fn: (send: CdpSend) => Prom
       const session = s;
       session.idle = setTimeout(() => {
         if (session.count !== 0 || sessions.get(tabId) !== session) return;
-        sessions.delete(tabId);
         void chrome.debugger.detach(target).catch(() => {});
+        // The session's listeners learn it ended (onDetach does not fire for our own detach): the
+        // dialog watcher must enable the Page domain again on the next session, or a click that
+        // opens a dialog would hang once the tab had been idle.
+        ended(tabId, 'idle');
       }, DEBUGGER_IDLE_DETACH_MS);
     }
   }

@@ -8,6 +8,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
+import { holdDebugger, type Held } from './held-debugger.ts';
 import type { Handlers } from './types.ts';
 
 export interface OpenDialog {
@@ -19,6 +20,45 @@ export interface OpenDialog {
 const open = new Map<number, OpenDialog>();
 const watching = new Map<number, Set<(d: OpenDialog) => void>>();
 const pageEnabled = new Set<number>();
+/**
+ * Sessions held while a dialog is open: the debugger stays on the tab (no idle detach) so its
+ * Page events keep `open` true to the page until the dialog is answered, by a tool or the user.
+ */
+const heldForDialog = new Map<number, Held | 'pending'>();
+
+function holdWhileOpen(tabId: number): void {
+  if (heldForDialog.has(tabId)) return;
+  heldForDialog.set(tabId, 'pending');
+  holdDebugger(tabId, () => heldForDialog.delete(tabId)).then(
+    (held) => {
+      if (heldForDialog.get(tabId) === 'pending' && open.has(tabId)) heldForDialog.set(tabId, held);
+      else {
+        if (heldForDialog.get(tabId) === 'pending') heldForDialog.delete(tabId);
+        held.release();
+      }
+    },
+    () => heldForDialog.delete(tabId),
+  );
+}
+
+function letGo(tabId: number): void {
+  const held = heldForDialog.get(tabId);
+  heldForDialog.delete(tabId);
+  if (held && held !== 'pending') held.release();
+}
+
+/** The dialog known to be open in the tab now (seen by a debugger session of ours). */
+export function openDialog(tabId: number): OpenDialog | undefined {
+  return open.get(tabId);
+}
+
+/**
+ * A dialog blocks its page: scripts, screenshots and DevTools commands there wait until it is
+ * answered, so a call would only end at its timeout. It is refused at once instead.
+ */
+export function dialogBlocksError(tabId: number, d: OpenDialog): ToolError {
+  return new ToolError(`A ${d.type} dialog ("${d.message.slice(0, 200)}") is open in tab ${tabId} and blocks its page: answer it with browser_handle_dialog first`, { code: 'not_available', category: 'validation', retryable: true });
+}
 
 function track(tabId: number): void {
   if (pageEnabled.has(tabId)) return;
@@ -28,12 +68,17 @@ function track(tabId: number): void {
       const p = params as { type: OpenDialog['type']; message: string; defaultPrompt?: string };
       const d: OpenDialog = { type: p.type, message: p.message, ...(p.type === 'prompt' ? { defaultPrompt: p.defaultPrompt ?? '' } : {}) };
       open.set(tabId, d);
+      holdWhileOpen(tabId);
       for (const cb of watching.get(tabId) ?? []) cb(d);
-    } else if (method === 'Page.javascriptDialogClosed') open.delete(tabId);
+    } else if (method === 'Page.javascriptDialogClosed') {
+      open.delete(tabId);
+      letGo(tabId);
+    }
   });
   const offGone = onDebuggerGone(tabId, () => {
     pageEnabled.delete(tabId);
     open.delete(tabId);
+    letGo(tabId);
     offEvents();
     offGone();
   });
@@ -88,6 +133,7 @@ export const dialogTools = {
       throw err;
     }
     open.delete(tab.id!);
+    letGo(tab.id!);
     return { value: { handled: true, action: accept ? 'accept' : 'dismiss', ...(known ? { dialog: known } : {}), ...(promptText !== undefined ? { promptText } : {}) } };
   },
 } satisfies Partial<Handlers>;

@@ -142,8 +142,20 @@ export async function waitInTab(
   const cancel = () => void runInTab(tabId, cancelWaitInPage, [waitId]).catch(() => {});
   ctx.signal.addEventListener('abort', cancel, { once: true });
   const tick = setInterval(() => ctx.progress({ progress: Date.now() - t0, total: target.timeoutMs, message: 'waiting' }), WAIT_PROGRESS_MS);
+  // The wait's own timeout runs in the page: a page whose main thread is blocked (a busy script)
+  // never reports it, and the progress ticks above would keep the call alive up to the server's
+  // cap of minutes. The worker gives up shortly after timeoutMs instead.
+  let giveUp: ReturnType<typeof setTimeout> | undefined;
+  const unanswered = new Promise<never>((_, reject) => {
+    giveUp = setTimeout(() => {
+      cancel();
+      reject(new ToolError(`Timed out after ${target.timeoutMs} ms: the page in tab ${tabId} did not answer (its main thread is busy, or a dialog blocks it)`, { code: 'timeout', category: 'timeout', retryable: true }));
+    }, target.timeoutMs + WAIT_ANSWER_GRACE_MS);
+  });
   try {
-    const r = await runInTab(tabId, waitInPage, [target.selector, target.text, target.state, target.timeoutMs, waitId]);
+    const inPage = runInTab(tabId, waitInPage, [target.selector, target.text, target.state, target.timeoutMs, waitId]);
+    inPage.catch(() => {});
+    const r = await Promise.race([inPage, unanswered]);
     ctx.signal.throwIfAborted();
     if ('error' in r) {
       if (r.error.startsWith('Timed out')) throw new ToolError(r.error, { code: 'timeout', category: 'timeout', retryable: true });
@@ -152,11 +164,14 @@ export async function waitInTab(
     return r;
   } finally {
     clearInterval(tick);
+    clearTimeout(giveUp);
     ctx.signal.removeEventListener('abort', cancel);
   }
 }
 
 const WAIT_PROGRESS_MS = 1_000;
+/** How long past its timeoutMs a wait may take to hear back from the page. */
+const WAIT_ANSWER_GRACE_MS = 2_000;
 
 /** In the page (ISOLATED world, where snapshot refs live): the element's box in document coordinates. */
 function elementBox(selector: string | null, ref: string | null): { error: string } | { x: number; y: number; width: number; height: number } {

@@ -9,7 +9,27 @@ import { ToolError } from '../shared/tool-error.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
 import { guardBuiltinCall } from './url-policy.ts';
+import { dialogBlocksError, openDialog } from './dialogs.ts';
 import { getTab } from './tabs.ts';
+
+/** Tools that work on a discarded tab (they reload or describe the tab, or read what was recorded). */
+const RUNS_ON_DISCARDED: ReadonlySet<string> = new Set([
+  'browser_reload_tab', 'browser_focus_tab', 'browser_get_tab_info', 'browser_get_network_requests', 'browser_get_network_request',
+  'browser_get_websocket_frames', 'browser_export_har', 'browser_disable_network_capture',
+]);
+
+/** Tools that work while a dialog blocks the tab's page (they answer it, close or describe the tab, or read what was recorded). */
+const RUNS_WITH_DIALOG: ReadonlySet<string> = new Set([
+  'browser_handle_dialog', 'browser_close_tab', 'browser_focus_tab', 'browser_get_tab_info', 'browser_get_network_requests',
+  'browser_get_network_request', 'browser_get_websocket_frames', 'browser_export_har',
+]);
+
+function tabIdsOf(call: { input: Record<string, unknown>; tabId?: number }): Set<number> {
+  const ids = new Set<number>();
+  if (typeof call.input.tabId === 'number') ids.add(call.input.tabId);
+  if (typeof call.tabId === 'number') ids.add(call.tabId);
+  return ids;
+}
 
 /** Abort controllers of the built-in calls running now, by dispatch id. */
 const running = new Map<string, AbortController>();
@@ -28,6 +48,15 @@ export async function runBuiltin(
   const handler = TOOL_HANDLERS[call.tool as keyof typeof TOOL_HANDLERS] as (input: Record<string, unknown>, ctx: ToolCtx) => Promise<DispatchResult>;
   // Every built-in call: its url argument and the page of its tab must be allowed (url-policy.ts).
   const checked = await guardBuiltinCall(call.tool, call.input, call.tabId);
+  // A discarded tab has no page: scripts fail with "Cannot access contents of the page" and
+  // DevTools commands never answer. Only tools that do not need its page run on one.
+  for (const [id, tab] of checked) if (tab.discarded && !RUNS_ON_DISCARDED.has(call.tool)) throw discardedError(id);
+  if (!RUNS_WITH_DIALOG.has(call.tool)) {
+    for (const id of tabIdsOf(call)) {
+      const d = openDialog(id);
+      if (d) throw dialogBlocksError(id, d);
+    }
+  }
   const controller = new AbortController();
   running.set(call.dispatchId, controller);
   const ctx: ToolCtx = {
@@ -42,10 +71,46 @@ export async function runBuiltin(
     },
   };
   try {
-    return await handler(call.input, ctx);
+    // The call ends when cancelled (tool.cancel, the side panel's Stop, the server's timeout) even
+    // when the handler cannot: a script or a DevTools command in a page whose main thread is
+    // blocked never answers, and the side panel would list the call as running until the tab closed.
+    return await untilAborted(handler(call.input, ctx), controller.signal);
+  } catch (err) {
+    throw await explainFailure(err, call);
   } finally {
     running.delete(call.dispatchId);
   }
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  work.catch(() => {}); // may settle after the race is decided
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+}
+
+/**
+ * A handler that failed because its tab closed or was discarded meanwhile gets Chrome's own words
+ * ("Frame with ID 0 was removed", "Detached while handling command", "Printing failed" …): say
+ * what happened to the tab instead (tab_closed), whichever step of which tool noticed it.
+ */
+async function explainFailure(err: unknown, call: { tool: string; input: Record<string, unknown>; tabId?: number }): Promise<unknown> {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'cancelled' || code === 'tab_closed' || code === 'invalid_arguments' || code === 'page_not_allowed') return err;
+  for (const id of tabIdsOf(call)) {
+    const tab = await chrome.tabs.get(id).catch(() => null);
+    if (!tab) return new ToolError(`Tab ${id} was closed while ${call.tool} ran on it. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
+    if (tab.discarded) return discardedError(id);
+  }
+  return err;
+}
+
+export function discardedError(tabId: number): ToolError {
+  return new ToolError(`Tab ${tabId} is discarded (Chrome unloaded its page to save memory): reload it with browser_reload_tab, then retry`, { code: 'not_available', category: 'validation', retryable: true });
 }
 
 /** Abort a running built-in call; false when none runs under that id. */
