@@ -136,7 +136,7 @@ export interface ApiResponse<T = unknown> {
 }
 
 export function notRunningMessage(t: Target): string {
-  return `OpenTabs server is not running on ${t.url}. Start it with \`opentabs start\`${t.port === DEFAULT_PORT ? '' : ` --port ${t.port}`}.`;
+  return `OpenTabs server is not running on ${t.url}. Start it with \`opentabs start${t.port === DEFAULT_PORT ? '' : ` --port ${t.port}`}\`.`;
 }
 
 /** The error message from a standard error body, or a fallback naming the status. */

@@ -5,7 +5,8 @@
  * cli/main.ts of this checkout. Used by the CLI for its own output and by the server for error
  * messages, which reach the user through REST, MCP and the CLI alike.
  */
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { homeDir, resolveConfigDir } from './protocol/local-files.ts';
 
 /** True inside the single-file executable built by `npm run compile`. */
 export function isCompiled(): boolean {
@@ -35,17 +36,42 @@ export function runnableArgv(args: string[] = []): string[] {
   return opentabsOnPath() ? ['opentabs', ...args] : [...selfCommand(), ...args];
 }
 
-/** runnableArgv as one line to paste into a shell. */
+/**
+ * `OPENTABS_CONFIG_DIR=<dir> ` when this process's config dir is not the default ~/.opentabs,
+ * else ''. A suggested command carries it so that it reaches the same server from a shell where
+ * the variable is not set (it may have been given for one command line only). POSIX shells only.
+ */
+export function configDirAssignment(): string {
+  if (process.platform === 'win32') return '';
+  const dir = resolveConfigDir();
+  return dir === resolve(homeDir(), '.opentabs') ? '' : `OPENTABS_CONFIG_DIR=${shellWord(dir)} `;
+}
+
+/** True for `… --help` / `… -h`, which needs no config dir. */
+function asksForHelp(args: string): boolean {
+  return /(^|\s)(--help|-h)\s*$/.test(args);
+}
+
+/** runnableArgv as one line to paste into a shell (with the config dir when it is not the default). */
 export function selfCommandText(args: string[] = []): string {
-  return runnableArgv(args).map(shellWord).join(' ');
+  const assign = asksForHelp(args.join(' ')) ? '' : configDirAssignment();
+  return assign + runnableArgv(args).map(shellWord).join(' ');
 }
 
 /**
- * Rewrite every backticked `opentabs …` command in a message (also after &&, ||, | and ;) to
- * the absolute command when `opentabs` is not on PATH; unchanged otherwise.
+ * Rewrite every backticked `opentabs …` command in a message (also after &&, ||, | and ;) so it
+ * runs as printed: the absolute command when `opentabs` is not on PATH, and OPENTABS_CONFIG_DIR
+ * when the config dir is not the default (except for `--help`); unchanged otherwise.
  */
 export function runnableCommands(text: string): string {
-  if (!text.includes('`opentabs') || opentabsOnPath()) return text;
-  const prefix = selfCommandText();
-  return text.replace(/`opentabs(?=[ `])[^`]*`/g, (quoted) => quoted.replace(/(^`|&& |\|\| |\| |; )opentabs(?=[ `])/g, (_m, before: string) => `${before}${prefix}`));
+  if (!text.includes('`opentabs')) return text;
+  const assign = configDirAssignment();
+  if (!assign && opentabsOnPath()) return text;
+  const self = runnableArgv().map(shellWord).join(' ');
+  return text.replace(/`opentabs(?=[ `])[^`]*`/g, (quoted) =>
+    quoted.replace(
+      /(^`|&& |\|\| |\| |; )opentabs(?=[ `])(.*?)(?=\s*(?:&&|\|\||\||;)\s|`$)/g,
+      (_m, before: string, rest: string) => `${before}${asksForHelp(rest) ? '' : assign}${self}${rest}`,
+    ),
+  );
 }

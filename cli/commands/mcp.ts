@@ -14,6 +14,7 @@ import { CliError, err, out, usageError } from '../output.ts';
 import { selfCommand, selfCommandText } from '../self.ts';
 import { join } from 'node:path';
 import { probePort, resolveTarget, secretFor, type Target } from '../server-client.ts';
+import { DEFAULT_PORT } from '../../server/limits.ts';
 
 const HELP = `Usage: opentabs mcp [--gateway] [--no-start] [--port N]
 
@@ -79,7 +80,7 @@ async function autostart(t: Target): Promise<void> {
   // what matters is that a server answers now.
   if ((await probePort(t.port)).kind !== 'opentabs') {
     if (stderr.trim()) err(stderr);
-    throw new CliError(`Could not start the OpenTabs server on ${t.url} (exit ${code}); run \`${selfCommandText(['start'])}\` to see why.`);
+    throw new CliError(`Could not start the OpenTabs server on ${t.url} (exit ${code}); run \`${selfCommandText(['start', ...(t.port === DEFAULT_PORT ? [] : ['--port', String(t.port)])])}\` to see why.`);
   }
   const pid = /\(pid (\d+)\)/.exec(stdout)?.[1];
   log(`started the OpenTabs server on ${t.url} in the background${pid ? ` (pid ${pid})` : ''}; logs: ${join(t.configDir, 'server.log')}`);

@@ -11,7 +11,7 @@ import { pluginNameFromPackage, resolveSettings } from '../../server/protocol/pl
 import type { BuildResult } from '../../plugins/tooling/index.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
-import { CliError, c, err, out, plural, printJson, table, usageError } from '../output.ts';
+import { CliError, c, err, out, plural, printJson, say, table, usageError } from '../output.ts';
 import { findPlugin, scanPlugins } from '../plugin-lookup.ts';
 import { isCompiled, selfCommandText } from '../self.ts';
 import { fetchHealth, resolveTarget } from '../server-client.ts';
@@ -57,7 +57,7 @@ async function list(argv: string[]): Promise<number> {
       return 0;
     }
     if (plugins.length === 0 && failed.length === 0) {
-      out('No plugins. Install one with `opentabs plugin install <name>` or add a folder with `opentabs plugin add <path>`.');
+      say('No plugins. Install one with `opentabs plugin install <name>` or add a folder with `opentabs plugin add <path>`.');
       return 0;
     }
     if (plugins.length) {
@@ -83,7 +83,7 @@ async function list(argv: string[]): Promise<number> {
   }
   err(c.dim('(server not running: showing plugin folders on disk)'));
   if (scan.plugins.length === 0 && scan.failed.length === 0) {
-    out('No plugins. Install one with `opentabs plugin install <name>` or add a folder with `opentabs plugin add <path>`.');
+    say('No plugins. Install one with `opentabs plugin install <name>` or add a folder with `opentabs plugin add <path>`.');
     return 0;
   }
   if (scan.plugins.length) {
@@ -116,7 +116,7 @@ async function install(argv: string[]): Promise<number> {
   }
   const reloaded = await reloadIfRunning(t);
   if (r.broadPatterns) {
-    out(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}). ${broadNote(r.name, r.broadPatterns)}${reloaded ? ' The running server loaded it.' : ''}`);
+    say(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}). ${broadNote(r.name, r.broadPatterns)}${reloaded ? ' The running server loaded it.' : ''}`);
     return 0;
   }
   out(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}; they start at 'ask').${reloaded ? ' The running server loaded it.' : ''}`);
@@ -139,11 +139,11 @@ async function add(argv: string[]): Promise<number> {
   const reloaded = await reloadIfRunning(t);
   if (r.warning) {
     err(`warning: ${r.path} does not load yet: ${r.warning}`);
-    out(`Added ${r.path}${r.name ? ` (plugin "${r.name}")` : ''}; build it with \`opentabs plugin build ${r.path}\`.`);
+    say(`Added ${r.path}${r.name ? ` (plugin "${r.name}")` : ''}; build it with \`opentabs plugin build ${r.path}\`.`);
     return 0;
   }
   if (r.broadPatterns) {
-    out(`Added plugin "${r.name}" from ${r.path}. ${broadNote(r.name ?? '', r.broadPatterns)}${reloaded ? ' The running server loaded it.' : ''}`);
+    say(`Added plugin "${r.name}" from ${r.path}. ${broadNote(r.name ?? '', r.broadPatterns)}${reloaded ? ' The running server loaded it.' : ''}`);
     return 0;
   }
   out(`Added plugin "${r.name}" from ${r.path}.${reloaded ? ' The running server loaded it.' : ''}`);
@@ -230,7 +230,7 @@ async function configure(argv: string[]): Promise<number> {
       ['SETTING', 'VALUE', 'TYPE', 'DEFAULT', 'DESCRIPTION'],
     ),
   );
-  out(c.dim(`Change with: opentabs plugin configure ${name} <setting>=<value>`));
+  say(c.dim(`Change with: \`opentabs plugin configure ${name} <setting>=<value>\``));
   return 0;
 }
 

@@ -85,8 +85,15 @@ export const command: Command = {
     if (port !== 0) {
       const owner = await probePort(port);
       if (owner.kind === 'opentabs') {
-        say(`OpenTabs server is already running on http://${HOST}:${port}.`);
         const secret = secretFor(dir);
+        // Another config dir's server holds the port: commands run with this dir would all be refused (401).
+        if (!(await acceptsSecret(port, secret))) {
+          throw new CliError(
+            `Port ${port} is in use by an OpenTabs server of another config dir (it does not accept the secret of ${dir}). ` +
+              `Pick another port: \`opentabs start --port ${port === 65535 ? port - 1 : port + 1}\`, or stop that server (opentabs stop, with the OPENTABS_CONFIG_DIR it was started with).`,
+          );
+        }
+        say(`OpenTabs server is already running on http://${HOST}:${port}.`);
         if (values['show-config'] && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
         return 0;
       }
@@ -215,6 +222,18 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
     say(`\n${await mcpConfig(url, secret, dir)}`);
   }
   return 0;
+}
+
+/** Whether the OpenTabs server on the port takes this config dir's secret (no secret yet: it cannot be this dir's server). */
+async function acceptsSecret(port: number, secret: string | null): Promise<boolean> {
+  if (!secret) return false;
+  try {
+    const res = await fetch(`http://${HOST}:${port}/health`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(2000) });
+    await res.body?.cancel();
+    return res.status !== 401;
+  } catch {
+    return true;
+  }
 }
 
 function readLogTail(path: string, from: number): string {

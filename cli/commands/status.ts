@@ -2,8 +2,8 @@
 import { join } from 'node:path';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, c, out, plural, printJson, table } from '../output.ts';
-import { fetchHealth, resolveTarget, type HealthPayload } from '../server-client.ts';
+import { CliError, c, out, plural, printJson, runnableCommands, say, table } from '../output.ts';
+import { fetchHealth, notRunningMessage, resolveTarget, type HealthPayload } from '../server-client.ts';
 
 const HELP = `Usage: opentabs status [--json] [--port N]
 
@@ -31,7 +31,7 @@ export const command: Command = {
     const health = await fetchHealth(t);
     if (!health) {
       if (values.json) printJson({ running: false, url: t.url, configDir: t.configDir });
-      else out(`OpenTabs server: ${c.red('not running')} on ${t.url}. Start it with \`opentabs start\`.`);
+      else say(notRunningMessage(t).replace('not running', c.red('not running')));
       return 1;
     }
     if (values.json) {
@@ -76,7 +76,7 @@ function renderStatus(h: HealthPayload, url: string, dir: string): string {
   const a = h.auditSummary as { totalInvocations?: number; failureCount?: number; last24h?: { total: number; failure: number } } | undefined;
   if (a && typeof a.totalInvocations === 'number') {
     lines.push(
-      `${c.bold('Tool calls')}  ${a.totalInvocations} (${a.failureCount ?? 0} failed)${a.last24h ? `; last 24h: ${a.last24h.total} (${a.last24h.failure} failed)` : ''} — \`opentabs audit\``,
+      `${c.bold('Tool calls')}  ${a.totalInvocations} (${a.failureCount ?? 0} failed)${a.last24h ? `; last 24h: ${a.last24h.total} (${a.last24h.failure} failed)` : ''} — ${runnableCommands('`opentabs audit`')}`,
     );
   }
   const plugins = h.pluginDetails ?? [];

@@ -6,7 +6,7 @@ import { parse, parsePositiveInt } from '../args.ts';
 import { streamToolCall, type CallOutcome } from '../call-stream.ts';
 import { StatusLine } from '../status-line.ts';
 import { runGroup, type Command } from '../command.ts';
-import { CliError, c, err, oneLine, out, printJson, table, usageError } from '../output.ts';
+import { CliError, c, err, oneLine, out, printJson, say, table, usageError } from '../output.ts';
 import { api, errorMessage, resolveTarget, type Target } from '../server-client.ts';
 
 const HELP = `Usage: opentabs tool <list|schema|call> …
@@ -82,7 +82,7 @@ async function list(argv: string[]): Promise<number> {
     return 0;
   }
   if (tools.length === 0) {
-    out(values.plugin ? `No tools for plugin "${values.plugin}". Loaded plugins: \`opentabs plugin list\`.` : 'No tools.');
+    say(values.plugin ? `No tools for plugin "${values.plugin}". Loaded plugins: \`opentabs plugin list\`.` : 'No tools.');
     return 0;
   }
   const rows = tools.map((tool) => [

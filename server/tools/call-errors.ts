@@ -63,7 +63,7 @@ export const fail = {
   cancelled: (name: string, reason: string) =>
     new OpenTabsError('cancelled', `Tool "${name}" was cancelled: ${reason}.`, { category: 'internal' }),
   denied: (name: string) =>
-    new OpenTabsError('permission_denied', `The user denied the call to "${name}" in the OpenTabs side panel. Do not retry unless the user asks.`, {
+    new OpenTabsError('permission_denied', `The user denied the call to "${name}". Do not retry unless the user asks.`, {
       category: 'auth',
     }),
   approvalTimeout: (name: string, ms: number) =>

@@ -175,7 +175,9 @@ describe('CLI', () => {
     expect(denied.code).toBe(0);
     const r = await call;
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('denied');
+    expect(r.stderr).toContain('The user denied the call to "mail_send".');
+    // It was denied in a terminal: the message does not say the side panel did it.
+    expect(r.stderr).not.toContain('denied the call to "mail_send" in the OpenTabs side panel');
   });
 
   test('`tool call` of a tool with progress prints the progress lines, then the result', async () => {

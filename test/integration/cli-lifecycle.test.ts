@@ -59,7 +59,10 @@ describe('start --background on first run, then stop', () => {
       // Stdio clients: a command that runs from anywhere (opentabs is not on the test's PATH).
       { mcpServers: { opentabs: { command: process.execPath, args: [MAIN, 'mcp'], env: { OPENTABS_CONFIG_DIR: cfg() } } } },
     ]);
-    expect(r.stdout).toContain(`Use \`${process.execPath} ${MAIN} tool list\` and \`${process.execPath} ${MAIN} tool call <name> '<json>'\``);
+    // The config dir is not the default: each command carries it, so it runs from a shell without OPENTABS_CONFIG_DIR.
+    const cli = `OPENTABS_CONFIG_DIR=${cfg()} ${process.execPath} ${MAIN}`;
+    expect(r.stdout).toContain(`Use \`${cli} tool list\` and \`${cli} tool call <name> '<json>'\``);
+    expect(r.stdout).toContain(`Stop with \`${cli} stop\``);
     expect(r.stdout).toContain(`Load unpacked → ${join(cfg(), 'extension')}`);
     // The printed config really works: the secret authenticates against /health.
     const full = (await (await fetch(`http://127.0.0.1:${port}/health`, { headers: auth })).json()) as { version?: string };

@@ -4,9 +4,12 @@
  * `opentabs` NOT on PATH (no global install, no `npm link`), each suggested command is collected,
  * must name an executable that exists, and must parse (run with --help appended: an unknown flag
  * or subcommand fails). Messages name the real config dir (OPENTABS_CONFIG_DIR), never ~/.opentabs.
+ * The server runs with a config dir that is not the default, and each suggested command is run
+ * in a shell where OPENTABS_CONFIG_DIR is NOT set (it may have been given for one command line
+ * only): a command reaches that server only through the `OPENTABS_CONFIG_DIR=… ` it carries.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { killPid, removeDir, runCli, tempDir } from './cli-support.ts';
 
@@ -18,12 +21,15 @@ const PATH_WITHOUT_OPENTABS = (process.env.PATH ?? '')
   .filter((d) => d && !existsSync(join(d, 'opentabs')))
   .join(delimiter);
 const env = { PATH: PATH_WITHOUT_OPENTABS };
+/** A suggested command run as written: no OPENTABS_CONFIG_DIR but its own, and a HOME with no ~/.opentabs. */
+let bareEnv: Record<string, string | undefined>;
 
 let root: string;
 let cfg: string;
 let port = 0;
 let pid = 0;
-const outputs: Array<{ where: string; text: string }> = [];
+/** What the product printed; `dir` is the config dir the command ran with when it is not cfg. */
+const outputs: Array<{ where: string; text: string; dir?: string }> = [];
 
 /** Split a shell line into words (single and double quotes, no expansion). */
 function words(line: string): string[] {
@@ -34,14 +40,25 @@ function words(line: string): string[] {
   return out;
 }
 
+interface Suggestion {
+  /** Leading NAME=value words of the command. */
+  assign: Record<string, string>;
+  argv: string[];
+}
+
 /** The CLI invocations in a text: every backticked command, split at &&, || and |, that runs this CLI. */
-function suggested(text: string, cliPrefix: string[]): string[][] {
-  const found: string[][] = [];
+function suggested(text: string, cliPrefix: string[]): Suggestion[] {
+  const found: Suggestion[] = [];
   for (const m of text.matchAll(/`([^`]+)`/g)) {
-    for (const part of m[1].split(/&&|\|\||\||;/)) {
+    for (const part of m[1].split(/&&|\|\||\s\|\s|;/)) {
       const w = words(part.trim());
+      const assign: Record<string, string> = {};
+      while (w.length > 0 && /^[A-Z_][A-Z0-9_]*=/.test(w[0])) {
+        const [k, ...v] = w.shift()!.split('=');
+        assign[k] = v.join('=');
+      }
       if (w.length === 0) continue;
-      if (w[0] === 'opentabs' || w.slice(0, cliPrefix.length).join('\0') === cliPrefix.join('\0')) found.push(w);
+      if (w[0] === 'opentabs' || w.slice(0, cliPrefix.length).join('\0') === cliPrefix.join('\0')) found.push({ assign, argv: w });
     }
   }
   return found;
@@ -50,18 +67,32 @@ function suggested(text: string, cliPrefix: string[]): string[][] {
 beforeAll(async () => {
   root = tempDir();
   cfg = join(root, 'custom-config');
+  mkdirSync(join(root, 'home'));
+  bareEnv = { ...env, OPENTABS_CONFIG_DIR: undefined, HOME: join(root, 'home') };
   const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
   port = probe.port!;
   probe.stop(true);
   // Before anything runs: doctor with no config dir and no server.
   const d0 = await runCli(['doctor', '--port', String(port)], { configDir: cfg, env });
   outputs.push({ where: 'doctor (nothing set up)', text: d0.stdout + d0.stderr });
+  const s0 = await runCli(['status', '--port', String(port)], { configDir: cfg, env });
+  outputs.push({ where: 'status (not running)', text: s0.stdout + s0.stderr });
+  const l0 = await runCli(['tool', 'list', '--port', String(port)], { configDir: cfg, env });
+  outputs.push({ where: 'tool list (not running)', text: l0.stdout + l0.stderr });
   const start = await runCli(['start', '--background', '--port', String(port)], { configDir: cfg, env, timeoutMs: 120_000 });
   expect(start.code).toBe(0);
   pid = JSON.parse(readFileSync(join(cfg, 'server.pid'), 'utf8')).pid;
   outputs.push({ where: 'start banner', text: start.stdout + start.stderr });
   const d1 = await runCli(['doctor', '--port', String(port)], { configDir: cfg, env });
   outputs.push({ where: 'doctor (running)', text: d1.stdout + d1.stderr });
+  const s1 = await runCli(['status', '--port', String(port)], { configDir: cfg, env });
+  outputs.push({ where: 'status (running)', text: s1.stdout + s1.stderr });
+  const p1 = await runCli(['plugin', 'list', '--port', String(port)], { configDir: cfg, env });
+  outputs.push({ where: 'plugin list (none)', text: p1.stdout + p1.stderr });
+  // Another config dir's start on this server's port: refused, with a port that is free.
+  const foreign = await runCli(['start', '--port', String(port)], { configDir: join(root, 'other-config'), env });
+  expect(foreign.code).toBe(1);
+  outputs.push({ where: 'start on a port another config dir holds', text: foreign.stdout + foreign.stderr, dir: join(root, 'other-config') });
   // A tool switched off: the refusal names the command that switches it back on.
   expect((await runCli(['config', 'set', 'permission.browser_list_tabs', 'off', '--port', String(port)], { configDir: cfg, env })).code).toBe(0);
   const off = await runCli(['tool', 'call', 'browser_list_tabs', '{}', '--port', String(port)], { configDir: cfg, env });
@@ -100,8 +131,8 @@ describe('suggested commands run without opentabs on PATH', () => {
 
   test('every command in the banner, the error hints and doctor names an existing executable and parses', async () => {
     const prefix = [process.execPath, join(import.meta.dir, '..', '..', 'cli', 'main.ts')];
-    const all = new Map<string, { argv: string[]; where: string }>();
-    for (const o of outputs) for (const argv of suggested(o.text, prefix)) all.set(`${o.where}\0${argv.join(' ')}`, { argv, where: o.where });
+    const all = new Map<string, Suggestion & { where: string; dir: string }>();
+    for (const o of outputs) for (const s of suggested(o.text, prefix)) all.set(`${o.where}\0${s.argv.join(' ')}`, { ...s, where: o.where, dir: o.dir ?? cfg });
     // Not vacuous: the banner, the hints and doctor each suggest something.
     expect([...new Set([...all.values()].map((v) => v.where))].length).toBeGreaterThanOrEqual(4);
     expect([...all.values()].some((v) => v.where === 'tool call of an off tool' && v.argv.includes('set'))).toBe(true);
@@ -110,22 +141,51 @@ describe('suggested commands run without opentabs on PATH', () => {
       expect({ where, suggests: [...all.values()].some((v) => v.where === where) }).toEqual({ where, suggests: true });
     }
     const failures: string[] = [];
-    for (const { argv, where } of all.values()) {
+    for (const { assign, argv, where, dir } of all.values()) {
       if (argv[0] === 'opentabs') {
         failures.push(`${where}: \`${argv.join(' ')}\` needs opentabs on PATH`);
         continue;
       }
       if (!existsSync(argv[0])) failures.push(`${where}: ${argv[0]} does not exist`);
       const cli = argv.slice(prefix.length);
-      const r = await runCli([...cli, '--help'], { configDir: cfg, env });
+      const asHelp = cli.at(-1) === '--help' || cli.at(-1) === '-h';
+      // Anything but --help talks to the server or the config dir: it must carry the config dir.
+      if (!asHelp && assign.OPENTABS_CONFIG_DIR !== dir) failures.push(`${where}: \`${argv.join(' ')}\` does not name the config dir (OPENTABS_CONFIG_DIR=${dir})`);
+      const r = await runCli([...cli, ...(asHelp ? [] : ['--help'])], { configDir: cfg, env: { ...bareEnv, ...assign } });
       if (r.code !== 0) failures.push(`${where}: \`${argv.join(' ')}\` does not parse: ${r.stderr.trim()}`);
       // `config set` changes only this test's config dir: run it for real, so its key and value are checked too.
       if (cli[0] === 'config' && cli[1] === 'set' && !cli.some((w) => w.startsWith('<'))) {
-        const real = await runCli([...cli, '--port', String(port)], { configDir: cfg, env });
+        const real = await runCli(cli, { configDir: cfg, env: { ...bareEnv, ...assign } });
         if (real.code !== 0) failures.push(`${where}: \`${argv.join(' ')}\` fails: ${real.stderr.trim()}`);
       }
     }
     expect(failures).toEqual([]);
+  });
+
+  test('commands run as printed reach this server and config dir, with no OPENTABS_CONFIG_DIR in the shell', async () => {
+    const prefix = [process.execPath, join(import.meta.dir, '..', '..', 'cli', 'main.ts')];
+    const find = (where: string, sub: string[]) => {
+      const s = suggested(outputs.find((o) => o.where === where)!.text, prefix).find((x) => sub.every((w, i) => x.argv[prefix.length + i] === w));
+      expect({ where, sub, found: s !== undefined }).toEqual({ where, sub, found: true });
+      return s!;
+    };
+    const run = (s: Suggestion) => runCli(s.argv.slice(prefix.length), { configDir: cfg, env: { ...bareEnv, ...s.assign } });
+    // The banner's way to print the secret (before `| jq`): this config dir's secret.
+    const show = await run(find('start banner', ['config', 'show']));
+    expect(show.code).toBe(0);
+    const secret = JSON.parse(readFileSync(join(cfg, 'extension', 'auth.json'), 'utf8')).secret as string;
+    expect(JSON.parse(show.stdout)).toMatchObject({ configDir: cfg, port, running: true, secret });
+    // "extension not connected" says to see `opentabs status`: it finds the running server.
+    const status = await run(find('REST extension not connected', ['status']));
+    expect({ code: status.code, out: status.stdout }).toMatchObject({ code: 0, out: expect.stringContaining(`running on http://127.0.0.1:${port}`) });
+    // A server that is not running is started on the port that was asked for, inside the backticks.
+    const startHint = find('status (not running)', ['start']);
+    expect(startHint.argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
+    expect(find('tool list (not running)', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
+    // Another config dir's start on this port is refused (exit 1), naming a different port.
+    const foreign = outputs.find((o) => o.where === 'start on a port another config dir holds')!.text;
+    expect(foreign).toContain('in use by an OpenTabs server of another config dir');
+    expect(find('start on a port another config dir holds', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', String(port + 1)]);
   });
 
   test('no message names ~/.opentabs when OPENTABS_CONFIG_DIR points elsewhere', () => {
