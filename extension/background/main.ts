@@ -7,7 +7,7 @@ import type { DispatchResult, ServerParams } from '../../server/protocol/methods
 import { PANEL_PORT_NAME } from '../shared/panel-protocol.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { cancelBuiltin, runBuiltin } from '../tools/run.ts';
-import { insideProtectedFolder, setUrlPolicy } from '../tools/url-policy.ts';
+import { insideProtectedFolder, redactedUrl, setUrlPolicy, tabRefusal } from '../tools/url-policy.ts';
 import { Connection, type ServerHandlers } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
 import { PageTools } from './page-tools.ts';
@@ -59,6 +59,13 @@ const serverHandlers: ServerHandlers = {
   // dispatches themselves, which also know the tab and the progress.
   'tool.invocationStart': () => {},
   'tool.invocationEnd': () => {},
+  // For an approval card (and the page the call is then bound to): what the tab shows now.
+  'tab.page': async (p) => {
+    const tab = await chrome.tabs.get(p.tabId).catch(() => null);
+    if (!tab) return { url: null };
+    const url = tab.url || tab.pendingUrl || '';
+    return { url: tabRefusal(tab) ? redactedUrl(url) : url };
+  },
   'confirmation.request': (p) => panels.confirmationRequested(p),
   'confirmation.resolved': (p) => panels.confirmationEnded(p.id),
   // Let the notification's socket frame settle, then reload (the new worker reconnects).
@@ -81,7 +88,7 @@ plugins.hooks.callTab = (id, tabId, title, url) => activity.setTab(id, tabId, ti
 plugins.hooks.progress = (id, p) => activity.progress(id, p);
 
 async function runDispatch(p: ServerParams<'tool.dispatch'>): Promise<DispatchResult> {
-  if (p.plugin === 'browser') return runBuiltin({ dispatchId: p.dispatchId, tool: p.tool, input: p.input, ...(p.tabId !== undefined ? { tabId: p.tabId } : {}) }, env);
+  if (p.plugin === 'browser') return runBuiltin({ dispatchId: p.dispatchId, tool: p.tool, input: p.input, ...(p.tabId !== undefined ? { tabId: p.tabId } : {}), ...(p.approvedUrl !== undefined ? { approvedUrl: p.approvedUrl } : {}) }, env);
   if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) return pageTools.dispatch(p);
   return plugins.dispatch(p);
 }

@@ -39,7 +39,7 @@ export function isBuiltinTool(name: string): boolean {
 }
 
 export async function runBuiltin(
-  call: { dispatchId: string; tool: string; input: Record<string, unknown>; tabId?: number },
+  call: { dispatchId: string; tool: string; input: Record<string, unknown>; tabId?: number; approvedUrl?: string },
   env: ToolEnv,
 ): Promise<DispatchResult> {
   if (!isBuiltinTool(call.tool)) {
@@ -47,7 +47,8 @@ export async function runBuiltin(
   }
   const handler = TOOL_HANDLERS[call.tool as keyof typeof TOOL_HANDLERS] as (input: Record<string, unknown>, ctx: ToolCtx) => Promise<DispatchResult>;
   // Every built-in call: its url argument and the page of its tab must be allowed (url-policy.ts).
-  const checked = await guardBuiltinCall(call.tool, call.input, call.tabId);
+  // An approved call also runs only while its tab shows the site the user approved it for.
+  const checked = await guardBuiltinCall(call.tool, call.input, call.tabId, call.approvedUrl);
   // A discarded tab has no page: scripts fail with "Cannot access contents of the page" and
   // DevTools commands never answer. Only tools that do not need its page run on one.
   for (const [id, tab] of checked) if (tab.discarded && !RUNS_ON_DISCARDED.has(call.tool)) throw discardedError(id);

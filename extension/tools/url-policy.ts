@@ -215,12 +215,26 @@ export async function checkedScriptTarget(tabId: number): Promise<{ tabId: numbe
  */
 const TAB_TOOLS_WITHOUT_PAGE_ACCESS: ReadonlySet<string> = new Set(['browser_close_tab', 'browser_navigate_tab']);
 
+/** What an approval binds to: the site (origin) of an http(s) page, else the whole URL without its fragment. */
+function siteOf(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.protocol === 'http:' || u.protocol === 'https:') return u.origin;
+    u.hash = '';
+    return u.href;
+  } catch {
+    return raw;
+  }
+}
+
 /**
  * The check every built-in call goes through before its handler runs (background/main.ts):
- * a `url` argument must be allowed, and so must the current page of any tab it names. Returns the
- * tabs it looked up and allowed (the handler's ctx.tab reuses them).
+ * a `url` argument must be allowed, and so must the current page of any tab it names. A call the
+ * user approved for a page (`approvedUrl`, the URL the card showed) runs only while its tab still
+ * shows that site: the agent could have navigated the tab while the card waited. Returns the tabs
+ * it looked up and allowed (the handler's ctx.tab reuses them).
  */
-export async function guardBuiltinCall(tool: string, input: Record<string, unknown>, dispatchTabId: number | undefined): Promise<Map<number, chrome.tabs.Tab>> {
+export async function guardBuiltinCall(tool: string, input: Record<string, unknown>, dispatchTabId: number | undefined, approvedUrl?: string): Promise<Map<number, chrome.tabs.Tab>> {
   if (input.url !== undefined && tool !== 'browser_get_cookies' && tool !== 'browser_set_cookie' && tool !== 'browser_delete_cookies') assertUrlAllowed(input.url);
   const tabIds = new Set<number>();
   if (typeof input.tabId === 'number') tabIds.add(input.tabId);
@@ -228,5 +242,15 @@ export async function guardBuiltinCall(tool: string, input: Record<string, unkno
   const checked = new Map<number, chrome.tabs.Tab>();
   if (TAB_TOOLS_WITHOUT_PAGE_ACCESS.has(tool)) return checked;
   for (const id of tabIds) checked.set(id, await assertTabAllowed(id));
+  if (approvedUrl !== undefined) {
+    const approved = siteOf(approvedUrl);
+    for (const [id, tab] of checked) {
+      const now = [tab.url, tab.pendingUrl].filter((u): u is string => !!u);
+      const moved = now.find((u) => siteOf(u) !== approved);
+      if (moved !== undefined) {
+        throw new ToolError(`Tab ${id} shows ${redactedUrl(moved)} now, not ${redactedUrl(approvedUrl)} where this call was approved; it did not run. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
+      }
+    }
+  }
   return checked;
 }

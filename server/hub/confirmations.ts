@@ -145,11 +145,13 @@ export function confirmationTarget(
   tool: { kind: 'browser' | 'plugin' | 'page'; plugin: string },
   args: Record<string, unknown>,
   explicitTabId?: number,
+  /** The URL the tab shows now, when the caller looked it up (built-in calls: tab.page). */
+  tabUrl?: string,
 ): ConfirmationTarget {
   const target: ConfirmationTarget = {};
   const tabId = explicitTabId ?? (typeof args.tabId === 'number' ? args.tabId : undefined);
   if (tabId !== undefined) target.tabId = tabId;
-  let url = typeof args.url === 'string' ? args.url : undefined;
+  let url = typeof args.url === 'string' ? args.url : tabUrl;
   if (url === undefined && tabId !== undefined) {
     for (const s of hub.allTabStates().values()) {
       const t = s.tabs.find((x) => x.tabId === tabId);

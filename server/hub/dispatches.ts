@@ -62,6 +62,7 @@ export class Dispatches {
     const params: ServerParams<'tool.dispatch'> = { dispatchId, plugin: req.plugin, tool: req.wireName, input: req.input };
     if (req.tabId !== undefined) params.tabId = req.tabId;
     if (req.settings !== undefined) params.settings = req.settings;
+    if (req.approvedUrl !== undefined) params.approvedUrl = req.approvedUrl;
     this.running.set(dispatchId, { dispatchId, plugin: req.plugin, sessionId: req.sessionId, onProgress: req.onProgress, onLog: req.onLog });
 
     let call!: Promise<DispatchResult>;

@@ -45,6 +45,8 @@ export interface DispatchRequest {
   input: Record<string, unknown>;
   tabId?: number;
   settings?: Record<string, unknown>;
+  /** The page URL the user approved this built-in call for (tool.dispatch approvedUrl). */
+  approvedUrl?: string;
   signal?: AbortSignal;
   onProgress?: (p: DispatchProgress) => void;
   /** Log lines the plugin emits during this dispatch. */

@@ -201,9 +201,16 @@ export const ServerToExtension = {
       /** Explicit tab; must match the plugin's URL patterns. */
       tabId: v.optional(v.pipe(v.number(), v.integer())),
       settings: v.optional(v.record(v.string(), v.unknown())),
+      /**
+       * A built-in call the user approved: the URL its tab showed on the card (from tab.page). The
+       * extension runs it only if the tab still shows that site, else tab_mismatch.
+       */
+      approvedUrl: v.optional(v.string()),
     }),
     result: DispatchResult,
   },
+  /** The page a tab shows, for an approval card: null when there is no such tab; scheme and host only for a page the tools refuse. */
+  'tab.page': { kind: 'request', params: v.object({ tabId: v.pipe(v.number(), v.integer()) }), result: v.object({ url: v.nullable(v.string()) }) },
   /** Stop a running dispatch (client cancelled or server gave up); the extension aborts the handler's signal. */
   'tool.cancel': { kind: 'notification', params: v.object({ dispatchId: v.string(), reason: v.string() }) },
   /** Sent right after the tool.dispatch frame (same socket write), for the side panel. */

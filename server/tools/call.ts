@@ -58,6 +58,8 @@ export type ToolOutcome =
 
 
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+/** How long the card waits for the extension to name a tab's page before asking without it. */
+const TAB_PAGE_TIMEOUT_MS = 5_000;
 
 export async function callTool(ctx: CallDeps, name: string, args: unknown, call: CallContext): Promise<ToolOutcome> {
   const startedAt = Date.now();
@@ -119,8 +121,12 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
   const release = tool.kind !== 'browser' ? ctx.gate.tryAcquire(tool.plugin, limit) : () => {};
   if (!release) return { ok: false, tool, error: fail.tooManyInFlight(tool.plugin, limit) };
   try {
+    // A built-in call on a tab: the card names the page the tab shows, and the call runs only if
+    // the tab still shows that site once allowed (the agent may navigate it while the card waits).
+    let approvedUrl: string | undefined;
     if (permission === 'ask') {
       let approvalId: string | undefined;
+      const tabUrl = tool.kind === 'browser' ? await tabPageUrl(ctx.hub, call.tabId ?? (args as { tabId?: unknown }).tabId) : undefined;
       const d = await ctx.hub.confirm({
         tool: tool.name,
         plugin: tool.plugin,
@@ -128,7 +134,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
         signal: call.signal,
         // The pending-approval cap counts per MCP session; REST callers share one count.
         caller: call.sessionId ?? call.transport,
-        target: tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId),
+        target: tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId, tabUrl),
         onPending: call.onApproval
           ? (p) => {
               approvalId = p.id;
@@ -139,6 +145,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       if (approvalId) call.onApproval?.({ state: d.decision === 'allow' ? 'approved' : 'denied', id: approvalId });
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
+      approvedUrl = tabUrl;
     }
     const result = await ctx.hub.dispatch({
       plugin: tool.plugin,
@@ -147,6 +154,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       input: args as Record<string, unknown>,
       tabId: tool.kind === 'page' ? tool.tabId : call.tabId,
       settings: tool.kind === 'plugin' ? pluginSettings(ctx, tool.plugin) : undefined,
+      ...(approvedUrl !== undefined ? { approvedUrl } : {}),
       signal: call.signal,
       onProgress: call.onProgress,
       onLog: call.onLog,
@@ -162,6 +170,18 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     };
   } finally {
     release();
+  }
+}
+
+/** The URL tab `tabId` shows now (asked of the extension), or undefined when unknown. */
+async function tabPageUrl(hub: ExtensionHub, tabId: unknown): Promise<string | undefined> {
+  if (typeof tabId !== 'number') return undefined;
+  try {
+    const r = await hub.request('tab.page', { tabId }, { timeoutMs: TAB_PAGE_TIMEOUT_MS });
+    return r.url ?? undefined;
+  } catch {
+    // An extension that cannot say: the card names the tab only, and the call is not bound to a page.
+    return undefined;
   }
 }
 

@@ -177,6 +177,8 @@ export class FakeExtension {
       }
     }
     if (msg.method === 'tool.dispatch' && msg.id !== undefined && this.autoAnswer) void this.answerDispatch(msg);
+    // The page of a tab, asked for an approval card: a fake extension has no tabs to name.
+    if (msg.method === 'tab.page' && msg.id !== undefined) this.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { url: null } }));
   }
 
   private async answerDispatch(msg: RpcMessage): Promise<void> {
