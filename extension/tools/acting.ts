@@ -47,6 +47,34 @@ function locate(selector: string | null, ref: string | null, focus: boolean, cle
   el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' as ScrollBehavior });
   const r = el.getBoundingClientRect();
   if (r.width === 0 || r.height === 0) return { error: `The element ${ref ?? selector} is not visible (no box)` };
+  if (!focus) {
+    // A mouse event goes to whatever is at the point, not to the element: say so instead of
+    // reporting a click that reached nothing, or another element.
+    const x = r.left + r.width / 2;
+    const y = r.top + r.height / 2;
+    const visibility = getComputedStyle(el).visibility;
+    if (visibility === 'hidden' || visibility === 'collapse') return { error: `The element ${ref ?? selector} is not visible (visibility: ${visibility})` };
+    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) {
+      return { error: `The element ${ref ?? selector} is outside the page's visible area (its centre is at ${Math.round(x)},${Math.round(y)}; the viewport is ${innerWidth}×${innerHeight}) and cannot be scrolled into view` };
+    }
+    let hit = document.elementFromPoint(x, y);
+    for (let i = 0; i < 32 && hit?.shadowRoot; i++) {
+      const inner: Element | null = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    const inside = (n: Node | null): boolean => {
+      for (let i = 0; n && i < 10_000; i++, n = n.parentNode ?? (n as ShadowRoot).host ?? null) if (n === el) return true;
+      return false;
+    };
+    // A label's click reaches its control (custom checkboxes draw the label over the input).
+    const forwards = hit?.closest('label')?.control === el;
+    if (hit && !inside(hit) && !forwards) {
+      const name = `<${hit.tagName.toLowerCase()}${hit.id ? ` id="${hit.id}"` : ''}${typeof hit.className === 'string' && hit.className ? ` class="${hit.className.slice(0, 60)}"` : ''}>`;
+      const text = ((hit as HTMLElement).innerText ?? '').trim().slice(0, 40);
+      return { error: `The element ${ref ?? selector} is covered by ${name}${text ? ` ("${text}")` : ''} at its centre: the mouse would reach that element instead. Close or move what covers it, or act on that element` };
+    }
+  }
   if (focus) {
     (el as HTMLElement).focus();
     const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el : null;
@@ -161,6 +189,8 @@ function selectInPage(selector: string | null, ref: string | null, value: string
       return { error: `Invalid CSS selector: ${selector}` };
     }
   }
+  // A ref to an element since removed from the page still names it: changing it would change nothing on screen.
+  if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
   if (!(el instanceof HTMLSelectElement)) return { error: el ? `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` : `No element matches ${ref ?? selector}` };
   const opt = [...el.options].find((o) => (value !== null ? o.value === value : o.label.trim() === label || o.text.trim() === label));
   if (!opt) return { error: `No option ${value !== null ? `with value "${value}"` : `labelled "${label}"`}; options: ${[...el.options].map((o) => o.label).join(', ')}` };
@@ -181,6 +211,8 @@ function scrollInPage(selector: string | null, ref: string | null, direction: st
         return { error: `Invalid CSS selector: ${selector}` };
       }
     }
+    // A removed element scrolls nothing: a stale ref is an error, not a scroll that did nothing.
+    if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
     if (!el) return { error: `No element matches ${ref ?? selector}` };
     el.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
   } else if (x !== null || y !== null) {

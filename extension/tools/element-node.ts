@@ -47,7 +47,9 @@ function markInPage(selector: string | null, ref: string | null, mark: string): 
   } else {
     return { error: 'Pass either selector or ref', validation: true };
   }
-  el.setAttribute('data-opentabs-node', mark);
+  // Added to marks already there: two calls at once on one element each find it by their own mark.
+  const marks = el.getAttribute('data-opentabs-node');
+  el.setAttribute('data-opentabs-node', marks ? `${marks} ${mark}` : mark);
   return {
     tag: el.tagName.toLowerCase(),
     type: el instanceof HTMLInputElement ? el.type : '',
@@ -81,7 +83,7 @@ export async function utilityWorld(send: CdpSend): Promise<number> {
 export async function markedObject(send: CdpSend, mark: string): Promise<string> {
   const contextId = await utilityWorld(send);
   const expression = `(() => {
-    const sel = '[${MARK_ATTR}="${mark}"]';
+    const sel = '[${MARK_ATTR}~="${mark}"]';
     const find = (root) => {
       const hit = root.querySelector(sel);
       if (hit) return hit;
@@ -89,7 +91,11 @@ export async function markedObject(send: CdpSend, mark: string): Promise<string>
       return null;
     };
     const el = find(document);
-    if (el) el.removeAttribute('${MARK_ATTR}');
+    if (el) {
+      const rest = (el.getAttribute('${MARK_ATTR}') ?? '').split(' ').filter((m) => m && m !== '${mark}');
+      if (rest.length) el.setAttribute('${MARK_ATTR}', rest.join(' '));
+      else el.removeAttribute('${MARK_ATTR}');
+    }
     return el;
   })()`;
   const r = await send<{ result: { objectId?: string; subtype?: string } }>('Runtime.evaluate', { expression, contextId, returnByValue: false });
