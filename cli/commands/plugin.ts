@@ -285,7 +285,7 @@ async function build(argv: string[]): Promise<number> {
     'build',
     '[dir] [--watch] [--no-typecheck]',
     'Build the plugin in dir (default .): dist/adapter.js (IIFE) and dist/tools.json. Bad manifests\nare rejected naming the field. A running server reloads after each build. --watch rebuilds on change.\n' +
-      'First type-checks the project with its tsconfig.json (TypeScript from the plugin or from OpenTabs)\nand stops on type errors; --no-typecheck skips that. --watch does not type-check on each rebuild.',
+      'First type-checks the project with its tsconfig.json (TypeScript from the plugin or from OpenTabs)\nand stops on type errors; --no-typecheck skips that. --watch loads each rebuild at once, then\ntype-checks it and prints the errors as a warning.',
   );
   const { values, positionals } = parse(argv, { watch: { type: 'boolean' }, 'no-typecheck': { type: 'boolean' } }, 'plugin build');
   if (values.help) return (out(help), 0);
@@ -296,7 +296,7 @@ async function build(argv: string[]): Promise<number> {
   const log = (line: string) => err(c.dim(line));
   try {
     if (values.watch) {
-      const handle = await buildPlugin(dir, { watch: true, log });
+      const handle = await buildPlugin(dir, { watch: true, log, typecheck: !values['no-typecheck'] });
       out(describeBuild(dir, handle.first));
       out(`Watching ${dir} for changes (Ctrl-C to stop) …`);
       const stop = () => void handle.stop().finally(() => process.exit(0));

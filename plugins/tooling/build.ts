@@ -34,8 +34,9 @@ export interface BuildOptions {
   /** Progress lines (default: console.log). */
   log?: (line: string) => void;
   /**
-   * Type-check with the project's tsconfig.json first and refuse to build on errors (one-shot
-   * builds only; default false here, the CLI turns it on). See typecheck.ts.
+   * Type-check with the project's tsconfig.json (default false here, the CLI turns it on; see
+   * typecheck.ts). One-shot builds check first and refuse to build on errors. Watch builds emit at
+   * once (hot reload stays fast) and check after each rebuild, logging the errors as a warning.
    */
   typecheck?: boolean;
 }
@@ -213,6 +214,28 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
   });
   let builds = 0;
   let chain: Promise<unknown> = Promise.resolve();
+  // One tsc at a time; edits made while it runs get one more check, whose result is the one shown.
+  let checking: Promise<void> | null = null;
+  let checkAgain = false;
+  const checkTypes = () => {
+    if (!o.typecheck) return;
+    if (checking) {
+      checkAgain = true;
+      return;
+    }
+    checking = (async () => {
+      do {
+        checkAgain = false;
+        const checked = await typecheckPlugin(dir);
+        if (checkAgain) continue;
+        if (!checked.ran) log(`Type check skipped: ${checked.why}.`);
+        else if (checked.errors.length === 0) log('Type check passed.');
+        else log(`warning: ${describeTypeErrors(dir, checked.errors)}\n  (watch mode loaded this build anyway; fix them, the tools may misbehave until then)`);
+      } while (checkAgain);
+    })().finally(() => {
+      checking = null;
+    });
+  };
   const ctx = await esbuild.context({
     ...adapterBuildOptions(dir, entry, pkg.pluginName),
     plugins: [
@@ -236,6 +259,7 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
                 const current = n === 0 ? pkg : await readPackage(dir);
                 const r = await emit(dir, entry, current, result.outputFiles![0]!.text, o);
                 if (n === 0) resolveFirst(r);
+                checkTypes();
               } catch (err) {
                 if (n === 0) rejectFirst(err);
                 else log(`Build failed: ${(err as Error).message}`);
@@ -255,6 +279,8 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
       first: r,
       stop: async () => {
         await ctx.dispose();
+        checkAgain = false;
+        await checking;
       },
     };
   } catch (err) {

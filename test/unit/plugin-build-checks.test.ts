@@ -3,7 +3,8 @@
  * naming the tool and the field: an input schema the server cannot compile (a regex valid in
  * valibot but not as a Unicode JSON Schema pattern), a missing urlPatterns; the type check keeps
  * tsc's explanation lines; a plugin name whose tools would hide behind built-ins is refused; and
- * the watch loop picks up a version bump in package.json.
+ * the watch loop picks up a version bump in package.json, and type-checks each rebuild (the
+ * rebuild is loaded at once, the errors follow as a warning).
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -98,7 +99,7 @@ describe('names reserved for built-in tools', () => {
   });
 });
 
-describe('build --watch and package.json', () => {
+describe('build --watch', () => {
   test('a version bump alone rebuilds dist/tools.json with the new version', async () => {
     const { dir } = await createPlugin('bumped', join(root, 'bumped'));
     const lines: string[] = [];
@@ -115,6 +116,32 @@ describe('build --watch and package.json', () => {
       }
       expect(version).toBe('0.2.0');
       expect(lines).toContain(`Built opentabs-plugin-bumped@0.2.0: 1 tool, adapter ${handle.first.adapterBytes} bytes → ${join(dir, 'dist')}`);
+    } finally {
+      await handle.stop();
+    }
+  });
+
+  test('each rebuild is type-checked and its errors are printed as a warning, then the fix clears them', async () => {
+    const { dir } = await createPlugin('typed', join(root, 'typed'));
+    const lines: string[] = [];
+    const handle = await buildPlugin(dir, { watch: true, reload: false, typecheck: true, log: (l) => lines.push(l) });
+    const waitFor = async (pred: () => boolean, what: string) => {
+      for (let i = 0; i < 1200 && !pred(); i++) await Bun.sleep(50);
+      if (!pred()) throw new Error(`waited for ${what}; log: ${lines.join('\n')}`);
+    };
+    try {
+      await waitFor(() => lines.includes('Type check passed.'), 'the first check');
+      const src = join(dir, 'src/index.ts');
+      const good = readFileSync(src, 'utf8');
+      writeFileSync(src, good.replace('return { title: document.title,', 'return { title: document.title.length,'));
+      await waitFor(() => lines.some((l) => l.startsWith('warning: Type check failed')), 'the type error');
+      const warning = lines.find((l) => l.startsWith('warning: Type check failed'))!;
+      expect(warning).toContain('src/index.ts(');
+      expect(warning).toContain("Type 'number' is not assignable to type 'string'");
+      expect(warning).toContain('watch mode loaded this build anyway');
+      const passes = lines.filter((l) => l === 'Type check passed.').length;
+      writeFileSync(src, good);
+      await waitFor(() => lines.filter((l) => l === 'Type check passed.').length > passes, 'the check after the fix');
     } finally {
       await handle.stop();
     }
