@@ -9,7 +9,7 @@ import { VERSION } from '../server/version.ts';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
   start: { summary: 'Start the server (foreground, or --background)', load: async () => (await import('./commands/start.ts')).command },
-  stop: { summary: 'Stop the background server', load: async () => (await import('./commands/stop.ts')).command },
+  stop: { summary: 'Stop the running server', load: async () => (await import('./commands/stop.ts')).command },
   status: { summary: 'Server, extension, plugin and tab status', load: async () => (await import('./commands/status.ts')).command },
   tool: { summary: 'List, inspect and call tools (CLI mode)', load: async () => (await import('./commands/tool.ts')).command },
   plugin: { summary: 'List, install, add, remove, configure, create and build plugins', load: async () => (await import('./commands/plugin.ts')).command },

@@ -168,6 +168,24 @@ describe('foreground start', () => {
     expect(existsSync(join(cfg, 'server.pid'))).toBe(false);
   });
 
+  test('the banner\'s `stop` command, run as printed from a shell without OPENTABS_CONFIG_DIR, stops a foreground server', async () => {
+    const cfg = join(root, 'fg-stop-as-printed');
+    const proc = Bun.spawn([process.execPath, MAIN, 'start', '--port', '0'], { cwd: ROOT, env: cliEnv(cfg), stdout: 'pipe', stderr: 'pipe' });
+    started.push(proc.pid);
+    const out = collect(proc.stdout);
+    expect(await out.until(/Stop with Ctrl-C or `[^`]+`/, 60_000)).not.toBeNull();
+    const printed = /Stop with Ctrl-C or `([^`]+)`/.exec(out.text())![1];
+    // OPENTABS_CONFIG_DIR only as the command line gives it, and a HOME without ~/.opentabs.
+    const home = join(root, 'fg-stop-home');
+    mkdirSync(home, { recursive: true });
+    const env = cliEnv(cfg, { OPENTABS_CONFIG_DIR: undefined, HOME: home });
+    const stop = Bun.spawn(['sh', '-c', printed], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' });
+    const [stdout, code] = await Promise.all([new Response(stop.stdout).text(), stop.exited]);
+    expect({ code, stdout }).toMatchObject({ code: 0, stdout: expect.stringContaining(`Stopped OpenTabs server (pid ${proc.pid})`) });
+    expect(await proc.exited).toBe(0);
+    expect(existsSync(join(cfg, 'server.pid'))).toBe(false);
+  });
+
   test('a stop that fails part-way still ends the process, with exit code 1', async () => {
     // `start` waits for its server's stop to settle; a step that throws must still settle it, or
     // the process would outlive its server.
