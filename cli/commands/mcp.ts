@@ -13,7 +13,7 @@ import type { Command } from '../command.ts';
 import { CliError, err, out, usageError } from '../output.ts';
 import { selfCommand, selfCommandText } from '../self.ts';
 import { join } from 'node:path';
-import { probePort, resolveTarget, secretFor, type Target } from '../server-client.ts';
+import { notRunningMessage, probePort, resolveTarget, secretFor, type Target } from '../server-client.ts';
 import { DEFAULT_PORT } from '../../server/limits.ts';
 
 const HELP = `Usage: opentabs mcp [--gateway] [--no-start] [--port N]
@@ -43,7 +43,7 @@ export const command: Command = {
     if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'mcp');
     const t = resolveTarget(values.port, 'mcp');
     if ((await probePort(t.port)).kind !== 'opentabs') {
-      if (values['no-start']) throw new CliError(`OpenTabs server is not running on ${t.url} (and --no-start was given).`);
+      if (values['no-start']) throw new CliError(`${notRunningMessage(t)} (With --no-start the bridge does not start it.)`);
       await autostart(t);
     }
     await runBridge(t, values.gateway ? '/mcp/gateway' : '/mcp');

@@ -182,6 +182,7 @@ describe('suggested commands run without opentabs on PATH', () => {
     const startHint = find('status (not running)', ['start']);
     expect(startHint.argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
     expect(find('tool list (not running)', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
+    expect(find('opentabs mcp --no-start --port 1', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', '1']);
     // Another config dir's start on this port is refused (exit 1), naming a different port.
     const foreign = outputs.find((o) => o.where === 'start on a port another config dir holds')!.text;
     expect(foreign).toContain('in use by an OpenTabs server of another config dir');
