@@ -83,9 +83,11 @@ export function findBrowsers(): string[] {
 export async function runChecks(t: Target): Promise<Check[]> {
   const checks: Check[] = [];
   const dir = t.configDir;
+  // The port the user asked about (flag, PORT or server.pid), so the fixes start the server there.
+  const portArgs = t.portSource === 'default' ? '' : ` --port ${t.port}`;
 
   if (!existsSync(dir)) {
-    checks.push({ check: 'config dir', status: 'fail', detail: `${dir} does not exist yet`, fix: 'Run `opentabs start` once; it creates the config dir, the secret and the extension folder.' });
+    checks.push({ check: 'config dir', status: 'fail', detail: `${dir} does not exist yet`, fix: `Run \`opentabs start${portArgs}\` once; it creates the config dir, the secret and the extension folder.` });
   } else {
     const mode = statSync(dir).mode & 0o777;
     checks.push(
@@ -97,7 +99,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
 
   const sp = secretPath(dir);
   if (!existsSync(sp)) {
-    checks.push({ check: 'secret', status: 'fail', detail: `${sp} is missing`, fix: 'Run `opentabs start`; it creates the secret.' });
+    checks.push({ check: 'secret', status: 'fail', detail: `${sp} is missing`, fix: `Run \`opentabs start${portArgs}\`; it creates the secret.` });
   } else {
     const mode = statSync(sp).mode & 0o777;
     if (readSecretSync(dir) === null) {
@@ -122,7 +124,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
   const owner = await probePort(t.port);
   let health: HealthPayload | null = null;
   if (owner.kind === 'free') {
-    checks.push({ check: 'server', status: 'fail', detail: `nothing is listening on ${t.url}`, fix: `Run \`opentabs start${t.portSource === 'default' ? '' : ` --port ${t.port}`}\` (or \`opentabs start --background\`).` });
+    checks.push({ check: 'server', status: 'fail', detail: `nothing is listening on ${t.url}`, fix: `Run \`opentabs start${portArgs}\` (or \`opentabs start --background${portArgs}\`).` });
   } else if (owner.kind === 'other') {
     checks.push({
       check: 'port owner',
@@ -135,13 +137,13 @@ export async function runChecks(t: Target): Promise<Check[]> {
       health = (await api<HealthPayload>(t, 'GET', '/health', { timeoutMs: 5000 })).body;
       checks.push({ check: 'server', status: 'ok', detail: `running on ${t.url} (v${health.version ?? '?'}, ${health.mode ?? '?'} mode)` });
     } catch (e) {
-      checks.push({ check: 'server auth', status: 'fail', detail: (e as CliError).message, fix: 'Make sure OPENTABS_CONFIG_DIR matches the running server, or restart it: `opentabs stop && opentabs start`.' });
+      checks.push({ check: 'server auth', status: 'fail', detail: (e as CliError).message, fix: `Make sure OPENTABS_CONFIG_DIR matches the running server, or restart it: \`opentabs stop && opentabs start${portArgs}\`.` });
     }
   }
 
   const manifest = join(dir, 'extension', 'manifest.json');
   if (!existsSync(manifest)) {
-    checks.push({ check: 'extension folder', status: 'fail', detail: `${join(dir, 'extension')} has no manifest.json (extension not installed)`, fix: 'Run `opentabs start`; it installs the extension folder.' });
+    checks.push({ check: 'extension folder', status: 'fail', detail: `${join(dir, 'extension')} has no manifest.json (extension not installed)`, fix: `Run \`opentabs start${portArgs}\`; it installs the extension folder.` });
   } else {
     checks.push({ check: 'extension folder', status: 'ok', detail: join(dir, 'extension') });
   }

@@ -183,6 +183,10 @@ describe('suggested commands run without opentabs on PATH', () => {
     expect(startHint.argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
     expect(find('tool list (not running)', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
     expect(find('opentabs mcp --no-start --port 1', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', '1']);
+    // doctor --port N: every fix that starts the server starts it on N.
+    const doctorStarts = suggested(outputs.find((o) => o.where === 'doctor (nothing set up)')!.text, prefix).filter((s) => s.argv[prefix.length] === 'start');
+    expect(doctorStarts.length).toBeGreaterThanOrEqual(3);
+    for (const s of doctorStarts) expect(s.argv.slice(prefix.length + 1).filter((w) => w !== '--background')).toEqual(['--port', String(port)]);
     // Another config dir's start on this port is refused (exit 1), naming a different port.
     const foreign = outputs.find((o) => o.where === 'start on a port another config dir holds')!.text;
     expect(foreign).toContain('in use by an OpenTabs server of another config dir');
