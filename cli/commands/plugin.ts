@@ -180,7 +180,7 @@ async function remove(argv: string[]): Promise<number> {
   } catch (e) {
     if (removed.length === 0) {
       const known = [...scan.plugins.map((p) => p.name), ...scan.failed.map((f) => f.name).filter(Boolean)];
-      throw new CliError(`No plugin named "${positionals[0]}" is installed or added.${known.length ? ` Known: ${known.join(', ')}.` : ''}`);
+      throw new CliError(`No plugin named "${positionals[0]}" is installed or added.${known.length ? ` Known: ${known.join(', ')}.` : ''} See \`opentabs plugin list\`.`);
     }
     if ((e as { code?: string }).code !== 'unknown_plugin') throw new CliError((e as Error).message);
   }

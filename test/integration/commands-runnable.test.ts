@@ -106,7 +106,7 @@ beforeAll(async () => {
   await raw('REST unknown tool', '/tools/nope_tool/call', { method: 'POST', headers: auth, body: '{}' });
   await raw('REST permission off', '/tools/browser_list_tabs/call', { method: 'POST', headers: auth, body: '{}' });
   await raw('REST extension not connected', '/tools/browser_list_windows/call', { method: 'POST', headers: auth, body: '{}' });
-  for (const args of [['nope'], ['start', '--bogus'], ['config', 'set', 'x'], ['mcp', '--no-start', '--port', '1'], ['stop', 'extra']]) {
+  for (const args of [['nope'], ['start', '--bogus'], ['config', 'set', 'x'], ['mcp', '--no-start', '--port', '1'], ['stop', 'extra'], ['plugin', 'remove', 'nope']]) {
     const r = await runCli(args, { configDir: cfg, env });
     outputs.push({ where: `opentabs ${args.join(' ')}`, text: r.stdout + r.stderr });
   }
@@ -183,6 +183,8 @@ describe('suggested commands run without opentabs on PATH', () => {
     expect(startHint.argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
     expect(find('tool list (not running)', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
     expect(find('opentabs mcp --no-start --port 1', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', '1']);
+    // Removing a plugin that is not there: the command that lists the ones that are.
+    expect(find('opentabs plugin remove nope', ['plugin', 'list']).assign.OPENTABS_CONFIG_DIR).toBe(cfg);
     // doctor --port N: every fix that starts the server starts it on N.
     const doctorStarts = suggested(outputs.find((o) => o.where === 'doctor (nothing set up)')!.text, prefix).filter((s) => s.argv[prefix.length] === 'start');
     expect(doctorStarts.length).toBeGreaterThanOrEqual(3);
