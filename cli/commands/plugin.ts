@@ -53,7 +53,7 @@ async function list(argv: string[]): Promise<number> {
     const plugins = health.pluginDetails ?? [];
     const failed = health.failedPlugins ?? [];
     if (values.json) {
-      printJson({ running: true, plugins, failedPlugins: failed });
+      printJson({ running: true, plugins, failedPlugins: failed, discoveryErrors: health.discoveryErrors ?? [] });
       return 0;
     }
     if (plugins.length === 0 && failed.length === 0) {
@@ -69,6 +69,7 @@ async function list(argv: string[]): Promise<number> {
       );
     }
     for (const f of failed) out(`${c.red('failed')} ${f.name ?? ''} ${f.path}: ${f.error}`);
+    for (const e of health.discoveryErrors ?? []) out(`${c.yellow('note')} ${e}`);
     return 0;
   }
   const scan = await scanPlugins(t.configDir);

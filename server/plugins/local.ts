@@ -77,6 +77,17 @@ export async function addLocalPlugin(configDir: string, pathArg: string, o: AddO
   if (!r.ok && !r.name) throw new OpenTabsError('bad_request', `${path} is not an OpenTabs plugin: ${r.error}`);
   const name = r.ok ? r.plugin.name : r.name!;
   const store = await ConfigStore.open(configDir);
+  // Another listed folder with the same plugin name would win and this one be ignored at discovery.
+  for (const other of store.get().localPlugins.map((p) => resolve(configDir, p))) {
+    if (other === path) continue;
+    const o = await loadPluginFolder(other, 'local');
+    if ((o.ok ? o.plugin.name : o.name) === name) {
+      throw new OpenTabsError(
+        'bad_request',
+        `plugin "${name}" is already added from ${other}, which would be loaded instead of ${path}; remove that folder first (\`opentabs plugin remove ${other}\`) or give this plugin another name`,
+      );
+    }
+  }
   // Checked before anything is written: a refused plugin leaves config.json as it was.
   const { broad, fresh } = r.ok ? checkBroadConsent(store.get(), name, r.plugin.urlPatterns, o) : { broad: [], fresh: false };
   await store.update((d) => {

@@ -3,7 +3,9 @@
  * `opentabs plugin list` after a reload; an npm package published without dist/ says so (a
  * build command would not help its user); and `plugin add` next to a server of another config
  * dir on the default port saves the change and says that server was not reloaded, instead of
- * failing with exit 1 after the change was written.
+ * failing with exit 1 after the change was written; a second folder with the same plugin name is
+ * refused by `plugin add` (it would be ignored), and `plugin list` shows a server's notes about
+ * ignored folders.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import fs, { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +16,9 @@ import { CliError } from '../../cli/output.ts';
 import type { Target } from '../../cli/server-client.ts';
 import { loadOrCreateSecret } from '../../server/state/secret.ts';
 import type { TestServer } from '../harness/server.ts';
-import { startPluginServer } from '../harness/fake-extension.ts';
+import { startPluginServer, writeTestConfig, writeTestPlugin } from '../harness/fake-extension.ts';
+import { startTestServer } from '../harness/server.ts';
+import { addLocalPlugin } from '../../server/plugins/local.ts';
 import { runCli, tempDir } from './cli-support.ts';
 
 setDefaultTimeout(60_000);
@@ -105,5 +109,42 @@ describe('the CLI reloading after a change', () => {
     await loadOrCreateSecret(dir);
     const t: Target = { configDir: dir, port: srv.port, url: srv.url, portSource: 'pidfile' };
     await expect(reloadIfRunning(t)).rejects.toBeInstanceOf(CliError);
+  });
+});
+
+describe('two folders with one plugin name', () => {
+  test('plugin add refuses the second, naming the first and how to switch; config.json is unchanged', async () => {
+    const cfg = join(root, 'twin-config');
+    writeTestConfig(cfg, {});
+    const first = writeTestPlugin(join(root, 'twin-a'), 'twin', [{ name: 'x' }]);
+    const second = writeTestPlugin(join(root, 'twin-b'), 'twin', [{ name: 'x' }]);
+    await addLocalPlugin(cfg, first);
+    const before = readFileSync(join(cfg, 'config.json'), 'utf8');
+    const refused = await addLocalPlugin(cfg, second).then(
+      () => '',
+      (e: Error) => e.message,
+    );
+    expect(refused).toStartWith(`plugin "twin" is already added from ${first}, which would be loaded instead of ${second}; remove that folder first (\``);
+    expect(refused).toContain(` plugin remove ${first}\`) or give this plugin another name`);
+    expect(readFileSync(join(cfg, 'config.json'), 'utf8')).toBe(before);
+    // Adding the same folder again is fine.
+    await addLocalPlugin(cfg, first);
+  });
+
+  test('plugin list shows the running server\'s note about the ignored folder', async () => {
+    const cfg = join(root, 'twin-listed');
+    const a = writeTestPlugin(join(root, 'listed-a'), 'twin', [{ name: 'x' }]);
+    const b = writeTestPlugin(join(root, 'listed-b'), 'twin', [{ name: 'x' }]);
+    writeTestConfig(cfg, { localPlugins: [a, b] });
+    const s2 = await startTestServer({ configDir: cfg });
+    try {
+      const r = await runCli(['plugin', 'list', '--port', String(s2.port)], { configDir: cfg });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`note Plugin "twin" at ${b} ignored: a plugin with that name is already loaded from ${a}`);
+      const j = await runCli(['plugin', 'list', '--json', '--port', String(s2.port)], { configDir: cfg });
+      expect(JSON.parse(j.stdout).discoveryErrors).toEqual([`Plugin "twin" at ${b} ignored: a plugin with that name is already loaded from ${a}`]);
+    } finally {
+      await s2.stop();
+    }
   });
 });
