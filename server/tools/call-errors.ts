@@ -13,7 +13,7 @@ export { STATUS_BY_CODE, statusFor } from '../errors.ts';
 
 export const fail = {
   unknownTool: (name: string) =>
-    new OpenTabsError('unknown_tool', `Unknown tool "${name}". List the available tools (MCP tools/list, GET /tools, or \`opentabs tool list\`).`, {
+    new OpenTabsError('unknown_tool', `Unknown tool "${name}". List the available tools (MCP tools/list, or opentabs_list_tools through the gateway; GET /tools; or \`opentabs tool list\`).`, {
       category: 'not_found',
     }),
   permissionOff: (name: string, plugin: string, shortName: string) =>

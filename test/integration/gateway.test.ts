@@ -119,6 +119,10 @@ test('opentabs_call returns exactly what the direct call returns (success and ea
     // Dispatch ids differ per call; the echo default handler includes no ids, so compare whole results.
     expect(g).toEqual(d);
   }
+  // An unknown name points a gateway client at its own way to list tools.
+  const unknown = await gateway.callTool({ name: 'opentabs_call', arguments: { tool: 'no_such_tool', arguments: {} } });
+  expect(unknown.isError).toBe(true);
+  expect(text(unknown)).toContain('opentabs_list_tools');
   const ok = await gateway.callTool({ name: 'opentabs_call', arguments: { tool: 'docs_get', arguments: { id: 9 } } });
   expect(ok.structuredContent).toEqual({ id: 9, title: 'Doc 9' });
   expect((ok.content as { type: string }[]).map((c) => c.type)).toEqual(['text', 'image']);
