@@ -22,8 +22,16 @@ function approvalTarget(p: PendingConfirmation): HTMLElement {
   return h('div', { class: 'target', 'data-testid': 'approval-target' }, ...lines);
 }
 
+/**
+ * Invisible and direction-changing characters (Unicode format characters such as U+202E, and the
+ * line and paragraph separators JSON leaves as they are) written as \uXXXX: the agent writes the
+ * arguments, and with them it could make the card show code in another order than it runs.
+ */
+const HIDDEN_CHARS = /[\p{Cf}\u2028\u2029]/gu;
+const showHidden = (s: string) => s.replace(HIDDEN_CHARS, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+
 function approvalArgs(params: unknown): HTMLElement[] {
-  const text = JSON.stringify(params, null, 1) ?? 'null';
+  const text = showHidden(JSON.stringify(params, null, 1) ?? 'null');
   if (text.length <= APPROVAL_ARGS_PREVIEW_CHARS) return [h('pre', { 'data-testid': 'approval-args' }, text)];
   const more = text.length - APPROVAL_ARGS_PREVIEW_CHARS;
   return [
