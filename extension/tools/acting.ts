@@ -16,7 +16,7 @@ type Point = { x: number; y: number; tag: string; text: string };
  * In the page (ISOLATED world): find the element, scroll it to the middle of the viewport and
  * return its centre in viewport CSS pixels. `focus` also focuses it (for typing).
  */
-function locate(selector: string | null, ref: string | null, focus: boolean, clear: boolean): Point | { error: string } {
+function locate(selector: string | null, ref: string | null, focus: boolean, clear: boolean, takesText = false): Point | { error: string } {
   // chrome.scripting injects this function alone (serialized), so it carries its own copy of
   // the shadow-piercing query instead of importing one.
   const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
@@ -75,6 +75,16 @@ function locate(selector: string | null, ref: string | null, focus: boolean, cle
       return { error: `The element ${ref ?? selector} is covered by ${name}${text ? ` ("${text}")` : ''} at its centre: the mouse would reach that element instead. Close or move what covers it, or act on that element` };
     }
   }
+  if (takesText) {
+    // Text typed into anything else goes nowhere: say so instead of reporting it typed.
+    const NOT_TEXT = ['button', 'submit', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'hidden'];
+    const field = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type)) ? el : null;
+    if (!field && !(el as HTMLElement).isContentEditable) {
+      return { error: `The element ${ref ?? selector} is a <${el.tagName.toLowerCase()}${el instanceof HTMLInputElement ? ` type=${el.type}` : ''}>, which takes no typed text; pass a text field, a textarea or an editable element` };
+    }
+    if (field?.disabled) return { error: `The field ${ref ?? selector} is disabled: typing into it changes nothing` };
+    if (field?.readOnly) return { error: `The field ${ref ?? selector} is read-only: typing into it changes nothing` };
+  }
   if (focus) {
     (el as HTMLElement).focus();
     const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el : null;
@@ -99,14 +109,24 @@ async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => 
   return res?.result as R;
 }
 
-export async function point(tabId: number, input: { selector?: string; ref?: string }, focus = false, clear = false): Promise<Point> {
+/**
+ * An error the page-side lookup reported: a selector that is not valid CSS, or no selector and no
+ * ref, is the caller's mistake (invalid_arguments, as the tools checking it themselves say);
+ * anything else names an element that is not there or cannot be used (not_found).
+ */
+export function pageFindError(message: string): ToolError {
+  const bad = message.startsWith('Pass') || message.startsWith('Invalid CSS selector');
+  return new ToolError(message, bad ? { code: 'invalid_arguments', category: 'validation' } : { code: 'not_found', category: 'not_found' });
+}
+
+export async function point(tabId: number, input: { selector?: string; ref?: string }, focus = false, clear = false, takesText = false): Promise<Point> {
   // Both would be ambiguous: say so instead of silently picking one.
   if (input.selector !== undefined && input.ref !== undefined) {
     throw new ToolError('Pass either selector or ref, not both (they may name different elements)', { code: 'invalid_arguments', category: 'validation' });
   }
-  const r = await run(tabId, locate, [input.selector ?? null, input.ref ?? null, focus, clear]);
+  const r = await run(tabId, locate, [input.selector ?? null, input.ref ?? null, focus, clear, takesText]);
   if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
-  if ('error' in r) throw new ToolError(r.error, { code: r.error.startsWith('Pass') ? 'invalid_arguments' : 'not_found', category: r.error.startsWith('Pass') ? 'validation' : 'not_found' });
+  if ('error' in r) throw pageFindError(r.error);
   return r;
 }
 
@@ -228,7 +248,7 @@ function scrollInPage(selector: string | null, ref: string | null, direction: st
 
 function pageError(r: { error?: string } | null | undefined): void {
   if (!r) throw new ToolError('This tab cannot be scripted (a browser page?)', { code: 'not_available', category: 'validation' });
-  if (r.error) throw new ToolError(r.error, { code: 'not_found', category: 'not_found' });
+  if (r.error) throw pageFindError(r.error);
 }
 
 export const actingTools = {
@@ -248,7 +268,7 @@ export const actingTools = {
     // Replace by default, as people and other automation tools expect; append only when asked.
     const replace = input.append !== true;
     const tab = await ctx.tab(input.tabId);
-    const p = await point(tab.id!, input, true, replace);
+    const p = await point(tab.id!, input, true, replace, true);
     const text = String(input.text);
     await withDebugger(tab.id!, async (send) => {
       // point() selected what the field holds: inserted text replaces the selection (one input

@@ -4,6 +4,7 @@
  * a label, buttons and links without a name, text whose contrast is below WCAG AA).
  */
 import { ToolError } from '../shared/tool-error.ts';
+import { pageFindError } from './acting.ts';
 import { runInTab } from './reading.ts';
 import type { Handlers } from './types.ts';
 
@@ -95,7 +96,7 @@ export const pageInspectTools = {
     if ((input.selector === undefined) === (input.ref === undefined)) throw new ToolError('Pass either selector or ref', { code: 'invalid_arguments', category: 'validation' });
     const tab = await ctx.tab(input.tabId);
     const r = await runInTab(tab.id!, stylesInPage, [input.selector ?? null, input.ref ?? null, input.properties ?? null]);
-    if ('error' in r) throw new ToolError(String(r.error), { code: 'not_found', category: 'not_found' });
+    if ('error' in r) throw pageFindError(String(r.error));
     return { value: r };
   },
 

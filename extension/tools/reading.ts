@@ -1,5 +1,6 @@
 /** The reading group: page text, HTML, element queries, screenshots. Each runs one script in the tab. */
 import { ToolError } from '../shared/tool-error.ts';
+import { pageFindError } from './acting.ts';
 import { withDebugger } from './debugger.ts';
 import { captureSpaced } from './capture.ts';
 import { snapshotPage } from './snapshot.ts';
@@ -201,7 +202,7 @@ async function assertStillShown(tabId: number, windowId: number): Promise<void> 
 }
 
 function unwrap<T extends object>(r: T | { error: string }): T {
-  if ('error' in r) throw new ToolError(r.error, { code: 'not_found', category: 'not_found' });
+  if ('error' in r) throw pageFindError(r.error);
   return r;
 }
 
@@ -253,7 +254,7 @@ export const readingTools = {
       // Beyond the viewport or one element: the DevTools protocol, which needs no focus.
       if (target || ref) {
         const r = await runInTab(tab.id!, elementBox, [target, ref]);
-        if ('error' in r) throw new ToolError(r.error, { code: 'not_found', category: 'not_found' });
+        if ('error' in r) throw pageFindError(r.error);
         clip = r;
       }
       data = await withDebugger(tab.id!, async (send) => {

@@ -106,6 +106,10 @@ async function explainFailure(err: unknown, call: { tool: string; input: Record<
     const tab = await chrome.tabs.get(id).catch(() => null);
     if (!tab) return new ToolError(`Tab ${id} was closed while ${call.tool} ran on it. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
     if (tab.discarded) return discardedError(id);
+    // chrome.scripting cannot reach the page Chrome shows for a failed load.
+    if (/showing error page/i.test(String((err as Error | null)?.message ?? ''))) {
+      return new ToolError(`Tab ${id} shows Chrome's error page (its last load failed, e.g. the site did not answer): navigate it to a page that loads, then retry`, { code: 'not_available', category: 'validation' });
+    }
   }
   return err;
 }

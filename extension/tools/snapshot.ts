@@ -181,7 +181,11 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   let landmarkDepth = 0;
 
   const walkChildren = (el: Element, depth: number, inLabel: boolean, pre: boolean) => {
-    for (const child of el.childNodes) {
+    // The page as it renders: a host of an open shadow root shows its shadow tree (web components
+    // drew nothing here before), a <slot> the nodes assigned to it (else its fallback content).
+    const assigned = el instanceof HTMLSlotElement ? el.assignedNodes({ flatten: true }) : [];
+    const children = el.shadowRoot ? el.shadowRoot.childNodes : assigned.length ? assigned : el.childNodes;
+    for (const child of children) {
       if (child.nodeType === Node.TEXT_NODE) {
         if (inLabel || interactiveOnly) continue;
         const raw = child.textContent ?? '';
