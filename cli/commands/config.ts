@@ -8,7 +8,7 @@ import { PLUGIN_NAME_RE } from '../../server/protocol/plugin-manifest.ts';
 import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
 import { parse, parseBool } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
-import { CliError, c, out, printJson, usageError } from '../output.ts';
+import { CliError, c, out, printJson, runnableCommands, say, usageError } from '../output.ts';
 import { probePort, resolveTarget } from '../server-client.ts';
 import { openConfigForWrite, parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
 
@@ -80,7 +80,7 @@ async function show(argv: string[]): Promise<number> {
     });
     return 0;
   }
-  const secretText = secret === null ? c.yellow('not created yet (run `opentabs start`)') : values['show-secret'] ? secret : c.dim(`${secret.slice(0, 4)}… (use --show-secret)`);
+  const secretText = secret === null ? c.yellow(runnableCommands('not created yet (run `opentabs start`)')) : values['show-secret'] ? secret : c.dim(`${secret.slice(0, 4)}… (use --show-secret)`);
   out(`${c.bold('Config dir')}       ${t.configDir}`);
   out(`${c.bold('Config file')}      ${configPath(t.configDir)}`);
   out(`${c.bold('Server')}           ${t.url} — ${running ? c.green('running') : 'not running'}`);
@@ -234,7 +234,7 @@ async function rotate(argv: string[]): Promise<number> {
     throw new CliError(`The new secret is written, but the running server did not reload: ${(e as Error).message}. Restart it: \`opentabs stop && opentabs start\`.`);
   }
   out(`New secret written to ${secretPath(t.configDir)}.`);
-  out(
+  say(
     reloaded
       ? 'The running server now uses it; the extension reconnects by itself. Update your MCP clients (`opentabs start --show-config`).'
       : 'The server is not running; it will use the new secret when started. Update your MCP clients (`opentabs start --show-config`).',

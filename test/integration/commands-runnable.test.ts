@@ -79,10 +79,15 @@ beforeAll(async () => {
   outputs.push({ where: 'status (not running)', text: s0.stdout + s0.stderr });
   const l0 = await runCli(['tool', 'list', '--port', String(port)], { configDir: cfg, env });
   outputs.push({ where: 'tool list (not running)', text: l0.stdout + l0.stderr });
+  const c0 = await runCli(['config', 'show', '--port', String(port)], { configDir: cfg, env });
+  outputs.push({ where: 'config show (no secret yet)', text: c0.stdout + c0.stderr });
   const start = await runCli(['start', '--background', '--port', String(port)], { configDir: cfg, env, timeoutMs: 120_000 });
   expect(start.code).toBe(0);
   pid = JSON.parse(readFileSync(join(cfg, 'server.pid'), 'utf8')).pid;
   outputs.push({ where: 'start banner', text: start.stdout + start.stderr });
+  const rot = await runCli(['config', 'rotate-secret'], { configDir: cfg, env });
+  expect(rot.code).toBe(0);
+  outputs.push({ where: 'config rotate-secret', text: rot.stdout + rot.stderr });
   const d1 = await runCli(['doctor', '--port', String(port)], { configDir: cfg, env });
   outputs.push({ where: 'doctor (running)', text: d1.stdout + d1.stderr });
   const s1 = await runCli(['status', '--port', String(port)], { configDir: cfg, env });
@@ -183,6 +188,9 @@ describe('suggested commands run without opentabs on PATH', () => {
     expect(startHint.argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
     expect(find('tool list (not running)', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
     expect(find('opentabs mcp --no-start --port 1', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', '1']);
+    // Where the secret comes from, and how clients get the new one after a rotation.
+    expect(find('config show (no secret yet)', ['start']).assign.OPENTABS_CONFIG_DIR).toBe(cfg);
+    expect(find('config rotate-secret', ['start', '--show-config']).assign.OPENTABS_CONFIG_DIR).toBe(cfg);
     // Removing a plugin that is not there: the command that lists the ones that are.
     expect(find('opentabs plugin remove nope', ['plugin', 'list']).assign.OPENTABS_CONFIG_DIR).toBe(cfg);
     // doctor --port N: every fix that starts the server starts it on N.
