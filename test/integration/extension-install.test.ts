@@ -39,6 +39,25 @@ describe('installExtension', () => {
     expect(second.copied).toBe(false);
   });
 
+  test("server.json's cli (the side panel's `<cli> start`, `<cli> stop`) names a config dir that is not the default, so it runs from any shell", async () => {
+    const ctx = fakeCtx(43211);
+    const before = process.env.OPENTABS_CONFIG_DIR;
+    process.env.OPENTABS_CONFIG_DIR = ctx.configDir;
+    let cli: string;
+    try {
+      const { dir } = await installExtension(ctx);
+      cli = JSON.parse(readFileSync(join(dir, 'server.json'), 'utf8')).cli;
+    } finally {
+      if (before === undefined) delete process.env.OPENTABS_CONFIG_DIR;
+      else process.env.OPENTABS_CONFIG_DIR = before;
+    }
+    expect(cli.startsWith(`OPENTABS_CONFIG_DIR=${ctx.configDir} `)).toBe(true);
+    // Run as the side panel would print it, from a shell without the variable: it reads that config dir.
+    const env: Record<string, string> = { NO_COLOR: '1', PATH: process.env.PATH ?? '', HOME: ctx.configDir };
+    const r = Bun.spawnSync(['sh', '-c', `${cli} status --json --port 1`], { env, timeout: 60_000 });
+    expect(JSON.parse(r.stdout.toString())).toMatchObject({ running: false, configDir: ctx.configDir });
+  });
+
   test('keeps auth.json and adapters/, drops stale files, follows the port', async () => {
     const ctx = fakeCtx(40001);
     const dir = join(ctx.configDir, 'extension');
