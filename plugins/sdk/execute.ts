@@ -4,7 +4,8 @@
  * and by `runTool` (plugin unit tests), so tests exercise exactly what the page runs.
  */
 import * as v from 'valibot';
-import type { PageToBridge } from '../../server/protocol/page-channel.ts';
+import { utf8Bytes, type PageToBridge } from '../../server/protocol/page-channel.ts';
+import { PLUGIN_RESULT_MAX_BYTES } from '../../server/protocol/limits.ts';
 import type { LogLevel } from '../../server/protocol/methods.ts';
 import type { ToolContext, ToolDefinition } from './define.ts';
 import { isToolError } from './errors.ts';
@@ -43,15 +44,40 @@ export function toErrorPayload(err: unknown, what: string): ErrorPayload {
   return { message: `${what} failed: ${message}`, code: 'internal', category: 'internal', retryable: false };
 }
 
-/** The error for a result JSON cannot carry (a cycle, a BigInt): the page channel sends JSON text. */
-export function unserializableResult(fullName: string, err: unknown): ErrorPayload {
-  const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
-  return {
-    message: `${fullName} returned a value that cannot be sent as JSON (${why}); return plain data without circular references or BigInt values`,
-    code: 'unserializable_result',
-    category: 'internal',
-    retryable: false,
-  };
+/**
+ * A result as the page channel sends it: its JSON text, or the error naming the tool when JSON
+ * cannot carry it (a cycle, a BigInt) or it is over PLUGIN_RESULT_MAX_BYTES (the extension would
+ * refuse it without knowing the tool).
+ */
+export function sendableResult(fullName: string, value: unknown): { ok: true; json: string } | { ok: false; error: ErrorPayload } {
+  let json: string;
+  try {
+    json = JSON.stringify(value) ?? 'null';
+  } catch (err) {
+    const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+    return {
+      ok: false,
+      error: {
+        message: `${fullName} returned a value that cannot be sent as JSON (${why}); return plain data without circular references or BigInt values`,
+        code: 'unserializable_result',
+        category: 'internal',
+        retryable: false,
+      },
+    };
+  }
+  const bytes = utf8Bytes(json);
+  if (bytes > PLUGIN_RESULT_MAX_BYTES) {
+    return {
+      ok: false,
+      error: {
+        message: `${fullName} returned ${bytes} bytes of JSON, over the ${PLUGIN_RESULT_MAX_BYTES}-byte limit for plugin results; return less (a page, a filter, fewer fields)`,
+        code: 'result_too_large',
+        category: 'validation',
+        retryable: false,
+      },
+    };
+  }
+  return { ok: true, json };
 }
 
 export async function executeTool(plugin: string, tool: ToolDefinition, rawInput: unknown, o: ExecuteOptions): Promise<ExecuteOutcome> {

@@ -8,10 +8,10 @@
  *     handler with ctx (signal, config, reportProgress, log), validates the output, answers `result`;
  *   - on `cancel`: aborts that call's ctx.signal.
  *
- * Every call gets exactly one `result`: a value that cannot be sent as JSON (a cycle, a BigInt)
- * becomes an error naming the tool, and disposing the adapter (rebuilt, updated, turned off,
- * removed) answers the calls still running at once, whether or not their handlers honour the
- * signal. A plugin module that throws while loading registers a handle that answers every call
+ * Every call gets exactly one `result`: a value that cannot be sent as JSON (a cycle, a BigInt) or
+ * is over the result size limit becomes an error naming the tool, and disposing the adapter
+ * (rebuilt, updated, turned off, removed) answers the calls still running at once, whether or not
+ * their handlers honour the signal. A plugin module that throws while loading registers a handle that answers every call
  * with that error (startFailedAdapter), so the agent learns why instead of "not ready".
  *
  * No eval / new Function anywhere (valibot does not need them), so strict-CSP pages work.
@@ -27,7 +27,7 @@ import {
 } from '../../server/protocol/page-channel.ts';
 import type { LogLevel } from '../../server/protocol/methods.ts';
 import { isPluginDefinition, type PluginDefinition, type ToolDefinition } from './define.ts';
-import { executeTool, unserializableResult, type ErrorPayload, type ExecuteOutcome } from './execute.ts';
+import { executeTool, sendableResult, type ErrorPayload, type ExecuteOutcome } from './execute.ts';
 import { SDK_VERSION } from './version.ts';
 
 /** JSON-safe copy of log data (functions, cycles and DOM nodes must not break the channel). */
@@ -62,14 +62,13 @@ function errorText(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
 }
 
-/** The `result` message of a call, or an error result when the value cannot be sent as JSON. */
+/** The `result` message of a call; an error result (naming the tool) for a value the channel cannot carry. */
 export function resultDetail(id: string, plugin: string, fullName: string, outcome: ExecuteOutcome): string {
-  const msg: PageToBridge = outcome.ok ? { type: 'result', id, plugin, ok: true, value: outcome.value } : { type: 'result', id, plugin, ok: false, error: outcome.error };
-  try {
-    return JSON.stringify(msg);
-  } catch (err) {
-    return JSON.stringify({ type: 'result', id, plugin, ok: false, error: unserializableResult(fullName, err) } satisfies PageToBridge);
-  }
+  if (!outcome.ok) return JSON.stringify({ type: 'result', id, plugin, ok: false, error: outcome.error } satisfies PageToBridge);
+  const sendable = sendableResult(fullName, outcome.value);
+  if (!sendable.ok) return JSON.stringify({ type: 'result', id, plugin, ok: false, error: sendable.error } satisfies PageToBridge);
+  // The value's JSON is spliced in as is: stringified once, however large.
+  return `{"type":"result","id":${JSON.stringify(id)},"plugin":${JSON.stringify(plugin)},"ok":true,"value":${sendable.json}}`;
 }
 
 export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HASH_PLACEHOLDER, loadError?: string): StartedAdapter {

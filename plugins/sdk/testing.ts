@@ -10,7 +10,7 @@
  */
 import type { LogLevel } from '../../server/protocol/methods.ts';
 import type { PluginDefinition } from './define.ts';
-import { executeTool, unserializableResult, type ExecuteOutcome } from './execute.ts';
+import { executeTool, sendableResult, type ExecuteOutcome } from './execute.ts';
 
 export interface FakePage {
   /** location.href of the page (relative fetch URLs resolve against it). Default https://example.com/. */
@@ -121,12 +121,9 @@ export async function runTool(plugin: PluginDefinition, toolName: string, input:
     restore();
   }
   if (outcome.ok) {
-    // The page sends results as JSON text: what JSON cannot carry fails there, so it fails here too.
-    try {
-      JSON.stringify(outcome.value);
-    } catch (err) {
-      outcome = { ok: false, error: unserializableResult(`${plugin.name}_${tool.name}`, err) };
-    }
+    // The page sends results as JSON text within a size limit: what fails there fails here too.
+    const sendable = sendableResult(`${plugin.name}_${tool.name}`, outcome.value);
+    if (!sendable.ok) outcome = { ok: false, error: sendable.error };
   }
   return { outcome, progress, logs };
 }

@@ -1,8 +1,9 @@
 /**
  * A plugin author's mistakes, through the real extension in Chromium, each answered with an error
  * naming the plugin, the tool and the problem (never the 30 s timeout or a "sign in" hint):
- * a result JSON cannot carry (over REST and MCP), a module that throws only once it runs in the
- * page, and a plugin removed while one of its calls (whose handler ignores the signal) runs.
+ * a result JSON cannot carry (over REST and MCP) or too large for the channel, a module that
+ * throws only once it runs in the page, and a plugin removed while one of its calls (whose handler
+ * ignores the signal) runs.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,6 +48,7 @@ beforeAll(async () => {
   const odd = await plugin(
     'odd',
     `defineTool({ name: 'cycle', description: 'a cycle', input: v.object({}), output: v.unknown(), handle: () => { const o: Record<string, unknown> = {}; o.self = o; return o; } }),
+     defineTool({ name: 'huge', description: '9 MB', input: v.object({}), output: v.unknown(), handle: () => ({ s: 'x'.repeat(9 * 1024 * 1024) }) }),
      defineTool({ name: 'stuck', description: 'ignores its signal', input: v.object({}), output: v.unknown(), handle: (_i, ctx) => { ctx.log.info('stuck started'); return new Promise(() => {}); } })`,
   );
   // Loads where the build reads it; throws in a page (e.g. top-level code reading the page).
@@ -84,6 +86,12 @@ describe('plugin author mistakes, through the real extension', () => {
     const r = (await mcp.callTool({ name: 'odd_cycle', arguments: {} })) as { isError?: boolean; content: { type: string; text: string }[] };
     expect(r.isError).toBe(true);
     expect(r.content[0]!.text).toContain('odd_cycle returned a value that cannot be sent as JSON');
+  });
+
+  test('a result over the size limit: result_too_large naming the tool', async () => {
+    const r = await h.callTool('odd_huge');
+    expect(r.body.error).toMatchObject({ code: 'result_too_large' });
+    expect(r.body.error.message).toContain('odd_huge returned 9437192 bytes of JSON, over the');
   });
 
   test('a module that throws in the page: every call says the adapter failed to load, and why', async () => {

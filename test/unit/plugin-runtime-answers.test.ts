@@ -1,7 +1,7 @@
 /**
  * Every call an adapter receives gets one clear answer, whatever the plugin does:
- * a result JSON cannot carry (cycle, BigInt), an adapter disposed while a handler that ignores
- * its signal still runs, and a plugin module that throws while loading in the page (the built
+ * a result JSON cannot carry (cycle, BigInt) or over the size limit, an adapter disposed while a
+ * handler that ignores its signal still runs, and a plugin module that throws while loading in the page (the built
  * adapter then answers every call with that error instead of looking "not ready"). runTool (the
  * SDK's testing helper) reports the same errors, and its fake page serves `meta` to getMetaContent.
  */
@@ -14,6 +14,7 @@ import { definePlugin, defineTool, getMetaContent } from '../../plugins/sdk/inde
 import { startAdapter, startFailedAdapter } from '../../plugins/sdk/runtime.ts';
 import { runTool } from '../../plugins/sdk/testing.ts';
 import { buildPlugin, createPlugin } from '../../plugins/tooling/index.ts';
+import { PLUGIN_RESULT_MAX_BYTES } from '../../server/protocol/limits.ts';
 import { ADAPTER_REGISTRY_KEY, BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, type AdapterHandle, type BridgeToPage, type PageToBridge } from '../../server/protocol/page-channel.ts';
 
 setDefaultTimeout(60_000);
@@ -67,6 +68,8 @@ const plugin = definePlugin({
       },
     }),
     defineTool({ name: 'big', description: 'returns a BigInt', input: v.object({}), output: v.unknown(), handle: () => ({ n: 10n }) }),
+    defineTool({ name: 'fine', description: 'plain data', input: v.object({}), output: v.unknown(), handle: () => ({ a: [1, 'two', null], s: 'é"\\' }) }),
+    defineTool({ name: 'huge', description: 'returns 9 MB', input: v.object({}), output: v.unknown(), handle: () => ({ s: 'x'.repeat(9 * 1024 * 1024) }) }),
     defineTool({ name: 'stuck', description: 'never settles, ignores its signal', input: v.object({}), output: v.unknown(), handle: () => new Promise(() => {}) }),
     defineTool({ name: 'meta', description: 'reads a meta tag', input: v.object({}), output: v.unknown(), handle: () => ({ token: getMetaContent('csrf-token') ?? null }) }),
   ],
@@ -91,6 +94,31 @@ describe('results JSON cannot carry', () => {
       if (!outcome.ok) expect(outcome.error).toMatchObject({ code: 'unserializable_result', category: 'internal' });
     });
   }
+});
+
+describe('a result over the size limit', () => {
+  test('the page answers result_too_large naming the tool (the extension alone could not name it)', async () => {
+    startAdapter(plugin, 'h');
+    send({ type: 'call', id: 'c-huge', plugin: 'odd', tool: 'huge', input: {}, config: {} });
+    const r = await resultFor('c-huge');
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error).toMatchObject({ code: 'result_too_large', category: 'validation', retryable: false });
+      expect(r.error.message).toStartWith(`odd_huge returned ${9 * 1024 * 1024 + 8} bytes of JSON, over the ${PLUGIN_RESULT_MAX_BYTES}-byte limit`);
+    }
+  });
+
+  test('runTool reports the same error', async () => {
+    const { outcome } = await runTool(plugin, 'huge', {});
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) expect(outcome.error.code).toBe('result_too_large');
+  });
+
+  test('a result under the limit arrives whole', async () => {
+    startAdapter(plugin, 'h');
+    send({ type: 'call', id: 'c-fine', plugin: 'odd', tool: 'fine', input: {}, config: {} });
+    expect(await resultFor('c-fine')).toEqual({ type: 'result', id: 'c-fine', plugin: 'odd', ok: true, value: { a: [1, 'two', null], s: 'é"\\' } });
+  });
 });
 
 describe('disposing the adapter during a call', () => {
