@@ -10,7 +10,7 @@
  */
 import type { CoreDeps } from '../deps.ts';
 import type { ExtensionHub } from '../hub/hub.ts';
-import type { OpenTabsError } from '../errors.ts';
+import { OpenTabsError } from '../errors.ts';
 import type { DispatchProgress } from '../hub/hub.ts';
 import { confirmationTarget } from '../hub/confirmations.ts';
 import type { ConfirmationTarget, LogEntry } from '../protocol/methods.ts';
@@ -126,7 +126,11 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     let approvedUrl: string | undefined;
     if (permission === 'ask') {
       let approvalId: string | undefined;
-      const tabUrl = tool.kind === 'browser' ? await tabPageUrl(ctx.hub, call.tabId ?? (args as { tabId?: unknown }).tabId) : undefined;
+      const tabId = call.tabId ?? (args as { tabId?: unknown }).tabId;
+      const tabUrl = tool.kind === 'browser' ? await tabPageUrl(ctx.hub, tabId) : undefined;
+      // Tab ids are handed out in order: a card for a tab that does not exist yet would be an
+      // approval for whatever page the agent opens next under that id.
+      if (tabUrl === null) return { ok: false, tool, error: new OpenTabsError('tab_closed', `No tab with id ${tabId}; nothing was asked. Call browser_list_tabs for current ids.`, { category: 'not_found' }) };
       const d = await ctx.hub.confirm({
         tool: tool.name,
         plugin: tool.plugin,
@@ -134,7 +138,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
         signal: call.signal,
         // The pending-approval cap counts per MCP session; REST callers share one count.
         caller: call.sessionId ?? call.transport,
-        target: tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId, tabUrl),
+        target: tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId, tabUrl ?? undefined),
         onPending: call.onApproval
           ? (p) => {
               approvalId = p.id;
@@ -145,7 +149,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       if (approvalId) call.onApproval?.({ state: d.decision === 'allow' ? 'approved' : 'denied', id: approvalId });
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
-      approvedUrl = tabUrl;
+      approvedUrl = tabUrl ?? undefined;
     }
     const result = await ctx.hub.dispatch({
       plugin: tool.plugin,
@@ -173,12 +177,12 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
   }
 }
 
-/** The URL tab `tabId` shows now (asked of the extension), or undefined when unknown. */
-async function tabPageUrl(hub: ExtensionHub, tabId: unknown): Promise<string | undefined> {
+/** The URL tab `tabId` shows now (asked of the extension): null when there is no such tab, undefined when unknown. */
+async function tabPageUrl(hub: ExtensionHub, tabId: unknown): Promise<string | null | undefined> {
   if (typeof tabId !== 'number') return undefined;
   try {
     const r = await hub.request('tab.page', { tabId }, { timeoutMs: TAB_PAGE_TIMEOUT_MS });
-    return r.url ?? undefined;
+    return r.url;
   } catch {
     // An extension that cannot say: the card names the tab only, and the call is not bound to a page.
     return undefined;

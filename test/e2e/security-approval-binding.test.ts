@@ -62,6 +62,25 @@ describe('an approval is for the page the card showed', () => {
     expect(await title()).not.toBe('ran by the agent');
   });
 
+  test('a tab that does not exist yet cannot be approved in advance', async () => {
+    // Tab ids are handed out in order: the next ones are easy to guess.
+    const ids = ((await h.callTool('browser_list_tabs')).body.result.tabs as { id: number }[]).map((t) => t.id);
+    const next = Math.max(...ids) + 1;
+    for (const id of [next, next + 1, next + 2]) {
+      const ac = new AbortController();
+      const call = h.callTool('browser_execute_script', { tabId: id, code: 'document.title = "ran by the agent"' }, { signal: ac.signal }).catch(() => null);
+      const settled = await Promise.race([call, new Promise((r) => setTimeout(() => r('still waiting'), 3000))]);
+      ac.abort();
+      expect(h.srv.ctx.hub.confirmations.list()).toEqual([]);
+      expect(settled).toMatchObject({ status: 409, body: { error: { code: 'tab_closed' } } });
+    }
+    // The tab that then opens under a guessed id got nothing.
+    const opened = await h.callTool('browser_open_tab', { url: h.fixtureUrl('/pages/second.html') });
+    expect(opened.body.result.id).toBeLessThanOrEqual(next + 2);
+    expect((await h.callTool('browser_get_tab_info', { tabId: opened.body.result.id })).body.result.title).not.toBe('ran by the agent');
+    await h.callTool('browser_close_tab', { tabId: opened.body.result.id });
+  });
+
   test('another page of the same site is still the approved site', async () => {
     await h.callTool('browser_navigate_tab', { tabId, url: h.fixtureUrl('/pages/index.html') });
     const { pending, card } = await askToRun('document.title = "ran as approved"; 1');

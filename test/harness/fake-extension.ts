@@ -177,8 +177,9 @@ export class FakeExtension {
       }
     }
     if (msg.method === 'tool.dispatch' && msg.id !== undefined && this.autoAnswer) void this.answerDispatch(msg);
-    // The page of a tab, asked for an approval card: a fake extension has no tabs to name.
-    if (msg.method === 'tab.page' && msg.id !== undefined) this.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { url: null } }));
+    // The page of a tab, asked for an approval card: a fake extension cannot say (as an extension
+    // from before tab.page), so cards name the tab only and calls are not bound to a page.
+    if (msg.method === 'tab.page' && msg.id !== undefined) this.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found: tab.page' } }));
   }
 
   private async answerDispatch(msg: RpcMessage): Promise<void> {
