@@ -97,6 +97,7 @@ beforeAll(async () => {
   // Another config dir's start on this server's port: refused, with a port that is free.
   const foreign = await runCli(['start', '--port', String(port)], { configDir: join(root, 'other-config'), env });
   expect(foreign.code).toBe(1);
+  expect(existsSync(join(root, 'other-config', 'server.pid'))).toBe(false);
   outputs.push({ where: 'start on a port another config dir holds', text: foreign.stdout + foreign.stderr, dir: join(root, 'other-config') });
   // A tool switched off: the refusal names the command that switches it back on.
   expect((await runCli(['config', 'set', 'permission.browser_list_tabs', 'off', '--port', String(port)], { configDir: cfg, env })).code).toBe(0);
