@@ -297,7 +297,7 @@ async function build(argv: string[]): Promise<number> {
   const log = (line: string) => err(c.dim(line));
   try {
     if (values.watch) {
-      const handle = await buildPlugin(dir, { watch: true, log, typecheck: !values['no-typecheck'] });
+      const handle = await buildPlugin(dir, { watch: true, log, typecheck: !values['no-typecheck'], keepWatching: true });
       out(describeBuild(dir, handle.first));
       out(`Watching ${dir} for changes (Ctrl-C to stop) …`);
       const stop = () => void handle.stop().finally(() => process.exit(0));

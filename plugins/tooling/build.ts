@@ -39,6 +39,11 @@ export interface BuildOptions {
    * once (hot reload stays fast) and check after each rebuild, logging the errors as a warning.
    */
   typecheck?: boolean;
+  /**
+   * Watch builds: a first build that fails is logged and watching goes on (the returned promise
+   * resolves with the first build that succeeds) instead of rejecting. The CLI turns it on.
+   */
+  keepWatching?: boolean;
 }
 
 export interface BuildResult {
@@ -213,6 +218,7 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
     rejectFirst = rej;
   });
   let builds = 0;
+  let firstSettled = false;
   let chain: Promise<unknown> = Promise.resolve();
   // One tsc at a time; edits made while it runs get one more check, whose result is the one shown.
   let checking: Promise<void> | null = null;
@@ -247,22 +253,25 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
           b.onResolve({ filter: new RegExp(`^${escaped}$`) }, (args) => ({ path: args.path, watchFiles: [join(dir, 'package.json')] }));
           b.onEnd((result) => {
             const n = builds++;
+            const failed = (err: unknown) => {
+              if (!firstSettled && !o.keepWatching) {
+                firstSettled = true;
+                rejectFirst(err);
+              } else log(`Build failed: ${(err as Error).message}${firstSettled ? '' : '\nFix it and save: watching for changes …'}`);
+            };
             const run = async () => {
-              if (result.errors.length) {
-                const err = new PluginBuildError(`compile failed:\n${describeEsbuildFailure(result)}`);
-                if (n === 0) rejectFirst(err);
-                else log(`Build failed: ${err.message}`);
-                return;
-              }
+              if (result.errors.length) return failed(new PluginBuildError(`compile failed:\n${describeEsbuildFailure(result)}`));
               try {
                 // Read again on every rebuild: the version (or anything else) may have changed.
                 const current = n === 0 ? pkg : await readPackage(dir);
                 const r = await emit(dir, entry, current, result.outputFiles![0]!.text, o);
-                if (n === 0) resolveFirst(r);
+                if (!firstSettled) {
+                  firstSettled = true;
+                  resolveFirst(r);
+                }
                 checkTypes();
               } catch (err) {
-                if (n === 0) rejectFirst(err);
-                else log(`Build failed: ${(err as Error).message}`);
+                failed(err);
               }
             };
             chain = chain.then(run, run);

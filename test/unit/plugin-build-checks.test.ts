@@ -146,4 +146,29 @@ describe('build --watch', () => {
       await handle.stop();
     }
   });
+
+  test('with keepWatching, a first build that fails is logged and the fix is built', async () => {
+    const { dir } = await createPlugin('broken-first', join(root, 'broken-first'));
+    const src = join(dir, 'src/index.ts');
+    const good = readFileSync(src, 'utf8');
+    writeFileSync(src, `${good}\nexport const x = ;\n`);
+    const lines: string[] = [];
+    const pending = buildPlugin(dir, { watch: true, reload: false, keepWatching: true, log: (l) => lines.push(l) });
+    for (let i = 0; i < 400 && !lines.some((l) => l.startsWith('Build failed:')); i++) await Bun.sleep(25);
+    expect(lines.find((l) => l.startsWith('Build failed:'))).toContain('Fix it and save: watching for changes');
+    writeFileSync(src, good);
+    const handle = await pending;
+    try {
+      expect(handle.first.tools).toEqual(['broken-first_get_page_info']);
+    } finally {
+      await handle.stop();
+    }
+  });
+
+  test('without it, a first build that fails rejects (a one-off caller learns at once)', async () => {
+    const { dir } = await createPlugin('broken-once', join(root, 'broken-once'));
+    const src = join(dir, 'src/index.ts');
+    writeFileSync(src, `${readFileSync(src, 'utf8')}\nexport const x = ;\n`);
+    await expect(buildPlugin(dir, { watch: true, reload: false, log: () => {} })).rejects.toThrow('compile failed');
+  });
 });
