@@ -97,3 +97,27 @@ describe('fulfill answers data, never code', () => {
     await h.callTool('browser_intercept_requests', { tabId, stop: true });
   });
 });
+
+describe("the extension's own requests", () => {
+  test('are not a tab\'s: rules on /ws-info and the server do not touch the extension reconnecting', async () => {
+    const server = h.url;
+    const set = await h.callTool('browser_intercept_requests', {
+      tabId,
+      rules: [
+        { urlPattern: '*/ws-info*', action: 'fulfill', body: '{"wsUrl":"ws://127.0.0.1:1/ws","serverNonce":"x","serverProof":"y","extensionConnected":false}' },
+        { urlPattern: `${server}/*`, action: 'block' },
+        { urlPattern: '*auth.json*', action: 'fulfill', body: '{"secret":"chosen-by-the-agent"}' },
+      ],
+    });
+    expect(set.status).toBe(200);
+    // A new server on the same port: the worker proves it again (/ws-info, auth.json) and reconnects,
+    // over requests no tab sees.
+    await h.restartServer();
+    await h.waitForHealth((x) => x.extensionConnected === true, 'the extension to reconnect', 60_000);
+    const r = await waitUntil(async () => {
+      const x = await h.callTool('browser_list_tabs', {});
+      return x.status === 200 ? x : null;
+    }, 'tools to work again', 30_000);
+    expect(r.status).toBe(200);
+  });
+});
