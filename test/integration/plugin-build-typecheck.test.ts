@@ -45,9 +45,16 @@ describe('plugin build type-checks', () => {
     expect(r.stderr).toMatch(/src\/index\.ts\(\d+,\d+\): error TS2322/);
     expect(existsSync(join(dir, 'dist'))).toBe(false);
 
-    // The command the failure suggests runs as printed and builds without the check.
-    const [exe, ...args] = suggestedCommand(r.stderr);
-    const skip = await runCli(args, { configDir: cfg, exe: [exe!], timeoutMs: 110_000 });
+    // The command the failure suggests runs as printed and builds without the check (its leading
+    // VAR=value words, such as the config dir, are its environment).
+    const words = suggestedCommand(r.stderr);
+    const env: Record<string, string> = {};
+    while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
+      const w = words.shift()!;
+      env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+    }
+    const [exe, ...args] = words;
+    const skip = await runCli(args, { configDir: env.OPENTABS_CONFIG_DIR ?? cfg, env, exe: [exe!], timeoutMs: 110_000 });
     expect({ code: skip.code, stderr: skip.stderr }).toMatchObject({ code: 0 });
     expect(skip.stderr).not.toContain('Type check');
     expect(existsSync(join(dir, 'dist/adapter.js'))).toBe(true);
