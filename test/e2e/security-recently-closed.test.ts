@@ -75,9 +75,22 @@ describe('recently closed privileged pages', () => {
     const worker = await h.serviceWorker();
     const fixture = h.fixtureUrl('/pages/index.html?in-closed-window');
     const windowId = await worker.evaluate(async ({ urls }) => (await chrome.windows.create({ url: urls }))!.id!, { urls: [fixture, `chrome-extension://${h.extensionId}/sidepanel.html`] });
-    await waitUntil(async () => (await openUrls()).some((u) => u.endsWith('sidepanel.html')), 'the window to load');
+    // Both tabs loaded (a tab closed before its page committed is not remembered with it).
+    await waitUntil(
+      () => worker.evaluate(async (id) => {
+        const tabs = await chrome.tabs.query({ windowId: id });
+        return tabs.length === 2 && tabs.every((t) => t.status === 'complete' && !!t.url) && tabs.some((t) => t.url!.endsWith('sidepanel.html'));
+      }, windowId),
+      'the window to load',
+    );
+    const closedBefore = (await closedList()).length;
     await worker.evaluate(async (id) => chrome.windows.remove(id), windowId);
-    const win = await waitUntil(async () => (await closedList()).find((c) => c.kind === 'window'), 'the closed window in the list');
+    const win = await waitUntil(async () => {
+      const list = await closedList();
+      return list.length > closedBefore || list.length === 25 ? list.find((c) => c.kind === 'window') : null;
+    }, 'the closed window in the list');
+    // Chrome remembers the window with both its tabs.
+    expect(await worker.evaluate(async (sid) => (await chrome.sessions.getRecentlyClosed({})).find((s) => s.window?.sessionId === sid)?.window?.tabs?.length, win.sessionId)).toBe(2);
     const before = await openUrls();
     expectRefused(await call('browser_restore_closed', { sessionId: win.sessionId }), 'restore the window');
     expect(await openUrls()).toEqual(before);
