@@ -121,7 +121,9 @@ export async function executeTool(plugin: string, tool: ToolDefinition, rawInput
     }
     const output = await v.safeParseAsync(tool.output, value);
     if (!output.success) {
-      return { ok: false, error: { message: `${full} returned output that does not match its output schema: ${issueText(output.issues)}`, code: 'internal', category: 'internal', retryable: false } };
+      // Nothing returned where a value is expected is usually a missing `return` in handle.
+      const hint = value === undefined ? ' (handle returned undefined: is a `return` missing?)' : '';
+      return { ok: false, error: { message: `${full} returned output that does not match its output schema: ${issueText(output.issues)}${hint}`, code: 'internal', category: 'internal', retryable: false } };
     }
     return { ok: true, value: output.output === undefined ? null : output.output };
   } catch (err) {

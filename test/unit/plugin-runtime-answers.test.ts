@@ -189,6 +189,21 @@ describe('a plugin module that throws while loading', () => {
   });
 });
 
+describe('a handler that returns nothing', () => {
+  test('the output mismatch says handle returned undefined and asks about a missing return', async () => {
+    const p = definePlugin({
+      ...plugin,
+      tools: [defineTool({ name: 'forgot', description: 'no return', input: v.object({}), output: v.object({ id: v.number() }), handle: (async () => {}) as never })],
+    });
+    const { outcome } = await runTool(p, 'forgot', {});
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) {
+      expect(outcome.error.message).toStartWith('odd_forgot returned output that does not match its output schema: ');
+      expect(outcome.error.message).toEndWith('(handle returned undefined: is a `return` missing?)');
+    }
+  });
+});
+
 describe("runTool's fake page", () => {
   test('getMetaContent reads the meta tags given in page.meta', async () => {
     const { outcome } = await runTool(plugin, 'meta', {}, { page: { url: 'https://a.example.com/', meta: { description: 'd', 'csrf-token': 'tok' } } });
