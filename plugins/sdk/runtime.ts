@@ -172,6 +172,7 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
   }
 
   let disposed = false;
+  let lastReadyError: string | undefined;
   const handle: AdapterHandle = {
     plugin: name,
     hash,
@@ -180,7 +181,13 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
       if (disposed) return false;
       try {
         return (await plugin.isReady()) === true;
-      } catch {
+      } catch (err) {
+        // Counts as not ready; said once per message in the page's console, where the author looks.
+        const text = errorText(err);
+        if (text !== lastReadyError) {
+          lastReadyError = text;
+          console.warn(`[OpenTabs] ${name}: isReady() threw (${text}); the tab counts as not ready. Return false instead of throwing while the page is not usable.`);
+        }
         return false;
       }
     },

@@ -204,6 +204,25 @@ describe('a handler that returns nothing', () => {
   });
 });
 
+describe('an isReady() that throws', () => {
+  test('counts as not ready and is said once in the console, with the error', async () => {
+    const p = definePlugin({ ...plugin, isReady: () => (g.__app as { user: { id: number } }).user.id > 0 });
+    const warnings: string[] = [];
+    const original = console.warn;
+    console.warn = (...a: unknown[]) => void warnings.push(String(a[0]));
+    try {
+      const { handle } = startAdapter(p, 'h');
+      expect(await handle.isReady()).toBe(false);
+      expect(await handle.isReady()).toBe(false);
+    } finally {
+      console.warn = original;
+    }
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toStartWith('[OpenTabs] odd: isReady() threw (');
+    expect(warnings[0]).toContain('the tab counts as not ready. Return false instead of throwing');
+  });
+});
+
 describe("runTool's fake page", () => {
   test('getMetaContent reads the meta tags given in page.meta', async () => {
     const { outcome } = await runTool(plugin, 'meta', {}, { page: { url: 'https://a.example.com/', meta: { description: 'd', 'csrf-token': 'tok' } } });
