@@ -43,9 +43,27 @@ export function isForbiddenKey(key: string): boolean {
 }
 
 /**
- * A match pattern that covers every site (`<all_urls>`, a `*` host or a whole top-level domain
- * such as `*.com`) or every local file (`file:///*`). Such a plugin runs its adapter in every page
- * it matches, so adding it needs explicit consent and its tools start `off`.
+ * Domains under which every name is someone else's site, so `*.<one of them>` is as wide as
+ * `*.com`: the second-level labels registries under two-letter country codes give to everyone
+ * (`co.uk`, `com.au`, `org.br` …) and shared hosting (`github.io`, `herokuapp.com` …).
+ */
+const PUBLIC_SECOND_LEVEL: ReadonlySet<string> = new Set(['co', 'com', 'net', 'org', 'gov', 'edu', 'ac', 'or', 'ne', 'go', 'gob', 'gouv', 'mil', 'nic', 'ltd', 'plc', 'sch', 'nom', 'info', 'biz']);
+const SHARED_HOSTING: ReadonlySet<string> = new Set([
+  'github.io', 'gitlab.io', 'herokuapp.com', 'appspot.com', 'blogspot.com', 'netlify.app', 'vercel.app', 'pages.dev', 'workers.dev', 'web.app',
+  'firebaseapp.com', 'azurewebsites.net', 'cloudfront.net', 'amazonaws.com', 'glitch.me', 'ngrok.io', 'ngrok-free.app', 'onrender.com', 'fly.dev', 'surge.sh',
+]);
+function isPublicSuffix(domain: string): boolean {
+  const labels = domain.split('.');
+  if (labels.length === 1) return true;
+  if (labels.length === 2 && /^[a-z]{2}$/.test(labels[1]!) && PUBLIC_SECOND_LEVEL.has(labels[0]!)) return true;
+  return SHARED_HOSTING.has(domain);
+}
+
+/**
+ * A match pattern that covers every site (`<all_urls>`, a `*` host, a whole top-level domain such
+ * as `*.com`, or a public suffix such as `*.co.uk` or `*.github.io`) or every local file
+ * (`file:///*`). Such a plugin runs its adapter in every page it matches, so adding it needs
+ * explicit consent and its tools start `off`.
  */
 export function isBroadPattern(pattern: string): boolean {
   if (pattern === '<all_urls>') return true;
@@ -53,7 +71,8 @@ export function isBroadPattern(pattern: string): boolean {
   if (!m) return false;
   const [, scheme, host, path] = m as unknown as [string, string, string, string];
   if (scheme === 'file') return path.startsWith('/*');
-  return host === '*' || /^\*\.[^.]+$/.test(host);
+  if (host === '*') return true;
+  return host.startsWith('*.') && isPublicSuffix(host.slice(2).replace(/:\d+$/, '').toLowerCase());
 }
 
 /** The broad patterns among a plugin's urlPatterns (empty when it names its sites). */
