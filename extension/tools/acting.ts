@@ -4,6 +4,7 @@
  * CSS selector (piercing open shadow roots) or by a ref from browser_snapshot.
  */
 import { ToolError } from '../shared/tool-error.ts';
+import { serialPerTab } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import type { Handlers } from './types.ts';
@@ -251,14 +252,26 @@ function pageError(r: { error?: string } | null | undefined): void {
   if (r.error) throw pageFindError(r.error);
 }
 
+/**
+ * A tab has one mouse and one keyboard: input calls on it run one after the other. Two at once
+ * interleaved (both typed into one field: each found it, selected its text, then both inserted,
+ * leaving "AAAABBBB" while each reported replacing it; a click could land between a type's focus
+ * and its text).
+ */
+function oneInputAtATime<T>(tabId: number, fn: () => Promise<T>): Promise<T> {
+  return serialPerTab('input', tabId, fn);
+}
+
 export const actingTools = {
   async browser_click_element(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const p = await point(tab.id!, input);
-    const r = await withDebugger(tab.id!, (send) =>
-      runWatchingDialogs(tab.id!, send, () => click(send, p, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers))),
-    );
-    return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
+    return oneInputAtATime(tab.id!, async () => {
+      const p = await point(tab.id!, input);
+      const r = await withDebugger(tab.id!, (send) =>
+        runWatchingDialogs(tab.id!, send, () => click(send, p, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers))),
+      );
+      return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
+    });
   },
 
   async browser_type_text(input, ctx) {
@@ -268,30 +281,36 @@ export const actingTools = {
     // Replace by default, as people and other automation tools expect; append only when asked.
     const replace = input.append !== true;
     const tab = await ctx.tab(input.tabId);
-    const p = await point(tab.id!, input, true, replace, true);
-    const text = String(input.text);
-    await withDebugger(tab.id!, async (send) => {
-      // point() selected what the field holds: inserted text replaces the selection (one input
-      // event, as when a person types over it); only an empty text needs a Backspace to delete it.
-      if (replace && text === '') await pressKey(send, 'Backspace', 0);
-      else await send('Input.insertText', { text });
-      if (input.submit === true) await pressKey(send, 'Enter', 0);
+    return oneInputAtATime(tab.id!, async () => {
+      const p = await point(tab.id!, input, true, replace, true);
+      const text = String(input.text);
+      await withDebugger(tab.id!, async (send) => {
+        // point() selected what the field holds: inserted text replaces the selection (one input
+        // event, as when a person types over it); only an empty text needs a Backspace to delete it.
+        if (replace && text === '') await pressKey(send, 'Backspace', 0);
+        else await send('Input.insertText', { text });
+        if (input.submit === true) await pressKey(send, 'Enter', 0);
+      });
+      return { value: { typed: text.length, tag: p.tag, replaced: replace, submitted: input.submit === true } };
     });
-    return { value: { typed: text.length, tag: p.tag, replaced: replace, submitted: input.submit === true } };
   },
 
   async browser_press_key(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    if (input.selector !== undefined || input.ref !== undefined) await point(tab.id!, input, true);
-    const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => pressKey(send, String(input.key), modifierMask(input.modifiers))));
-    return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
+    return oneInputAtATime(tab.id!, async () => {
+      if (input.selector !== undefined || input.ref !== undefined) await point(tab.id!, input, true);
+      const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => pressKey(send, String(input.key), modifierMask(input.modifiers))));
+      return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
+    });
   },
 
   async browser_hover_element(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const p = await point(tab.id!, input);
-    await withDebugger(tab.id!, (send) => moveMouse(send, { x: p.x, y: p.y }));
-    return { value: { hovered: true, tag: p.tag, text: p.text } };
+    return oneInputAtATime(tab.id!, async () => {
+      const p = await point(tab.id!, input);
+      await withDebugger(tab.id!, (send) => moveMouse(send, { x: p.x, y: p.y }));
+      return { value: { hovered: true, tag: p.tag, text: p.text } };
+    });
   },
 
   async browser_select_option(input, ctx) {

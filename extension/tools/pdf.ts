@@ -5,6 +5,7 @@
  */
 import { PDF_MAX_BYTES } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
+import { serialPerTab } from './cdp-events.ts';
 import { withDebugger } from './debugger.ts';
 import type { Handlers } from './types.ts';
 
@@ -39,7 +40,8 @@ export const pdfTools = {
     };
     let data: string;
     try {
-      data = (await withDebugger(tabId, (send) => send<{ data: string }>('Page.printToPDF', params))).data;
+      // One print at a time per tab: Chrome leaves a second Page.printToPDF sent while one runs unanswered.
+      data = (await serialPerTab('print', tabId, () => withDebugger(tabId, (send) => send<{ data: string }>('Page.printToPDF', params)))).data;
     } catch (err) {
       if (err instanceof ToolError) throw err;
       const msg = (err as Error).message ?? String(err);

@@ -158,6 +158,8 @@ export async function waitInTab(
     inPage.catch(() => {});
     const r = await Promise.race([inPage, unanswered]);
     ctx.signal.throwIfAborted();
+    // No result: the document the wait ran in went away (the tab navigated or reloaded).
+    if (!r) throw new ToolError(`The page in tab ${tabId} navigated or reloaded during the wait; wait again on the new page`, { code: 'not_available', category: 'validation', retryable: true });
     if ('error' in r) {
       if (r.error.startsWith('Timed out')) throw new ToolError(r.error, { code: 'timeout', category: 'timeout', retryable: true });
       throw new ToolError(r.error, { code: 'invalid_arguments', category: 'validation' });

@@ -106,8 +106,17 @@ async function explainFailure(err: unknown, call: { tool: string; input: Record<
     const tab = await chrome.tabs.get(id).catch(() => null);
     if (!tab) return new ToolError(`Tab ${id} was closed while ${call.tool} ran on it. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
     if (tab.discarded) return discardedError(id);
+    const message = String((err as Error | null)?.message ?? '');
+    // The document the call worked in went away under it.
+    if (/Frame with ID 0 was removed|Inspected target navigated or closed|Execution context was destroyed/i.test(message)) {
+      return new ToolError(`The page in tab ${id} navigated or reloaded while ${call.tool} ran on it, so it did not finish; retry on the new page`, { code: 'not_available', category: 'validation', retryable: true });
+    }
+    // A tab loading its first page has only the initial empty document, which scripts may not reach.
+    if (tab.status === 'loading' && /Cannot access contents/i.test(message)) {
+      return new ToolError(`Tab ${id} is still loading ${tab.pendingUrl ?? tab.url ?? 'its page'}; wait for it (browser_wait_for with text or urlPattern), then retry`, { code: 'not_available', category: 'validation', retryable: true });
+    }
     // chrome.scripting cannot reach the page Chrome shows for a failed load.
-    if (/showing error page/i.test(String((err as Error | null)?.message ?? ''))) {
+    if (/showing error page/i.test(message)) {
       return new ToolError(`Tab ${id} shows Chrome's error page (its last load failed, e.g. the site did not answer): navigate it to a page that loads, then retry`, { code: 'not_available', category: 'validation' });
     }
   }

@@ -3,6 +3,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { waitForLoad } from '../background/plugins.ts';
 import type { Handlers } from './types.ts';
 import { withDebugger } from './debugger.ts';
+import { dialogNote, runWatchingDialogs, type OpenDialog } from './dialogs.ts';
 import { assertUrlAllowed, redactedUrl, refusalReason, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /**
@@ -80,6 +81,29 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
   });
 }
 
+/**
+ * Start a navigation of the tab (`start`) and wait for `done`. A page with a beforeunload handler
+ * first asks "Leave site?", and the navigation waits for the answer: nothing but the debugger's
+ * Page domain, enabled before the dialog opens, can see or answer that dialog (the call ran into
+ * its timeout, and every later call on the tab hung behind the dialog). So on a page tools may use,
+ * the navigation starts with the debugger watching dialogs, as a click does: the dialog comes back
+ * at once and browser_handle_dialog answers it (accept leaves, dismiss stays).
+ */
+async function leaveWatchingDialogs(tab: chrome.tabs.Tab, start: () => Promise<unknown>, done: Promise<void> | null): Promise<OpenDialog | null> {
+  const until = async () => {
+    await start();
+    if (done) await done;
+  };
+  if (tabRefusal(tab) || tab.discarded) {
+    await until();
+    return null;
+  }
+  const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, until));
+  if (!r.dialog) return null;
+  done?.catch(() => {}); // settles once the dialog is answered (or times out)
+  return r.dialog;
+}
+
 export const tabTools = {
   async browser_list_tabs(_input, env) {
     const tabs = await chrome.tabs.query({});
@@ -118,8 +142,8 @@ export const tabTools = {
     const waitUntil = input.waitUntil ?? 'load';
     const timeoutMs = input.timeoutMs ?? 30_000;
     const done = waitUntil === 'none' ? null : navigationDone(tab.id!, waitUntil as 'load' | 'domcontentloaded', timeoutMs);
-    await chrome.tabs.update(tab.id!, { url });
-    if (done) await done;
+    const asked = await leaveWatchingDialogs(tab, () => chrome.tabs.update(tab.id!, { url }), done);
+    if (asked) return { value: { ...tabSummary(await getTab(tab.id)), ...dialogNote(asked) } };
     // webNavigation can report completion a moment before the tab's own status flips; the tab
     // waitForLoad resolves with is the one described (no second lookup).
     const loaded = waitUntil === 'load' ? await waitForLoad(tab.id!, timeoutMs) : await getTab(tab.id);
@@ -137,8 +161,8 @@ export const tabTools = {
   async browser_reload_tab(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const done = navigationDone(tab.id!, 'load', 30_000);
-    await chrome.tabs.reload(tab.id!, { bypassCache: input.bypassCache === true });
-    await done;
+    const asked = await leaveWatchingDialogs(tab, () => chrome.tabs.reload(tab.id!, { bypassCache: input.bypassCache === true }), done);
+    if (asked) return { value: { ...tabSummary(await getTab(tab.id)), ...dialogNote(asked) } };
     return { value: tabSummary(await waitForLoad(tab.id!)) };
   },
 
