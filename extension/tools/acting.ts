@@ -201,11 +201,22 @@ export async function click(send: CdpSend, p: { x: number; y: number }, button: 
 
 /** In the page: choose an option by value or visible label and fire input + change like a user would. */
 function selectInPage(selector: string | null, ref: string | null, value: string | null, label: string | null) {
+  // Injected alone (serialized): its own copy of the query that pierces open shadow roots, as the
+  // selector argument promises.
+  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
+    const hit = root.querySelector(sel);
+    if (hit) return hit;
+    for (const e of root.querySelectorAll('*')) {
+      const inner = e.shadowRoot ? deepQuery(e.shadowRoot, sel) : null;
+      if (inner) return inner;
+    }
+    return null;
+  };
   let el: Element | null | undefined;
   if (ref) el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
   else {
     try {
-      el = document.querySelector(selector ?? '');
+      el = deepQuery(document, selector ?? '');
     } catch {
       return { error: `Invalid CSS selector: ${selector}` };
     }
@@ -222,12 +233,23 @@ function selectInPage(selector: string | null, ref: string | null, value: string
 }
 
 function scrollInPage(selector: string | null, ref: string | null, direction: string | null, distance: number, x: number | null, y: number | null) {
+  // Injected alone (serialized): its own copy of the query that pierces open shadow roots, as the
+  // selector argument promises.
+  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
+    const hit = root.querySelector(sel);
+    if (hit) return hit;
+    for (const e of root.querySelectorAll('*')) {
+      const inner = e.shadowRoot ? deepQuery(e.shadowRoot, sel) : null;
+      if (inner) return inner;
+    }
+    return null;
+  };
   if (selector || ref) {
     let el: Element | null | undefined;
     if (ref) el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
     else {
       try {
-        el = document.querySelector(selector!);
+        el = deepQuery(document, selector!);
       } catch {
         return { error: `Invalid CSS selector: ${selector}` };
       }

@@ -10,11 +10,22 @@ import type { Handlers } from './types.ts';
 
 /** In the page: computed styles of the element (all properties, or the ones asked for). */
 function stylesInPage(selector: string | null, ref: string | null, properties: string[] | null) {
+  // Injected alone (serialized): its own copy of the query that pierces open shadow roots, as the
+  // selector argument promises.
+  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
+    const hit = root.querySelector(sel);
+    if (hit) return hit;
+    for (const e of root.querySelectorAll('*')) {
+      const inner = e.shadowRoot ? deepQuery(e.shadowRoot, sel) : null;
+      if (inner) return inner;
+    }
+    return null;
+  };
   let el: Element | null | undefined;
   if (ref) el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
   else {
     try {
-      el = document.querySelector(selector!);
+      el = deepQuery(document, selector!);
     } catch {
       return { error: `Invalid CSS selector: ${selector}` };
     }

@@ -37,9 +37,16 @@ function readPage(mode: 'text' | 'html', selector: string | null, maxLength: num
 }
 
 function queryPage(selector: string, limit: number, attributes: string[] | null) {
+  // Injected alone (serialized): its own shadow-piercing query (the page's matches first, then
+  // those in open shadow roots), as the selector argument promises.
+  const deepAll = (root: Document | ShadowRoot, out: Element[]): Element[] => {
+    out.push(...root.querySelectorAll(selector));
+    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) deepAll(e.shadowRoot, out);
+    return out;
+  };
   let nodes: Element[];
   try {
-    nodes = [...document.querySelectorAll(selector)];
+    nodes = deepAll(document, []);
   } catch {
     return { error: `Invalid CSS selector: ${selector}` };
   }
@@ -178,6 +185,17 @@ const WAIT_ANSWER_GRACE_MS = 2_000;
 
 /** In the page (ISOLATED world, where snapshot refs live): the element's box in document coordinates. */
 function elementBox(selector: string | null, ref: string | null): { error: string } | { x: number; y: number; width: number; height: number } {
+  // Injected alone (serialized): its own copy of the query that pierces open shadow roots, as the
+  // selector argument promises.
+  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
+    const hit = root.querySelector(sel);
+    if (hit) return hit;
+    for (const e of root.querySelectorAll('*')) {
+      const inner = e.shadowRoot ? deepQuery(e.shadowRoot, sel) : null;
+      if (inner) return inner;
+    }
+    return null;
+  };
   let el: Element | null | undefined;
   if (ref) {
     const refs = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__;
@@ -185,7 +203,7 @@ function elementBox(selector: string | null, ref: string | null): { error: strin
     if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
   } else {
     try {
-      el = document.querySelector(selector!);
+      el = deepQuery(document, selector!);
     } catch {
       return { error: `Invalid CSS selector: ${selector}` };
     }

@@ -6,7 +6,9 @@
  * a disabled or a read-only field is refused (it reported the text typed); a tab showing Chrome's
  * error page says so (was "Frame with ID 0 is showing error page" as an internal error). Also:
  * the snapshot shows open shadow roots (web components were blank) with refs the other tools
- * take, and an MCP client cancelling a long wait stops it in the page.
+ * take; a selector pierces open shadow roots in every element tool (styles, query, scroll, select
+ * and element screenshots said "No element matches"); an MCP client cancelling a long wait stops
+ * it in the page.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,7 +23,7 @@ const PAGE = `<!doctype html><html><head><title>Args</title></head><body>
 <div id="host"></div>
 <script>
   const root = document.getElementById('host').attachShadow({ mode: 'open' });
-  root.innerHTML = '<p>Inside the component</p><button id="inner">Shadow button</button><slot></slot>';
+  root.innerHTML = '<p>Inside the component</p><button id="inner">Shadow button</button><select id="inner-sel"><option value="x">X</option><option value="y">Y</option></select><slot></slot>';
   root.getElementById('inner').addEventListener('click', () => { window.inner = (window.inner || 0) + 1; });
 </script>
 </body></html>`;
@@ -124,6 +126,21 @@ test('the snapshot shows an open shadow root, and its refs work with the other t
   expect(ref).toBeDefined();
   expect((await mcp('browser_click_element', { tabId, ref })).isError).toBe(false);
   expect(await page.evaluate(() => (window as any).inner)).toBe(1);
+});
+
+test('a selector reaches into open shadow roots in every element tool, as its description says', async () => {
+  for (const [name, args] of [
+    ['browser_query_elements', { selector: '#inner' }],
+    ['browser_get_styles', { selector: '#inner', properties: ['display'] }],
+    ['browser_scroll', { selector: '#inner' }],
+    ['browser_screenshot_tab', { selector: '#inner' }],
+    ['browser_select_option', { selector: '#inner-sel', value: 'y' }],
+  ] as const) {
+    const r = await mcp(name, { tabId, ...args });
+    expect({ name, isError: r.isError, text: r.isError ? r.text : '' }).toEqual({ name, isError: false, text: '' });
+  }
+  expect((await mcp('browser_query_elements', { tabId, selector: 'button' })).structured.total).toBe(2);
+  expect(await page.evaluate(() => (document.getElementById('host')!.shadowRoot!.getElementById('inner-sel') as HTMLSelectElement).value)).toBe('y');
 });
 
 test('an MCP client cancelling a long wait stops it in the extension and in the page', async () => {
