@@ -13,6 +13,7 @@ import { debuggerEvents } from './cdp-events.ts';
 import type { CdpSend } from './debugger.ts';
 import { holdDebugger } from './held-debugger.ts';
 import type { Handlers } from './types.ts';
+import { wildcardMatch } from './wildcard.ts';
 
 interface Rule {
   urlPattern: string;
@@ -36,10 +37,7 @@ interface Interception {
 const active = new Map<number, Interception>();
 
 /** CDP URL patterns: `*` matches any run of characters, `?` one character. */
-function globMatch(url: string, pattern: string): boolean {
-  const re = new RegExp(`^${pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')}$`);
-  return re.test(url);
-}
+const globMatch = (url: string, pattern: string): boolean => wildcardMatch(url, pattern, { anyChar: true });
 
 async function start(tabId: number, rules: Rule[]): Promise<Interception> {
   const session = await holdDebugger(tabId, () => i.stop());

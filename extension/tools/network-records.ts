@@ -6,6 +6,7 @@
  */
 import { CAPTURE_BODY_MAX_BYTES } from '../../server/protocol/limits.ts';
 import type { CdpSend } from './debugger.ts';
+import { wildcardMatch } from './wildcard.ts';
 
 export interface CapturedBody {
   text: string;
@@ -107,7 +108,7 @@ export interface Capture {
 export function urlMatches(url: string, filter: string | null): boolean {
   if (!filter) return true;
   if (!filter.includes('*')) return url.includes(filter);
-  return new RegExp(filter.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')).test(url);
+  return wildcardMatch(url, `*${filter}*`);
 }
 
 export const utf8 = new TextEncoder();

@@ -7,6 +7,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { waitInTab } from './reading.ts';
 import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
+import { wildcardMatch } from './wildcard.ts';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const URL_POLL_MS = 100;
@@ -14,8 +15,7 @@ const URL_POLL_MS = 100;
 /** `*` matches anything; without `*`, the pattern only has to occur in the URL. */
 export function urlMatches(url: string, pattern: string): boolean {
   if (!pattern.includes('*')) return url.includes(pattern);
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-  return re.test(url);
+  return wildcardMatch(url, pattern);
 }
 
 /** setTimeout as a promise that rejects with the signal's reason when the call is cancelled. */
