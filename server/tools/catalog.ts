@@ -12,7 +12,7 @@ import type { PluginManager } from '../plugins/manager.ts';
 import type { Permission } from '../protocol/methods.ts';
 import { DEFAULT_PLUGIN_PERMISSION } from '../plugins/types.ts';
 import { BROWSER_PLUGIN, BROWSER_TOOLS } from './browser-catalog.ts';
-import { BUILTIN_VALIDATORS, TOOL_VALIDATORS, type ValidationFailure } from './validate.ts';
+import { BUILTIN_VALIDATORS, PAGE_TOOL_VALIDATORS, TOOL_VALIDATORS, type ValidationFailure } from './validate.ts';
 import { PageToolRegistry } from './page-tools.ts';
 import type { CatalogTool, McpToolEntry, ToolListing } from './catalog-types.ts';
 
@@ -56,7 +56,7 @@ export class Catalog {
 
   /** Validate arguments; the validator is compiled on first use and kept with the schema (validate.ts). */
   validate(tool: CatalogTool, args: unknown): ValidationFailure | null {
-    return (tool.kind === 'browser' ? BUILTIN_VALIDATORS : TOOL_VALIDATORS).validate(tool.name, tool.inputSchema, args);
+    return (tool.kind === 'browser' ? BUILTIN_VALIDATORS : tool.kind === 'page' ? PAGE_TOOL_VALIDATORS : TOOL_VALIDATORS).validate(tool.name, tool.inputSchema, args);
   }
 
   /** The MCP tools/list result (same object every time for this version). */

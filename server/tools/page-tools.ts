@@ -15,7 +15,7 @@ import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_
 import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
 import type { CatalogTool } from './catalog-types.ts';
 import { schemaProblem } from './schema-check.ts';
-import { TOOL_VALIDATORS } from './validate.ts';
+import { PAGE_TOOL_VALIDATORS } from './validate.ts';
 
 interface PageToolEntry extends PageToolDescriptor {
   /** `tab<tabId>_<sanitised name>` */
@@ -150,12 +150,25 @@ export class PageToolRegistry {
     if (schema.type !== undefined && schema.type !== 'object') return `the top level must be type "object" (tool arguments are an object), not ${JSON.stringify(schema.type).slice(0, 40)}`;
     const invalid = schemaProblem(schema);
     if (invalid) return `schema is invalid: ${invalid}`.slice(0, 300);
+    // The server does not run a page's regular expressions (validate.ts PAGE_REGEXP), so it could not tell which keys they name.
+    if (usesPatternProperties(schema)) return 'patternProperties is not supported in page tool schemas; list the properties, or use additionalProperties';
     // Compiled where calls will find it (validate.ts keeps validators by schema object, and
     // replaces its Ajv every COMPILES_PER_AJV compiles, so a page that sends new schemas many
     // times a second leaves nothing behind): the check is also the first call's validator.
-    const problem = TOOL_VALIDATORS.problem('', schema);
+    const problem = PAGE_TOOL_VALIDATORS.problem('', schema);
     return problem === null ? null : problem.slice(0, 300);
   }
+}
+
+/** Whether a `patternProperties` object appears anywhere in the schema (bounded by the schema's own size). */
+function usesPatternProperties(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(usesPatternProperties);
+  if (node === null || typeof node !== 'object') return false;
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'patternProperties' && v !== null && typeof v === 'object' && !Array.isArray(v)) return true;
+    if (usesPatternProperties(v)) return true;
+  }
+  return false;
 }
 
 /** `tab<id>_<name>` within MCP's length; a second tool that sanitises to the same name gets `_2`, `_3`… */

@@ -42,8 +42,14 @@ export class SchemaValidators {
   /** By the tool's schema object: never the object Ajv sees (compilableSchema copies it), so no Ajv keeps a key alive. */
   private compiled = new WeakMap<object, Compiled>();
 
-  /** `precompiled`: validators by key, compiled ahead of time from the same schemas, used instead of compiling. */
-  constructor(private readonly precompiled: () => Readonly<Record<string, ValidateFunction>> = () => ({})) {}
+  /**
+   * `precompiled`: validators by key, compiled ahead of time from the same schemas, used instead of
+   * compiling. `options`: Ajv options on top of AJV_OPTIONS (page tools: PAGE_REGEXP).
+   */
+  constructor(
+    private readonly precompiled: () => Readonly<Record<string, ValidateFunction>> = () => ({}),
+    private readonly options: Options = {},
+  ) {}
 
   /** `key` names the tool (it finds a precompiled validator); `schema` is its input schema, the cache key. */
   validate(key: string, schema: Record<string, unknown>, value: unknown): ValidationFailure | null {
@@ -76,7 +82,7 @@ export class SchemaValidators {
     // An Ajv keeps every function it compiled, and each function its Ajv: a fresh instance every
     // COMPILES_PER_AJV compiles bounds what one validator still in use keeps alive with it.
     if (this.ajv === undefined || this.compiles >= COMPILES_PER_AJV) {
-      this.ajv = new (ajvClass())(AJV_OPTIONS);
+      this.ajv = new (ajvClass())({ ...AJV_OPTIONS, ...this.options });
       this.compiles = 0;
     }
     this.compiles++;
@@ -95,8 +101,26 @@ export class SchemaValidators {
 // Required on the first built-in call, not imported at start-up: in the bundle it is ≈ 300 KB of code.
 export const BUILTIN_VALIDATORS = new SchemaValidators(() => (require('./builtin-validators.ts') as typeof import('./builtin-validators.ts')).PRECOMPILED_BUILTINS);
 
-/** Plugin and page tools' validators, shared by every catalog snapshot. */
+/** Plugin tools' validators, shared by every catalog snapshot. */
 export const TOOL_VALIDATORS = new SchemaValidators();
+
+/**
+ * A page's regular expressions (`pattern`) are never run on the server: any web page writes them,
+ * and one such as ^(a+)+$ against 40 characters the page asks the agent to send backtracks for
+ * hours, blocking every client. They are compiled (a pattern that is not a regular expression is
+ * still refused) but every string passes here; the page checks its own patterns. Page tools may
+ * not use patternProperties (page-tools.ts), where this would apply every sub-schema to every key.
+ */
+const PAGE_REGEXP = Object.assign(
+  (pattern: string, flags: string) => {
+    new RegExp(pattern, flags);
+    return { test: (_s: string) => true };
+  },
+  { code: 'PAGE_REGEXP' },
+);
+
+/** Page tools' (WebMCP) validators, shared by every catalog snapshot. */
+export const PAGE_TOOL_VALIDATORS = new SchemaValidators(undefined, { code: { regExp: PAGE_REGEXP } });
 
 function describe(e: ErrorObject | undefined): ValidationFailure {
   if (!e) return { path: '', message: 'arguments do not match the input schema' };

@@ -6,7 +6,7 @@
 import { afterEach, expect, spyOn, test } from 'bun:test';
 import { ajvClass } from '../../server/tools/ajv.ts';
 import { PageToolRegistry } from '../../server/tools/page-tools.ts';
-import { TOOL_VALIDATORS } from '../../server/tools/validate.ts';
+import { PAGE_TOOL_VALIDATORS } from '../../server/tools/validate.ts';
 import type { ConfigStore } from '../../server/state/config.ts';
 
 const compile = spyOn(ajvClass().prototype, 'compile');
@@ -30,8 +30,8 @@ test("a page tool's first call finds its validator compiled by the registration'
   expect(compile.mock.calls.length).toBe(2);
   const [add] = r.catalogTools(new Set());
   compile.mockClear();
-  expect(TOOL_VALIDATORS.validate(add!.name, add!.inputSchema, { title: 'milk' })).toBeNull();
-  expect(TOOL_VALIDATORS.validate(add!.name, add!.inputSchema, { title: 'x'.repeat(81) })).toMatchObject({ path: '/title' });
+  expect(PAGE_TOOL_VALIDATORS.validate(add!.name, add!.inputSchema, { title: 'milk' })).toBeNull();
+  expect(PAGE_TOOL_VALIDATORS.validate(add!.name, add!.inputSchema, { title: 'x'.repeat(81) })).toMatchObject({ path: '/title' });
   expect(compile.mock.calls.length).toBe(0);
 });
 
@@ -51,7 +51,7 @@ test('the same tools sent again keep their checked schema objects: no check, no 
   expect(compile.mock.calls.length).toBe(1);
   expect(rebuilds()).toBe(2);
   const [add] = r.catalogTools(new Set());
-  expect(TOOL_VALIDATORS.validate(add!.name, add!.inputSchema, { title: 'x'.repeat(11) })).toMatchObject({ path: '/title' });
+  expect(PAGE_TOOL_VALIDATORS.validate(add!.name, add!.inputSchema, { title: 'x'.repeat(11) })).toMatchObject({ path: '/title' });
 });
 
 test('a schema Ajv refuses is still refused, named, and never registered', () => {
