@@ -173,6 +173,9 @@ async function remove(argv: string[]): Promise<number> {
   const localMatches = local.filter(
     (path) => path === resolve(positionals[0]) || scan.plugins.some((p) => p.path === path && p.name === name) || scan.failed.some((f) => f.path === path && f.name === name),
   );
+  // Removed by path: the message names the plugin that folder held, not the path.
+  const byPath = localMatches.find((path) => path === resolve(positionals[0]!));
+  const shownName = (byPath && [...scan.plugins, ...scan.failed].find((p) => p.path === byPath)?.name) || name;
   const removed: string[] = [];
   for (const path of localMatches) removed.push(`local folder ${await removeLocalPlugin(t.configDir, path)}`);
   try {
@@ -186,7 +189,7 @@ async function remove(argv: string[]): Promise<number> {
     if ((e as { code?: string }).code !== 'unknown_plugin') throw new CliError((e as Error).message);
   }
   const reloaded = await reloadIfRunning(t);
-  out(`Removed plugin "${name}" (${removed.join(', ')}).${reloaded ? ' The running server unloaded it.' : ''}`);
+  out(`Removed plugin "${shownName}" (${removed.join(', ')}).${reloaded ? ' The running server unloaded it.' : ''}`);
   return 0;
 }
 

@@ -107,9 +107,10 @@ describe('plugin commands without a server', () => {
     const rb = await cli(['plugin', 'remove', 'beta'], 120_000);
     expect(rb.code).toBe(0);
     expect(rb.stdout).toContain('npm package opentabs-plugin-beta');
-    const ra = await cli(['plugin', 'remove', 'alpha']);
+    // By path: the message names the plugin the folder held.
+    const ra = await cli(['plugin', 'remove', join(root, 'plugin-alpha')]);
     expect(ra.code).toBe(0);
-    expect(ra.stdout).toContain('local folder');
+    expect(ra.stdout).toContain('Removed plugin "alpha" (local folder');
     expect(existsSync(join(root, 'plugin-alpha', 'package.json'))).toBe(true);
     const j = JSON.parse((await cli(['plugin', 'list', '--json'])).stdout);
     expect(j.plugins).toEqual([]);
