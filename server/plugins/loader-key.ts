@@ -26,6 +26,7 @@ export const LOADER_FILES = [
   'plugins/types.ts',
   'protocol/match-pattern.ts',
   'protocol/plugin-manifest.ts',
+  'protocol/wildcard.ts',
   'state/atomic.ts',
   'state/fs-async.ts',
   'state/paths.ts',

@@ -5,7 +5,7 @@
  *     by the SHA-256 of dist/tools.json's exact text and the Ajv version.
  *   - the manifest's parsed form (valibot, plugin-manifest.ts): valibot's first run over 2,000
  *     tools costs ≈ 15 ms. Keyed by the same hash and by RULES, a hash of the text of the files
- *     that define the rules (plugin-manifest.ts, match-pattern.ts) and the valibot version, so a
+ *     that define the rules (plugin-manifest.ts, match-pattern.ts, wildcard.ts) and the valibot version, so a
  *     rule that changes in any way makes every manifest be parsed again. Most manifests (every one
  *     the plugin tooling writes) parse to exactly their own JSON: for those only the hash is kept
  *     (`same`) and a hit is JSON.parse of the text just read, so the cache file stays a list of
@@ -44,7 +44,7 @@ function currentAjvVersion(): string {
  * The files whose code decides what a manifest parses to, relative to server/: plugin-manifest.ts
  * and every module it imports (test/unit/schema-cache.test.ts follows the imports to check).
  */
-export const RULE_FILES = ['protocol/plugin-manifest.ts', 'protocol/match-pattern.ts'];
+export const RULE_FILES = ['protocol/plugin-manifest.ts', 'protocol/match-pattern.ts', 'protocol/wildcard.ts'];
 let rulesKey: string | null | undefined;
 /** Hash of the parsing rules (null when they cannot be read: then parsed forms are not cached). */
 function currentRulesKey(): string | null {

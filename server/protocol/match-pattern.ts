@@ -4,6 +4,7 @@
  * how they match URLs (the extension deciding which tabs belong to a plugin). One module for
  * both, so what the server accepts is what the extension can match.
  */
+import { wildcardMatch } from './wildcard.ts';
 
 /**
  * Patterns a plugin may declare: `<all_urls>` or `<scheme>://<host><path>`, scheme
@@ -22,6 +23,8 @@ export function isMatchPattern(p: string): boolean {
 }
 
 const cache = new Map<string, RegExp | null>();
+/** Per pattern: its scheme, host and port as a RegExp ending where the path starts, and its path. */
+const matchers = new Map<string, { authority: RegExp; path: string } | null>();
 
 const escape = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
 
@@ -33,34 +36,59 @@ export function compileMatchPattern(pattern: string): RegExp | null {
   if (pattern === '<all_urls>') {
     re = /^(https?|wss?|file|ftp):\/\//;
   } else {
-    const m = /^(\*|https?|wss?|file|ftp):\/\/([^/]*)(\/.*)$/.exec(pattern);
-    if (m) {
-      const [, scheme, host, path] = m;
-      const schemeRe = scheme === '*' ? 'https?' : escape(scheme);
-      const portAt = host.lastIndexOf(':');
-      const name = portAt >= 0 ? host.slice(0, portAt) : host;
-      const port = portAt >= 0 ? host.slice(portAt + 1) : undefined;
-      let hostRe: string;
-      if (name === '*') hostRe = '[^/]*';
-      else if (name.startsWith('*.')) hostRe = `(?:[^/:]*\\.)?${escape(name.slice(2))}`;
-      else hostRe = escape(name);
-      // A pattern host without a port matches any port; with a port, only that port. Browsers drop
-      // a scheme's default port from URLs, so `:80` on http also matches a URL without a port.
-      let portRe: string;
-      if (port === undefined) portRe = name === '*' ? '' : '(?::\\d+)?';
-      else if (!/^\d+$/.test(port)) portRe = escape(`:${port}`);
-      else if (DEFAULT_PORTS[scheme] === port || (scheme === '*' && (port === '80' || port === '443'))) portRe = `(?::${port})?`;
-      else portRe = `:${port}`;
-      const pathRe = path.split('*').map(escape).join('.*');
-      re = new RegExp(`^${schemeRe}://${hostRe}${portRe}${pathRe}$`);
-    }
+    const parts = patternParts(pattern);
+    if (parts) re = new RegExp(`^${parts.authority}${parts.path.split('*').map(escape).join('.*')}$`);
   }
   cache.set(pattern, re);
   return re;
 }
 
+/**
+ * A pattern's scheme, host and port as RegExp source (no `/` in them, so they end where the URL's
+ * path starts) and its path as written; null when it is not a match pattern.
+ */
+function patternParts(pattern: string): { authority: string; path: string } | null {
+  const m = /^(\*|https?|wss?|file|ftp):\/\/([^/]*)(\/.*)$/.exec(pattern);
+  if (!m) return null;
+  const [, scheme, host, path] = m;
+  const schemeRe = scheme === '*' ? 'https?' : escape(scheme);
+  const portAt = host.lastIndexOf(':');
+  const name = portAt >= 0 ? host.slice(0, portAt) : host;
+  const port = portAt >= 0 ? host.slice(portAt + 1) : undefined;
+  let hostRe: string;
+  if (name === '*') hostRe = '[^/]*';
+  else if (name.startsWith('*.')) hostRe = `(?:[^/:]*\\.)?${escape(name.slice(2))}`;
+  else hostRe = escape(name);
+  // A pattern host without a port matches any port; with a port, only that port. Browsers drop
+  // a scheme's default port from URLs, so `:80` on http also matches a URL without a port.
+  let portRe: string;
+  if (port === undefined) portRe = name === '*' ? '' : '(?::\\d+)?';
+  else if (!/^\d+$/.test(port)) portRe = escape(`:${port}`);
+  else if (DEFAULT_PORTS[scheme] === port || (scheme === '*' && (port === '80' || port === '443'))) portRe = `(?::${port})?`;
+  else portRe = `:${port}`;
+  return { authority: `${schemeRe}://${hostRe}${portRe}`, path };
+}
+
+/**
+ * The authority by RegExp (it cannot reach past the first `/`, so it never backtracks far), the
+ * path by wildcardMatch: a path pattern with several `*` as one RegExp backtracked quadratically
+ * in the URL's length (a path pattern with a wildcard on each side of `/projects/`, against a long
+ * URL of a plugin's site, froze the service worker that checks every tab's URL).
+ */
+function matcherFor(pattern: string): { authority: RegExp; path: string } | null {
+  const hit = matchers.get(pattern);
+  if (hit !== undefined) return hit;
+  const parts = patternParts(pattern);
+  const m = parts ? { authority: new RegExp(`^${parts.authority}(?=/)`), path: parts.path } : null;
+  matchers.set(pattern, m);
+  return m;
+}
+
 export function matchesPattern(url: string, pattern: string): boolean {
-  return compileMatchPattern(pattern)?.test(url) ?? false;
+  if (pattern === '<all_urls>') return compileMatchPattern(pattern)!.test(url);
+  const m = matcherFor(pattern);
+  const authority = m?.authority.exec(url);
+  return authority ? wildcardMatch(url.slice(authority[0].length), m!.path) : false;
 }
 
 /** A URL belongs to a plugin when it matches one of its patterns and none of its exclude patterns. */
