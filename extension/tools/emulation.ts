@@ -51,6 +51,7 @@ export const emulationTools = {
       }
       return { value: { tabId, reset: true, active: {} } };
     }
+    const fresh = !held.has(tabId);
     const h = await hold(tabId);
     const send = h.send;
     try {
@@ -95,6 +96,13 @@ export const emulationTools = {
     } catch (err) {
       throw new ToolError(`Chrome refused the emulation: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
+    // Cancelled or timed out while a busy page held the commands up: the caller was told it
+    // failed, so a session this call began is let go (its detach ends the overrides).
+    if (ctx.signal.aborted && fresh && held.get(tabId) === h) {
+      held.delete(tabId);
+      h.release();
+    }
+    ctx.signal.throwIfAborted();
     return { value: { tabId, active: h.active, note: 'In effect until browser_emulate with reset: true (or the tab closes).' } };
   },
 } satisfies Partial<Handlers>;

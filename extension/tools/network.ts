@@ -32,6 +32,9 @@ export const networkTools = {
       return { value: { tabId, capturing: true, alreadyCapturing: true, ...settings(existing), recorded: existing.requests.size } };
     }
     const c = await guardTab(tabId, () => startCapture(tabId, input));
+    // Cancelled or timed out while a busy page held it up: no capture the caller was told failed.
+    if (ctx.signal.aborted) c.stop();
+    ctx.signal.throwIfAborted();
     return { value: { tabId, capturing: true, alreadyCapturing: false, ...settings(c), recorded: 0 } };
   },
 

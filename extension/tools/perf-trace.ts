@@ -156,6 +156,9 @@ export const perfTraceTools = {
         });
         traces.set(tabId, trace);
         await evaluate(held, COLLECTOR);
+        // Cancelled or timed out while a busy page held the steps above up: the caller was told
+        // it failed, so no trace may keep the debugger attached behind its back.
+        ctx.signal.throwIfAborted();
       } catch (err) {
         end(tabId);
         held.release();

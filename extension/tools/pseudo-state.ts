@@ -84,7 +84,14 @@ export const pseudoStateTools = {
       const { nodeId } = await t.held.send<{ nodeId: number }>('DOM.requestNode', { objectId });
       await t.held.send('Runtime.releaseObject', { objectId }).catch(() => {});
       if (!nodeId) throw new ToolError('DevTools could not resolve the element; try again', { code: 'not_found', category: 'not_found', retryable: true });
+      // Cancelled or timed out while a busy page held the steps above up: force nothing the
+      // caller was told failed (and undo it if the page took it meanwhile).
+      ctx.signal.throwIfAborted();
       await t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: states });
+      if (ctx.signal.aborted) {
+        await t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: t.nodes.get(nodeId) ?? [] }).catch(() => {});
+        ctx.signal.throwIfAborted();
+      }
       if (states.length) t.nodes.set(nodeId, states);
       else t.nodes.delete(nodeId);
       return { value: { tag: el.tag, ...(el.id ? { id: el.id } : {}), states, forcedElements: t.nodes.size, ...(t.nodes.size ? { note: 'Held until cleared with states: [] (or the page navigates).' } : {}) } };

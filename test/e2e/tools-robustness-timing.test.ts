@@ -2,7 +2,8 @@
  * Built-in tools under bad timing, in Chromium with the real extension: a page whose main thread
  * is blocked, a tab closed in the middle of a call, a discarded tab. Each call ends with an error
  * that names the problem — not a hang, not Chrome's internal wording — and the extension forgets
- * the call once it ended (the side panel's running list), while other tabs keep working.
+ * the call once it ended (the side panel's running list), while other tabs keep working; a call
+ * given up while the page was busy does not take effect behind the caller's back once it is free.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
@@ -12,6 +13,8 @@ const PAGES: Record<string, string> = {
   '/plain.html': '<!doctype html><title>Plain</title><body><button id="b">B</button><p>hello</p></body>',
   // Busy for good 100 ms after loading.
   '/blocker.html': '<!doctype html><title>Blocker</title><body><button id="b">B</button><script>setTimeout(() => { while (true) {} }, 100)</script></body>',
+  // Busy for 6 s when asked (longer than the calls' timeout below), then responsive again.
+  '/busy.html': '<!doctype html><title>Busy</title><body><button id="b">B</button><script>window.busy = () => { const t = Date.now(); while (Date.now() - t < 6000) {} };</script></body>',
   // A press on the button keeps the page busy for 4 s (the click is in flight meanwhile).
   '/slowclick.html': '<!doctype html><title>Slow</title><body><button id="b" onmousedown="const t = Date.now(); while (Date.now() - t < 4000) {}">B</button></body>',
 };
@@ -21,7 +24,7 @@ let n = 0;
 
 beforeAll(async () => {
   h = await startBrowserHarness({
-    permissions: { browser: { tools: { browser_execute_script: 'auto' } } },
+    permissions: { browser: { tools: { browser_execute_script: 'auto', browser_enable_network_capture: 'auto' } } },
     // Short, so a call the extension cannot finish is given up quickly.
     server: { limits: { dispatchTimeoutMs: 4_000 } },
     routes: (req) => {
@@ -113,6 +116,39 @@ describe('a tab closed in the middle of a call', () => {
     }, 40_000);
   }
 });
+
+test('a call given up while a busy page held it up leaves no session, override or recording behind once the page is free', async () => {
+  /** Whether the extension holds a debugger session on the tab (a second attach by it is refused then). */
+  const attached = async (tabId: number) =>
+    (await h.serviceWorker()).evaluate(async (id) => {
+      try {
+        await chrome.debugger.attach({ tabId: id }, '1.3');
+      } catch (err) {
+        if (/already attached/i.test((err as Error).message)) return true;
+        throw err;
+      }
+      await chrome.debugger.detach({ tabId: id });
+      return false;
+    }, tabId);
+  for (const [tool, args] of [
+    ['browser_performance_trace', { action: 'start' }],
+    ['browser_emulate', { colorScheme: 'dark' }],
+    ['browser_force_pseudo_state', { selector: '#b', states: ['hover'] }],
+    ['browser_enable_network_capture', {}],
+  ] as const) {
+    const t = await open('/busy.html');
+    void t.page.evaluate(() => setTimeout(() => (window as any).busy(), 50));
+    await new Promise((r) => setTimeout(r, 300));
+    const r = await call(tool, { tabId: t.tabId, ...args });
+    expect({ tool, status: r.status, error: r.body.error?.message }).toMatchObject({ tool, status: 504 });
+    await t.page.evaluate(() => 1); // the page is free again; the held-up commands went through
+    // It kept the debugger attached (and the trace, the dark scheme, the forced hover, the
+    // recording in place) although the caller was told the call failed.
+    await waitUntil(async () => !(await attached(t.tabId)), `no debugger session left on the tab after ${tool}`, 20_000, 500);
+    expect(await t.page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches)).toBe(false);
+    await t.page.close();
+  }
+}, 120_000);
 
 test('a discarded tab: page tools say so at once and name the way out; tab tools still work', async () => {
   const t = await open('/plain.html');
