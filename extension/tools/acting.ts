@@ -41,7 +41,8 @@ function locate(selector: string | null, ref: string | null, focus: boolean, cle
     } catch {
       return { error: `Invalid CSS selector: ${selector}` };
     }
-    if (!el) return { error: `No element matches ${selector}` };
+    // Frames are other documents: say so, or an agent retries a selector that cannot match here.
+    if (!el) return { error: `No element matches ${selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched)' : ''}` };
   } else {
     return { error: 'Pass either selector or ref' };
   }

@@ -5,7 +5,8 @@
  * click reached another element or nothing. Now each is an error naming the problem (the cover by
  * its tag and id), and nothing is clicked; a label drawn over its own control still works. A ref
  * whose element was removed is an error for scroll and select too (scroll reported a scroll that
- * did nothing). Two calls at once marking one element (force_pseudo_state) both find it.
+ * did nothing). A selector that matches only inside an iframe says frames are not searched. Two
+ * calls at once marking one element (force_pseudo_state) both find it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
@@ -21,6 +22,7 @@ const PAGE = `<!doctype html><html><head><title>Elements</title><style>.chk { po
 <label class="chk"><input type="checkbox" id="agree"><span></span> Agree</label>
 <select id="sel"><option value="a">A</option><option value="b">B</option></select>
 <button id="gone">Gone</button>
+<iframe srcdoc="<button id='framed'>In a frame</button>"></iframe>
 <script>window.hits = [];</script>
 </body></html>`;
 
@@ -68,6 +70,12 @@ describe('clicks that could not reach their element', () => {
     expect(chk.status).toBe(200);
     expect(await page.isChecked('#agree')).toBe(true);
   });
+});
+
+test('an element inside an iframe: the error says frames are not searched', async () => {
+  const r = await h.callTool('browser_click_element', { tabId, selector: '#framed' });
+  expect(r.status).toBe(404);
+  expect(r.body.error.message).toContain("iframes is not searched");
 });
 
 test('a ref to a removed element: scroll and select say it is stale instead of acting on nothing', async () => {
