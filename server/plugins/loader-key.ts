@@ -24,6 +24,7 @@ export const LOADER_FILES = [
   'plugins/loader-key.ts',
   'plugins/schema-cache.ts',
   'plugins/types.ts',
+  'protocol/local-files.ts',
   'protocol/match-pattern.ts',
   'protocol/plugin-manifest.ts',
   'protocol/wildcard.ts',
