@@ -281,15 +281,19 @@ function pageError(r: { error?: string } | null | undefined): void {
  * leaving "AAAABBBB" while each reported replacing it; a click could land between a type's focus
  * and its text).
  */
-function oneInputAtATime<T>(tabId: number, fn: () => Promise<T>): Promise<T> {
-  return serialPerTab('input', tabId, fn);
+function oneInputAtATime<T>(tabId: number, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+  // A call cancelled (or timed out) while it waited for its turn does not act afterwards.
+  return serialPerTab('input', tabId, () => (signal.throwIfAborted(), fn()));
 }
 
 export const actingTools = {
   async browser_click_element(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    return oneInputAtATime(tab.id!, async () => {
+    return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input);
+      // A busy page can hold the lookup up past the call's timeout: then the caller was told it
+      // failed, and the click must not land later.
+      ctx.signal.throwIfAborted();
       const r = await withDebugger(tab.id!, (send) =>
         runWatchingDialogs(tab.id!, send, () => click(send, p, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers))),
       );
@@ -304,8 +308,9 @@ export const actingTools = {
     // Replace by default, as people and other automation tools expect; append only when asked.
     const replace = input.append !== true;
     const tab = await ctx.tab(input.tabId);
-    return oneInputAtATime(tab.id!, async () => {
+    return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, true, replace, true);
+      ctx.signal.throwIfAborted(); // as for a click: no typing after the caller was told it failed
       const text = String(input.text);
       await withDebugger(tab.id!, async (send) => {
         // point() selected what the field holds: inserted text replaces the selection (one input
@@ -320,8 +325,9 @@ export const actingTools = {
 
   async browser_press_key(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    return oneInputAtATime(tab.id!, async () => {
+    return oneInputAtATime(tab.id!, ctx.signal, async () => {
       if (input.selector !== undefined || input.ref !== undefined) await point(tab.id!, input, true);
+      ctx.signal.throwIfAborted(); // as for a click: no key press after the caller was told it failed
       const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => pressKey(send, String(input.key), modifierMask(input.modifiers))));
       return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
@@ -329,8 +335,9 @@ export const actingTools = {
 
   async browser_hover_element(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    return oneInputAtATime(tab.id!, async () => {
+    return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input);
+      ctx.signal.throwIfAborted();
       await withDebugger(tab.id!, (send) => moveMouse(send, { x: p.x, y: p.y }));
       return { value: { hovered: true, tag: p.tag, text: p.text } };
     });

@@ -14,7 +14,7 @@ const PAGES: Record<string, string> = {
   // Busy for good 100 ms after loading.
   '/blocker.html': '<!doctype html><title>Blocker</title><body><button id="b">B</button><script>setTimeout(() => { while (true) {} }, 100)</script></body>',
   // Busy for 6 s when asked (longer than the calls' timeout below), then responsive again.
-  '/busy.html': '<!doctype html><title>Busy</title><body><button id="b">B</button><script>window.busy = () => { const t = Date.now(); while (Date.now() - t < 6000) {} };</script></body>',
+  '/busy.html': '<!doctype html><title>Busy</title><body><button id="b" onclick="window.clicks = (window.clicks || 0) + 1">B</button><input id="i"><script>window.busy = () => { const t = Date.now(); while (Date.now() - t < 6000) {} };</script></body>',
   // A press on the button keeps the page busy for 4 s (the click is in flight meanwhile).
   '/slowclick.html': '<!doctype html><title>Slow</title><body><button id="b" onmousedown="const t = Date.now(); while (Date.now() - t < 4000) {}">B</button></body>',
 };
@@ -149,6 +149,23 @@ test('a call given up while a busy page held it up leaves no session, override o
     await t.page.close();
   }
 }, 120_000);
+
+test('a click or typing given up while a busy page held it up does not land once the page is free', async () => {
+  const t = await open('/busy.html');
+  void t.page.evaluate(() => setTimeout(() => (window as any).busy(), 50));
+  await new Promise((r) => setTimeout(r, 300));
+  const [click, type] = await Promise.all([call('browser_click_element', { tabId: t.tabId, selector: '#b' }), call('browser_type_text', { tabId: t.tabId, selector: '#i', text: 'late' })]);
+  expect([click.status, type.status]).toEqual([504, 504]);
+  await t.page.evaluate(() => 1); // free again: the lookups held up in the page finish now
+  await waitUntil(async () => (await runningCalls()).length === 0, 'the calls to end in the extension', 10_000);
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect(await t.page.evaluate(() => (window as any).clicks ?? 0)).toBe(0);
+  expect(await t.page.inputValue('#i')).toBe('');
+  // The tab works normally afterwards.
+  expect((await call('browser_click_element', { tabId: t.tabId, selector: '#b' })).status).toBe(200);
+  expect(await t.page.evaluate(() => (window as any).clicks)).toBe(1);
+  await t.page.close();
+}, 60_000);
 
 test('a discarded tab: page tools say so at once and name the way out; tab tools still work', async () => {
   const t = await open('/plain.html');
