@@ -93,6 +93,16 @@ export const ce = {
  * argument as is (no % formatting, no colour of its own), ends quietly at a closed pipe (`| head`)
  * instead of an EPIPE crash, and does not build Node's stdout stream (see isTerminal).
  */
+/**
+ * Text a web page wrote (a plugin's log line, a tool's error or progress message) with its control
+ * characters as \uXXXX: printed raw, an escape sequence could rewrite the user's terminal — erase
+ * or overwrite lines, set the title, put text on the clipboard (OSC 52). Newlines and tabs stay.
+ */
+export function printable(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export function out(text = ''): void {
   console.log(text.endsWith('\n') ? text.slice(0, -1) : text);
 }
@@ -125,7 +135,9 @@ function writeStderr(text: string): void {
 }
 
 export function printJson(value: unknown): void {
-  out(JSON.stringify(value, null, 2));
+  // JSON escapes C0 controls itself; printable also escapes DEL and C1 (U+0080–U+009F: CSI and
+  // others some terminals obey), as \uXXXX, which is the same JSON.
+  out(printable(JSON.stringify(value, null, 2)));
 }
 
 /** out() for the CLI's own messages (never for data such as tool results): suggested commands made runnable. */

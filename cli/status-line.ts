@@ -4,7 +4,7 @@
  * result is printed; otherwise (a pipe, a log file) each change is one plain line, and progress
  * is printed only when its percentage moves by PLAIN_PROGRESS_STEP or its message changes.
  */
-import { ce, err, isTerminal, stderrStream } from './output.ts';
+import { ce, err, isTerminal, printable, stderrStream } from './output.ts';
 import type { CallEvent } from './call-stream.ts';
 
 const BAR_WIDTH = 20;
@@ -21,7 +21,8 @@ export class StatusLine {
   private lastMessage: string | undefined;
 
   update(e: CallEvent): void {
-    if (e.type === 'progress') return this.progress(e.progress, e.total, e.message);
+    // A progress message is the page's text: its control characters are shown, not run.
+    if (e.type === 'progress') return this.progress(e.progress, e.total, e.message === undefined ? undefined : printable(e.message));
     if (e.type !== 'approval') return;
     this.stopTicker();
     if (e.state === 'waiting') {

@@ -7,7 +7,7 @@ import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
-import { c, err, out, usageError } from '../output.ts';
+import { c, err, out, printable, usageError } from '../output.ts';
 import { api, configDir, probePort, resolveTarget, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json]
@@ -133,8 +133,8 @@ interface PluginLogEntry {
 
 const formatPluginEntry = (plugin: string, e: PluginLogEntry, json: boolean) =>
   json
-    ? JSON.stringify({ ts: new Date(e.ts).toISOString(), source: 'plugin', plugin, level: e.level, message: e.message, data: e.data })
-    : `${c.dim(new Date(e.ts).toISOString())} ${c.cyan(`[${plugin}]`)} ${e.level.toUpperCase().padEnd(5)} ${e.message}${e.data === undefined ? '' : ` ${JSON.stringify(e.data)}`}`;
+    ? printable(JSON.stringify({ ts: new Date(e.ts).toISOString(), source: 'plugin', plugin, level: e.level, message: e.message, data: e.data }))
+    : `${c.dim(new Date(e.ts).toISOString())} ${c.cyan(`[${plugin}]`)} ${printable(e.level.toUpperCase().padEnd(5))} ${printable(e.message)}${e.data === undefined ? '' : ` ${printable(JSON.stringify(e.data))}`}`;
 
 /** GET /plugins/:name/logs from a running server (nothing when none runs). */
 async function printBufferedPluginLogs(portFlag: string | undefined, plugin: string, lines: number, json: boolean): Promise<void> {

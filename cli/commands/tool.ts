@@ -6,7 +6,7 @@ import { parse, parsePositiveInt } from '../args.ts';
 import { streamToolCall, type CallOutcome } from '../call-stream.ts';
 import { StatusLine } from '../status-line.ts';
 import { runGroup, type Command } from '../command.ts';
-import { CliError, c, err, oneLine, out, printJson, say, table, usageError } from '../output.ts';
+import { CliError, c, err, oneLine, out, printJson, printable, say, table, usageError } from '../output.ts';
 import { api, errorMessage, resolveTarget, type Target } from '../server-client.ts';
 
 const HELP = `Usage: opentabs tool <list|schema|call> …
@@ -160,7 +160,8 @@ async function call(argv: string[]): Promise<number> {
     status.clear();
   }
   if (outcome.type === 'error') {
-    err(toolErrorMessage(outcome.status, { error: outcome.error }));
+    // The message may be the page's or the web app's own text.
+    err(printable(toolErrorMessage(outcome.status, { error: outcome.error })));
     return 1;
   }
   printJson(resultOf(outcome.images ? { result: outcome.result, images: outcome.images } : { result: outcome.result }));
