@@ -5,7 +5,7 @@
  */
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, out, plural, printJson, table } from '../output.ts';
+import { CliError, out, plural, printJson, printable, table } from '../output.ts';
 import { api, resolveTarget, type Target } from '../server-client.ts';
 
 interface Waiting {
@@ -34,7 +34,7 @@ async function waiting(t: Target): Promise<Waiting[]> {
 function describe(w: Waiting): string[] {
   const where = w.target?.url ?? w.target?.domain ?? (w.target?.tabId !== undefined ? `tab ${w.target.tabId}` : '');
   const args = JSON.stringify(w.params ?? {});
-  return [w.id, w.tool, where, args.length > 60 ? `${args.slice(0, 59)}…` : args, `${Math.max(0, Math.round((w.expiresAt - Date.now()) / 1000))} s`];
+  return [w.id, w.tool, printable(where), printable(args.length > 60 ? `${args.slice(0, 59)}…` : args), `${Math.max(0, Math.round((w.expiresAt - Date.now()) / 1000))} s`];
 }
 
 export const approvalsCommand: Command = {

@@ -5,7 +5,7 @@ import { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT } from '../../server/l
 import type { AuditEntry } from '../../server/state/audit.ts';
 import { parse, parseBool, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
-import { c, oneLine, out, printJson, table, usageError } from '../output.ts';
+import { c, oneLine, out, printJson, printable, table, usageError } from '../output.ts';
 import { api, configDir, resolveTarget } from '../server-client.ts';
 
 const HELP = `Usage: opentabs audit [--limit N] [--plugin P] [--tool T] [--success true|false] [--json] [--file]
@@ -76,7 +76,7 @@ export const command: Command = {
           e.tool,
           e.success ? c.green('ok') : c.red('failed'),
           `${e.durationMs}ms`,
-          e.error ? oneLine(`${e.error.code}: ${e.error.message}`, 80) : '',
+          e.error ? printable(oneLine(`${e.error.code}: ${e.error.message}`, 80)) : '',
         ]),
         ['TIME', 'TOOL', 'RESULT', 'DURATION', 'ERROR'],
       ),

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, c, out, plural, printJson, runnableCommands, say, table } from '../output.ts';
+import { CliError, c, out, plural, printJson, printable, runnableCommands, say, table } from '../output.ts';
 import { fetchHealth, notRunningMessage, resolveTarget, type HealthPayload } from '../server-client.ts';
 
 const HELP = `Usage: opentabs status [--json] [--port N]
@@ -88,7 +88,8 @@ function renderStatus(h: HealthPayload, url: string, dir: string): string {
       const tabs = p.tabs ?? [];
       const state = p.tabState === 'ready' ? c.green('ready') : p.tabState === 'unavailable' ? c.yellow('unavailable') : (p.tabState ?? 'closed');
       rows.push([`  ${p.name}`, plural(p.toolCount ?? p.tools?.length ?? 0, 'tool'), state, plural(tabs.length, 'tab'), p.source ?? '']);
-      for (const tab of tabs) rows.push([`    tab ${tab.tabId}`, tab.ready ? 'ready' : 'not ready', '', tab.title, tab.url]);
+      // Titles and URLs are the pages' text: control characters shown, not run (output.ts printable).
+      for (const tab of tabs) rows.push([`    tab ${tab.tabId}`, tab.ready ? 'ready' : 'not ready', '', printable(tab.title), printable(tab.url)]);
     }
     lines.push(table(rows));
   }

@@ -15,7 +15,7 @@ const HOSTILE = 'hello \x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2K\rfake line\x9b31m';
 const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 
 beforeAll(async () => {
-  srv = await startPluginServer({ plugins: [{ name: 'docs', tools: [{ name: 'get' }, { name: 'slow' }] }], permissions: { docs: { default: 'auto' } } });
+  srv = await startPluginServer({ plugins: [{ name: 'docs', tools: [{ name: 'get', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }, { name: 'slow' }] }], permissions: { docs: { default: 'auto' } } });
   ext = await FakeExtension.connect(srv.url, srv.secret);
   ext.onDispatch('docs_get', () => {
     throw new FakeToolError('tool_error', `upstream said: ${HOSTILE}`);
@@ -63,5 +63,27 @@ describe('page text in the terminal', () => {
     expect(slow.code).toBe(0);
     expect(slow.stderr).toContain('step hello');
     expect(slow.stderr).not.toMatch(RAW);
+  });
+
+  test('opentabs audit, status and approvals show errors, tab titles and arguments without raw escapes', async () => {
+    const audit = await cli(['audit']);
+    expect(audit.stdout).toContain('tool_error');
+    expect(audit.stdout).not.toMatch(RAW);
+
+    const m = await ext.request('tab.stateChanged', { plugin: 'docs', state: 'ready', tabs: [{ tabId: 7, url: 'https://docs.example/x', title: `Docs ${HOSTILE}`, ready: true }] });
+    expect(m.error).toBeUndefined();
+    const status = await cli(['status']);
+    expect(status.stdout).toContain('Docs hello');
+    expect(status.stdout).not.toMatch(RAW);
+
+    await srv.ctx.config.setToolPermission('docs', 'get', 'ask');
+    srv.ctx.catalog.rebuild();
+    const pending = fetch(`${srv.url}/tools/docs_get/call`, { method: 'POST', headers: { ...srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { q: 'x\u009b31m' } }) }).catch(() => null);
+    for (let i = 0; i < 50 && srv.ctx.hub.confirmations.list().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    const approvals = await cli(['approvals']);
+    expect(approvals.stdout).toContain('docs_get');
+    expect(approvals.stdout).not.toMatch(RAW);
+    await cli(['deny']);
+    await pending;
   });
 });
