@@ -105,6 +105,8 @@ export async function runWatchingDialogs<T>(tabId: number, send: CdpSend, action
     return await Promise.race([actionDone, opened.then((dialog) => ({ dialog }))]);
   } finally {
     set.delete(onDialog);
+    // No set kept per tab once nothing watches it (a tab id is never reused, so it would only pile up).
+    if (set.size === 0 && watching.get(tabId) === set) watching.delete(tabId);
   }
 }
 
