@@ -58,6 +58,9 @@ export const storageTools = {
           break;
         }
       }
+      // A busy page can hold the compile step up past the call's timeout: then the caller was told
+      // it failed, and the script must not run later.
+      ctx.signal.throwIfAborted();
       return send<Evaluated>('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true, userGesture: true });
     });
     if (r.exceptionDetails) {

@@ -150,17 +150,22 @@ test('a call given up while a busy page held it up leaves no session, override o
   }
 }, 120_000);
 
-test('a click or typing given up while a busy page held it up does not land once the page is free', async () => {
+test('a click, typing or script given up while a busy page held it up does not land once the page is free', async () => {
   const t = await open('/busy.html');
   void t.page.evaluate(() => setTimeout(() => (window as any).busy(), 50));
   await new Promise((r) => setTimeout(r, 300));
-  const [click, type] = await Promise.all([call('browser_click_element', { tabId: t.tabId, selector: '#b' }), call('browser_type_text', { tabId: t.tabId, selector: '#i', text: 'late' })]);
-  expect([click.status, type.status]).toEqual([504, 504]);
+  const [click, type, script] = await Promise.all([
+    call('browser_click_element', { tabId: t.tabId, selector: '#b' }),
+    call('browser_type_text', { tabId: t.tabId, selector: '#i', text: 'late' }),
+    call('browser_execute_script', { tabId: t.tabId, code: 'window.ran = true' }),
+  ]);
+  expect([click.status, type.status, script.status]).toEqual([504, 504, 504]);
   await t.page.evaluate(() => 1); // free again: the lookups held up in the page finish now
   await waitUntil(async () => (await runningCalls()).length === 0, 'the calls to end in the extension', 10_000);
   await new Promise((r) => setTimeout(r, 1_000));
   expect(await t.page.evaluate(() => (window as any).clicks ?? 0)).toBe(0);
   expect(await t.page.inputValue('#i')).toBe('');
+  expect(await t.page.evaluate(() => (window as any).ran ?? false)).toBe(false);
   // The tab works normally afterwards.
   expect((await call('browser_click_element', { tabId: t.tabId, selector: '#b' })).status).toBe(200);
   expect(await t.page.evaluate(() => (window as any).clicks)).toBe(1);
