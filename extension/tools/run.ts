@@ -5,6 +5,7 @@
  * the worker or in the page) stop when it fires.
  */
 import type { DispatchResult } from '../../server/protocol/methods.ts';
+import { WS_MAX_PAYLOAD_BYTES } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
@@ -75,12 +76,30 @@ export async function runBuiltin(
     // The call ends when cancelled (tool.cancel, the side panel's Stop, the server's timeout) even
     // when the handler cannot: a script or a DevTools command in a page whose main thread is
     // blocked never answers, and the side panel would list the call as running until the tab closed.
-    return await untilAborted(handler(call.input, ctx), controller.signal);
+    return fitsOneFrame(call.tool, await untilAborted(handler(call.input, ctx), controller.signal));
   } catch (err) {
     throw await explainFailure(err, call);
   } finally {
     running.delete(call.dispatchId);
   }
+}
+
+/**
+ * Bytes a built-in result may take: it goes to the server in one WebSocket frame, and the server
+ * closes the extension's socket above WS_MAX_PAYLOAD_BYTES, failing every call in flight (e.g. a
+ * script returning a 12 MB string cut every agent off until the extension reconnected). Some room
+ * is left for the JSON-RPC envelope.
+ */
+const RESULT_MAX_BYTES = WS_MAX_PAYLOAD_BYTES - 64 * 1024;
+
+function fitsOneFrame(tool: string, result: DispatchResult): DispatchResult {
+  const json = JSON.stringify(result) ?? '';
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: only a long text needs counting.
+  if (json.length * 3 <= RESULT_MAX_BYTES) return result;
+  const bytes = new TextEncoder().encode(json).length;
+  if (bytes <= RESULT_MAX_BYTES) return result;
+  const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
+  throw new ToolError(`The result of ${tool} is ${mb(bytes)}, over the ${mb(RESULT_MAX_BYTES)} one result may carry; ask for less (a selector, a smaller maxLength, pageRanges, or a script that returns less)`, { code: 'result_too_large', category: 'validation' });
 }
 
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -8,7 +8,8 @@
  * the snapshot shows open shadow roots (web components were blank) with refs the other tools
  * take; a selector pierces open shadow roots in every element tool (styles, query, scroll, select
  * and element screenshots said "No element matches"); an MCP client cancelling a long wait stops
- * it in the page.
+ * it in the page. A result too big for the one frame it travels in is result_too_large (it
+ * dropped the extension's connection, failing every call in flight).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -34,7 +35,10 @@ let page: Page;
 let tabId = 0;
 
 beforeAll(async () => {
-  h = await startBrowserHarness({ routes: (req) => (new URL(req.url).pathname === '/args.html' ? new Response(PAGE, { headers: { 'content-type': 'text/html' } }) : undefined) });
+  h = await startBrowserHarness({
+    permissions: { browser: { tools: { browser_execute_script: 'auto' } } },
+    routes: (req) => (new URL(req.url).pathname === '/args.html' ? new Response(PAGE, { headers: { 'content-type': 'text/html' } }) : undefined),
+  });
   page = await h.context.newPage();
   await page.goto(h.fixtureUrl('/args.html'));
   tabId = await h.tabIdOf(page);
@@ -159,6 +163,18 @@ test('an MCP client cancelling a long wait stops it in the extension and in the 
   expect(await call).toBeInstanceOf(Error);
   await waitUntil(async () => (await waitsInPage()) === 0 && (await running()) === 0, 'the wait to stop in the page and the extension', 10_000);
 });
+
+test('a result too big for one frame to the server is result_too_large, and the extension stays connected', async () => {
+  const other = h.callTool('browser_wait_for', { tabId, time: 2_000 });
+  // 6 Mi characters of 2 bytes each in UTF-8: 12 MB, over the server's 10 MB frame limit.
+  const r = await h.callTool('browser_execute_script', { tabId, code: "'é'.repeat(6 * 1024 * 1024)" });
+  expect({ status: r.status, code: r.body.error?.code }).toEqual({ status: 502, code: 'result_too_large' });
+  expect(r.body.error.message).toContain('browser_execute_script');
+  // It cut the extension's socket: every call in flight failed, and the next ones until it reconnected.
+  expect((await other).status).toBe(200);
+  expect((await h.health()).extensionConnected).toBe(true);
+  expect((await mcp('browser_execute_script', { tabId, code: "'é'.repeat(1024)" })).isError).toBe(false);
+}, 60_000);
 
 test("a tab showing Chrome's error page says so", async () => {
   const other = await h.context.newPage();
