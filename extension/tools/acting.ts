@@ -225,6 +225,8 @@ function selectInPage(selector: string | null, ref: string | null, value: string
   // A ref to an element since removed from the page still names it: changing it would change nothing on screen.
   if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
   if (!(el instanceof HTMLSelectElement)) return { error: el ? `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` : `No element matches ${ref ?? selector}` };
+  // A person cannot change a disabled select, and its form does not send it (as browser_fill_form says).
+  if (el.disabled) return { error: `${ref ?? selector} is disabled: choosing an option changes nothing the page would use` };
   const opt = [...el.options].find((o) => (value !== null ? o.value === value : o.label.trim() === label || o.text.trim() === label));
   if (!opt) return { error: `No option ${value !== null ? `with value "${value}"` : `labelled "${label}"`}; options: ${[...el.options].map((o) => o.label).join(', ')}` };
   el.value = opt.value;

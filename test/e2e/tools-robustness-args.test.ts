@@ -3,13 +3,13 @@
  * Chromium with the real extension: each ends in an error naming the argument or the problem, and
  * none reports a success that did nothing. A selector that is not valid CSS is the caller's
  * mistake everywhere (invalid_arguments; most element tools said not_found); typing into a button,
- * a disabled or a read-only field is refused (it reported the text typed); a tab showing Chrome's
- * error page says so (was "Frame with ID 0 is showing error page" as an internal error). Also:
- * the snapshot shows open shadow roots (web components were blank) with refs the other tools
- * take; a selector pierces open shadow roots in every element tool (styles, query, scroll, select
- * and element screenshots said "No element matches"); an MCP client cancelling a long wait stops
- * it in the page. A result too big for the one frame it travels in is result_too_large (it
- * dropped the extension's connection, failing every call in flight).
+ * a disabled or a read-only field, or choosing in a disabled select, is refused (each reported
+ * success); a tab showing Chrome's error page says so (was "Frame with ID 0 is showing error page"
+ * as an internal error); a result too big for the one frame it travels in is result_too_large (it
+ * dropped the extension's connection, failing every call in flight). Also: the snapshot shows open
+ * shadow roots (web components were blank) with refs the other tools take; a selector pierces open
+ * shadow roots in every element tool (styles, query, scroll, select and element screenshots said
+ * "No element matches"); an MCP client cancelling a long wait stops it in the page.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,7 +20,7 @@ import { connectMcp } from '../harness/fake-extension.ts';
 const PAGE = `<!doctype html><html><head><title>Args</title></head><body>
 <button id="b" onclick="window.clicks = (window.clicks || 0) + 1">B</button>
 <input id="field" value="keep"><input id="off" value="keep" disabled><input id="ro" value="keep" readonly>
-<select id="s"><option value="a">A</option></select>
+<select id="s"><option value="a">A</option></select><select id="s-off" disabled><option value="a">A</option><option value="b">B</option></select>
 <div id="host"></div>
 <script>
   const root = document.getElementById('host').attachShadow({ mode: 'open' });
@@ -105,7 +105,7 @@ describe('wrong types and edge values', () => {
     }
   });
 
-  test('typing into something that takes no text is refused, and nothing changes', async () => {
+  test('typing into something that takes no text, or choosing in a disabled select, is refused, and nothing changes', async () => {
     for (const [selector, why] of [
       ['#b', 'takes no typed text'],
       ['#off', 'is disabled'],
@@ -116,6 +116,11 @@ describe('wrong types and edge values', () => {
       expect(r.text).toContain(why);
     }
     expect(await page.evaluate(() => [...document.querySelectorAll('input')].map((i) => i.value))).toEqual(['keep', 'keep', 'keep']);
+    // Nor is an option chosen in a disabled select.
+    const sel = await mcp('browser_select_option', { tabId, selector: '#s-off', value: 'b' });
+    expect(sel.isError).toBe(true);
+    expect(sel.text).toContain('is disabled');
+    expect(await page.inputValue('#s-off')).toBe('a');
     // A real field still takes it.
     expect((await mcp('browser_type_text', { tabId, selector: '#field', text: 'typed' })).isError).toBe(false);
     expect(await page.inputValue('#field')).toBe('typed');
