@@ -99,8 +99,16 @@ function fitsOneFrame(tool: string, result: DispatchResult): DispatchResult {
   const bytes = new TextEncoder().encode(json).length;
   if (bytes <= RESULT_MAX_BYTES) return result;
   const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
-  throw new ToolError(`The result of ${tool} is ${mb(bytes)}, over the ${mb(RESULT_MAX_BYTES)} one result may carry; ask for less (a selector, a smaller maxLength, pageRanges, or a script that returns less)`, { code: 'result_too_large', category: 'validation' });
+  throw new ToolError(`The result of ${tool} is ${mb(bytes)}, over the ${mb(RESULT_MAX_BYTES)} one result may carry; ${HOW_TO_ASK_LESS[tool] ?? 'ask for less'}`, { code: 'result_too_large', category: 'validation' });
 }
+
+const HOW_TO_ASK_LESS: Record<string, string> = {
+  browser_screenshot_tab: 'shoot the viewport or one element (selector), or use format jpeg with a lower quality',
+  browser_execute_script: 'return less from the script (a slice, a count, the fields needed)',
+  browser_get_page_html: 'pass a selector or a smaller maxLength',
+  browser_get_tab_content: 'pass a selector or a smaller maxLength',
+  browser_snapshot: 'pass a selector, a smaller maxDepth or interactiveOnly',
+};
 
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);

@@ -174,7 +174,8 @@ test('a result too big for one frame to the server is result_too_large, and the 
   // 6 Mi characters of 2 bytes each in UTF-8: 12 MB, over the server's 10 MB frame limit.
   const r = await h.callTool('browser_execute_script', { tabId, code: "'é'.repeat(6 * 1024 * 1024)" });
   expect({ status: r.status, code: r.body.error?.code }).toEqual({ status: 502, code: 'result_too_large' });
-  expect(r.body.error.message).toContain('browser_execute_script');
+  expect(r.body.error.message).toContain('The result of browser_execute_script is 12.0 MB');
+  expect(r.body.error.message).toContain('return less from the script');
   // It cut the extension's socket: every call in flight failed, and the next ones until it reconnected.
   expect((await other).status).toBe(200);
   expect((await h.health()).extensionConnected).toBe(true);
