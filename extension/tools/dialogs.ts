@@ -47,6 +47,11 @@ function letGo(tabId: number): void {
   if (held && held !== 'pending') held.release();
 }
 
+/** Whether a debugger session of ours sees the tab's dialogs now (its Page domain is on). */
+export function watchesDialogs(tabId: number): boolean {
+  return pageEnabled.has(tabId);
+}
+
 /** The dialog known to be open in the tab now (seen by a debugger session of ours). */
 export function openDialog(tabId: number): OpenDialog | undefined {
   return open.get(tabId);

@@ -1,9 +1,9 @@
 /**
  * Built-in tools when the page moves under them, and when two agents use one tab at once, in
- * Chromium with the real extension. A page with a beforeunload handler: navigating or reloading
- * returns at once with the "Leave site?" dialog, browser_handle_dialog answers it (dismiss stays,
- * accept leaves); it used to run into the timeout, and every later call on the tab hung behind the
- * dialog. A call whose page navigated or reloaded under it, or whose tab is still loading its first
+ * Chromium with the real extension. A page with a beforeunload handler: navigating, reloading or
+ * closing returns at once with the "Leave site?" dialog, browser_handle_dialog answers it (dismiss
+ * stays, accept leaves); it used to run into the timeout, and every later call on the tab hung
+ * behind the dialog. A call whose page navigated or reloaded under it, or whose tab is still loading its first
  * page, says so (was an internal error, e.g. "Cannot use 'in' operator … in null"). Two prints at
  * once both finish (the second hung), and two typings into one field do not interleave.
  */
@@ -72,11 +72,27 @@ describe('a page that asks before leaving (beforeunload)', () => {
     expect({ status: reload.status, type: reload.body.result?.dialog?.type }).toEqual({ status: 200, type: 'beforeunload' });
     expect((await call('browser_handle_dialog', { tabId: t.tabId, action: 'dismiss' })).status).toBe(200);
 
+    // Closing asks too (the close waited for the answer and ran into its timeout).
+    const closing = await call('browser_close_tab', { tabId: t.tabId });
+    expect({ status: closing.status, closed: closing.body.result?.closed, type: closing.body.result?.dialog?.type }).toEqual({ status: 200, closed: false, type: 'beforeunload' });
+    expect((await call('browser_handle_dialog', { tabId: t.tabId, action: 'dismiss' })).status).toBe(200);
+    expect((await call('browser_get_tab_info', { tabId: t.tabId })).status).toBe(200);
+
     const again = await call('browser_navigate_tab', { tabId: t.tabId, url: target });
     expect(again.body.result?.dialog?.type).toBe('beforeunload');
     expect((await call('browser_handle_dialog', { tabId: t.tabId, action: 'accept' })).status).toBe(200);
-    const left = await call('browser_wait_for', { tabId: t.tabId, urlPattern: '/plain.html?left', timeoutMs: 10_000 });
-    expect(left.status).toBe(200);
+    await waitUntil(async () => {
+      const info = (await call('browser_get_tab_info', { tabId: t.tabId })).body.result;
+      return info?.url === target && info.status === 'complete';
+    }, 'the tab to load the page it left for');
+
+    const second = await open('/guarded.html');
+    await second.page.click('#i');
+    expect((await call('browser_navigate_tab', { tabId: second.tabId, url: target })).body.result?.dialog?.type).toBe('beforeunload');
+    expect((await call('browser_handle_dialog', { tabId: second.tabId, action: 'dismiss' })).status).toBe(200);
+    expect((await call('browser_close_tab', { tabId: second.tabId })).body.result?.dialog?.type).toBe('beforeunload');
+    expect((await call('browser_handle_dialog', { tabId: second.tabId, action: 'accept' })).status).toBe(200);
+    await waitUntil(async () => (await call('browser_get_tab_info', { tabId: second.tabId })).status === 409, 'the tab to close once the dialog was accepted');
     // Closed through the extension: Playwright's page.close() can wait forever on a page whose
     // beforeunload dialogs it saw (answered by the extension, not by it).
     expect((await call('browser_close_tab', { tabId: t.tabId })).status).toBe(200);
