@@ -47,9 +47,24 @@ function letGo(tabId: number): void {
   if (held && held !== 'pending') held.release();
 }
 
-/** Whether a debugger session of ours sees the tab's dialogs now (its Page domain is on). */
-export function watchesDialogs(tabId: number): boolean {
-  return pageEnabled.has(tabId);
+/**
+ * The next dialog a session of ours sees open in the tab (none when no session watches its
+ * dialogs); `off` stops listening. Sends no DevTools command, so it never waits on a busy page.
+ */
+export function nextDialog(tabId: number): { opened: Promise<OpenDialog>; off: () => void } {
+  let cb!: (d: OpenDialog) => void;
+  const opened = new Promise<OpenDialog>((resolve) => (cb = resolve));
+  let set = watching.get(tabId);
+  if (!set) watching.set(tabId, (set = new Set()));
+  set.add(cb);
+  const mine = set;
+  return {
+    opened,
+    off: () => {
+      mine.delete(cb);
+      if (mine.size === 0 && watching.get(tabId) === mine) watching.delete(tabId);
+    },
+  };
 }
 
 /** The dialog known to be open in the tab now (seen by a debugger session of ours). */

@@ -3,7 +3,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { waitForLoad } from '../background/plugins.ts';
 import type { Handlers } from './types.ts';
 import { withDebugger } from './debugger.ts';
-import { dialogNote, runWatchingDialogs, watchesDialogs, type OpenDialog } from './dialogs.ts';
+import { dialogNote, nextDialog, runWatchingDialogs, type OpenDialog } from './dialogs.ts';
 import { assertUrlAllowed, redactedUrl, refusalReason, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /**
@@ -134,13 +134,17 @@ export const tabTools = {
     const tab = await ctx.tab(input.tabId);
     // While a session of ours watches the tab's dialogs, a "Leave site?" dialog the close opens
     // comes to that session, and the close waits for its answer (the call ran into its timeout):
-    // it comes back at once instead, for browser_handle_dialog (accept closes the tab).
-    if (watchesDialogs(tab.id!) && !tabRefusal(tab)) {
-      const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => chrome.tabs.remove(tab.id!)));
-      if (r.dialog) return { value: { closed: false, tabId: tab.id, ...dialogNote(r.dialog) } };
-      return { value: { closed: true, tabId: tab.id } };
+    // it comes back at once instead, for browser_handle_dialog (accept closes the tab). Nothing
+    // is sent to the page, so a tab whose page is stuck still closes.
+    const next = nextDialog(tab.id!);
+    try {
+      const removed = chrome.tabs.remove(tab.id!).then(() => null);
+      removed.catch(() => {}); // when the dialog wins the race
+      const dialog = await Promise.race([removed, next.opened]);
+      if (dialog) return { value: { closed: false, tabId: tab.id, ...dialogNote(dialog) } };
+    } finally {
+      next.off();
     }
-    await chrome.tabs.remove(tab.id!);
     return { value: { closed: true, tabId: tab.id } };
   },
 
