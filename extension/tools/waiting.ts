@@ -45,6 +45,10 @@ export const waitingTools = {
     const t0 = Date.now();
     if (input.time !== undefined) {
       await sleep(input.time, ctx.signal);
+      // A wait "on a tab" that closed meanwhile did not wait on it: tab_closed, like the other waits.
+      if (!(await chrome.tabs.get(tab.id!).catch(() => null))) {
+        throw new ToolError(`Tab ${tab.id} was closed while browser_wait_for waited on it. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
+      }
       return { value: { waited: 'time', elapsedMs: Date.now() - t0 } };
     }
     if (input.urlPattern !== undefined) {

@@ -105,8 +105,9 @@ describe('a tab closed in the middle of a call', () => {
     ['browser_screenshot_tab', { fullPage: true }, '/blocker.html'],
     ['browser_print_pdf', {}, '/blocker.html'],
     ['browser_wait_for', { text: 'never', timeoutMs: 20_000 }, '/plain.html'],
+    ['browser_wait_for', { time: 2_500 }, '/plain.html'],
   ] as const) {
-    test(`${tool}: tab_closed naming the tab`, async () => {
+    test(`${tool} ${Object.keys(args).join(' ')}: tab_closed naming the tab`, async () => {
       const t = await open(path);
       await new Promise((r) => setTimeout(r, 300));
       const pending = call(tool, { tabId: t.tabId, ...args });
