@@ -100,15 +100,19 @@ export function fromRpcError(err: RpcError, toolName: string): OpenTabsError {
 function hintFor(code: string, message: string, tool: string): string {
   switch (code) {
     case 'no_matching_tab':
-      return /open/i.test(message) ? message : `${message}. Open the web app for "${tool}" in a Chrome tab (and log in), then retry.`;
+      return /open/i.test(message) ? message : withHint(message, `Open the web app for "${tool}" in a Chrome tab (and log in), then retry.`);
     case 'tab_closed':
-      return /retry/i.test(message) ? message : `${message}. The tab was closed; open it again and retry.`;
+      // The extension's own tab_closed messages already say so and name the next step.
+      return /retry|browser_list_tabs/i.test(message) ? message : withHint(message, 'The tab was closed; open it again and retry.');
     case 'adapter_not_ready':
-      return /retry/i.test(message) ? message : `${message}. The page is still loading or not logged in; wait a moment and retry.`;
+      return /retry/i.test(message) ? message : withHint(message, 'The page is still loading or not logged in; wait a moment and retry.');
     default:
       return message;
   }
 }
+
+/** One sentence after another: the message's own final period is not doubled. */
+const withHint = (message: string, hint: string): string => `${message.replace(/\.+$/, '')}. ${hint}`;
 
 export function asOpenTabsError(err: unknown): OpenTabsError {
   if (err instanceof OpenTabsError) return err;

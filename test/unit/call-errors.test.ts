@@ -59,6 +59,11 @@ describe('fromRpcError', () => {
   test('a hint is not added twice', () => {
     const m = 'No tab matches; open the app and retry';
     expect(fromRpcError({ code: RpcErrorCode.ToolError, message: m, data: { code: 'no_matching_tab' } }, 't').message).toBe(m);
+    // The extension's tab_closed already names the next step; a message ending in a period gets no second one.
+    const closed = 'Tab 7 was closed while browser_snapshot ran on it. Call browser_list_tabs for current ids.';
+    expect(fromRpcError({ code: RpcErrorCode.ToolError, message: closed, data: { code: 'tab_closed' } }, 't').message).toBe(closed);
+    const ended = fromRpcError({ code: RpcErrorCode.ToolError, message: 'The page went away.', data: { code: 'adapter_not_ready' } }, 't').message;
+    expect(ended).toBe('The page went away. The page is still loading or not logged in; wait a moment and retry.');
   });
 });
 
