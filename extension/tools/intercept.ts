@@ -7,12 +7,18 @@
  * `fulfill` answers data requests only (FULFILLABLE). An answered document, script or worker would
  * be the agent's own code running in the site's origin — browser_execute_script without its `off`
  * — so those go on untouched and count as `skipped`.
+ *
+ * Rules hold for the site the tab showed when they were set (the one an approval card named): when
+ * the tab leaves it, interception ends before the new site's document is requested. Otherwise an
+ * agent could set rules on a harmless page, then navigate the tab (auto) to the user's bank and
+ * answer its API calls there.
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import type { CdpSend } from './debugger.ts';
 import { holdDebugger } from './held-debugger.ts';
 import type { Handlers } from './types.ts';
+import { siteOf } from './url-policy.ts';
 import { wildcardMatch } from './wildcard.ts';
 
 interface Rule {
@@ -32,20 +38,44 @@ const FULFILLABLE: ReadonlySet<string> = new Set(['XHR', 'Fetch', 'EventSource',
 interface Interception {
   send: CdpSend;
   rules: Rule[];
+  /** siteOf the tab's page when the rules were set. */
+  site: string;
   stop: () => void;
 }
 const active = new Map<number, Interception>();
+/** Why a tab's interception ended by itself (it left the site), told once to the next call on it. */
+const endedNotes = new Map<number, string>();
+
+/** Every main-frame document request pauses too, so leaving the site is seen before the request goes out. */
+const DOCUMENTS = { urlPattern: '*', resourceType: 'Document', requestStage: 'Request' } as const;
 
 /** CDP URL patterns: `*` matches any run of characters, `?` one character. */
 const globMatch = (url: string, pattern: string): boolean => wildcardMatch(url, pattern, { anyChar: true });
 
-async function start(tabId: number, rules: Rule[]): Promise<Interception> {
+async function start(tabId: number, rules: Rule[], site: string): Promise<Interception> {
   const session = await holdDebugger(tabId, () => i.stop());
   const send = session.send;
-  const i: Interception = { send, rules, stop: () => {} };
+  const i: Interception = { send, rules, site, stop: () => {} };
+  const leave = (url: string) => {
+    if (active.get(tabId) !== i) return;
+    endedNotes.set(tabId, `Interception on tab ${tabId} ended when the tab left ${i.site} for ${siteOf(url)}; set the rules again to intercept there.`);
+    void send('Fetch.disable').catch(() => {});
+    i.stop();
+  };
+  let mainFrameId: string | undefined;
+  try {
+    mainFrameId = ((await send('Page.getFrameTree')) as { frameTree: { frame: { id: string } } }).frameTree.frame.id;
+  } catch (err) {
+    session.release();
+    throw err;
+  }
   const offEvents = debuggerEvents(tabId, (method, params) => {
     if (method !== 'Fetch.requestPaused') return;
-    const p = params as { requestId: string; request: { url: string }; resourceType?: string };
+    const p = params as { requestId: string; request: { url: string }; resourceType?: string; frameId?: string };
+    if (p.resourceType === 'Document' && p.frameId === mainFrameId && siteOf(p.request.url) !== i.site) {
+      leave(p.request.url);
+      return void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
+    }
     const rule = i.rules.find((r) => globMatch(p.request.url, r.urlPattern));
     if (!rule) return void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
     if (rule.action === 'fulfill' && !FULFILLABLE.has(p.resourceType ?? '')) {
@@ -65,8 +95,14 @@ async function start(tabId: number, rules: Rule[]): Promise<Interception> {
       void send('Fetch.failRequest', { requestId: p.requestId, errorReason: rule.action === 'block' ? 'BlockedByClient' : 'Failed' }).catch(() => {});
     }
   });
+  // A page restored from the back/forward cache makes no document request: its commit is the sign.
+  const onUpdated = (id: number, info: { url?: string }) => {
+    if (id === tabId && info.url !== undefined && siteOf(info.url) !== i.site) leave(info.url);
+  };
+  chrome.tabs.onUpdated.addListener(onUpdated);
   i.stop = () => {
     offEvents();
+    chrome.tabs.onUpdated.removeListener(onUpdated);
     if (active.get(tabId) === i) active.delete(tabId);
     session.release();
   };
@@ -81,29 +117,35 @@ export const interceptTools = {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const current = active.get(tabId);
+    const ended = endedNotes.get(tabId);
+    endedNotes.delete(tabId);
+    const endedNote = ended ? { note: ended } : {};
     if (input.stop === true) {
-      if (!current) return { value: { tabId, intercepting: false, wasIntercepting: false } };
+      if (!current) return { value: { tabId, intercepting: false, wasIntercepting: false, ...endedNote } };
       const rules = summary(current.rules);
       await current.send('Fetch.disable').catch(() => {});
       current.stop();
       return { value: { tabId, intercepting: false, wasIntercepting: true, rules } };
     }
     const given = input.rules ?? [];
-    if (given.length === 0) return { value: { tabId, intercepting: !!current, rules: current ? summary(current.rules) : [] } };
+    if (given.length === 0) return { value: { tabId, intercepting: !!current, rules: current ? summary(current.rules) : [], ...endedNote } };
     for (const [k, r] of given.entries()) {
       if (r.action !== 'fulfill' && (r.status !== undefined || r.body !== undefined)) {
         throw new ToolError(`rules[${k}]: status and body are for action "fulfill", not "${r.action}"`, { code: 'invalid_arguments', category: 'validation' });
       }
     }
     const rules: Rule[] = given.map((r) => ({ ...r, hits: 0, skipped: 0 }));
-    const i = current ?? (await start(tabId, rules));
+    // The page this call was allowed on (ctx.tab checked it; an approved call, that it is the approved site).
+    const site = siteOf(tab.url ?? tab.pendingUrl ?? '');
+    const i = current ?? (await start(tabId, rules, site));
     i.rules = rules;
+    i.site = site;
     try {
-      await i.send('Fetch.enable', { patterns: rules.map((r) => ({ urlPattern: r.urlPattern, requestStage: 'Request' })) });
+      await i.send('Fetch.enable', { patterns: [...rules.map((r) => ({ urlPattern: r.urlPattern, requestStage: 'Request' })), DOCUMENTS] });
     } catch (err) {
       i.stop();
       throw new ToolError(`Chrome refused the patterns: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
-    return { value: { tabId, intercepting: true, rules: summary(rules), note: 'In effect until browser_intercept_requests with stop: true (or the tab closes).' } };
+    return { value: { tabId, intercepting: true, rules: summary(rules), note: `In effect on ${site} until browser_intercept_requests with stop: true, the tab leaves that site, or it closes.` } };
   },
 } satisfies Partial<Handlers>;

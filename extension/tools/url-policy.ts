@@ -216,7 +216,8 @@ export async function checkedScriptTarget(tabId: number): Promise<{ tabId: numbe
 const TAB_TOOLS_WITHOUT_PAGE_ACCESS: ReadonlySet<string> = new Set(['browser_close_tab', 'browser_navigate_tab']);
 
 /** What an approval binds to: the site (origin) of an http(s) page, else the whole URL without its fragment. */
-function siteOf(raw: string): string {
+/** What an approval is for: the origin of an http(s) page, the whole URL (without fragment) of any other. */
+export function siteOf(raw: string): string {
   try {
     const u = new URL(raw);
     if (u.protocol === 'http:' || u.protocol === 'https:') return u.origin;

@@ -51,3 +51,23 @@ test('a body on a block rule is refused; the tool starts at ask', async () => {
   const { BROWSER_TOOLS } = await import('../../server/tools/browser-catalog.ts');
   expect(BROWSER_TOOLS.find((t) => t.name === 'browser_intercept_requests')?.defaultPermission).toBe('ask');
 });
+
+test('rules hold for the site they were set on: a same-site reload keeps them, a move to another site ends them before its requests', async () => {
+  const set = await h.callTool('browser_intercept_requests', { tabId, rules: [{ urlPattern: '*/api/user*', action: 'fulfill', body: '{"name":"Mocked"}' }] });
+  expect(set.status).toBe(200);
+  expect(set.body.result.note).toContain(new URL(h.fixtureUrl('/')).origin);
+  await page.reload();
+  expect((await get('/api/user')).text).toBe('{"name":"Mocked"}');
+  // Another site (same server, another host name): the rules were not set for it.
+  const other = h.fixtureUrl('/pages/index.html').replace('://127.0.0.1:', '://localhost:');
+  const nav = await h.callTool('browser_navigate_tab', { tabId, url: other });
+  expect(nav.status, JSON.stringify(nav.body)).toBe(200);
+  expect(page.url()).toBe(other);
+  expect(JSON.parse((await get('/api/user')).text)).toEqual({ real: '/api/user' });
+  const listed = await h.callTool('browser_intercept_requests', { tabId });
+  expect(listed.body.result).toMatchObject({ intercepting: false, rules: [] });
+  expect(listed.body.result.note).toContain('left');
+  // Coming back does not bring them back either.
+  await page.goto(h.fixtureUrl('/pages/index.html'));
+  expect(JSON.parse((await get('/api/user')).text)).toEqual({ real: '/api/user' });
+});
