@@ -5,7 +5,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { onSessionEnded } from './debugger.ts';
-import { getTab } from './tabs.ts';
+import { getTab } from './tab-lookup.ts';
 
 type EventListener = (method: string, params: unknown) => void;
 type DetachListener = (reason: string) => void;

@@ -1,5 +1,6 @@
 /** The tabs group of built-in tools (server/tools/browser-catalog.ts). */
 import { ToolError } from '../shared/tool-error.ts';
+import { getTab } from './tab-lookup.ts';
 import { waitForLoad } from '../background/plugins.ts';
 import type { Handlers } from './types.ts';
 import { withDebugger } from './debugger.ts';
@@ -27,13 +28,7 @@ export function tabSummary(t: chrome.tabs.Tab) {
   };
 }
 
-export async function getTab(tabId: unknown): Promise<chrome.tabs.Tab> {
-  try {
-    return await chrome.tabs.get(tabId as number);
-  } catch {
-    throw new ToolError(`No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
-  }
-}
+export { getTab };
 
 /** Resolves when the tab starts and then finishes the navigation we are about to trigger. */
 export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded', timeoutMs: number): Promise<void> {
