@@ -55,6 +55,8 @@ export const EXTENSION_INSTALL_DELAY_MS = 100;
 export const MEMORY_RELEASE_IDLE_MS = 10_000;
 /** How long an `ask` call waits for the user's decision in the side panel. */
 export const CONFIRMATION_TIMEOUT_MS = 120_000;
+/** How long an approval card waits for the extension to name the tab's page (tab.page) before asking without it. */
+export const TAB_PAGE_TIMEOUT_MS = 5_000;
 /**
  * Approvals waiting in the side panel at once, per caller (an MCP session; REST callers count as
  * one) and in all. More is refused at once (`too_many_pending_approvals`): a flood of cards would

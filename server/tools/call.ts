@@ -14,7 +14,7 @@ import { OpenTabsError } from '../errors.ts';
 import type { DispatchProgress } from '../hub/hub.ts';
 import { confirmationTarget } from '../hub/confirmations.ts';
 import type { ConfirmationTarget, LogEntry } from '../protocol/methods.ts';
-import { PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN } from '../limits.ts';
+import { PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN, TAB_PAGE_TIMEOUT_MS } from '../limits.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import { approvalWaitMessage, type ApprovalEvent } from './approval-notice.ts';
 import { asOpenTabsError, fail } from './call-errors.ts';
@@ -58,8 +58,6 @@ export type ToolOutcome =
 
 
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
-/** How long the card waits for the extension to name a tab's page before asking without it. */
-const TAB_PAGE_TIMEOUT_MS = 5_000;
 
 export async function callTool(ctx: CallDeps, name: string, args: unknown, call: CallContext): Promise<ToolOutcome> {
   const startedAt = Date.now();
