@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult } from '../harness/browser.ts';
+import { expectPageRefused, startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult } from '../harness/browser.ts';
 import { runCli } from '../integration/cli-support.ts';
 
 setDefaultTimeout(120_000);
@@ -25,11 +25,7 @@ async function call(name: string, args: Record<string, unknown> = {}): Promise<T
   return r;
 }
 
-/** The tool call was refused because of the page (403 page_not_allowed), with a message saying so. */
-function expectRefused(r: ToolCallResult, what: string): void {
-  if (r.status !== 403 || r.body?.error?.code !== 'page_not_allowed') throw new Error(`${what}: expected 403 page_not_allowed, got ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-  expect(r.body.error.message).toMatch(/Tools may not (open|use)/);
-}
+const expectRefused = (r: ToolCallResult, what: string): void => expectPageRefused(r, what, /Tools may not (open|use)/);
 
 /** Chrome's tab id of a page, read in the worker (list tools show refused tabs redacted). */
 async function chromeTabId(page: Page): Promise<number> {

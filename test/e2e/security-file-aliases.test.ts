@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult } from '../harness/browser.ts';
+import { expectPageRefused, startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult } from '../harness/browser.ts';
 
 setDefaultTimeout(120_000);
 
@@ -22,10 +22,7 @@ async function call(name: string, args: Record<string, unknown> = {}): Promise<T
   return r;
 }
 
-function expectRefused(r: ToolCallResult, what: string): void {
-  if (r.status !== 403 || r.body?.error?.code !== 'page_not_allowed') throw new Error(`${what}: expected 403 page_not_allowed, got ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-  expect(r.body.error.message).toMatch(/Tools may not (open|use)/);
-}
+const expectRefused = (r: ToolCallResult, what: string): void => expectPageRefused(r, what, /Tools may not (open|use)/);
 
 const aliases = () => {
   const auth = join(h.configDir, 'extension', 'auth.json');

@@ -5,7 +5,7 @@
  * REST tool calls only; the pages are opened and closed with Playwright, as the user could have.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult } from '../harness/browser.ts';
+import { expectPageRefused, startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult } from '../harness/browser.ts';
 
 setDefaultTimeout(120_000);
 
@@ -18,10 +18,7 @@ async function call(name: string, args: Record<string, unknown> = {}): Promise<T
   return r;
 }
 
-function expectRefused(r: ToolCallResult, what: string): void {
-  if (r.status !== 403 || r.body?.error?.code !== 'page_not_allowed') throw new Error(`${what}: expected 403 page_not_allowed, got ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-  expect(r.body.error.message).toMatch(/Tools may not open closed (tab|window)/);
-}
+const expectRefused = (r: ToolCallResult, what: string): void => expectPageRefused(r, what, /Tools may not open closed (tab|window)/);
 
 const openUrls = async (): Promise<string[]> => (await h.serviceWorker()).evaluate(async () => (await chrome.tabs.query({})).map((t) => t.url || t.pendingUrl || ''));
 

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import { CAPTURE_BODY_MAX_BYTES, CONSOLE_ENTRY_MAX_CHARS } from '../../server/limits.ts';
-import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { extensionHoldsDebugger, startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 import { capBody, urlMatches } from '../../extension/tools/network-records.ts';
 import { formatConsoleArgs } from '../../extension/tools/console.ts';
 
@@ -62,19 +62,7 @@ afterAll(async () => {
  * Does the extension hold a debugger session on this tab? (getTargets' `attached` also counts
  * Playwright's own session, so probe instead: a second attach by the extension is refused.)
  */
-async function debuggerAttached(id: number): Promise<boolean> {
-  const worker = await h.serviceWorker();
-  return worker.evaluate(async (tab) => {
-    try {
-      await chrome.debugger.attach({ tabId: tab }, '1.3');
-    } catch (err) {
-      if (/already attached/i.test((err as Error).message)) return true;
-      throw err;
-    }
-    await chrome.debugger.detach({ tabId: tab });
-    return false;
-  }, id);
-}
+const debuggerAttached = (id: number): Promise<boolean> => extensionHoldsDebugger(h, id);
 
 async function allow(tool: string) {
   await h.srv.ctx.config.setToolPermission('browser', tool, 'auto');

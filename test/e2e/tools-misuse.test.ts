@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { extensionHoldsDebugger, startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Misuse</title></head><body>
 <h1 id="title" class="big main">Hello</h1>
@@ -124,19 +124,7 @@ test('five screenshots back to back all succeed', async () => {
 });
 
 test('debugger-driven actions keep the tab attached between calls, and detach once idle', async () => {
-  // Does the extension hold a session on the tab? A second attach by it is refused then
-  // (getTargets' `attached` would also count Playwright's own session).
-  const attached = async () =>
-    (await (await h.serviceWorker()).evaluate(async (id) => {
-      try {
-        await chrome.debugger.attach({ tabId: id }, '1.3');
-      } catch (err) {
-        if (/already attached/i.test((err as Error).message)) return true;
-        throw err;
-      }
-      await chrome.debugger.detach({ tabId: id });
-      return false;
-    }, tabId)) as boolean;
+  const attached = () => extensionHoldsDebugger(h, tabId);
   expect((await h.callTool('browser_click_element', { tabId, selector: '#b' })).status).toBe(200);
   // Still attached after the call: the next click reuses the session (no new debugging bar).
   expect(await attached()).toBe(true);

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { extensionHoldsDebugger, startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 const PAGE = `<!doctype html><html><head><title>Dialogs</title></head><body>
 <button id="alert" onclick="alert('Hello there')">Alert</button>
@@ -41,20 +41,7 @@ afterAll(async () => {
 const call = (name: string, args: Record<string, unknown>) =>
   h.callTool(name, { tabId, ...args }, { signal: AbortSignal.timeout(20_000) }).catch((err) => ({ status: 0, body: { error: { code: 'client_gave_up', message: String(err) } } }));
 
-/** Whether the extension holds a debugger session on the tab (a second attach by it is refused then). */
-async function attached(): Promise<boolean> {
-  const sw = await h.serviceWorker();
-  return sw.evaluate(async (id) => {
-    try {
-      await chrome.debugger.attach({ tabId: id }, '1.3');
-    } catch (err) {
-      if (/already attached/i.test((err as Error).message)) return true;
-      throw err;
-    }
-    await chrome.debugger.detach({ tabId: id });
-    return false;
-  }, tabId);
-}
+const attached = (): Promise<boolean> => extensionHoldsDebugger(h, tabId);
 
 test('with an alert open, page tools are refused at once naming browser_handle_dialog; after the answer they work', async () => {
   const opened = await call('browser_click_element', { selector: '#alert' });

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { extensionHoldsDebugger, startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 const PAGES: Record<string, string> = {
   '/plain.html': '<!doctype html><title>Plain</title><body><button id="b">B</button><p>hello</p></body>',
@@ -122,18 +122,7 @@ describe('a tab closed in the middle of a call', () => {
 });
 
 test('a call given up while a busy page held it up leaves no session, override or recording behind once the page is free', async () => {
-  /** Whether the extension holds a debugger session on the tab (a second attach by it is refused then). */
-  const attached = async (tabId: number) =>
-    (await h.serviceWorker()).evaluate(async (id) => {
-      try {
-        await chrome.debugger.attach({ tabId: id }, '1.3');
-      } catch (err) {
-        if (/already attached/i.test((err as Error).message)) return true;
-        throw err;
-      }
-      await chrome.debugger.detach({ tabId: id });
-      return false;
-    }, tabId);
+  const attached = (tabId: number) => extensionHoldsDebugger(h, tabId);
   for (const [tool, args] of [
     ['browser_performance_trace', { action: 'start' }],
     ['browser_emulate', { colorScheme: 'dark' }],

@@ -93,6 +93,29 @@ export async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeo
   }
 }
 
+/**
+ * Whether the extension holds a debugger session on the tab: a second attach by the extension is
+ * refused then. (getTargets' `attached` would also count Playwright's own session.)
+ */
+export async function extensionHoldsDebugger(h: BrowserHarness, tabId: number): Promise<boolean> {
+  return (await h.serviceWorker()).evaluate(async (id) => {
+    try {
+      await chrome.debugger.attach({ tabId: id }, '1.3');
+    } catch (err) {
+      if (/already attached/i.test((err as Error).message)) return true;
+      throw err;
+    }
+    await chrome.debugger.detach({ tabId: id });
+    return false;
+  }, tabId);
+}
+
+/** The tool call was refused because of the page (403 page_not_allowed), with a message matching `message`. */
+export function expectPageRefused(r: ToolCallResult, what: string, message: RegExp): void {
+  if (r.status !== 403 || r.body?.error?.code !== 'page_not_allowed') throw new Error(`${what}: expected 403 page_not_allowed, got ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+  if (!message.test(String(r.body.error.message))) throw new Error(`${what}: refusal message ${JSON.stringify(r.body.error.message)} does not match ${message}`);
+}
+
 function serveFixtures(routes?: BrowserHarnessOptions['routes']) {
   return Bun.serve({
     hostname: '127.0.0.1',
