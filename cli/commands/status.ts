@@ -89,7 +89,10 @@ function renderStatus(h: HealthPayload, url: string, dir: string): string {
       const state = p.tabState === 'ready' ? c.green('ready') : p.tabState === 'unavailable' ? c.yellow('unavailable') : (p.tabState ?? 'closed');
       rows.push([`  ${p.name}`, plural(p.toolCount ?? p.tools?.length ?? 0, 'tool'), state, plural(tabs.length, 'tab'), p.source ?? '']);
       // Titles and URLs are the pages' text: control characters shown, not run (output.ts printable).
-      for (const tab of tabs) rows.push([`    tab ${tab.tabId}`, tab.ready ? 'ready' : 'not ready', '', printable(tab.title), printable(tab.url)]);
+      for (const tab of tabs) {
+        const state = tab.ready ? 'ready' : tab.loadError !== undefined ? c.red(`failed to load: ${printable(tab.loadError)}`) : 'not ready';
+        rows.push([`    tab ${tab.tabId}`, state, '', printable(tab.title), printable(tab.url)]);
+      }
     }
     lines.push(table(rows));
   }

@@ -10,19 +10,21 @@ import { ADAPTER_REGISTRY_KEY } from '../../server/protocol/page-channel.ts';
 import type { PluginInfo } from '../../server/protocol/methods.ts';
 import { ToolError } from '../shared/tool-error.ts';
 
-/** What the MAIN-world check returns. */
-export type AdapterStatus = 'missing' | 'stale' | 'ready' | 'unavailable';
+/** What the MAIN-world check returns. `failed`: the plugin's module threw while loading there. */
+export type AdapterStatus = 'missing' | 'stale' | 'ready' | 'unavailable' | 'failed';
+type AdapterCheck = { status: AdapterStatus; loadError?: string };
 
 /** Runs in the page's MAIN world (serialised by chrome.scripting): look the adapter up in the registry. */
-async function checkAdapterInPage(key: string, plugin: string, hash: string): Promise<AdapterStatus> {
-  const reg = (globalThis as Record<string, unknown>)[key] as Record<string, { hash: string; isReady(): Promise<boolean> }> | undefined;
+async function checkAdapterInPage(key: string, plugin: string, hash: string): Promise<AdapterCheck> {
+  const reg = (globalThis as Record<string, unknown>)[key] as Record<string, { hash: string; loadError?: unknown; isReady(): Promise<boolean> }> | undefined;
   const h = reg?.[plugin];
-  if (!h) return 'missing';
-  if (h.hash !== hash) return 'stale';
+  if (!h) return { status: 'missing' };
+  if (h.hash !== hash) return { status: 'stale' };
+  if (typeof h.loadError === 'string') return { status: 'failed', loadError: h.loadError };
   try {
-    return (await h.isReady()) ? 'ready' : 'unavailable';
+    return { status: (await h.isReady()) ? 'ready' : 'unavailable' };
   } catch {
-    return 'unavailable';
+    return { status: 'unavailable' };
   }
 }
 
@@ -36,7 +38,7 @@ function disposeAdapterInPage(key: string, plugin: string): void {
 
 export class Adapters {
   /** tabId → the document the statuses were seen in, plugin → adapter status (cleared on navigation). */
-  private tabs = new Map<number, { documentId: string; status: Map<string, AdapterStatus> }>();
+  private tabs = new Map<number, { documentId: string; status: Map<string, AdapterStatus>; loadErrors: Map<string, string> }>();
   private injecting = new Map<string, Promise<AdapterStatus>>();
 
   /** `waitForPort`: resolves once the bridge of that document connected its Port (plugin-ports.ts). */
@@ -46,15 +48,23 @@ export class Adapters {
     return this.tabs.get(tabId)?.status.get(plugin);
   }
 
+  /** Why the plugin's module failed to load in the tab's document (status `failed`). */
+  loadError(tabId: number, plugin: string): string | undefined {
+    const a = this.tabs.get(tabId);
+    return a?.status.get(plugin) === 'failed' ? a.loadErrors.get(plugin) : undefined;
+  }
+
   /** The document the tab's statuses belong to. */
   documentOf(tabId: number): string | undefined {
     return this.tabs.get(tabId)?.documentId;
   }
 
-  private set(tabId: number, documentId: string, plugin: string, status: AdapterStatus): void {
+  private set(tabId: number, documentId: string, plugin: string, check: AdapterCheck): void {
     let a = this.tabs.get(tabId);
-    if (!a || a.documentId !== documentId) this.tabs.set(tabId, (a = { documentId, status: new Map() }));
-    a.status.set(plugin, status);
+    if (!a || a.documentId !== documentId) this.tabs.set(tabId, (a = { documentId, status: new Map(), loadErrors: new Map() }));
+    a.status.set(plugin, check.status);
+    if (check.loadError !== undefined) a.loadErrors.set(plugin, check.loadError);
+    else a.loadErrors.delete(plugin);
   }
 
   forgetTab(tabId: number, documentId?: string): void {
@@ -62,7 +72,10 @@ export class Adapters {
   }
 
   forgetPlugin(name: string): void {
-    for (const a of this.tabs.values()) a.status.delete(name);
+    for (const a of this.tabs.values()) {
+      a.status.delete(name);
+      a.loadErrors.delete(name);
+    }
   }
 
   /** An adapter (re)registered in this document: its status is checked again on next use. */
@@ -82,14 +95,14 @@ export class Adapters {
         await chrome.scripting.executeScript({ target, files: ['tab-bridge.js'] });
         await this.waitForPort(tabId, documentId);
         const check = async () =>
-          (await chrome.scripting.executeScript({ target, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result as AdapterStatus;
-        let status = await check();
-        if (status === 'missing' || status === 'stale') {
+          (await chrome.scripting.executeScript({ target, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result as AdapterCheck;
+        let checked = await check();
+        if (checked.status === 'missing' || checked.status === 'stale') {
           await chrome.scripting.executeScript({ target, world: 'MAIN', files: [plugin.adapterFile] });
-          status = await check();
+          checked = await check();
         }
-        this.set(tabId, documentId, plugin.name, status);
-        return status;
+        this.set(tabId, documentId, plugin.name, checked);
+        return checked.status;
       } catch (err) {
         if (err instanceof ToolError) throw err;
         throw new ToolError(`Tab ${tabId} navigated away or closed while ${plugin.displayName} was being set up (${(err as Error).message}); retry`, { code: 'tab_closed', category: 'not_found', retryable: true });
@@ -115,13 +128,13 @@ export class Adapters {
   async check(plugin: PluginInfo, tabs: chrome.tabs.Tab[], bridgeConnected: (tabId: number) => boolean): Promise<unknown> {
     const out = [];
     for (const t of tabs) {
-      let status: AdapterStatus | 'no_access';
+      let checked: AdapterCheck | { status: 'no_access' };
       try {
-        status = (await chrome.scripting.executeScript({ target: { tabId: t.id! }, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result as AdapterStatus;
+        checked = (await chrome.scripting.executeScript({ target: { tabId: t.id! }, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result as AdapterCheck;
       } catch {
-        status = 'no_access';
+        checked = { status: 'no_access' };
       }
-      out.push({ tabId: t.id!, url: t.url ?? '', title: t.title ?? '', adapter: status, bridgeConnected: bridgeConnected(t.id!) });
+      out.push({ tabId: t.id!, url: t.url ?? '', title: t.title ?? '', adapter: checked.status, ...('loadError' in checked && checked.loadError !== undefined ? { loadError: checked.loadError } : {}), bridgeConnected: bridgeConnected(t.id!) });
     }
     const tabState = out.length === 0 ? 'closed' : out.some((t) => t.adapter === 'ready') ? 'ready' : 'unavailable';
     return { plugin: plugin.name, adapterFile: plugin.adapterFile, adapterHash: plugin.adapterHash, tabState, tabs: out };

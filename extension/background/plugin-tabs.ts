@@ -109,9 +109,12 @@ export class TopDocuments {
 }
 
 /** Tab snapshot of one plugin, as tab.syncAll / tab.stateChanged carry it. */
-export function snapshotOf(plugin: PluginInfo, all: chrome.tabs.Tab[], ready: (tabId: number) => boolean): TabSnapshot {
+export function snapshotOf(plugin: PluginInfo, all: chrome.tabs.Tab[], ready: (tabId: number) => boolean, loadError: (tabId: number) => string | undefined = () => undefined): TabSnapshot {
   const tabs = all.filter((t) => t.id !== undefined && allowedFor(t.url, plugin));
-  const infos = tabs.map((t) => ({ tabId: t.id!, url: t.url ?? '', title: t.title ?? '', ready: ready(t.id!) }));
+  const infos = tabs.map((t) => {
+    const error = loadError(t.id!);
+    return { tabId: t.id!, url: t.url ?? '', title: t.title ?? '', ready: ready(t.id!), ...(error !== undefined ? { loadError: error } : {}) };
+  });
   const state: TabState = infos.length === 0 ? 'closed' : infos.some((t) => t.ready) ? 'ready' : 'unavailable';
   return { state, tabs: infos };
 }

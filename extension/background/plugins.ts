@@ -9,6 +9,7 @@
  * document, and the call goes only over the Port opened by that document.
  */
 import type { DispatchResult, PluginInfo, TabState } from '../../server/protocol/methods.ts';
+import { adapterLoadFailedMessage } from '../../server/protocol/page-channel.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import type { Connection } from './connection.ts';
@@ -113,7 +114,12 @@ export class PluginRuntime {
 
   /** Tab snapshot of one plugin, as tab.syncAll / tab.stateChanged carry it. */
   async snapshot(plugin: PluginInfo, all?: chrome.tabs.Tab[]): Promise<TabSnapshot> {
-    return snapshotOf(plugin, all ?? (await chrome.tabs.query({})), (tabId) => this.adapterStatus(tabId, plugin.name) === 'ready');
+    return snapshotOf(
+      plugin,
+      all ?? (await chrome.tabs.query({})),
+      (tabId) => this.adapterStatus(tabId, plugin.name) === 'ready',
+      (tabId) => this.adapters.loadError(tabId, plugin.name),
+    );
   }
 
   async allSnapshots(): Promise<Record<string, TabSnapshot>> {
@@ -162,9 +168,9 @@ export class PluginRuntime {
   }
 
   /** The plugin's tabs as last reported to the server (the side panel lists them). */
-  tabsOf(name: string): { tabId: number; url: string; title: string }[] {
+  tabsOf(name: string): { tabId: number; url: string; title: string; loadError?: string }[] {
     const s = this.lastReported.get(name);
-    return s ? ((JSON.parse(s) as { tabs?: { tabId: number; url: string; title: string }[] }).tabs ?? []) : [];
+    return s ? ((JSON.parse(s) as { tabs?: { tabId: number; url: string; title: string; loadError?: string }[] }).tabs ?? []) : [];
   }
 
   // ------------------------------------------------------------------ injection and ports
@@ -224,6 +230,11 @@ export class PluginRuntime {
       const fresh = await this.topDocs.checked(tabId, plugin, explicit);
       const status = await this.adapters.ensure(tabId, plugin, fresh.documentId);
       void this.reportChanges([plugin.name]);
+      if (status === 'failed') {
+        // Said here, without a round trip: the page's stub would answer the same.
+        const why = this.adapters.loadError(tabId, plugin.name) ?? 'it threw';
+        throw new ToolError(adapterLoadFailedMessage(plugin.name, p.tool, why), { code: 'adapter_load_failed', category: 'internal', retryable: false });
+      }
       if (status !== 'ready') {
         throw new ToolError(`${plugin.displayName} is not ready in tab ${tabId} (signed out or still loading?); sign in and retry`, { code: 'adapter_not_ready', category: 'auth', retryable: true });
       }

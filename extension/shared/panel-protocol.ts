@@ -8,7 +8,7 @@ export const PANEL_PORT_NAME = 'opentabs-sidepanel';
 
 export interface PanelState {
   connection: ConnectionState;
-  plugins: Array<PluginInfo & { tabState: TabState; tabs: { tabId: number; url: string; title: string }[] }>;
+  plugins: Array<PluginInfo & { tabState: TabState; tabs: { tabId: number; url: string; title: string; loadError?: string }[] }>;
   pending: PendingConfirmation[];
   /** config.getState from the server; null until fetched or while disconnected. */
   config: ConfigState | null;

@@ -40,7 +40,7 @@ export function renderPlugins(
   list: PluginInfo[],
   tabStateOf: (name: string) => TabState,
   busyTabs: Set<number>,
-  tabsOf: (name: string) => { tabId: number; url: string; title: string }[],
+  tabsOf: (name: string) => { tabId: number; url: string; title: string; loadError?: string }[],
   save: (plugin: string, settings: Record<string, unknown>) => void,
 ): HTMLElement[] {
   const out: HTMLElement[] = [h('h2', {}, `Plugins (${list.length})`)];
@@ -60,6 +60,10 @@ export function renderPlugins(
       ...tabs.map((t) =>
         h('div', { class: `muted tab${busyTabs.has(t.tabId) ? ' busy' : ''}`, 'data-testid': `plugin-tab-${t.tabId}`, 'data-busy': busyTabs.has(t.tabId), title: t.url }, `${busyTabs.has(t.tabId) ? '● ' : ''}${t.title || t.url}`),
       ),
+      // The plugin's module threw in that page: the author's error, where they look first.
+      ...tabs
+        .filter((t) => t.loadError !== undefined)
+        .map((t) => h('div', { class: 'warning', 'data-testid': `load-error-${p.name}-${t.tabId}` }, `Failed to load in tab ${t.tabId}: ${t.loadError}`)),
       p.broadPatterns?.length
         ? h('div', { class: 'warning', 'data-testid': `broad-warning-${p.name}`, title: p.broadPatterns.join(', ') }, `⚠ Runs on every site (${p.broadPatterns.join(', ')}): its code runs in every page it matches while any of its tools is on.`)
         : null,

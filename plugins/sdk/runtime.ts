@@ -19,6 +19,7 @@
 import {
   ADAPTER_HASH_PLACEHOLDER,
   ADAPTER_REGISTRY_KEY,
+  adapterLoadFailedMessage,
   BRIDGE_TO_PAGE_EVENT,
   PAGE_TO_BRIDGE_EVENT,
   type AdapterHandle,
@@ -95,7 +96,7 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
   async function runCall(msg: Extract<BridgeToPage, { type: 'call' }>): Promise<void> {
     if (loadError !== undefined) {
       const error: ErrorPayload = {
-        message: `${name}_${msg.tool} cannot run: the ${name} adapter failed to load in this page (${loadError}). Code at the top level of the plugin's module threw; move page access into handlers and isReady, then rebuild the plugin`,
+        message: adapterLoadFailedMessage(name, msg.tool, loadError),
         code: 'adapter_load_failed',
         category: 'internal',
         retryable: false,
@@ -177,6 +178,7 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
     plugin: name,
     hash,
     sdkVersion: SDK_VERSION,
+    ...(loadError !== undefined ? { loadError } : {}),
     async isReady() {
       if (disposed) return false;
       try {

@@ -21,6 +21,8 @@ export const TabInfo = v.object({
   url: v.string(),
   title: v.string(),
   ready: v.boolean(),
+  /** The plugin's module threw while loading in this tab (the error's message); the tab is not ready. */
+  loadError: v.optional(v.string()),
 });
 export type TabInfo = v.InferOutput<typeof TabInfo>;
 

@@ -54,6 +54,8 @@ export interface AdapterHandle {
   hash: string;
   sdkVersion: string;
   isReady(): Promise<boolean>;
+  /** Set when the plugin's module threw while loading in this page: every call answers adapter_load_failed. */
+  loadError?: string;
   /** Remove listeners; called when a newer adapter for the same plugin registers. */
   dispose(): void;
 }
@@ -202,4 +204,13 @@ export function sanitizePageMessage(raw: unknown): PageToBridge | null {
     default:
       return null;
   }
+}
+
+/**
+ * What a call to a plugin whose module threw while loading in the page answers (code
+ * adapter_load_failed): said by the page's adapter stub and by the extension, which learns the
+ * error when it checks the adapter and answers without a round trip into the page.
+ */
+export function adapterLoadFailedMessage(plugin: string, tool: string, loadError: string): string {
+  return `${plugin}_${tool} cannot run: the ${plugin} adapter failed to load in this page (${loadError}). Code at the top level of the plugin's module threw; move page access into handlers and isReady, then rebuild the plugin`;
 }

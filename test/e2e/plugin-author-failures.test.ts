@@ -101,6 +101,23 @@ describe('plugin author mistakes, through the real extension', () => {
     expect(r.body.error.message).not.toContain('sign in');
   });
 
+  test('a module that throws in the page: /health and `opentabs status` show the tab as failed to load, not ready', async () => {
+    const health = await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'broken')?.tabs?.[0]?.loadError !== undefined, 'the broken plugin reported as failed to load');
+    const broken = health.pluginDetails.find((p: any) => p.name === 'broken');
+    expect(broken.tabState).toBe('unavailable');
+    expect(broken.tabs[0]).toMatchObject({ ready: false, loadError: 'widget root missing at load' });
+    const status = await runCli(['status', '--port', String(h.srv.port)], { configDir: h.configDir });
+    expect(status.stdout).toContain('failed to load: widget root missing at load');
+    const panel = await h.openSidePanel();
+    try {
+      const line = panel.locator(`[data-testid="load-error-broken-${broken.tabs[0].tabId}"]`);
+      await line.waitFor({ timeout: 15_000 });
+      expect(await line.textContent()).toContain('widget root missing at load');
+    } finally {
+      await panel.close().catch(() => {});
+    }
+  });
+
   test('a plugin removed while its call runs: the call ends with adapter_unloaded, not the timeout', async () => {
     const pending = h.callTool('odd_stuck');
     // The handler has started in the page (its log line reached the server) before the plugin goes.
