@@ -4,12 +4,13 @@
  * refuses a relative path, a missing file, a folder, a file that really lies in the OpenTabs
  * config folder (auth.json holds the secret), and a file outside the folders the user allowed
  * (config.json uploadFolders, set with `opentabs config set uploadFolders …`; none by default, so
- * an agent steered by a page cannot send ~/.ssh or other private files anywhere). The extension
+ * an agent steered by a page cannot send ~/.ssh or other private files anywhere), and a hidden file
+ * or folder below an allowed folder (configuration and credentials). The extension
  * checks the path as written again (extension/tools/upload.ts); only the server can see where a
  * link leads.
  */
 import { realpathSync, statSync } from 'node:fs';
-import { isAbsolute, relative } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import { OpenTabsError } from '../errors.ts';
 import { configPath } from '../state/config.ts';
 
@@ -51,11 +52,23 @@ export function uploadPathsError(configDir: string, paths: readonly string[], up
     } catch {}
     if (!isFile) return new OpenTabsError('not_found', `"${p}" is not a file (a folder or a device?)`, { category: 'not_found' });
     // Where the file really is decides, so a link inside an allowed folder cannot reach outside it.
-    if (!allowed.some((folder) => inside(folder, target))) {
+    const home = allowed.find((folder) => inside(folder, target));
+    if (home === undefined) {
       const now = allowed.length ? `it is not inside an allowed folder (${uploadFolders.join(', ')})` : 'no folder is allowed yet';
       return new OpenTabsError(
         'permission_denied',
         `"${p}" cannot be uploaded: ${now}. Only the user can allow a folder: \`opentabs config set uploadFolders <folder>[,<folder>…]\` (uploadFolders in ${configPath(configDir)}).`,
+        { category: 'auth' },
+      );
+    }
+    // Hidden files and folders below an allowed folder are configuration and credentials: an MCP
+    // client's config holds the OpenTabs secret (~/.claude.json), ~/.ssh and ~/.aws hold keys.
+    // Allowing the home folder for uploads must not let an agent send them to a site.
+    const hidden = relative(home, target).split(sep).find((part) => part.startsWith('.'));
+    if (hidden !== undefined) {
+      return new OpenTabsError(
+        'permission_denied',
+        `"${p}" cannot be uploaded: it is a hidden file or inside a hidden folder (${hidden}), where configuration and credentials live. Copy it to a visible folder first if it really is meant to be uploaded.`,
         { category: 'auth' },
       );
     }

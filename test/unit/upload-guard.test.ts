@@ -50,3 +50,22 @@ test('refused: relative, missing, folder, config folder directly, through .., th
   // One bad path refuses the call.
   expect(uploadPathsError(config, [join(files, 'ok.txt'), join(files, 'link.txt')], allowed)?.status).toBe(403);
 });
+
+test('hidden files and folders below an allowed folder are refused: allowing the home folder does not let out ~/.claude.json or ~/.ssh', () => {
+  const home = join(root, 'home');
+  mkdirSync(join(home, '.ssh'), { recursive: true });
+  mkdirSync(join(home, 'docs'), { recursive: true });
+  writeFileSync(join(home, '.claude.json'), '{"mcpServers":{"opentabs":{"headers":{"Authorization":"Bearer x"}}}}');
+  writeFileSync(join(home, '.ssh', 'id_ed25519'), 'key');
+  writeFileSync(join(home, 'docs', 'report.pdf'), 'pdf');
+  symlinkSync(join(home, '.ssh', 'id_ed25519'), join(home, 'docs', 'innocent.txt'));
+  const e = uploadPathsError(config, [join(home, '.claude.json')], [home]);
+  expect(e?.code).toBe('permission_denied');
+  expect(e?.message).toContain('hidden file or inside a hidden folder (.claude.json)');
+  expect(uploadPathsError(config, [join(home, '.ssh', 'id_ed25519')], [home])?.message).toContain('(.ssh)');
+  // A visible link to a hidden file: where the file really is decides.
+  expect(uploadPathsError(config, [join(home, 'docs', 'innocent.txt')], [home])?.code).toBe('permission_denied');
+  expect(uploadPathsError(config, [join(home, 'docs', 'report.pdf')], [home])).toBeNull();
+  // A hidden folder the user named itself is theirs to allow.
+  expect(uploadPathsError(config, [join(home, '.ssh', 'id_ed25519')], [join(home, '.ssh')])).toBeNull();
+});
