@@ -9,6 +9,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import { holdDebugger } from './held-debugger.ts';
 import type { InputOf } from './types.ts';
+import { siteOf } from './url-policy.ts';
 import { bodyLength, capBody, dropBodies, store, trim, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
 
 /** The capture running on each tab (at most one). */
@@ -44,6 +45,17 @@ export function fetchBodies(c: Capture, rec: NetRecord, requestId: string): void
   void job.finally(() => c.pendingBodies.delete(job));
 }
 
+/**
+ * Whether a request was made while the tab showed another site than the one capture is for. A
+ * request of the main frame's document is judged by that document (its documentURL: for a
+ * navigation, the page being requested, so the request that leaves the site is not kept and the
+ * one coming back is); any other (frames, workers, sockets) by the top-level page last committed.
+ */
+function madeAway(c: Capture, params: Record<string, any>): boolean {
+  if (c.mainFrameId !== null && params.frameId === c.mainFrameId && typeof params.documentURL === 'string') return siteOf(params.documentURL) !== c.site;
+  return c.topSite !== c.site;
+}
+
 export function onNetworkEvent(c: Capture, method: string, params: Record<string, any>): void {
   const id = params.requestId as string | undefined;
   switch (method) {
@@ -60,6 +72,10 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
       }
       const req = params.request as { url: string; method: string; headers: Record<string, string>; postData?: string; hasPostData?: boolean };
       if (!id || !urlMatches(req.url, c.urlFilter)) return;
+      if (madeAway(c, params)) {
+        c.skippedAway++;
+        return;
+      }
       store(c, id, {
         requestId: id,
         url: req.url,
@@ -100,7 +116,12 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
     }
     case 'Network.webSocketCreated':
       // urlFilter is about HTTP requests: frames of every socket are kept (bounded anyway).
-      if (id) c.sockets.set(id, params.url);
+      if (!id) return;
+      if (madeAway(c, params)) {
+        c.skippedAway++;
+        return;
+      }
+      c.sockets.set(id, params.url);
       return;
     case 'Network.webSocketWillSendHandshakeRequest':
       if (typeof params.wallTime === 'number') c.clockOffset = params.wallTime - params.timestamp;
@@ -146,15 +167,31 @@ export async function settle(c: Capture): Promise<void> {
 }
 
 export function settings(c: Capture) {
-  return { urlFilter: c.urlFilter, maxRequests: c.maxRequests, captureBodies: c.captureBodies, since: new Date(c.since).toISOString() };
+  return { urlFilter: c.urlFilter, maxRequests: c.maxRequests, captureBodies: c.captureBodies, since: new Date(c.since).toISOString(), site: c.site };
 }
 
-export async function startCapture(tabId: number, input: InputOf<'browser_enable_network_capture'>): Promise<Capture> {
+/** What the read tools say about requests left out because the tab was on another site. */
+export function awayNote(c: Capture): { skippedWhileAway: number; note?: string } {
+  return {
+    skippedWhileAway: c.skippedAway,
+    ...(c.skippedAway > 0 ? { note: `${c.skippedAway} requests were made while the tab showed another site than ${c.site}, where capture was started: they were not recorded (capture pauses while the tab is away and resumes when it comes back)` } : {}),
+  };
+}
+
+/**
+ * Start recording tab `tabId` for `site` (the site of the page the call was allowed on). Recording
+ * pauses while the tab shows another site and resumes when it is back (madeAway).
+ */
+export async function startCapture(tabId: number, input: InputOf<'browser_enable_network_capture'>, site: string): Promise<Capture> {
   // The session stays attached until the capture stops (or the debugger leaves the tab).
   const session = await holdDebugger(tabId, () => c.stop());
   const send = session.send;
   const c: Capture = {
     tabId,
+    site,
+    topSite: site,
+    mainFrameId: null,
+    skippedAway: 0,
     urlFilter: input.urlFilter ?? null,
     maxRequests: input.maxRequests ?? NETWORK_CAPTURE_DEFAULT_REQUESTS,
     captureBodies: input.captureBodies === true,
@@ -175,13 +212,28 @@ export async function startCapture(tabId: number, input: InputOf<'browser_enable
   const offEvents = debuggerEvents(tabId, (method, params) => {
     if (method.startsWith('Network.')) onNetworkEvent(c, method, params as Record<string, unknown>);
   });
+  // The top-level page: every commit (a back/forward-cache restore too) and URL change of the tab.
+  const onCommitted = (d: { tabId: number; frameId: number; url: string }) => {
+    if (d.tabId === tabId && d.frameId === 0) c.topSite = siteOf(d.url);
+  };
+  const onUpdated = (id: number, info: { url?: string }) => {
+    if (id === tabId && info.url !== undefined) c.topSite = siteOf(info.url);
+  };
+  chrome.webNavigation.onCommitted.addListener(onCommitted);
+  chrome.tabs.onUpdated.addListener(onUpdated);
   c.stop = () => {
     offEvents();
+    chrome.webNavigation.onCommitted.removeListener(onCommitted);
+    chrome.tabs.onUpdated.removeListener(onUpdated);
     if (captures.get(tabId) === c) captures.delete(tabId);
     session.release();
   };
   captures.set(tabId, c);
   try {
+    // The page the tab shows now, which may no longer be the one the call was allowed on.
+    const tree = await send<{ frameTree: { frame: { id: string; url: string; urlFragment?: string } } }>('Page.getFrameTree');
+    c.mainFrameId = tree.frameTree.frame.id;
+    c.topSite = siteOf(tree.frameTree.frame.url);
     await send('Network.enable', {});
   } catch (err) {
     c.stop();

@@ -81,6 +81,17 @@ export interface WebSocketFrame {
 
 export interface Capture {
   tabId: number;
+  /**
+   * siteOf the page capture was started (approved) on: requests are recorded only while the tab
+   * shows that site, so an approval on one site records nothing of another the tab goes to.
+   */
+  site: string;
+  /** siteOf the tab's committed top-level page, as last seen. */
+  topSite: string;
+  /** The DevTools id of the tab's main frame (requests of its document carry their documentURL). */
+  mainFrameId: string | null;
+  /** Requests (and WebSocket connections) made while the tab showed another site: counted, nothing else kept. */
+  skippedAway: number;
   urlFilter: string | null;
   maxRequests: number;
   captureBodies: boolean;

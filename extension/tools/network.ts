@@ -14,7 +14,8 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { guardTab } from './cdp-events.ts';
 import type { Handlers } from './types.ts';
-import { captureOf, captures, settings, settle, startCapture } from './network-capture.ts';
+import { awayNote, captureOf, captures, settings, settle, startCapture } from './network-capture.ts';
+import { siteOf } from './url-policy.ts';
 import { bodyBudget, harEntry, summary } from './network-har.ts';
 import { enforceMax, forget, urlMatches } from './network-records.ts';
 
@@ -22,16 +23,19 @@ export const networkTools = {
   async browser_enable_network_capture(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
+    // The site of the page this call was allowed on (for an approved call, the approved site).
+    const site = siteOf(tab.url || tab.pendingUrl || '');
     const existing = captures.get(tabId);
     if (existing) {
-      // Re-enabling changes the settings for what comes next; what was recorded stays.
+      // Re-enabling changes the settings for what comes next (the site too); what was recorded stays.
+      existing.site = site;
       if (input.urlFilter !== undefined) existing.urlFilter = input.urlFilter;
       if (input.maxRequests !== undefined) existing.maxRequests = input.maxRequests;
       if (input.captureBodies !== undefined) existing.captureBodies = input.captureBodies === true;
       enforceMax(existing);
       return { value: { tabId, capturing: true, alreadyCapturing: true, ...settings(existing), recorded: existing.requests.size } };
     }
-    const c = await guardTab(tabId, () => startCapture(tabId, input));
+    const c = await guardTab(tabId, () => startCapture(tabId, input, site));
     // Cancelled or timed out while a busy page held it up: no capture the caller was told failed.
     if (ctx.signal.aborted) c.stop();
     ctx.signal.throwIfAborted();
@@ -47,7 +51,7 @@ export const networkTools = {
     const picked = [...c.requests.entries()].filter(([, rec]) => urlMatches(rec.url, filter));
     const requests = picked.map(([, rec]) => summary(rec, take));
     if (input.clear === true) for (const [key, rec] of picked) if (rec.state !== 'pending') forget(c, key);
-    return { value: { tabId: tab.id, capture: settings(c), count: requests.length, dropped: c.dropped, requests } };
+    return { value: { tabId: tab.id, capture: settings(c), count: requests.length, dropped: c.dropped, ...awayNote(c), requests } };
   },
 
   async browser_get_network_request(input, ctx) {
@@ -81,7 +85,7 @@ export const networkTools = {
         creator: { name: 'OpenTabs', version: env.version },
         pages: [],
         entries: [...c.requests.values()].filter((r) => r.state !== 'pending').map((r) => harEntry(r, take)),
-        comment: `Recorded from tab ${tab.id} since ${new Date(c.since).toISOString()}${c.dropped ? `; ${c.dropped} older requests were dropped (maxRequests ${c.maxRequests})` : ''}`,
+        comment: `Recorded from tab ${tab.id} on ${c.site} since ${new Date(c.since).toISOString()}${c.dropped ? `; ${c.dropped} older requests were dropped (maxRequests ${c.maxRequests})` : ''}${c.skippedAway ? `; ${c.skippedAway} requests made while the tab showed another site were not recorded` : ''}`,
       },
     };
     return { value: har };
