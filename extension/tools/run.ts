@@ -10,6 +10,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
 import { guardBuiltinCall } from './url-policy.ts';
+import { readOwnJson } from '../background/server-handshake.ts';
 import { dialogBlocksError, openDialog } from './dialogs.ts';
 import { getTab } from './tabs.ts';
 
@@ -76,9 +77,10 @@ export async function runBuiltin(
     // The call ends when cancelled (tool.cancel, the side panel's Stop, the server's timeout) even
     // when the handler cannot: a script or a DevTools command in a page whose main thread is
     // blocked never answers, and the side panel would list the call as running until the tab closed.
-    return fitsOneFrame(call.tool, await untilAborted(handler(call.input, ctx), controller.signal));
+    const result = await untilAborted(handler(call.input, ctx), controller.signal);
+    return fitsOneFrame(call.tool, result, await ownSecret());
   } catch (err) {
-    throw await explainFailure(err, call);
+    throw withoutSecretInMessage(await explainFailure(err, call), await ownSecret());
   } finally {
     running.delete(call.dispatchId);
   }
@@ -92,8 +94,33 @@ export async function runBuiltin(
  */
 const RESULT_MAX_BYTES = WS_MAX_PAYLOAD_BYTES - 64 * 1024;
 
-function fitsOneFrame(tool: string, result: DispatchResult): DispatchResult {
-  const json = JSON.stringify(result) ?? '';
+/** What stands in a result for the extension's own bearer secret. */
+export const REDACTED_SECRET = '[redacted: opentabs secret]';
+
+/**
+ * The bearer secret (auth.json in the extension folder), read when a call ends: no result may
+ * carry it, whatever page or file the tool read it from (a page showing an MCP client's config,
+ * a script returning it). Null when absent or too short to be one.
+ */
+async function ownSecret(): Promise<string | null> {
+  const auth = await readOwnJson<{ secret?: unknown }>('auth.json');
+  return typeof auth?.secret === 'string' && auth.secret.length >= 16 ? auth.secret : null;
+}
+
+function withoutSecretInMessage(err: unknown, secret: string | null): unknown {
+  if (secret && err instanceof Error && err.message.includes(secret)) err.message = err.message.split(secret).join(REDACTED_SECRET);
+  return err;
+}
+
+/** The result as sent: the secret replaced wherever it appears, and within one frame's size. */
+function fitsOneFrame(tool: string, original: DispatchResult, secret: string | null): DispatchResult {
+  let result = original;
+  let json = JSON.stringify(result) ?? '';
+  // The secret is 64 hex digits: JSON writes it unescaped, so replacing it in the text is exact.
+  if (secret && json.includes(secret)) {
+    json = json.split(secret).join(REDACTED_SECRET);
+    result = JSON.parse(json) as DispatchResult;
+  }
   // UTF-8 takes at most 3 bytes per UTF-16 unit: only a long text needs counting.
   if (json.length * 3 <= RESULT_MAX_BYTES) return result;
   const bytes = new TextEncoder().encode(json).length;

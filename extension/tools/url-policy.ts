@@ -10,8 +10,10 @@
  * the extension's privileges and hold the panel and auth.json), browser pages (chrome://,
  * chrome-untrusted://, devtools://, edge://, view-source: …), data:/blob:/filesystem: documents
  * (content the agent chose, in an origin no site owns), the Chrome Web Store (installs
- * extensions), and, even with file:// on, the OpenTabs config folder (auth.json, config.json) and
- * /proc and /dev, whose paths lead to any file.
+ * extensions), and, even with file:// on, the OpenTabs config folder (auth.json, config.json),
+ * /proc and /dev, whose paths lead to any file, and hidden files and folders (a path segment
+ * starting with '.'), where configuration and credentials live: MCP client configs holding the
+ * OpenTabs secret (~/.claude.json, ~/.config/opencode/, .cursor/mcp.json), ~/.ssh, ~/.aws.
  */
 import { TAB_URL_WAIT_MS } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
@@ -68,6 +70,17 @@ function isAliasPath(path: string): boolean {
   return FILE_ALIAS_ROOTS.some((root) => path === root || path.startsWith(`${root}/`));
 }
 
+/**
+ * A normalized path with a hidden file or folder in it (a segment starting with '.'; '.' and '..'
+ * are resolved before): where tools and apps keep configuration and credentials.
+ */
+function isHiddenPath(path: string): boolean {
+  return path.split('/').some((seg) => seg.startsWith('.'));
+}
+
+const HIDDEN_REFUSAL =
+  'it is a hidden file or inside a hidden folder (a path segment starting with "."), where configuration and credentials live: MCP client configs holding the OpenTabs secret, ~/.ssh, ~/.aws';
+
 /** The file:// URL's path, decoded and normalized; null when it cannot be decoded. */
 function filePath(u: URL): string | null {
   try {
@@ -99,6 +112,7 @@ export function refusalReason(raw: string): string | null {
     const path = filePath(u);
     if (path !== null && isAliasPath(path)) return 'files under /proc and /dev are other names for any file, the OpenTabs config folder included';
     if (insideProtectedFolder(u.href)) return 'it is inside the OpenTabs config folder (holds the secret)';
+    if (path !== null && isHiddenPath(path)) return HIDDEN_REFUSAL;
     return null;
   }
   if (scheme === 'chrome-extension:' || scheme === 'moz-extension:' || scheme === 'extension:') return 'it is an extension page';
@@ -152,7 +166,7 @@ export function assertUrlAllowed(url: unknown, what = 'url'): string {
   return href;
 }
 
-const allowedText = () => `Allowed: http(s) pages, about:blank${state.allowFileUrls ? ' and file:// outside the OpenTabs config folder' : ''}.`;
+const allowedText = () => `Allowed: http(s) pages, about:blank${state.allowFileUrls ? ' and file:// outside hidden folders and the OpenTabs config folder' : ''}.`;
 
 const shorten = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
 

@@ -48,7 +48,12 @@ describe('url policy', () => {
     setUrlPolicy({ allowFileUrls: true, protectedPaths: ['/home/u/.opentabs'] });
     expect(refusalReason('file:///home/u/notes.html')).toBeNull();
     expect(refusalReason('file://localhost/home/u/notes.html')).toBeNull();
-    expect(refusalReason('file:///home/u/.opentabs-other/x')).toBeNull();
+    expect(refusalReason('file:///home/u/opentabs-other/x')).toBeNull();
+    expect(refusalReason('file:///home/u/not.hidden/a.b.html')).toBeNull();
+    // Hidden files and folders: configuration and credentials.
+    for (const u of ['file:///home/u/.opentabs-other/x', 'file:///home/u/.claude.json', 'file:///home/u/.config/opencode/opencode.json', 'file:///home/u/p/.cursor/mcp.json', 'file:///home/u/.ssh/id_ed25519', 'file:///home/u/%2Eaws/credentials', 'file:///home/u/x/..%2F.ssh/config', 'file:///C:/Users/U/.aws/credentials']) {
+      expect(refusalReason(u)).toContain('hidden');
+    }
     for (const u of [
       'file:///home/u/.opentabs',
       'file:///home/u/.opentabs/',
