@@ -11,7 +11,7 @@
  * navigation cannot carry a running session (e.g. network capture) into an extension page.
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { assertTabAllowed, refusalReason } from './url-policy.ts';
+import { assertApprovedSite, assertTabAllowed, refusalReason, tabRefusedError } from './url-policy.ts';
 
 /** How long a tab stays attached after its last debugger-driven call. */
 export const DEBUGGER_IDLE_DETACH_MS = 5_000;
@@ -82,8 +82,9 @@ export async function withDebugger<T>(tabId: number, fn: (send: CdpSend) => Prom
   s.idle = undefined;
   try {
     await s.ready;
-    // The page may have changed while attaching.
-    await assertTabAllowed(tabId);
+    // The page may have changed while attaching (for an approved call: still the approved site).
+    const tab = await assertTabAllowed(tabId);
+    for (const u of [tab.url, tab.pendingUrl]) if (u) assertApprovedSite(tabId, u);
     const send: CdpSend = (method, params) => chrome.debugger.sendCommand(target, method, params) as Promise<never>;
     return await fn(send);
   } finally {
@@ -105,4 +106,23 @@ export async function withDebugger<T>(tabId: number, fn: (send: CdpSend) => Prom
 /** Tabs the debugger is attached to now (e2e tests and extension_get_state). */
 export function attachedTabs(): number[] {
   return [...sessions.keys()];
+}
+
+/**
+ * The tab's top document as a DevTools object, checked: its own URL (DOM.describeNode, not
+ * anything the page's scripts could answer) is allowed and, for an approved call, of the approved
+ * site. Code run with Runtime.callFunctionOn on the returned objectId runs in that document's
+ * context or not at all (a navigation since destroys the context and the call fails), so a page
+ * the tab moved to after the check never gets it. Release `objectGroup` afterwards.
+ */
+export async function checkedDocument(send: CdpSend, tabId: number, objectGroup: string): Promise<string> {
+  const doc = await send<{ result: { objectId?: string } }>('Runtime.evaluate', { expression: 'document', objectGroup, returnByValue: false });
+  const objectId = doc.result.objectId;
+  if (!objectId) throw new ToolError(`Tab ${tabId} has no document to run in`, { code: 'not_available', category: 'validation', retryable: true });
+  const { node } = await send<{ node: { documentURL?: string } }>('DOM.describeNode', { objectId });
+  const url = node.documentURL ?? '';
+  const why = refusalReason(url);
+  if (why) throw tabRefusedError(tabId, why);
+  assertApprovedSite(tabId, url);
+  return objectId;
 }

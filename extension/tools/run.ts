@@ -9,7 +9,7 @@ import { WS_MAX_PAYLOAD_BYTES } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
-import { guardBuiltinCall } from './url-policy.ts';
+import { guardBuiltinCall, pinApprovedSite } from './url-policy.ts';
 import { readOwnJson } from '../background/server-handshake.ts';
 import { dialogBlocksError, openDialog } from './dialogs.ts';
 import { getTab } from './tabs.ts';
@@ -60,6 +60,8 @@ export async function runBuiltin(
       if (d) throw dialogBlocksError(id, d);
     }
   }
+  // Until the call ends, its page actions go only to documents of the approved site (url-policy.ts).
+  const unpin = call.approvedUrl === undefined ? [] : [...checked.keys()].map((id) => pinApprovedSite(id, call.approvedUrl!));
   const controller = new AbortController();
   running.set(call.dispatchId, controller);
   const ctx: ToolCtx = {
@@ -83,6 +85,7 @@ export async function runBuiltin(
     throw withoutSecretInMessage(await explainFailure(err, call), await ownSecret());
   } finally {
     running.delete(call.dispatchId);
+    for (const f of unpin) f();
   }
 }
 
@@ -162,7 +165,8 @@ async function explainFailure(err: unknown, call: { tool: string; input: Record<
     if (tab.discarded) return discardedError(id);
     const message = String((err as Error | null)?.message ?? '');
     // The document the call worked in went away under it.
-    if (/Frame with ID 0 was removed|Inspected target navigated or closed|Execution context was destroyed/i.test(message)) {
+    // (A script pinned to a document, or a DevTools call bound to one, finds it gone.)
+    if (/Frame with ID 0 was removed|Inspected target navigated or closed|Execution context was destroyed|Cannot find context with specified id|Could not find object with given id|No document with id/i.test(message)) {
       return new ToolError(`The page in tab ${id} navigated or reloaded while ${call.tool} ran on it, so it did not finish; retry on the new page`, { code: 'not_available', category: 'validation', retryable: true });
     }
     // A tab loading its first page has only the initial empty document, which scripts may not reach.

@@ -3,7 +3,7 @@
  * dangerous end of the catalog: these start `off` or `ask` (server/tools/browser-catalog.ts).
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { withDebugger } from './debugger.ts';
+import { checkedDocument, withDebugger } from './debugger.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 import { scriptAttempts } from './script-eval.ts';
@@ -46,22 +46,37 @@ export const storageTools = {
     const tab = await ctx.tab(input.tabId);
     type Evaluated = { result: { value?: unknown; type: string }; exceptionDetails?: { text: string; exception?: { description?: string; className?: string } } };
     // Through CDP so a strict page CSP (no eval) does not stop it; the result comes back by value.
+    // Everything runs in the document checked first (for an approved call, one of the approved
+    // site; checkedDocument): a navigation since then makes the call fail instead of running the
+    // code on the new page. `this` is the window, as for code evaluated at the top level.
     const r = await withDebugger(tab.id!, async (send) => {
-      const attempts = scriptAttempts(String(input.code));
-      // The first form that compiles runs (once): an expression or function, else a function body.
-      let expression = attempts[attempts.length - 1]!;
-      for (const candidate of attempts) {
-        // Evaluating the wrapper without calling it only parses the code (nothing runs).
-        const compiled = await send<{ exceptionDetails?: unknown }>('Runtime.evaluate', { expression: candidate.slice(0, -2), returnByValue: false });
-        if (!compiled.exceptionDetails) {
-          expression = candidate;
-          break;
+      const objectGroup = 'opentabs-execute-script';
+      const objectId = await checkedDocument(send, tab.id!, objectGroup);
+      const inDocument = (expression: string, run: boolean) =>
+        send<Evaluated>('Runtime.callFunctionOn', {
+          objectId,
+          functionDeclaration: `function () { return (function () { return ${expression}; }).call(window); }`,
+          ...(run ? { awaitPromise: true, returnByValue: true, userGesture: true } : {}),
+        });
+      try {
+        const attempts = scriptAttempts(String(input.code));
+        // The first form that compiles runs (once): an expression or function, else a function body.
+        let expression = attempts[attempts.length - 1]!;
+        for (const candidate of attempts) {
+          // Evaluating the wrapper without calling it only parses the code (nothing runs).
+          const compiled = await inDocument(candidate.slice(0, -2), false);
+          if (!compiled.exceptionDetails) {
+            expression = candidate;
+            break;
+          }
         }
+        // A busy page can hold the compile step up past the call's timeout: then the caller was told
+        // it failed, and the script must not run later.
+        ctx.signal.throwIfAborted();
+        return await inDocument(expression, true);
+      } finally {
+        void send('Runtime.releaseObjectGroup', { objectGroup }).catch(() => {});
       }
-      // A busy page can hold the compile step up past the call's timeout: then the caller was told
-      // it failed, and the script must not run later.
-      ctx.signal.throwIfAborted();
-      return send<Evaluated>('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true, userGesture: true });
     });
     if (r.exceptionDetails) {
       throw new ToolError(`The script threw: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`, { code: 'tool_error', category: 'validation' });

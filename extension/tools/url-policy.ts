@@ -209,17 +209,55 @@ export async function assertTabAllowed(tabId: number): Promise<chrome.tabs.Tab> 
 }
 
 /**
+ * The sites approved calls running now were approved for, by tab (run.ts pins them for the call's
+ * duration). The dispatch guard checks the tab's site once, before the handler; a navigation that
+ * commits after that check would carry the approved action to a page the user never saw on the
+ * card. So every page action of a call on a pinned tab checks the document it goes to, right
+ * where it goes: checkedScriptTarget (chrome.scripting), checkedDocument in debugger.ts (DevTools).
+ * A tab with several pins (approved calls running at once) must show all their sites, i.e. one.
+ */
+const approvedSites = new Map<number, Map<number, string>>();
+let pinCount = 0;
+
+/** While the returned function is not called, page actions on tab `tabId` go only to documents of `approvedUrl`'s site. */
+export function pinApprovedSite(tabId: number, approvedUrl: string): () => void {
+  const key = ++pinCount;
+  let pins = approvedSites.get(tabId);
+  if (!pins) approvedSites.set(tabId, (pins = new Map()));
+  pins.set(key, siteOf(approvedUrl));
+  return () => {
+    pins.delete(key);
+    if (pins.size === 0 && approvedSites.get(tabId) === pins) approvedSites.delete(tabId);
+  };
+}
+
+function approvalMismatch(tabId: number, shown: string, approved: string): ToolError {
+  return new ToolError(`Tab ${tabId} shows ${redactedUrl(shown)} now, not ${redactedUrl(approved)} where this call was approved; it did not run. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
+}
+
+/** Throws tab_mismatch when an approved call runs on the tab and `url` (the document about to be used) is of another site. */
+export function assertApprovedSite(tabId: number, url: string): void {
+  const pins = approvedSites.get(tabId);
+  if (!pins) return;
+  const site = siteOf(url);
+  for (const approved of pins.values()) if (site !== approved) throw approvalMismatch(tabId, url, approved);
+}
+
+/**
  * The tab's top document, checked: scripts are injected into exactly this document
  * (`documentIds`), so a navigation between the check and the injection cannot redirect them.
+ * For an approved call the document must also be of the approved site.
  */
 export async function checkedScriptTarget(tabId: number): Promise<{ tabId: number; documentIds?: string[] }> {
   const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
   if (!frame?.documentId) {
-    await assertTabAllowed(tabId);
+    const tab = await assertTabAllowed(tabId);
+    for (const u of [tab.url, tab.pendingUrl]) if (u) assertApprovedSite(tabId, u);
     return { tabId };
   }
   const why = refusalReason(frame.url);
   if (why) throw tabRefusedError(tabId, why);
+  assertApprovedSite(tabId, frame.url);
   return { tabId, documentIds: [frame.documentId] };
 }
 
@@ -229,7 +267,6 @@ export async function checkedScriptTarget(tabId: number): Promise<{ tabId: numbe
  */
 const TAB_TOOLS_WITHOUT_PAGE_ACCESS: ReadonlySet<string> = new Set(['browser_close_tab', 'browser_navigate_tab']);
 
-/** What an approval binds to: the site (origin) of an http(s) page, else the whole URL without its fragment. */
 /** What an approval is for: the origin of an http(s) page, the whole URL (without fragment) of any other. */
 export function siteOf(raw: string): string {
   try {
@@ -246,8 +283,9 @@ export function siteOf(raw: string): string {
  * The check every built-in call goes through before its handler runs (background/main.ts):
  * a `url` argument must be allowed, and so must the current page of any tab it names. A call the
  * user approved for a page (`approvedUrl`, the URL the card showed) runs only while its tab still
- * shows that site: the agent could have navigated the tab while the card waited. Returns the tabs
- * it looked up and allowed (the handler's ctx.tab reuses them).
+ * shows that site: the agent could have navigated the tab while the card waited (and, pinned by
+ * run.ts with pinApprovedSite, each of its page actions checks that again on the document it uses).
+ * Returns the tabs it looked up and allowed (the handler's ctx.tab reuses them).
  */
 export async function guardBuiltinCall(tool: string, input: Record<string, unknown>, dispatchTabId: number | undefined, approvedUrl?: string): Promise<Map<number, chrome.tabs.Tab>> {
   if (input.url !== undefined && tool !== 'browser_get_cookies' && tool !== 'browser_set_cookie' && tool !== 'browser_delete_cookies') assertUrlAllowed(input.url);
@@ -262,9 +300,7 @@ export async function guardBuiltinCall(tool: string, input: Record<string, unkno
     for (const [id, tab] of checked) {
       const now = [tab.url, tab.pendingUrl].filter((u): u is string => !!u);
       const moved = now.find((u) => siteOf(u) !== approved);
-      if (moved !== undefined) {
-        throw new ToolError(`Tab ${id} shows ${redactedUrl(moved)} now, not ${redactedUrl(approvedUrl)} where this call was approved; it did not run. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
-      }
+      if (moved !== undefined) throw approvalMismatch(id, moved, approvedUrl);
     }
   }
   return checked;

@@ -1,0 +1,134 @@
+/**
+ * An approved call acts only on a document of the approved site, also when the tab's navigation
+ * commits after the dispatch guard checked the site and before the call's first page action. The
+ * user approves browser_execute_script (or browser_get_storage) on site A; between the check and
+ * the first DevTools command (or chrome.scripting injection) the tab commits a page of site B (here
+ * made to happen exactly there: the test wraps the extension's chrome.debugger.sendCommand /
+ * chrome.webNavigation.getFrame so that their first use on the tab first navigates it to B and
+ * waits for the commit). The call must fail with tab_mismatch, and B's page must be untouched:
+ * its title unchanged, its localStorage not returned.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult } from '../harness/browser.ts';
+
+setDefaultTimeout(120_000);
+
+const B_SECRET = 'site-b-storage-9c1e';
+let siteB: ReturnType<typeof Bun.serve> | null = null;
+let h: BrowserHarness;
+const bUrl = (path: string) => `http://127.0.0.1:${siteB!.port}${path}`;
+
+beforeAll(async () => {
+  // Site B: another port, so another origin; its page keeps a value in its localStorage.
+  siteB = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () =>
+      new Response(`<!doctype html><title>B untouched</title><script>localStorage.setItem('token', '${B_SECRET}')</script><p>site B</p>`, { headers: { 'content-type': 'text/html; charset=utf-8' } }),
+  });
+  h = await startBrowserHarness({ permissions: { browser: { default: 'auto', tools: { browser_execute_script: 'ask', browser_get_storage: 'ask' } } } });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+  siteB?.stop(true);
+});
+
+const decide = (id: string) =>
+  fetch(`${h.url}/approvals/${id}`, { method: 'POST', headers: { ...h.srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'allow' }) });
+
+/**
+ * In the extension's worker: the first `api` call for the tab first navigates the tab to `url` and
+ * waits (bounded) until that page has committed, then goes on as usual.
+ */
+async function navigateOnFirstUse(api: 'debugger.sendCommand' | 'webNavigation.getFrame', tabId: number, url: string): Promise<void> {
+  const worker = await h.serviceWorker();
+  await worker.evaluate(
+    ({ api, tabId, url }) => {
+      const [ns, fn] = api.split('.') as [string, string];
+      const holder = (chrome as unknown as Record<string, Record<string, (...a: unknown[]) => Promise<unknown>>>)[ns]!;
+      const original = holder[fn]!;
+      let armed = true;
+      const committed = () =>
+        new Promise<void>((resolve, reject) => {
+          const done = (err?: Error) => {
+            clearTimeout(timer);
+            chrome.webNavigation.onCommitted.removeListener(listener);
+            if (err) reject(err);
+            else resolve();
+          };
+          const listener = (d: { tabId: number; frameId: number; url: string }) => {
+            if (d.tabId === tabId && d.frameId === 0 && d.url === url) done();
+          };
+          const timer = setTimeout(() => done(new Error('the navigation did not commit')), 10_000);
+          chrome.webNavigation.onCommitted.addListener(listener);
+        });
+      holder[fn] = async function (this: unknown, ...args: unknown[]) {
+        const first = args[0] as { tabId?: number };
+        if (armed && first?.tabId === tabId) {
+          armed = false;
+          holder[fn] = original;
+          const commit = committed();
+          await chrome.tabs.update(tabId, { url });
+          await commit;
+        }
+        return original.apply(holder, args);
+      };
+    },
+    { api, tabId, url },
+  );
+}
+
+async function openA(): Promise<number> {
+  const r = await h.callTool('browser_open_tab', { url: h.fixtureUrl('/pages/index.html') });
+  expect(r.status).toBe(200);
+  return r.body.result.id as number;
+}
+
+/** Ask for `tool` on the tab, arm the navigation, approve; the call's answer. */
+async function approvedWhileMoving(tool: string, args: Record<string, unknown>, api: 'debugger.sendCommand' | 'webNavigation.getFrame', tabId: number): Promise<ToolCallResult> {
+  const pending = h.callTool(tool, { tabId, ...args });
+  const card = await waitUntil(() => h.srv.ctx.hub.confirmations.list().find((c) => c.tool === tool), `${tool} to ask`);
+  expect(card.target?.url).toBe(h.fixtureUrl('/pages/index.html'));
+  await navigateOnFirstUse(api, tabId, bUrl('/page'));
+  expect((await decide(card.id)).status).toBe(200);
+  return pending;
+}
+
+const tabInfo = async (tabId: number) => (await h.callTool('browser_get_tab_info', { tabId })).body.result as { url: string; title: string };
+
+describe('a navigation that commits after the approval check', () => {
+  test('browser_execute_script (DevTools): the code does not run on the new site', async () => {
+    const tabId = await openA();
+    const r = await approvedWhileMoving('browser_execute_script', { code: 'document.title = "ran by the agent"; localStorage.getItem("token")' }, 'debugger.sendCommand', tabId);
+    expect(r.status).toBe(409);
+    expect(r.body.error.code).toBe('tab_mismatch');
+    expect(JSON.stringify(r.body)).not.toContain(B_SECRET);
+    const info = await tabInfo(tabId);
+    expect(info.url).toBe(bUrl('/page'));
+    expect(info.title).toBe('B untouched');
+    await h.callTool('browser_close_tab', { tabId });
+  });
+
+  test('browser_get_storage (chrome.scripting): the new site\'s storage is not read', async () => {
+    const tabId = await openA();
+    const r = await approvedWhileMoving('browser_get_storage', {}, 'webNavigation.getFrame', tabId);
+    expect(r.status).toBe(409);
+    expect(r.body.error.code).toBe('tab_mismatch');
+    expect(JSON.stringify(r.body)).not.toContain(B_SECRET);
+    expect((await tabInfo(tabId)).url).toBe(bUrl('/page'));
+    await h.callTool('browser_close_tab', { tabId });
+  });
+
+  test('without a navigation the approved calls run as before', async () => {
+    const tabId = await openA();
+    for (const [tool, args] of [['browser_execute_script', { code: 'document.title = "ran as approved"; 1' }], ['browser_get_storage', {}]] as const) {
+      const pending = h.callTool(tool, { tabId, ...args });
+      const card = await waitUntil(() => h.srv.ctx.hub.confirmations.list().find((c) => c.tool === tool), `${tool} to ask`);
+      expect((await decide(card.id)).status).toBe(200);
+      expect((await pending).status).toBe(200);
+    }
+    expect((await tabInfo(tabId)).title).toBe('ran as approved');
+    await h.callTool('browser_close_tab', { tabId });
+  });
+});
