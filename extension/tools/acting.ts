@@ -7,8 +7,8 @@ import { ToolError } from '../shared/tool-error.ts';
 import { serialPerTab } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
+import { frameOfRef, frameOffset, frameTarget, untilPageFree, type ScriptTarget } from './frames.ts';
 import type { Handlers } from './types.ts';
-import { checkedScriptTarget } from './url-policy.ts';
 
 type Target = { selector: string | null; ref: string | null };
 type Point = { x: number; y: number; tag: string; text: string };
@@ -106,8 +106,8 @@ function locate(selector: string | null, ref: string | null, focus: boolean, cle
   return { x: r.left + r.width / 2, y: r.top + r.height / 2, tag: el.tagName.toLowerCase(), text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) };
 }
 
-async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<R> {
-  const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), func: func as never, args: args as never });
+async function run<A extends unknown[], R>(target: ScriptTarget, func: (...args: A) => R, args: A): Promise<R> {
+  const [res] = await chrome.scripting.executeScript({ target, func: func as never, args: args as never });
   return res?.result as R;
 }
 
@@ -126,10 +126,22 @@ export async function point(tabId: number, input: { selector?: string; ref?: str
   if (input.selector !== undefined && input.ref !== undefined) {
     throw new ToolError('Pass either selector or ref, not both (they may name different elements)', { code: 'invalid_arguments', category: 'validation' });
   }
-  const r = await run(tabId, locate, [input.selector ?? null, input.ref ?? null, focus, clear, takesText]);
+  const frameId = frameOfRef(input.ref);
+  const target = await frameTarget(tabId, frameId, input.ref);
+  const r = await run(target, locate, [input.selector ?? null, input.ref ?? null, focus, clear, takesText]);
   if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
   if ('error' in r) throw pageFindError(r.error);
-  return r;
+  if (!frameId) return r;
+  // An element in an iframe: its point in the frame moves by the boxes of the iframes holding it
+  // (measured after the lookup, whose scrolling into view also scrolls the pages above) into the
+  // tab's viewport, where the mouse events go.
+  const offset = await frameOffset(tabId, frameId);
+  const at = { ...r, x: r.x + offset.x, y: r.y + offset.y };
+  const c = offset.clip;
+  if (!focus && (at.x < c.left || at.y < c.top || at.x >= c.right || at.y >= c.bottom)) {
+    throw new ToolError(`The element ${input.ref} is outside the visible part of its iframe (its centre is at ${Math.round(at.x)},${Math.round(at.y)} in the tab) and cannot be scrolled into view`, { code: 'not_found', category: 'not_found' });
+  }
+  return at;
 }
 
 const MODIFIER_BITS: Record<string, number> = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
@@ -348,14 +360,23 @@ export const actingTools = {
   async browser_select_option(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     if (input.value === undefined && input.label === undefined) throw new ToolError('Pass value or label', { code: 'invalid_arguments', category: 'validation' });
-    const r = await run(tab.id!, selectInPage, [input.selector ?? null, input.ref ?? null, input.value ?? null, input.label ?? null]);
+    const target = await frameTarget(tab.id!, frameOfRef(input.ref), input.ref);
+    // Not chosen once the caller was told the call failed (a busy page held the script up).
+    await untilPageFree(target, ctx.signal);
+    const r = await run(target, selectInPage, [input.selector ?? null, input.ref ?? null, input.value ?? null, input.label ?? null]);
     pageError(r as { error?: string });
     return { value: r };
   },
 
   async browser_scroll(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const r = await run(tab.id!, scrollInPage, [
+    const frameId = frameOfRef(input.ref);
+    const target = await frameTarget(tab.id!, frameId, input.ref);
+    // An element in an iframe: the iframes holding it come into view too.
+    if (frameId) await frameOffset(tab.id!, frameId);
+    // No scroll once the caller was told the call failed (a busy page held the script up).
+    await untilPageFree(target, ctx.signal);
+    const r = await run(target, scrollInPage, [
       input.selector ?? null,
       input.ref ?? null,
       input.direction ?? null,

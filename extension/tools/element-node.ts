@@ -6,6 +6,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
+import { frameOfRef } from './frames.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 
 export const MARK_ATTR = 'data-opentabs-node';
@@ -63,6 +64,9 @@ function markInPage(selector: string | null, ref: string | null, mark: string): 
 export async function markElement(tabId: number, selector: string | undefined, ref: string | undefined): Promise<{ el: Described; mark: string }> {
   if (selector !== undefined && ref !== undefined) {
     throw new ToolError('Pass either selector or ref, not both (they may name different elements)', { code: 'invalid_arguments', category: 'validation' });
+  }
+  if (frameOfRef(ref)) {
+    throw new ToolError(`${ref} is an element inside an iframe, which this tool cannot reach; it works on elements of the top page`, { code: 'invalid_arguments', category: 'validation' });
   }
   const mark = crypto.randomUUID();
   const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), func: markInPage, args: [selector ?? null, ref ?? null, mark] });

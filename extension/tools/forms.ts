@@ -4,8 +4,8 @@
  * listen to), then input and change events fire as when a user edits the field.
  */
 import { ToolError } from '../shared/tool-error.ts';
+import { frameOfRef, frameTarget, untilPageFree } from './frames.ts';
 import type { Handlers } from './types.ts';
-import { checkedScriptTarget } from './url-policy.ts';
 
 interface FieldSpec {
   selector?: string;
@@ -78,7 +78,15 @@ export const formTools = {
   async browser_fill_form(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const fields = input.fields;
-    const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), world: 'ISOLATED', func: fillInPage, args: [fields] });
+    // One script fills them all, in one document: the top page (selectors, eN refs) or one iframe (fFeN refs).
+    const frameIds = [...new Set(fields.map((f) => frameOfRef(f.ref)))];
+    if (frameIds.length > 1) {
+      throw new ToolError('The fields are in different frames (refs fFeN name an iframe\'s element, selectors and eN refs the top page): fill each frame\'s fields in a call of its own', { code: 'invalid_arguments', category: 'validation' });
+    }
+    const target = await frameTarget(tab.id!, frameIds[0] ?? 0, fields.find((f) => f.ref !== undefined)?.ref);
+    // Nothing filled once the caller was told the call failed (a busy page held the script up).
+    await untilPageFree(target, ctx.signal);
+    const [res] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: fillInPage, args: [fields] });
     const r = res?.result as ReturnType<typeof fillInPage> | undefined;
     if (!r) throw new ToolError(`Tab ${tab.id} cannot be scripted`, { code: 'not_available', category: 'validation' });
     if ('error' in r && r.error) {

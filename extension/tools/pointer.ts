@@ -150,6 +150,9 @@ export const pointerTools = {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const hit = await checkPoint(tabId, input.x, input.y);
+    // A busy page can hold the check up past the call's timeout: then the caller was told it
+    // failed, and the click must not land later.
+    ctx.signal.throwIfAborted();
     const button = input.button ?? 'left';
     const count = input.clickCount ?? 1;
     const modifiers = modifierMask(input.modifiers);
@@ -165,6 +168,7 @@ export const pointerTools = {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const hit = await checkPoint(tabId, input.x, input.y);
+    ctx.signal.throwIfAborted(); // as for a click: no move after the caller was told it failed
     const to = { x: input.x, y: input.y };
     const steps = input.steps ?? 1;
     const from = lastMouse.get(tabId) ?? to;
@@ -188,6 +192,7 @@ export const pointerTools = {
       throw new ToolError(r.error!, { code: validation ? 'invalid_arguments' : 'not_found', category: validation ? 'validation' : 'not_found' });
     }
     const { from, to } = r;
+    ctx.signal.throwIfAborted(); // as for a click: no drag after the caller was told it failed
     const out = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => dragWith(tabId, send, from, to, input.steps ?? 10)));
     return {
       value: {

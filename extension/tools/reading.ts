@@ -3,7 +3,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { pageFindError } from './acting.ts';
 import { withDebugger } from './debugger.ts';
 import { captureSpaced } from './capture.ts';
-import { snapshotPage } from './snapshot.ts';
+import { snapshotPage, withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
 import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
 
@@ -256,7 +256,12 @@ export const readingTools = {
 
   async browser_snapshot(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const r = unwrap(await runInTab(tab.id!, snapshotPage, [input.selector ?? null, input.maxDepth ?? 50, input.interactiveOnly === true]));
+    const maxDepth = input.maxDepth ?? 50;
+    const interactiveOnly = input.interactiveOnly === true;
+    // Marks the lines of iframes, which withFrames fills with their frames' content.
+    const mark = `\u0001${crypto.randomUUID()}`;
+    const top = unwrap(await runInTab(tab.id!, snapshotPage, [input.selector ?? null, maxDepth, interactiveOnly, '', mark])) as PageSnapshot;
+    const { frameIndex: _, ...r } = { ...top, ...(await withFrames(tab.id!, top, mark, maxDepth, interactiveOnly)) };
     // The model reads the outline as plain text; REST callers get the same fields as JSON.
     return { value: r, text: `Page: ${r.title} (${r.url})\n${r.snapshot}` };
   },

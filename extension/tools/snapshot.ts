@@ -1,3 +1,6 @@
+import { frameRefusal, runIn } from './frames.ts';
+import { redactedUrl } from './url-policy.ts';
+
 /**
  * browser_snapshot: the page as compact, Markdown-like plain text an agent can read and act on:
  *   nav Projects:                      a landmark (nav, header, main, aside, footer, form, dialog …)
@@ -15,7 +18,7 @@
  * landmark whose content is one line shares it, one inside another is indented; an aria-label
  * never hides an element's visible text. Runs in the page (ISOLATED world, where refs live).
  */
-export function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean) {
+export function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean, refPrefix = '', frameMark = '') {
   const TEXT_MAX_CHARS = 2000;
   const NAME_MAX_CHARS = 300;
   const OPTIONS_MAX_CHARS = 300;
@@ -106,7 +109,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const refOf = (el: Element) => {
     let ref = refs.byEl.get(el);
     if (!ref) {
-      ref = `e${refs.next++}`;
+      ref = `${refPrefix}e${refs.next++}`;
       refs.byEl.set(el, ref);
       refs.byRef.set(ref, el);
     }
@@ -211,6 +214,20 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
     const role = roleOf(el);
     const actionable = ((role !== null && IS_ACTIONABLE.has(role)) || clickable(el) || isField(el));
+    if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+      // A line the worker replaces with the frame's own snapshot: the caller's mark (which the
+      // page cannot know, so its text cannot pose as one), the frame's index among this window's
+      // frames, the iframe's name and its src (said for a frame whose content is not shown).
+      const win = (el as HTMLIFrameElement).contentWindow;
+      let index = -1;
+      for (let i = 0; win && i < window.length; i++) if (window[i] === win) index = i;
+      const name = cut(squash(ariaName(el) || el.getAttribute('title') || el.getAttribute('name')), NAME_MAX_CHARS, 'read it with browser_query_elements');
+      flush();
+      count++;
+      lines.push(`${interactiveOnly ? '' : bullet || cont}${frameMark}${JSON.stringify([index, name, (el as HTMLIFrameElement).src])}`);
+      bullet = '';
+      return;
+    }
     if (el.tagName === 'BR') {
       if (!interactiveOnly) flush();
       return;
@@ -332,5 +349,87 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   };
   walk(root, 0, false);
   flush();
-  return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n') };
+  let frameIndex = -1;
+  if (window.parent !== window) for (let i = 0; i < window.parent.length; i++) if (window.parent[i] === window) frameIndex = i;
+  return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n'), frameIndex };
+}
+
+/** How deep iframes inside iframes are shown. */
+const FRAME_LEVELS_MAX = 5;
+/** How long a frame's snapshot is waited for (a cross-origin frame's page can be busy on its own). */
+const FRAME_ANSWER_MS = 5_000;
+
+export type PageSnapshot = { url: string; title: string; elements: number; snapshot: string; frameIndex: number };
+
+const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` : url);
+
+/**
+ * In the worker: the top document's snapshot with each iframe's line (the mark snapshotPage put
+ * there) replaced by the frame's own snapshot, indented under `iframe Name (url):`, its refs fFeN
+ * (F the frameId). A frame whose URL the policy refuses is never scripted: its line says why its
+ * content is not shown. Frames are matched to their iframes by their index among the parent
+ * window's frames (each frame reports its own; the parent reports its iframes').
+ */
+export async function withFrames(tabId: number, top: { snapshot: string; elements: number }, mark: string, maxDepth: number, interactiveOnly: boolean): Promise<{ snapshot: string; elements: number }> {
+  if (!top.snapshot.includes(mark)) return top;
+  const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  let elements = top.elements;
+  const expand = async (text: string, parentFrameId: number, level: number): Promise<string[]> => {
+    const lines = text === '' ? [] : text.split('\n');
+    const slots = lines.map((line) => {
+      const at = line.indexOf(mark);
+      if (at < 0) return null;
+      try {
+        const [index, name, src] = JSON.parse(line.slice(at + mark.length)) as [number, string, string];
+        return { lead: line.slice(0, at), index, name, src };
+      } catch {
+        return null;
+      }
+    });
+    if (!slots.some(Boolean)) return lines;
+    const children = frames.filter((f) => f.parentFrameId === parentFrameId);
+    const answers = level >= FRAME_LEVELS_MAX ? [] : await Promise.all(children.filter((f) => f.documentId && !frameRefusal(f.url)).map(async (f) => {
+      const target = { tabId, documentIds: [f.documentId] };
+      const r = await Promise.race([
+        runIn(target, snapshotPage, [null, maxDepth, interactiveOnly, `f${f.frameId}`, mark]).catch(() => undefined),
+        new Promise<undefined>((resolve) => setTimeout(resolve, FRAME_ANSWER_MS)),
+      ]);
+      return { frame: f, r: r && 'snapshot' in r ? (r as PageSnapshot) : null };
+    }));
+    const byIndex = new Map<number, { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageSnapshot }>();
+    for (const a of answers) if (a.r && a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
+    const matched = new Set([...byIndex.values()].map((a) => a.frame.frameId));
+    const unmatchedChildren = children.filter((f) => !matched.has(f.frameId));
+    const unmatchedSlots = slots.filter((s) => s && !byIndex.has(s.index));
+    const out: string[] = [];
+    for (const [i, line] of lines.entries()) {
+      const slot = slots[i];
+      if (!slot) {
+        out.push(line);
+        continue;
+      }
+      const head = `${slot.lead}iframe${slot.name ? ` ${slot.name}` : ''}`;
+      const pad = ' '.repeat(slot.lead.length) + '  ';
+      const hit = byIndex.get(slot.index);
+      if (hit) {
+        elements += hit.r.elements;
+        const body = await expand(hit.r.snapshot, hit.frame.frameId, level + 1);
+        const url = shortUrl(hit.r.url);
+        if (!body.length) out.push(`${head} (${url}): (empty)`);
+        else if (body.length === 1 && !/^(- |\d+\. )/.test(body[0]!)) out.push(`${head} (${url}): ${body[0]}`);
+        else out.push(`${head} (${url}):`, ...body.map((l) => pad + l));
+        continue;
+      }
+      // Its frame: the one left over when one iframe is left over, else one showing its src.
+      const frame = unmatchedSlots.length === 1 && unmatchedChildren.length === 1 ? unmatchedChildren[0] : unmatchedChildren.find((f) => f.url === slot.src);
+      const url = frame?.url ?? slot.src;
+      const why = url ? frameRefusal(url) : null;
+      if (why) out.push(`${head} (${redactedUrl(url)}): not shown (tools may not read it: ${why})`);
+      else if (level >= FRAME_LEVELS_MAX) out.push(`${head}${url ? ` (${shortUrl(url)})` : ''}: not shown (iframes nested more than ${FRAME_LEVELS_MAX} deep)`);
+      else out.push(`${head}${url ? ` (${shortUrl(url)})` : ''}: not shown (its content did not answer: not loaded yet, or its page is busy)`);
+    }
+    return out;
+  };
+  const snapshot = (await expand(top.snapshot, 0, 0)).join('\n');
+  return { snapshot, elements };
 }

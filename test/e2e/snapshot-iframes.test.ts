@@ -1,0 +1,171 @@
+/**
+ * browser_snapshot shows what iframes hold, in Chromium with the real extension: a same-origin
+ * iframe, one from another origin (another port), one written by srcdoc, each indented under its
+ * `iframe` line with refs (fFeN) that click, type, hover and select act on inside that frame; an
+ * iframe showing a page the URL policy refuses (an extension page) is a line without its content;
+ * selectors stay with the top page and say so.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import type { Frame, Page } from 'playwright-core';
+import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+
+const INNER = `<!doctype html><title>Inner</title><body><p>Inner text</p>
+<button id="ib" onclick="window.innerClicks = (window.innerClicks || 0) + 1">Inner button</button>
+<input id="ii" aria-label="Inner field" onmouseover="window.hovered = true">
+<select id="is" aria-label="Inner choice"><option value="a">Apple</option><option value="b">Banana</option></select></body>`;
+const CROSS = `<!doctype html><title>Cross</title><body><p>Cross text</p>
+<button id="cb" onclick="window.crossClicks = (window.crossClicks || 0) + 1">Cross button</button><input id="ci" aria-label="Cross field"></body>`;
+
+let h: BrowserHarness;
+let other: ReturnType<typeof Bun.serve>;
+let page: Page;
+let tabId = 0;
+
+const html = (body: string) => new Response(body, { headers: { 'content-type': 'text/html' } });
+
+beforeAll(async () => {
+  // Another port of 127.0.0.1: another origin.
+  other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => (new URL(req.url).pathname === '/cross.html' ? html(CROSS) : new Response('not found', { status: 404 })) });
+  h = await startBrowserHarness({
+    routes: (req) => {
+      const path = new URL(req.url).pathname;
+      if (path === '/inner.html') return html(INNER);
+      if (path === '/outer.html') {
+        return html(`<!doctype html><title>Outer</title><body><h1>Outer page</h1><button id="top">Top button</button>
+<iframe title="Same" src="/inner.html" style="width:400px;height:160px;margin-left:30px;border:5px solid #ccc"></iframe>
+<div style="height:900px">spacer</div>
+<iframe title="Other" src="http://127.0.0.1:${other.port}/cross.html" style="width:400px;height:120px"></iframe>
+<iframe title="Written" srcdoc="<button onclick='parent.srcdocClicks = (parent.srcdocClicks || 0) + 1'>Srcdoc button</button>" style="height:60px"></iframe>
+<p>After frames</p></body>`);
+      }
+      return undefined;
+    },
+  });
+  page = await h.context.newPage();
+  await page.goto(h.fixtureUrl('/outer.html'));
+  tabId = await h.tabIdOf(page);
+  await waitUntil(() => page.frames().length === 4 && page.frames().every((f) => f.url() !== ''), 'the frames to load');
+}, 60_000);
+
+afterAll(async () => {
+  await h?.stop();
+  other?.stop(true);
+});
+
+function frameOf(url: string): Frame {
+  const f = page.frames().find((x) => x.url().includes(url));
+  if (!f) throw new Error(`no frame ${url}`);
+  return f;
+}
+
+async function snapshot(args: Record<string, unknown> = {}): Promise<string> {
+  const r = await h.callTool('browser_snapshot', { tabId, ...args });
+  expect(r.status).toBe(200);
+  return r.body.result.snapshot;
+}
+
+const refIn = (snap: string, re: RegExp) => {
+  const ref = re.exec(snap)?.[1];
+  expect({ re: String(re), ref, snap }).toEqual({ re: String(re), ref: expect.stringMatching(/^f\d+e\d+$/), snap });
+  return ref!;
+};
+
+test('each iframe\'s content is indented under its line, with frame refs; the top page\'s refs are unchanged', async () => {
+  const snap = await snapshot();
+  expect(snap).toMatch(/^button Top button \[e\d+\]$/m);
+  expect(snap).toMatch(new RegExp(`^iframe Same \\(${h.fixtureUrl('/inner.html').replace(/[.?]/g, '\\$&')}\\):\\n  Inner text\\n  button Inner button \\[f\\d+e\\d+\\]\\n  textbox Inner field \\[f\\d+e\\d+\\]\\n  select Inner choice = "Apple" \\(Apple \\| Banana\\) \\[f\\d+e\\d+\\]$`, 'm'));
+  expect(snap).toMatch(new RegExp(`^iframe Other \\(http://127\\.0\\.0\\.1:${other.port}/cross\\.html\\):\\n  Cross text\\n  button Cross button \\[f\\d+e\\d+\\]`, 'm'));
+  expect(snap).toMatch(/^iframe Written \(about:srcdoc\): button Srcdoc button \[f\d+e\d+\]$/m);
+  // In page order: the frames' lines sit where their iframes are.
+  expect(snap.indexOf('Inner text')).toBeGreaterThan(snap.indexOf('Top button'));
+  expect(snap.indexOf('spacer')).toBeGreaterThan(snap.indexOf('Inner text'));
+  expect(snap.indexOf('Cross text')).toBeGreaterThan(snap.indexOf('spacer'));
+  expect(snap.indexOf('After frames')).toBeGreaterThan(snap.indexOf('Srcdoc button'));
+  // interactiveOnly lists the frames' controls too.
+  const flat = await snapshot({ interactiveOnly: true });
+  expect(flat).toMatch(/^ {2}button Cross button \[f\d+e\d+\]$/m);
+});
+
+test('refs from inside iframes act there: click, type, hover, select, fill and scroll', async () => {
+  const snap = await snapshot();
+  const innerButton = refIn(snap, /button Inner button \[(f\d+e\d+)\]/);
+  const innerField = refIn(snap, /textbox Inner field \[(f\d+e\d+)\]/);
+  const innerSelect = refIn(snap, /select Inner choice .* \[(f\d+e\d+)\]/);
+  const crossButton = refIn(snap, /button Cross button \[(f\d+e\d+)\]/);
+  const crossField = refIn(snap, /textbox Cross field \[(f\d+e\d+)\]/);
+  const srcdocButton = refIn(snap, /button Srcdoc button \[(f\d+e\d+)\]/);
+  const inner = frameOf('/inner.html');
+  const cross = frameOf('/cross.html');
+
+  expect((await h.callTool('browser_click_element', { tabId, ref: innerButton })).status).toBe(200);
+  expect(await inner.evaluate(() => (window as any).innerClicks)).toBe(1);
+  // The cross-origin iframe is below the fold: it is scrolled into view for the click.
+  expect((await h.callTool('browser_click_element', { tabId, ref: crossButton })).status).toBe(200);
+  expect(await cross.evaluate(() => (window as any).crossClicks)).toBe(1);
+  expect((await h.callTool('browser_click_element', { tabId, ref: srcdocButton })).status).toBe(200);
+  expect(await page.evaluate(() => (window as any).srcdocClicks)).toBe(1);
+
+  const typed = await h.callTool('browser_type_text', { tabId, ref: crossField, text: 'hello cross' });
+  expect(typed.status).toBe(200);
+  expect(await cross.inputValue('#ci')).toBe('hello cross');
+  expect((await h.callTool('browser_type_text', { tabId, ref: innerField, text: 'hello inner' })).status).toBe(200);
+  expect(await inner.inputValue('#ii')).toBe('hello inner');
+  expect(await cross.inputValue('#ci')).toBe('hello cross');
+
+  expect((await h.callTool('browser_hover_element', { tabId, ref: innerField })).status).toBe(200);
+  expect(await inner.evaluate(() => (window as any).hovered)).toBe(true);
+
+  const chosen = await h.callTool('browser_select_option', { tabId, ref: innerSelect, label: 'Banana' });
+  expect(chosen.status).toBe(200);
+  expect(await inner.inputValue('#is')).toBe('b');
+
+  const filled = await h.callTool('browser_fill_form', { tabId, fields: [{ ref: innerField, value: 'filled' }, { ref: innerSelect, value: 'a' }] });
+  expect(filled.status).toBe(200);
+  expect([await inner.inputValue('#ii'), await inner.inputValue('#is')]).toEqual(['filled', 'a']);
+  // One call fills one document: fields of two frames are refused before anything is filled.
+  const mixed = await h.callTool('browser_fill_form', { tabId, fields: [{ ref: innerField, value: 'x' }, { ref: crossField, value: 'y' }] });
+  expect(mixed.status).toBe(400);
+  expect(mixed.body.error.message).toContain('different frames');
+  expect([await inner.inputValue('#ii'), await cross.inputValue('#ci')]).toEqual(['filled', 'hello cross']);
+
+  await page.evaluate(() => scrollTo(0, 0));
+  expect((await h.callTool('browser_scroll', { tabId, ref: crossButton })).status).toBe(200);
+  expect(await page.evaluate(() => scrollY)).toBeGreaterThan(0);
+
+  // A ref naming no frame of the tab is an error, not an action somewhere else.
+  const gone = await h.callTool('browser_click_element', { tabId, ref: 'f999999e1' });
+  expect(gone.status).toBe(404);
+  expect(gone.body.error.message).toContain('take a new browser_snapshot');
+});
+
+test('an iframe showing a page tools may not read is a line without its content', async () => {
+  const p = await h.context.newPage();
+  await p.goto(h.fixtureUrl('/inner.html'));
+  const id = await h.tabIdOf(p);
+  // An extension page in an iframe of an allowed page.
+  await p.evaluate((src) => {
+    const f = document.createElement('iframe');
+    f.title = 'Extension';
+    f.src = src;
+    document.body.append(f);
+  }, `chrome-extension://${h.extensionId}/sidepanel.html`);
+  await waitUntil(() => p.frames().length === 2, 'the iframe to exist');
+  await new Promise((r) => setTimeout(r, 500));
+  const r = await h.callTool('browser_snapshot', { tabId: id });
+  expect(r.status).toBe(200);
+  const snap: string = r.body.result.snapshot;
+  expect(snap).toMatch(/^iframe Extension \((chrome-extension|chrome-error):\/\/[^)]*\): not shown \(tools may not read it: [^)]+\)$/m);
+  expect(snap).toContain('Inner text');
+  expect(snap.split('\n').filter((l) => l.startsWith('  '))).toEqual([]);
+  await p.close();
+});
+
+test('selectors stay with the top page and say that iframes are not searched', async () => {
+  for (const [tool, args] of [
+    ['browser_click_element', { selector: '#ib' }],
+    ['browser_type_text', { selector: '#ii', text: 'x' }],
+  ] as const) {
+    const r = await h.callTool(tool, { tabId, ...args });
+    expect({ tool, status: r.status, message: r.body.error?.message }).toEqual({ tool, status: 404, message: expect.stringContaining('iframes is not searched') });
+  }
+});
