@@ -15,7 +15,7 @@ import { debuggerEvents } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { markElement, markedObject, utilityWorld } from './element-node.ts';
 import type { Handlers } from './types.ts';
-import { insideProtectedFolder } from './url-policy.ts';
+import { assertApprovedSite, insideProtectedFolder, refusalReason, tabRefusedError } from './url-policy.ts';
 
 const isAbsolute = (p: string) => p.startsWith('/') || /^[a-zA-Z]:[\\/]/.test(p) || p.startsWith('\\\\');
 
@@ -69,6 +69,18 @@ async function probeFiles(send: CdpSend, paths: readonly string[]): Promise<{ na
   }
 }
 
+/**
+ * The click lands on whatever page the tab shows by then: the chooser it opened gets the files only
+ * while the tab's page is allowed and, for an approved call, of the approved site. (A navigation
+ * after this check leaves the chooser's node in a document that is gone.)
+ */
+async function assertChooserPage(tabId: number, send: CdpSend): Promise<void> {
+  const { frameTree } = await send<{ frameTree: { frame: { url: string } } }>('Page.getFrameTree');
+  const why = refusalReason(frameTree.frame.url);
+  if (why) throw tabRefusedError(tabId, why);
+  assertApprovedSite(tabId, frameTree.frame.url);
+}
+
 /** How long a click may take to open a file chooser. */
 const CHOOSER_WAIT_MS = 3_000;
 
@@ -96,6 +108,7 @@ async function throughChooser(tabId: number, send: CdpSend, input: { selector?: 
     if (input.paths.length > 1 && chooser.mode !== 'selectMultiple') {
       throw new ToolError(`The file chooser ${what} opens takes one file; pass one path`, { code: 'invalid_arguments', category: 'validation' });
     }
+    await assertChooserPage(tabId, send);
     await send('DOM.setFileInputFiles', { files: [...input.paths], backendNodeId: chooser.backendNodeId });
   } finally {
     off();

@@ -1,14 +1,18 @@
 /**
  * An approved call acts only on a document of the approved site, also when the tab's navigation
- * commits after the dispatch guard checked the site and before the call's first page action. The
- * user approves browser_execute_script (or browser_get_storage) on site A; between the check and
- * the first DevTools command (or chrome.scripting injection) the tab commits a page of site B (here
- * made to happen exactly there: the test wraps the extension's chrome.debugger.sendCommand /
- * chrome.webNavigation.getFrame so that their first use on the tab first navigates it to B and
- * waits for the commit). The call must fail with tab_mismatch, and B's page must be untouched:
- * its title unchanged, its localStorage not returned.
+ * commits after the dispatch guard checked the site and before the call's page action. The user
+ * approves browser_execute_script (or browser_get_storage, or browser_upload_file) on site A;
+ * between the check and the first DevTools command (or chrome.scripting injection, or the click
+ * that opens the file chooser) the tab loads a page of site B (here made to happen exactly there:
+ * the test wraps the extension's chrome.debugger.sendCommand / chrome.webNavigation.getFrame so
+ * that their first use on the tab first navigates it to B and waits for the load). The call must
+ * fail with tab_mismatch, and B's page must be untouched: its title unchanged, its localStorage
+ * not returned, no file given to it.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult } from '../harness/browser.ts';
 
 setDefaultTimeout(120_000);
@@ -16,6 +20,7 @@ setDefaultTimeout(120_000);
 const B_SECRET = 'site-b-storage-9c1e';
 let siteB: ReturnType<typeof Bun.serve> | null = null;
 let h: BrowserHarness;
+let dir = '';
 const bUrl = (path: string) => `http://127.0.0.1:${siteB!.port}${path}`;
 
 beforeAll(async () => {
@@ -23,28 +28,41 @@ beforeAll(async () => {
   siteB = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
-    fetch: () =>
-      new Response(`<!doctype html><title>B untouched</title><script>localStorage.setItem('token', '${B_SECRET}')</script><p>site B</p>`, { headers: { 'content-type': 'text/html; charset=utf-8' } }),
+    fetch: (req) =>
+      new Response(
+        new URL(req.url).pathname === '/upload'
+          ? // A file input over the whole page: any click there opens its chooser.
+            `<!doctype html><title>B untouched</title><input type="file" style="position:fixed;inset:0;width:100vw;height:100vh;opacity:0.01" onchange="document.title = 'B got ' + this.files.length">`
+          : `<!doctype html><title>B untouched</title><script>localStorage.setItem('token', '${B_SECRET}')</script><p>site B</p>`,
+        { headers: { 'content-type': 'text/html; charset=utf-8' } },
+      ),
   });
-  h = await startBrowserHarness({ permissions: { browser: { default: 'auto', tools: { browser_execute_script: 'ask', browser_get_storage: 'ask' } } } });
+  h = await startBrowserHarness({ permissions: { browser: { default: 'auto', tools: { browser_execute_script: 'ask', browser_get_storage: 'ask', browser_upload_file: 'ask' } } } });
+  dir = mkdtempSync(join(tmpdir(), 'opentabs-race-upload-'));
+  writeFileSync(join(dir, 'report.txt'), 'a report for site A');
+  await h.srv.ctx.config.update((d) => {
+    d.uploadFolders = [dir];
+  });
 }, 120_000);
 
 afterAll(async () => {
   await h?.stop();
   siteB?.stop(true);
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 const decide = (id: string) =>
   fetch(`${h.url}/approvals/${id}`, { method: 'POST', headers: { ...h.srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'allow' }) });
 
 /**
- * In the extension's worker: the first `api` call for the tab first navigates the tab to `url` and
- * waits (bounded) until that page has committed, then goes on as usual.
+ * In the extension's worker: the first `api` call for the tab (of DevTools `method`, if given)
+ * first navigates the tab to `url` and waits (bounded) until that page has loaded, then goes on as
+ * usual.
  */
-async function navigateOnFirstUse(api: 'debugger.sendCommand' | 'webNavigation.getFrame', tabId: number, url: string): Promise<void> {
+async function navigateOnFirstUse(api: 'debugger.sendCommand' | 'webNavigation.getFrame', tabId: number, url: string, method?: string): Promise<void> {
   const worker = await h.serviceWorker();
   await worker.evaluate(
-    ({ api, tabId, url }) => {
+    ({ api, tabId, url, method }) => {
       const [ns, fn] = api.split('.') as [string, string];
       const holder = (chrome as unknown as Record<string, Record<string, (...a: unknown[]) => Promise<unknown>>>)[ns]!;
       const original = holder[fn]!;
@@ -53,44 +71,59 @@ async function navigateOnFirstUse(api: 'debugger.sendCommand' | 'webNavigation.g
         new Promise<void>((resolve, reject) => {
           const done = (err?: Error) => {
             clearTimeout(timer);
-            chrome.webNavigation.onCommitted.removeListener(listener);
+            chrome.webNavigation.onCompleted.removeListener(listener);
             if (err) reject(err);
             else resolve();
           };
           const listener = (d: { tabId: number; frameId: number; url: string }) => {
             if (d.tabId === tabId && d.frameId === 0 && d.url === url) done();
           };
-          const timer = setTimeout(() => done(new Error('the navigation did not commit')), 10_000);
-          chrome.webNavigation.onCommitted.addListener(listener);
+          const timer = setTimeout(() => done(new Error('the page did not load')), 10_000);
+          chrome.webNavigation.onCompleted.addListener(listener);
         });
-      holder[fn] = async function (this: unknown, ...args: unknown[]) {
-        const first = args[0] as { tabId?: number };
-        if (armed && first?.tabId === tabId) {
+      // Calls for the tab made while the navigation runs (a click's press and release, sent with
+      // its move) wait for it too, and then go in the order they were made.
+      let gate: Promise<unknown> | null = null;
+      holder[fn] = async function (...args: unknown[]) {
+        const forTab = (args[0] as { tabId?: number } | undefined)?.tabId === tabId;
+        if (forTab && armed && (method === undefined || args[1] === method)) {
           armed = false;
+          gate = (async () => {
+            const load = committed();
+            await chrome.tabs.update(tabId, { url });
+            await load;
+          })();
+          await gate;
           holder[fn] = original;
-          const commit = committed();
-          await chrome.tabs.update(tabId, { url });
-          await commit;
+        } else if (forTab && gate) {
+          await gate;
         }
         return original.apply(holder, args);
       };
     },
-    { api, tabId, url },
+    { api, tabId, url, method },
   );
 }
 
-async function openA(): Promise<number> {
-  const r = await h.callTool('browser_open_tab', { url: h.fixtureUrl('/pages/index.html') });
+const A_PAGE = '/pages/index.html';
+
+async function openA(path = A_PAGE): Promise<number> {
+  const r = await h.callTool('browser_open_tab', { url: h.fixtureUrl(path) });
   expect(r.status).toBe(200);
   return r.body.result.id as number;
 }
 
 /** Ask for `tool` on the tab, arm the navigation, approve; the call's answer. */
-async function approvedWhileMoving(tool: string, args: Record<string, unknown>, api: 'debugger.sendCommand' | 'webNavigation.getFrame', tabId: number): Promise<ToolCallResult> {
+async function approvedWhileMoving(
+  tool: string,
+  args: Record<string, unknown>,
+  tabId: number,
+  moving: { api: 'debugger.sendCommand' | 'webNavigation.getFrame'; method?: string; from?: string; to?: string },
+): Promise<ToolCallResult> {
   const pending = h.callTool(tool, { tabId, ...args });
   const card = await waitUntil(() => h.srv.ctx.hub.confirmations.list().find((c) => c.tool === tool), `${tool} to ask`);
-  expect(card.target?.url).toBe(h.fixtureUrl('/pages/index.html'));
-  await navigateOnFirstUse(api, tabId, bUrl('/page'));
+  expect(card.target?.url).toBe(h.fixtureUrl(moving.from ?? A_PAGE));
+  await navigateOnFirstUse(moving.api, tabId, bUrl(moving.to ?? '/page'), moving.method);
   expect((await decide(card.id)).status).toBe(200);
   return pending;
 }
@@ -100,7 +133,7 @@ const tabInfo = async (tabId: number) => (await h.callTool('browser_get_tab_info
 describe('a navigation that commits after the approval check', () => {
   test('browser_execute_script (DevTools): the code does not run on the new site', async () => {
     const tabId = await openA();
-    const r = await approvedWhileMoving('browser_execute_script', { code: 'document.title = "ran by the agent"; localStorage.getItem("token")' }, 'debugger.sendCommand', tabId);
+    const r = await approvedWhileMoving('browser_execute_script', { code: 'document.title = "ran by the agent"; localStorage.getItem("token")' }, tabId, { api: 'debugger.sendCommand' });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('tab_mismatch');
     expect(JSON.stringify(r.body)).not.toContain(B_SECRET);
@@ -112,11 +145,27 @@ describe('a navigation that commits after the approval check', () => {
 
   test('browser_get_storage (chrome.scripting): the new site\'s storage is not read', async () => {
     const tabId = await openA();
-    const r = await approvedWhileMoving('browser_get_storage', {}, 'webNavigation.getFrame', tabId);
+    const r = await approvedWhileMoving('browser_get_storage', {}, tabId, { api: 'webNavigation.getFrame' });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('tab_mismatch');
     expect(JSON.stringify(r.body)).not.toContain(B_SECRET);
     expect((await tabInfo(tabId)).url).toBe(bUrl('/page'));
+    await h.callTool('browser_close_tab', { tabId });
+  });
+
+  test('browser_upload_file (the click that opens a chooser): the new site\'s chooser gets no file', async () => {
+    const tabId = await openA('/pages/input-page.html');
+    const r = await approvedWhileMoving('browser_upload_file', { selector: '#pick', paths: [join(dir, 'report.txt')] }, tabId, {
+      api: 'debugger.sendCommand',
+      method: 'Input.dispatchMouseEvent',
+      from: '/pages/input-page.html',
+      to: '/upload',
+    });
+    expect(r.status).toBe(409);
+    expect(r.body.error.code).toBe('tab_mismatch');
+    const info = await tabInfo(tabId);
+    expect(info.url).toBe(bUrl('/upload'));
+    expect(info.title).toBe('B untouched');
     await h.callTool('browser_close_tab', { tabId });
   });
 
