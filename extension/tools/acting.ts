@@ -121,13 +121,19 @@ export function pageFindError(message: string): ToolError {
   return new ToolError(message, bad ? { code: 'invalid_arguments', category: 'validation' } : { code: 'not_found', category: 'not_found' });
 }
 
-export async function point(tabId: number, input: { selector?: string; ref?: string }, focus = false, clear = false, takesText = false): Promise<Point> {
+/**
+ * The element's centre in the tab's viewport, after scrolling it into view (and with `focus`,
+ * focusing it). With `signal`, nothing of this happens once the call was given up while a busy
+ * page held the lookup up.
+ */
+export async function point(tabId: number, input: { selector?: string; ref?: string }, focus = false, clear = false, takesText = false, signal?: AbortSignal): Promise<Point> {
   // Both would be ambiguous: say so instead of silently picking one.
   if (input.selector !== undefined && input.ref !== undefined) {
     throw new ToolError('Pass either selector or ref, not both (they may name different elements)', { code: 'invalid_arguments', category: 'validation' });
   }
   const frameId = frameOfRef(input.ref);
   const target = await frameTarget(tabId, frameId, input.ref);
+  if (signal) await untilPageFree(target, signal);
   const r = await run(target, locate, [input.selector ?? null, input.ref ?? null, focus, clear, takesText]);
   if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
   if ('error' in r) throw pageFindError(r.error);
@@ -135,6 +141,7 @@ export async function point(tabId: number, input: { selector?: string; ref?: str
   // An element in an iframe: its point in the frame moves by the boxes of the iframes holding it
   // (measured after the lookup, whose scrolling into view also scrolls the pages above) into the
   // tab's viewport, where the mouse events go.
+  signal?.throwIfAborted();
   const offset = await frameOffset(tabId, frameId);
   const at = { ...r, x: r.x + offset.x, y: r.y + offset.y };
   const c = offset.clip;
@@ -304,7 +311,7 @@ export const actingTools = {
   async browser_click_element(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
-      const p = await point(tab.id!, input);
+      const p = await point(tab.id!, input, false, false, false, ctx.signal);
       // A busy page can hold the lookup up past the call's timeout: then the caller was told it
       // failed, and the click must not land later.
       ctx.signal.throwIfAborted();
@@ -323,7 +330,7 @@ export const actingTools = {
     const replace = input.append !== true;
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
-      const p = await point(tab.id!, input, true, replace, true);
+      const p = await point(tab.id!, input, true, replace, true, ctx.signal);
       ctx.signal.throwIfAborted(); // as for a click: no typing after the caller was told it failed
       const text = String(input.text);
       await withDebugger(tab.id!, async (send) => {
@@ -340,7 +347,7 @@ export const actingTools = {
   async browser_press_key(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
-      if (input.selector !== undefined || input.ref !== undefined) await point(tab.id!, input, true);
+      if (input.selector !== undefined || input.ref !== undefined) await point(tab.id!, input, true, false, false, ctx.signal);
       ctx.signal.throwIfAborted(); // as for a click: no key press after the caller was told it failed
       const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => pressKey(send, String(input.key), modifierMask(input.modifiers))));
       return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
@@ -350,7 +357,7 @@ export const actingTools = {
   async browser_hover_element(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
-      const p = await point(tab.id!, input);
+      const p = await point(tab.id!, input, false, false, false, ctx.signal);
       ctx.signal.throwIfAborted();
       await withDebugger(tab.id!, (send) => moveMouse(send, { x: p.x, y: p.y }));
       return { value: { hovered: true, tag: p.tag, text: p.text } };
@@ -370,10 +377,8 @@ export const actingTools = {
 
   async browser_scroll(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const frameId = frameOfRef(input.ref);
-    const target = await frameTarget(tab.id!, frameId, input.ref);
-    // An element in an iframe: the iframes holding it come into view too.
-    if (frameId) await frameOffset(tab.id!, frameId);
+    // Scrolling an iframe's element into view scrolls the pages above it too.
+    const target = await frameTarget(tab.id!, frameOfRef(input.ref), input.ref);
     // No scroll once the caller was told the call failed (a busy page held the script up).
     await untilPageFree(target, ctx.signal);
     const r = await run(target, scrollInPage, [

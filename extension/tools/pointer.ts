@@ -15,6 +15,7 @@ import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 import { click, modifierMask, moveMouse } from './acting.ts';
+import { untilPageFree } from './frames.ts';
 
 /** Where the mouse was last put in each tab (move_mouse steps start there). */
 const lastMouse = new Map<number, { x: number; y: number }>();
@@ -185,6 +186,8 @@ export const pointerTools = {
   async browser_drag(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
+    // Finding the two elements scrolls them into view: not once the call was given up while a busy page held it up.
+    await untilPageFree(await checkedScriptTarget(tabId), ctx.signal);
     const r = await run(tabId, dragPoints, [input.sourceSelector ?? null, input.sourceRef ?? null, input.targetSelector ?? null, input.targetRef ?? null]);
     if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
     if ('error' in r) {

@@ -1,9 +1,10 @@
 /**
  * Page actions given up while the page was busy, in Chromium with the real extension: a call of
- * browser_select_option, browser_scroll, browser_fill_form, browser_click_at, browser_move_mouse
- * or browser_drag that timed out or was cancelled while the page's main thread was blocked ends at
- * once, and the page has not changed once it is free again (no option chosen, no scroll, no field
- * filled, no click, move or drag) — the caller was told the call failed.
+ * browser_select_option, browser_scroll, browser_fill_form, browser_click_at, browser_move_mouse,
+ * browser_drag, browser_click_element, browser_hover_element, browser_type_text or
+ * browser_press_key that timed out or was cancelled while the page's main thread was blocked ends
+ * at once, and the page has not changed once it is free again (no option chosen, no scroll, no
+ * field filled or focused, no click, move or drag) — the caller was told the call failed.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
@@ -62,6 +63,7 @@ const state = (page: Page) =>
     downs: (window as any).downs ?? 0,
     moves: (window as any).moves ?? 0,
     clicks: (window as any).clicks ?? 0,
+    focused: document.activeElement?.id ?? '',
   }));
 
 /**
@@ -110,7 +112,7 @@ test('a select, scroll or form fill given up while the page was busy changes not
   await t.page.close();
 }, 120_000);
 
-test('a click, mouse move or drag by coordinates given up while the page was busy does not land once it is free', async () => {
+test('a click, mouse move, drag, typing or key press given up while the page was busy does not land, scroll or focus once it is free', async () => {
   const t = await open();
   const box = await t.page.evaluate(() => {
     const r = document.getElementById('box')!.getBoundingClientRect();
@@ -121,6 +123,12 @@ test('a click, mouse move or drag by coordinates given up while the page was bus
     ['browser_click_at', box],
     ['browser_move_mouse', box],
     ['browser_drag', { sourceSelector: '#box', targetSelector: '#drop' }],
+    // Finding the element scrolls it into view, and focuses a field to type into: not either.
+    ['browser_click_element', { selector: '#far' }],
+    ['browser_hover_element', { selector: '#far' }],
+    ['browser_type_text', { selector: '#i', text: 'late' }],
+    ['browser_press_key', { selector: '#i', key: 'a' }],
+    ['browser_drag', { sourceSelector: '#far', targetSelector: '#drop' }],
   ] as const) {
     expect({ tool, after: await givenUp(t.page, t.tabId, tool, args) }).toEqual({ tool, after: before });
   }
