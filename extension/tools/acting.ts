@@ -42,7 +42,7 @@ function locate(selector: string | null, ref: string | null, focus: boolean, cle
       return { error: `Invalid CSS selector: ${selector}` };
     }
     // Frames are other documents: say so, or an agent retries a selector that cannot match here.
-    if (!el) return { error: `No element matches ${selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched)' : ''}` };
+    if (!el) return { error: `No element matches ${selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}` };
   } else {
     return { error: 'Pass either selector or ref' };
   }
@@ -243,7 +243,7 @@ function selectInPage(selector: string | null, ref: string | null, value: string
   }
   // A ref to an element since removed from the page still names it: changing it would change nothing on screen.
   if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-  if (!(el instanceof HTMLSelectElement)) return { error: el ? `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` : `No element matches ${ref ?? selector}` };
+  if (!(el instanceof HTMLSelectElement)) return { error: el ? `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` : `No element matches ${ref ?? selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}` };
   // A person cannot change a disabled select, and its form does not send it (as browser_fill_form says).
   if (el.disabled) return { error: `${ref ?? selector} is disabled: choosing an option changes nothing the page would use` };
   const opt = [...el.options].find((o) => (value !== null ? o.value === value : o.label.trim() === label || o.text.trim() === label));
@@ -278,7 +278,7 @@ function scrollInPage(selector: string | null, ref: string | null, direction: st
     }
     // A removed element scrolls nothing: a stale ref is an error, not a scroll that did nothing.
     if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-    if (!el) return { error: `No element matches ${ref ?? selector}` };
+    if (!el) return { error: `No element matches ${ref ?? selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}` };
     el.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
   } else if (x !== null || y !== null) {
     window.scrollTo({ left: x ?? scrollX, top: y ?? scrollY, behavior: 'instant' as ScrollBehavior });

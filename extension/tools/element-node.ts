@@ -44,7 +44,7 @@ function markInPage(selector: string | null, ref: string | null, mark: string): 
     } catch {
       return { error: `Invalid CSS selector: ${selector}`, validation: true };
     }
-    if (!el) return { error: `No element matches ${selector}` };
+    if (!el) return { error: `No element matches ${selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}` };
   } else {
     return { error: 'Pass either selector or ref', validation: true };
   }

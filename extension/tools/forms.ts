@@ -39,7 +39,7 @@ function fillInPage(fields: FieldSpec[]) {
       } catch {
         return { done, error: `fields[${i}]: invalid CSS selector ${f.selector}`, code: 'invalid_arguments' };
       }
-      if (!el) return { done, error: `fields[${i}]: no element matches ${f.selector}`, code: 'not_found' };
+      if (!el) return { done, error: `fields[${i}]: no element matches ${f.selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}`, code: 'not_found' };
     }
     if ((el as HTMLInputElement).disabled) return { done, error: `fields[${i}]: ${name} is disabled`, code: 'invalid_arguments' };
     (el as HTMLElement).focus?.();

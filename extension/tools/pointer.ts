@@ -72,7 +72,7 @@ function dragPoints(srcSel: string | null, srcRef: string | null, dstSel: string
     }
     if (sel === null) return `Pass ${what}Selector or ${what}Ref`;
     try {
-      return deepQuery(document, sel) ?? `No element matches ${sel} (${what})`;
+      return deepQuery(document, sel) ?? `No element matches ${sel} (${what})${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}`;
     } catch {
       return `Invalid CSS selector: ${sel}`;
     }

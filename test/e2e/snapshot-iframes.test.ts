@@ -36,6 +36,8 @@ beforeAll(async () => {
 <div style="height:900px">spacer</div>
 <iframe title="Other" src="http://127.0.0.1:${other.port}/cross.html" style="width:400px;height:120px"></iframe>
 <iframe title="Written" srcdoc="<button onclick='parent.srcdocClicks = (parent.srcdocClicks || 0) + 1'>Srcdoc button</button>" style="height:60px"></iframe>
+<iframe title="Blank" id="blank" style="height:60px"></iframe>
+<script>document.getElementById('blank').contentDocument.body.innerHTML = '<textarea aria-label="Blank editor"></textarea>';</script>
 <p>After frames</p></body>`);
       }
       return undefined;
@@ -44,7 +46,7 @@ beforeAll(async () => {
   page = await h.context.newPage();
   await page.goto(h.fixtureUrl('/outer.html'));
   tabId = await h.tabIdOf(page);
-  await waitUntil(() => page.frames().length === 4 && page.frames().every((f) => f.url() !== ''), 'the frames to load');
+  await waitUntil(() => page.frames().length === 5 && page.frames().every((f) => f.url() !== ''), 'the frames to load');
 }, 60_000);
 
 afterAll(async () => {
@@ -76,6 +78,8 @@ test('each iframe\'s content is indented under its line, with frame refs; the to
   expect(snap).toMatch(new RegExp(`^iframe Same \\(${h.fixtureUrl('/inner.html').replace(/[.?]/g, '\\$&')}\\):\\n  Inner text\\n  button Inner button \\[f\\d+e\\d+\\]\\n  textbox Inner field \\[f\\d+e\\d+\\]\\n  select Inner choice = "Apple" \\(Apple \\| Banana\\) \\[f\\d+e\\d+\\]$`, 'm'));
   expect(snap).toMatch(new RegExp(`^iframe Other \\(http://127\\.0\\.0\\.1:${other.port}/cross\\.html\\):\\n  Cross text\\n  button Cross button \\[f\\d+e\\d+\\]`, 'm'));
   expect(snap).toMatch(/^iframe Written \(about:srcdoc\): button Srcdoc button \[f\d+e\d+\]$/m);
+  // An about:blank iframe its parent wrote into.
+  expect(snap).toMatch(/^iframe Blank \(about:blank\): textarea Blank editor \[f\d+e\d+\]$/m);
   // In page order: the frames' lines sit where their iframes are.
   expect(snap.indexOf('Inner text')).toBeGreaterThan(snap.indexOf('Top button'));
   expect(snap.indexOf('spacer')).toBeGreaterThan(snap.indexOf('Inner text'));
@@ -94,6 +98,7 @@ test('refs from inside iframes act there: click, type, hover, select, fill and s
   const crossButton = refIn(snap, /button Cross button \[(f\d+e\d+)\]/);
   const crossField = refIn(snap, /textbox Cross field \[(f\d+e\d+)\]/);
   const srcdocButton = refIn(snap, /button Srcdoc button \[(f\d+e\d+)\]/);
+  const blankEditor = refIn(snap, /textarea Blank editor \[(f\d+e\d+)\]/);
   const inner = frameOf('/inner.html');
   const cross = frameOf('/cross.html');
 
@@ -111,6 +116,10 @@ test('refs from inside iframes act there: click, type, hover, select, fill and s
   expect((await h.callTool('browser_type_text', { tabId, ref: innerField, text: 'hello inner' })).status).toBe(200);
   expect(await inner.inputValue('#ii')).toBe('hello inner');
   expect(await cross.inputValue('#ci')).toBe('hello cross');
+  expect((await h.callTool('browser_press_key', { tabId, ref: crossField, key: 'x' })).status).toBe(200);
+  expect(await cross.inputValue('#ci')).toBe('hello crossx');
+  expect((await h.callTool('browser_type_text', { tabId, ref: blankEditor, text: 'in blank' })).status).toBe(200);
+  expect(await page.evaluate(() => (document.getElementById('blank') as HTMLIFrameElement).contentDocument!.querySelector('textarea')!.value)).toBe('in blank');
 
   expect((await h.callTool('browser_hover_element', { tabId, ref: innerField })).status).toBe(200);
   expect(await inner.evaluate(() => (window as any).hovered)).toBe(true);
@@ -126,7 +135,7 @@ test('refs from inside iframes act there: click, type, hover, select, fill and s
   const mixed = await h.callTool('browser_fill_form', { tabId, fields: [{ ref: innerField, value: 'x' }, { ref: crossField, value: 'y' }] });
   expect(mixed.status).toBe(400);
   expect(mixed.body.error.message).toContain('different frames');
-  expect([await inner.inputValue('#ii'), await cross.inputValue('#ci')]).toEqual(['filled', 'hello cross']);
+  expect([await inner.inputValue('#ii'), await cross.inputValue('#ci')]).toEqual(['filled', 'hello crossx']);
 
   await page.evaluate(() => scrollTo(0, 0));
   expect((await h.callTool('browser_scroll', { tabId, ref: crossButton })).status).toBe(200);
@@ -138,25 +147,34 @@ test('refs from inside iframes act there: click, type, hover, select, fill and s
   expect(gone.body.error.message).toContain('take a new browser_snapshot');
 });
 
-test('an iframe showing a page tools may not read is a line without its content', async () => {
+test('an iframe showing a page tools may not read is a line without its content, and its refs are refused', async () => {
   const p = await h.context.newPage();
   await p.goto(h.fixtureUrl('/inner.html'));
   const id = await h.tabIdOf(p);
-  // An extension page in an iframe of an allowed page.
+  // An extension page and a data: document in iframes of an allowed page.
   await p.evaluate((src) => {
-    const f = document.createElement('iframe');
-    f.title = 'Extension';
-    f.src = src;
-    document.body.append(f);
+    for (const [title, url] of [['Extension', src], ['Data', 'data:text/html,<button>Data button</button>']]) {
+      const f = document.createElement('iframe');
+      f.title = title!;
+      f.src = url!;
+      document.body.append(f);
+    }
   }, `chrome-extension://${h.extensionId}/sidepanel.html`);
-  await waitUntil(() => p.frames().length === 2, 'the iframe to exist');
+  await waitUntil(() => p.frames().length === 3, 'the iframes to exist');
   await new Promise((r) => setTimeout(r, 500));
   const r = await h.callTool('browser_snapshot', { tabId: id });
   expect(r.status).toBe(200);
   const snap: string = r.body.result.snapshot;
   expect(snap).toMatch(/^iframe Extension \((chrome-extension|chrome-error):\/\/[^)]*\): not shown \(tools may not read it: [^)]+\)$/m);
+  expect(snap).toMatch(/^iframe Data \(data:\): not shown \(tools may not read it: data: documents are not allowed\)$/m);
+  expect(snap).not.toContain('Data button');
   expect(snap).toContain('Inner text');
   expect(snap.split('\n').filter((l) => l.startsWith('  '))).toEqual([]);
+  // A ref into that frame is refused, not acted on.
+  const sw = await h.serviceWorker();
+  const frameId = await sw.evaluate(async (t) => (await chrome.webNavigation.getAllFrames({ tabId: t }))!.find((f) => f.url.startsWith('data:'))!.frameId, id);
+  const refused = await h.callTool('browser_click_element', { tabId: id, ref: `f${frameId}e1` });
+  expect({ status: refused.status, code: refused.body.error?.code }).toEqual({ status: 403, code: 'page_not_allowed' });
   await p.close();
 });
 
@@ -164,6 +182,10 @@ test('selectors stay with the top page and say that iframes are not searched', a
   for (const [tool, args] of [
     ['browser_click_element', { selector: '#ib' }],
     ['browser_type_text', { selector: '#ii', text: 'x' }],
+    ['browser_select_option', { selector: '#is', value: 'b' }],
+    ['browser_scroll', { selector: '#cb' }],
+    ['browser_fill_form', { fields: [{ selector: '#ii', value: 'x' }] }],
+    ['browser_drag', { sourceSelector: '#ib', targetSelector: '#top' }],
   ] as const) {
     const r = await h.callTool(tool, { tabId, ...args });
     expect({ tool, status: r.status, message: r.body.error?.message }).toEqual({ tool, status: 404, message: expect.stringContaining('iframes is not searched') });
