@@ -106,7 +106,7 @@ export const pageInspectTools = {
   async browser_get_styles(input, ctx) {
     if ((input.selector === undefined) === (input.ref === undefined)) throw new ToolError('Pass either selector or ref', { code: 'invalid_arguments', category: 'validation' });
     const tab = await ctx.tab(input.tabId);
-    const r = await runInTab(tab.id!, stylesInPage, [input.selector ?? null, input.ref ?? null, input.properties ?? null]);
+    const r = await runInTab(tab.id!, stylesInPage, [input.selector ?? null, input.ref ?? null, input.properties ?? null], input.ref);
     if ('error' in r) throw pageFindError(String(r.error));
     return { value: r };
   },

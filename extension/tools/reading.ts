@@ -3,13 +3,17 @@ import { ToolError } from '../shared/tool-error.ts';
 import { pageFindError } from './acting.ts';
 import { withDebugger } from './debugger.ts';
 import { captureSpaced } from './capture.ts';
+import { frameOfRef, frameTarget } from './frames.ts';
 import { snapshotPage, withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
 import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
 
-export async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<Awaited<R>> {
+/** One script in the tab's top document, or in the frame a snapshot ref names (`ref`). */
+export async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A, ref?: string | null): Promise<Awaited<R>> {
+  const frameId = frameOfRef(ref);
+  const target = frameId ? await frameTarget(tabId, frameId, ref) : await checkedScriptTarget(tabId);
   try {
-    const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), world: 'ISOLATED', func: func as never, args: args as never });
+    const [res] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: func as never, args: args as never });
     if (res && 'error' in res && res.error) throw new Error(String((res as { error: unknown }).error));
     return res?.result as Awaited<R>;
   } catch (err) {

@@ -90,7 +90,7 @@ test('each iframe\'s content is indented under its line, with frame refs; the to
   expect(flat).toMatch(/^ {2}button Cross button \[f\d+e\d+\]$/m);
 });
 
-test('refs from inside iframes act there: click, type, hover, select, fill and scroll', async () => {
+test('refs from inside iframes act there: click, type, press, hover, select, fill, styles and scroll', async () => {
   const snap = await snapshot();
   const innerButton = refIn(snap, /button Inner button \[(f\d+e\d+)\]/);
   const innerField = refIn(snap, /textbox Inner field \[(f\d+e\d+)\]/);
@@ -136,6 +136,15 @@ test('refs from inside iframes act there: click, type, hover, select, fill and s
   expect(mixed.status).toBe(400);
   expect(mixed.body.error.message).toContain('different frames');
   expect([await inner.inputValue('#ii'), await cross.inputValue('#ci')]).toEqual(['filled', 'hello crossx']);
+
+  // Read-only tools take the frame's refs too.
+  const styles = await h.callTool('browser_get_styles', { tabId, ref: crossButton, properties: ['display'] });
+  expect(styles.status).toBe(200);
+  expect(styles.body.result).toMatchObject({ element: 'button', styles: { display: 'inline-block' } });
+
+  // A tool that cannot reach into frames says so instead of looking the ref up in the top page.
+  const pseudo = await h.callTool('browser_force_pseudo_state', { tabId, ref: crossButton, states: ['hover'] });
+  expect({ status: pseudo.status, message: pseudo.body.error?.message }).toEqual({ status: 400, message: expect.stringContaining('inside an iframe') });
 
   await page.evaluate(() => scrollTo(0, 0));
   expect((await h.callTool('browser_scroll', { tabId, ref: crossButton })).status).toBe(200);
