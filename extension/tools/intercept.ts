@@ -18,7 +18,7 @@ import { debuggerEvents } from './cdp-events.ts';
 import type { CdpSend } from './debugger.ts';
 import { holdDebugger } from './held-debugger.ts';
 import type { Handlers } from './types.ts';
-import { siteOf } from './url-policy.ts';
+import { redactedUrl, siteOf } from './url-policy.ts';
 import { wildcardMatch } from './wildcard.ts';
 
 interface Rule {
@@ -145,6 +145,14 @@ export const interceptTools = {
     } catch (err) {
       i.stop();
       throw new ToolError(`Chrome refused the patterns: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
+    }
+    // Document requests pause from here on; a navigation that committed before (after the call's
+    // check) is seen now: the page shown must be of the site the rules are for.
+    const shown = await i.send<{ frameTree: { frame: { url: string } } }>('Page.getFrameTree').then((t) => t.frameTree.frame.url, () => null);
+    if (shown !== null && siteOf(shown) !== site) {
+      await i.send('Fetch.disable').catch(() => {});
+      i.stop();
+      throw new ToolError(`Tab ${tabId} shows ${redactedUrl(shown)} now, not ${redactedUrl(site)} where this call was allowed; no rules were set. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
     }
     return { value: { tabId, intercepting: true, rules: summary(rules), note: `In effect on ${site} until browser_intercept_requests with stop: true, the tab leaves that site, or it closes.` } };
   },

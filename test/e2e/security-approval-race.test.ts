@@ -1,13 +1,14 @@
 /**
  * An approved call acts only on a document of the approved site, also when the tab's navigation
  * commits after the dispatch guard checked the site and before the call's page action. The user
- * approves browser_execute_script (or browser_get_storage, or browser_upload_file) on site A;
- * between the check and the first DevTools command (or chrome.scripting injection, or the click
- * that opens the file chooser) the tab loads a page of site B (here made to happen exactly there:
+ * approves browser_execute_script (or browser_get_storage, browser_upload_file,
+ * browser_intercept_requests) on site A; between the check and the first DevTools command (or the
+ * chrome.scripting injection, the click that opens the file chooser, the start of interception)
+ * the tab loads a page of site B (here made to happen exactly there:
  * the test wraps the extension's chrome.debugger.sendCommand / chrome.webNavigation.getFrame so
  * that their first use on the tab first navigates it to B and waits for the load). The call must
  * fail with tab_mismatch, and B's page must be untouched: its title unchanged, its localStorage
- * not returned, no file given to it.
+ * not returned, no file given to it, no interception on it.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,7 +38,7 @@ beforeAll(async () => {
         { headers: { 'content-type': 'text/html; charset=utf-8' } },
       ),
   });
-  h = await startBrowserHarness({ permissions: { browser: { default: 'auto', tools: { browser_execute_script: 'ask', browser_get_storage: 'ask', browser_upload_file: 'ask' } } } });
+  h = await startBrowserHarness({ permissions: { browser: { default: 'auto', tools: { browser_execute_script: 'ask', browser_get_storage: 'ask', browser_upload_file: 'ask', browser_intercept_requests: 'ask' } } } });
   dir = mkdtempSync(join(tmpdir(), 'opentabs-race-upload-'));
   writeFileSync(join(dir, 'report.txt'), 'a report for site A');
   await h.srv.ctx.config.update((d) => {
@@ -128,6 +129,14 @@ async function approvedWhileMoving(
   return pending;
 }
 
+/** A call the user allows (no navigation meanwhile). */
+async function allowed(tool: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+  const pending = h.callTool(tool, args);
+  const card = await waitUntil(() => h.srv.ctx.hub.confirmations.list().find((c) => c.tool === tool), `${tool} to ask`);
+  expect((await decide(card.id)).status).toBe(200);
+  return pending;
+}
+
 const tabInfo = async (tabId: number) => (await h.callTool('browser_get_tab_info', { tabId })).body.result as { url: string; title: string };
 
 describe('a navigation that commits after the approval check', () => {
@@ -169,13 +178,22 @@ describe('a navigation that commits after the approval check', () => {
     await h.callTool('browser_close_tab', { tabId });
   });
 
+  test('browser_intercept_requests: no rules are set on the new site', async () => {
+    const tabId = await openA();
+    const rules = [{ urlPattern: '*', action: 'fulfill', body: '{"mocked":true}' }];
+    const r = await approvedWhileMoving('browser_intercept_requests', { rules }, tabId, { api: 'debugger.sendCommand', method: 'Fetch.enable' });
+    expect(r.status).toBe(409);
+    expect(r.body.error.code).toBe('tab_mismatch');
+    expect((await tabInfo(tabId)).url).toBe(bUrl('/page'));
+    const now = await allowed('browser_intercept_requests', { tabId });
+    expect(now.body.result.intercepting).toBe(false);
+    await h.callTool('browser_close_tab', { tabId });
+  });
+
   test('without a navigation the approved calls run as before', async () => {
     const tabId = await openA();
-    for (const [tool, args] of [['browser_execute_script', { code: 'document.title = "ran as approved"; 1' }], ['browser_get_storage', {}]] as const) {
-      const pending = h.callTool(tool, { tabId, ...args });
-      const card = await waitUntil(() => h.srv.ctx.hub.confirmations.list().find((c) => c.tool === tool), `${tool} to ask`);
-      expect((await decide(card.id)).status).toBe(200);
-      expect((await pending).status).toBe(200);
+    for (const [tool, args] of [['browser_execute_script', { code: 'document.title = "ran as approved"; 1' }], ['browser_get_storage', {}], ['browser_intercept_requests', { rules: [{ urlPattern: '*nothing-asks-this*', action: 'block' }] }], ['browser_intercept_requests', { stop: true }]] as const) {
+      expect((await allowed(tool, { tabId, ...args })).status).toBe(200);
     }
     expect((await tabInfo(tabId)).title).toBe('ran as approved');
     await h.callTool('browser_close_tab', { tabId });
