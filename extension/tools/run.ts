@@ -79,13 +79,17 @@ export async function runBuiltin(
     // The call ends when cancelled (tool.cancel, the side panel's Stop, the server's timeout) even
     // when the handler cannot: a script or a DevTools command in a page whose main thread is
     // blocked never answers, and the side panel would list the call as running until the tab closed.
-    const result = await untilAborted(handler(call.input, ctx), controller.signal);
+    const work = handler(call.input, ctx);
+    // Pinned until the handler itself ends: a cancelled one may still be working in the page.
+    void work.finally(() => {
+      for (const f of unpin) f();
+    }).catch(() => {});
+    const result = await untilAborted(work, controller.signal);
     return fitsOneFrame(call.tool, result, await ownSecret());
   } catch (err) {
     throw withoutSecretInMessage(await explainFailure(err, call), await ownSecret());
   } finally {
     running.delete(call.dispatchId);
-    for (const f of unpin) f();
   }
 }
 
