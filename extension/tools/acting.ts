@@ -173,12 +173,28 @@ const KEYS: Record<string, { code: string; keyCode: number; text?: string }> = {
   ' ': { code: 'Space', keyCode: 32, text: ' ' },
 };
 
+/** The US-layout key of each ASCII punctuation character: its code and Windows key code (shifted ones share their key's). */
+const PUNCTUATION: Record<string, [string, number]> = {
+  '!': ['Digit1', 49], '@': ['Digit2', 50], '#': ['Digit3', 51], $: ['Digit4', 52], '%': ['Digit5', 53], '^': ['Digit6', 54],
+  '&': ['Digit7', 55], '*': ['Digit8', 56], '(': ['Digit9', 57], ')': ['Digit0', 48], '-': ['Minus', 189], _: ['Minus', 189],
+  '=': ['Equal', 187], '+': ['Equal', 187], '[': ['BracketLeft', 219], '{': ['BracketLeft', 219], ']': ['BracketRight', 221],
+  '}': ['BracketRight', 221], '\\': ['Backslash', 220], '|': ['Backslash', 220], ';': ['Semicolon', 186], ':': ['Semicolon', 186],
+  "'": ['Quote', 222], '"': ['Quote', 222], ',': ['Comma', 188], '<': ['Comma', 188], '.': ['Period', 190], '>': ['Period', 190],
+  '/': ['Slash', 191], '?': ['Slash', 191], '`': ['Backquote', 192], '~': ['Backquote', 192],
+};
+
 async function pressKey(send: CdpSend, key: string, modifiers: number): Promise<void> {
   let def = KEYS[key];
   if (!def) {
     if ([...key].length !== 1) throw new ToolError(`Unknown key "${key}"; use one character or one of ${Object.keys(KEYS).filter((k) => k !== ' ').join(', ')}`, { code: 'invalid_arguments', category: 'validation' });
     const upper = key.toUpperCase();
-    def = { code: /[a-z]/i.test(key) ? `Key${upper}` : /[0-9]/.test(key) ? `Digit${key}` : '', keyCode: upper.charCodeAt(0), text: key };
+    const punct = PUNCTUATION[key];
+    // A character's own code is no key code: '(' is 40, ArrowDown's, and Chrome moved the caret
+    // instead of typing it ('.', '#', '$', '%', '&', "'" likewise).
+    def = /^[a-z]$/i.test(key) ? { code: `Key${upper}`, keyCode: upper.charCodeAt(0), text: key }
+      : /^[0-9]$/.test(key) ? { code: `Digit${key}`, keyCode: key.charCodeAt(0), text: key }
+      : punct ? { code: punct[0], keyCode: punct[1], text: key }
+      : { code: '', keyCode: 0, text: key };
   }
   // With Ctrl/Alt/Meta held the key is a shortcut, not text.
   const text = modifiers & (1 | 2 | 4) ? undefined : def.text;
