@@ -148,6 +148,11 @@ export async function point(tabId: number, input: { selector?: string; ref?: str
   if (!focus && (at.x < c.left || at.y < c.top || at.x >= c.right || at.y >= c.bottom)) {
     throw new ToolError(`The element ${input.ref} is outside the visible part of its iframe (its centre is at ${Math.round(at.x)},${Math.round(at.y)} in the tab) and cannot be scrolled into view`, { code: 'not_found', category: 'not_found' });
   }
+  // As in the top page: a mouse event goes to whatever is drawn at the point, here maybe over the iframe.
+  const cover = focus ? null : await offset.coverAt(at.x, at.y);
+  if (cover) {
+    throw new ToolError(`The element ${input.ref} is covered by ${cover}, drawn over its iframe at its centre: the mouse would reach that element instead. Close or move what covers it, or act on that element`, { code: 'not_found', category: 'not_found' });
+  }
   return at;
 }
 

@@ -103,11 +103,34 @@ function iframeBox(index: number) {
   };
 }
 
+/**
+ * In a parent frame: what is at (x, y) of its viewport, when it is not the iframe holding
+ * frames[index] (null when it is): something drawn over the iframe would take a click meant for
+ * the frame.
+ */
+function coverOfFrame(index: number, x: number, y: number): string | null {
+  const win = window[index];
+  let hit = document.elementFromPoint(x, y);
+  for (let i = 0; i < 32 && hit?.shadowRoot; i++) {
+    const inner: Element | null = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  if (!hit || (hit as HTMLIFrameElement).contentWindow === win) return null;
+  const text = ((hit as HTMLElement).innerText ?? '').trim().slice(0, 40);
+  return `<${hit.tagName.toLowerCase()}${hit.id ? ` id="${hit.id}"` : ''}${typeof hit.className === 'string' && hit.className ? ` class="${hit.className.slice(0, 60)}"` : ''}>${text ? ` ("${text}")` : ''}`;
+}
+
 export interface FrameOffset {
   x: number;
   y: number;
   /** The part of the top viewport the frame shows (its iframes' boxes, clipped by each other). */
   clip: { left: number; top: number; right: number; bottom: number };
+  /**
+   * What a page above the frame draws at a point of the tab's viewport over the iframe holding
+   * the frame (described), or null when the point reaches the frame.
+   */
+  coverAt(x: number, y: number): Promise<string | null>;
 }
 
 /**
@@ -125,14 +148,25 @@ export async function frameOffset(tabId: number, frameId: number): Promise<Frame
   let x = 0;
   let y = 0;
   let clip = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
+  /** Each iframe on the way: its parent's document, its index there, and where that parent's viewport starts. */
+  const levels: { parent: ScriptTarget; index: number; origin: { x: number; y: number } }[] = [];
   for (const link of chain) {
-    const index = await runIn(await frameTarget(tabId, link.frameId), indexInParent, []);
-    const box = await runIn(await frameTarget(tabId, link.parentFrameId), iframeBox, [index ?? -1]);
+    const index = (await runIn(await frameTarget(tabId, link.frameId), indexInParent, [])) ?? -1;
+    const parent = await frameTarget(tabId, link.parentFrameId);
+    const box = await runIn(parent, iframeBox, [index]);
     if (!box || 'error' in box) throw new ToolError(box?.error ?? 'The frame cannot be reached', { code: 'not_found', category: 'not_found' });
     if (link.parentFrameId === 0) clip = { left: 0, top: 0, right: box.viewport.width, bottom: box.viewport.height };
+    levels.push({ parent, index, origin: { x, y } });
     x += box.x;
     y += box.y;
     clip = { left: Math.max(clip.left, x), top: Math.max(clip.top, y), right: Math.min(clip.right, x + box.width), bottom: Math.min(clip.bottom, y + box.height) };
   }
-  return { x, y, clip };
+  const coverAt = async (px: number, py: number) => {
+    for (const l of levels) {
+      const cover = await runIn(l.parent, coverOfFrame, [l.index, px - l.origin.x, py - l.origin.y]);
+      if (cover) return cover;
+    }
+    return null;
+  };
+  return { x, y, clip, coverAt };
 }

@@ -104,6 +104,15 @@ test('refs from inside iframes act there: click, type, press, hover, select, fil
 
   expect((await h.callTool('browser_click_element', { tabId, ref: innerButton })).status).toBe(200);
   expect(await inner.evaluate(() => (window as any).innerClicks)).toBe(1);
+  // Something the top page draws over the iframe would take the click: said, not clicked.
+  await page.evaluate(() => {
+    const r = document.querySelector('iframe[title=Same]')!.getBoundingClientRect();
+    document.body.insertAdjacentHTML('beforeend', `<div id="cover" style="position:absolute;left:${r.left + scrollX}px;top:${r.top + scrollY}px;width:${r.width}px;height:${r.height}px;background:rgba(0,0,0,.3)">Cookie banner</div>`);
+  });
+  const covered = await h.callTool('browser_click_element', { tabId, ref: innerButton });
+  expect({ status: covered.status, message: covered.body.error?.message }).toEqual({ status: 404, message: expect.stringContaining('covered by <div id="cover"> ("Cookie banner")') });
+  expect(await inner.evaluate(() => (window as any).innerClicks)).toBe(1);
+  await page.evaluate(() => document.getElementById('cover')!.remove());
   // The cross-origin iframe is below the fold: it is scrolled into view for the click.
   expect((await h.callTool('browser_click_element', { tabId, ref: crossButton })).status).toBe(200);
   expect(await cross.evaluate(() => (window as any).crossClicks)).toBe(1);
