@@ -19,6 +19,9 @@ import { siteOf } from './url-policy.ts';
 import { bodyBudget, harEntry, summary } from './network-har.ts';
 import { enforceMax, forget, urlMatches } from './network-records.ts';
 
+const whileOn = (site: string) =>
+  `Records while the tab shows ${site}; requests made while it shows another site are not recorded, only counted (skippedWhileAway). To record another site, enable capture again once the tab shows it.`;
+
 export const networkTools = {
   async browser_enable_network_capture(input, ctx) {
     const tab = await ctx.tab(input.tabId);
@@ -33,13 +36,13 @@ export const networkTools = {
       if (input.maxRequests !== undefined) existing.maxRequests = input.maxRequests;
       if (input.captureBodies !== undefined) existing.captureBodies = input.captureBodies === true;
       enforceMax(existing);
-      return { value: { tabId, capturing: true, alreadyCapturing: true, ...settings(existing), recorded: existing.requests.size } };
+      return { value: { tabId, capturing: true, alreadyCapturing: true, ...settings(existing), recorded: existing.requests.size, note: whileOn(site) } };
     }
     const c = await guardTab(tabId, () => startCapture(tabId, input, site));
     // Cancelled or timed out while a busy page held it up: no capture the caller was told failed.
     if (ctx.signal.aborted) c.stop();
     ctx.signal.throwIfAborted();
-    return { value: { tabId, capturing: true, alreadyCapturing: false, ...settings(c), recorded: 0 } };
+    return { value: { tabId, capturing: true, alreadyCapturing: false, ...settings(c), recorded: 0, note: whileOn(site) } };
   },
 
   async browser_get_network_requests(input, ctx) {

@@ -89,6 +89,7 @@ describe('network capture pauses while the tab is on another site', () => {
     const on = await pending;
     expect(on.status).toBe(200);
     expect(on.body.result.site).toBe(new URL(h.fixtureBase).origin);
+    expect(on.body.result.note).toContain(`Records while the tab shows ${new URL(h.fixtureBase).origin}`);
 
     await h.callTool('browser_navigate_tab', { tabId, url: h.fixtureUrl('/a?step=before') });
     await waitUntil(async () => (await everyCaptureResult()).requests.some((q) => q.url.endsWith('/a-api?step=before') && q.state === 'complete'), 'A\'s request before');

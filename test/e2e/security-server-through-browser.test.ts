@@ -30,7 +30,8 @@ beforeAll(async () => {
   h = await startBrowserHarness({ permissions: { browser: { default: 'auto', tools: { browser_search_history: 'ask' } } } });
   pending = h.callTool('browser_search_history', { query: 'x' });
   approvalId = (await waitUntil(() => h.srv.ctx.hub.confirmations.list()[0], 'a pending approval')).id;
-  const opened = await call('browser_open_tab', { url: 'about:blank' });
+  // Capture records the site it was started on: the server's own.
+  const opened = await call('browser_open_tab', { url: `${h.url}/health` });
   tabId = opened.body.result.id;
   expect((await call('browser_enable_network_capture', { tabId, captureBodies: true })).status).toBe(200);
 }, 120_000);
