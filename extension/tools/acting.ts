@@ -7,11 +7,11 @@ import { ToolError } from '../shared/tool-error.ts';
 import { serialPerTab } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
-import { frameOfRef, frameOffset, frameTarget, untilPageFree, type ScriptTarget } from './frames.ts';
+import { frameOfRef, frameOffset, frameTarget, untilPageFree, withFrameInput, type OutOfProcessFrame, type ScriptTarget } from './frames.ts';
 import type { Handlers } from './types.ts';
 
 type Target = { selector: string | null; ref: string | null };
-type Point = { x: number; y: number; tag: string; text: string };
+type Point = { x: number; y: number; tag: string; text: string; oopif?: OutOfProcessFrame | null };
 
 /**
  * In the page (ISOLATED world): find the element, scroll it to the middle of the viewport and
@@ -153,7 +153,7 @@ export async function point(tabId: number, input: { selector?: string; ref?: str
   if (cover) {
     throw new ToolError(`The element ${input.ref} is covered by ${cover}, drawn over its iframe at its centre: the mouse would reach that element instead. Close or move what covers it, or act on that element`, { code: 'not_found', category: 'not_found' });
   }
-  return at;
+  return { ...at, oopif: offset.oopif };
 }
 
 const MODIFIER_BITS: Record<string, number> = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
@@ -337,7 +337,7 @@ export const actingTools = {
       // failed, and the click must not land later.
       ctx.signal.throwIfAborted();
       const r = await withDebugger(tab.id!, (send) =>
-        runWatchingDialogs(tab.id!, send, () => click(send, p, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers))),
+        runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers)))),
       );
       return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
@@ -354,13 +354,13 @@ export const actingTools = {
       const p = await point(tab.id!, input, true, replace, true, ctx.signal);
       ctx.signal.throwIfAborted(); // as for a click: no typing after the caller was told it failed
       const text = String(input.text);
-      await withDebugger(tab.id!, async (send) => {
+      await withDebugger(tab.id!, (tabSend) => withFrameInput(tab.id!, tabSend, p.oopif ?? null, p, async (send) => {
         // point() selected what the field holds: inserted text replaces the selection (one input
         // event, as when a person types over it); only an empty text needs a Backspace to delete it.
         if (replace && text === '') await pressKey(send, 'Backspace', 0);
         else await send('Input.insertText', { text });
         if (input.submit === true) await pressKey(send, 'Enter', 0);
-      });
+      }));
       return { value: { typed: text.length, tag: p.tag, replaced: replace, submitted: input.submit === true } };
     });
   },
@@ -368,9 +368,11 @@ export const actingTools = {
   async browser_press_key(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
-      if (input.selector !== undefined || input.ref !== undefined) await point(tab.id!, input, true, false, false, ctx.signal);
+      const p = input.selector !== undefined || input.ref !== undefined ? await point(tab.id!, input, true, false, false, ctx.signal) : null;
       ctx.signal.throwIfAborted(); // as for a click: no key press after the caller was told it failed
-      const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => pressKey(send, String(input.key), modifierMask(input.modifiers))));
+      const r = await withDebugger(tab.id!, (send) =>
+        runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p?.oopif ?? null, p ?? { x: 0, y: 0 }, (s) => pressKey(s, String(input.key), modifierMask(input.modifiers)))),
+      );
       return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
   },
@@ -380,7 +382,7 @@ export const actingTools = {
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
       ctx.signal.throwIfAborted();
-      await withDebugger(tab.id!, (send) => moveMouse(send, { x: p.x, y: p.y }));
+      await withDebugger(tab.id!, (send) => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => moveMouse(s, { x: at.x, y: at.y })));
       return { value: { hovered: true, tag: p.tag, text: p.text } };
     });
   },

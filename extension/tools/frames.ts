@@ -6,6 +6,8 @@
  * (the protocol's mouse events take viewport coordinates of the top page and reach the frame there).
  */
 import { ToolError } from '../shared/tool-error.ts';
+import type { CdpSend } from './debugger.ts';
+import { utilityWorld } from './element-node.ts';
 import { checkedScriptTarget, redactedUrl, refusalReason } from './url-policy.ts';
 
 export type ScriptTarget = { tabId: number; documentIds?: string[] };
@@ -131,6 +133,8 @@ export interface FrameOffset {
    * the frame (described), or null when the point reaches the frame.
    */
   coverAt(x: number, y: number): Promise<string | null>;
+  /** The first frame on the way in a process of its own, if any (its input goes to its own session). */
+  oopif: OutOfProcessFrame | null;
 }
 
 /**
@@ -138,18 +142,21 @@ export interface FrameOffset {
  * holding it into view in its parent. The top document: 0,0.
  */
 export async function frameOffset(tabId: number, frameId: number): Promise<FrameOffset> {
-  const chain: { frameId: number; parentFrameId: number }[] = [];
+  const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  const chain: { frameId: number; parentFrameId: number; processId: number }[] = [];
   for (let id = frameId, i = 0; id !== 0 && i < 32; i++) {
-    const f = await chrome.webNavigation.getFrame({ tabId, frameId: id }).catch(() => null);
+    const f = all.find((x) => x.frameId === id);
     if (!f) throw new ToolError(`Frame ${frameId} is gone; take a new browser_snapshot`, { code: 'not_found', category: 'not_found' });
-    chain.unshift({ frameId: id, parentFrameId: f.parentFrameId });
+    chain.unshift({ frameId: id, parentFrameId: f.parentFrameId, processId: f.processId });
     id = f.parentFrameId;
   }
+  const topProcess = all.find((x) => x.frameId === 0)?.processId;
   let x = 0;
   let y = 0;
   let clip = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
   /** Each iframe on the way: its parent's document, its index there, and where that parent's viewport starts. */
   const levels: { parent: ScriptTarget; index: number; origin: { x: number; y: number } }[] = [];
+  let oopif: OutOfProcessFrame | null = null;
   for (const link of chain) {
     const index = (await runIn(await frameTarget(tabId, link.frameId), indexInParent, [])) ?? -1;
     const parent = await frameTarget(tabId, link.parentFrameId);
@@ -159,6 +166,9 @@ export async function frameOffset(tabId: number, frameId: number): Promise<Frame
     levels.push({ parent, index, origin: { x, y } });
     x += box.x;
     y += box.y;
+    // The first frame on the way that runs in a process of its own: the mouse and keyboard events
+    // for it and the frames it holds go to its own DevTools session.
+    if (!oopif && link.processId !== topProcess) oopif = { frameId: link.frameId, parentInTopProcess: levels.length === 1 || chain[levels.length - 2]!.processId === topProcess, index, origin: { x, y } };
     clip = { left: Math.max(clip.left, x), top: Math.max(clip.top, y), right: Math.min(clip.right, x + box.width), bottom: Math.min(clip.bottom, y + box.height) };
   }
   const coverAt = async (px: number, py: number) => {
@@ -168,5 +178,87 @@ export async function frameOffset(tabId: number, frameId: number): Promise<Frame
     }
     return null;
   };
-  return { x, y, clip, coverAt };
+  return { x, y, clip, coverAt, oopif };
+}
+
+/** A frame in another renderer process than the top page (a cross-site iframe under site isolation). */
+export interface OutOfProcessFrame {
+  frameId: number;
+  /** Whether the iframe holding it is in the top page's process (then its DevTools frame is found there). */
+  parentInTopProcess: boolean;
+  /** Its index among its parent's frames. */
+  index: number;
+  /** Where its viewport starts in the tab's viewport. */
+  origin: { x: number; y: number };
+}
+
+/** How long to wait for Chrome to report the DevTools session of a frame's target. */
+const FRAME_SESSION_WAIT_MS = 3_000;
+
+/**
+ * Input for a frame in a process of its own: Chrome hands the tab's mouse events to the frame
+ * drawn at the point by hit testing, which does not always reach such a frame (in headless Chrome
+ * the events went to the <iframe> element of the page above). The frame's own DevTools target
+ * takes them in its own viewport's coordinates. `fn` gets a send whose Input.* commands go there
+ * (the rest to the tab) and the point moved into that viewport; the child sessions are detached
+ * afterwards.
+ */
+export async function withFrameInput<T>(tabId: number, send: CdpSend, frame: OutOfProcessFrame | null, at: { x: number; y: number }, fn: (send: CdpSend, at: { x: number; y: number }) => Promise<T>): Promise<T> {
+  if (!frame) return fn(send, at);
+  if (!frame.parentInTopProcess) {
+    throw new ToolError('The element is in an iframe inside another site\'s iframe, which the input tools cannot reach', { code: 'not_available', category: 'validation' });
+  }
+  const sessions = new Map<string, string>();
+  let onAttached: (() => void) | null = null;
+  const listener = (source: chrome.debugger.DebuggerSession, method: string, params?: object) => {
+    if (source.tabId !== tabId || source.sessionId || method !== 'Target.attachedToTarget') return;
+    const p = params as { sessionId: string; targetInfo: { targetId: string } };
+    sessions.set(p.targetInfo.targetId, p.sessionId);
+    onAttached?.();
+  };
+  chrome.debugger.onEvent.addListener(listener);
+  try {
+    await send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
+    // The iframe's DevTools frame id, read in a world of ours in the top page (its scripts cannot
+    // stand in another iframe): that frame's target has it as its id.
+    const contextId = await utilityWorld(send);
+    const found = await send<{ result: { objectId?: string; subtype?: string } }>('Runtime.evaluate', {
+      contextId,
+      returnByValue: false,
+      expression: `(() => {
+        const win = window[${frame.index}];
+        const find = (root) => {
+          for (const el of root.querySelectorAll('iframe, frame')) if (el.contentWindow === win) return el;
+          for (const el of root.querySelectorAll('*')) if (el.shadowRoot) { const inner = find(el.shadowRoot); if (inner) return inner; }
+          return null;
+        };
+        return win ? find(document) : null;
+      })()`,
+    });
+    if (!found.result.objectId || found.result.subtype === 'null') throw new ToolError('The element\'s iframe went away; take a new browser_snapshot', { code: 'not_found', category: 'not_found' });
+    const described = await send<{ node: { frameId?: string } }>('DOM.describeNode', { objectId: found.result.objectId });
+    await send('Runtime.releaseObject', { objectId: found.result.objectId }).catch(() => {});
+    const targetId = described.node.frameId;
+    if (!targetId) throw new ToolError('The element\'s iframe holds no frame now; take a new browser_snapshot', { code: 'not_found', category: 'not_found' });
+    if (!sessions.has(targetId)) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, FRAME_SESSION_WAIT_MS);
+        onAttached = () => {
+          if (sessions.has(targetId)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+      });
+    }
+    const sessionId = sessions.get(targetId);
+    if (!sessionId) throw new ToolError('Chrome did not open the iframe\'s input session; try again', { code: 'not_available', category: 'internal', retryable: true });
+    const frameSend: CdpSend = (method, params) =>
+      method.startsWith('Input.') ? (chrome.debugger.sendCommand({ tabId, sessionId }, method, params) as Promise<never>) : send(method, params);
+    return await fn(frameSend, { x: at.x - frame.origin.x, y: at.y - frame.origin.y });
+  } finally {
+    chrome.debugger.onEvent.removeListener(listener);
+    await send('Target.setAutoAttach', { autoAttach: false, waitForDebuggerOnStart: false, flatten: true }).catch(() => {});
+    for (const sessionId of sessions.values()) await send('Target.detachFromTarget', { sessionId }).catch(() => {});
+  }
 }

@@ -1,8 +1,10 @@
 /**
  * browser_snapshot shows what iframes hold, in Chromium with the real extension: a same-origin
- * iframe, one from another origin (another port), one written by srcdoc, each indented under its
- * `iframe` line with refs (fFeN) that click, type, hover and select act on inside that frame; an
- * iframe showing a page the URL policy refuses (an extension page) is a line without its content;
+ * iframe, one from another origin (another port) running in a process of its own, one written by
+ * srcdoc, one written into about:blank, each indented under its `iframe` line with refs (fFeN)
+ * that click, type, press, hover, select, fill and scroll act on inside that frame; an
+ * iframe showing a page the URL policy refuses (an extension page, a data: document) is a line
+ * without its content and its refs are refused;
  * selectors stay with the top page and say so.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
@@ -14,7 +16,7 @@ const INNER = `<!doctype html><title>Inner</title><body><p>Inner text</p>
 <input id="ii" aria-label="Inner field" onmouseover="window.hovered = true">
 <select id="is" aria-label="Inner choice"><option value="a">Apple</option><option value="b">Banana</option></select></body>`;
 const CROSS = `<!doctype html><title>Cross</title><body><p>Cross text</p>
-<button id="cb" onclick="window.crossClicks = (window.crossClicks || 0) + 1">Cross button</button><input id="ci" aria-label="Cross field"></body>`;
+<button id="cb" onclick="window.crossClicks = (window.crossClicks || 0) + 1" onmouseover="window.crossHovered = true">Cross button</button><input id="ci" aria-label="Cross field"></body>`;
 
 let h: BrowserHarness;
 let other: ReturnType<typeof Bun.serve>;
@@ -24,8 +26,8 @@ let tabId = 0;
 const html = (body: string) => new Response(body, { headers: { 'content-type': 'text/html' } });
 
 beforeAll(async () => {
-  // Another port of 127.0.0.1: another origin.
-  other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => (new URL(req.url).pathname === '/cross.html' ? html(CROSS) : new Response('not found', { status: 404 })) });
+  // Another port of 127.0.0.1: another origin, which asks for an agent cluster (a process) of its own.
+  other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => (new URL(req.url).pathname === '/cross.html' ? new Response(CROSS, { headers: { 'content-type': 'text/html', 'origin-agent-cluster': '?1' } }) : new Response('not found', { status: 404 })) });
   h = await startBrowserHarness({
     routes: (req) => {
       const path = new URL(req.url).pathname;
@@ -73,6 +75,12 @@ const refIn = (snap: string, re: RegExp) => {
 };
 
 test('each iframe\'s content is indented under its line, with frame refs; the top page\'s refs are unchanged', async () => {
+  // The other origin asked for a process of its own (Origin-Agent-Cluster), as another site gets
+  // under site isolation: its frame is out of process.
+  const sw = await h.serviceWorker();
+  const processes = await sw.evaluate(async (t) => (await chrome.webNavigation.getAllFrames({ tabId: t }))!.map((f) => [f.url, f.processId] as const), tabId);
+  const top = processes.find(([u]) => u.endsWith('/outer.html'))![1];
+  expect(processes.filter(([, p]) => p !== top).map(([u]) => u)).toEqual([`http://127.0.0.1:${other.port}/cross.html`]);
   const snap = await snapshot();
   expect(snap).toMatch(/^button Top button \[e\d+\]$/m);
   expect(snap).toMatch(new RegExp(`^iframe Same \\(${h.fixtureUrl('/inner.html').replace(/[.?]/g, '\\$&')}\\):\\n  Inner text\\n  button Inner button \\[f\\d+e\\d+\\]\\n  textbox Inner field \\[f\\d+e\\d+\\]\\n  select Inner choice = "Apple" \\(Apple \\| Banana\\) \\[f\\d+e\\d+\\]$`, 'm'));
@@ -132,6 +140,8 @@ test('refs from inside iframes act there: click, type, press, hover, select, fil
 
   expect((await h.callTool('browser_hover_element', { tabId, ref: innerField })).status).toBe(200);
   expect(await inner.evaluate(() => (window as any).hovered)).toBe(true);
+  expect((await h.callTool('browser_hover_element', { tabId, ref: crossButton })).status).toBe(200);
+  expect(await cross.evaluate(() => (window as any).crossHovered)).toBe(true);
 
   const chosen = await h.callTool('browser_select_option', { tabId, ref: innerSelect, label: 'Banana' });
   expect(chosen.status).toBe(200);
