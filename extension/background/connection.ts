@@ -21,6 +21,7 @@ import { RpcPeer, type HandlerTable, type NotificationMethod, type RequestMethod
 import { toToolError } from '../shared/tool-error.ts';
 import { WS_SUBPROTOCOL, extensionProofMessage, hmacHex, hmacSubprotocol } from '../../server/protocol/handshake.ts';
 import { readOwnJson, verifiedServer } from './server-handshake.ts';
+import { rememberSecret } from './own-secret.ts';
 
 /** Close code the hub uses for a connection replaced by a newer one (server/hub/hub.ts). */
 const FIRST_RETRY_MS = 250;
@@ -153,6 +154,8 @@ export class Connection {
       }
       const port = info.port;
       const secret = auth?.secret;
+      // Results are scrubbed of the secret this connection uses (tools/run.ts).
+      rememberSecret(secret);
       if (!secret) return this.fail('no_secret', 'auth.json not found in the extension folder: run `opentabs start`', port);
       const verified = await verifiedServer(port, secret);
       if (!verified.ok) return this.fail(verified.reason, verified.detail, port);

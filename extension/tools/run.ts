@@ -10,7 +10,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
 import { guardBuiltinCall, pinApprovedSite } from './url-policy.ts';
-import { readOwnJson } from '../background/server-handshake.ts';
+import { knownSecret } from '../background/own-secret.ts';
 import { dialogBlocksError, openDialog } from './dialogs.ts';
 import { getTab } from './tabs.ts';
 
@@ -85,9 +85,9 @@ export async function runBuiltin(
       for (const f of unpin) f();
     }).catch(() => {});
     const result = await untilAborted(work, controller.signal);
-    return fitsOneFrame(call.tool, result, await ownSecret());
+    return fitsOneFrame(call.tool, result, knownSecret());
   } catch (err) {
-    throw withoutSecretInMessage(await explainFailure(err, call), await ownSecret());
+    throw withoutSecretInMessage(await explainFailure(err, call), knownSecret());
   } finally {
     running.delete(call.dispatchId);
   }
@@ -103,16 +103,6 @@ const RESULT_MAX_BYTES = WS_MAX_PAYLOAD_BYTES - 64 * 1024;
 
 /** What stands in a result for the extension's own bearer secret. */
 export const REDACTED_SECRET = '[redacted: opentabs secret]';
-
-/**
- * The bearer secret (auth.json in the extension folder), read when a call ends: no result may
- * carry it, whatever page or file the tool read it from (a page showing an MCP client's config,
- * a script returning it). Null when absent or too short to be one.
- */
-async function ownSecret(): Promise<string | null> {
-  const auth = await readOwnJson<{ secret?: unknown }>('auth.json');
-  return typeof auth?.secret === 'string' && auth.secret.length >= 16 ? auth.secret : null;
-}
 
 function withoutSecretInMessage(err: unknown, secret: string | null): unknown {
   if (secret && err instanceof Error && err.message.includes(secret)) err.message = err.message.split(secret).join(REDACTED_SECRET);
