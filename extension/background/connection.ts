@@ -21,7 +21,7 @@ import { RpcPeer, type HandlerTable, type NotificationMethod, type RequestMethod
 import { toToolError } from '../shared/tool-error.ts';
 import { WS_SUBPROTOCOL, extensionProofMessage, hmacHex, hmacSubprotocol } from '../../server/protocol/handshake.ts';
 import { readOwnJson, verifiedServer } from './server-handshake.ts';
-import { rememberSecret } from './own-secret.ts';
+import { rememberSecret, withoutSecret } from './own-secret.ts';
 
 /** Close code the hub uses for a connection replaced by a newer one (server/hub/hub.ts). */
 const FIRST_RETRY_MS = 250;
@@ -154,7 +154,7 @@ export class Connection {
       }
       const port = info.port;
       const secret = auth?.secret;
-      // Results are scrubbed of the secret this connection uses (tools/run.ts).
+      // Frames to the server are scrubbed of the secret this connection uses (own-secret.ts).
       rememberSecret(secret);
       if (!secret) return this.fail('no_secret', 'auth.json not found in the extension folder: run `opentabs start`', port);
       const verified = await verifiedServer(port, secret);
@@ -228,7 +228,8 @@ export class Connection {
   private newPeer(ws: WebSocket): Peer {
     return new RpcPeer({
       transport: {
-        send: (text) => ws.send(text),
+        // Every frame: results, errors, progress and log lines never carry the secret (own-secret.ts).
+        send: (text) => ws.send(withoutSecret(text)),
         onMessage: (cb) => {
           ws.onmessage = (ev) => cb(typeof ev.data === 'string' ? ev.data : '');
         },

@@ -1,7 +1,9 @@
 /**
- * The bearer secret this extension last read from auth.json to connect (connection.ts). Tool
- * results are scrubbed of it (tools/run.ts) on every call, so it is kept in memory rather than
- * fetched per call; a call only arrives over a connection made with the secret read here.
+ * The bearer secret this extension last read from auth.json to connect (connection.ts), and the
+ * scrub every frame to the server goes through: no tool result, error, progress or log line — a
+ * built-in's or a plugin's — may carry it, whatever page or file it was read from (a page showing
+ * an MCP client's config, a script returning it). The secret itself never travels in a frame (the
+ * handshake proves it with an HMAC), so replacing it there loses nothing.
  */
 let known: string | null = null;
 
@@ -14,4 +16,15 @@ export function rememberSecret(secret: unknown): void {
 
 export function knownSecret(): string | null {
   return known;
+}
+
+/** What stands in a frame for the secret. */
+export const REDACTED_SECRET = '[redacted: opentabs secret]';
+
+/**
+ * The frame's JSON text with the secret replaced. It is 64 hex digits, which JSON writes
+ * unescaped, so replacing it in the text is exact and keeps the JSON valid.
+ */
+export function withoutSecret(text: string): string {
+  return known !== null && text.includes(known) ? text.split(known).join(REDACTED_SECRET) : text;
 }

@@ -10,7 +10,6 @@ import { ToolError } from '../shared/tool-error.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
 import { guardBuiltinCall, pinApprovedSite } from './url-policy.ts';
-import { knownSecret } from '../background/own-secret.ts';
 import { dialogBlocksError, openDialog } from './dialogs.ts';
 import { getTab } from './tabs.ts';
 
@@ -85,9 +84,9 @@ export async function runBuiltin(
       for (const f of unpin) f();
     }).catch(() => {});
     const result = await untilAborted(work, controller.signal);
-    return fitsOneFrame(call.tool, result, knownSecret());
+    return fitsOneFrame(call.tool, result);
   } catch (err) {
-    throw withoutSecretInMessage(await explainFailure(err, call), knownSecret());
+    throw await explainFailure(err, call);
   } finally {
     running.delete(call.dispatchId);
   }
@@ -101,23 +100,9 @@ export async function runBuiltin(
  */
 const RESULT_MAX_BYTES = WS_MAX_PAYLOAD_BYTES - 64 * 1024;
 
-/** What stands in a result for the extension's own bearer secret. */
-export const REDACTED_SECRET = '[redacted: opentabs secret]';
-
-function withoutSecretInMessage(err: unknown, secret: string | null): unknown {
-  if (secret && err instanceof Error && err.message.includes(secret)) err.message = err.message.split(secret).join(REDACTED_SECRET);
-  return err;
-}
-
-/** The result as sent: the secret replaced wherever it appears, and within one frame's size. */
-function fitsOneFrame(tool: string, original: DispatchResult, secret: string | null): DispatchResult {
-  let result = original;
-  let json = JSON.stringify(result) ?? '';
-  // The secret is 64 hex digits: JSON writes it unescaped, so replacing it in the text is exact.
-  if (secret && json.includes(secret)) {
-    json = json.split(secret).join(REDACTED_SECRET);
-    result = JSON.parse(json) as DispatchResult;
-  }
+/** The result as sent, within one frame's size. */
+function fitsOneFrame(tool: string, result: DispatchResult): DispatchResult {
+  const json = JSON.stringify(result) ?? '';
   // UTF-8 takes at most 3 bytes per UTF-16 unit: only a long text needs counting.
   if (json.length * 3 <= RESULT_MAX_BYTES) return result;
   const bytes = new TextEncoder().encode(json).length;

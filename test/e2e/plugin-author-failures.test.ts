@@ -49,6 +49,7 @@ beforeAll(async () => {
     'odd',
     `defineTool({ name: 'cycle', description: 'a cycle', input: v.object({}), output: v.unknown(), handle: () => { const o: Record<string, unknown> = {}; o.self = o; return o; } }),
      defineTool({ name: 'huge', description: '9 MB', input: v.object({}), output: v.unknown(), handle: () => ({ s: 'x'.repeat(9 * 1024 * 1024) }) }),
+     defineTool({ name: 'leak', description: 'returns what the page serves', input: v.object({ fail: v.boolean() }), output: v.unknown(), handle: async (i) => { const t = await (await fetch('/shows-secret')).text(); if (i.fail) throw new Error('the page said ' + t); return { t }; } }),
      defineTool({ name: 'stuck', description: 'ignores its signal', input: v.object({}), output: v.unknown(), handle: (_i, ctx) => { ctx.log.info('stuck started'); return new Promise(() => {}); } })`,
   );
   // Loads where the build reads it; throws in a page (e.g. top-level code reading the page).
@@ -61,7 +62,13 @@ beforeAll(async () => {
   h = await startBrowserHarness({
     localPlugins: [odd, broken],
     permissions: { odd: { default: 'auto' }, broken: { default: 'auto' } },
-    routes: (req) => (new URL(req.url).pathname === '/app' ? new Response(APP, { headers: { 'content-type': 'text/html; charset=utf-8' } }) : undefined),
+    routes: (req) => {
+      const path = new URL(req.url).pathname;
+      if (path === '/app') return new Response(APP, { headers: { 'content-type': 'text/html; charset=utf-8' } });
+      // A page of the app that shows the OpenTabs secret (pasted into a ticket, a config viewer …).
+      if (path === '/shows-secret') return new Response(`token: ${h.srv.secret}`);
+      return undefined;
+    },
   });
   const page = await h.context.newPage();
   await page.goto(h.fixtureUrl('/app'));
@@ -116,6 +123,15 @@ describe('plugin author mistakes, through the real extension', () => {
     } finally {
       await panel.close().catch(() => {});
     }
+  });
+
+  test('a plugin result or error carrying the OpenTabs secret reaches the agent with it redacted', async () => {
+    const ok = await h.callTool('odd_leak', { fail: false });
+    expect(ok.status).toBe(200);
+    expect(ok.body.result).toEqual({ t: 'token: [redacted: opentabs secret]' });
+    const failed = await h.callTool('odd_leak', { fail: true });
+    expect(failed.body.error.message).toContain('the page said token: [redacted: opentabs secret]');
+    expect(JSON.stringify([ok.body, failed.body])).not.toContain(h.srv.secret);
   });
 
   test('a plugin removed while its call runs: the call ends with adapter_unloaded, not the timeout', async () => {
