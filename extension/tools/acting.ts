@@ -1,7 +1,8 @@
 /**
  * The acting group: trusted input (clicks, typing, keys, hover) through the DevTools protocol, so
  * pages see real events (isTrusted), plus select and scroll done in the page. Elements are found by
- * CSS selector (piercing open shadow roots) or by a ref from browser_snapshot.
+ * CSS selector (piercing open shadow roots; the top page only) or by a ref from browser_snapshot,
+ * which may name an element inside an iframe (frames.ts).
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { serialPerTab } from './cdp-events.ts';

@@ -3,7 +3,8 @@
  * `f7e3` element e3 of frame 7, a chrome.webNavigation frameId), scripts for it are injected into
  * exactly that frame's document once the URL policy allows the frame and each frame above it, and
  * a point found in a frame is moved into the tab's viewport by the boxes of the iframes holding it
- * (the protocol's mouse events take viewport coordinates of the top page and reach the frame there).
+ * (the protocol's mouse events take viewport coordinates of the top page and reach the frame there;
+ * a frame in a process of its own gets its input through its own DevTools session instead).
  */
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
