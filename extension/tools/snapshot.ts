@@ -10,6 +10,7 @@ import { redactedUrl } from './url-policy.ts';
  *   Jan\t12\tpaid\tbutton Open [e5]  a table row: cells separated by tabs, controls inline
  *   textbox Email = "a@b.c" [e7]       a field: short role mark, name, value, [ref]
  *   [x] Remember me [e8]               a checkbox ([ ] unchecked; radios ( ) and (x))
+ *   iframe Pay (https://pay.example/): an iframe, its content indented below (refs f7e1 …: withFrames)
  * Honest compaction, not cutting: every visible text is kept (a text longer than TEXT_MAX_CHARS is
  * elided with an explicit mark saying how to read the rest); refs (eN, looked up in
  * __opentabs_refs__.byRef by the other tools) go only to what can be acted on (links, buttons,
