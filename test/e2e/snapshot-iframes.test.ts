@@ -206,6 +206,17 @@ test('an iframe showing a page tools may not read is a line without its content,
   await p.close();
 });
 
+test('a frame whose own process is busy does not hold the snapshot up: its line says so', async () => {
+  const cross = frameOf('/cross.html');
+  void cross.evaluate(() => setTimeout(() => { const t = Date.now(); while (Date.now() - t < 9000) {} }, 50));
+  await new Promise((r) => setTimeout(r, 300));
+  const snap = await snapshot();
+  expect(snap).toMatch(new RegExp(`^iframe Other \\(http://127\\.0\\.0\\.1:${other.port}/cross\\.html\\): not shown \\(its content did not answer: not loaded yet, or its page is busy\\)$`, 'm'));
+  expect(snap).toContain('Inner text');
+  expect(snap).not.toContain('Cross text');
+  await waitUntil(() => cross.evaluate(() => true), 'the frame to be free again', 20_000);
+});
+
 test('selectors stay with the top page and say that iframes are not searched', async () => {
   for (const [tool, args] of [
     ['browser_click_element', { selector: '#ib' }],
