@@ -215,7 +215,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
     const role = roleOf(el);
     const actionable = ((role !== null && IS_ACTIONABLE.has(role)) || clickable(el) || isField(el));
-    if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+    if ((el.tagName === 'IFRAME' || el.tagName === 'FRAME') && (interactiveOnly || depth <= maxDepth)) {
       // A line the worker replaces with the frame's own snapshot: the caller's mark (which the
       // page cannot know, so its text cannot pose as one), the frame's index among this window's
       // frames, the iframe's name and its src (said for a frame whose content is not shown).
