@@ -102,13 +102,6 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     if (refused) return { ok: false, tool, error: refused };
   }
 
-  if (tool.servedBy === 'server') {
-    const handler = serverToolHandler(tool.name);
-    if (!handler) return { ok: false, tool, error: fail.internal(`Tool "${tool.name}" is marked as served by the server but has no handler.`) };
-    const callAnother = (name: string, a: Record<string, unknown>) => callTool(ctx, name, a, { transport: call.transport });
-    return { ok: true, tool, value: await handler(ctx, args as Record<string, unknown>, callAnother) };
-  }
-
   // A page tool runs only in the tab that registered it.
   if (tool.kind === 'page' && call.tabId !== undefined && call.tabId !== tool.tabId) {
     return { ok: false, tool, error: fail.invalidArguments(tool.name, '', `${tool.name} belongs to tab ${tool.tabId}; drop tabId or pass ${tool.tabId}`) };
@@ -148,6 +141,13 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
       approvedUrl = tabUrl ?? undefined;
+    }
+    // Served by the server, after the same permission step as every other tool.
+    if (tool.servedBy === 'server') {
+      const handler = serverToolHandler(tool.name);
+      if (!handler) return { ok: false, tool, error: fail.internal(`Tool "${tool.name}" is marked as served by the server but has no handler.`) };
+      const callAnother = (name: string, a: Record<string, unknown>) => callTool(ctx, name, a, { transport: call.transport, sessionId: call.sessionId, signal: call.signal });
+      return { ok: true, tool, value: await handler(ctx, args as Record<string, unknown>, callAnother) };
     }
     const result = await ctx.hub.dispatch({
       plugin: tool.plugin,
