@@ -64,6 +64,12 @@ export const TAB_PAGE_TIMEOUT_MS = 5_000;
  */
 export const MAX_PENDING_APPROVALS_PER_CALLER = 3;
 export const MAX_PENDING_APPROVALS = 10;
+/**
+ * Tool arguments nested deeper than this (objects and arrays) are refused before anything else
+ * reads them: serializing one a hundred thousand levels deep overflows the stack (the approval
+ * card, the listing of waiting approvals, the dispatch to the extension).
+ */
+export const TOOL_ARGS_MAX_DEPTH = 64;
 
 /** MCP sessions idle longer than this are closed by the sweeper. */
 export const MCP_SESSION_IDLE_TTL_MS = 30 * 60_000;

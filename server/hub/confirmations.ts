@@ -94,7 +94,13 @@ export class Confirmations {
       };
       this.pending.set(id, entry);
       req.signal?.addEventListener('abort', onAbort, { once: true });
-      this.hub.notify('confirmation.request', { id, tool: req.tool, plugin: req.plugin, params: req.params, expiresAt, ...(req.target ? { target: req.target } : {}) });
+      try {
+        this.hub.notify('confirmation.request', { id, tool: req.tool, plugin: req.plugin, params: req.params, expiresAt, ...(req.target ? { target: req.target } : {}) });
+      } catch (err) {
+        // Not shown to the user (e.g. params that cannot be serialized): no card waits for it.
+        entry.settle(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
       req.onPending?.({ id, expiresAt, timeoutMs });
     });
   }

@@ -14,7 +14,7 @@ import { OpenTabsError } from '../errors.ts';
 import type { DispatchProgress } from '../hub/hub.ts';
 import { confirmationTarget } from '../hub/confirmations.ts';
 import type { ConfirmationTarget, LogEntry } from '../protocol/methods.ts';
-import { PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN, TAB_PAGE_TIMEOUT_MS } from '../limits.ts';
+import { PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN, TAB_PAGE_TIMEOUT_MS, TOOL_ARGS_MAX_DEPTH } from '../limits.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import { approvalWaitMessage, type ApprovalEvent } from './approval-notice.ts';
 import { asOpenTabsError, fail } from './call-errors.ts';
@@ -88,6 +88,9 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
   const args = rawArgs === undefined || rawArgs === null ? EMPTY_ARGS : rawArgs;
   if (typeof args !== 'object' || Array.isArray(args)) {
     return { ok: false, tool, error: fail.invalidArguments(tool.name, '', 'arguments must be a JSON object') };
+  }
+  if (nestedDeeperThan(args, TOOL_ARGS_MAX_DEPTH)) {
+    return { ok: false, tool, error: fail.invalidArguments(tool.name, '', `arguments are nested more than ${TOOL_ARGS_MAX_DEPTH} levels deep`) };
   }
   // Validate against the snapshot the tool was resolved in (a rebuild mid-call must not mix versions).
   const failure = catalog.validate(tool, args);
@@ -173,6 +176,18 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
   } finally {
     release();
   }
+}
+
+/** Whether objects and arrays in `value` nest more than `max` levels (no recursion: any depth is safe to check). */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: { v: unknown; depth: number }[] = [{ v: value, depth: 1 }];
+  while (stack.length > 0) {
+    const { v, depth } = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push({ v: child, depth: depth + 1 });
+  }
+  return false;
 }
 
 /** The URL tab `tabId` shows now (asked of the extension): null when there is no such tab, undefined when unknown. */
