@@ -8,7 +8,8 @@ import { ToolError } from '../shared/tool-error.ts';
 import { serialPerTab } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
-import { frameOfRef, frameOffset, frameTarget, untilPageFree, withFrameInput, type OutOfProcessFrame, type ScriptTarget } from './frames.ts';
+import { frameOfRef } from './frame-ref.ts';
+import { frameOffset, frameTarget, untilPageFree, withFrameInput, type OutOfProcessFrame, type ScriptTarget } from './frames.ts';
 import type { Handlers } from './types.ts';
 
 type Target = { selector: string | null; ref: string | null };

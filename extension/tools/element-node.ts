@@ -6,7 +6,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
-import { frameOfRef } from './frames.ts';
+import { frameOfRef } from './frame-ref.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 
 export const MARK_ATTR = 'data-opentabs-node';

@@ -4,7 +4,8 @@
  * listen to), then input and change events fire as when a user edits the field.
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { frameOfRef, frameTarget, untilPageFree } from './frames.ts';
+import { frameOfRef } from './frame-ref.ts';
+import { frameTarget, untilPageFree } from './frames.ts';
 import type { Handlers } from './types.ts';
 
 interface FieldSpec {

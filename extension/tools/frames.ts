@@ -9,15 +9,11 @@
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
 import { utilityWorld } from './element-node.ts';
+import { frameOfRef } from './frame-ref.ts';
 import { checkedScriptTarget, redactedUrl, refusalReason } from './url-policy.ts';
 
 export type ScriptTarget = { tabId: number; documentIds?: string[] };
 
-/** The frame a ref names: 0 (the top document) for `eN` or no ref, the frameId for `fFeN`. */
-export function frameOfRef(ref: string | null | undefined): number {
-  const m = ref ? /^f(\d+)e\d+$/.exec(ref) : null;
-  return m ? Number(m[1]) : 0;
-}
 
 /**
  * Why a frame's URL is refused, or null. An about:srcdoc (or about:blank) frame shows what its
