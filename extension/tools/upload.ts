@@ -85,8 +85,10 @@ async function assertChooserPage(tabId: number, send: CdpSend): Promise<void> {
 const CHOOSER_WAIT_MS = 3_000;
 
 /** Click the element with file choosers intercepted and give the chooser that opens the files. */
-async function throughChooser(tabId: number, send: CdpSend, input: { selector?: string; ref?: string; paths: readonly string[] }, what: string, tag: string): Promise<void> {
-  const p = await point(tabId, input);
+async function throughChooser(tabId: number, send: CdpSend, input: { selector?: string; ref?: string; paths: readonly string[] }, what: string, tag: string, signal: AbortSignal): Promise<void> {
+  const p = await point(tabId, input, false, false, false, signal);
+  // A busy page can hold the lookup up past the call's end: no click (and no chooser) after it.
+  signal.throwIfAborted();
   let onOpen!: (e: { mode: string; backendNodeId?: number }) => void;
   const opened = new Promise<{ mode: string; backendNodeId?: number }>((resolve) => (onOpen = resolve));
   const off = debuggerEvents(tabId, (method, params) => {
@@ -130,13 +132,14 @@ export const uploadTools = {
         await send('Runtime.releaseObject', { objectId }).catch(() => {});
         // A button or label that opens a file chooser: click it with the chooser intercepted.
         const probed = await probeFiles(send, input.paths);
-        await throughChooser(tabId, send, input, what ?? '', el.tag);
+        await throughChooser(tabId, send, input, what ?? '', el.tag, ctx.signal);
         return probed;
       }
       if (input.paths.length > 1 && !el.multiple) {
         throw new ToolError(`${what} takes one file (it has no \`multiple\`); pass one path`, { code: 'invalid_arguments', category: 'validation' });
       }
       const probed = await probeFiles(send, input.paths);
+      ctx.signal.throwIfAborted(); // given up meanwhile: the input gets no files
       await send('DOM.setFileInputFiles', { files: [...input.paths], objectId });
       return probed;
     });

@@ -2,11 +2,14 @@
  * Page actions given up while the page was busy, in Chromium with the real extension: a call of
  * browser_select_option, browser_scroll, browser_fill_form, browser_click_at, browser_move_mouse,
  * browser_drag, browser_click_element, browser_hover_element, browser_type_text or
- * browser_press_key that timed out or was cancelled while the page's main thread was blocked ends
+ * browser_press_key or browser_upload_file that timed out or was cancelled while the page's main thread was blocked ends
  * at once, and the page has not changed once it is free again (no option chosen, no scroll, no
  * field filled or focused, no click, move or drag) — the caller was told the call failed.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
@@ -17,6 +20,7 @@ const BUSY = `<!doctype html><title>Busy</title><body style="height:5000px">
 <div id="box" style="width:200px;height:100px;background:#ddd" onmousedown="window.downs = (window.downs || 0) + 1" onmousemove="window.moves = (window.moves || 0) + 1" onclick="window.clicks = (window.clicks || 0) + 1">Box</div>
 <div id="drop" style="width:200px;height:100px;background:#bbb">Drop</div>
 <div id="far" style="position:absolute;top:4000px">Far</div>
+<input id="f" type="file" style="display:none"><button id="pick" onclick="document.getElementById('f').click()">Pick a file</button>
 <iframe srcdoc="<select id='fs'><option value='a'>A</option><option value='b'>B</option></select>"></iframe>
 <script>
 window.changes = 0;
@@ -26,17 +30,26 @@ window.busy = () => { const t = Date.now(); while (Date.now() - t < 6000) {} };
 
 let h: BrowserHarness;
 let n = 0;
+let uploads = '';
 
 beforeAll(async () => {
   h = await startBrowserHarness({
     // Short, so a call held up by the busy page is given up quickly.
     server: { limits: { dispatchTimeoutMs: 4_000 } },
     routes: (req) => (new URL(req.url).pathname === '/busy.html' ? new Response(BUSY, { headers: { 'content-type': 'text/html' } }) : undefined),
+    permissions: { browser: { tools: { browser_upload_file: 'auto' } } },
+  });
+  // A folder the user allowed uploads from (`opentabs config set uploadFolders …`), with one file.
+  uploads = mkdtempSync(join(tmpdir(), 'opentabs-given-up-upload-'));
+  writeFileSync(join(uploads, 'report.txt'), 'report');
+  await h.srv.ctx.config.update((d) => {
+    d.uploadFolders = [uploads];
   });
 }, 60_000);
 
 afterAll(async () => {
   await h?.stop();
+  if (uploads) rmSync(uploads, { recursive: true, force: true });
 });
 
 async function open(): Promise<{ page: Page; tabId: number }> {
@@ -64,6 +77,7 @@ const state = (page: Page) =>
     moves: (window as any).moves ?? 0,
     clicks: (window as any).clicks ?? 0,
     focused: document.activeElement?.id ?? '',
+    files: (document.getElementById('f') as HTMLInputElement).files?.length ?? 0,
   }));
 
 /**
@@ -129,10 +143,13 @@ test('a click, mouse move, drag, typing or key press given up while the page was
     ['browser_type_text', { selector: '#i', text: 'late' }],
     ['browser_press_key', { selector: '#i', key: 'a' }],
     ['browser_drag', { sourceSelector: '#far', targetSelector: '#drop' }],
+    // Through the button that opens a file chooser: no click, so no chooser and no file.
+    ['browser_upload_file', { selector: '#pick', paths: [join(uploads, 'report.txt')] }],
   ] as const) {
     expect({ tool, after: await givenUp(t.page, t.tabId, tool, args) }).toEqual({ tool, after: before });
   }
   expect((await h.callTool('browser_click_at', { tabId: t.tabId, ...box })).status).toBe(200);
-  expect(await state(t.page)).toMatchObject({ downs: 1, clicks: 1 });
+  expect((await h.callTool('browser_upload_file', { tabId: t.tabId, selector: '#pick', paths: [join(uploads, 'report.txt')] })).status).toBe(200);
+  expect(await state(t.page)).toMatchObject({ downs: 1, clicks: 1, files: 1 });
   await t.page.close();
 }, 120_000);
