@@ -70,6 +70,11 @@ export const MAX_PENDING_APPROVALS = 10;
  * card, the listing of waiting approvals, the dispatch to the extension).
  */
 export const TOOL_ARGS_MAX_DEPTH = 64;
+/**
+ * Nesting (objects and arrays of its JSON) of one page tool's inputSchema. Compiling a validator
+ * grows with the square of it: 800 levels of `items` in 8 KB take Ajv seconds.
+ */
+export const PAGE_TOOL_SCHEMA_MAX_DEPTH = 32;
 
 /** MCP sessions idle longer than this are closed by the sweeper. */
 export const MCP_SESSION_IDLE_TTL_MS = 30 * 60_000;

@@ -5,17 +5,16 @@
  * the page's origin, with the page's input schema once Ajv accepted it. Permissions are per origin
  * (config.json `pageOrigins`, default `ask`).
  *
- * Everything here came from a web page: schemas are compiled before they are listed (a schema Ajv
- * refuses is refused, with the reason sent back for the page's console), names never replace a
+ * Everything here came from a web page: schemas are checked before they are listed (a schema that
+ * is not JSON Schema is refused, with the reason sent back for the page's console), names never replace a
  * built-in or plugin tool, and a tab and an origin list at most PAGE_TOOLS_MAX_PER_TAB /
  * PAGE_TOOLS_MAX_PER_ORIGIN tools.
  */
 import type { ConfigStore } from '../state/config.ts';
-import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../limits.ts';
+import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOL_SCHEMA_MAX_DEPTH, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../limits.ts';
 import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
 import type { CatalogTool } from './catalog-types.ts';
 import { schemaProblem } from './schema-check.ts';
-import { PAGE_TOOL_VALIDATORS } from './validate.ts';
 
 interface PageToolEntry extends PageToolDescriptor {
   /** `tab<tabId>_<sanitised name>` */
@@ -145,18 +144,21 @@ export class PageToolRegistry {
     return out;
   }
 
-  /** Why Ajv refuses this schema, or null when it compiles and describes an object. */
+  /**
+   * Why this schema cannot be listed, or null when it is JSON Schema describing an object. Nothing
+   * is compiled here: any web page sends these, as often as its update rate allows, and Ajv takes
+   * ≈ 0.3 s for one 16 KB schema (32 tools, ten times a second, would hold the server for good).
+   * Its validator is compiled on the tool's first call (validate.ts, kept by schema object).
+   */
   private schemaRefusal(schema: Record<string, unknown>): string | null {
     if (schema.type !== undefined && schema.type !== 'object') return `the top level must be type "object" (tool arguments are an object), not ${JSON.stringify(schema.type).slice(0, 40)}`;
+    if (nestedDeeperThan(schema, PAGE_TOOL_SCHEMA_MAX_DEPTH)) return `the schema is nested more than ${PAGE_TOOL_SCHEMA_MAX_DEPTH} levels deep`;
     const invalid = schemaProblem(schema);
     if (invalid) return `schema is invalid: ${invalid}`.slice(0, 300);
     // The server does not run a page's regular expressions (validate.ts PAGE_REGEXP), so it could not tell which keys they name.
     if (usesPatternProperties(schema)) return 'patternProperties is not supported in page tool schemas; list the properties, or use additionalProperties';
-    // Compiled where calls will find it (validate.ts keeps validators by schema object, and
-    // replaces its Ajv every COMPILES_PER_AJV compiles, so a page that sends new schemas many
-    // times a second leaves nothing behind): the check is also the first call's validator.
-    const problem = PAGE_TOOL_VALIDATORS.problem('', schema);
-    return problem === null ? null : problem.slice(0, 300);
+    const regex = badPattern(schema);
+    return regex === null ? null : regex.slice(0, 300);
   }
 }
 
@@ -169,6 +171,41 @@ function usesPatternProperties(node: unknown): boolean {
     if (usesPatternProperties(v)) return true;
   }
   return false;
+}
+
+/** Whether objects and arrays nest more than `max` levels (the schema is at most 16 KB of JSON, so the recursion is bounded). */
+function nestedDeeperThan(node: unknown, max: number): boolean {
+  if (node === null || typeof node !== 'object') return false;
+  if (max <= 0) return true;
+  return (Array.isArray(node) ? node : Object.values(node)).some((v) => nestedDeeperThan(v, max - 1));
+}
+
+/**
+ * A `pattern` that is not a regular expression (as Ajv would build it, with the u flag), or null.
+ * Built, never run. Only keyword positions: a property named "pattern" is a key of `properties`, whose value is a schema object.
+ */
+function badPattern(node: unknown): string | null {
+  if (Array.isArray(node)) {
+    for (const v of node) {
+      const bad = badPattern(v);
+      if (bad !== null) return bad;
+    }
+    return null;
+  }
+  if (node === null || typeof node !== 'object') return null;
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'pattern' && typeof v === 'string') {
+      try {
+        new RegExp(v, 'u');
+      } catch (err) {
+        return `pattern ${JSON.stringify(v).slice(0, 60)} is not a regular expression: ${(err as Error).message}`;
+      }
+    } else if (k !== 'enum' && k !== 'const' && k !== 'default' && k !== 'examples') {
+      const bad = badPattern(v);
+      if (bad !== null) return bad;
+    }
+  }
+  return null;
 }
 
 /** `tab<id>_<name>` within MCP's length; a second tool that sanitises to the same name gets `_2`, `_3`… */
