@@ -59,6 +59,12 @@ export class SchemaValidators {
     return describe(fn.errors?.[0]);
   }
 
+  /** Compile `schema` now (kept for its calls, like any other): why Ajv refuses it, or null. */
+  problem(key: string, schema: Record<string, unknown>): string | null {
+    const fn = this.compiledFor(key, schema);
+    return typeof fn === 'function' ? null : fn.error;
+  }
+
   private compiledFor(key: string, schema: Record<string, unknown>): Compiled {
     let fn = this.compiled.get(schema);
     if (fn === undefined) {
