@@ -4,15 +4,15 @@ import { pageFindError } from './acting.ts';
 import { withDebugger } from './debugger.ts';
 import { captureSpaced } from './capture.ts';
 import { frameOfRef } from './frame-ref.ts';
-import { frameTarget } from './frames.ts';
+import { frameTarget, type ScriptTarget } from './frames.ts';
 import { snapshotPage, withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
 import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /** One script in the tab's top document, or in the frame a snapshot ref names (`ref`). */
-export async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A, ref?: string | null): Promise<Awaited<R>> {
+export async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A, ref?: string | null, checked?: ScriptTarget): Promise<Awaited<R>> {
   const frameId = frameOfRef(ref);
-  const target = frameId ? await frameTarget(tabId, frameId, ref) : await checkedScriptTarget(tabId);
+  const target = checked ?? (frameId ? await frameTarget(tabId, frameId, ref) : await checkedScriptTarget(tabId));
   try {
     const [res] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: func as never, args: args as never });
     if (res && 'error' in res && res.error) throw new Error(String((res as { error: unknown }).error));
@@ -265,8 +265,9 @@ export const readingTools = {
     const interactiveOnly = input.interactiveOnly === true;
     // Marks the lines of iframes, which withFrames fills with their frames' content.
     const mark = `\u0001${crypto.randomUUID()}`;
-    const top = unwrap(await runInTab(tab.id!, snapshotPage, [input.selector ?? null, maxDepth, interactiveOnly, '', mark])) as PageSnapshot;
-    const { frameIndex: _, ...r } = { ...top, ...(await withFrames(tab.id!, top, mark, maxDepth, interactiveOnly)) };
+    const target = await checkedScriptTarget(tab.id!);
+    const top = unwrap(await runInTab(tab.id!, snapshotPage, [input.selector ?? null, maxDepth, interactiveOnly, '', mark], null, target)) as PageSnapshot;
+    const { frameIndex: _, ...r } = { ...top, ...(await withFrames(tab.id!, top, mark, maxDepth, interactiveOnly, target.documentIds?.[0])) };
     // The model reads the outline as plain text; REST callers get the same fields as JSON.
     return { value: r, text: `Page: ${r.title} (${r.url})\n${r.snapshot}` };
   },

@@ -371,11 +371,13 @@ const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` 
  * content is not shown. Frames are matched to their iframes by their index among the parent
  * window's frames (each frame reports its own; the parent reports its iframes').
  */
-export async function withFrames(tabId: number, top: { snapshot: string; elements: number }, mark: string, maxDepth: number, interactiveOnly: boolean): Promise<{ snapshot: string; elements: number }> {
+export async function withFrames(tabId: number, top: { snapshot: string; elements: number }, mark: string, maxDepth: number, interactiveOnly: boolean, topDocumentId?: string): Promise<{ snapshot: string; elements: number }> {
   if (!top.snapshot.includes(mark)) return top;
   const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
   let elements = top.elements;
-  const expand = async (text: string, parentFrameId: number, level: number): Promise<string[]> => {
+  // Children of the very document each snapshot came from: had the tab (or a frame) navigated
+  // since, another page's iframes would be shown inside this one.
+  const expand = async (text: string, parentFrameId: number, level: number, parentDocumentId: string | undefined): Promise<string[]> => {
     const lines = text === '' ? [] : text.split('\n');
     const slots = lines.map((line) => {
       const at = line.indexOf(mark);
@@ -388,7 +390,7 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
       }
     });
     if (!slots.some(Boolean)) return lines;
-    const children = frames.filter((f) => f.parentFrameId === parentFrameId);
+    const children = frames.filter((f) => f.parentFrameId === parentFrameId && (parentDocumentId === undefined || f.parentDocumentId === parentDocumentId));
     const answers = level >= FRAME_LEVELS_MAX ? [] : await Promise.all(children.filter((f) => f.documentId && !frameRefusal(f.url)).map(async (f) => {
       const target = { tabId, documentIds: [f.documentId] };
       const r = await Promise.race([
@@ -414,7 +416,7 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
       const hit = byIndex.get(slot.index);
       if (hit) {
         elements += hit.r.elements;
-        const body = await expand(hit.r.snapshot, hit.frame.frameId, level + 1);
+        const body = await expand(hit.r.snapshot, hit.frame.frameId, level + 1, hit.frame.documentId);
         const url = shortUrl(hit.r.url);
         if (!body.length) out.push(`${head} (${url}): (empty)`);
         else if (body.length === 1 && !/^(- |\d+\. )/.test(body[0]!)) out.push(`${head} (${url}): ${body[0]}`);
@@ -431,6 +433,6 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
     }
     return out;
   };
-  const snapshot = (await expand(top.snapshot, 0, 0)).join('\n');
+  const snapshot = (await expand(top.snapshot, 0, 0, topDocumentId)).join('\n');
   return { snapshot, elements };
 }

@@ -18,6 +18,7 @@ const INNER = `<!doctype html><title>Inner</title><body><p>Inner text</p>
 const CROSS = `<!doctype html><title>Cross</title><body><p>Cross text</p>
 <button id="cb" onclick="window.crossClicks = (window.crossClicks || 0) + 1" onmouseover="window.crossHovered = true">Cross button</button><input id="ci" aria-label="Cross field"></body>`;
 
+const ELSEWHERE_MARK = 'only-on-the-other-site';
 let h: BrowserHarness;
 let other: ReturnType<typeof Bun.serve>;
 let page: Page;
@@ -27,7 +28,17 @@ const html = (body: string) => new Response(body, { headers: { 'content-type': '
 
 beforeAll(async () => {
   // Another port of 127.0.0.1: another origin, which asks for an agent cluster (a process) of its own.
-  other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => (new URL(req.url).pathname === '/cross.html' ? new Response(CROSS, { headers: { 'content-type': 'text/html', 'origin-agent-cluster': '?1' } }) : new Response('not found', { status: 404 })) });
+  other = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => {
+      const path = new URL(req.url).pathname;
+      if (path === '/cross.html') return new Response(CROSS, { headers: { 'content-type': 'text/html', 'origin-agent-cluster': '?1' } });
+      // Another site the tab may be navigated to while a snapshot is being taken.
+      if (path === '/elsewhere.html') return html(`<!doctype html><title>Elsewhere</title><iframe title="Theirs" srcdoc="<p>${ELSEWHERE_MARK}</p>"></iframe>`);
+      return new Response('not found', { status: 404 });
+    },
+  });
   h = await startBrowserHarness({
     routes: (req) => {
       const path = new URL(req.url).pathname;
@@ -229,4 +240,44 @@ test('selectors stay with the top page and say that iframes are not searched', a
     const r = await h.callTool(tool, { tabId, ...args });
     expect({ tool, status: r.status, message: r.body.error?.message }).toEqual({ tool, status: 404, message: expect.stringContaining('iframes is not searched') });
   }
+});
+
+test('a tab that navigates to another site while the snapshot is taken does not get that site\'s iframes merged into it', async () => {
+  const p = await h.context.newPage();
+  await p.goto(h.fixtureUrl('/outer.html?race'));
+  const id = await h.tabIdOf(p);
+  await waitUntil(() => p.frames().length === 5, 'the frames to load');
+  const elsewhere = `http://127.0.0.1:${other.port}/elsewhere.html`;
+  // In the worker: the snapshot's first look at the tab's frames (after the top page's own
+  // snapshot) first navigates the tab to the other site and waits for it.
+  const worker = await h.serviceWorker();
+  await worker.evaluate(
+    ({ id, elsewhere }) => {
+      const original = chrome.webNavigation.getAllFrames;
+      (chrome.webNavigation as { getAllFrames: unknown }).getAllFrames = async (details: { tabId: number }) => {
+        if (details.tabId === id) {
+          (chrome.webNavigation as { getAllFrames: unknown }).getAllFrames = original;
+          const loaded = new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, 10_000);
+            const done = (d: { tabId: number; frameId: number; url: string }) => {
+              if (d.tabId !== id || d.frameId !== 0 || d.url !== elsewhere) return;
+              clearTimeout(timer);
+              chrome.webNavigation.onCompleted.removeListener(done);
+              resolve();
+            };
+            chrome.webNavigation.onCompleted.addListener(done);
+          });
+          await chrome.tabs.update(id, { url: elsewhere });
+          await loaded;
+        }
+        return original(details);
+      };
+    },
+    { id, elsewhere },
+  );
+  const r = await h.callTool('browser_snapshot', { tabId: id });
+  const text = JSON.stringify(r.body);
+  expect(text).not.toContain(ELSEWHERE_MARK);
+  if (r.status === 200) expect(r.body.result.snapshot).toContain('Outer page');
+  await p.close();
 });
