@@ -30,7 +30,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const callRest = async (name: string, args: unknown) => {
+const callRest = async (name: string, args: Record<string, unknown>) => {
   const r = await h.callTool(name, args);
   return r as { status: number; body: { result?: unknown; error?: { code: string; message: string } } };
 };
