@@ -13,7 +13,7 @@ const PLAIN_PROGRESS_STEP = 10;
 export class StatusLine {
   // On a terminal the line is drawn in place through process.stderr (writes without a newline);
   // elsewhere it is plain lines through err().
-  private readonly tty = isTerminal(2);
+  constructor(private readonly tty: boolean = isTerminal(2)) {}
   private shown = false;
   private ticker: ReturnType<typeof setInterval> | null = null;
   private lastPlain = '';
@@ -29,6 +29,9 @@ export class StatusLine {
       const started = Date.now();
       const draw = () => this.draw(`${ce.yellow('⏳')} ${e.message} ${ce.dim(`(${Math.round((Date.now() - started) / 1000)} s)`)}`);
       if (!this.tty) return this.plain(e.message);
+      // Only on a terminal, where a person reads it: an agent running this command through its
+      // shell has no terminal, and must not be handed the command that approves its own call.
+      this.plain(`Or allow it from another terminal: \`opentabs approve ${e.id}\` (\`opentabs deny ${e.id}\` to refuse).`);
       draw();
       this.ticker = setInterval(draw, 1000);
       this.ticker.unref?.();

@@ -136,7 +136,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
         onPending: call.onApproval
           ? (p) => {
               approvalId = p.id;
-              call.onApproval!({ state: 'waiting', ...p, message: approvalWaitMessage(tool.name, p.id, p.timeoutMs) });
+              call.onApproval!({ state: 'waiting', ...p, message: approvalWaitMessage(tool.name, p.timeoutMs) });
             }
           : undefined,
       });

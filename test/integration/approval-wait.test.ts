@@ -1,6 +1,6 @@
 /**
  * A call waiting for approval is never silent: MCP callers get a log message (and progress when
- * they asked for it) naming the side panel and the `opentabs approve <id>` that allows it; REST
+ * they asked for it) naming the side panel, never the `opentabs approve <id>` that allows it; REST
  * callers that ask for a stream (SSE or NDJSON) get approval and progress events, then the
  * outcome; `opentabs approve|deny` answer it like the side panel (which drops its card); and
  * `opentabs tool call` shows the wait on stderr and prints the result as before.
@@ -74,7 +74,7 @@ async function readEvents(res: Response, format: 'sse' | 'ndjson', onEvent: (e: 
 }
 
 describe('MCP', () => {
-  test('progress and a log message while waiting, naming the side panel and the approve command', async () => {
+  test('progress and a log message while waiting, naming the side panel — never the command that approves (the caller may be the agent)', async () => {
     const client = await connectMcp(srv.url, srv.secret, '/mcp', 'approval-wait');
     const logs: string[] = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(JSON.stringify(n.params.data)));
@@ -83,8 +83,9 @@ describe('MCP', () => {
     const pending = await waitingApproval();
     await until(() => progress.length > 0 && logs.length > 0, 'the wait to be announced');
     for (const text of [progress[0]!.message!, logs[0]!]) {
-      expect(text).toContain('Waiting for approval of mail_send in the OpenTabs side panel (up to 120 s)');
-      expect(text).toContain(`approve ${pending.id}`);
+      expect(text).toContain('Waiting for approval of mail_send in the OpenTabs side panel (up to 120 s); only the user can allow it.');
+      expect(text).not.toContain('opentabs approve');
+      expect(text).not.toContain(pending.id);
     }
     ext.confirm(pending.id, 'allow');
     const r = (await result) as { isError?: boolean; structuredContent?: unknown };
@@ -164,7 +165,8 @@ describe('CLI', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ sent: 'd@example.com' });
     expect(r.stderr).toContain('Waiting for approval of mail_send in the OpenTabs side panel');
-    expect(r.stderr).toContain(`approve ${pending.id}`);
+    // No terminal here (as for an agent running the CLI through its shell): no approve command.
+    expect(r.stderr).not.toContain('opentabs approve');
     expect(r.stderr).toContain('Approved');
   });
 
