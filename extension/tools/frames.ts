@@ -45,6 +45,50 @@ export async function frameTarget(tabId: number, frameId: number, ref?: string |
   return { tabId, documentIds: [frame.documentId] };
 }
 
+/** How long a frame's answer is waited for (a cross-origin frame's page can be busy on its own). */
+export const FRAME_ANSWER_MS = 5_000;
+/** How deep iframes inside iframes are read. */
+export const FRAME_LEVELS_MAX = 5;
+
+export type FrameDetails = chrome.webNavigation.GetAllFrameResultDetails;
+/** A frame inside the top document: how deep (1: an iframe of the top page), and why the URL policy refuses it or a frame above it (null: allowed). */
+export type SubFrame = { frame: FrameDetails; depth: number; refused: string | null };
+
+/**
+ * The frames inside the tab's top document `topDocumentId`, parents before their children, at most
+ * FRAME_LEVELS_MAX deep. A child is taken only when its parentDocumentId is the document its parent
+ * frame shows now: had the tab (or a frame) navigated since the top document was read, another
+ * page's iframes are not mixed in. Scripts go into a frame only when `refused` is null (the frame
+ * and every frame above it allowed) and only by its documentId.
+ */
+export async function framesUnder(tabId: number, topDocumentId: string | undefined): Promise<SubFrame[]> {
+  const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  const out: SubFrame[] = [];
+  const visit = (parentFrameId: number, parentDocumentId: string | undefined, depth: number, refusedAbove: string | null) => {
+    if (depth > FRAME_LEVELS_MAX) return;
+    for (const f of all) {
+      if (f.parentFrameId !== parentFrameId || f.frameId === 0) continue;
+      if (parentDocumentId !== undefined && f.parentDocumentId !== parentDocumentId) continue;
+      const refused = refusedAbove ?? frameRefusal(f.url);
+      out.push({ frame: f, depth, refused });
+      visit(f.frameId, f.documentId, depth + 1, refused);
+    }
+  };
+  visit(0, topDocumentId, 1, null);
+  return out;
+}
+
+/** One script in a frame's document, given up (undefined) when the frame does not answer within FRAME_ANSWER_MS or the script fails there. */
+export function runInFrame<A extends unknown[], R>(tabId: number, frame: FrameDetails, func: (...args: A) => R, args: A, ms = FRAME_ANSWER_MS): Promise<Awaited<R> | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    runIn({ tabId, documentIds: [frame.documentId] }, func, args).catch(() => undefined),
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
 /** One script in one document; its result (undefined when Chrome ran it nowhere). */
 export async function runIn<A extends unknown[], R>(target: ScriptTarget, func: (...args: A) => R, args: A): Promise<Awaited<R> | undefined> {
   const [res] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: func as never, args: args as never });

@@ -4,10 +4,10 @@ import { pageFindError } from './acting.ts';
 import { withDebugger } from './debugger.ts';
 import { captureSpaced } from './capture.ts';
 import { frameOfRef } from './frame-ref.ts';
-import { frameTarget, type ScriptTarget } from './frames.ts';
+import { FRAME_LEVELS_MAX, frameRefusal, frameTarget, framesUnder, runIn, runInFrame, type ScriptTarget, type SubFrame } from './frames.ts';
 import { snapshotPage, withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
-import { checkedScriptTarget, tabRefusal, tabRefusedError } from './url-policy.ts';
+import { checkedScriptTarget, redactedUrl, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /** One script in the tab's top document, or in the frame a snapshot ref names (`ref`). */
 export async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A, ref?: string | null, checked?: ScriptTarget): Promise<Awaited<R>> {
@@ -38,8 +38,90 @@ function readPage(mode: 'text' | 'html', selector: string | null, maxLength: num
     if (!el) return { error: `No element matches ${selector}` };
   }
   const full = mode === 'text' ? ((el as HTMLElement).innerText ?? el.textContent ?? '') : el.outerHTML;
-  return { url: location.href, title: document.title, content: full.slice(0, maxLength), length: full.length, truncated: full.length > maxLength };
+  // The iframes of the part read (their content is not in innerText or outerHTML), in document
+  // order: each one's index among this window's frames, its name and its src; and in a frame,
+  // its own index among its parent's frames (to put each frame's text under its iframe).
+  const slots: [number, string, string][] = [];
+  for (const f of [...(el.matches('iframe, frame') ? [el] : []), ...el.querySelectorAll('iframe, frame')]) {
+    const win = (f as HTMLIFrameElement).contentWindow;
+    let index = -1;
+    for (let i = 0; win && i < window.length; i++) if (window[i] === win) index = i;
+    const name = (f.getAttribute('aria-label') || f.getAttribute('title') || f.getAttribute('name') || '').replace(/\s+/g, ' ').trim().slice(0, 300);
+    slots.push([index, name, (f as HTMLIFrameElement).src]);
+  }
+  let frameIndex = -1;
+  if (window.parent !== window) for (let i = 0; i < window.parent.length; i++) if (window.parent[i] === window) frameIndex = i;
+  return { url: location.href, title: document.title, content: full.slice(0, maxLength), length: full.length, truncated: full.length > maxLength, slots, frameIndex };
 }
+
+type PageText = { url: string; title: string; content: string; length: number; truncated: boolean; slots: [number, string, string][]; frameIndex: number };
+
+/** What the result says when a page's iframes hold content the result does not include. */
+function iframesNote(n: number, how: string): string {
+  return `${n === 1 ? '1 iframe' : `${n} iframes`} in what was read: ${how}`;
+}
+const FRAMES_NOT_INCLUDED = 'their content is not included here; browser_snapshot shows it (refs such as f3e2 act inside a frame), browser_get_tab_content without a selector reads its text';
+
+type ListedFrame = { url: string; name?: string; read: boolean; note?: string };
+
+/**
+ * browser_get_tab_content of a whole page with iframes: after the page's text, each frame's text
+ * under a line `[iframe Name (url)]` (in page order; a frame inside a frame after its parent's
+ * text, indented), all within maxLength. Frames are the children of the very document read
+ * (parentDocumentId), scripted by documentId only when the URL policy allows them (a frame
+ * inside one is reached only through it); a refused one is named on its line and never scripted,
+ * one that does not answer within FRAME_ANSWER_MS is named as such.
+ */
+async function withFrameTexts(tabId: number, top: PageText, topDocumentId: string | undefined, maxLength: number) {
+  const { slots: _, frameIndex: __, ...rest } = top;
+  const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  const room = Math.max(0, maxLength - top.content.length);
+  const parts: string[] = [];
+  const listed: ListedFrame[] = [];
+  let length = top.length;
+  let truncated = top.truncated;
+  const expand = async (parent: PageText, parentFrameId: number, parentDocumentId: string | undefined, depth: number): Promise<void> => {
+    if (!parent.slots.length) return;
+    const children = all.filter((f) => f.frameId !== 0 && f.parentFrameId === parentFrameId && (parentDocumentId === undefined || f.parentDocumentId === parentDocumentId));
+    const answers = depth > FRAME_LEVELS_MAX ? [] : await Promise.all(children.filter((f) => f.documentId && !frameRefusal(f.url)).map(async (frame) => {
+      const r = await runInFrame(tabId, frame, readPage, ['text', null, room]);
+      return { frame, r: r && 'content' in r ? (r as PageText) : null };
+    }));
+    const byIndex = new Map<number, { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageText }>();
+    for (const a of answers) if (a.r && a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
+    const matched = new Set([...byIndex.values()].map((a) => a.frame.frameId));
+    const leftFrames = children.filter((f) => !matched.has(f.frameId));
+    const leftSlots = parent.slots.filter(([index]) => !byIndex.has(index));
+    const pad = '  '.repeat(depth - 1);
+    for (const [index, name, src] of parent.slots) {
+      const hit = byIndex.get(index);
+      if (hit) {
+        const label = name || hit.r.title;
+        parts.push(`\n\n${pad}[iframe ${label ? `${label} ` : ''}(${shortUrl(hit.r.url)})]\n`, hit.r.content);
+        length += parts[parts.length - 2]!.length + hit.r.length;
+        if (hit.r.truncated) truncated = true;
+        listed.push({ url: hit.r.url, ...(label ? { name: label } : {}), read: true });
+        await expand(hit.r, hit.frame.frameId, hit.frame.documentId, depth + 1);
+        continue;
+      }
+      // Its frame: the one left over when one iframe is left over, else one showing its src.
+      const frame = leftSlots.length === 1 && leftFrames.length === 1 ? leftFrames[0] : leftFrames.find((f) => f.url === src);
+      const url = frame?.url || src;
+      const why = url ? frameRefusal(url) : null;
+      const note = why ? `tools may not read it: ${why}` : depth > FRAME_LEVELS_MAX ? `iframes nested more than ${FRAME_LEVELS_MAX} deep are not read` : 'it did not answer: not loaded yet, or its page is busy';
+      const shown = why ? redactedUrl(url) : shortUrl(url);
+      parts.push(`\n\n${pad}[iframe ${name ? `${name} ` : ''}(${shown}): not read (${note})]\n`, '');
+      length += parts[parts.length - 2]!.length;
+      listed.push({ url: shown, ...(name ? { name } : {}), read: false, note });
+    }
+  };
+  await expand(top, 0, topDocumentId, 1);
+  const full = top.content + parts.join('');
+  if (full.length > maxLength) truncated = true;
+  return { ...rest, content: full.slice(0, maxLength), length, truncated, frames: listed };
+}
+
+const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` : url);
 
 function queryPage(selector: string, limit: number, attributes: string[] | null) {
   // Injected alone (serialized): its own shadow-piercing query (the page's matches first, then
@@ -72,7 +154,13 @@ function queryPage(selector: string, limit: number, attributes: string[] | null)
       rect: { x: Math.round(r.x), y: Math.round(r.y), width: Math.round(r.width), height: Math.round(r.height) },
     };
   });
-  return { total: nodes.length, elements };
+  let iframes = 0;
+  const countFrames = (root: Document | ShadowRoot) => {
+    iframes += root.querySelectorAll('iframe, frame').length;
+    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) countFrames(e.shadowRoot);
+  };
+  countFrames(document);
+  return { total: nodes.length, elements, iframes };
 }
 
 /**
@@ -118,7 +206,7 @@ export function waitInPage(selector: string | null, text: string | null, state: 
       clearTimeout(to);
       waits.delete(waitId);
       if (ok === 'cancelled') resolve({ error: 'Cancelled' });
-      else resolve(ok ? { found: state !== 'hidden', state, elapsedMs: Math.round(performance.now() - t0) } : { error: `Timed out after ${timeoutMs} ms waiting for ${selector ?? JSON.stringify(text)} to be ${state}` });
+      else resolve(ok ? { found: state !== 'hidden', state, elapsedMs: Math.round(performance.now() - t0) } : { error: `Timed out after ${timeoutMs} ms waiting for ${selector ?? JSON.stringify(text)} to be ${state}${selector && document.querySelector('iframe, frame') ? ' (a selector is looked up in the top document only, not inside the page\'s iframes: wait for a text instead, which is looked for in them too, or see their content with browser_snapshot)' : ''}` });
     };
     waits.set(waitId, () => done('cancelled'));
     const check = () => {
@@ -152,7 +240,14 @@ export async function waitInTab(
 ): Promise<{ found: boolean; state: string; elapsedMs: number }> {
   const waitId = crypto.randomUUID();
   const t0 = Date.now();
-  const cancel = () => void runInTab(tabId, cancelWaitInPage, [waitId]).catch(() => {});
+  const top = await checkedScriptTarget(tabId);
+  /** The frames' documents a wait was started in (by documentId). */
+  const started = new Map<string, ScriptTarget>();
+  let finished = false;
+  const cancel = () => {
+    void runInTab(tabId, cancelWaitInPage, [waitId], null, top).catch(() => {});
+    for (const t of started.values()) void runIn(t, cancelWaitInPage, [waitId]).catch(() => {});
+  };
   ctx.signal.addEventListener('abort', cancel, { once: true });
   const tick = setInterval(() => ctx.progress({ progress: Date.now() - t0, total: target.timeoutMs, message: 'waiting' }), WAIT_PROGRESS_MS);
   // The wait's own timeout runs in the page: a page whose main thread is blocked (a busy script)
@@ -165,10 +260,51 @@ export async function waitInTab(
       reject(new ToolError(`Timed out after ${target.timeoutMs} ms: the page in tab ${tabId} did not answer (its main thread is busy, or a dialog blocks it)`, { code: 'timeout', category: 'timeout', retryable: true }));
     }, target.timeoutMs + WAIT_ANSWER_GRACE_MS);
   });
+  unanswered.catch(() => {});
+  type Answer = { found: boolean; state: string; elapsedMs: number } | { error: string } | undefined;
+  /** The same wait in a frame's document (its own observer and timeout, of the time left). */
+  const startIn = (frame: SubFrame): Promise<Answer> => {
+    const t = { tabId, documentIds: [frame.frame.documentId] };
+    started.set(frame.frame.documentId, t);
+    return runIn(t, waitInPage, [null, target.text, target.state, Math.max(0, target.timeoutMs - (Date.now() - t0)), waitId]).catch(() => undefined);
+  };
+  const allowed = (frames: SubFrame[]) => frames.filter((f) => !f.refused && f.frame.documentId);
+  /**
+   * A text that appears: looked for in each frame of the page too, also in a frame that loads
+   * during the wait (the frames are listed again every FRAME_POLL_MS; that asks the browser, not
+   * the page). Resolves when a frame shows it; never otherwise (the top page's wait decides).
+   */
+  const foundInFrames = () => new Promise<Answer>((resolve) => {
+    void (async () => {
+      for (let i = 0; i < 10_000 && !finished && Date.now() - t0 < target.timeoutMs; i++) {
+        for (const f of allowed(await framesUnder(tabId, top.documentIds?.[0]))) {
+          if (finished || started.has(f.frame.documentId)) continue;
+          void startIn(f).then((r) => {
+            if (r && !('error' in r)) resolve({ ...r, elapsedMs: Date.now() - t0 });
+          });
+        }
+        await new Promise((r) => setTimeout(r, FRAME_POLL_MS));
+      }
+    })();
+  });
+  /** A text that goes away: once gone from the top page, it has to be gone from each frame too. */
+  const goneFromFrames = async (topAnswer: Answer): Promise<Answer> => {
+    const frames = allowed(await framesUnder(tabId, top.documentIds?.[0]));
+    const answers = await Promise.all(frames.map(startIn));
+    // No answer: the frame's document went away (its text with it).
+    const failed = answers.find((r) => r && 'error' in r);
+    if (failed) return failed;
+    return frames.length ? { found: false, state: 'hidden', elapsedMs: Date.now() - t0 } : topAnswer;
+  };
   try {
-    const inPage = runInTab(tabId, waitInPage, [target.selector, target.text, target.state, target.timeoutMs, waitId]);
+    const inPage: Promise<Answer> = runInTab(tabId, waitInPage, [target.selector, target.text, target.state, target.timeoutMs, waitId], null, top);
     inPage.catch(() => {});
-    const r = await Promise.race([inPage, unanswered]);
+    let r: Answer;
+    if (target.selector !== null) r = await Promise.race([inPage, unanswered]);
+    else if (target.state === 'hidden') {
+      r = await Promise.race([inPage, unanswered]);
+      if (r && !('error' in r)) r = await Promise.race([goneFromFrames(r), unanswered]);
+    } else r = await Promise.race([inPage, foundInFrames(), unanswered]);
     ctx.signal.throwIfAborted();
     // No result: the document the wait ran in went away (the tab navigated or reloaded).
     if (!r) throw new ToolError(`The page in tab ${tabId} navigated or reloaded during the wait; wait again on the new page`, { code: 'not_available', category: 'validation', retryable: true });
@@ -178,13 +314,18 @@ export async function waitInTab(
     }
     return r;
   } finally {
+    finished = true;
     clearInterval(tick);
     clearTimeout(giveUp);
     ctx.signal.removeEventListener('abort', cancel);
+    // Waits still running in the page or its frames (the text was found elsewhere) stop.
+    if (started.size) cancel();
   }
 }
 
 const WAIT_PROGRESS_MS = 1_000;
+/** How often a text wait lists the tab's frames again (to look in frames loaded meanwhile too). */
+const FRAME_POLL_MS = 250;
 /** How long past its timeoutMs a wait may take to hear back from the page. */
 const WAIT_ANSWER_GRACE_MS = 2_000;
 
@@ -226,6 +367,11 @@ async function assertStillShown(tabId: number, windowId: number): Promise<void> 
   if (why) throw tabRefusedError(tabId, why);
 }
 
+function withoutFrameFields(r: PageText) {
+  const { slots: _, frameIndex: __, ...rest } = r;
+  return rest;
+}
+
 function unwrap<T extends object>(r: T | { error: string }): T {
   if ('error' in r) throw pageFindError(r.error);
   return r;
@@ -234,20 +380,27 @@ function unwrap<T extends object>(r: T | { error: string }): T {
 export const readingTools = {
   async browser_get_tab_content(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const r = await runInTab(tab.id!, readPage, ['text', input.selector ?? null, input.maxLength ?? 50_000]);
-    return { value: unwrap(r) };
+    const maxLength = input.maxLength ?? 50_000;
+    const target = await checkedScriptTarget(tab.id!);
+    const r = unwrap(await runInTab(tab.id!, readPage, ['text', input.selector ?? null, maxLength], null, target)) as PageText;
+    // No iframe in the page: no look for frames at all.
+    if (!r.slots.length) return { value: withoutFrameFields(r) };
+    // With a selector the part read is of the top document; the frames it holds are said, not read.
+    if (input.selector) return { value: { ...withoutFrameFields(r), iframes: iframesNote(r.slots.length, 'their text is not included here; without a selector this tool reads it too, and browser_snapshot shows it (refs such as f3e2 act inside a frame)') } };
+    return { value: await withFrameTexts(tab.id!, r, target.documentIds?.[0], maxLength) };
   },
 
   async browser_get_page_html(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const r = await runInTab(tab.id!, readPage, ['html', input.selector ?? null, input.maxLength ?? 200_000]);
-    return { value: unwrap(r) };
+    const r = unwrap(await runInTab(tab.id!, readPage, ['html', input.selector ?? null, input.maxLength ?? 200_000])) as PageText;
+    return { value: { ...withoutFrameFields(r), ...(r.slots.length ? { iframes: iframesNote(r.slots.length, FRAMES_NOT_INCLUDED) } : {}) } };
   },
 
   async browser_query_elements(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const r = await runInTab(tab.id!, queryPage, [String(input.selector), input.limit ?? 100, input.attributes ?? null]);
-    return { value: unwrap(r) };
+    const r = unwrap(await runInTab(tab.id!, queryPage, [String(input.selector), input.limit ?? 100, input.attributes ?? null]));
+    const { iframes, ...rest } = r;
+    return { value: { ...rest, ...(iframes ? { iframes: iframesNote(iframes, `they are not searched; ${FRAMES_NOT_INCLUDED}`) } : {}) } };
   },
 
   async browser_wait_for_element(input, ctx) {

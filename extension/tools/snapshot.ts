@@ -1,4 +1,4 @@
-import { frameRefusal, runIn } from './frames.ts';
+import { FRAME_ANSWER_MS, FRAME_LEVELS_MAX, frameRefusal, runIn } from './frames.ts';
 import { redactedUrl } from './url-policy.ts';
 
 /**
@@ -354,11 +354,6 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   if (window.parent !== window) for (let i = 0; i < window.parent.length; i++) if (window.parent[i] === window) frameIndex = i;
   return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n'), frameIndex };
 }
-
-/** How deep iframes inside iframes are shown. */
-const FRAME_LEVELS_MAX = 5;
-/** How long a frame's snapshot is waited for (a cross-origin frame's page can be busy on its own). */
-const FRAME_ANSWER_MS = 5_000;
 
 export type PageSnapshot = { url: string; title: string; elements: number; snapshot: string; frameIndex: number };
 
