@@ -20,7 +20,7 @@ export const readingTools = [
   tool({
     name: 'browser_get_tab_content',
     group: 'reading',
-    description: 'Visible text of a tab (or of the element matching selector), truncated at maxLength.',
+    description: 'Visible text of a tab (or of the element matching selector), truncated at maxLength. For the whole page, the text of each iframe follows the page\'s, under an `[iframe Name (url)]` line (an iframe tools may not read is named, not read); with a selector, iframes in it are only counted.',
     input: v.strictObject({
       tabId,
       selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector; default the whole page'))),
@@ -32,7 +32,7 @@ export const readingTools = [
   tool({
     name: 'browser_get_page_html',
     group: 'reading',
-    description: 'HTML of a tab (or of the element matching selector), truncated at maxLength.',
+    description: 'HTML of a tab (or of the element matching selector), truncated at maxLength. The content of iframes is not included (the result says when there are any; browser_snapshot shows it).',
     input: v.strictObject({
       tabId,
       selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector; default the whole document'))),
@@ -44,7 +44,7 @@ export const readingTools = [
   tool({
     name: 'browser_query_elements',
     group: 'reading',
-    description: 'Elements matching a CSS selector: tag, text, chosen attributes, visibility and position.',
+    description: 'Elements matching a CSS selector: tag, text, chosen attributes, visibility and position. Searches the top document (and open shadow roots), not iframes (the result says when there are any; browser_snapshot shows their content).',
     input: v.strictObject({
       tabId,
       selector,
@@ -57,11 +57,11 @@ export const readingTools = [
   tool({
     name: 'browser_wait_for_element',
     group: 'reading',
-    description: 'Wait until an element (CSS selector) or a text appears, becomes visible or goes away.',
+    description: 'Wait until an element (CSS selector) or a text appears, becomes visible or goes away. A text is looked for in the page\'s iframes too; a selector only in the top document.',
     input: v.strictObject({
       tabId,
       selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector of the element to wait for (or give text)'))),
-      text: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Text to wait for anywhere in the page (or give selector)'))),
+      text: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Text to wait for anywhere in the page, iframes included (or give selector)'))),
       state: v.optional(v.pipe(v.picklist(['visible', 'attached', 'hidden']), v.description('Default visible'))),
       timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Default 10000'))),
     }),
@@ -74,8 +74,8 @@ export const readingTools = [
     description: 'Wait for one thing instead of sleeping: a text to appear (text) or to go away (textGone), the tab URL to match (urlPattern), or a time to pass (time).',
     input: v.strictObject({
       tabId,
-      text: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until this text is visible in the page'))),
-      textGone: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until this text is no longer visible'))),
+      text: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until this text is visible in the page or one of its iframes'))),
+      textGone: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until this text is no longer visible in the page nor its iframes'))),
       urlPattern: v.optional(v.pipe(v.string(), v.minLength(1), v.description('A substring of the URL, or a pattern where * matches anything (https://app.example.com/done*)'))),
       time: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Just wait this many milliseconds'))),
       timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(25000), v.description('Give up after this many ms (default 10000)'))),
