@@ -42,7 +42,17 @@ function readPage(mode: 'text' | 'html', selector: string | null, maxLength: num
   // order: each one's index among this window's frames, its name and its src; and in a frame,
   // its own index among its parent's frames (to put each frame's text under its iframe).
   const slots: [number, string, string][] = [];
-  for (const f of [...(el.matches('iframe, frame') ? [el] : []), ...el.querySelectorAll('iframe, frame')]) {
+  // Iframes inside open shadow roots (web components) too.
+  const frameEls: Element[] = el.tagName === 'IFRAME' || el.tagName === 'FRAME' ? [el] : [];
+  const collect = (root: Element | ShadowRoot) => {
+    for (const e of root.querySelectorAll('*')) {
+      if (e.tagName === 'IFRAME' || e.tagName === 'FRAME') frameEls.push(e);
+      if (e.shadowRoot) collect(e.shadowRoot);
+    }
+  };
+  collect(el);
+  if (el.shadowRoot) collect(el.shadowRoot);
+  for (const f of frameEls) {
     const win = (f as HTMLIFrameElement).contentWindow;
     let index = -1;
     for (let i = 0; win && i < window.length; i++) if (window[i] === win) index = i;
@@ -88,13 +98,24 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
       return { frame, r: r && 'content' in r ? (r as PageText) : null };
     }));
     const byIndex = new Map<number, { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageText }>();
+    const answered = new Map<number, PageText>();
+    for (const a of answers) if (a.r) answered.set(a.frame.frameId, a.r);
     for (const a of answers) if (a.r && a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
     const matched = new Set([...byIndex.values()].map((a) => a.frame.frameId));
     const leftFrames = children.filter((f) => !matched.has(f.frameId));
     const leftSlots = parent.slots.filter(([index]) => !byIndex.has(index));
     const pad = '  '.repeat(depth - 1);
     for (const [index, name, src] of parent.slots) {
-      const hit = byIndex.get(index);
+      let hit = byIndex.get(index);
+      // An iframe not among its window's frames (one in a shadow root) or whose frame did not
+      // say its index: its frame is the one left over when one iframe is left over, else one
+      // showing its src.
+      const frame = hit?.frame ?? (leftSlots.length === 1 && leftFrames.length === 1 ? leftFrames[0] : leftFrames.find((f) => f.url === src));
+      if (!hit && frame) {
+        leftFrames.splice(leftFrames.indexOf(frame), 1);
+        const r = answered.get(frame.frameId);
+        if (r) hit = { frame, r };
+      }
       if (hit) {
         const label = name || hit.r.title;
         parts.push(`\n\n${pad}[iframe ${label ? `${label} ` : ''}(${shortUrl(hit.r.url)})]\n`, hit.r.content);
@@ -104,8 +125,6 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
         await expand(hit.r, hit.frame.frameId, hit.frame.documentId, depth + 1);
         continue;
       }
-      // Its frame: the one left over when one iframe is left over, else one showing its src.
-      const frame = leftSlots.length === 1 && leftFrames.length === 1 ? leftFrames[0] : leftFrames.find((f) => f.url === src);
       const url = frame?.url || src;
       const why = url ? frameRefusal(url) : null;
       const note = why ? `tools may not read it: ${why}` : depth > FRAME_LEVELS_MAX ? `iframes nested more than ${FRAME_LEVELS_MAX} deep are not read` : 'it did not answer: not loaded yet, or its page is busy';

@@ -37,6 +37,10 @@ beforeAll(async () => {
     routes: (req) => {
       const path = new URL(req.url).pathname;
       if (path === '/inner.html') return html(INNER);
+      if (path === '/shadow.html') {
+        return html(`<!doctype html><title>Shadow</title><p>Host page</p><div id="host"></div>
+<script>document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML = '<iframe title="In shadow" srcdoc="<p>Shadow frame text</p>"></iframe>';</script>`);
+      }
       if (path === '/plain-page.html') return html('<!doctype html><title>Plain</title><p>Nothing framed here</p>');
       if (path === '/outer.html') {
         return html(`<!doctype html><title>Outer</title><body><h1>Outer page</h1>
@@ -96,6 +100,15 @@ test('browser_get_tab_content keeps to maxLength across frames and says it trunc
   // The page's own text alone over maxLength: no frame text at all.
   const short = await content({ maxLength: 5 });
   expect(short).toMatchObject({ content: 'Outer', truncated: true, length: all.length });
+});
+
+test('an iframe inside a web component\'s shadow root is read too', async () => {
+  const p = await h.context.newPage();
+  await p.goto(h.fixtureUrl('/shadow.html'));
+  await waitUntil(() => p.frames().length === 2, 'the frame to load');
+  const r = await content({}, await h.tabIdOf(p));
+  expect(r.content).toBe('Host page\n\n[iframe In shadow (about:srcdoc)]\nShadow frame text');
+  await p.close();
 });
 
 test('with a selector the frames are said, not read', async () => {
