@@ -276,7 +276,7 @@ export async function waitInTab(
   const unanswered = new Promise<never>((_, reject) => {
     giveUp = setTimeout(() => {
       cancel();
-      reject(new ToolError(`Timed out after ${target.timeoutMs} ms: the page in tab ${tabId} did not answer (its main thread is busy, or a dialog blocks it)`, { code: 'timeout', category: 'timeout', retryable: true }));
+      reject(new ToolError(`Timed out after ${target.timeoutMs} ms: the page in tab ${tabId}${started.size ? ' or one of its iframes' : ''} did not answer (its main thread is busy, or a dialog blocks it)`, { code: 'timeout', category: 'timeout', retryable: true }));
     }, target.timeoutMs + WAIT_ANSWER_GRACE_MS);
   });
   unanswered.catch(() => {});

@@ -240,6 +240,20 @@ test('browser_wait_for textGone waits until the text is gone from the iframes to
   expect(await inner.evaluate(() => document.getElementById('late')!.textContent)).toBe('');
 });
 
+test('a text wait is not held up by a busy iframe: textGone gives up after its timeout and names the iframes', async () => {
+  const cross = frameOf(page, '/cross.html');
+  void cross.evaluate(() => setTimeout(() => { const t = Date.now(); while (Date.now() - t < 9000) {} }, 50)).catch(() => {});
+  await new Promise((r) => setTimeout(r, 300));
+  const r = await h.callTool('browser_wait_for', { tabId, textGone: 'Cross text', timeoutMs: 500 });
+  expect(r.body.error?.code).toBe('timeout');
+  expect(r.body.error.message).toContain('or one of its iframes did not answer');
+  // While that frame is still busy, a text appearing in the top page is found.
+  await page.evaluate(() => setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<p>Top late text</p>'), 200));
+  const found = await h.callTool('browser_wait_for', { tabId, text: 'Top late text', timeoutMs: 8_000 });
+  expect(found.status).toBe(200);
+  await waitUntil(() => cross.evaluate(() => true), 'the frame to be free again', 20_000);
+});
+
 test('a selector wait stays with the top page and says so when it times out', async () => {
   const r = await h.callTool('browser_wait_for_element', { tabId, selector: '#late', state: 'attached', timeoutMs: 500 });
   expect(r.body.error?.code).toBe('timeout');
