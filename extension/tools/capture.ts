@@ -6,6 +6,13 @@
  */
 export const CAPTURE_SPACING_MS = 520;
 
+/**
+ * A failed capture is tried once more after this pause: a tab just opened or just brought to the
+ * front may have no frame to read back yet (seen on a loaded machine as a lone failure of the first
+ * screenshot of a new tab).
+ */
+export const CAPTURE_RETRY_PAUSE_MS = 150;
+
 let last = 0;
 let queue: Promise<unknown> = Promise.resolve();
 

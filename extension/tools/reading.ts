@@ -2,7 +2,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { pageFindError } from './acting.ts';
 import { withDebugger } from './debugger.ts';
-import { captureSpaced } from './capture.ts';
+import { CAPTURE_RETRY_PAUSE_MS, captureSpaced } from './capture.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { FRAME_LEVELS_MAX, frameRefusal, frameTarget, framesUnder, runIn, runInFrame, type ScriptTarget, type SubFrame } from './frames.ts';
 import { snapshotPage, withFrames, type PageSnapshot } from './snapshot.ts';
@@ -487,8 +487,16 @@ export const readingTools = {
       let dataUrl: string;
       try {
         dataUrl = await captureSpaced(tab.windowId, { format, quality });
-      } catch (err) {
-        throw new ToolError(`Could not capture tab ${tab.id}: ${(err as Error).message}`, { code: 'not_available', category: 'internal', retryable: true });
+      } catch {
+        // Once more (CAPTURE_RETRY_PAUSE_MS), if the call still stands and the tab is still shown.
+        await new Promise((r) => setTimeout(r, CAPTURE_RETRY_PAUSE_MS));
+        ctx.signal.throwIfAborted();
+        await assertStillShown(tab.id!, tab.windowId);
+        try {
+          dataUrl = await captureSpaced(tab.windowId, { format, quality });
+        } catch (err) {
+          throw new ToolError(`Could not capture tab ${tab.id}: ${(err as Error).message}`, { code: 'not_available', category: 'internal', retryable: true });
+        }
       }
       // captureVisibleTab shoots whatever the window shows: make sure that was still this tab, on an allowed page.
       await assertStillShown(tab.id!, tab.windowId);

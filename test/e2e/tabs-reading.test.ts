@@ -127,4 +127,25 @@ describe('reading tools', () => {
     expect(missing.body.error.code).toBe('not_found');
     await page.close();
   }, 30_000);
+
+  test('browser_screenshot_tab tries a failed capture once more: a lone failure (a new tab with no frame yet) still gives the image', async () => {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/index.html'));
+    const tabId = await h.tabIdOf(page);
+    // In the extension's worker: the next capture fails once, as Chrome's does when the tab has no
+    // frame to read back yet.
+    const sw = await h.serviceWorker();
+    await sw.evaluate(() => {
+      const tabs = chrome.tabs as unknown as { captureVisibleTab: (...a: unknown[]) => Promise<string> };
+      const original = tabs.captureVisibleTab;
+      tabs.captureVisibleTab = async () => {
+        tabs.captureVisibleTab = original;
+        throw new Error('Failed to capture tab: image readback failed');
+      };
+    });
+    const r = await h.callTool('browser_screenshot_tab', { tabId });
+    expect({ status: r.status, error: r.body.error }).toEqual({ status: 200, error: undefined });
+    expect(r.body.images?.[0]?.mimeType).toBe('image/png');
+    await page.close();
+  });
 });
