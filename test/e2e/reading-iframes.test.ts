@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Frame, Page } from 'playwright-core';
-import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { navigateOnFirstUse, startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 const INNER = '<!doctype html><title>Inner</title><body><p>Inner text</p><p id="late"></p></body>';
 const CROSS = '<!doctype html><title>Cross</title><body><p>Cross text</p></body>';
@@ -283,32 +283,8 @@ test('a tab that navigates to another site while its text is read does not get t
   const id = await h.tabIdOf(p);
   await waitUntil(() => p.frames().length === 5, 'the frames to load');
   const elsewhere = `http://127.0.0.1:${other.port}/elsewhere.html`;
-  // The call's first look at the tab's frames (after the top page's text) first navigates the tab.
-  const worker = await h.serviceWorker();
-  await worker.evaluate(
-    ({ id, elsewhere }) => {
-      const original = chrome.webNavigation.getAllFrames;
-      (chrome.webNavigation as { getAllFrames: unknown }).getAllFrames = async (details: { tabId: number }) => {
-        if (details.tabId === id) {
-          (chrome.webNavigation as { getAllFrames: unknown }).getAllFrames = original;
-          const loaded = new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, 10_000);
-            const done = (d: { tabId: number; frameId: number; url: string }) => {
-              if (d.tabId !== id || d.frameId !== 0 || d.url !== elsewhere) return;
-              clearTimeout(timer);
-              chrome.webNavigation.onCompleted.removeListener(done);
-              resolve();
-            };
-            chrome.webNavigation.onCompleted.addListener(done);
-          });
-          await chrome.tabs.update(id, { url: elsewhere });
-          await loaded;
-        }
-        return original(details);
-      };
-    },
-    { id, elsewhere },
-  );
+  // The call's first look at the tab's frames (after the top page's own read) first navigates the tab.
+  await navigateOnFirstUse(h, 'webNavigation.getAllFrames', id, elsewhere);
   const r = await h.callTool('browser_get_tab_content', { tabId: id });
   expect(JSON.stringify(r.body)).not.toContain(ELSEWHERE_MARK);
   expect(r.status).toBe(200);

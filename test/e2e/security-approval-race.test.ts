@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult } from '../harness/browser.ts';
+import { navigateOnFirstUse, startBrowserHarness, waitUntil, type BrowserHarness, type ToolCallResult, type WrappedChromeApi } from '../harness/browser.ts';
 
 setDefaultTimeout(120_000);
 
@@ -55,57 +55,6 @@ afterAll(async () => {
 const decide = (id: string) =>
   fetch(`${h.url}/approvals/${id}`, { method: 'POST', headers: { ...h.srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'allow' }) });
 
-/**
- * In the extension's worker: the first `api` call for the tab (of DevTools `method`, if given)
- * first navigates the tab to `url` and waits (bounded) until that page has loaded, then goes on as
- * usual.
- */
-async function navigateOnFirstUse(api: 'debugger.sendCommand' | 'webNavigation.getFrame', tabId: number, url: string, method?: string): Promise<void> {
-  const worker = await h.serviceWorker();
-  await worker.evaluate(
-    ({ api, tabId, url, method }) => {
-      const [ns, fn] = api.split('.') as [string, string];
-      const holder = (chrome as unknown as Record<string, Record<string, (...a: unknown[]) => Promise<unknown>>>)[ns]!;
-      const original = holder[fn]!;
-      let armed = true;
-      const committed = () =>
-        new Promise<void>((resolve, reject) => {
-          const done = (err?: Error) => {
-            clearTimeout(timer);
-            chrome.webNavigation.onCompleted.removeListener(listener);
-            if (err) reject(err);
-            else resolve();
-          };
-          const listener = (d: { tabId: number; frameId: number; url: string }) => {
-            if (d.tabId === tabId && d.frameId === 0 && d.url === url) done();
-          };
-          const timer = setTimeout(() => done(new Error('the page did not load')), 10_000);
-          chrome.webNavigation.onCompleted.addListener(listener);
-        });
-      // Calls for the tab made while the navigation runs (a click's press and release, sent with
-      // its move) wait for it too, and then go in the order they were made.
-      let gate: Promise<unknown> | null = null;
-      holder[fn] = async function (...args: unknown[]) {
-        const forTab = (args[0] as { tabId?: number } | undefined)?.tabId === tabId;
-        if (forTab && armed && (method === undefined || args[1] === method)) {
-          armed = false;
-          gate = (async () => {
-            const load = committed();
-            await chrome.tabs.update(tabId, { url });
-            await load;
-          })();
-          await gate;
-          holder[fn] = original;
-        } else if (forTab && gate) {
-          await gate;
-        }
-        return original.apply(holder, args);
-      };
-    },
-    { api, tabId, url, method },
-  );
-}
-
 const A_PAGE = '/pages/index.html';
 
 async function openA(path = A_PAGE): Promise<number> {
@@ -119,12 +68,12 @@ async function approvedWhileMoving(
   tool: string,
   args: Record<string, unknown>,
   tabId: number,
-  moving: { api: 'debugger.sendCommand' | 'webNavigation.getFrame'; method?: string; from?: string; to?: string },
+  moving: { api: WrappedChromeApi; method?: string; from?: string; to?: string },
 ): Promise<ToolCallResult> {
   const pending = h.callTool(tool, { tabId, ...args });
   const card = await waitUntil(() => h.srv.ctx.hub.confirmations.list().find((c) => c.tool === tool), `${tool} to ask`);
   expect(card.target?.url).toBe(h.fixtureUrl(moving.from ?? A_PAGE));
-  await navigateOnFirstUse(moving.api, tabId, bUrl(moving.to ?? '/page'), moving.method);
+  await navigateOnFirstUse(h, moving.api, tabId, bUrl(moving.to ?? '/page'), moving.method);
   expect((await decide(card.id)).status).toBe(200);
   return pending;
 }

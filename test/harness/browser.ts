@@ -110,6 +110,60 @@ export async function extensionHoldsDebugger(h: BrowserHarness, tabId: number): 
   }, tabId);
 }
 
+/** Chrome APIs navigateOnFirstUse can wrap (each takes the tab as `{ tabId }` or its target first). */
+export type WrappedChromeApi = 'debugger.sendCommand' | 'webNavigation.getFrame' | 'webNavigation.getAllFrames';
+
+/**
+ * In the extension's worker: the first `api` call for the tab (of DevTools `method`, if given)
+ * first navigates the tab to `url` and waits (bounded) until that page has loaded, then goes on as
+ * usual. Makes a navigation commit exactly between two steps of a tool, for race tests.
+ */
+export async function navigateOnFirstUse(h: BrowserHarness, api: WrappedChromeApi, tabId: number, url: string, method?: string): Promise<void> {
+  const worker = await h.serviceWorker();
+  await worker.evaluate(
+    ({ api, tabId, url, method }) => {
+      const [ns, fn] = api.split('.') as [string, string];
+      const holder = (chrome as unknown as Record<string, Record<string, (...a: unknown[]) => Promise<unknown>>>)[ns]!;
+      const original = holder[fn]!;
+      let armed = true;
+      const committed = () =>
+        new Promise<void>((resolve, reject) => {
+          const done = (err?: Error) => {
+            clearTimeout(timer);
+            chrome.webNavigation.onCompleted.removeListener(listener);
+            if (err) reject(err);
+            else resolve();
+          };
+          const listener = (d: { tabId: number; frameId: number; url: string }) => {
+            if (d.tabId === tabId && d.frameId === 0 && d.url === url) done();
+          };
+          const timer = setTimeout(() => done(new Error('the page did not load')), 10_000);
+          chrome.webNavigation.onCompleted.addListener(listener);
+        });
+      // Calls for the tab made while the navigation runs (a click's press and release, sent with
+      // its move) wait for it too, and then go in the order they were made.
+      let gate: Promise<unknown> | null = null;
+      holder[fn] = async function (...args: unknown[]) {
+        const forTab = (args[0] as { tabId?: number } | undefined)?.tabId === tabId;
+        if (forTab && armed && (method === undefined || args[1] === method)) {
+          armed = false;
+          gate = (async () => {
+            const load = committed();
+            await chrome.tabs.update(tabId, { url });
+            await load;
+          })();
+          await gate;
+          holder[fn] = original;
+        } else if (forTab && gate) {
+          await gate;
+        }
+        return original.apply(holder, args);
+      };
+    },
+    { api, tabId, url, method },
+  );
+}
+
 /** The tool call was refused because of the page (403 page_not_allowed), with a message matching `message`. */
 export function expectPageRefused(r: ToolCallResult, what: string, message: RegExp): void {
   if (r.status !== 403 || r.body?.error?.code !== 'page_not_allowed') throw new Error(`${what}: expected 403 page_not_allowed, got ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
