@@ -1,4 +1,4 @@
-import { FRAME_ANSWER_MS, FRAME_LEVELS_MAX, frameRefusal, runIn } from './frames.ts';
+import { FRAME_LEVELS_MAX, frameRefusal, runInFrame } from './frames.ts';
 import { redactedUrl } from './url-policy.ts';
 
 /**
@@ -387,11 +387,7 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
     if (!slots.some(Boolean)) return lines;
     const children = frames.filter((f) => f.parentFrameId === parentFrameId && (parentDocumentId === undefined || f.parentDocumentId === parentDocumentId));
     const answers = level >= FRAME_LEVELS_MAX ? [] : await Promise.all(children.filter((f) => f.documentId && !frameRefusal(f.url)).map(async (f) => {
-      const target = { tabId, documentIds: [f.documentId] };
-      const r = await Promise.race([
-        runIn(target, snapshotPage, [null, maxDepth, interactiveOnly, `f${f.frameId}`, mark]).catch(() => undefined),
-        new Promise<undefined>((resolve) => setTimeout(resolve, FRAME_ANSWER_MS)),
-      ]);
+      const r = await runInFrame(tabId, f, snapshotPage, [null, maxDepth, interactiveOnly, `f${f.frameId}`, mark]);
       return { frame: f, r: r && 'snapshot' in r ? (r as PageSnapshot) : null };
     }));
     const byIndex = new Map<number, { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageSnapshot }>();
