@@ -33,6 +33,17 @@ function listedPage(url: string, title: string): { url: string; title: string; r
   return restricted ? { url: redactedUrl(url), title: '', restricted } : { url, title };
 }
 
+/**
+ * A download's URL as list tools show a page's: one the tools refuse is shown by scheme and host
+ * only. A page's data: download carries the whole file in its URL (an exported key or backup
+ * would come back in full to any caller of browser_list_downloads, which needs no approval), and
+ * a file:// or extension URL names what the tools may not open.
+ */
+function downloadUrl(url: string): { url: string; restricted?: string } {
+  const { url: shown, restricted } = listedPage(url, '');
+  return restricted ? { url: shown, restricted } : { url: shown };
+}
+
 const sessionSummary = (s: chrome.sessions.Session) =>
   s.tab
     ? { kind: 'tab', sessionId: s.tab.sessionId, ...listedPage(s.tab.url ?? '', s.tab.title ?? ''), closedAt: s.lastModified * 1000 }
@@ -170,7 +181,7 @@ export const browserDataTools = {
     const items = await chrome.downloads.search({ orderBy: ['-startTime'], limit: Math.min(input.limit ?? 20, MAX_RESULTS), ...(input.downloadId !== undefined ? { id: input.downloadId } : {}) });
     return {
       value: {
-        downloads: items.map((d) => ({ downloadId: d.id, url: d.finalUrl || d.url, filename: d.filename, state: d.state, bytesReceived: d.bytesReceived, totalBytes: d.totalBytes, error: d.error ?? null })),
+        downloads: items.map((d) => ({ downloadId: d.id, ...downloadUrl(d.finalUrl || d.url), filename: d.filename, state: d.state, bytesReceived: d.bytesReceived, totalBytes: d.totalBytes, error: d.error ?? null })),
       },
     };
   },
