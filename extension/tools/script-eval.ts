@@ -67,15 +67,34 @@ function toJsonSafe(value: unknown): unknown {
 /**
  * The expressions to try, in order: the code as an expression (a function value is called), then
  * as a function body. The second is used only when the first is not valid syntax. Each ends with
- * the call `()`: without it, evaluating one only parses the code.
+ * the call `()`: without it, evaluating one only parses the code. An exception the code throws is
+ * caught inside and answered as `{ threw }`, so an exception DevTools reports for one of these
+ * can only mean its source did not compile (nothing of it ran).
  */
 export function scriptAttempts(code: string): string[] {
   const safe = `(${toJsonSafe.toString()})`;
   // {type, value}: type is what the code produced (string, number, object, array, element, null …).
   const wrap = (v: string) =>
-    `{ const __r = ${v}; return { type: __r === null || __r === undefined ? 'null' : Array.isArray(__r) ? 'array' : typeof Element !== 'undefined' && __r instanceof Element ? 'element' : typeof __r, value: ${safe}(__r) }; }`;
+    `{ try { const __r = ${v}; return { type: __r === null || __r === undefined ? 'null' : Array.isArray(__r) ? 'array' : typeof Element !== 'undefined' && __r instanceof Element ? 'element' : typeof __r, value: ${safe}(__r) }; } catch (__e) { return { threw: __e instanceof Error ? String(__e.stack || __e) : 'Uncaught ' + String(__e) }; } }`;
   return [
-    `(async () => { const __v = (\n${code}\n); ${wrap("typeof __v === 'function' ? await __v() : await __v")} })()`,
+    `(async () => { ${wrap(`await (async () => { const __v = (\n${code}\n); return typeof __v === 'function' ? await __v() : await __v; })()`)} })()`,
     `(async () => { ${wrap(`await (async () => {\n${code}\n})()`)} })()`,
   ];
+}
+
+/** What a guarded attempt answers instead of running: the tab shows another document than the one checked, or the page ran it late. */
+export const SCRIPT_MOVED = 'opentabs:document-changed';
+export const SCRIPT_LATE = 'opentabs:ran-late';
+
+/**
+ * One attempt that checks, in the same task and before any of the code runs, that it is in the
+ * document checked beforehand: `location.href` is the checked URL (`location` and its `href` are
+ * unforgeable — a page cannot redefine them), and the page ran it by `notAfter` (a busy page holds
+ * an evaluation up; the caller may have given up meanwhile). Otherwise it answers SCRIPT_MOVED or
+ * SCRIPT_LATE and runs nothing. The check is the script's first statement, complete before the
+ * code's text starts, so nothing the code holds can run ahead of it. (A page that replaces
+ * Date.now can only make its own document run the code late.)
+ */
+export function guardedAttempt(attempt: string, url: string, notAfter: number): string {
+  return `if (location.href !== ${JSON.stringify(url)}) ${JSON.stringify(SCRIPT_MOVED)};\nelse if (Date.now() > ${notAfter}) ${JSON.stringify(SCRIPT_LATE)};\nelse ${attempt}`;
 }

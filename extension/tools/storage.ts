@@ -3,10 +3,10 @@
  * dangerous end of the catalog: these start `off` or `ask` (server/tools/browser-catalog.ts).
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { checkedDocument, withDebugger } from './debugger.ts';
+import { checkedDocument, withDebugger, type CdpSend } from './debugger.ts';
 import type { Handlers } from './types.ts';
-import { checkedScriptTarget } from './url-policy.ts';
-import { scriptAttempts } from './script-eval.ts';
+import { assertApprovedSite, checkedScriptTarget, refusalReason, tabRefusedError } from './url-policy.ts';
+import { guardedAttempt, scriptAttempts, SCRIPT_LATE, SCRIPT_MOVED } from './script-eval.ts';
 
 function checkUrl(url: unknown): string {
   try {
@@ -41,47 +41,83 @@ const cookieSummary = (c: chrome.cookies.Cookie) => ({
   expirationDate: c.expirationDate ?? null,
 });
 
+type Evaluated = { result: { value?: unknown; type: string }; exceptionDetails?: { text: string; exception?: { description?: string; className?: string } } };
+
+/**
+ * How long after it was sent a guarded script may start: a page that starts it later was busy,
+ * and the caller may have given up on the call meanwhile; the careful way then decides. Generous
+ * for a page that is merely slow (a script normally starts within a few milliseconds).
+ */
+const SCRIPT_START_MS = 100;
+
+/**
+ * browser_execute_script the careful way (when the quick way could not tell): everything runs on
+ * the document DevTools described (checkedDocument: its own URL, for an approved call of the
+ * approved site), so a navigation since makes the call fail instead of running the code on the
+ * new page. Each form is compiled first without running; the code then runs once, unless the call
+ * was given up while a busy page held the compile step. `this` is the window, as for code
+ * evaluated at the top level.
+ */
+async function carefully(send: CdpSend, tabId: number, attempts: string[], signal: AbortSignal): Promise<Evaluated> {
+  const objectGroup = 'opentabs-execute-script';
+  const objectId = await checkedDocument(send, tabId, objectGroup);
+  const inDocument = (expression: string, run: boolean) =>
+    send<Evaluated>('Runtime.callFunctionOn', {
+      objectId,
+      functionDeclaration: `function () { return (function () { return ${expression}; }).call(window); }`,
+      ...(run ? { awaitPromise: true, returnByValue: true, userGesture: true } : {}),
+    });
+  try {
+    let expression = attempts[attempts.length - 1]!;
+    for (const candidate of attempts) {
+      // Evaluating the wrapper without calling it only parses the code (nothing runs).
+      const compiled = await inDocument(candidate.slice(0, -2), false);
+      if (!compiled.exceptionDetails) {
+        expression = candidate;
+        break;
+      }
+    }
+    signal.throwIfAborted();
+    return await inDocument(expression, true);
+  } finally {
+    void send('Runtime.releaseObjectGroup', { objectGroup }).catch(() => {});
+  }
+}
+
 export const storageTools = {
   async browser_execute_script(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    type Evaluated = { result: { value?: unknown; type: string }; exceptionDetails?: { text: string; exception?: { description?: string; className?: string } } };
+    const tabId = tab.id!;
     // Through CDP so a strict page CSP (no eval) does not stop it; the result comes back by value.
-    // Everything runs in the document checked first (for an approved call, one of the approved
-    // site; checkedDocument): a navigation since then makes the call fail instead of running the
-    // code on the new page. `this` is the window, as for code evaluated at the top level.
-    const r = await withDebugger(tab.id!, async (send) => {
-      const objectGroup = 'opentabs-execute-script';
-      const objectId = await checkedDocument(send, tab.id!, objectGroup);
-      const inDocument = (expression: string, run: boolean) =>
-        send<Evaluated>('Runtime.callFunctionOn', {
-          objectId,
-          functionDeclaration: `function () { return (function () { return ${expression}; }).call(window); }`,
-          ...(run ? { awaitPromise: true, returnByValue: true, userGesture: true } : {}),
-        });
-      try {
-        const attempts = scriptAttempts(String(input.code));
-        // The first form that compiles runs (once): an expression or function, else a function body.
-        let expression = attempts[attempts.length - 1]!;
-        for (const candidate of attempts) {
-          // Evaluating the wrapper without calling it only parses the code (nothing runs).
-          const compiled = await inDocument(candidate.slice(0, -2), false);
-          if (!compiled.exceptionDetails) {
-            expression = candidate;
-            break;
-          }
+    const r = await withDebugger(tabId, async (send) => {
+      const attempts = scriptAttempts(String(input.code));
+      // The quick way, one DevTools round trip per attempt: the tab's top document as Chrome knows
+      // it is checked here (URL policy; for an approved call, the approved site), and the code runs
+      // only if the page evaluating it is still that document (guardedAttempt).
+      const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+      if (frame?.url) {
+        const why = refusalReason(frame.url);
+        if (why) throw tabRefusedError(tabId, why);
+        assertApprovedSite(tabId, frame.url);
+        const notAfter = Date.now() + SCRIPT_START_MS;
+        for (const attempt of attempts) {
+          const done = await send<Evaluated>('Runtime.evaluate', { expression: guardedAttempt(attempt, frame.url, notAfter), awaitPromise: true, returnByValue: true, userGesture: true });
+          const value = done.result.value;
+          // The document changed (a navigation, or only its URL: history.pushState) or the page
+          // ran it late: the careful way below decides.
+          if (value === SCRIPT_MOVED || value === SCRIPT_LATE) break;
+          // Exceptions inside the code come back as {threw}: this one means the form did not compile.
+          if (!done.exceptionDetails) return done;
         }
-        // A busy page can hold the compile step up past the call's timeout: then the caller was told
-        // it failed, and the script must not run later.
-        ctx.signal.throwIfAborted();
-        return await inDocument(expression, true);
-      } finally {
-        void send('Runtime.releaseObjectGroup', { objectGroup }).catch(() => {});
       }
+      return carefully(send, tabId, attempts, ctx.signal);
     });
     if (r.exceptionDetails) {
       throw new ToolError(`The script threw: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`, { code: 'tool_error', category: 'validation' });
     }
-    return { value: (r.result.value as { type: string; value: unknown } | undefined) ?? { type: 'null', value: null } };
+    const answer = r.result.value as { type: string; value: unknown } | { threw: string } | undefined;
+    if (answer && 'threw' in answer) throw new ToolError(`The script threw: ${answer.threw}`, { code: 'tool_error', category: 'validation' });
+    return { value: answer ?? { type: 'null', value: null } };
   },
 
   async browser_get_storage(input, ctx) {
