@@ -33,7 +33,29 @@ export interface DraftResult {
 type Json = Record<string, unknown>;
 const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-const prop = (k: string) => (IDENT.test(k) ? `input.${k}` : `input[${JSON.stringify(k)}]`);
+const prop = (k: string) => (IDENT.test(k) && k !== '__proto__' ? `input.${k}` : `input[${JSON.stringify(k)}]`);
+/** A recorded name as an object literal's key: `__proto__: x` would set the object's prototype instead. */
+const objectKey = (k: string) => (k === '__proto__' ? '["__proto__"]' : IDENT.test(k) ? k : JSON.stringify(k));
+/** Recorded JSON as code: a literal, or parsed from a string when it holds a "__proto__" key (a literal would set a prototype). */
+const jsonCode = (x: unknown) => {
+  const text = JSON.stringify(x ?? null);
+  return text.includes('"__proto__"') ? `JSON.parse(${JSON.stringify(text)})` : text;
+};
+/** Recorded text inside a template literal: \\, ` and ${ escaped, so it stays text. */
+const templateText = (s: string) => s.replace(/\\|`|\$(?=\{)/g, (m) => `\\${m}`);
+
+/** The code of an operation's URL: a template literal of its recorded segments with the parameters put in. */
+function urlCode(op: Operation): string {
+  if (op.kind === 'graphql') return `\`${templateText(op.template)}\``;
+  const parts = op.segments.map((s) => (typeof s === 'string' ? templateText(s) : `\${encodeURIComponent(String(${prop(s.param)}))}`));
+  return `\`/${parts.join('/')}\``;
+}
+
+/** The path a sample input makes (the test's route). */
+function samplePath(op: Operation, input: Json): string {
+  if (op.kind === 'graphql') return op.template;
+  return `/${op.segments.map((s) => (typeof s === 'string' ? s : encodeURIComponent(String(input[s.param])))).join('/')}`;
+}
 const camel = (s: string) => s.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
 type Csrf = { header: string; cookie?: string; fromResponse?: { path: string; key: string } };
@@ -115,21 +137,21 @@ function toolCode(op: Operation, f: Fields, appName: string, csrfCall: string): 
   const outputs = op.samples.map((s) => redact(s.response));
   const inputCode = inferredCode({ ...infer(inputs), nullable: false }, 'input', inputs.length, '  ');
   const outputCode = inferredCode(infer(outputs), 'output', outputs.length, '  ');
-  const url = op.template.replace(/:([A-Za-z0-9_]+)/g, (_m, p: string) => `\${encodeURIComponent(String(${prop(p)}))}`);
+  const url = urlCode(op);
   const opts = [`signal: ctx.signal`];
   if (op.method !== 'GET' && csrfCall) opts.push(`headers: ${csrfCall}`);
-  if (f.query.length) opts.push(`query: { ${f.query.map((q) => `${IDENT.test(q) ? q : JSON.stringify(q)}: ${prop(q)} as string | number | boolean | undefined`).join(', ')} }`);
-  const body = f.body ? `{ ${f.body.map((k) => `${IDENT.test(k) ? k : JSON.stringify(k)}: ${prop(k)}`).join(', ')} }` : f.hasBody ? 'input.body' : 'undefined';
+  if (f.query.length) opts.push(`query: { ${f.query.map((q) => `${objectKey(q)}: ${prop(q)} as string | number | boolean | undefined`).join(', ')} }`);
+  const body = f.body ? `{ ${f.body.map((k) => `${objectKey(k)}: ${prop(k)}`).join(', ')} }` : f.hasBody ? 'input.body' : 'undefined';
   let call: string;
   if (op.kind === 'graphql') {
     call = [
-      `const res = await postJson<{ data?: unknown; errors?: { message: string }[] }>(\`${url}\`, { operationName: ${JSON.stringify(op.graphql!.operationName)}, query: ${JSON.stringify(op.graphql!.query)}, variables: input }, { ${opts.join(', ')} });`,
+      `const res = await postJson<{ data?: unknown; errors?: { message: string }[] }>(${url}, { operationName: ${JSON.stringify(op.graphql!.operationName)}, query: ${JSON.stringify(op.graphql!.query)}, variables: input }, { ${opts.join(', ')} });`,
       `    if (res.errors?.length) throw ToolError.validation(res.errors.map((e) => e.message).join('; '));`,
       `    return res.data as never;`,
     ].join('\n');
   } else {
     const fn = ({ GET: 'fetchJson', POST: 'postJson', PUT: 'putJson', PATCH: 'patchJson', DELETE: 'deleteJson' } as Record<string, string>)[op.method] ?? 'fetchJson';
-    const args = fn === 'fetchJson' ? `\`${url}\`, { ${opts.join(', ')}${op.method !== 'GET' ? `, method: ${JSON.stringify(op.method)}` : ''} }` : `\`${url}\`, ${body}, { ${opts.join(', ')} }`;
+    const args = fn === 'fetchJson' ? `${url}, { ${opts.join(', ')}${op.method !== 'GET' ? `, method: ${JSON.stringify(op.method)}` : ''} }` : `${url}, ${body}, { ${opts.join(', ')} }`;
     call = `return (await ${fn}(${args})) as never;`;
   }
   // GET and GraphQL queries read; every other method and every mutation may change or delete data.
@@ -151,16 +173,16 @@ function testCode(name: string, origin: string, ops: Operation[], fields: Map<Op
     const f = fields.get(op)!;
     const input = inputSample(op, f, 0);
     const response = redact(op.samples[0]!.response);
-    const path = op.template.replace(/:([A-Za-z0-9_]+)/g, (_m, p: string) => encodeURIComponent(String(input[p])));
+    const path = samplePath(op, input);
     const answer = op.kind === 'graphql' ? { data: response } : response;
     return `test(${JSON.stringify(`${op.tool} answers as recorded`)}, async () => {
   const requests: Request[] = [];
-  const { outcome } = await runTool(plugin, ${JSON.stringify(op.tool)}, ${JSON.stringify(input)}, {
+  const { outcome } = await runTool(plugin, ${JSON.stringify(op.tool)}, ${jsonCode(input)}, {
     page,
     requests,
-    routes: { ${csrf?.fromResponse && op.method !== 'GET' ? `${JSON.stringify(`GET ${csrf.fromResponse.path}`)}: () => (${JSON.stringify({ [csrf.fromResponse.key]: 'test-token' })}), ` : ''}${JSON.stringify(`${op.method} ${path}`)}: () => (${JSON.stringify(answer ?? null)}) },
+    routes: { ${csrf?.fromResponse && op.method !== 'GET' ? `${JSON.stringify(`GET ${csrf.fromResponse.path}`)}: () => (${jsonCode({ [csrf.fromResponse.key]: 'test-token' })}), ` : ''}${JSON.stringify(`${op.method} ${path}`)}: () => (${jsonCode(answer)}) },
   });
-  expect(outcome).toEqual({ ok: true, value: ${JSON.stringify(op.kind === 'graphql' ? (response ?? null) : (response ?? null))} });
+  expect(outcome).toEqual({ ok: true, value: ${jsonCode(response)} });
   const call = requests.find((r) => r.method === ${JSON.stringify(op.method)} && new URL(r.url).pathname === ${JSON.stringify(path)});
   expect(call).toBeDefined();${op.method !== 'GET' && csrf ? `\n  expect(call?.headers.get(${JSON.stringify(csrf.header)})).toBe('test-token');` : ''}
 });`;

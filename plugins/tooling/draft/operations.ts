@@ -21,6 +21,11 @@ export interface Operation {
   /** e.g. /api/cards/:cardId/move */
   template: string;
   params: string[];
+  /**
+   * The template's path segments: a string is recorded text (kept as is, even one that starts with
+   * ':'), { param } a parameter. The draft builds its URLs from these, never by reading the template.
+   */
+  segments: (string | { param: string })[];
   /** GraphQL: the operation's query text and name. */
   graphql?: { operationName: string; query: string };
   samples: Sample[];
@@ -56,20 +61,22 @@ export const snake = (s: string) =>
     .toLowerCase();
 const camel = (s: string) => snake(s).replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
-function template(pathname: string): { template: string; params: string[]; values: string[] } {
+function template(pathname: string): { template: string; params: string[]; values: string[]; segments: (string | { param: string })[] } {
   const segs = pathname.split('/').filter(Boolean);
   const params: string[] = [];
   const values: string[] = [];
+  const segments: (string | { param: string })[] = [];
   const out = segs.map((s, i) => {
-    if (!isParamSegment(s)) return s;
+    if (!isParamSegment(s)) return segments.push(s), s;
     const prev = segs[i - 1];
     let name = prev && !isParamSegment(prev) ? `${camel(singular(prev))}Id` : 'id';
     while (params.includes(name)) name = `${name}${params.length + 1}`;
     params.push(name);
     values.push(decodeURIComponent(s));
+    segments.push({ param: name });
     return `:${name}`;
   });
-  return { template: `/${out.join('/')}`, params, values };
+  return { template: `/${out.join('/')}`, params, values, segments };
 }
 
 function restToolName(method: string, tpl: string): string {
@@ -143,14 +150,14 @@ export function groupOperations(captured: Captured[], origin?: string): Grouped 
     const gql = c.method === 'POST' ? graphqlOf(c, body) : null;
     if (gql) {
       const k = `gql ${gql.operationName}`;
-      const op = byKey.get(k) ?? { kind: 'graphql' as const, tool: snake(gql.operationName), method: 'POST', template: url.pathname, params: [], graphql: { operationName: gql.operationName, query: gql.query }, samples: [] };
+      const op = byKey.get(k) ?? { kind: 'graphql' as const, tool: snake(gql.operationName), method: 'POST', template: url.pathname, params: [], segments: url.pathname.split('/').filter(Boolean), graphql: { operationName: gql.operationName, query: gql.query }, samples: [] };
       op.samples.push({ path: {}, query: {}, body: gql.variables, response: isObject(response) ? response.data : response });
       byKey.set(k, op);
       continue;
     }
     const t = template(url.pathname);
     const k = `${c.method} ${t.template}`;
-    const op = byKey.get(k) ?? { kind: 'rest' as const, tool: restToolName(c.method, t.template), method: c.method, template: t.template, params: t.params, samples: [] };
+    const op = byKey.get(k) ?? { kind: 'rest' as const, tool: restToolName(c.method, t.template), method: c.method, template: t.template, params: t.params, segments: t.segments, samples: [] };
     op.samples.push({ path: Object.fromEntries(t.params.map((p, i) => [p, t.values[i]!])), query, body, response });
     byKey.set(k, op);
   }

@@ -74,7 +74,8 @@ export function infer(samples: unknown[]): Inferred {
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-const key = (k: string) => (IDENT.test(k) ? k : JSON.stringify(k));
+/** A recorded name as an object literal's key (`__proto__: x` would set the prototype, not a field). */
+const key = (k: string) => (k === '__proto__' ? '["__proto__"]' : IDENT.test(k) ? k : JSON.stringify(k));
 
 /** valibot code for a shape; `mode` input: strict objects and enums; output: loose objects. */
 export function toValibot(s: Shape, mode: 'input' | 'output', samples = 0, indent = ''): string {
