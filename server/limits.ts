@@ -75,6 +75,17 @@ export const TOOL_ARGS_MAX_DEPTH = 64;
  * grows with the square of it: 800 levels of `items` in 8 KB take Ajv seconds.
  */
 export const PAGE_TOOL_SCHEMA_MAX_DEPTH = 32;
+/**
+ * Page tool schemas the server has not seen before are checked within a budget per tab, in
+ * characters of their JSON: a burst (four full lists of 32 tools of 16 KB), then this many per second. A
+ * schema seen before (the same JSON text, from any tab; up to PAGE_TOOL_SCHEMA_CACHE_BYTES of them
+ * are remembered) costs nothing. A new one over the budget is refused, and the page is told to
+ * send its list again later: a page sending new 16 KB schemas ten times a second is checked at
+ * this rate, not at the rate it sends.
+ */
+export const PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES = 2 * 1024 * 1024;
+export const PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND = 128 * 1024;
+export const PAGE_TOOL_SCHEMA_CACHE_BYTES = 4 * 1024 * 1024;
 
 /** MCP sessions idle longer than this are closed by the sweeper. */
 export const MCP_SESSION_IDLE_TTL_MS = 30 * 60_000;

@@ -100,9 +100,14 @@ export function checkMcpContent(value: unknown): { ok: true; value: McpContentRe
 
 /**
  * One page tool as the page described it, capped; null (with the reason) when it cannot be listed.
- * Whether the schema is valid JSON Schema is decided by the server (Ajv).
+ * Whether the schema is valid JSON Schema is decided by the server (Ajv). The schema is a fresh
+ * copy made from its JSON text by `schemaOf` (default JSON.parse; the server passes one that
+ * reuses the object of a text it has seen).
  */
-export function sanitizePageTool(raw: unknown): { ok: true; tool: PageToolDescriptor } | { ok: false; name: string; reason: string } {
+export function sanitizePageTool(
+  raw: unknown,
+  schemaOf: (text: string) => Record<string, unknown> = (text) => JSON.parse(text) as Record<string, unknown>,
+): { ok: true; tool: PageToolDescriptor } | { ok: false; name: string; reason: string } {
   if (!isObject(raw)) return { ok: false, name: '?', reason: 'not an object' };
   const name = typeof raw.name === 'string' ? raw.name : '';
   const shownName = truncateText(name, 80);
@@ -122,7 +127,7 @@ export function sanitizePageTool(raw: unknown): { ok: true; tool: PageToolDescri
   const text = jsonText(schema);
   if (text === null) return { ok: false, name: shownName, reason: 'inputSchema is not JSON' };
   if (utf8Bytes(text) > PAGE_TOOL_SCHEMA_MAX_BYTES) return { ok: false, name: shownName, reason: `inputSchema is larger than ${PAGE_TOOL_SCHEMA_MAX_BYTES} bytes` };
-  return { ok: true, tool: { name, description, inputSchema: JSON.parse(text) as Record<string, unknown> } };
+  return { ok: true, tool: { name, description, inputSchema: schemaOf(text) } };
 }
 
 /**

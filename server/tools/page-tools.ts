@@ -11,7 +11,15 @@
  * PAGE_TOOLS_MAX_PER_ORIGIN tools.
  */
 import type { ConfigStore } from '../state/config.ts';
-import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOL_SCHEMA_MAX_DEPTH, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../limits.ts';
+import {
+  MCP_TOOL_NAME_MAX_CHARS,
+  PAGE_TOOL_SCHEMA_CACHE_BYTES,
+  PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES,
+  PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND,
+  PAGE_TOOL_SCHEMA_MAX_DEPTH,
+  PAGE_TOOLS_MAX_PER_ORIGIN,
+  PAGE_TOOLS_MAX_PER_TAB,
+} from '../limits.ts';
 import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
 import type { CatalogTool } from './catalog-types.ts';
 import { schemaProblem } from './schema-check.ts';
@@ -19,6 +27,48 @@ import { schemaProblem } from './schema-check.ts';
 interface PageToolEntry extends PageToolDescriptor {
   /** `tab<tabId>_<sanitised name>` */
   fullName: string;
+}
+
+/** A schema text checked once: the object every tool sending that text shares (and its validator), and the verdict. */
+interface CheckedSchema {
+  schema: Record<string, unknown>;
+  problem: string | null;
+}
+
+/**
+ * Schemas checked before, by their JSON text, least recently used first out once their texts pass
+ * PAGE_TOOL_SCHEMA_CACHE_BYTES. Pages send their whole list on every change and navigation, and
+ * many tabs of one app send the same schemas: those are neither parsed nor checked again.
+ */
+class CheckedSchemas {
+  private byText = new Map<string, CheckedSchema>();
+  private chars = 0;
+
+  get(text: string): CheckedSchema | undefined {
+    const c = this.byText.get(text);
+    if (c) {
+      this.byText.delete(text);
+      this.byText.set(text, c);
+    }
+    return c;
+  }
+
+  set(text: string, c: CheckedSchema): void {
+    if (this.byText.has(text)) return;
+    this.byText.set(text, c);
+    this.chars += text.length;
+    for (const oldest of this.byText.keys()) {
+      if (this.chars <= PAGE_TOOL_SCHEMA_CACHE_BYTES) break;
+      this.chars -= oldest.length;
+      this.byText.delete(oldest);
+    }
+  }
+}
+
+/** Bytes of new schema text a tab may still have checked (a token bucket per tab). */
+interface CheckBudget {
+  bytes: number;
+  at: number;
 }
 
 interface TabTools {
@@ -40,6 +90,8 @@ export function mcpSafeName(name: string): string {
 
 export class PageToolRegistry {
   private tabs = new Map<number, TabTools>();
+  private checked = new CheckedSchemas();
+  private budgets = new Map<number, CheckBudget>();
 
   /** `catalog` is the store that owns this registry: page tools are checked against it and rebuild it. */
   constructor(
@@ -59,23 +111,38 @@ export class PageToolRegistry {
       for (const other of this.tabs.values()) if (other.tabId !== tabId && other.origin === origin) originCount += other.tools.length;
       const taken = new Set<string>();
       const catalog = this.catalog.current();
-      // A page sends its tools again on every registration change and navigation: a schema it sent
-      // before (same tool, same JSON) keeps the object already checked, and with it its validator.
-      const prior = new Map((this.tabs.get(tabId)?.tools ?? []).map((p) => [p.name, p]));
+      const budget = this.budgetOf(tabId);
       for (const raw of tools) {
-        const s = sanitizePageTool(raw);
+        // A page sends its tools again on every registration change and navigation: a schema text
+        // seen before keeps the object already checked (and with it its validator), unparsed.
+        let text = '';
+        let known: CheckedSchema | undefined;
+        let overBudget = false;
+        const s = sanitizePageTool(raw, (json) => {
+          text = json;
+          known = this.checked.get(json);
+          if (known) return known.schema;
+          // Over the budget nothing of it is parsed either.
+          overBudget = json.length > budget.bytes;
+          return overBudget ? {} : (JSON.parse(json) as Record<string, unknown>);
+        });
         if (!s.ok) {
           refused.push({ name: s.name, reason: s.reason });
           continue;
         }
-        let t = s.tool;
+        const t = s.tool;
         if (accepted.some((a) => a.name === t.name)) continue;
-        const previous = prior.get(t.name);
-        const unchanged = previous !== undefined && JSON.stringify(previous.inputSchema) === JSON.stringify(t.inputSchema);
-        if (unchanged) t = { ...t, inputSchema: previous.inputSchema };
-        const schemaProblem = unchanged ? null : this.schemaRefusal(t.inputSchema);
-        if (schemaProblem) {
-          refused.push({ name: t.name, reason: `inputSchema is not valid JSON Schema: ${schemaProblem}` });
+        if (!known) {
+          if (overBudget) {
+            refused.push({ name: t.name, reason: `not checked: this tab sent more new schemas than the server checks (${PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND / 1024} KB a second); send the list again in a few seconds` });
+            continue;
+          }
+          budget.bytes -= text.length;
+          known = { schema: t.inputSchema, problem: this.schemaRefusal(t.inputSchema) };
+          this.checked.set(text, known);
+        }
+        if (known.problem) {
+          refused.push({ name: t.name, reason: `inputSchema is not valid JSON Schema: ${known.problem}` });
           continue;
         }
         if (accepted.length >= PAGE_TOOLS_MAX_PER_TAB) {
@@ -98,12 +165,27 @@ export class PageToolRegistry {
     }
     const before = this.tabs.get(tabId);
     const next: TabTools | undefined = accepted.length > 0 && origin !== null ? { tabId, url, origin, tools: accepted } : undefined;
-    if (JSON.stringify(before ?? null) !== JSON.stringify(next ?? null)) {
+    if (!sameTools(before, next)) {
       if (next) this.tabs.set(tabId, next);
       else this.tabs.delete(tabId);
       this.catalog.rebuild('pageTools');
     }
     return { refused };
+  }
+
+  /** Tab `tabId`'s budget for checking new schemas, refilled for the time since its last use. */
+  private budgetOf(tabId: number): CheckBudget {
+    const now = Date.now();
+    let b = this.budgets.get(tabId);
+    if (!b) {
+      // Tabs come and go: forget the ones whose budget has refilled anyway.
+      if (this.budgets.size >= 1024) for (const [id, old] of this.budgets) if (now - old.at > (PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES / PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND) * 1000) this.budgets.delete(id);
+      b = { bytes: PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES, at: now };
+      this.budgets.set(tabId, b);
+    }
+    b.bytes = Math.min(PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES, b.bytes + ((now - b.at) / 1000) * PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND);
+    b.at = now;
+    return b;
   }
 
   /** The extension went away: no tab's tools can be called any more. */
@@ -152,60 +234,70 @@ export class PageToolRegistry {
    */
   private schemaRefusal(schema: Record<string, unknown>): string | null {
     if (schema.type !== undefined && schema.type !== 'object') return `the top level must be type "object" (tool arguments are an object), not ${JSON.stringify(schema.type).slice(0, 40)}`;
-    if (nestedDeeperThan(schema, PAGE_TOOL_SCHEMA_MAX_DEPTH)) return `the schema is nested more than ${PAGE_TOOL_SCHEMA_MAX_DEPTH} levels deep`;
+    const walked = walkSchema(schema);
+    if (walked.tooDeep) return `the schema is nested more than ${PAGE_TOOL_SCHEMA_MAX_DEPTH} levels deep`;
     const invalid = schemaProblem(schema);
     if (invalid) return `schema is invalid: ${invalid}`.slice(0, 300);
     // The server does not run a page's regular expressions (validate.ts PAGE_REGEXP), so it could not tell which keys they name.
-    if (usesPatternProperties(schema)) return 'patternProperties is not supported in page tool schemas; list the properties, or use additionalProperties';
-    const regex = badPattern(schema);
-    return regex === null ? null : regex.slice(0, 300);
+    if (walked.patternProperties) return 'patternProperties is not supported in page tool schemas; list the properties, or use additionalProperties';
+    return walked.badPattern === null ? null : walked.badPattern.slice(0, 300);
   }
 }
 
-/** Whether a `patternProperties` object appears anywhere in the schema (bounded by the schema's own size). */
-function usesPatternProperties(node: unknown): boolean {
-  if (Array.isArray(node)) return node.some(usesPatternProperties);
-  if (node === null || typeof node !== 'object') return false;
-  for (const [k, v] of Object.entries(node)) {
-    if (k === 'patternProperties' && v !== null && typeof v === 'object' && !Array.isArray(v)) return true;
-    if (usesPatternProperties(v)) return true;
-  }
-  return false;
+/** Whether two lists of one tab are the same (a schema object is shared by every sender of its text). */
+function sameTools(a: TabTools | undefined, b: TabTools | undefined): boolean {
+  if (!a || !b) return a === b;
+  if (a.url !== b.url || a.origin !== b.origin || a.tools.length !== b.tools.length) return false;
+  return a.tools.every((t, i) => {
+    const u = b.tools[i]!;
+    return t.name === u.name && t.fullName === u.fullName && t.description === u.description && t.inputSchema === u.inputSchema;
+  });
 }
 
-/** Whether objects and arrays nest more than `max` levels (the schema is at most 16 KB of JSON, so the recursion is bounded). */
-function nestedDeeperThan(node: unknown, max: number): boolean {
-  if (node === null || typeof node !== 'object') return false;
-  if (max <= 0) return true;
-  return (Array.isArray(node) ? node : Object.values(node)).some((v) => nestedDeeperThan(v, max - 1));
+interface Walked {
+  /** Objects and arrays nest more than PAGE_TOOL_SCHEMA_MAX_DEPTH levels (the walk stopped there). */
+  tooDeep: boolean;
+  /** A `patternProperties` object appears somewhere. */
+  patternProperties: boolean;
+  /**
+   * The first `pattern` that is not a regular expression (as Ajv would build it, with the u flag),
+   * or null. Built, never run. Only keyword positions: a property named "pattern" is a key of
+   * `properties`, whose value is a schema object; enum, const, default and examples are data.
+   */
+  badPattern: string | null;
 }
 
-/**
- * A `pattern` that is not a regular expression (as Ajv would build it, with the u flag), or null.
- * Built, never run. Only keyword positions: a property named "pattern" is a key of `properties`, whose value is a schema object.
- */
-function badPattern(node: unknown): string | null {
-  if (Array.isArray(node)) {
-    for (const v of node) {
-      const bad = badPattern(v);
-      if (bad !== null) return bad;
+/** One walk over a page's schema (at most 16 KB of JSON; never deeper than PAGE_TOOL_SCHEMA_MAX_DEPTH + 1). */
+function walkSchema(schema: Record<string, unknown>): Walked {
+  const out: Walked = { tooDeep: false, patternProperties: false, badPattern: null };
+  const visit = (node: unknown, depth: number, data: boolean): void => {
+    if (out.tooDeep || node === null || typeof node !== 'object') return;
+    if (depth > PAGE_TOOL_SCHEMA_MAX_DEPTH) {
+      out.tooDeep = true;
+      return;
     }
-    return null;
-  }
-  if (node === null || typeof node !== 'object') return null;
-  for (const [k, v] of Object.entries(node)) {
-    if (k === 'pattern' && typeof v === 'string') {
-      try {
-        new RegExp(v, 'u');
-      } catch (err) {
-        return `pattern ${JSON.stringify(v).slice(0, 60)} is not a regular expression: ${(err as Error).message}`;
+    if (Array.isArray(node)) {
+      for (const v of node) visit(v, depth + 1, data);
+      return;
+    }
+    for (const k in node) {
+      const v = (node as Record<string, unknown>)[k];
+      if (k === 'patternProperties' && v !== null && typeof v === 'object' && !Array.isArray(v)) out.patternProperties = true;
+      if (!data && k === 'pattern' && typeof v === 'string') {
+        if (out.badPattern === null) {
+          try {
+            new RegExp(v, 'u');
+          } catch (err) {
+            out.badPattern = `pattern ${JSON.stringify(v).slice(0, 60)} is not a regular expression: ${(err as Error).message}`;
+          }
+        }
+        continue;
       }
-    } else if (k !== 'enum' && k !== 'const' && k !== 'default' && k !== 'examples') {
-      const bad = badPattern(v);
-      if (bad !== null) return bad;
+      visit(v, depth + 1, data || k === 'enum' || k === 'const' || k === 'default' || k === 'examples');
     }
-  }
-  return null;
+  };
+  visit(schema, 1, false);
+  return out;
 }
 
 /** `tab<id>_<name>` within MCP's length; a second tool that sanitises to the same name gets `_2`, `_3`… */
