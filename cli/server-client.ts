@@ -1,6 +1,6 @@
 /**
  * How the CLI finds and talks to the running server: config dir, port (flag → PORT env →
- * server.pid → default), the bearer secret from the config dir, and a small JSON client that
+ * server.pid → the port it last ran on → default), the bearer secret from the config dir, and a small JSON client that
  * turns HTTP error bodies into one clear CLI error.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -22,7 +22,8 @@ export interface Target {
   configDir: string;
   port: number;
   url: string;
-  portSource: 'flag' | 'env' | 'pidfile' | 'default';
+  /** 'last': no server runs; the port this config dir's server last listened on (extension/server.json). */
+  portSource: 'flag' | 'env' | 'pidfile' | 'last' | 'default';
 }
 
 export function configDir(): string {
@@ -64,8 +65,23 @@ function isZombie(pid: number): boolean {
 }
 
 /**
+ * The port this config dir's server last listened on: the server writes it to extension/server.json
+ * (where the extension looks for it) on every start, and it stays there after the server stops.
+ */
+export function lastPort(dir: string): number | null {
+  try {
+    const port = (JSON.parse(readFileSync(join(dir, 'extension', 'server.json'), 'utf8')) as { port?: unknown }).port;
+    return typeof port === 'number' && Number.isInteger(port) && port > 0 && port <= 65535 ? port : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Which server a command talks to. The port of a live server.pid beats the default so
- * `opentabs start --port 0` followed by `opentabs status` just works.
+ * `opentabs start --port 0` followed by `opentabs status` just works. With no server running, the
+ * port it last ran on (the one the extension and the printed MCP client configs name), so a hint
+ * to start it starts it there.
  */
 export function resolveTarget(portFlag: string | undefined, command: string): Target {
   const dir = configDir();
@@ -83,8 +99,9 @@ export function resolveTarget(portFlag: string | undefined, command: string): Ta
       port = pid.port;
       portSource = 'pidfile';
     } else {
-      port = DEFAULT_PORT;
-      portSource = 'default';
+      const last = lastPort(dir);
+      port = last ?? DEFAULT_PORT;
+      portSource = last === null ? 'default' : 'last';
     }
   }
   return { configDir: dir, port, url: `http://${HOST}:${port}`, portSource };

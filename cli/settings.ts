@@ -52,7 +52,7 @@ export async function reloadIfRunning(t: Target, secret?: string | null): Promis
   if (!(await serverRunning(t))) return false;
   // No server of this config dir is recorded (server.pid), and the one on the default port refuses
   // this config dir's secret: it belongs to another config dir. The change is saved; not ours to reload.
-  const r = await api(t, 'POST', '/reload', { secret, timeoutMs: 60_000, okStatuses: t.portSource === 'default' ? [401] : [] });
+  const r = await api(t, 'POST', '/reload', { secret, timeoutMs: 60_000, okStatuses: t.portSource === 'default' || t.portSource === 'last' ? [401] : [] });
   if (r.status === 401) {
     err(`note: the OpenTabs server on ${t.url} belongs to another config dir (it refused the secret of ${t.configDir}), so it was not reloaded; a server started with this config dir loads the change.`);
     return false;

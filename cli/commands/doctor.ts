@@ -4,6 +4,7 @@
  */
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { DEFAULT_PORT } from '../../server/limits.ts';
 import { readSecretSync, secretPath } from '../../server/state/secret.ts';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
@@ -83,8 +84,9 @@ export function findBrowsers(): string[] {
 export async function runChecks(t: Target): Promise<Check[]> {
   const checks: Check[] = [];
   const dir = t.configDir;
-  // The port the user asked about (flag, PORT or server.pid), so the fixes start the server there.
-  const portArgs = t.portSource === 'default' ? '' : ` --port ${t.port}`;
+  // The port the user asked about (flag, PORT, server.pid, or the one this config dir's server last
+  // ran on), so the fixes start the server there.
+  const portArgs = t.portSource === 'default' || (t.portSource === 'last' && t.port === DEFAULT_PORT) ? '' : ` --port ${t.port}`;
 
   if (!existsSync(dir)) {
     checks.push({ check: 'config dir', status: 'fail', detail: `${dir} does not exist yet`, fix: `Run \`opentabs start${portArgs}\` once; it creates the config dir, the secret and the extension folder.` });

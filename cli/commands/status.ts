@@ -13,7 +13,8 @@ Exits 1 when the server is not running.
 
 Options:
   --json       Print the full /health payload plus {running, url, configDir}
-  --port N     Server port (default: PORT env, then the running server's pid file, then 9515)
+  --port N     Server port (default: PORT env, then the running server's pid file, then the
+               port this config dir's server last ran on, then 9515)
   -h, --help   Show this help`;
 
 export const command: Command = {
