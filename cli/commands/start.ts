@@ -72,6 +72,7 @@ export const command: Command = {
     if (existing && existing.port > 0 && existing.port !== port && isAlive(existing.pid) && (await probePort(existing.port)).kind === 'opentabs') {
       const url = `http://${HOST}:${existing.port}`;
       if (values.port === undefined && !process.env.PORT) {
+        if (values.dev) await requireDevMode(existing.port, secretFor(dir), `${url} (pid ${existing.pid})`);
         say(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
         const secret = secretFor(dir);
         if (values['show-config'] && secret) say(`\n${await mcpConfig(url, secret, dir)}`);
@@ -94,6 +95,7 @@ export const command: Command = {
               `Pick another port: \`opentabs start --port ${port === 65535 ? port - 1 : port + 1}\`, or stop that server (opentabs stop, with the OPENTABS_CONFIG_DIR it was started with).`,
           );
         }
+        if (values.dev) await requireDevMode(port, secret, `http://${HOST}:${port}`);
         say(`OpenTabs server is already running on http://${HOST}:${port}.`);
         if (values['show-config'] && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
         return 0;
@@ -223,6 +225,26 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
     say(`\n${await mcpConfig(url, secret, dir)}`);
   }
   return 0;
+}
+
+/**
+ * `start --dev` while this config dir's server already runs without dev mode: it does not watch
+ * local plugins, so say so (exit 1) and how to restart it in dev mode, rather than "already running".
+ */
+async function requireDevMode(port: number, secret: string | null, where: string): Promise<void> {
+  let mode: unknown;
+  try {
+    const res = await fetch(`http://${HOST}:${port}/health`, { headers: secret ? { authorization: `Bearer ${secret}` } : {}, signal: AbortSignal.timeout(5000) });
+    mode = ((await res.json()) as { mode?: unknown }).mode;
+  } catch {
+    return;
+  }
+  if (mode === undefined || mode === 'dev') return;
+  throw new CliError(
+    `OpenTabs server is already running on ${where}, in ${String(mode)} mode, not dev mode: it does not watch local plugins. ` +
+      `Restart it in dev mode: \`opentabs stop && opentabs start --dev${port === DEFAULT_PORT ? '' : ` --port ${port}`}\`.` +
+      ' (`npm run dev` in a plugin folder loads each build into a running server in any mode.)',
+  );
 }
 
 /** Whether the OpenTabs server on the port takes this config dir's secret (no secret yet: it cannot be this dir's server). */
