@@ -17,8 +17,9 @@ const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-co
 
 Start the OpenTabs server on 127.0.0.1 (MCP at /mcp and /mcp/gateway, REST at /tools, the
 extension's WebSocket at /ws) and install the extension folder into <config dir>/extension.
-If this config dir's server already answers on the port, says so and exits 0; a port held by
-another program or by the server of another config dir is refused (exit 1).
+If this config dir's server already answers on the port, says so and exits 0 (with --dev: exit 1
+when it runs without dev mode, naming the restart); a port held by another program or by the
+server of another config dir is refused (exit 1).
 
 Options:
   --port N        Port to listen on (default: PORT env, then ${DEFAULT_PORT}; 0 picks a free port)
