@@ -33,6 +33,26 @@ const ENTRIES: Record<string, string> = {
   'page-tools-main': 'bridge/page-tools-main.ts',
   'page-tools-bridge': 'bridge/page-tools-bridge.ts',
 };
+/**
+ * The page library (extension/page/), injected by the worker into tabs' documents; built apart
+ * because its global name carries the hash of its own content (pageLibKey).
+ */
+const PAGE_LIB_ENTRY = 'page/main.ts';
+const PAGE_LIB_FILE = 'page-lib.js';
+/** Stands for the library's global name while the library is built; replaced in its output. */
+const PAGE_LIB_KEY_PLACEHOLDER = '__opentabs_page_lib_key_placeholder__';
+/** The constant that names the library's global in the library and in the worker. */
+const PAGE_LIB_KEY_CONSTANT = '__OPENTABS_PAGE_LIB_KEY__';
+
+/**
+ * The library's global name in the isolated world: this version and a hash of the library's code,
+ * so that after an extension update or reload a document still holding another build's library
+ * (under that build's name) is never called with this build's arguments.
+ */
+function pageLibKey(code: string): string {
+  return `__opentabs_page_lib_${VERSION.replace(/[^0-9A-Za-z]/g, '_')}_${sha(code).slice(0, 16)}`;
+}
+
 const STATIC_FILES: Record<string, string> = {
   'sidepanel.html': 'sidepanel/sidepanel.html',
   'sidepanel.css': 'sidepanel/sidepanel.css',
@@ -98,10 +118,8 @@ export async function buildExtension(opts: { outDir?: string; minify?: boolean }
     // Loaded only to build: the server checks the build on every start, and esbuild's JS API costs
     // ≈ 10 ms of module evaluation that a fresh build never needs.
     const esbuild = await import('esbuild');
-    const result = await esbuild.build({
+    const common = {
       absWorkingDir: ROOT_DIR,
-      entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([k, v]) => [k, join(EXTENSION_SRC_DIR, v)])),
-      outdir: tmp,
       bundle: true,
       format: 'iife',
       platform: 'browser',
@@ -110,11 +128,26 @@ export async function buildExtension(opts: { outDir?: string; minify?: boolean }
       sourcemap: false,
       metafile: true,
       logLevel: 'silent',
+      legalComments: 'none',
+    } as const;
+    const lib = await esbuild.build({
+      ...common,
+      entryPoints: [join(EXTENSION_SRC_DIR, PAGE_LIB_ENTRY)],
+      write: false,
+      define: { [PAGE_LIB_KEY_CONSTANT]: JSON.stringify(PAGE_LIB_KEY_PLACEHOLDER) },
+    });
+    const libCode = lib.outputFiles[0]!.text;
+    const key = pageLibKey(libCode);
+    writeFileSync(join(tmp, PAGE_LIB_FILE), libCode.replaceAll(PAGE_LIB_KEY_PLACEHOLDER, key));
+    const result = await esbuild.build({
+      ...common,
+      entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([k, v]) => [k, join(EXTENSION_SRC_DIR, v)])),
+      outdir: tmp,
       jsx: 'automatic',
       jsxImportSource: 'hono/jsx/dom',
-      legalComments: 'none',
+      define: { [PAGE_LIB_KEY_CONSTANT]: JSON.stringify(key) },
     });
-    const inputs = Object.keys(result.metafile.inputs).map((p) => resolve(ROOT_DIR, p));
+    const inputs = [...Object.keys(lib.metafile.inputs), ...Object.keys(result.metafile.inputs)].map((p) => resolve(ROOT_DIR, p));
     for (const [name, src] of Object.entries(STATIC_FILES)) {
       const abs = join(EXTENSION_SRC_DIR, src);
       copyFileSync(abs, join(tmp, name));

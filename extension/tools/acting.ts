@@ -9,109 +9,11 @@ import { serialPerTab } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import { frameOfRef } from './frame-ref.ts';
-import { frameOffset, frameTarget, untilPageFree, withFrameInput, type OutOfProcessFrame, type ScriptTarget } from './frames.ts';
+import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
+import { runPage } from './page-run.ts';
 import type { Handlers } from './types.ts';
 
-type Target = { selector: string | null; ref: string | null };
 type Point = { x: number; y: number; tag: string; text: string; oopif?: OutOfProcessFrame | null };
-
-/**
- * In the page (ISOLATED world): find the element, scroll it to the middle of the viewport and
- * return its centre in viewport CSS pixels. `focus` also focuses it (for typing).
- */
-function locate(selector: string | null, ref: string | null, focus: boolean, clear: boolean, takesText = false): Point | { error: string } {
-  // chrome.scripting injects this function alone (serialized), so it carries its own copy of
-  // the shadow-piercing query instead of importing one.
-  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
-    const hit = root.querySelector(sel);
-    if (hit) return hit;
-    for (const el of root.querySelectorAll('*')) {
-      if (el.shadowRoot) {
-        const inner = deepQuery(el.shadowRoot, sel);
-        if (inner) return inner;
-      }
-    }
-    return null;
-  };
-  let el: Element | null | undefined;
-  if (ref) {
-    el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
-    if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-  } else if (selector) {
-    try {
-      el = deepQuery(document, selector);
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}` };
-    }
-    // Frames are other documents: say so, or an agent retries a selector that cannot match here.
-    if (!el) return { error: `No element matches ${selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}` };
-  } else {
-    return { error: 'Pass either selector or ref' };
-  }
-  el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' as ScrollBehavior });
-  const r = el.getBoundingClientRect();
-  if (r.width === 0 || r.height === 0) return { error: `The element ${ref ?? selector} is not visible (no box)` };
-  if (!focus) {
-    // A mouse event goes to whatever is at the point, not to the element: say so instead of
-    // reporting a click that reached nothing, or another element.
-    const x = r.left + r.width / 2;
-    const y = r.top + r.height / 2;
-    const visibility = getComputedStyle(el).visibility;
-    if (visibility === 'hidden' || visibility === 'collapse') return { error: `The element ${ref ?? selector} is not visible (visibility: ${visibility})` };
-    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) {
-      return { error: `The element ${ref ?? selector} is outside the page's visible area (its centre is at ${Math.round(x)},${Math.round(y)}; the viewport is ${innerWidth}×${innerHeight}) and cannot be scrolled into view` };
-    }
-    let hit = document.elementFromPoint(x, y);
-    for (let i = 0; i < 32 && hit?.shadowRoot; i++) {
-      const inner: Element | null = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    const inside = (n: Node | null): boolean => {
-      for (let i = 0; n && i < 10_000; i++, n = n.parentNode ?? (n as ShadowRoot).host ?? null) if (n === el) return true;
-      return false;
-    };
-    // A label's click reaches its control (custom checkboxes draw the label over the input).
-    const forwards = hit?.closest('label')?.control === el;
-    if (hit && !inside(hit) && !forwards) {
-      const name = `<${hit.tagName.toLowerCase()}${hit.id ? ` id="${hit.id}"` : ''}${typeof hit.className === 'string' && hit.className ? ` class="${hit.className.slice(0, 60)}"` : ''}>`;
-      const text = ((hit as HTMLElement).innerText ?? '').trim().slice(0, 40);
-      return { error: `The element ${ref ?? selector} is covered by ${name}${text ? ` ("${text}")` : ''} at its centre: the mouse would reach that element instead. Close or move what covers it, or act on that element` };
-    }
-  }
-  if (takesText) {
-    // Text typed into anything else goes nowhere: say so instead of reporting it typed.
-    const NOT_TEXT = ['button', 'submit', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'hidden'];
-    const field = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type)) ? el : null;
-    if (!field && !(el as HTMLElement).isContentEditable) {
-      return { error: `The element ${ref ?? selector} is a <${el.tagName.toLowerCase()}${el instanceof HTMLInputElement ? ` type=${el.type}` : ''}>, which takes no typed text; pass a text field, a textarea or an editable element` };
-    }
-    if (field?.disabled) return { error: `The field ${ref ?? selector} is disabled: typing into it changes nothing` };
-    if (field?.readOnly) return { error: `The field ${ref ?? selector} is read-only: typing into it changes nothing` };
-  }
-  if (focus) {
-    (el as HTMLElement).focus();
-    const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el : null;
-    if (clear) {
-      if (field) field.select();
-      else if ((el as HTMLElement).isContentEditable) document.getSelection()?.selectAllChildren(el);
-    } else if (field) {
-      // Type after the existing text, as a user clicking into the field would.
-      try {
-        field.setSelectionRange(field.value.length, field.value.length);
-      } catch {} // email/number inputs have no selection API
-    } else if ((el as HTMLElement).isContentEditable) {
-      document.getSelection()?.selectAllChildren(el);
-      document.getSelection()?.collapseToEnd();
-    }
-  }
-  return { x: r.left + r.width / 2, y: r.top + r.height / 2, tag: el.tagName.toLowerCase(), text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) };
-}
-
-async function run<A extends unknown[], R>(target: ScriptTarget, func: (...args: A) => R, args: A): Promise<R> {
-  const [res] = await chrome.scripting.executeScript({ target, func: func as never, args: args as never });
-  return res?.result as R;
-}
 
 /**
  * An error the page-side lookup reported: a selector that is not valid CSS, or no selector and no
@@ -135,8 +37,7 @@ export async function point(tabId: number, input: { selector?: string; ref?: str
   }
   const frameId = frameOfRef(input.ref);
   const target = await frameTarget(tabId, frameId, input.ref);
-  if (signal) await untilPageFree(target, signal);
-  const r = await run(target, locate, [input.selector ?? null, input.ref ?? null, focus, clear, takesText]);
+  const r = await runPage(target, 'locate', [input.selector ?? null, input.ref ?? null, focus, clear, takesText], signal);
   if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
   if ('error' in r) throw pageFindError(r.error);
   if (!frameId) return r;
@@ -242,78 +143,6 @@ export async function click(send: CdpSend, p: { x: number; y: number }, button: 
   await Promise.all(events);
 }
 
-/** In the page: choose an option by value or visible label and fire input + change like a user would. */
-function selectInPage(selector: string | null, ref: string | null, value: string | null, label: string | null) {
-  // Injected alone (serialized): its own copy of the query that pierces open shadow roots, as the
-  // selector argument promises.
-  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
-    const hit = root.querySelector(sel);
-    if (hit) return hit;
-    for (const e of root.querySelectorAll('*')) {
-      const inner = e.shadowRoot ? deepQuery(e.shadowRoot, sel) : null;
-      if (inner) return inner;
-    }
-    return null;
-  };
-  let el: Element | null | undefined;
-  if (ref) el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
-  else {
-    try {
-      el = deepQuery(document, selector ?? '');
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}` };
-    }
-  }
-  // A ref to an element since removed from the page still names it: changing it would change nothing on screen.
-  if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-  if (!(el instanceof HTMLSelectElement)) return { error: el ? `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` : `No element matches ${ref ?? selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}` };
-  // A person cannot change a disabled select, and its form does not send it (as browser_fill_form says).
-  if (el.disabled) return { error: `${ref ?? selector} is disabled: choosing an option changes nothing the page would use` };
-  const opt = [...el.options].find((o) => (value !== null ? o.value === value : o.label.trim() === label || o.text.trim() === label));
-  if (!opt) return { error: `No option ${value !== null ? `with value "${value}"` : `labelled "${label}"`}; options: ${[...el.options].map((o) => o.label).join(', ')}` };
-  el.value = opt.value;
-  el.dispatchEvent(new Event('input', { bubbles: true }));
-  el.dispatchEvent(new Event('change', { bubbles: true }));
-  return { value: opt.value, label: opt.label };
-}
-
-function scrollInPage(selector: string | null, ref: string | null, direction: string | null, distance: number, x: number | null, y: number | null) {
-  // Injected alone (serialized): its own copy of the query that pierces open shadow roots, as the
-  // selector argument promises.
-  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
-    const hit = root.querySelector(sel);
-    if (hit) return hit;
-    for (const e of root.querySelectorAll('*')) {
-      const inner = e.shadowRoot ? deepQuery(e.shadowRoot, sel) : null;
-      if (inner) return inner;
-    }
-    return null;
-  };
-  if (selector || ref) {
-    let el: Element | null | undefined;
-    if (ref) el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
-    else {
-      try {
-        el = deepQuery(document, selector!);
-      } catch {
-        return { error: `Invalid CSS selector: ${selector}` };
-      }
-    }
-    // A removed element scrolls nothing: a stale ref is an error, not a scroll that did nothing.
-    if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-    if (!el) return { error: `No element matches ${ref ?? selector}${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}` };
-    el.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
-  } else if (x !== null || y !== null) {
-    window.scrollTo({ left: x ?? scrollX, top: y ?? scrollY, behavior: 'instant' as ScrollBehavior });
-  } else {
-    const d = direction ?? 'down';
-    const dx = d === 'left' ? -distance : d === 'right' ? distance : 0;
-    const dy = d === 'up' ? -distance : d === 'down' ? distance : 0;
-    window.scrollBy({ left: dx, top: dy, behavior: 'instant' as ScrollBehavior });
-  }
-  return { scrollX: Math.round(scrollX), scrollY: Math.round(scrollY), scrollHeight: document.documentElement.scrollHeight, viewportHeight: innerHeight };
-}
-
 function pageError(r: { error?: string } | null | undefined): void {
   if (!r) throw new ToolError('This tab cannot be scripted (a browser page?)', { code: 'not_available', category: 'validation' });
   if (r.error) throw pageFindError(r.error);
@@ -394,8 +223,7 @@ export const actingTools = {
     if (input.value === undefined && input.label === undefined) throw new ToolError('Pass value or label', { code: 'invalid_arguments', category: 'validation' });
     const target = await frameTarget(tab.id!, frameOfRef(input.ref), input.ref);
     // Not chosen once the caller was told the call failed (a busy page held the script up).
-    await untilPageFree(target, ctx.signal);
-    const r = await run(target, selectInPage, [input.selector ?? null, input.ref ?? null, input.value ?? null, input.label ?? null]);
+    const r = await runPage(target, 'selectInPage', [input.selector ?? null, input.ref ?? null, input.value ?? null, input.label ?? null], ctx.signal);
     pageError(r as { error?: string });
     return { value: r };
   },
@@ -405,15 +233,14 @@ export const actingTools = {
     // Scrolling an iframe's element into view scrolls the pages above it too.
     const target = await frameTarget(tab.id!, frameOfRef(input.ref), input.ref);
     // No scroll once the caller was told the call failed (a busy page held the script up).
-    await untilPageFree(target, ctx.signal);
-    const r = await run(target, scrollInPage, [
+    const r = await runPage(target, 'scrollInPage', [
       input.selector ?? null,
       input.ref ?? null,
       input.direction ?? null,
       input.distance ?? 600,
       input.x ?? null,
       input.y ?? null,
-    ]);
+    ], ctx.signal);
     pageError(r as { error?: string });
     return { value: r };
   },

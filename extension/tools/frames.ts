@@ -10,9 +10,10 @@ import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
 import { utilityWorld } from './element-node.ts';
 import { frameOfRef } from './frame-ref.ts';
+import { runPage, type PageFn, type PageLib, type ScriptTarget } from './page-run.ts';
 import { checkedScriptTarget, redactedUrl, refusalReason } from './url-policy.ts';
 
-export type ScriptTarget = { tabId: number; documentIds?: string[] };
+export type { ScriptTarget };
 
 
 /**
@@ -78,90 +79,20 @@ export async function framesUnder(tabId: number, topDocumentId: string | undefin
   return out;
 }
 
-/** One script in a frame's document, given up (undefined) when the frame does not answer within FRAME_ANSWER_MS or the script fails there. */
-export function runInFrame<A extends unknown[], R>(tabId: number, frame: FrameDetails, func: (...args: A) => R, args: A, ms = FRAME_ANSWER_MS): Promise<Awaited<R> | undefined> {
+/** One page-library call in a frame's document, given up (undefined) when the frame does not answer within FRAME_ANSWER_MS or the script fails there. */
+export function runInFrame<K extends PageFn>(tabId: number, frame: FrameDetails, name: K, args: Parameters<PageLib[K]>, ms = FRAME_ANSWER_MS): Promise<Awaited<ReturnType<PageLib[K]>> | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
-    runIn({ tabId, documentIds: [frame.documentId] }, func, args).catch(() => undefined),
+    runIn({ tabId, documentIds: [frame.documentId] }, name, args).catch(() => undefined),
     new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), ms);
     }),
   ]).finally(() => clearTimeout(timer));
 }
 
-/** One script in one document; its result (undefined when Chrome ran it nowhere). */
-export async function runIn<A extends unknown[], R>(target: ScriptTarget, func: (...args: A) => R, args: A): Promise<Awaited<R> | undefined> {
-  const [res] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: func as never, args: args as never });
-  return res?.result as Awaited<R> | undefined;
-}
-
-const noop = () => 0;
-
-/**
- * For an action a script does in the page (choose an option, scroll, fill fields): a page whose
- * main thread is busy holds an injected script and runs it once free, even when the call was given
- * up (cancelled or timed out) meanwhile. A script that does nothing goes first; once it answered
- * the page runs scripts again, and the action is injected only if the call still stands.
- */
-export async function untilPageFree(target: ScriptTarget, signal: AbortSignal): Promise<void> {
-  signal.throwIfAborted();
-  await runIn(target, noop, []);
-  signal.throwIfAborted();
-}
-
-/** In a frame: its index among its parent's frames (window.frames), -1 in the top document. */
-export function indexInParent(): number {
-  if (window.parent === window) return -1;
-  for (let i = 0; i < window.parent.length; i++) if (window.parent[i] === window) return i;
-  return -1;
-}
-
-/**
- * In a parent frame: bring the iframe holding frames[index] into view and return its content box
- * (where the frame's viewport starts and its size) in this document's viewport.
- */
-function iframeBox(index: number) {
-  const win = window[index];
-  const find = (root: Document | ShadowRoot): HTMLIFrameElement | HTMLFrameElement | null => {
-    for (const el of root.querySelectorAll('iframe, frame')) if ((el as HTMLIFrameElement).contentWindow === win) return el as HTMLIFrameElement;
-    for (const el of root.querySelectorAll('*')) {
-      const inner = el.shadowRoot ? find(el.shadowRoot) : null;
-      if (inner) return inner;
-    }
-    return null;
-  };
-  const el = win ? find(document) : null;
-  if (!el) return { error: 'The frame\'s iframe is gone; take a new browser_snapshot' };
-  const r0 = el.getBoundingClientRect();
-  if (r0.top < 0 || r0.left < 0 || r0.bottom > innerHeight || r0.right > innerWidth) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' as ScrollBehavior });
-  const r = el.getBoundingClientRect();
-  const cs = getComputedStyle(el);
-  const px = (v: string) => Number.parseFloat(v) || 0;
-  return {
-    x: r.left + px(cs.borderLeftWidth) + px(cs.paddingLeft),
-    y: r.top + px(cs.borderTopWidth) + px(cs.paddingTop),
-    width: el.clientWidth - px(cs.paddingLeft) - px(cs.paddingRight),
-    height: el.clientHeight - px(cs.paddingTop) - px(cs.paddingBottom),
-    viewport: { width: innerWidth, height: innerHeight },
-  };
-}
-
-/**
- * In a parent frame: what is at (x, y) of its viewport, when it is not the iframe holding
- * frames[index] (null when it is): something drawn over the iframe would take a click meant for
- * the frame.
- */
-function coverOfFrame(index: number, x: number, y: number): string | null {
-  const win = window[index];
-  let hit = document.elementFromPoint(x, y);
-  for (let i = 0; i < 32 && hit?.shadowRoot; i++) {
-    const inner: Element | null = hit.shadowRoot.elementFromPoint(x, y);
-    if (!inner || inner === hit) break;
-    hit = inner;
-  }
-  if (!hit || (hit as HTMLIFrameElement).contentWindow === win) return null;
-  const text = ((hit as HTMLElement).innerText ?? '').trim().slice(0, 40);
-  return `<${hit.tagName.toLowerCase()}${hit.id ? ` id="${hit.id}"` : ''}${typeof hit.className === 'string' && hit.className ? ` class="${hit.className.slice(0, 60)}"` : ''}>${text ? ` ("${text}")` : ''}`;
+/** One page-library call in one document; its result (undefined when Chrome ran it nowhere). */
+export function runIn<K extends PageFn>(target: ScriptTarget, name: K, args: Parameters<PageLib[K]>): Promise<Awaited<ReturnType<PageLib[K]>> | undefined> {
+  return runPage(target, name, args);
 }
 
 export interface FrameOffset {
@@ -199,9 +130,9 @@ export async function frameOffset(tabId: number, frameId: number): Promise<Frame
   const levels: { parent: ScriptTarget; index: number; origin: { x: number; y: number } }[] = [];
   let oopif: OutOfProcessFrame | null = null;
   for (const link of chain) {
-    const index = (await runIn(await frameTarget(tabId, link.frameId), indexInParent, [])) ?? -1;
+    const index = (await runIn(await frameTarget(tabId, link.frameId), 'indexInParent', [])) ?? -1;
     const parent = await frameTarget(tabId, link.parentFrameId);
-    const box = await runIn(parent, iframeBox, [index]);
+    const box = await runIn(parent, 'iframeBox', [index]);
     if (!box || 'error' in box) throw new ToolError(box?.error ?? 'The frame cannot be reached', { code: 'not_found', category: 'not_found' });
     if (link.parentFrameId === 0) clip = { left: 0, top: 0, right: box.viewport.width, bottom: box.viewport.height };
     levels.push({ parent, index, origin: { x, y } });
@@ -214,7 +145,7 @@ export async function frameOffset(tabId: number, frameId: number): Promise<Frame
   }
   const coverAt = async (px: number, py: number) => {
     for (const l of levels) {
-      const cover = await runIn(l.parent, coverOfFrame, [l.index, px - l.origin.x, py - l.origin.y]);
+      const cover = await runIn(l.parent, 'coverOfFrame', [l.index, px - l.origin.x, py - l.origin.y]);
       if (cover) return cover;
     }
     return null;

@@ -15,7 +15,7 @@ import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 import { click, modifierMask, moveMouse } from './acting.ts';
-import { untilPageFree } from './frames.ts';
+import { runPage } from './page-run.ts';
 
 /** Where the mouse was last put in each tab (move_mouse steps start there). */
 const lastMouse = new Map<number, { x: number; y: number }>();
@@ -23,74 +23,13 @@ const lastMouse = new Map<number, { x: number; y: number }>();
 /** How long to wait after the first move for Chrome to report an HTML5 drag start. */
 const DRAG_START_WAIT_MS = 300;
 
-async function run<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A): Promise<R> {
-  const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), func: func as never, args: args as never });
-  return res?.result as R;
-}
-
-/** In the page: the element at a viewport point, and the viewport's size. */
-function hitAt(x: number, y: number) {
-  const el = document.elementFromPoint(x, y);
-  return {
-    viewport: { width: innerWidth, height: innerHeight },
-    hit: el ? { tag: el.tagName.toLowerCase(), id: el.id || undefined, text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) } : null,
-  };
-}
-
 async function checkPoint(tabId: number, x: number, y: number) {
-  const r = await run(tabId, hitAt, [x, y]);
+  const r = await runPage(await checkedScriptTarget(tabId), 'hitAt', [x, y]);
   if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
   if (x >= r.viewport.width || y >= r.viewport.height) {
     throw new ToolError(`(${x}, ${y}) is outside the visible page (${r.viewport.width}×${r.viewport.height} CSS pixels); scroll first or pass a point inside it`, { code: 'invalid_arguments', category: 'validation' });
   }
   return r.hit;
-}
-
-/**
- * In the page (ISOLATED world): find the drag's source and target, bring both into view and return
- * their centres in viewport CSS pixels.
- */
-function dragPoints(srcSel: string | null, srcRef: string | null, dstSel: string | null, dstRef: string | null) {
-  // chrome.scripting injects this function alone (serialized), so it carries its own copy of
-  // the shadow-piercing query instead of importing one.
-  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
-    const hit = root.querySelector(sel);
-    if (hit) return hit;
-    for (const el of root.querySelectorAll('*')) {
-      if (el.shadowRoot) {
-        const inner = deepQuery(el.shadowRoot, sel);
-        if (inner) return inner;
-      }
-    }
-    return null;
-  };
-  const find = (sel: string | null, ref: string | null, what: string): Element | string => {
-    if (sel !== null && ref !== null) return `Pass either ${what}Selector or ${what}Ref, not both`;
-    if (ref !== null) {
-      const el = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__?.byRef.get(ref);
-      return el && el.isConnected ? el : `Unknown or stale ref ${ref}; take a new browser_snapshot`;
-    }
-    if (sel === null) return `Pass ${what}Selector or ${what}Ref`;
-    try {
-      return deepQuery(document, sel) ?? `No element matches ${sel} (${what})${document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : ''}`;
-    } catch {
-      return `Invalid CSS selector: ${sel}`;
-    }
-  };
-  const src = find(srcSel, srcRef, 'source');
-  if (typeof src === 'string') return { error: src };
-  const dst = find(dstSel, dstRef, 'target');
-  if (typeof dst === 'string') return { error: dst };
-  const inView = (r: DOMRect) => r.width > 0 && r.height > 0 && r.left + r.width / 2 >= 0 && r.top + r.height / 2 >= 0 && r.left + r.width / 2 < innerWidth && r.top + r.height / 2 < innerHeight;
-  src.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' as ScrollBehavior });
-  if (!inView(dst.getBoundingClientRect())) dst.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' as ScrollBehavior });
-  const a = src.getBoundingClientRect();
-  const b = dst.getBoundingClientRect();
-  if (a.width === 0 || a.height === 0) return { error: 'The source element is not visible (no box)' };
-  if (b.width === 0 || b.height === 0) return { error: 'The target element is not visible (no box)' };
-  if (!inView(a) || !inView(b)) return { error: 'The source and the target do not fit in the visible page together; make the window larger or scroll a container so both show' };
-  const label = (el: Element) => ({ tag: el.tagName.toLowerCase(), text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) });
-  return { from: { x: a.left + a.width / 2, y: a.top + a.height / 2, ...label(src) }, to: { x: b.left + b.width / 2, y: b.top + b.height / 2, ...label(dst) } };
 }
 
 interface DragData {
@@ -187,8 +126,7 @@ export const pointerTools = {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     // Finding the two elements scrolls them into view: not once the call was given up while a busy page held it up.
-    await untilPageFree(await checkedScriptTarget(tabId), ctx.signal);
-    const r = await run(tabId, dragPoints, [input.sourceSelector ?? null, input.sourceRef ?? null, input.targetSelector ?? null, input.targetRef ?? null]);
+    const r = await runPage(await checkedScriptTarget(tabId), 'dragPoints', [input.sourceSelector ?? null, input.sourceRef ?? null, input.targetSelector ?? null, input.targetRef ?? null], ctx.signal);
     if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
     if ('error' in r) {
       const validation = /^Pass |^Invalid CSS/.test(r.error!);

@@ -5,27 +5,24 @@ import { withDebugger } from './debugger.ts';
 import { CAPTURE_RETRY_PAUSE_MS, captureSpaced } from './capture.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { FRAME_LEVELS_MAX, frameRefusal, frameTarget, framesUnder, runIn, runInFrame, type ScriptTarget, type SubFrame } from './frames.ts';
-import { snapshotPage, withFrames, type PageSnapshot } from './snapshot.ts';
+import { runPage, type PageFn, type PageLib } from './page-run.ts';
+import { withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
 import { checkedScriptTarget, redactedUrl, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /**
  * Marks the lines of iframes in a snapshot, which withFrames fills with their frames' content. A
  * page cannot know it (it travels only between the worker and our isolated world), so its text
- * cannot pose as one. One per worker, not per call: chrome.scripting puts the arguments into the
- * injected script's source, and a source that differs on every call is compiled again every time
- * (≈ 3 ms for snapshotPage), while an unchanged one comes from V8's code cache.
+ * cannot pose as one. One per worker.
  */
 const FRAME_MARK = `\u0001${crypto.randomUUID()}`;
 
-/** One script in the tab's top document, or in the frame a snapshot ref names (`ref`). */
-export async function runInTab<A extends unknown[], R>(tabId: number, func: (...args: A) => R, args: A, ref?: string | null, checked?: ScriptTarget): Promise<Awaited<R>> {
+/** One page-library call in the tab's top document, or in the frame a snapshot ref names (`ref`). */
+export async function runInTab<K extends PageFn>(tabId: number, name: K, args: Parameters<PageLib[K]>, ref?: string | null, checked?: ScriptTarget): Promise<Awaited<ReturnType<PageLib[K]>>> {
   const frameId = frameOfRef(ref);
   const target = checked ?? (frameId ? await frameTarget(tabId, frameId, ref) : await checkedScriptTarget(tabId));
   try {
-    const [res] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: func as never, args: args as never });
-    if (res && 'error' in res && res.error) throw new Error(String((res as { error: unknown }).error));
-    return res?.result as Awaited<R>;
+    return (await runPage(target, name, args)) as Awaited<ReturnType<PageLib[K]>>;
   } catch (err) {
     const m = (err as Error).message;
     if (/Cannot access|chrome:\/\/|extensions gallery/i.test(m)) {
@@ -33,44 +30,6 @@ export async function runInTab<A extends unknown[], R>(tabId: number, func: (...
     }
     throw err;
   }
-}
-
-/** In the page: text/HTML of the selector (or the whole page), or a marker when nothing matches. */
-function readPage(mode: 'text' | 'html', selector: string | null, maxLength: number) {
-  let el: Element | null = document.documentElement;
-  if (selector) {
-    try {
-      el = document.querySelector(selector);
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}` };
-    }
-    if (!el) return { error: `No element matches ${selector}` };
-  }
-  const full = mode === 'text' ? ((el as HTMLElement).innerText ?? el.textContent ?? '') : el.outerHTML;
-  // The iframes of the part read (their content is not in innerText or outerHTML), in document
-  // order: each one's index among this window's frames, its name and its src; and in a frame,
-  // its own index among its parent's frames (to put each frame's text under its iframe).
-  const slots: [number, string, string][] = [];
-  // Iframes inside open shadow roots (web components) too.
-  const frameEls: Element[] = el.tagName === 'IFRAME' || el.tagName === 'FRAME' ? [el] : [];
-  const collect = (root: Element | ShadowRoot) => {
-    for (const e of root.querySelectorAll('*')) {
-      if (e.tagName === 'IFRAME' || e.tagName === 'FRAME') frameEls.push(e);
-      if (e.shadowRoot) collect(e.shadowRoot);
-    }
-  };
-  collect(el);
-  if (el.shadowRoot) collect(el.shadowRoot);
-  for (const f of frameEls) {
-    const win = (f as HTMLIFrameElement).contentWindow;
-    let index = -1;
-    for (let i = 0; win && i < window.length; i++) if (window[i] === win) index = i;
-    const name = (f.getAttribute('aria-label') || f.getAttribute('title') || f.getAttribute('name') || '').replace(/\s+/g, ' ').trim().slice(0, 300);
-    slots.push([index, name, (f as HTMLIFrameElement).src]);
-  }
-  let frameIndex = -1;
-  if (window.parent !== window) for (let i = 0; i < window.parent.length; i++) if (window.parent[i] === window) frameIndex = i;
-  return { url: location.href, title: document.title, content: full.slice(0, maxLength), length: full.length, truncated: full.length > maxLength, slots, frameIndex };
 }
 
 type PageText = { url: string; title: string; content: string; length: number; truncated: boolean; slots: [number, string, string][]; frameIndex: number };
@@ -103,7 +62,7 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
     if (!parent.slots.length) return;
     const children = all.filter((f) => f.frameId !== 0 && f.parentFrameId === parentFrameId && (parentDocumentId === undefined || f.parentDocumentId === parentDocumentId));
     const answers = depth > FRAME_LEVELS_MAX ? [] : await Promise.all(children.filter((f) => f.documentId && !frameRefusal(f.url)).map(async (frame) => {
-      const r = await runInFrame(tabId, frame, readPage, ['text', null, room]);
+      const r = await runInFrame(tabId, frame, 'readPage', ['text', null, room]);
       return { frame, r: r && 'content' in r ? (r as PageText) : null };
     }));
     const byIndex = new Map<number, { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageText }>();
@@ -151,111 +110,6 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
 
 const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` : url);
 
-function queryPage(selector: string, limit: number, attributes: string[] | null) {
-  // Injected alone (serialized): its own shadow-piercing query (the page's matches first, then
-  // those in open shadow roots), as the selector argument promises.
-  const deepAll = (root: Document | ShadowRoot, out: Element[]): Element[] => {
-    out.push(...root.querySelectorAll(selector));
-    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) deepAll(e.shadowRoot, out);
-    return out;
-  };
-  let nodes: Element[];
-  try {
-    nodes = deepAll(document, []);
-  } catch {
-    return { error: `Invalid CSS selector: ${selector}` };
-  }
-  const elements = nodes.slice(0, limit).map((el, index) => {
-    const r = el.getBoundingClientRect();
-    const attrs: Record<string, string> = {};
-    const names = attributes ?? ['id', 'class', 'href', 'name', 'type', 'value', 'aria-label', 'role', 'placeholder'];
-    for (const n of names) {
-      const v = el.getAttribute(n);
-      if (v !== null) attrs[n] = v;
-    }
-    return {
-      index,
-      tag: el.tagName.toLowerCase(),
-      text: ((el as HTMLElement).innerText ?? el.textContent ?? '').trim().slice(0, 200),
-      attributes: attrs,
-      visible: r.width > 0 && r.height > 0,
-      rect: { x: Math.round(r.x), y: Math.round(r.y), width: Math.round(r.width), height: Math.round(r.height) },
-    };
-  });
-  let iframes = 0;
-  const countFrames = (root: Document | ShadowRoot) => {
-    iframes += root.querySelectorAll('iframe, frame').length;
-    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) countFrames(e.shadowRoot);
-  };
-  countFrames(document);
-  return { total: nodes.length, elements, iframes };
-}
-
-/**
- * In the page: resolve when the element reaches the wanted state, or report a timeout. The wait
- * registers under `waitId` in this isolated world's __opentabs_waits__ so a cancelled call stops
- * it here too (cancelWaitInPage): no observer or timer outlives the call.
- */
-export function waitInPage(selector: string | null, text: string | null, state: 'visible' | 'attached' | 'hidden', timeoutMs: number, waitId: string) {
-  const find = (): Element | null => {
-    if (selector) return document.querySelector(selector);
-    const walker = document.createTreeWalker(document.body ?? document.documentElement, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const parent = n.parentElement;
-      if (parent && !['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE'].includes(parent.tagName) && n.textContent?.includes(text!)) return parent;
-    }
-    return null;
-  };
-  const isVisible = (el: Element) => {
-    const r = el.getBoundingClientRect();
-    const cs = getComputedStyle(el);
-    return r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none';
-  };
-  const met = () => {
-    const el = find();
-    if (state === 'attached') return !!el;
-    if (state === 'visible') return !!el && isVisible(el);
-    return !el || !isVisible(el);
-  };
-  if (selector) {
-    try {
-      document.querySelector(selector);
-    } catch {
-      return Promise.resolve({ error: `Invalid CSS selector: ${selector}` });
-    }
-  }
-  const t0 = performance.now();
-  const g = globalThis as unknown as { __opentabs_waits__?: Map<string, () => void> };
-  const waits = (g.__opentabs_waits__ ??= new Map());
-  return new Promise<{ found: boolean; state: string; elapsedMs: number } | { error: string }>((resolve) => {
-    const done = (ok: boolean | 'cancelled') => {
-      obs.disconnect();
-      clearInterval(iv);
-      clearTimeout(to);
-      waits.delete(waitId);
-      if (ok === 'cancelled') resolve({ error: 'Cancelled' });
-      else resolve(ok ? { found: state !== 'hidden', state, elapsedMs: Math.round(performance.now() - t0) } : { error: `Timed out after ${timeoutMs} ms waiting for ${selector ?? JSON.stringify(text)} to be ${state}${selector && document.querySelector('iframe, frame') ? ' (a selector is looked up in the top document only, not inside the page\'s iframes: wait for a text instead, which is looked for in them too, or see their content with browser_snapshot)' : ''}` });
-    };
-    waits.set(waitId, () => done('cancelled'));
-    const check = () => {
-      if (met()) done(true);
-    };
-    const obs = new MutationObserver(check);
-    obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-    // Visibility can change without a mutation (CSS animations, layout): poll too.
-    const iv = setInterval(check, 100);
-    const to = setTimeout(() => done(false), timeoutMs);
-    check();
-  });
-}
-
-/** In the page: stop the wait registered under `waitId` (if it still runs); how many waits remain. */
-function cancelWaitInPage(waitId: string): number {
-  const waits = (globalThis as unknown as { __opentabs_waits__?: Map<string, () => void> }).__opentabs_waits__;
-  waits?.get(waitId)?.();
-  return waits?.size ?? 0;
-}
-
 /**
  * waitInPage for a tool call: the wait stops in the page when the call's signal fires (cancel,
  * Stop, server timeout), and progress (elapsed of timeoutMs) is reported every second, which also
@@ -273,8 +127,8 @@ export async function waitInTab(
   const started = new Map<string, ScriptTarget>();
   let finished = false;
   const cancel = () => {
-    void runInTab(tabId, cancelWaitInPage, [waitId], null, top).catch(() => {});
-    for (const t of started.values()) void runIn(t, cancelWaitInPage, [waitId]).catch(() => {});
+    void runInTab(tabId, 'cancelWaitInPage', [waitId], null, top).catch(() => {});
+    for (const t of started.values()) void runIn(t, 'cancelWaitInPage', [waitId]).catch(() => {});
   };
   ctx.signal.addEventListener('abort', cancel, { once: true });
   const tick = setInterval(() => ctx.progress({ progress: Date.now() - t0, total: target.timeoutMs, message: 'waiting' }), WAIT_PROGRESS_MS);
@@ -294,7 +148,7 @@ export async function waitInTab(
   const startIn = (frame: SubFrame): Promise<Answer> => {
     const t = { tabId, documentIds: [frame.frame.documentId] };
     started.set(frame.frame.documentId, t);
-    return runIn(t, waitInPage, [null, target.text, target.state, Math.max(0, target.timeoutMs - (Date.now() - t0)), waitId]).catch(() => undefined);
+    return runIn(t, 'waitInPage', [null, target.text, target.state, Math.max(0, target.timeoutMs - (Date.now() - t0)), waitId]).catch(() => undefined);
   };
   const allowed = (frames: SubFrame[]) => frames.filter((f) => !f.refused && f.frame.documentId);
   /**
@@ -325,7 +179,7 @@ export async function waitInTab(
     return frames.length ? { found: false, state: 'hidden', elapsedMs: Date.now() - t0 } : topAnswer;
   };
   try {
-    const inPage: Promise<Answer> = runInTab(tabId, waitInPage, [target.selector, target.text, target.state, target.timeoutMs, waitId], null, top);
+    const inPage: Promise<Answer> = runInTab(tabId, 'waitInPage', [target.selector, target.text, target.state, target.timeoutMs, waitId], null, top);
     inPage.catch(() => {});
     let r: Answer;
     if (target.selector !== null) r = await Promise.race([inPage, unanswered]);
@@ -357,37 +211,6 @@ const FRAME_POLL_MS = 250;
 /** How long past its timeoutMs a wait may take to hear back from the page. */
 const WAIT_ANSWER_GRACE_MS = 2_000;
 
-/** In the page (ISOLATED world, where snapshot refs live): the element's box in document coordinates. */
-function elementBox(selector: string | null, ref: string | null): { error: string } | { x: number; y: number; width: number; height: number } {
-  // Injected alone (serialized): its own copy of the query that pierces open shadow roots, as the
-  // selector argument promises.
-  const deepQuery = (root: Document | ShadowRoot, sel: string): Element | null => {
-    const hit = root.querySelector(sel);
-    if (hit) return hit;
-    for (const e of root.querySelectorAll('*')) {
-      const inner = e.shadowRoot ? deepQuery(e.shadowRoot, sel) : null;
-      if (inner) return inner;
-    }
-    return null;
-  };
-  let el: Element | null | undefined;
-  if (ref) {
-    const refs = (globalThis as unknown as { __opentabs_refs__?: { byRef: Map<string, Element> } }).__opentabs_refs__;
-    el = refs?.byRef.get(ref);
-    if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-  } else {
-    try {
-      el = deepQuery(document, selector!);
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}` };
-    }
-    if (!el) return { error: `No element matches ${selector}` };
-  }
-  const r = el.getBoundingClientRect();
-  if (r.width === 0 || r.height === 0) return { error: `The element ${ref ?? selector} has no visible box` };
-  return { x: Math.max(0, r.left + scrollX), y: Math.max(0, r.top + scrollY), width: Math.ceil(r.width), height: Math.ceil(r.height) };
-}
-
 async function assertStillShown(tabId: number, windowId: number): Promise<void> {
   const [active] = await chrome.tabs.query({ active: true, windowId });
   if (!active || active.id !== tabId) throw new ToolError(`Tab ${tabId} stopped being the visible tab of its window during the capture; try again`, { code: 'tool_error', category: 'internal', retryable: true });
@@ -410,7 +233,7 @@ export const readingTools = {
     const tab = await ctx.tab(input.tabId);
     const maxLength = input.maxLength ?? 50_000;
     const target = await checkedScriptTarget(tab.id!);
-    const r = unwrap(await runInTab(tab.id!, readPage, ['text', input.selector ?? null, maxLength], null, target)) as PageText;
+    const r = unwrap(await runInTab(tab.id!, 'readPage', ['text', input.selector ?? null, maxLength], null, target)) as PageText;
     // No iframe in the page: no look for frames at all.
     if (!r.slots.length) return { value: withoutFrameFields(r) };
     // With a selector the part read is of the top document; the frames it holds are said, not read.
@@ -420,13 +243,13 @@ export const readingTools = {
 
   async browser_get_page_html(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const r = unwrap(await runInTab(tab.id!, readPage, ['html', input.selector ?? null, input.maxLength ?? 200_000])) as PageText;
+    const r = unwrap(await runInTab(tab.id!, 'readPage', ['html', input.selector ?? null, input.maxLength ?? 200_000])) as PageText;
     return { value: { ...withoutFrameFields(r), ...(r.slots.length ? { iframes: iframesNote(r.slots.length, FRAMES_NOT_INCLUDED) } : {}) } };
   },
 
   async browser_query_elements(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const r = unwrap(await runInTab(tab.id!, queryPage, [String(input.selector), input.limit ?? 100, input.attributes ?? null]));
+    const r = unwrap(await runInTab(tab.id!, 'queryPage', [String(input.selector), input.limit ?? 100, input.attributes ?? null]));
     const { iframes, ...rest } = r;
     return { value: { ...rest, ...(iframes ? { iframes: iframesNote(iframes, `they are not searched; ${FRAMES_NOT_INCLUDED}`) } : {}) } };
   },
@@ -445,7 +268,7 @@ export const readingTools = {
     const maxDepth = input.maxDepth ?? 50;
     const interactiveOnly = input.interactiveOnly === true;
     const target = await checkedScriptTarget(tab.id!);
-    const top = unwrap(await runInTab(tab.id!, snapshotPage, [input.selector ?? null, maxDepth, interactiveOnly, '', FRAME_MARK], null, target)) as PageSnapshot;
+    const top = unwrap(await runInTab(tab.id!, 'snapshotPage', [input.selector ?? null, maxDepth, interactiveOnly, '', FRAME_MARK], null, target)) as PageSnapshot;
     const { frameIndex: _, ...r } = { ...top, ...(await withFrames(tab.id!, top, FRAME_MARK, maxDepth, interactiveOnly, target.documentIds?.[0])) };
     // The model reads the outline as plain text; REST callers get the same fields as JSON.
     return { value: r, text: `Page: ${r.title} (${r.url})\n${r.snapshot}` };
@@ -463,7 +286,7 @@ export const readingTools = {
     if (input.fullPage === true || target || ref) {
       // Beyond the viewport or one element: the DevTools protocol, which needs no focus.
       if (target || ref) {
-        const r = await runInTab(tab.id!, elementBox, [target, ref]);
+        const r = await runInTab(tab.id!, 'elementBox', [target, ref]);
         if ('error' in r) throw pageFindError(r.error);
         clip = r;
       }

@@ -4,6 +4,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { checkedDocument, withDebugger, type CdpSend } from './debugger.ts';
+import { runPage } from './page-run.ts';
 import type { Handlers } from './types.ts';
 import { assertApprovedSite, checkedScriptTarget, refusalReason, tabRefusedError } from './url-policy.ts';
 import { guardedAttempt, scriptAttempts, SCRIPT_LATE, SCRIPT_MOVED } from './script-eval.ts';
@@ -16,17 +17,6 @@ function checkUrl(url: unknown): string {
   } catch {
     throw new ToolError(`Invalid url "${url}": expected an http(s) URL such as https://example.com`, { code: 'invalid_arguments', category: 'validation' });
   }
-}
-
-function readStorage(kind: 'local' | 'session', key: string | null) {
-  const store = kind === 'local' ? localStorage : sessionStorage;
-  if (key !== null) return { key, value: store.getItem(key) };
-  const entries: Record<string, string> = {};
-  for (let i = 0; i < store.length; i++) {
-    const k = store.key(i)!;
-    entries[k] = store.getItem(k) ?? '';
-  }
-  return { count: store.length, entries };
 }
 
 const cookieSummary = (c: chrome.cookies.Cookie) => ({
@@ -122,9 +112,9 @@ export const storageTools = {
 
   async browser_get_storage(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    const [res] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tab.id!), func: readStorage, args: [(input.storageType as 'local' | 'session') ?? 'local', input.key ?? null] });
+    const res = await runPage(await checkedScriptTarget(tab.id!), 'readStorage', [(input.storageType as 'local' | 'session') ?? 'local', input.key ?? null]);
     if (!res) throw new ToolError('This tab cannot be scripted', { code: 'not_available', category: 'validation' });
-    return { value: res.result };
+    return { value: res };
   },
 
   async browser_get_cookies(input) {

@@ -1,0 +1,281 @@
+/**
+ * In-page halves of the acting tools (click, hover, type, press, select, scroll, drag, fill a
+ * form, mark an element for the DevTools-protocol tools): finding elements by CSS selector
+ * (piercing open shadow roots) or by a browser_snapshot ref.
+ */
+import { deepQuery, describeElement, elementAtPoint, framesNotSearched, refElement, refsOf } from './dom.ts';
+
+export type Point = { x: number; y: number; tag: string; text: string };
+
+/**
+ * Find the element, scroll it to the middle of the viewport and return its centre in viewport CSS
+ * pixels. `focus` also focuses it (for typing).
+ */
+export function locate(selector: string | null, ref: string | null, focus: boolean, clear: boolean, takesText = false): Point | { error: string } {
+  let el: Element | null | undefined;
+  if (ref) {
+    el = refElement(ref);
+    if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
+  } else if (selector) {
+    try {
+      el = deepQuery(document, selector);
+    } catch {
+      return { error: `Invalid CSS selector: ${selector}` };
+    }
+    if (!el) return { error: `No element matches ${selector}${framesNotSearched()}` };
+  } else {
+    return { error: 'Pass either selector or ref' };
+  }
+  el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' as ScrollBehavior });
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0) return { error: `The element ${ref ?? selector} is not visible (no box)` };
+  if (!focus) {
+    // A mouse event goes to whatever is at the point, not to the element: say so instead of
+    // reporting a click that reached nothing, or another element.
+    const x = r.left + r.width / 2;
+    const y = r.top + r.height / 2;
+    const visibility = getComputedStyle(el).visibility;
+    if (visibility === 'hidden' || visibility === 'collapse') return { error: `The element ${ref ?? selector} is not visible (visibility: ${visibility})` };
+    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) {
+      return { error: `The element ${ref ?? selector} is outside the page's visible area (its centre is at ${Math.round(x)},${Math.round(y)}; the viewport is ${innerWidth}×${innerHeight}) and cannot be scrolled into view` };
+    }
+    const hit = elementAtPoint(x, y);
+    const inside = (n: Node | null): boolean => {
+      for (let i = 0; n && i < 10_000; i++, n = n.parentNode ?? (n as ShadowRoot).host ?? null) if (n === el) return true;
+      return false;
+    };
+    // A label's click reaches its control (custom checkboxes draw the label over the input).
+    const forwards = hit?.closest('label')?.control === el;
+    if (hit && !inside(hit) && !forwards) {
+      return { error: `The element ${ref ?? selector} is covered by ${describeElement(hit)} at its centre: the mouse would reach that element instead. Close or move what covers it, or act on that element` };
+    }
+  }
+  if (takesText) {
+    // Text typed into anything else goes nowhere: say so instead of reporting it typed.
+    const NOT_TEXT = ['button', 'submit', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'hidden'];
+    const field = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type)) ? el : null;
+    if (!field && !(el as HTMLElement).isContentEditable) {
+      return { error: `The element ${ref ?? selector} is a <${el.tagName.toLowerCase()}${el instanceof HTMLInputElement ? ` type=${el.type}` : ''}>, which takes no typed text; pass a text field, a textarea or an editable element` };
+    }
+    if (field?.disabled) return { error: `The field ${ref ?? selector} is disabled: typing into it changes nothing` };
+    if (field?.readOnly) return { error: `The field ${ref ?? selector} is read-only: typing into it changes nothing` };
+  }
+  if (focus) {
+    (el as HTMLElement).focus();
+    const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el : null;
+    if (clear) {
+      if (field) field.select();
+      else if ((el as HTMLElement).isContentEditable) document.getSelection()?.selectAllChildren(el);
+    } else if (field) {
+      // Type after the existing text, as a user clicking into the field would.
+      try {
+        field.setSelectionRange(field.value.length, field.value.length);
+      } catch {} // email/number inputs have no selection API
+    } else if ((el as HTMLElement).isContentEditable) {
+      document.getSelection()?.selectAllChildren(el);
+      document.getSelection()?.collapseToEnd();
+    }
+  }
+  return { x: r.left + r.width / 2, y: r.top + r.height / 2, tag: el.tagName.toLowerCase(), text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) };
+}
+
+/** Choose an option by value or visible label and fire input + change like a user would. */
+export function selectInPage(selector: string | null, ref: string | null, value: string | null, label: string | null) {
+  let el: Element | null | undefined;
+  if (ref) el = refElement(ref);
+  else {
+    try {
+      el = deepQuery(document, selector ?? '');
+    } catch {
+      return { error: `Invalid CSS selector: ${selector}` };
+    }
+  }
+  // A ref to an element since removed from the page still names it: changing it would change nothing on screen.
+  if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
+  if (!(el instanceof HTMLSelectElement)) return { error: el ? `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` : `No element matches ${ref ?? selector}${framesNotSearched()}` };
+  // A person cannot change a disabled select, and its form does not send it (as browser_fill_form says).
+  if (el.disabled) return { error: `${ref ?? selector} is disabled: choosing an option changes nothing the page would use` };
+  const opt = [...el.options].find((o) => (value !== null ? o.value === value : o.label.trim() === label || o.text.trim() === label));
+  if (!opt) return { error: `No option ${value !== null ? `with value "${value}"` : `labelled "${label}"`}; options: ${[...el.options].map((o) => o.label).join(', ')}` };
+  el.value = opt.value;
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { value: opt.value, label: opt.label };
+}
+
+/** Scroll an element into view, to a position, or by a distance in a direction. */
+export function scrollInPage(selector: string | null, ref: string | null, direction: string | null, distance: number, x: number | null, y: number | null) {
+  if (selector || ref) {
+    let el: Element | null | undefined;
+    if (ref) el = refElement(ref);
+    else {
+      try {
+        el = deepQuery(document, selector!);
+      } catch {
+        return { error: `Invalid CSS selector: ${selector}` };
+      }
+    }
+    // A removed element scrolls nothing: a stale ref is an error, not a scroll that did nothing.
+    if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
+    if (!el) return { error: `No element matches ${ref ?? selector}${framesNotSearched()}` };
+    el.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
+  } else if (x !== null || y !== null) {
+    window.scrollTo({ left: x ?? scrollX, top: y ?? scrollY, behavior: 'instant' as ScrollBehavior });
+  } else {
+    const d = direction ?? 'down';
+    const dx = d === 'left' ? -distance : d === 'right' ? distance : 0;
+    const dy = d === 'up' ? -distance : d === 'down' ? distance : 0;
+    window.scrollBy({ left: dx, top: dy, behavior: 'instant' as ScrollBehavior });
+  }
+  return { scrollX: Math.round(scrollX), scrollY: Math.round(scrollY), scrollHeight: document.documentElement.scrollHeight, viewportHeight: innerHeight };
+}
+
+/** The element at a viewport point, and the viewport's size. */
+export function hitAt(x: number, y: number) {
+  const el = document.elementFromPoint(x, y);
+  return {
+    viewport: { width: innerWidth, height: innerHeight },
+    hit: el ? { tag: el.tagName.toLowerCase(), id: el.id || undefined, text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) } : null,
+  };
+}
+
+/** Find a drag's source and target, bring both into view and return their centres in viewport CSS pixels. */
+export function dragPoints(srcSel: string | null, srcRef: string | null, dstSel: string | null, dstRef: string | null) {
+  const find = (sel: string | null, ref: string | null, what: string): Element | string => {
+    if (sel !== null && ref !== null) return `Pass either ${what}Selector or ${what}Ref, not both`;
+    if (ref !== null) {
+      const el = refElement(ref);
+      return el && el.isConnected ? el : `Unknown or stale ref ${ref}; take a new browser_snapshot`;
+    }
+    if (sel === null) return `Pass ${what}Selector or ${what}Ref`;
+    try {
+      return deepQuery(document, sel) ?? `No element matches ${sel} (${what})${framesNotSearched()}`;
+    } catch {
+      return `Invalid CSS selector: ${sel}`;
+    }
+  };
+  const src = find(srcSel, srcRef, 'source');
+  if (typeof src === 'string') return { error: src };
+  const dst = find(dstSel, dstRef, 'target');
+  if (typeof dst === 'string') return { error: dst };
+  const inView = (r: DOMRect) => r.width > 0 && r.height > 0 && r.left + r.width / 2 >= 0 && r.top + r.height / 2 >= 0 && r.left + r.width / 2 < innerWidth && r.top + r.height / 2 < innerHeight;
+  src.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' as ScrollBehavior });
+  if (!inView(dst.getBoundingClientRect())) dst.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' as ScrollBehavior });
+  const a = src.getBoundingClientRect();
+  const b = dst.getBoundingClientRect();
+  if (a.width === 0 || a.height === 0) return { error: 'The source element is not visible (no box)' };
+  if (b.width === 0 || b.height === 0) return { error: 'The target element is not visible (no box)' };
+  if (!inView(a) || !inView(b)) return { error: 'The source and the target do not fit in the visible page together; make the window larger or scroll a container so both show' };
+  const label = (el: Element) => ({ tag: el.tagName.toLowerCase(), text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) });
+  return { from: { x: a.left + a.width / 2, y: a.top + a.height / 2, ...label(src) }, to: { x: b.left + b.width / 2, y: b.top + b.height / 2, ...label(dst) } };
+}
+
+export interface FieldSpec {
+  selector?: string;
+  ref?: string;
+  value?: string;
+  checked?: boolean;
+}
+
+/**
+ * browser_fill_form: each field's value is set through the element's own property setter (what
+ * frameworks such as React listen to), then input and change fire as when a user edits it.
+ */
+export function fillInPage(fields: FieldSpec[]) {
+  const refs = refsOf();
+  const done: { field: string; kind: string; value?: string; checked?: boolean }[] = [];
+  const fire = (el: Element) => {
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  };
+  const setNative = (el: HTMLInputElement | HTMLTextAreaElement, value: string) => {
+    const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+    Object.getOwnPropertyDescriptor(proto, 'value')?.set?.call(el, value);
+  };
+  for (const [i, f] of fields.entries()) {
+    const name = f.ref ?? f.selector ?? `fields[${i}]`;
+    if ((f.ref === undefined) === (f.selector === undefined)) return { done, error: `fields[${i}]: give either selector or ref`, code: 'invalid_arguments' };
+    let el: Element | null | undefined;
+    if (f.ref !== undefined) {
+      el = refs?.byRef.get(f.ref);
+      if (!el || !el.isConnected) return { done, error: `fields[${i}]: unknown or stale ref ${f.ref}; take a new browser_snapshot`, code: 'not_found' };
+    } else {
+      try {
+        el = document.querySelector(f.selector!);
+      } catch {
+        return { done, error: `fields[${i}]: invalid CSS selector ${f.selector}`, code: 'invalid_arguments' };
+      }
+      if (!el) return { done, error: `fields[${i}]: no element matches ${f.selector}${framesNotSearched()}`, code: 'not_found' };
+    }
+    if ((el as HTMLInputElement).disabled) return { done, error: `fields[${i}]: ${name} is disabled`, code: 'invalid_arguments' };
+    (el as HTMLElement).focus?.();
+    if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) {
+      const want = f.checked ?? (f.value !== undefined ? el.value === f.value : true);
+      if (el.checked !== want) {
+        // A click toggles like a user would (and radio groups update); a radio cannot be unchecked by clicking.
+        if (el.type === 'radio' && !want) el.checked = false;
+        else el.click();
+      }
+      done.push({ field: name, kind: el.type, checked: el.checked });
+    } else if (el instanceof HTMLSelectElement) {
+      if (f.value === undefined) return { done, error: `fields[${i}]: a select needs value (an option's value or label)`, code: 'invalid_arguments' };
+      const opt = [...el.options].find((o) => o.value === f.value) ?? [...el.options].find((o) => o.label.trim() === f.value || o.text.trim() === f.value);
+      if (!opt) return { done, error: `fields[${i}]: ${name} has no option "${f.value}" (options: ${[...el.options].map((o) => o.label.trim() || o.value).join(', ')})`, code: 'invalid_arguments' };
+      el.value = opt.value;
+      fire(el);
+      done.push({ field: name, kind: 'select', value: opt.value });
+    } else if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
+      if (f.value === undefined) return { done, error: `fields[${i}]: ${name} needs value`, code: 'invalid_arguments' };
+      setNative(el, f.value);
+      fire(el);
+      done.push({ field: name, kind: el instanceof HTMLTextAreaElement ? 'textarea' : el.type, value: el.value });
+    } else if ((el as HTMLElement).isContentEditable) {
+      (el as HTMLElement).innerText = f.value ?? '';
+      fire(el);
+      done.push({ field: name, kind: 'contenteditable', value: f.value ?? '' });
+    } else {
+      return { done, error: `fields[${i}]: ${name} is a <${el.tagName.toLowerCase()}>, not a form field`, code: 'invalid_arguments' };
+    }
+  }
+  return { done };
+}
+
+/** What the DevTools-protocol tools learn of an element found for them. */
+export interface Described {
+  tag: string;
+  type: string;
+  id: string;
+  text: string;
+  multiple: boolean;
+}
+
+/**
+ * Find the element and add `mark` to its data-opentabs-node attribute, where an isolated world of
+ * the worker's DevTools session finds it (element-node.ts).
+ */
+export function markInPage(selector: string | null, ref: string | null, mark: string): Described | { error: string; validation?: boolean } {
+  let el: Element | null | undefined;
+  if (ref) {
+    el = refElement(ref);
+    if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
+  } else if (selector) {
+    try {
+      el = deepQuery(document, selector);
+    } catch {
+      return { error: `Invalid CSS selector: ${selector}`, validation: true };
+    }
+    if (!el) return { error: `No element matches ${selector}${framesNotSearched()}` };
+  } else {
+    return { error: 'Pass either selector or ref', validation: true };
+  }
+  // Added to marks already there: two calls at once on one element each find it by their own mark.
+  const marks = el.getAttribute('data-opentabs-node');
+  el.setAttribute('data-opentabs-node', marks ? `${marks} ${mark}` : mark);
+  return {
+    tag: el.tagName.toLowerCase(),
+    type: el instanceof HTMLInputElement ? el.type : '',
+    id: el.id,
+    text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80),
+    multiple: el instanceof HTMLInputElement && el.multiple,
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * Helpers the in-page functions share (they run in the ISOLATED world of the tab's documents, where
+ * the page's own scripts cannot reach them).
+ */
+
+/** browser_snapshot's refs in this isolated world: `eN` (or `fFeN` in a frame) to the element, and back. */
+export type Refs = { next: number; byRef: Map<string, Element>; byEl: WeakMap<Element, string> };
+
+type RefsHolder = { __opentabs_refs__?: Refs };
+
+/** The refs browser_snapshot gave in this document, if any. */
+export function refsOf(): Refs | undefined {
+  return (globalThis as unknown as RefsHolder).__opentabs_refs__;
+}
+
+/** The refs of this document, made when there are none yet. */
+export function refsOrNew(): Refs {
+  return ((globalThis as unknown as RefsHolder).__opentabs_refs__ ??= { next: 1, byRef: new Map(), byEl: new WeakMap() });
+}
+
+/** The element a ref names (possibly one since removed from the page: check isConnected). */
+export function refElement(ref: string): Element | undefined {
+  return refsOf()?.byRef.get(ref);
+}
+
+/** The first match of a selector in the document or in any open shadow root inside it (throws for invalid CSS). */
+export function deepQuery(root: Document | ShadowRoot, sel: string): Element | null {
+  const hit = root.querySelector(sel);
+  if (hit) return hit;
+  for (const el of root.querySelectorAll('*')) {
+    if (el.shadowRoot) {
+      const inner = deepQuery(el.shadowRoot, sel);
+      if (inner) return inner;
+    }
+  }
+  return null;
+}
+
+/** Added to "no element matches": frames are other documents, or an agent retries a selector that cannot match here. */
+export function framesNotSearched(): string {
+  return document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : '';
+}
+
+/** What is drawn at a viewport point, looking into open shadow roots. */
+export function elementAtPoint(x: number, y: number): Element | null {
+  let hit = document.elementFromPoint(x, y);
+  for (let i = 0; i < 32 && hit?.shadowRoot; i++) {
+    const inner: Element | null = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  return hit;
+}
+
+/** An element as `<tag id="…" class="…"> ("its text")`, for messages. */
+export function describeElement(el: Element): string {
+  const name = `<${el.tagName.toLowerCase()}${el.id ? ` id="${el.id}"` : ''}${typeof el.className === 'string' && el.className ? ` class="${el.className.slice(0, 60)}"` : ''}>`;
+  const text = ((el as HTMLElement).innerText ?? '').trim().slice(0, 40);
+  return `${name}${text ? ` ("${text}")` : ''}`;
+}
+
+/** In a frame: its index among its parent's frames (window.frames), -1 in the top document. */
+export function indexInParent(): number {
+  if (window.parent === window) return -1;
+  for (let i = 0; i < window.parent.length; i++) if (window.parent[i] === window) return i;
+  return -1;
+}
+
+/** The index among this window's frames of the frame an iframe element shows, -1 if none. */
+export function frameIndexOf(el: Element): number {
+  const win = (el as HTMLIFrameElement).contentWindow;
+  let index = -1;
+  for (let i = 0; win && i < window.length; i++) if (window[i] === win) index = i;
+  return index;
+}

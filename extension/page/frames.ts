@@ -1,0 +1,44 @@
+/** In-page halves of the frame helpers (extension/tools/frames.ts): where an iframe is, and what covers it. */
+import { describeElement, elementAtPoint } from './dom.ts';
+
+/**
+ * In a parent frame: bring the iframe holding frames[index] into view and return its content box
+ * (where the frame's viewport starts and its size) in this document's viewport.
+ */
+export function iframeBox(index: number) {
+  const win = window[index];
+  const find = (root: Document | ShadowRoot): HTMLIFrameElement | HTMLFrameElement | null => {
+    for (const el of root.querySelectorAll('iframe, frame')) if ((el as HTMLIFrameElement).contentWindow === win) return el as HTMLIFrameElement;
+    for (const el of root.querySelectorAll('*')) {
+      const inner = el.shadowRoot ? find(el.shadowRoot) : null;
+      if (inner) return inner;
+    }
+    return null;
+  };
+  const el = win ? find(document) : null;
+  if (!el) return { error: 'The frame\'s iframe is gone; take a new browser_snapshot' };
+  const r0 = el.getBoundingClientRect();
+  if (r0.top < 0 || r0.left < 0 || r0.bottom > innerHeight || r0.right > innerWidth) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' as ScrollBehavior });
+  const r = el.getBoundingClientRect();
+  const cs = getComputedStyle(el);
+  const px = (v: string) => Number.parseFloat(v) || 0;
+  return {
+    x: r.left + px(cs.borderLeftWidth) + px(cs.paddingLeft),
+    y: r.top + px(cs.borderTopWidth) + px(cs.paddingTop),
+    width: el.clientWidth - px(cs.paddingLeft) - px(cs.paddingRight),
+    height: el.clientHeight - px(cs.paddingTop) - px(cs.paddingBottom),
+    viewport: { width: innerWidth, height: innerHeight },
+  };
+}
+
+/**
+ * In a parent frame: what is at (x, y) of its viewport, when it is not the iframe holding
+ * frames[index] (null when it is): something drawn over the iframe would take a click meant for
+ * the frame.
+ */
+export function coverOfFrame(index: number, x: number, y: number): string | null {
+  const win = window[index];
+  const hit = elementAtPoint(x, y);
+  if (!hit || (hit as HTMLIFrameElement).contentWindow === win) return null;
+  return describeElement(hit);
+}

@@ -1,0 +1,350 @@
+import { frameIndexOf, indexInParent, refsOrNew } from './dom.ts';
+
+/**
+ * browser_snapshot: the page as compact, Markdown-like plain text an agent can read and act on:
+ *   nav Projects:                      a landmark (nav, header, main, aside, footer, form, dialog …)
+ *   - [Invoices](e4)                   a list item holding a link; the ref is in the parentheses
+ *   # Orders                           a heading (one # per level)
+ *   Paid on time, see [terms](e9).     plain text with its inline links, no role prefix
+ *   Jan\t12\tpaid\tbutton Open [e5]  a table row: cells separated by tabs, controls inline
+ *   textbox Email = "a@b.c" [e7]       a field: short role mark, name, value, [ref]
+ *   [x] Remember me [e8]               a checkbox ([ ] unchecked; radios ( ) and (x))
+ *   iframe Pay (https://pay.example/): an iframe, its content indented below (refs f7e1 …: withFrames)
+ * Honest compaction, not cutting: every visible text is kept (a text longer than TEXT_MAX_CHARS is
+ * elided with an explicit mark saying how to read the rest); refs (eN, looked up in
+ * __opentabs_refs__.byRef by the other tools) go only to what can be acted on (links, buttons,
+ * fields, elements with a click handler or tabindex); a label is not listed beside the field it
+ * names (the field carries it); inline content shares one line, as it reads on screen; a
+ * landmark whose content is one line shares it, one inside another is indented; an aria-label
+ * never hides an element's visible text. Runs in the page (ISOLATED world, where refs live).
+ */
+export function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean, refPrefix = '', frameMark = '') {
+  const TEXT_MAX_CHARS = 2000;
+  const NAME_MAX_CHARS = 300;
+  const OPTIONS_MAX_CHARS = 300;
+  const CELL_SEP = '\t';
+  const refs = refsOrNew();
+  let root: Element | null = document.body ?? document.documentElement;
+  if (selector) {
+    try {
+      root = document.querySelector(selector);
+    } catch {
+      return { error: `Invalid CSS selector: ${selector}` };
+    }
+    if (!root) return { error: `No element matches ${selector}` };
+  }
+  const IMPLICIT: Record<string, string> = {
+    A: 'link', BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox', IMG: 'img', NAV: 'navigation', MAIN: 'main',
+    HEADER: 'banner', FOOTER: 'contentinfo', ASIDE: 'complementary', FORM: 'form', UL: 'list', OL: 'list', LI: 'listitem',
+    TABLE: 'table', TR: 'row', TD: 'cell', TH: 'columnheader', H1: 'heading', H2: 'heading', H3: 'heading', H4: 'heading',
+    H5: 'heading', H6: 'heading', DIALOG: 'dialog', OPTION: 'option', SUMMARY: 'button', MENU: 'list', SEARCH: 'search',
+  };
+  const INPUT: Record<string, string> = { checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button', range: 'slider', search: 'searchbox', number: 'spinbutton', image: 'button', file: 'button' };
+  const ACTIONABLE = ['link', 'button', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'slider', 'spinbutton', 'option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'switch', 'treeitem'];
+  const IS_ACTIONABLE = new Set(ACTIONABLE);
+  /** How a role is marked before a control's name (links are Markdown links instead). */
+  const MARK: Record<string, string> = { combobox: 'select', spinbutton: 'number', menuitemcheckbox: 'menuitem', menuitemradio: 'menuitem' };
+  /** Input types worth naming instead of "textbox" (the model types differently into them). */
+  const TYPED = new Set(['email', 'password', 'tel', 'url', 'date', 'time', 'datetime-local', 'month', 'week', 'color']);
+  const LANDMARK: Record<string, string> = { navigation: 'nav', banner: 'header', contentinfo: 'footer', complementary: 'aside', main: 'main', form: 'form', search: 'search', dialog: 'dialog', alertdialog: 'dialog', region: 'region' };
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'svg', 'HEAD', 'OPTION', 'DATALIST']);
+  const ACTIONABLE_SELECTOR = `a[href],button,input:not([type=hidden]),select,textarea,summary,[onclick],[tabindex]:not([tabindex="-1"]),[contenteditable=""],[contenteditable=true],${ACTIONABLE.map((r) => `[role=${r}]`).join(',')}`;
+  const roleOf = (el: Element): string | null => {
+    const explicit = el.getAttribute('role');
+    if (explicit) return explicit.split(' ')[0]!;
+    if (el.tagName === 'INPUT') return (el as HTMLInputElement).type === 'hidden' ? null : (INPUT[(el as HTMLInputElement).type] ?? 'textbox');
+    if (el.tagName === 'A' && !el.hasAttribute('href')) return null;
+    if ((el as HTMLElement).isContentEditable && el.parentElement && !(el.parentElement as HTMLElement).isContentEditable) return 'textbox';
+    if (el.tagName === 'SECTION') return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : null;
+    return IMPLICIT[el.tagName] ?? null;
+  };
+  const squash = (s: string | null | undefined) => (s ?? '').replace(/\s+/g, ' ').trim();
+  const cut = (s: string, max: number, how: string) => (s.length <= max ? s : `${s.slice(0, max)}… [${s.length - max} more characters: ${how}]`);
+  const quote = (s: string) => JSON.stringify(s);
+  const clickable = (el: Element) => el.hasAttribute('onclick') || (el.hasAttribute('tabindex') && el.getAttribute('tabindex') !== '-1');
+  const hasActionable = (el: Element) => el.querySelector(ACTIONABLE_SELECTOR) !== null;
+  const isField = (el: Element): el is HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement =>
+    el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement;
+  /** A label's own text, without the fields (and their options) inside it. */
+  const labelText = (label: Element): string => {
+    let s = '';
+    const visit = (n: Node) => {
+      if (n.nodeType === Node.TEXT_NODE) s += n.textContent ?? '';
+      else if (n.nodeType === Node.ELEMENT_NODE && !isField(n as Element) && !SKIP.has((n as Element).tagName)) for (const c of n.childNodes) visit(c);
+    };
+    visit(label);
+    return squash(s);
+  };
+  const fieldName = (el: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement) => {
+    const label = el.labels?.[0];
+    return squash(el.getAttribute('aria-label') || (label ? labelText(label) : '') || el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name'));
+  };
+  const ariaName = (el: Element): string => {
+    const by = el.getAttribute('aria-labelledby');
+    return squash(el.getAttribute('aria-label') || (by ? by.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' ') : ''));
+  };
+  const nameOf = (el: Element): string => {
+    const aria = ariaName(el);
+    if (el.tagName === 'IMG') return aria || squash(el.getAttribute('alt'));
+    if (isField(el)) {
+      if (aria) return aria;
+      if (el instanceof HTMLInputElement && ['button', 'submit', 'reset'].includes(el.type)) return squash(el.value || el.type);
+      if (el instanceof HTMLInputElement && el.type === 'image') return squash(el.alt || 'submit');
+      return fieldName(el);
+    }
+    const text = squash((el as HTMLElement).innerText ?? el.textContent);
+    // The visible text is kept even when an aria-label names the element otherwise.
+    if (aria && text) return aria.includes(text) ? aria : text.includes(aria) ? text : `${text} (${aria})`;
+    if (aria || text) return aria || text;
+    const img = el.querySelector('img[alt]');
+    return squash(el.getAttribute('title') || img?.getAttribute('alt') || el.querySelector('svg title')?.textContent);
+  };
+  /** Does this label name a field that takes its name from it (so its text is said there)? */
+  const namesField = (el: Element) => {
+    if (!(el instanceof HTMLLabelElement) || !el.control) return false;
+    const f = el.control as HTMLElement;
+    return !f.hasAttribute('aria-label') && !f.hasAttribute('aria-labelledby') && (f as HTMLInputElement).labels?.[0] === el && !(f instanceof HTMLInputElement && ['button', 'submit', 'reset', 'image', 'hidden'].includes(f.type));
+  };
+  const refOf = (el: Element) => {
+    let ref = refs.byEl.get(el);
+    if (!ref) {
+      ref = `${refPrefix}e${refs.next++}`;
+      refs.byEl.set(el, ref);
+      refs.byRef.set(ref, el);
+    }
+    return ref;
+  };
+  /** One control as text: `[name](eN)` for a link, `[x] name [eN]` for a checkbox, `mark name = "value" [eN]` otherwise. */
+  const control = (el: Element, role: string, withName: boolean): string => {
+    const ref = refOf(el);
+    const name = withName ? cut(nameOf(el), NAME_MAX_CHARS, 'see its text with browser_get_tab_content') : ariaName(el) || squash(el.getAttribute('title'));
+    const disabled = (el as HTMLButtonElement).disabled || el.getAttribute('aria-disabled') === 'true' ? ' (disabled)' : '';
+    if (role === 'link' && withName) return `[${name}](${ref})${disabled}`;
+    const checkedAttr = el.getAttribute('aria-checked');
+    const checked = el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio') ? el.checked : checkedAttr === 'true';
+    if (role === 'checkbox' || role === 'switch' || role === 'menuitemcheckbox') return `${checked ? '[x]' : '[ ]'}${name ? ` ${name}` : ''}${disabled} [${ref}]`;
+    if (role === 'radio' || role === 'menuitemradio') return `${checked ? '(x)' : '( )'}${name ? ` ${name}` : ''}${disabled} [${ref}]`;
+    let mark = MARK[role] ?? role;
+    if (el instanceof HTMLInputElement && TYPED.has(el.type)) mark = el.type;
+    if (el instanceof HTMLTextAreaElement) mark = 'textarea';
+    let value = '';
+    if (el instanceof HTMLSelectElement) {
+      const chosen = [...el.selectedOptions].map((o) => squash(o.text)).join(', ');
+      let options = '';
+      for (const [i, o] of [...el.options].entries()) {
+        const t = squash(o.text);
+        if (options.length + t.length > OPTIONS_MAX_CHARS) {
+          options += ` | … ${el.options.length - i} more options: browser_query_elements lists them`;
+          break;
+        }
+        options += (i ? ' | ' : '') + t;
+      }
+      value = `${chosen ? ` = ${quote(chosen)}` : ''} (${options})`;
+    } else if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && el.value && el.type !== 'password') {
+      value = ` = ${quote(cut(el.value, NAME_MAX_CHARS, 'read it with browser_query_elements'))}`;
+    } else if (el instanceof HTMLInputElement && el.type === 'password' && el.value) value = ' = (filled)';
+    else if (role === 'tab' || role === 'option' || role === 'treeitem') value = el.getAttribute('aria-selected') === 'true' ? ' (selected)' : '';
+    if (el.tagName === 'SUMMARY' && el.parentElement instanceof HTMLDetailsElement) value += el.parentElement.open ? ' (expanded)' : ' (collapsed)';
+    else if (el.getAttribute('aria-expanded')) value += el.getAttribute('aria-expanded') === 'true' ? ' (expanded)' : ' (collapsed)';
+    return `${mark}${name ? ` ${name}` : ''}${value}${disabled} [${ref}]`;
+  };
+
+  // The output: finished lines, and the line being filled with inline content.
+  let lines: string[] = [];
+  let cur = '';
+  /** What the next line starts with: a list bullet (then continuation lines are indented to match). */
+  let bullet = '';
+  let cont = '';
+  let count = 0;
+  const flush = () => {
+    const t = cur.replace(/ {2,}/g, ' ').trim();
+    cur = '';
+    if (!t) return;
+    lines.push((bullet || cont) + t);
+    bullet = '';
+  };
+  const add = (s: string) => {
+    cur += s;
+  };
+  /** Renders fn's content apart and returns its lines (for a heading, cell or landmark). */
+  const apart = (fn: () => void): string[] => {
+    const saved = { lines, cur, bullet, cont };
+    lines = [];
+    cur = '';
+    bullet = '';
+    cont = '';
+    fn();
+    flush();
+    const out = lines;
+    ({ lines, cur, bullet, cont } = saved);
+    return out;
+  };
+  let listDepth = 0;
+  let landmarkDepth = 0;
+
+  const walkChildren = (el: Element, depth: number, inLabel: boolean, pre: boolean) => {
+    // The page as it renders: a host of an open shadow root shows its shadow tree (web components
+    // drew nothing here before), a <slot> the nodes assigned to it (else its fallback content).
+    const assigned = el instanceof HTMLSlotElement ? el.assignedNodes({ flatten: true }) : [];
+    const children = el.shadowRoot ? el.shadowRoot.childNodes : assigned.length ? assigned : el.childNodes;
+    for (const child of children) {
+      if (child.nodeType === Node.TEXT_NODE) {
+        if (inLabel || interactiveOnly) continue;
+        const raw = child.textContent ?? '';
+        if (pre) {
+          raw.split('\n').forEach((part, i) => {
+            if (i) flush();
+            add(part.replace(/\s+/g, ' '));
+          });
+        } else {
+          const t = raw.replace(/\s+/g, ' ');
+          add(t.trim().length > TEXT_MAX_CHARS ? ` ${cut(squash(t), TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all')} ` : t);
+        }
+      } else if (child.nodeType === Node.ELEMENT_NODE) walk(child as Element, depth, inLabel);
+    }
+  };
+
+  const walk = (el: Element, depth: number, inLabel: boolean) => {
+    if (SKIP.has(el.tagName)) return;
+    if ((el as HTMLElement).hidden || el.getAttribute('aria-hidden') === 'true') return;
+    const cs = getComputedStyle(el);
+    if (cs.display === 'none' || cs.visibility === 'hidden') return;
+    const block = !cs.display.startsWith('inline') && cs.display !== 'contents';
+    const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
+    const role = roleOf(el);
+    const actionable = ((role !== null && IS_ACTIONABLE.has(role)) || clickable(el) || isField(el));
+    if ((el.tagName === 'IFRAME' || el.tagName === 'FRAME') && (interactiveOnly || depth <= maxDepth)) {
+      // A line the worker replaces with the frame's own snapshot: the caller's mark (which the
+      // page cannot know, so its text cannot pose as one), the frame's index among this window's
+      // frames, the iframe's name and its src (said for a frame whose content is not shown).
+      const index = frameIndexOf(el);
+      const name = cut(squash(ariaName(el) || el.getAttribute('title') || el.getAttribute('name')), NAME_MAX_CHARS, 'read it with browser_query_elements');
+      flush();
+      count++;
+      lines.push(`${interactiveOnly ? '' : bullet || cont}${frameMark}${JSON.stringify([index, name, (el as HTMLIFrameElement).src])}`);
+      bullet = '';
+      return;
+    }
+    if (el.tagName === 'BR') {
+      if (!interactiveOnly) flush();
+      return;
+    }
+    if (actionable) {
+      count++;
+      const leaf = isField(el) || !hasActionable(el);
+      const token = control(el, role ?? 'clickable', leaf);
+      // A field gets a line of its own (so does a block-level control, as on screen).
+      const ownLine = block || (isField(el) && !['button', 'submit', 'reset', 'image'].includes((el as HTMLInputElement).type));
+      if (interactiveOnly) lines.push(token);
+      else if (ownLine) {
+        // On a line of its own, as on screen.
+        flush();
+        add(token);
+        flush();
+      } else add(token.startsWith('[') && role === 'link' ? token : ` ${token} `);
+      if (leaf) return;
+      walkChildren(el, depth + 1, false, pre);
+      if (block && !interactiveOnly) flush();
+      return;
+    }
+    if (interactiveOnly) {
+      walkChildren(el, depth, false, pre);
+      return;
+    }
+    if (depth > maxDepth) return;
+    const label = namesField(el);
+    const landmark = role ? LANDMARK[role] : undefined;
+    if (landmark && (role !== 'region' || ariaName(el))) {
+      flush();
+      count++;
+      const name = ariaName(el);
+      const head = `${landmark}${name ? ` ${name}` : ''}:`;
+      landmarkDepth++;
+      const body = apart(() => walkChildren(el, depth + 1, inLabel, pre));
+      landmarkDepth--;
+      // A landmark whose content is one line shares it; a landmark inside another is indented.
+      const indent = cont + (landmarkDepth ? '  ' : '');
+      if (body.length === 1 && !/^(- |\d+\. )/.test(body[0]!)) lines.push(`${cont}${head} ${body[0]}`);
+      else lines.push(cont + head, ...body.map((l) => indent + l));
+      return;
+    }
+    if (role === 'heading') {
+      flush();
+      count++;
+      const level = /^H[1-6]$/.test(el.tagName) ? Number(el.tagName[1]) : Number(el.getAttribute('aria-level')) || 2;
+      const text = apart(() => walkChildren(el, depth + 1, inLabel, false)).join(' ');
+      if (text) lines.push(`${bullet || cont}${'#'.repeat(level)} ${text}`);
+      bullet = '';
+      return;
+    }
+    if (role === 'row') {
+      flush();
+      count++;
+      const cells: string[] = [];
+      for (const c of el.children) {
+        if (SKIP.has(c.tagName) || (c as HTMLElement).hidden || getComputedStyle(c).display === 'none') continue;
+        cells.push(apart(() => walk(c, depth + 1, inLabel)).join(' '));
+      }
+      while (cells.length && !cells[cells.length - 1]) cells.pop();
+      if (cells.length) lines.push(cont + cells.join(CELL_SEP));
+      return;
+    }
+    if (role === 'list') {
+      flush();
+      listDepth++;
+      const savedCont = cont;
+      walkChildren(el, depth + 1, inLabel, pre);
+      flush();
+      cont = savedCont;
+      listDepth--;
+      return;
+    }
+    if (role === 'listitem') {
+      flush();
+      count++;
+      const indent = '  '.repeat(Math.max(0, listDepth - 1));
+      const savedCont = cont;
+      const ol = el.parentElement?.tagName === 'OL' ? (el.parentElement as HTMLOListElement) : null;
+      let n = ol ? ol.start : 0;
+      if (ol) for (const sib of ol.children) if (sib === el) break; else if (sib.tagName === 'LI') n++;
+      bullet = `${indent}${ol ? `${n}.` : '-'} `;
+      cont = `${indent}  `;
+      walkChildren(el, depth + 1, inLabel, pre);
+      flush();
+      bullet = '';
+      cont = savedCont;
+      return;
+    }
+    if (el.tagName === 'IMG') {
+      const alt = nameOf(el);
+      if (alt) add(` ![${alt}] `);
+      return;
+    }
+    // A closed <details> shows only its summary.
+    if (el instanceof HTMLDetailsElement && !el.open) {
+      flush();
+      const summary = [...el.children].find((c) => c.tagName === 'SUMMARY');
+      if (summary) walk(summary, depth + 1, inLabel);
+      flush();
+      return;
+    }
+    // Preformatted text keeps its lines and their indentation (a <pre> is fenced as code).
+    if (pre && block && !hasActionable(el)) {
+      flush();
+      const text = cut((el as HTMLElement).innerText.replace(/\n+$/, ''), TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all');
+      if (text.trim()) {
+        const fence = el.tagName === 'PRE' ? ['```'] : [];
+        lines.push(...[...fence, ...text.split('\n'), ...fence].map((l) => (bullet || cont) + l.trimEnd()));
+        bullet = '';
+      }
+      return;
+    }
+    // A plain container adds no depth: maxDepth counts landmarks, lists, items, rows, headings.
+    if (block) flush();
+    walkChildren(el, depth, inLabel || label, pre);
+    if (block) flush();
+  };
+  walk(root, 0, false);
+  flush();
+  return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n'), frameIndex: indexInParent() };
+}

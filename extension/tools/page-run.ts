@@ -1,0 +1,115 @@
+/**
+ * Runs the page library's functions (extension/page/) in a tab's documents. chrome.scripting builds
+ * the injected script's source from the function and its arguments, and V8 compiles it again
+ * whenever that source differs: a large function called with new arguments each time (a new
+ * selector, ref or text) was compiled on every call. So the library is injected once per document
+ * (page-lib.js, into the ISOLATED world) and every call injects only `stub`, whose source is small.
+ */
+import type { PageLib } from '../page/index.ts';
+import { ToolError } from '../shared/tool-error.ts';
+
+export type { PageLib };
+export type PageFn = keyof PageLib;
+
+export type ScriptTarget = { tabId: number; documentIds?: string[] };
+
+declare const __OPENTABS_PAGE_LIB_KEY__: string;
+
+/** Where page-lib.js puts the library in the isolated world (set by the build; see extension/page/main.ts). */
+export const PAGE_LIB_KEY: string = typeof __OPENTABS_PAGE_LIB_KEY__ === 'string' ? __OPENTABS_PAGE_LIB_KEY__ : '__opentabs_page_lib_unbuilt__';
+export const PAGE_LIB_FILE = 'page-lib.js';
+
+/**
+ * How long after it was sent a page action may start. A page whose main thread is busy holds an
+ * injected script and runs it once free, maybe after the call was given up (cancelled or timed
+ * out) and the caller told it failed; a script that starts later than this does nothing and says
+ * so, and the worker then checks the call's signal and sends the action again (the page has just
+ * shown it runs scripts). A free page starts a script within a few milliseconds; the margin is for
+ * a loaded machine (a late start costs one more round trip, nothing else).
+ */
+export const STALE_MS = 50;
+
+/** How many times an action that started too late is sent again before the last try goes without a deadline. */
+const STALE_RETRIES = 3;
+
+/** What the stub answers: the function's result, or why it did not call it. */
+type StubAnswer = { r?: unknown } | { missing: true } | { stale: true };
+
+/**
+ * The only function injected per call (serialized alone: it uses nothing from outside). Calls
+ * `lib[name](...args)` of the library stored under `key`; says so when the document does not have
+ * it, and does nothing when started after `notAfter` (a Date.now() of the worker).
+ */
+async function stub(key: string, name: string, args: unknown[], notAfter: number | null): Promise<StubAnswer> {
+  const lib = (globalThis as unknown as Record<string, Record<string, (...a: unknown[]) => unknown> | undefined>)[key];
+  if (!lib) return { missing: true };
+  if (notAfter !== null && Date.now() > notAfter) return { stale: true };
+  return { r: await lib[name]!(...args) };
+}
+
+/** Documents known to hold this build's library (by documentId), oldest first; bounded. */
+const withLibrary = new Set<string>();
+const WITH_LIBRARY_MAX = 512;
+/** File injections under way, by documentId (calls at once into a new document share one). */
+const injecting = new Map<string, Promise<void>>();
+
+function remember(documentId: string | undefined): void {
+  if (!documentId || withLibrary.has(documentId)) return;
+  withLibrary.add(documentId);
+  if (withLibrary.size > WITH_LIBRARY_MAX) withLibrary.delete(withLibrary.values().next().value!);
+}
+
+async function injectLibrary(target: ScriptTarget): Promise<void> {
+  const documentId = target.documentIds?.length === 1 ? target.documentIds[0] : undefined;
+  const running = documentId ? injecting.get(documentId) : undefined;
+  if (running) return running;
+  const job = (async () => {
+    const results = await chrome.scripting.executeScript({ target, world: 'ISOLATED', files: [PAGE_LIB_FILE] });
+    for (const res of results) remember(res.documentId);
+  })();
+  if (!documentId) return job;
+  injecting.set(documentId, job);
+  try {
+    await job;
+  } finally {
+    injecting.delete(documentId);
+  }
+}
+
+async function runStub(target: ScriptTarget, name: string, args: unknown[], notAfter: number | null): Promise<{ answer: StubAnswer | undefined; documentId?: string }> {
+  const [res] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: stub, args: [PAGE_LIB_KEY, name, args, notAfter] });
+  if (res && 'error' in res && res.error) throw new Error(String((res as { error: unknown }).error));
+  return { answer: res?.result as StubAnswer | undefined, documentId: res?.documentId };
+}
+
+/**
+ * `lib[name](...args)` in the target's document (ISOLATED world), injecting the library first into
+ * a document not known to hold it; the result, or undefined when Chrome ran the script nowhere.
+ *
+ * With `signal` the call is a page action: it does nothing once the call was given up while a busy
+ * page held it (STALE_MS), and throws the signal's reason then.
+ */
+export async function runPage<K extends PageFn>(target: ScriptTarget, name: K, args: Parameters<PageLib[K]>, signal?: AbortSignal): Promise<Awaited<ReturnType<PageLib[K]>> | undefined> {
+  const known = target.documentIds?.length === 1 && withLibrary.has(target.documentIds[0]!);
+  if (target.documentIds?.length && !known) {
+    await injectLibrary(target);
+  }
+  for (let attempt = 0, injected = 0; attempt < 10; attempt++) {
+    signal?.throwIfAborted();
+    const notAfter = signal && attempt < STALE_RETRIES ? Date.now() + STALE_MS : null;
+    const { answer, documentId } = await runStub(target, name, args as unknown[], notAfter);
+    if (!answer) return undefined;
+    if ('missing' in answer) {
+      // Not there (a document the worker took for one with the library, or a target by tab):
+      // inject it and call again, once.
+      if (injected++) break;
+      if (documentId) withLibrary.delete(documentId);
+      await injectLibrary(target);
+      continue;
+    }
+    if ('stale' in answer) continue;
+    remember(documentId);
+    return answer.r as Awaited<ReturnType<PageLib[K]>>;
+  }
+  throw new ToolError('The page did not take the extension\'s page script; try again', { code: 'not_available', category: 'internal', retryable: true });
+}
