@@ -3,7 +3,8 @@
  * config.json / the managed npm prefix, then a running server is told to reload (POST /reload);
  * settings go through POST /plugin-settings so the server validates them.
  */
-import { resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
 import { ensureStateDirs } from '../../server/state/paths.ts';
 import { installPlugin, uninstallPlugin } from '../../server/plugins/offline.ts';
 import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
@@ -27,8 +28,11 @@ const HELP = `Usage: opentabs plugin <command> …
                                                    or every file (<all_urls>, *://*/*, file:///* …)
   opentabs plugin remove <name>                    Uninstall an npm plugin or forget a local folder
   opentabs plugin configure <name> [key=value …]   Show or change a plugin's settings
-  opentabs plugin create <name> [--dir D]          Scaffold a new plugin project
-  opentabs plugin build [dir] [--watch]            Type-check, then build dist/adapter.js + dist/tools.json
+  opentabs plugin create <name> [--dir D] [--url PATTERN]
+                                                   Scaffold a new plugin project
+      --from-capture FILE|tab:ID                   (create) draft its tools from recorded traffic
+  opentabs plugin build [dir] [--watch] [--no-typecheck]
+                                                   Type-check, then build dist/adapter.js + dist/tools.json
 
 A running server reloads after install/add/remove. New plugins' tools start at 'ask'; a plugin
 that runs on every site or file needs --allow-broad-patterns and its tools start 'off'.`;
@@ -321,5 +325,26 @@ async function build(argv: string[]): Promise<number> {
 
 function describeBuild(dir: string, r: BuildResult): string {
   const warnings = r.warnings.map((w) => `\nwarning: ${w}`).join('');
-  return `Built plugin "${r.name}" in ${dir} (${plural(r.tools.length, 'tool')}, adapter ${r.adapterBytes} bytes)${r.reloaded ? '; the running server reloaded it' : ''}.${warnings}`;
+  const head = `Built plugin "${r.name}" in ${dir} (${plural(r.tools.length, 'tool')}, adapter ${r.adapterBytes} bytes)`;
+  // A folder not yet in config.json is not loaded by any server, reloaded or not: say how to add it.
+  if (!isAddedFolder(dir)) {
+    return `${head}. OpenTabs does not load it yet: add the folder once with \`${selfCommandText(['plugin', 'add', dir])}\` (\`npm run add\` in a scaffolded plugin).${warnings}`;
+  }
+  return `${head}${r.reloaded ? '; the running server reloaded it' : ''}.${warnings}`;
+}
+
+/** Whether config.json lists this folder as a local plugin, or it lies in the config dir's own plugins/. */
+function isAddedFolder(dir: string): boolean {
+  const t = resolveTarget(undefined, 'plugin build');
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const here = real(dir);
+  if (readConfigSnapshot(t.configDir).localPlugins.some((p) => real(resolve(t.configDir, p)) === here)) return true;
+  const installed = real(join(t.configDir, 'plugins'));
+  return here.startsWith(installed + sep);
 }
