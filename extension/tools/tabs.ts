@@ -36,7 +36,9 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
     let started = false;
     // Events of an earlier navigation can still be in flight: only a commit after now counts.
     const since = Date.now();
+    let done = false;
     const cleanup = () => {
+      done = true;
       clearTimeout(timer);
       chrome.webNavigation.onCommitted.removeListener(onCommitted);
       chrome.webNavigation.onDOMContentLoaded.removeListener(onDom);
@@ -59,7 +61,18 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
       if (mine(d) && started) (cleanup(), resolve());
     };
     const onError = (d: { tabId: number; frameId: number; error: string }) => {
-      if (!mine(d) || d.error === 'net::ERR_ABORTED') return;
+      if (!mine(d)) return;
+      if (d.error === 'net::ERR_ABORTED') {
+        // Also what a navigation that another one replaced reports: that one is under way then.
+        // Nothing under way and nothing committed means the URL gave no page (a download, a 204,
+        // a redirect to javascript:): the tab stays where it was, and waiting would only time out.
+        if (!started) void chrome.tabs.get(tabId).then((t) => {
+          if (done || started || t.status !== 'complete' || t.pendingUrl) return;
+          cleanup();
+          reject(new ToolError(`Navigation gave no page (${d.error}): the URL answered with a download, no content or a redirect Chrome refused; tab ${tabId} still shows ${t.url ? (tabRefusal(t) ? redactedUrl(t.url) : t.url) : 'its page'}`, { code: 'tool_error', category: 'not_found' }));
+        }, () => {});
+        return;
+      }
       cleanup();
       reject(new ToolError(`Navigation failed: ${d.error}`, { code: 'tool_error', category: 'not_found' }));
     };
