@@ -32,6 +32,8 @@ Options:
 
 /** How long to wait for a background server started by the bridge. */
 const AUTOSTART_TIMEOUT_MS = 90_000;
+/** After stdin closes, how long the bridge still waits for answers to requests it forwarded. */
+const DRAIN_AFTER_STDIN_MS = 30_000;
 
 export const command: Command = {
   name: 'mcp',
@@ -260,7 +262,22 @@ export async function runBridge(t: Target, path: string): Promise<void> {
     }
   };
 
+  // Requests read from stdin and not yet answered on stdout: when stdin closes (`… | opentabs mcp`,
+  // or a client that writes its last request and closes), their answers are still written.
+  const unanswered = new Set<string | number>();
+  let stdinEnded = false;
+  const stdioSend = stdio.send.bind(stdio);
+  stdio.send = async (msg) => {
+    try {
+      await stdioSend(msg);
+    } finally {
+      const id = (msg as { id?: string | number }).id;
+      if (id !== undefined && !('method' in msg) && unanswered.delete(id) && stdinEnded && unanswered.size === 0) void shutdown();
+    }
+  };
+
   stdio.onmessage = (msg) => {
+    if (isJSONRPCRequest(msg)) unanswered.add(msg.id);
     const version = modernVersionOf(msg);
     if (version !== undefined && isJSONRPCRequest(msg) && msg.method !== 'initialize') {
       void forwardModern(msg, version);
@@ -303,8 +320,15 @@ export async function runBridge(t: Target, path: string): Promise<void> {
     await http.close().catch(() => {});
     process.exit(0);
   };
-  process.stdin.once('end', () => void shutdown());
-  process.stdin.once('close', () => void shutdown());
+  const stdinClosed = () => {
+    if (stdinEnded) return;
+    stdinEnded = true;
+    if (unanswered.size === 0) return void shutdown();
+    log(`stdin closed; writing the answers to ${unanswered.size} pending request(s) first`);
+    setTimeout(() => void shutdown(), DRAIN_AFTER_STDIN_MS);
+  };
+  process.stdin.once('end', stdinClosed);
+  process.stdin.once('close', stdinClosed);
   process.once('SIGINT', () => void shutdown());
   process.once('SIGTERM', () => void shutdown());
 
