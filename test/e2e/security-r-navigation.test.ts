@@ -25,15 +25,12 @@ const HOME = '/pages/index.html?nav';
 beforeAll(async () => {
   h = await startBrowserHarness({
     permissions: { browser: { default: 'auto' } },
-    routes: async (req) => {
+    routes: (req) => {
       const u = new URL(req.url);
       if (u.pathname === '/redirect') return new Response(null, { status: 302, headers: { location: u.searchParams.get('to') ?? '/' } });
       if (u.pathname === '/nothing') return new Response(null, { status: 204 });
       if (u.pathname === '/file.bin') return new Response('bytes', { headers: { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="file.bin"' } });
-      if (u.pathname === '/slow') {
-        await Bun.sleep(1500);
-        return new Response('<title>slow</title>', { headers: { 'content-type': 'text/html' } });
-      }
+      if (u.pathname === '/slow') return Bun.sleep(1500).then(() => new Response('<title>slow</title>', { headers: { 'content-type': 'text/html' } }));
       return undefined;
     },
   });
