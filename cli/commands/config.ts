@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { configPath, isPermission, isSessionsPerMinute, normalizeOrigin } from '../../server/state/config.ts';
-import { MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
+import { MCP_SESSION_RATE_LIMIT, MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
 import { PLUGIN_NAME_RE } from '../../server/protocol/plugin-manifest.ts';
 import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
 import { parse, parseBool } from '../args.ts';
@@ -21,7 +21,8 @@ const HELP = `Usage: opentabs config <show|set|rotate-secret> …
 const SHOW_HELP = `Usage: opentabs config show [--json] [--show-secret] [--port N]
 
 Show the config dir, the server URL/port and whether it runs, the secret (hidden unless
---show-secret), skipPermissions, local plugins, permissions and plugin settings.
+--show-secret), skipPermissions, allowFileUrls, uploadFolders, mcpSessionsPerMinute, local plugins,
+permissions, page origins and plugin settings.
 
   --json          Machine-readable: {configDir, configFile, port, url, running, secret?, …config.json}
   --show-secret   Include the secret, e.g.  opentabs config show --json --show-secret | jq -r .secret`;
@@ -30,7 +31,8 @@ const SET_HELP = `Usage: opentabs config set <key> <value>
 
 Keys:
   permission.<plugin> off|ask|auto           Default permission for every tool of a plugin
-  permission.<plugin>.<tool> off|ask|auto    One tool (short name like send_message, or the full name)
+  permission.<plugin>.<tool> off|ask|auto    One tool (short name like send_message, or the full name;
+                                             permission.<plugin>_<tool> works too)
   permission.<browser_tool> off|ask|auto     A built-in tool, e.g. permission.browser_execute_script auto
   skipPermissions true|false                 Treat every 'ask' tool as 'auto' ('off' stays off)
   allowFileUrls true|false                   Let built-in tools open and read file:// pages (never
@@ -89,6 +91,7 @@ async function show(argv: string[]): Promise<number> {
   out(`${c.bold('skipPermissions')}  ${cfg.skipPermissions === true}`);
   out(`${c.bold('allowFileUrls')}    ${cfg.allowFileUrls === true}`);
   out(`${c.bold('uploadFolders')}    ${cfg.uploadFolders?.length ? cfg.uploadFolders.join(', ') : c.dim('none (uploads refused)')}`);
+  out(`${c.bold('MCP sessions')}     ${cfg.mcpSessionsPerMinute ?? c.dim(`${MCP_SESSION_RATE_LIMIT.max} (default)`)} new per minute (mcpSessionsPerMinute)`);
   out(`${c.bold('Local plugins')}    ${cfg.localPlugins.length ? cfg.localPlugins.join(', ') : c.dim('none')}`);
   const perms = Object.entries(cfg.permissions);
   out(`${c.bold('Permissions')}      ${perms.length ? '' : c.dim('defaults only')}`);
