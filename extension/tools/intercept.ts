@@ -49,6 +49,9 @@ const endedNotes = new Map<number, string>();
 /** Every main-frame document request pauses too, so leaving the site is seen before the request goes out. */
 const DOCUMENTS = { urlPattern: '*', resourceType: 'Document', requestStage: 'Request' } as const;
 
+/** A Content-Type the rule may answer with: printable ASCII and tabs, as HTTP header values are. */
+const HEADER_VALUE = /^[\t\x20-\x7e]{0,256}$/;
+
 /** CDP URL patterns: `*` matches any run of characters, `?` one character. */
 const globMatch = (url: string, pattern: string): boolean => wildcardMatch(url, pattern, { anyChar: true });
 
@@ -90,7 +93,8 @@ async function start(tabId: number, rules: Rule[], site: string): Promise<Interc
         responseCode: rule.status ?? 200,
         responseHeaders: [{ name: 'content-type', value: rule.contentType ?? 'application/json' }],
         body,
-      }).catch(() => {});
+        // Should Chrome refuse the answer, the request fails rather than wait for good.
+      }).catch(() => send('Fetch.failRequest', { requestId: p.requestId, errorReason: 'Failed' }).catch(() => {}));
     } else {
       void send('Fetch.failRequest', { requestId: p.requestId, errorReason: rule.action === 'block' ? 'BlockedByClient' : 'Failed' }).catch(() => {});
     }
@@ -132,6 +136,11 @@ export const interceptTools = {
     for (const [k, r] of given.entries()) {
       if (r.action !== 'fulfill' && (r.status !== undefined || r.body !== undefined)) {
         throw new ToolError(`rules[${k}]: status and body are for action "fulfill", not "${r.action}"`, { code: 'invalid_arguments', category: 'validation' });
+      }
+      // Chrome refuses to answer with a header value holding a line break or another control
+      // character, and the request would then wait for good.
+      if (r.contentType !== undefined && !HEADER_VALUE.test(r.contentType)) {
+        throw new ToolError(`rules[${k}].contentType ${JSON.stringify(r.contentType).slice(0, 80)} is not a header value: printable characters only (no line breaks), at most 256`, { code: 'invalid_arguments', category: 'validation' });
       }
     }
     const rules: Rule[] = given.map((r) => ({ ...r, hits: 0, skipped: 0 }));
