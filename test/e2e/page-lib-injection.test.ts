@@ -130,6 +130,21 @@ test('a document that lost the library (the worker took it for one that has it) 
   await page.close();
 });
 
+test('a page action the page started late, while its call still stands, is sent again and done', async () => {
+  const { page, tabId } = await open('/plain.html?late=1');
+  await ok('browser_query_elements', { tabId, selector: 'p' });
+  const before = await spied(tabId);
+  // Busy for 1.5 s: the action's first script starts long after its deadline, the call (30 s) stands.
+  await page.evaluate(() => setTimeout(() => { const t = Date.now(); while (Date.now() - t < 1_500) {} }, 50));
+  await new Promise((r) => setTimeout(r, 200));
+  const r = await ok('browser_select_option', { tabId, selector: '#s', value: 'b' });
+  expect(r).toEqual({ value: 'b', label: 'Banana' });
+  expect(await page.evaluate(() => (document.getElementById('s') as HTMLSelectElement).value)).toBe('b');
+  // The late script did nothing; the second one chose the option.
+  expect((await spied(tabId)).funcs - before.funcs).toBe(2);
+  await page.close();
+});
+
 /** A page that plants a fake library under the real name, fake refs and lying DOM methods, all in its own world. */
 function hostilePage(): string {
   return `<!doctype html><title>Hostile</title><body>
