@@ -4,7 +4,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { checkedDocument, withDebugger, type CdpSend } from './debugger.ts';
-import { runPage } from './page-run.ts';
+import { runPage, STALE_MS } from './page-run.ts';
 import type { Handlers } from './types.ts';
 import { assertApprovedSite, checkedScriptTarget, refusalReason, tabRefusedError } from './url-policy.ts';
 import { guardedAttempt, scriptAttempts, SCRIPT_LATE, SCRIPT_MOVED } from './script-eval.ts';
@@ -32,13 +32,6 @@ const cookieSummary = (c: chrome.cookies.Cookie) => ({
 });
 
 type Evaluated = { result: { value?: unknown; type: string }; exceptionDetails?: { text: string; exception?: { description?: string; className?: string } } };
-
-/**
- * How long after it was sent a guarded script may start: a page that starts it later was busy,
- * and the caller may have given up on the call meanwhile; the careful way then decides. Generous
- * for a page that is merely slow (a script normally starts within a few milliseconds).
- */
-const SCRIPT_START_MS = 100;
 
 /**
  * browser_execute_script the careful way (when the quick way could not tell): everything runs on
@@ -89,7 +82,8 @@ export const storageTools = {
         const why = refusalReason(frame.url);
         if (why) throw tabRefusedError(tabId, why);
         assertApprovedSite(tabId, frame.url);
-        const notAfter = Date.now() + SCRIPT_START_MS;
+        // Started later than STALE_MS after sending, the page was busy (the caller may have given up).
+        const notAfter = Date.now() + STALE_MS;
         for (const attempt of attempts) {
           const done = await send<Evaluated>('Runtime.evaluate', { expression: guardedAttempt(attempt, frame.url, notAfter), awaitPromise: true, returnByValue: true, userGesture: true });
           const value = done.result.value;
