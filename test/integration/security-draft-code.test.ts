@@ -7,7 +7,8 @@
  * names, GraphQL operation names and body and response keys holding backticks, `${`, `*\/`,
  * newlines, U+2028, `__proto__` or a `:name` that looks like a parameter stay text: the only
  * expressions in a drafted URL are the path parameters the drafter found, and no recorded key
- * becomes an object's prototype.
+ * becomes an object's prototype. A body nested thousands of levels deep makes a draft of ordinary
+ * size (levels past DRAFT_MAX_DEPTH are drafted as unknown).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
@@ -113,4 +114,26 @@ test('paths, keys, header and operation names a page chose stay text in the draf
   expect(index).toContain('["__proto__"]: v.');
   // The test replays the recorded path as it was.
   expect(tests).toContain('"GET /api/x:constructor/$GLOBAL_EVIL/a%60/list"');
+});
+
+test('a deeply nested body makes a draft of ordinary size', async () => {
+  const depth = 7000;
+  const nestedArrays = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  const nestedObjects = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  current = {
+    requests: [
+      { method: 'GET', url: `${O}/api/deep`, status: 200, mimeType: 'application/json', requestHeaders: {}, responseHeaders: {}, responseBody: { text: nestedArrays } },
+      { method: 'POST', url: `${O}/api/deeper`, status: 200, mimeType: 'application/json', requestHeaders: { 'content-type': 'application/json' }, responseHeaders: {}, requestBody: { text: nestedObjects }, responseBody: { text: nestedObjects } },
+    ],
+  };
+  const r = await fetch(`${srv.url}/tools/plugin_draft_from_capture/call`, { method: 'POST', headers: { ...srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { tabId: 7, name: 'deep' } }) });
+  expect(r.status).toBe(200);
+  const dir = join(srv.configDir, 'drafts', 'opentabs-plugin-deep');
+  const index = readFileSync(join(dir, 'src', 'index.ts'), 'utf8');
+  const tests = readFileSync(join(dir, 'test', 'plugin.test.ts'), 'utf8');
+  // One indented line per level made ≈ 200 MB of source for these 28 KB.
+  expect(index.length).toBeLessThan(100_000);
+  expect(tests.length).toBeLessThan(100_000);
+  expect(codeOf(index).parseErrors).toBe(0);
+  expect(index).toContain('v.unknown()');
 });

@@ -36,11 +36,27 @@ const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null 
 const parseJson = (t: string | undefined): unknown => {
   if (t === undefined || t === '') return undefined;
   try {
-    return JSON.parse(t);
+    return clipDepth(JSON.parse(t), DRAFT_MAX_DEPTH);
   } catch {
     return undefined;
   }
 };
+
+/**
+ * Objects and arrays of a recorded body nested deeper than this become null (drafted as
+ * v.unknown()). A schema is written with one indented line per level: a page's 14 KB body of
+ * 7,000 nested arrays made a 200 MB draft and held the server for seconds.
+ */
+export const DRAFT_MAX_DEPTH = 32;
+
+function clipDepth(value: unknown, levels: number): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (levels <= 0) return null;
+  if (Array.isArray(value)) return value.map((v) => clipDepth(v, levels - 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: clipDepth(v, levels - 1), enumerable: true, writable: true, configurable: true });
+  return out;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isParamSegment = (s: string) => /^\d+$/.test(s) || UUID.test(s) || /^[0-9a-f]{12,}$/i.test(s) || (/\d/.test(s) && /^[\w-]{8,}$/.test(s));
