@@ -29,7 +29,11 @@ export const PAGE_LIB_FILE = 'page-lib.js';
  */
 export const STALE_MS = 50;
 
-/** How many times an action that started too late is sent again before the last try goes without a deadline. */
+/**
+ * How many tries of an action carry a deadline. A page busy with only short gaps between its tasks
+ * could make every try late; the try after these goes without one, as page actions went before
+ * deadlines: sent once the page had answered and the call was found to stand.
+ */
 const STALE_RETRIES = 3;
 
 /** What the stub answers: the function's result, or why it did not call it. */
