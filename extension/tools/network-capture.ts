@@ -10,10 +10,32 @@ import { debuggerEvents } from './cdp-events.ts';
 import { holdDebugger } from './held-debugger.ts';
 import type { InputOf } from './types.ts';
 import { siteOf } from './url-policy.ts';
-import { bodyLength, capBody, dropBodies, store, trim, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
+import { bodyLength, capBody, dropBodies, headerValue, store, trim, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
 
 /** The capture running on each tab (at most one). */
 export const captures = new Map<number, Capture>();
+
+/**
+ * Why the answer's body is not kept, or null when it is. The capture is for the site the tab
+ * shows; an answer from another origin is kept only when the page itself could read it (CORS
+ * allowed it: Access-Control-Allow-Origin the site's origin or *). Otherwise DevTools would hand
+ * the agent what the browser keeps from the page — another site's file fetched with the user's
+ * cookies, an intranet resource — on the say-so of an approval for this site.
+ */
+function hiddenFromPage(c: Capture, rec: NetRecord): string | null {
+  let origin: string;
+  try {
+    const u = new URL(rec.response?.url || rec.url);
+    if (u.protocol === 'data:') return null;
+    origin = u.origin;
+  } catch {
+    return null;
+  }
+  if (origin === c.site) return null;
+  const allowed = headerValue(rec.response?.headers, 'access-control-allow-origin')?.trim();
+  if (allowed === '*' || allowed === c.site) return null;
+  return `body not kept: an answer from ${origin} that the page itself cannot read (no CORS permission for ${c.site})`;
+}
 
 export function fetchBodies(c: Capture, rec: NetRecord, requestId: string): void {
   const job = (async () => {
@@ -25,11 +47,15 @@ export function fetchBodies(c: Capture, rec: NetRecord, requestId: string): void
     const requestBody = rec.postData !== undefined ? capBody(rec.postData, false) : undefined;
     rec.postData = undefined;
     let responseBody: CapturedBody | undefined;
-    try {
-      const r = await c.send<{ body: string; base64Encoded: boolean }>('Network.getResponseBody', { requestId });
-      responseBody = capBody(r.body, r.base64Encoded);
-    } catch (err) {
-      rec.bodyError = (err as Error).message ?? String(err); // e.g. redirects and 204s have none
+    const unreadable = hiddenFromPage(c, rec);
+    if (unreadable) rec.bodyError = unreadable;
+    else {
+      try {
+        const r = await c.send<{ body: string; base64Encoded: boolean }>('Network.getResponseBody', { requestId });
+        responseBody = capBody(r.body, r.base64Encoded);
+      } catch (err) {
+        rec.bodyError = (err as Error).message ?? String(err); // e.g. redirects and 204s have none
+      }
     }
     // Evicted (or cleared) while its body was being fetched: nothing to keep.
     if (![...c.requests.values()].includes(rec)) return;
