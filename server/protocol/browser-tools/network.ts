@@ -7,7 +7,7 @@ export const networkTools = [
   tool({
     name: 'browser_enable_network_capture',
     group: 'network',
-    description: 'Record a tab\'s network requests and WebSocket frames from now on, until browser_disable_network_capture, while the tab shows the site it was started on (requests elsewhere are only counted). Calling it again updates the settings and keeps the records. Bodies are cut at 100 KB (flagged truncated).',
+    description: 'Record a tab\'s network requests and WebSocket frames from now on, until browser_disable_network_capture, while the tab shows the site it was started on (requests elsewhere are only counted). Calling it again updates the settings and keeps the records. Bodies are cut at 100 KB (flagged truncated); an answer from another origin keeps its body only when CORS lets the page read it.',
     input: v.strictObject({
       tabId,
       urlFilter: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Only URLs containing this text (* matches any run of characters); WebSocket frames are always kept'))),
