@@ -116,8 +116,13 @@ const PAGE_REGEXP = Object.assign(
   { code: 'PAGE_REGEXP' },
 );
 
-/** Page tools' (WebMCP) validators, shared by every catalog snapshot. */
-export const PAGE_TOOL_VALIDATORS = new SchemaValidators(undefined, { code: { regExp: PAGE_REGEXP } });
+/**
+ * Page tools' (WebMCP) validators, shared by every catalog snapshot. One Ajv compiles the schemas
+ * of every page, so a schema's `$id` is not registered in it (addUsedSchema: false): a page
+ * claiming another origin's `$id` first made that origin's tool fail ("schema with key or id …
+ * already exists"), and so did a page's own schema sent again changed under the same `$id`.
+ */
+export const PAGE_TOOL_VALIDATORS = new SchemaValidators(undefined, { code: { regExp: PAGE_REGEXP }, addUsedSchema: false });
 
 function describe(e: ErrorObject | undefined): ValidationFailure {
   if (!e) return { path: '', message: 'arguments do not match the input schema' };
