@@ -4,7 +4,7 @@
  * Cursor, Windsurf, OpenCode, …), with the bearer secret in an Authorization header.
  */
 import { join, resolve } from 'node:path';
-import { runnableArgv } from './self.ts';
+import { selfCommand } from './self.ts';
 import { homeDir } from '../server/protocol/local-files.ts';
 import { c } from './output.ts';
 
@@ -38,11 +38,14 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
 }
 
 /**
- * A stdio client's server entry for `opentabs mcp`: a command that runs from anywhere (absolute
- * when `opentabs` is not on PATH), with OPENTABS_CONFIG_DIR when the config dir is not the default.
+ * A stdio client's server entry for `opentabs mcp`: always the absolute command (Bun and this
+ * install's cli/main.ts, or the single-file binary), even when `opentabs` is on the shell's PATH:
+ * clients started from a desktop launcher (Claude Desktop) get a PATH without npm's global bin
+ * and without `node`, which the npm `opentabs` shim needs. With OPENTABS_CONFIG_DIR when the
+ * config dir is not the default.
  */
 export function stdioConfig(configDir: string): object {
-  const [command, ...args] = runnableArgv(['mcp']);
+  const [command, ...args] = [...selfCommand(), 'mcp'];
   const env = resolve(configDir) === resolve(homeDir(), '.opentabs') ? undefined : { OPENTABS_CONFIG_DIR: configDir };
   return { mcpServers: { opentabs: { command, args, ...(env ? { env } : {}) } } };
 }

@@ -23,6 +23,9 @@ clients that only speak stdio. Example client config (Claude Desktop):
 
   { "mcpServers": { "opentabs": { "command": "opentabs", "args": ["mcp"] } } }
 
+\`opentabs start --show-config\` prints it with the absolute command, which a client started from
+a desktop launcher needs (its PATH may have neither npm's global bin nor node).
+
 Starts the server in the background if it is not running. Only MCP messages go to stdout.
 
 Options:
