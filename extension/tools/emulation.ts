@@ -94,7 +94,13 @@ export const emulationTools = {
         h.active.cpuThrottling = input.cpuThrottling;
       }
     } catch (err) {
-      throw new ToolError(`Chrome refused the emulation: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
+      // A session this call began is let go (its detach ends any override set before the refusal):
+      // it held the tab's debugger, with Chrome's debugging bar, and no emulation, until reset.
+      if (fresh && held.get(tabId) === h) {
+        held.delete(tabId);
+        h.release();
+      }
+      throw new ToolError(`Chrome refused the emulation${fresh ? ' (nothing is emulated)' : ''}: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
     // Cancelled or timed out while a busy page held the commands up: the caller was told it
     // failed, so a session this call began is let go (its detach ends the overrides).
