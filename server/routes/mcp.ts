@@ -4,16 +4,36 @@
  * transport for the same two servers. The router only authenticates and reads the POST body (size cap, JSON); sessions
  * and everything MCP live in McpSessions (server/mcp/sessions.ts).
  */
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { bearerAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
 import type { SessionKind } from '../mcp/tool-calls.ts';
+import { OpenTabsError } from '../errors.ts';
+
+/**
+ * The body check for JSON-RPC posts: a body that is not JSON (or is empty) is answered as a
+ * JSON-RPC parse error (-32700, id null; JSON-RPC 2.0 §5.1), which MCP clients show, rather than
+ * in the REST error shape; anything else (an oversized body: 413) as jsonBody answers it.
+ */
+function rpcJsonBody(ctx: ServerContext): MiddlewareHandler {
+  const rest = jsonBody(ctx);
+  return async (c, next) => {
+    try {
+      await readJson(c, ctx);
+    } catch (err) {
+      if (err instanceof OpenTabsError && err.code === 'invalid_json') {
+        return c.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${err.message}` } }, 400);
+      }
+    }
+    return rest(c, next);
+  };
+}
 
 export function mcpRoutes(ctx: ServerContext): Hono {
   const r = new Hono();
   const auth = bearerAuth(ctx);
-  const body = jsonBody(ctx);
+  const body = rpcJsonBody(ctx);
 
   const post = (kind: SessionKind) => async (c: Context) => ctx.mcp.handle(c.req.raw, kind, await readJson(c, ctx));
   const other = (kind: SessionKind) => (c: Context) => ctx.mcp.handle(c.req.raw, kind);
