@@ -53,12 +53,18 @@ export function authState(ctx: ServerContext, authorization: string | null | und
   return secretMatches(ctx.secret, bearerToken(authorization)) ? 'valid' : 'invalid';
 }
 
-/** `authFile` is the real auth.json of this server's config dir (OPENTABS_CONFIG_DIR aware). */
-export function unauthorizedResponse(state: AuthState, authFile: string): Response {
+/**
+ * `authFile` is the real auth.json of this server's config dir (OPENTABS_CONFIG_DIR aware);
+ * `authorization` the header as sent, to tell a header of the wrong form (e.g. the secret without
+ * the word Bearer) from a wrong secret. The header's value is never echoed: it may be the secret.
+ */
+export function unauthorizedResponse(state: AuthState, authFile: string, authorization?: string | null): Response {
   const message =
     state === 'none'
       ? `Missing Authorization header: send "Authorization: Bearer <secret>" (the secret is in ${authFile}; see \`opentabs config show --show-secret\`)`
-      : 'Invalid bearer token: it does not match the server secret (it may have been rotated; see `opentabs config show --show-secret`)';
+      : authorization && bearerToken(authorization) === null
+        ? 'Malformed Authorization header: expected "Authorization: Bearer <secret>" (the word Bearer, a space, then the secret; see `opentabs config show --show-secret`)'
+        : 'Invalid bearer token: it does not match the server secret (it may have been rotated; see `opentabs config show --show-secret`)';
   return errorResponse('unauthorized', message, { category: 'auth' }, { 'WWW-Authenticate': 'Bearer' });
 }
 
@@ -76,8 +82,9 @@ export function liftIdleTimeout(env: unknown, req: Request): void {
 /** Middleware: 401 with `WWW-Authenticate: Bearer` unless the request carries the secret. */
 export function bearerAuth(ctx: ServerContext): MiddlewareHandler {
   return async (c, next) => {
-    const state = authState(ctx, c.req.header('authorization'));
-    if (state !== 'valid') return unauthorizedResponse(state, secretPath(ctx.configDir));
+    const authorization = c.req.header('authorization');
+    const state = authState(ctx, authorization);
+    if (state !== 'valid') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
     liftIdleTimeout(c.env, c.req.raw);
     await next();
   };

@@ -111,9 +111,10 @@ export function healthRoutes(ctx: ServerContext): Hono {
   r.get('/health', (c) => {
     // No token: minimal answer. A wrong token is an error, not a silent downgrade, so a client
     // with a stale secret learns about it.
-    const state = authState(ctx, c.req.header('authorization'));
+    const authorization = c.req.header('authorization');
+    const state = authState(ctx, authorization);
     if (state === 'none') return c.json({ status: 'ok' });
-    if (state === 'invalid') return unauthorizedResponse(state, secretPath(ctx.configDir));
+    if (state === 'invalid') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
     return c.json(fullHealth(ctx));
   });
   r.get('/ws-info', async (c, next) => {

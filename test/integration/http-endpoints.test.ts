@@ -99,6 +99,18 @@ describe('bearer auth', () => {
     }
   });
 
+  test('the secret without the word Bearer: the 401 says the header is malformed, not that the secret is wrong, and does not echo it', async () => {
+    for (const [path, authorization] of [['/audit', srv.secret], ['/health', srv.secret], ['/audit', `Token ${srv.secret}`], ['/tools', `Bearer:${srv.secret}`]] as const) {
+      const r = await fetch(`${srv.url}${path}`, { headers: { Authorization: authorization } });
+      expect(r.status).toBe(401);
+      const text = await r.text();
+      expect(text).not.toContain(srv.secret);
+      expect(JSON.parse(text).error.message).toContain('Malformed Authorization header: expected "Authorization: Bearer <secret>"');
+    }
+    const wrong = await fetch(`${srv.url}/audit`, { headers: { Authorization: `Bearer ${'0'.repeat(64)}` } });
+    expect(((await wrong.json()) as any).error.message).toContain('does not match the server secret');
+  });
+
   test('wrong, truncated, longer or non-Bearer tokens: 401', async () => {
     const bad = [`Bearer ${'0'.repeat(64)}`, `Bearer ${srv.secret.slice(1)}`, `Bearer ${srv.secret}0`, `Basic ${srv.secret}`, srv.secret, 'Bearer'];
     for (const authorization of bad) {
