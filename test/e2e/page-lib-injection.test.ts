@@ -17,7 +17,8 @@ setDefaultTimeout(120_000);
 const PLAIN = `<!doctype html><title>Plain</title><body>
 <button id="b" onclick="window.clicks = (window.clicks || 0) + 1">Go</button>
 <input id="i"><select id="s"><option value="a">Apple</option><option value="b">Banana</option></select>
-<p>hello world</p></body>`;
+<p>hello world</p>
+<script>window.changes = 0; document.addEventListener('change', () => window.changes++, true);</script></body>`;
 
 let h: BrowserHarness;
 /** The library's global name in this build (page-lib.js assigns it). */
@@ -39,14 +40,17 @@ beforeAll(async () => {
   // functions (by tab).
   const worker = await h.serviceWorker();
   await worker.evaluate(() => {
-    const g = globalThis as unknown as { __spy?: { files: { tabId: number; documentId?: string }[]; funcs: Record<number, number> } };
+    const g = globalThis as unknown as { __spy?: { files: { tabId: number; documentId?: string }[]; funcs: Record<number, number>; delayFilesMs: number } };
     if (g.__spy) return;
-    const spy = (g.__spy = { files: [] as { tabId: number; documentId?: string }[], funcs: {} as Record<number, number> });
+    const spy = (g.__spy = { files: [] as { tabId: number; documentId?: string }[], funcs: {} as Record<number, number>, delayFilesMs: 0 });
     const original = chrome.scripting.executeScript.bind(chrome.scripting);
-    chrome.scripting.executeScript = ((opts: chrome.scripting.ScriptInjection<unknown[], unknown>) => {
+    chrome.scripting.executeScript = (async (opts: chrome.scripting.ScriptInjection<unknown[], unknown>) => {
       const o = opts as { target: { tabId: number; documentIds?: string[] }; files?: string[]; func?: unknown; world?: string };
-      if (o.files?.includes('page-lib.js')) spy.files.push({ tabId: o.target.tabId, documentId: o.target.documentIds?.[0] });
-      else if (o.func && o.world !== 'MAIN') spy.funcs[o.target.tabId] = (spy.funcs[o.target.tabId] ?? 0) + 1;
+      if (o.files?.includes('page-lib.js')) {
+        spy.files.push({ tabId: o.target.tabId, documentId: o.target.documentIds?.[0] });
+        // A file that reaches the page late (as when Chrome reads it after the next call went out).
+        if (spy.delayFilesMs) await new Promise((r) => setTimeout(r, spy.delayFilesMs));
+      } else if (o.func && o.world !== 'MAIN') spy.funcs[o.target.tabId] = (spy.funcs[o.target.tabId] ?? 0) + 1;
       return original(opts as never);
     }) as typeof chrome.scripting.executeScript;
   });
@@ -112,6 +116,25 @@ test('after the tab navigates, the next call injects the library into the new do
   const s = await spied(tabId);
   expect(s.files.length).toBe(2);
   expect(s.files[0]!.documentId).not.toBe(s.files[1]!.documentId);
+  await page.close();
+});
+
+test('a first call whose script reaches a new document before the library does nothing there and goes again: done once', async () => {
+  const { page, tabId } = await open('/plain.html?first=1');
+  const worker = await h.serviceWorker();
+  await worker.evaluate(() => ((globalThis as any).__spy.delayFilesMs = 300));
+  try {
+    const before = await spied(tabId);
+    const r = await ok('browser_select_option', { tabId, selector: '#s', value: 'b' });
+    expect(r).toEqual({ value: 'b', label: 'Banana' });
+    const after = await spied(tabId);
+    expect(after.files.length - before.files.length).toBe(1);
+    // The first script found no library; the second, sent once the file was in, chose the option.
+    expect(after.funcs - before.funcs).toBe(2);
+    expect(await page.evaluate(() => ({ s: (document.getElementById('s') as HTMLSelectElement).value, changes: (window as any).changes }))).toEqual({ s: 'b', changes: 1 });
+  } finally {
+    await worker.evaluate(() => ((globalThis as any).__spy.delayFilesMs = 0));
+  }
   await page.close();
 });
 
