@@ -19,11 +19,15 @@ const HELP = `Usage: opentabs doctor [--json] [--port N]
 Check that everything OpenTabs needs is in place and say how to fix what is not:
 config dir, secret file (present, valid, mode 0600), the server (reachable, or who holds the
 port), the extension folder (installed) and the extension (connected), plugins that failed to load,
-and a Chromium-based browser. Exits 1 if any check fails.
+new MCP sessions the session limit refused in the last 10 minutes, and a Chromium-based browser.
+Exits 1 if any check fails.
 
 Options:
   --json       Print the checks as JSON: [{check, status: ok|warn|fail, detail, fix?}]
   --port N     Server port`;
+
+/** How recent a refused MCP session must be for doctor to mention it. */
+const RECENT_REFUSAL_MS = 10 * 60_000;
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 export interface Check {
@@ -170,6 +174,16 @@ export async function runChecks(t: Target): Promise<Check[]> {
       });
     }
     if ((health.failedPlugins ?? []).length === 0) checks.push({ check: 'plugins', status: 'ok', detail: `${health.plugins ?? 0} loaded, none failed` });
+    // A client the session limit refused shows only "failed to connect" (Claude Code, OpenCode).
+    const refused = health.mcpSessionsRefused;
+    if (refused && refused.count > 0 && refused.lastAt !== null && Date.now() - refused.lastAt < RECENT_REFUSAL_MS) {
+      checks.push({
+        check: 'MCP sessions',
+        status: 'warn',
+        detail: `${refused.count} new MCP session${refused.count === 1 ? '' : 's'} refused since the server started, the last ${Math.max(1, Math.round((Date.now() - refused.lastAt) / 60_000))} min ago: at most ${refused.perMinute} per minute (a client that retries, or each \`claude mcp list\` / \`opencode mcp list\`, opens new ones)`,
+        fix: 'Raise the limit: `opentabs config set mcpSessionsPerMinute 30` (applies to the next new session), or wait a minute.',
+      });
+    }
   }
 
   if (!isCompiled()) {

@@ -45,11 +45,17 @@ const wantsProgress = (m: unknown): boolean => {
   return (m as { method?: unknown }).method === 'tools/call' && p?._meta?.progressToken !== undefined;
 };
 
+/** At most one server.log line per this long about refused new sessions. */
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
+
 export class McpSessions {
   private sessions = new Map<string, McpSession>();
   private limiter: RateLimiter;
   private sweeper: ReturnType<typeof setInterval> | null = null;
   private configMtime = 0;
+  /** New sessions refused by the limit since start, and when the last was (shown by /health and `opentabs doctor`). */
+  private refused = { count: 0, lastAt: null as number | null };
+  private refusalLoggedAt = 0;
 
   constructor(private readonly ctx: McpDeps) {
     this.limiter = createRateLimiter(() => this.sessionRate());
@@ -84,6 +90,15 @@ export class McpSessions {
     }
     const spec = this.sessionRate();
     const waitS = Math.max(1, Math.ceil(this.limiter.retryAfterMs() / 1000));
+    // A client refused here often shows only "failed to connect": the log and doctor must say why.
+    // One log line per minute at most, so a client retrying in a loop cannot fill server.log.
+    const now = Date.now();
+    this.refused.count++;
+    this.refused.lastAt = now;
+    if (now - this.refusalLoggedAt >= REFUSAL_LOG_INTERVAL_MS) {
+      this.refusalLoggedAt = now;
+      this.ctx.log?.warn('mcp_session_refused', { limit: spec.max, windowSeconds: Math.round(spec.windowMs / 1000), refusedSinceStart: this.refused.count });
+    }
     const message =
       `Too many new MCP sessions: at most ${spec.max} per ${Math.round(spec.windowMs / 1000)} s. Retry in ${waitS} s, ` +
       `or raise the limit: \`opentabs config set mcpSessionsPerMinute 30\` (1–${MCP_SESSIONS_PER_MINUTE_MAX}; it is "mcpSessionsPerMinute" in ${configPath(this.ctx.configDir)}); ` +
@@ -93,6 +108,12 @@ export class McpSessions {
 
   get count(): number {
     return this.sessions.size;
+  }
+
+  /** New sessions refused by the session limit since the server started, the last one's time, and the limit now. */
+  refusals(): { count: number; lastAt: number | null; perMinute: number } {
+    const spec = this.sessionRate();
+    return { ...this.refused, perMinute: Math.round((spec.max * 60_000) / spec.windowMs) };
   }
 
   countByKind(kind: SessionKind): number {

@@ -74,6 +74,8 @@ export function fullHealth(ctx: ServerContext) {
     extensionConnected: safe(ctx, 'extensionConnected', () => ctx.hub.connected, false),
     extensionConnections: safe(ctx, 'extensionConnections', () => ctx.hub.connectionCount, 0),
     mcpClients: safe(ctx, 'mcpClients', () => ctx.mcp.count, 0),
+    // New MCP sessions the session limit refused (a client then often says only "failed to connect").
+    mcpSessionsRefused: safe(ctx, 'mcpSessionsRefused', () => ctx.mcp.refusals(), { count: 0, lastAt: null as number | null, perMinute: 0 }),
     plugins: plugins.length,
     pluginDetails,
     failedPlugins: safe(ctx, 'failedPlugins', () => ctx.plugins.failed(), []),

@@ -1,6 +1,7 @@
 /**
  * The command the 429 on /mcp suggests (`opentabs config set mcpSessionsPerMinute N`) runs as
  * printed and lifts the limit without a restart; a bad value is refused and config.json is unchanged.
+ * Refusals show in /health, once a minute in server.log, and as a doctor warning naming the command.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
@@ -32,6 +33,21 @@ test('the 429 names `opentabs config set mcpSessionsPerMinute`, which runs and l
   // `opentabs …`, or the absolute command when opentabs is not on PATH (as in this test).
   const suggested = /`(?:opentabs|\S+ \S+\/cli\/main\.ts) (config set mcpSessionsPerMinute \d+)`/.exec(message);
   expect(suggested).not.toBeNull();
+
+  // A client refused here often shows only "failed to connect": /health, server.log and doctor
+  // say what happened. Five more refusals make no more log lines (one a minute at most).
+  for (let i = 0; i < 5; i++) expect((await postInit()).status).toBe(429);
+  const health = (await (await fetch(`${srv.url}/health`, { headers: srv.auth })).json()) as { mcpSessionsRefused: { count: number; lastAt: number; perMinute: number } };
+  expect(health.mcpSessionsRefused.count).toBe(6);
+  expect(health.mcpSessionsRefused.perMinute).toBe(1);
+  expect(Date.now() - health.mcpSessionsRefused.lastAt).toBeLessThan(60_000);
+  const logLines = readFileSync(join(srv.configDir, 'server.log'), 'utf8').split('\n').filter((l) => l.includes('mcp_session_refused'));
+  expect(logLines.length).toBe(1);
+  const doctor = await runCli(['doctor', '--json', '--port', String(new URL(srv.url).port)], { configDir: srv.configDir });
+  const check = (JSON.parse(doctor.stdout) as { check: string; status: string; detail: string; fix?: string }[]).find((c) => c.check === 'MCP sessions');
+  expect(check?.status).toBe('warn');
+  expect(check?.detail).toContain('6 new MCP sessions refused');
+  expect(check?.fix).toMatch(/config set mcpSessionsPerMinute 30/);
 
   const cfgPath = join(srv.configDir, 'config.json');
   const before = readFileSync(cfgPath, 'utf8');
