@@ -18,6 +18,9 @@ import { refusalReason } from '../tools/url-policy.ts';
 import { PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
 import type { Connection } from './connection.ts';
 
+/** The longest wait before a list the server had no budget to check is sent again. */
+const PAGE_TOOLS_RETRY_MAX_MS = 30_000;
+
 const SCRIPT_IDS = { main: 'opentabs-page-tools-main', bridge: 'opentabs-page-tools-bridge' } as const;
 const PAGE_MATCHES = ['http://*/*', 'https://*/*'];
 
@@ -199,7 +202,17 @@ export class PageTools {
       const r = await this.conn.request('pageTools.update', { tabId: tab.tabId, url: tab.url, tools: tab.tools });
       if (tab.reported === key) tab.refused = new Set(r.refused.map((x) => x.name));
       this.changed();
-      for (const x of r.refused) this.warn(tab, `page tool "${x.name}" refused: ${x.reason}`);
+      const retry = Math.max(0, ...r.refused.map((x) => x.retryAfterMs ?? 0));
+      // Tools the server had no budget to check yet: the same list goes again once it has.
+      if (retry > 0 && tab.reported === key && !tab.pending && this.tabs.get(tab.tabId) === tab) {
+        tab.pending = setTimeout(() => {
+          tab.pending = null;
+          if (this.tabs.get(tab.tabId) !== tab || tab.reported !== key) return;
+          tab.reported = '';
+          void this.report(tab);
+        }, Math.min(retry + 100, PAGE_TOOLS_RETRY_MAX_MS));
+      }
+      for (const x of r.refused) if (x.retryAfterMs === undefined) this.warn(tab, `page tool "${x.name}" refused: ${x.reason}`);
     } catch (err) {
       if (tab.reported === key) tab.reported = '';
       extLog('warning', `Page tools of tab ${tab.tabId}: ${(err as Error).message}`);

@@ -301,7 +301,9 @@ export const ExtensionToServer = {
   /**
    * The page tools (WebMCP) one tab offers now: the whole list, sent once per change; an empty
    * list when the page unregistered them all, navigated, or the tab closed. The answer names the
-   * tools the server refused (bad schema, name taken, over a cap) so the page can be told why.
+   * tools the server refused (bad schema, name taken, over a cap) so the page can be told why;
+   * `retryAfterMs` on a tool whose schema was not checked yet (the tab's budget for new schemas
+   * was spent): the list is sent again after that long.
    */
   'pageTools.update': {
     kind: 'request',
@@ -310,7 +312,7 @@ export const ExtensionToServer = {
       url: v.string(),
       tools: v.array(v.object({ name: v.string(), description: v.string(), inputSchema: v.record(v.string(), v.unknown()) })),
     }),
-    result: v.object({ ok: v.literal(true), refused: v.array(v.object({ name: v.string(), reason: v.string() })) }),
+    result: v.object({ ok: v.literal(true), refused: v.array(v.object({ name: v.string(), reason: v.string(), retryAfterMs: v.optional(v.number()) })) }),
   },
   /** Side panel: the permission of every page tool of one origin (e.g. "https://app.example.com"). */
   'config.setOriginPermission': {

@@ -81,6 +81,8 @@ interface TabTools {
 export interface Refusal {
   name: string;
   reason: string;
+  /** Not checked yet (the tab's budget for new schemas is spent): the list may be sent again after this long. */
+  retryAfterMs?: number;
 }
 
 /** A page tool name under MCP's rules: other characters become "_". */
@@ -112,6 +114,8 @@ export class PageToolRegistry {
       const taken = new Set<string>();
       const catalog = this.catalog.current();
       const budget = this.budgetOf(tabId);
+      // Characters of new schemas left unchecked for want of budget (they set retryAfterMs).
+      let unchecked = 0;
       for (const raw of tools) {
         // A page sends its tools again on every registration change and navigation: a schema text
         // seen before keeps the object already checked (and with it its validator), unparsed.
@@ -134,7 +138,8 @@ export class PageToolRegistry {
         if (accepted.some((a) => a.name === t.name)) continue;
         if (!known) {
           if (overBudget) {
-            refused.push({ name: t.name, reason: `not checked: this tab sent more new schemas than the server checks (${PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND / 1024} KB a second); send the list again in a few seconds` });
+            unchecked += text.length;
+            refused.push({ name: t.name, reason: `not checked yet: this tab sent more new schemas than the server checks (${PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND / 1024} KB a second); the list is sent again in a moment`, retryAfterMs: 0 });
             continue;
           }
           budget.bytes -= text.length;
@@ -161,6 +166,11 @@ export class PageToolRegistry {
         }
         taken.add(fullName);
         accepted.push({ ...t, fullName });
+      }
+      if (unchecked > 0) {
+        // When the budget will cover every schema left unchecked.
+        const retryAfterMs = Math.max(1, Math.ceil(((unchecked - budget.bytes) / PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND) * 1000));
+        for (const r of refused) if (r.retryAfterMs !== undefined) r.retryAfterMs = retryAfterMs;
       }
     }
     const before = this.tabs.get(tabId);

@@ -4,11 +4,12 @@
  * lists alternating, another tab of the app) is neither parsed nor checked again and shares the
  * schema object (and its validator). New schema text is checked within a budget per tab
  * (PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES, then PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND): a page
- * sending new schemas in every list gets the rest refused with a reason, while a list it sent
- * before, and other tabs, are still taken.
+ * sending new schemas in every list gets the rest refused with a reason and the time after which
+ * the list can be checked (the extension sends it again then), while a list it sent before, and
+ * other tabs, are still taken.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
-import { PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES, PAGE_TOOL_SCHEMA_MAX_BYTES, PAGE_TOOLS_MAX_PER_TAB } from '../../server/limits.ts';
+import { PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES, PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND, PAGE_TOOL_SCHEMA_MAX_BYTES, PAGE_TOOLS_MAX_PER_TAB } from '../../server/limits.ts';
 import { FakeExtension } from '../harness/fake-extension.ts';
 import { startTestServer, type TestServer } from '../harness/server.ts';
 import { removeDir, tempDir } from './cli-support.ts';
@@ -18,7 +19,7 @@ let root = '';
 let srv: TestServer;
 let ext: FakeExtension;
 
-async function update(tabId: number, url: string, tools: unknown[]): Promise<{ refused: { name: string; reason: string }[] }> {
+async function update(tabId: number, url: string, tools: unknown[]): Promise<{ refused: { name: string; reason: string; retryAfterMs?: number }[] }> {
   const m = await ext.request('pageTools.update', { tabId, url, tools }, 60_000);
   if (m.error) throw new Error(JSON.stringify(m.error));
   return m.result as { refused: { name: string; reason: string }[] };
@@ -52,10 +53,15 @@ test('new schemas in every list are checked within the tab budget; a list sent b
   // New schemas in every list: within a few lists, some are refused, each with the reason.
   const perList = JSON.stringify(first).length;
   const maxLists = Math.ceil((2 * PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES) / perList) + 2;
-  let refused: { name: string; reason: string }[] = [];
+  let refused: { name: string; reason: string; retryAfterMs?: number }[] = [];
   for (let k = 0; k < maxLists && refused.length === 0; k++) refused = (await update(11, 'https://busy.example/', list(`new${k}`))).refused;
   expect(refused.length).toBeGreaterThan(0);
-  for (const r of refused) expect(r.reason).toContain('send the list again');
+  // Each says so, and when the budget will cover them all (the extension sends the list again then).
+  for (const r of refused) expect(r.reason).toContain('not checked yet');
+  const retry = refused[0]!.retryAfterMs!;
+  expect(retry).toBeGreaterThan(0);
+  expect(retry).toBeLessThanOrEqual(Math.ceil((refused.length * PAGE_TOOL_SCHEMA_MAX_BYTES * 1000) / PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND));
+  for (const r of refused) expect(r.retryAfterMs).toBe(retry);
 
   // The tab's first list again: nothing new, so nothing refused, over budget or not.
   expect((await update(11, 'https://busy.example/', first)).refused).toEqual([]);
