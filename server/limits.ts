@@ -79,9 +79,9 @@ export const PAGE_TOOL_SCHEMA_MAX_DEPTH = 32;
  * Page tool schemas the server has not seen before are checked within a budget per tab, in
  * characters of their JSON: a burst (four full lists of 32 tools of 16 KB), then this many per second. A
  * schema seen before (the same JSON text, from any tab; up to PAGE_TOOL_SCHEMA_CACHE_BYTES of them
- * are remembered) costs nothing. A new one over the budget is refused, and the page is told to
- * send its list again later: a page sending new 16 KB schemas ten times a second is checked at
- * this rate, not at the rate it sends.
+ * are remembered) costs nothing. A new one over the budget is refused with the time after which
+ * the budget covers it, and the extension sends the list again then: a page sending new 16 KB
+ * schemas ten times a second is checked at this rate, not at the rate it sends.
  */
 export const PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES = 2 * 1024 * 1024;
 export const PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND = 128 * 1024;
