@@ -157,7 +157,8 @@ export function confirmationTarget(
   const target: ConfirmationTarget = {};
   const tabId = explicitTabId ?? (typeof args.tabId === 'number' ? args.tabId : undefined);
   if (tabId !== undefined) target.tabId = tabId;
-  let url = typeof args.url === 'string' ? args.url : tabUrl;
+  // A built-in that names a site by its origin (browser_clear_site_data) is about that site.
+  let url = typeof args.url === 'string' ? args.url : tool.kind === 'browser' && typeof args.origin === 'string' ? args.origin : tabUrl;
   if (url === undefined && tabId !== undefined) {
     for (const s of hub.allTabStates().values()) {
       const t = s.tabs.find((x) => x.tabId === tabId);
@@ -179,6 +180,8 @@ export function confirmationTarget(
     const domain = domainOf(url);
     if (domain) target.domain = domain;
   }
+  // A cookie with a Domain goes to that domain and every subdomain of it, not only the URL's host.
+  if (tool.kind === 'browser' && typeof args.domain === 'string' && args.domain.replace(/^\./, '') !== '') target.domain = `${args.domain.replace(/^\./, '')} and its subdomains`;
   return target;
 }
 
