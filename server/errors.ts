@@ -4,9 +4,9 @@
  * commands; they are written so they run where the server runs (runnableCommands).
  */
 import { runnableCommands } from './cli-command.ts';
-import { statusFor, type ErrorBody, type ErrorCode } from './protocol/errors.ts';
+import { categoryFor, statusFor, type ErrorBody, type ErrorCode } from './protocol/errors.ts';
 
-export { ERROR_CATEGORIES, STATUS_BY_CODE, statusFor, type ErrorBody, type ErrorCategory, type ErrorCode } from './protocol/errors.ts';
+export { ERROR_CATEGORIES, STATUS_BY_CODE, categoryFor, statusFor, type ErrorBody, type ErrorCategory, type ErrorCode } from './protocol/errors.ts';
 
 /** A failure with its code; the HTTP status follows from the code (STATUS_BY_CODE) unless given. */
 export class OpenTabsError extends Error {
@@ -25,8 +25,9 @@ export class OpenTabsError extends Error {
   }
 }
 
-export function errorBody(code: ErrorCode | string, message: string, extra: Omit<ErrorBody, 'code' | 'message'> = {}) {
-  return { error: { code, message: runnableCommands(message), ...extra } };
+/** The JSON error body; `status` (the response's) gives the category when `extra` names none. */
+export function errorBody(code: ErrorCode | string, message: string, extra: Omit<ErrorBody, 'code' | 'message'> = {}, status?: number) {
+  return { error: { code, message: runnableCommands(message), category: categoryFor(code, status), ...extra } };
 }
 
 /** A JSON error response (used by every router and middleware); the status follows from the code. */
@@ -40,7 +41,7 @@ export function errorResponse(
   // An error that says when to retry says it in the standard header too (whole seconds, at least 1).
   const retryAfter: Record<string, string> =
     extra.retryAfterMs !== undefined && !('Retry-After' in headers) ? { 'Retry-After': String(Math.max(1, Math.ceil(extra.retryAfterMs / 1000))) } : {};
-  return new Response(JSON.stringify(errorBody(code, message, extra)), {
+  return new Response(JSON.stringify(errorBody(code, message, extra, status)), {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...retryAfter, ...headers },
   });

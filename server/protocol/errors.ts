@@ -67,6 +67,19 @@ export function statusFor(code: string): number {
   return Object.hasOwn(STATUS_BY_CODE, code) ? STATUS_BY_CODE[code as ErrorCode] : 502;
 }
 
+/**
+ * The category an error has when its sender named none, from its HTTP status: every error body
+ * carries one, so a client can decide on retrying without knowing each code.
+ */
+export function categoryFor(code: string, status: number = statusFor(code)): ErrorCategory {
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 404) return 'not_found';
+  if (status === 429) return 'rate_limited';
+  if (status === 504) return 'timeout';
+  if (status >= 400 && status < 500 && status !== 499) return 'validation';
+  return 'internal';
+}
+
 export interface ErrorBody {
   code: ErrorCode | string;
   message: string;

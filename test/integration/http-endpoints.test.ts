@@ -322,3 +322,20 @@ describe('unknown paths and wrong methods', () => {
     }
   });
 });
+
+describe('error bodies', () => {
+  test('every error names a category, also where the route gave none (unknown plugin logs, unknown path)', async () => {
+    const cases: [string, string, Record<string, string>, string][] = [
+      ['GET', '/plugins/no-such-plugin/logs', srv.auth, 'not_found'],
+      ['GET', '/no/such/endpoint', srv.auth, 'not_found'],
+      ['POST', '/extension/reload', srv.auth, 'internal'],
+      ['GET', '/audit', { Authorization: 'Bearer nope' }, 'auth'],
+    ];
+    for (const [method, path, headers, category] of cases) {
+      const r = await fetch(`${srv.url}${path}`, { method, headers });
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      const body = (await r.json()) as { error: { code: string; category?: string } };
+      expect({ path, category: body.error.category }).toEqual({ path, category });
+    }
+  });
+});
