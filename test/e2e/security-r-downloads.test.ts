@@ -4,6 +4,8 @@
  *  - browser_download with a file name that climbs out of the download folder (`..`, an absolute
  *    path, backslashes) or writes a hidden file or into a hidden folder (`.bashrc`,
  *    `.ssh/authorized_keys`, `.config/autostart/…`): Chrome refuses each, nothing is downloaded;
+ *  - an allowed URL that redirects to a file, the extension, a data: URL or chrome://: Chrome
+ *    ends the download with nothing received;
  *  - browser_list_downloads, which needs no approval, lists the user's downloads: one a page made
  *    from a data: URL carries the whole file in its URL (a wallet's seed phrase, an exported key),
  *    so such URLs are shown as list tools show a refused page: scheme only, marked restricted.
@@ -18,7 +20,12 @@ let h: BrowserHarness;
 beforeAll(async () => {
   h = await startBrowserHarness({
     permissions: { browser: { default: 'auto' } },
-    routes: (req) => (new URL(req.url).pathname === '/payload.txt' ? new Response('payload\n', { headers: { 'content-type': 'text/plain' } }) : undefined),
+    routes: (req) => {
+      const u = new URL(req.url);
+      if (u.pathname === '/payload.txt') return new Response('payload\n', { headers: { 'content-type': 'text/plain' } });
+      if (u.pathname === '/redirect') return new Response(null, { status: 302, headers: { location: u.searchParams.get('to') ?? '/' } });
+      return undefined;
+    },
   });
 }, 120_000);
 
@@ -64,4 +71,15 @@ describe('downloads', () => {
     expect(mine.restricted).toBeUndefined();
     await page.close();
   });
+});
+
+test('a download redirected to a page the tools refuse receives nothing', async () => {
+  for (const to of ['file:///etc/hostname', `chrome-extension://${h.extensionId}/manifest.json`, 'data:text/plain,agent-written', 'chrome://version/']) {
+    const r = await h.callTool('browser_download', { url: h.fixtureUrl(`/redirect?to=${encodeURIComponent(to)}`) });
+    expect(r.status).toBe(200);
+    const id = r.body.result.downloadId as number;
+    const d = await waitUntil(async () => (await listed()).find((x) => x.downloadId === id && x.state !== 'in_progress'), `the download redirected to ${to} to end`);
+    expect([to, d.state, (d as Listed & { bytesReceived: number }).bytesReceived]).toEqual([to, 'interrupted', 0]);
+    expect(JSON.stringify(d)).not.toContain('agent-written');
+  }
 });
