@@ -89,3 +89,12 @@ test('redaction: secret-named keys and secret-looking values, nothing else', () 
 test('a file that is not a capture is refused clearly', () => {
   expect(() => parseCapture({ hello: 1 })).toThrow('not a capture');
 });
+
+test('a query value written as a plain number is a number in the input; codes with leading zeros, long ids and words stay text', () => {
+  const g = groupOperations(parseCapture({ requests: [req('GET', '/api/items?limit=5&offset=0&ratio=0.5&zip=007&id=12345678901234567890&q=abc&flag=true&neg=-2', [])] }));
+  const op = g.operations.find((o) => o.tool === 'list_items')!;
+  expect(op.samples[0]!.query).toEqual({ limit: 5, offset: 0, ratio: 0.5, zip: '007', id: '12345678901234567890', q: 'abc', flag: 'true', neg: -2 });
+  const code = inferredCode(infer(op.samples.map((s) => s.query)), 'input', op.samples.length);
+  expect(code).toMatch(/limit: v\.pipe\(v\.number\(\), v\.integer\(\)\)|limit: v\.number\(\)/);
+  expect(code).toMatch(/zip: v\.(string|picklist)/);
+});

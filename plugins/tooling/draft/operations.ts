@@ -9,7 +9,8 @@ import type { Captured } from './capture.ts';
 
 export interface Sample {
   path: Record<string, string>;
-  query: Record<string, string>;
+  /** Query parameters; a value written as a plain number (`?limit=5`) is that number. */
+  query: Record<string, string | number>;
   body: unknown;
   response: unknown;
 }
@@ -76,6 +77,15 @@ export const snake = (s: string) =>
     .replace(/^_+|_+$/g, '')
     .toLowerCase();
 const camel = (s: string) => snake(s).replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+
+/**
+ * A query value as the tool's input takes it: a plain decimal number (`5`, `-2`, `0.5`) becomes a
+ * number, so the drafted schema asks the agent for a number; anything else stays text — leading
+ * zeros (`007`, a code), digits beyond what a double holds exactly (an id), `true`/`false`.
+ */
+function queryValue(v: string): string | number {
+  return /^-?(0|[1-9]\d{0,14})(\.\d{1,15})?$/.test(v) ? Number(v) : v;
+}
 
 function template(pathname: string): { template: string; params: string[]; values: string[]; segments: (string | { param: string })[] } {
   const segs = pathname.split('/').filter(Boolean);
@@ -162,7 +172,7 @@ export function groupOperations(captured: Captured[], origin?: string): Grouped 
     }
     const body = parseJson(c.requestBody);
     const response = parseJson(c.responseBody);
-    const query = Object.fromEntries(url.searchParams);
+    const query = Object.fromEntries([...url.searchParams].map(([k, v]) => [k, queryValue(v)]));
     const gql = c.method === 'POST' ? graphqlOf(c, body) : null;
     if (gql) {
       const k = `gql ${gql.operationName}`;
