@@ -28,7 +28,8 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
   return {
     claudeCodeCommand: `claude mcp add --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
     claudeCode: { mcpServers: { opentabs: { type: 'http', url, headers } } },
-    cursor: { mcpServers: { opentabs: { type: 'http', url, headers } } },
+    // Cursor's documented remote form: a url (Streamable HTTP, falling back to SSE) and headers.
+    cursor: { mcpServers: { opentabs: { url, headers } } },
     opencode: { mcp: { opentabs: { type: 'remote', url, headers } } },
     windsurf: { mcpServers: { opentabs: { serverUrl: url, headers } } },
     gateway: { mcpServers: { opentabs: { type: 'http', url: `${baseUrl}/mcp/gateway`, headers } } },
