@@ -208,7 +208,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
           check: 'browser',
           status: 'fail',
           detail: 'no Chromium-based browser (Chrome, Chromium, Brave, Edge) found on PATH or in the usual places',
-          fix: 'Install Google Chrome or Chromium (e.g. `sudo apt-get install chromium`); the OpenTabs extension needs a Chromium-based browser.',
+          fix: 'Install Google Chrome (https://www.google.com/chrome/) or Chromium (Debian/Ubuntu: `sudo apt-get install chromium`; Fedora: `sudo dnf install chromium`; macOS: `brew install --cask chromium`); the OpenTabs extension needs a Chromium-based browser.',
         },
   );
   return checks;
