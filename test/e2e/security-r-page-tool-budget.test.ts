@@ -15,8 +15,8 @@ let h: BrowserHarness;
 /** The shim page has 4 tools of its own: the rest of a tab's allowance. */
 const BIG = PAGE_TOOLS_MAX_PER_TAB - 4;
 const SCHEMA_CHARS = 15_000;
-/** Enough rounds of new schemas to pass the burst twice over. */
-const ROUNDS = Math.ceil((2 * PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES) / (BIG * SCHEMA_CHARS)) + 1;
+/** Enough rounds of new schemas to pass the burst three times over (the budget refills meanwhile). */
+const ROUNDS = Math.ceil((3 * PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES) / (BIG * SCHEMA_CHARS)) + 1;
 
 beforeAll(async () => {
   h = await startBrowserHarness();
@@ -43,7 +43,12 @@ test("a page's last list is listed in full once the server's budget allows, sent
       const mc = (navigator as any).modelContext;
       const schema = (salt: string) => {
         const properties: Record<string, unknown> = {};
-        for (let i = 0; JSON.stringify(properties).length < chars; i++) properties[`p${i}_${salt}`] = { type: 'string', minLength: 1 };
+        // Each property adds its key and {"type":"string","minLength":1} (≈ 50 characters).
+        for (let i = 0, size = 2; size < chars; i++) {
+          const key = `p${i}_${salt}`;
+          properties[key] = { type: 'string', minLength: 1 };
+          size += key.length + 40;
+        }
         return { type: 'object', properties };
       };
       for (let r = 0; r < rounds; r++) {
