@@ -7,6 +7,7 @@
  */
 import type { PageLib } from '../page/index.ts';
 import { ToolError } from '../shared/tool-error.ts';
+import { refusalReason } from './url-policy.ts';
 
 export type { PageLib };
 export type PageFn = keyof PageLib;
@@ -63,12 +64,13 @@ function remember(documentId: string | undefined): void {
   if (withLibrary.size > WITH_LIBRARY_MAX) withLibrary.delete(withLibrary.values().next().value!);
 }
 
-async function injectLibrary(target: ScriptTarget): Promise<void> {
+/** `early`: as soon as the document exists (at commit), not once it has loaded. */
+async function injectLibrary(target: ScriptTarget, early = false): Promise<void> {
   const documentId = target.documentIds?.length === 1 ? target.documentIds[0] : undefined;
   const running = documentId ? injecting.get(documentId) : undefined;
   if (running) return running;
   const job = (async () => {
-    const results = await chrome.scripting.executeScript({ target, world: 'ISOLATED', files: [PAGE_LIB_FILE] });
+    const results = await chrome.scripting.executeScript({ target, world: 'ISOLATED', files: [PAGE_LIB_FILE], ...(early ? { injectImmediately: true } : {}) });
     for (const res of results) remember(res.documentId);
   })();
   if (!documentId) return job;
@@ -87,6 +89,38 @@ async function runStub(target: ScriptTarget, name: string, args: unknown[], notA
 }
 
 /**
+ * Tabs the tools ran page code in lately (tab id → when), bounded. A document such a tab commits
+ * next — the agent navigating, following a link, submitting a form — gets the library as it
+ * commits, so the first call there (usually a snapshot right after a navigation) does not carry the
+ * file. Tabs the tools never touched, and pages the URL policy refuses, get nothing.
+ */
+const recentTabs = new Map<number, number>();
+const RECENT_TAB_MS = 10 * 60_000;
+const RECENT_TABS_MAX = 64;
+let preloading = false;
+
+function noteTab(tabId: number): void {
+  recentTabs.delete(tabId);
+  recentTabs.set(tabId, Date.now());
+  if (recentTabs.size > RECENT_TABS_MAX) recentTabs.delete(recentTabs.keys().next().value!);
+  if (preloading) return;
+  // Registered on first use, not at the worker's top level: a listener there would wake the
+  // worker for every navigation in the browser.
+  preloading = true;
+  chrome.webNavigation.onCommitted.addListener((d) => {
+    if (d.frameId !== 0 || !d.documentId) return;
+    const at = recentTabs.get(d.tabId);
+    if (at === undefined) return;
+    if (Date.now() - at > RECENT_TAB_MS) {
+      recentTabs.delete(d.tabId);
+      return;
+    }
+    if (refusalReason(d.url)) return;
+    injectLibrary({ tabId: d.tabId, documentIds: [d.documentId] }, true).catch(() => {});
+  });
+}
+
+/**
  * `lib[name](...args)` in the target's document (ISOLATED world), injecting the library into a
  * document not known to hold it; the result, or undefined when Chrome ran the script nowhere.
  *
@@ -94,6 +128,7 @@ async function runStub(target: ScriptTarget, name: string, args: unknown[], notA
  * page held it (STALE_MS), and throws the signal's reason then.
  */
 export async function runPage<K extends PageFn>(target: ScriptTarget, name: K, args: Parameters<PageLib[K]>, signal?: AbortSignal): Promise<Awaited<ReturnType<PageLib[K]>> | undefined> {
+  noteTab(target.tabId);
   const known = target.documentIds?.length === 1 && withLibrary.has(target.documentIds[0]!);
   // A document new to the worker: the library is sent along with the call, not a round trip
   // before it. Chrome mostly runs the two in the order sent (measured: 7 of 10 new documents);

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { EXTENSION_DIST_DIR } from '../../extension/build.ts';
-import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 setDefaultTimeout(120_000);
 
@@ -117,6 +117,33 @@ test('after the tab navigates, the next call injects the library into the new do
   expect(s.files.length).toBe(2);
   expect(s.files[0]!.documentId).not.toBe(s.files[1]!.documentId);
   await page.close();
+});
+
+test('a tab the tools used gets the library as its next document commits, so the first call there sends one script; untouched tabs and refused pages get nothing', async () => {
+  const used = await open('/plain.html?pre=1');
+  await ok('browser_query_elements', { tabId: used.tabId, selector: 'p' });
+  await used.page.goto(h.fixtureUrl('/other.html?pre=1'));
+  // Before any call in the new document, its library is already on the way (or in).
+  await waitUntil(async () => (await spied(used.tabId)).files.length === 2, 'the library for the new document', 10_000);
+  const newDoc = (await spied(used.tabId)).files[1]!.documentId;
+  const before = await spied(used.tabId);
+  const snap = await ok('browser_snapshot', { tabId: used.tabId });
+  expect(snap.snapshot).toContain('hello world');
+  const after = await spied(used.tabId);
+  expect(after.files.length).toBe(2);
+  expect(after.files[1]!.documentId).toBe(newDoc);
+  expect(after.funcs - before.funcs).toBe(1);
+
+  // A tab no tool has run page code in: its navigations inject nothing.
+  const untouched = await open('/plain.html?untouched=1');
+  await untouched.page.goto(h.fixtureUrl('/other.html?untouched=1'));
+  // A page the tools may not use (a data: document), in the used tab: nothing either.
+  await used.page.goto('data:text/html,<p>not for the tools</p>');
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect((await spied(untouched.tabId)).files.length).toBe(0);
+  expect((await spied(used.tabId)).files.length).toBe(2);
+  await untouched.page.close();
+  await used.page.close();
 });
 
 test('a first call whose script reaches a new document before the library does nothing there and goes again: done once', async () => {
