@@ -98,8 +98,14 @@ export class SchemaValidators {
 // Required on the first built-in call, not imported at start-up: in the bundle it is ≈ 300 KB of code.
 export const BUILTIN_VALIDATORS = new SchemaValidators(() => (require('./builtin-validators.ts') as typeof import('./builtin-validators.ts')).PRECOMPILED_BUILTINS);
 
-/** Plugin tools' validators, shared by every catalog snapshot. */
-export const TOOL_VALIDATORS = new SchemaValidators();
+/**
+ * Plugin tools' validators, shared by every catalog snapshot. Ids are not registered in the shared
+ * Ajv (addUsedSchema: false): two tools whose schemas carry the same `$id` (a copied schema, a
+ * common vocabulary URL, a plugin update that changed one) each keep their own validator instead of
+ * the second failing with "schema with key or id … already exists"; references inside a schema to
+ * its own ids still resolve.
+ */
+export const TOOL_VALIDATORS = new SchemaValidators(undefined, { addUsedSchema: false });
 
 /**
  * A page's regular expressions (`pattern`) are never run on the server: any web page writes them,
