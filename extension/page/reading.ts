@@ -15,11 +15,11 @@ export function readPage(mode: 'text' | 'html', selector: string | null, maxLeng
     }
     if (!el) return { error: `No element matches ${selector}` };
   }
-  const full = mode === 'text' ? ((el as HTMLElement).innerText ?? el.textContent ?? '') : el.outerHTML;
   // The iframes of the part read (their content is not in innerText or outerHTML), in document
-  // order: each one's index among this window's frames, its name and its src; and in a frame,
-  // its own index among its parent's frames (to put each frame's text under its iframe).
-  const slots: [number, string, string][] = [];
+  // order: each one's index among this window's frames, its name, its src and, for the text of
+  // the whole page, where it is in that text (-1: nowhere, e.g. inside a hidden element); and in
+  // a frame, its own index among its parent's frames (to put each frame's text at its iframe).
+  const slots: [number, string, string, number][] = [];
   // Iframes inside open shadow roots (web components) too.
   const frameEls: Element[] = el.tagName === 'IFRAME' || el.tagName === 'FRAME' ? [el] : [];
   const collect = (root: Element | ShadowRoot) => {
@@ -30,10 +30,49 @@ export function readPage(mode: 'text' | 'html', selector: string | null, maxLeng
   };
   collect(el);
   if (el.shadowRoot) collect(el.shadowRoot);
-  for (const f of frameEls) {
+  // Where each iframe is in the page's text: for as long as innerText takes, a text node holding a
+  // placeholder sits before each iframe, and the placeholders are cut out of the text again, their
+  // places kept. The placeholder carries a number drawn here for this call only (digits, which
+  // text-transform leaves alone), so no text of the page can pose as one.
+  const places = frameEls.map(() => -1);
+  const placed: Text[] = [];
+  const nonce = mode === 'text' && !selector && frameEls.length ? [...crypto.getRandomValues(new Uint32Array(4))].join('') : '';
+  if (nonce) {
+    for (const [k, f] of frameEls.entries()) {
+      const t = document.createTextNode(`\u0001${nonce}:${k}\u0001`);
+      try {
+        f.before(t);
+        placed.push(t);
+      } catch {
+        // No place for a text node there (an iframe that is a document's root).
+      }
+    }
+  }
+  let full: string;
+  try {
+    full = mode === 'text' ? ((el as HTMLElement).innerText ?? el.textContent ?? '') : el.outerHTML;
+  } finally {
+    for (const t of placed) t.remove();
+  }
+  if (placed.length) {
+    const re = new RegExp(`\u0001${nonce}:(\\d+)\u0001`, 'g');
+    // The white space next to an iframe goes too (the worker sets the frame's text apart by blank lines).
+    let out = '';
+    let from = 0;
+    for (let m = re.exec(full); m; m = re.exec(full)) {
+      const before = full.slice(from, m.index);
+      out += (from > 0 ? before.trimStart() : before).trimEnd();
+      from = m.index + m[0].length;
+      const k = Number(m[1]);
+      if (k < places.length && places[k] === -1) places[k] = out.length;
+    }
+    const rest = full.slice(from);
+    full = out + (from > 0 ? rest.trimStart() : rest);
+  }
+  for (const [k, f] of frameEls.entries()) {
     const index = frameIndexOf(f);
     const name = (f.getAttribute('aria-label') || f.getAttribute('title') || f.getAttribute('name') || '').replace(/\s+/g, ' ').trim().slice(0, 300);
-    slots.push([index, name, (f as HTMLIFrameElement).src]);
+    slots.push([index, name, (f as HTMLIFrameElement).src, places[k]!]);
   }
   return { url: location.href, title: document.title, content: full.slice(0, maxLength), length: full.length, truncated: full.length > maxLength, slots, frameIndex: indexInParent() };
 }

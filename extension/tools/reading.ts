@@ -32,7 +32,7 @@ export async function runInTab<K extends PageFn>(tabId: number, name: K, args: P
   }
 }
 
-type PageText = { url: string; title: string; content: string; length: number; truncated: boolean; slots: [number, string, string][]; frameIndex: number };
+type PageText = { url: string; title: string; content: string; length: number; truncated: boolean; slots: [number, string, string, number][]; frameIndex: number };
 
 /** What the result says when a page's iframes hold content the result does not include. */
 function iframesNote(n: number, how: string): string {
@@ -43,23 +43,30 @@ const FRAMES_NOT_INCLUDED = 'their content is not included here; browser_snapsho
 type ListedFrame = { url: string; name?: string; read: boolean; note?: string };
 
 /**
- * browser_get_tab_content of a whole page with iframes: after the page's text, each frame's text
- * under a line `[iframe Name (url)]` (in page order; a frame inside a frame after its parent's
- * text, indented), all within maxLength. Frames are the children of the very document read
- * (parentDocumentId), scripted by documentId only when the URL policy allows them (a frame
- * inside one is reached only through it); a refused one is named on its line and never scripted,
- * one that does not answer within FRAME_ANSWER_MS is named as such.
+ * browser_get_tab_content of a whole page with iframes: each frame's text where its iframe is in
+ * the page's text (readPage says where), under a line `[iframe Name (url)]` and set apart by blank
+ * lines (a frame inside a frame likewise in its parent's text, indented), all within maxLength; an
+ * iframe that has no place in the text (inside a hidden element) at the end. Frames are the
+ * children of the very document read (parentDocumentId), scripted by documentId only when the URL
+ * policy allows them (a frame inside one is reached only through it); a refused one is named on
+ * its line and never scripted, one that does not answer within FRAME_ANSWER_MS is named as such.
  */
 async function withFrameTexts(tabId: number, top: PageText, topDocumentId: string | undefined, maxLength: number) {
   const { slots: _, frameIndex: __, ...rest } = top;
   const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
-  const room = Math.max(0, maxLength - top.content.length);
-  const parts: string[] = [];
   const listed: ListedFrame[] = [];
-  let length = top.length;
+  /** The characters of the documents read that each read left out (it stops at its maxLength). */
+  let unread = top.length - top.content.length;
   let truncated = top.truncated;
-  const expand = async (parent: PageText, parentFrameId: number, parentDocumentId: string | undefined, depth: number): Promise<void> => {
-    if (!parent.slots.length) return;
+  /**
+   * The document's text with its frames' put in (and theirs in them). `start`: where the
+   * document's text starts in the whole text at the earliest; a frame's text starts after its
+   * iframe's place, so reading more than maxLength past the first place would be cut anyway.
+   */
+  const expand = async (doc: PageText, parentFrameId: number, parentDocumentId: string | undefined, depth: number, start: number): Promise<string> => {
+    if (!doc.slots.length) return doc.content;
+    const placeOf = (place: number) => (place >= 0 && place <= doc.length ? place : doc.length);
+    const room = Math.max(0, maxLength - start - Math.min(...doc.slots.map((s) => placeOf(s[3]))));
     const children = all.filter((f) => f.frameId !== 0 && f.parentFrameId === parentFrameId && (parentDocumentId === undefined || f.parentDocumentId === parentDocumentId));
     const answers = depth > FRAME_LEVELS_MAX ? [] : await Promise.all(children.filter((f) => f.documentId && !frameRefusal(f.url)).map(async (frame) => {
       const r = await runInFrame(tabId, frame, 'readPage', ['text', null, room]);
@@ -71,9 +78,12 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
     for (const a of answers) if (a.r && a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
     const matched = new Set([...byIndex.values()].map((a) => a.frame.frameId));
     const leftFrames = children.filter((f) => !matched.has(f.frameId));
-    const leftSlots = parent.slots.filter(([index]) => !byIndex.has(index));
+    const leftSlots = doc.slots.filter(([index]) => !byIndex.has(index));
     const pad = '  '.repeat(depth - 1);
-    for (const [index, name, src] of parent.slots) {
+    /** Each iframe's lines and its place in the document's whole text (`at`; the end when it has none). */
+    const blocks: { at: number; text: string }[] = [];
+    for (const [index, name, src, place] of doc.slots) {
+      const at = placeOf(place);
       let hit = byIndex.get(index);
       // An iframe not among its window's frames (one in a shadow root) or whose frame did not
       // say its index: its frame is the one left over when one iframe is left over, else one
@@ -86,26 +96,42 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
       }
       if (hit) {
         const label = name || hit.r.title;
-        parts.push(`\n\n${pad}[iframe ${label ? `${label} ` : ''}(${shortUrl(hit.r.url)})]\n`, hit.r.content);
-        length += parts[parts.length - 2]!.length + hit.r.length;
         if (hit.r.truncated) truncated = true;
+        unread += hit.r.length - hit.r.content.length;
         listed.push({ url: hit.r.url, ...(label ? { name: label } : {}), read: true });
-        await expand(hit.r, hit.frame.frameId, hit.frame.documentId, depth + 1);
+        const text = await expand(hit.r, hit.frame.frameId, hit.frame.documentId, depth + 1, start + at);
+        blocks.push({ at, text: `${pad}[iframe ${label ? `${label} ` : ''}(${shortUrl(hit.r.url)})]\n${text}` });
         continue;
       }
       const url = frame?.url || src;
       const why = url ? frameRefusal(url) : null;
       const note = why ? `tools may not read it: ${why}` : depth > FRAME_LEVELS_MAX ? `iframes nested more than ${FRAME_LEVELS_MAX} deep are not read` : 'it did not answer: not loaded yet, or its page is busy';
       const shown = why ? redactedUrl(url) : shortUrl(url);
-      parts.push(`\n\n${pad}[iframe ${name ? `${name} ` : ''}(${shown}): not read (${note})]\n`, '');
-      length += parts[parts.length - 2]!.length;
+      blocks.push({ at, text: `${pad}[iframe ${name ? `${name} ` : ''}(${shown}): not read (${note})]` });
       listed.push({ url: shown, ...(name ? { name } : {}), read: false, note });
     }
+    // In text order (iframes with no place last); the page's text past what was read is left out,
+    // and so are the iframes placed there. Blank lines set each iframe apart from the text before
+    // and after it; whether text follows is told by the whole text's length (the same whether
+    // the read stopped early or not, so `length` counts the same either way).
+    blocks.sort((x, y) => x.at - y.at);
+    let out = '';
+    let from = 0;
+    let last = -1;
+    for (const b of blocks) {
+      const to = Math.min(b.at, doc.content.length);
+      if (last >= 0 && b.at > last) out += '\n\n';
+      out += doc.content.slice(from, to);
+      from = to;
+      out += (b.at > 0 || out ? '\n\n' : '') + b.text;
+      last = b.at;
+    }
+    if (last < doc.length) out += `\n\n${doc.content.slice(from)}`;
+    return out;
   };
-  await expand(top, 0, topDocumentId, 1);
-  const full = top.content + parts.join('');
+  const full = await expand(top, 0, topDocumentId, 1, 0);
   if (full.length > maxLength) truncated = true;
-  return { ...rest, content: full.slice(0, maxLength), length, truncated, frames: listed };
+  return { ...rest, content: full.slice(0, maxLength), length: full.length + unread, truncated, frames: listed };
 }
 
 const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` : url);

@@ -1,7 +1,8 @@
 /**
  * The reading tools and iframes, in Chromium with the real extension: browser_get_tab_content
  * reads the text of a same-origin, a cross-origin (own process), a srcdoc and an about:blank
- * iframe after the page's, within maxLength; an iframe the URL policy refuses is named, never
+ * iframe where each iframe is in the page's text (a page cannot fake an iframe's place), within
+ * maxLength; an iframe the URL policy refuses is named, never
  * scripted; a busy frame does not hold the call; a page without iframes does not look for frames;
  * browser_wait_for / browser_wait_for_element see a text in an iframe (also one loaded during the
  * wait) and wait for it to go from there; a selector stays with the top page and says so;
@@ -41,6 +42,26 @@ beforeAll(async () => {
         return html(`<!doctype html><title>Shadow</title><p>Host page</p><div id="host"></div>
 <script>document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML = '<iframe title="In shadow" srcdoc="<p>Shadow frame text</p>"></iframe>';</script>`);
       }
+      if (path === '/checkout.html') {
+        return html(`<!doctype html><title>Checkout</title><body><h1>Checkout</h1><p>Your cart: 2 items</p>
+<section><h2>Payment</h2><iframe title="Card" srcdoc="<p>Card number field</p><iframe title='Nested' srcdoc='<p>Nested text</p>'></iframe><p>Card footer</p>"></iframe><p>Total: 20 EUR</p></section>
+<div style="display:none"><iframe title="Hidden" srcdoc="<p>Hidden frame text</p>"></iframe></div>
+<article><h2>Article</h2><p>Article body</p></article>
+<iframe title="Comments" srcdoc="<p>First comment</p>"></iframe>
+<footer>Page footer</footer></body>`);
+      }
+      if (path === '/forge.html') {
+        // Whatever text nodes appear in the page are copied into it, as text, once they are gone.
+        return html(`<!doctype html><title>Forge</title><body><p>Before</p><iframe title="Framed" srcdoc="<p>Framed text</p>"></iframe><p id="seen"></p><p>After</p>
+<script>
+const seen = [];
+new MutationObserver((records) => {
+  const before = seen.length;
+  for (const r of records) for (const n of r.addedNodes) if (n.nodeType === 3 && n.parentNode === null) seen.push(n.data);
+  if (seen.length > before) document.getElementById('seen').textContent = 'Seen: ' + seen.join(' ');
+}).observe(document.body, { childList: true, subtree: true });
+</script></body>`);
+      }
       if (path === '/plain-page.html') return html('<!doctype html><title>Plain</title><p>Nothing framed here</p>');
       if (path === '/outer.html') {
         return html(`<!doctype html><title>Outer</title><body><h1>Outer page</h1>
@@ -77,7 +98,7 @@ async function content(args: Record<string, unknown> = {}, id = tabId) {
   return r.body.result as { content: string; length: number; truncated: boolean; frames?: { url: string; name?: string; read: boolean; note?: string }[]; iframes?: string };
 }
 
-test('browser_get_tab_content reads each iframe\'s text after the page\'s, under its [iframe …] line, in page order', async () => {
+test('browser_get_tab_content reads each iframe\'s text where the iframe is in the page\'s text, under its [iframe …] line', async () => {
   const r = await content();
   const crossUrl = `http://127.0.0.1:${other.port}/cross.html`;
   expect(r.content).toStartWith('Outer page');
@@ -85,7 +106,8 @@ test('browser_get_tab_content reads each iframe\'s text after the page\'s, under
   expect(r.content).toContain(`\n\n[iframe Other (${crossUrl})]\nCross text`);
   expect(r.content).toContain('\n\n[iframe Written (about:srcdoc)]\nSrcdoc text');
   expect(r.content).toContain('\n\n[iframe Blank (about:blank)]\nBlank text');
-  const at = ['After frames', 'Inner text', 'Cross text', 'Srcdoc text', 'Blank text'].map((t) => r.content.indexOf(t));
+  expect(r.content).toEndWith('\n\n[iframe Blank (about:blank)]\nBlank text\n\nAfter frames');
+  const at = ['Outer page', 'Inner text', 'Cross text', 'Srcdoc text', 'Blank text', 'After frames'].map((t) => r.content.indexOf(t));
   expect(at).toEqual([...at].sort((a, b) => a - b));
   expect(r.frames!.map((f) => [f.name, f.read])).toEqual([['Same', true], ['Other', true], ['Written', true], ['Blank', true]]);
   expect(r).toMatchObject({ truncated: false, length: r.content.length });
@@ -108,6 +130,50 @@ test('an iframe inside a web component\'s shadow root is read too', async () => 
   await waitUntil(() => p.frames().length === 2, 'the frame to load');
   const r = await content({}, await h.tabIdOf(p));
   expect(r.content).toBe('Host page\n\n[iframe In shadow (about:srcdoc)]\nShadow frame text');
+  await p.close();
+});
+
+test('an iframe\'s text is where the iframe is: in the middle of the page, inside a frame, at the end; a hidden one\'s last', async () => {
+  const p = await h.context.newPage();
+  await p.goto(h.fixtureUrl('/checkout.html'));
+  await waitUntil(() => p.frames().length === 5, 'the frames to load');
+  const id = await h.tabIdOf(p);
+  const r = await content({}, id);
+  expect(r.content).toBe([
+    'Checkout\n\nYour cart: 2 items\n\nPayment',
+    '[iframe Card (about:srcdoc)]\nCard number field',
+    '  [iframe Nested (about:srcdoc)]\nNested text',
+    'Card footer',
+    'Total: 20 EUR\n\nArticle\n\nArticle body',
+    '[iframe Comments (about:srcdoc)]\nFirst comment',
+    'Page footer',
+    '[iframe Hidden (about:srcdoc)]\nHidden frame text',
+  ].join('\n\n'));
+  expect(r).toMatchObject({ truncated: false, length: r.content.length });
+  expect(r.frames!.map((f) => f.name)).toEqual(['Card', 'Nested', 'Hidden', 'Comments']);
+  // Cut anywhere, the text is the start of the whole one, and the length is the whole one's.
+  for (const cut of ['Nested text', 'Total', 'First comment', 'Page footer'].map((t) => r.content.indexOf(t) + 2)) {
+    const part = await content({ maxLength: cut }, id);
+    expect(part).toMatchObject({ content: r.content.slice(0, cut), truncated: true, length: r.length });
+  }
+  // The page's text did not keep anything the read put there.
+  expect(await p.evaluate(() => document.body.innerText)).not.toContain('\u0001');
+  await p.close();
+});
+
+test('a page that saw where the last read put its iframes cannot fake an iframe\'s place', async () => {
+  const p = await h.context.newPage();
+  await p.goto(h.fixtureUrl('/forge.html'));
+  await waitUntil(() => p.frames().length === 2, 'the frame to load');
+  const id = await h.tabIdOf(p);
+  const first = await content({}, id);
+  expect(first.content).toBe('Before\n\n[iframe Framed (about:srcdoc)]\nFramed text\n\nAfter');
+  // The page now holds in its own text what the first read put before its iframe.
+  await waitUntil(() => p.evaluate(() => document.getElementById('seen')!.textContent !== ''), 'the page to copy it');
+  const copied = await p.evaluate(() => document.getElementById('seen')!.textContent!.slice('Seen: '.length));
+  expect(copied).toContain('\u0001');
+  const second = await content({}, id);
+  expect(second.content).toBe(`Before\n\n[iframe Framed (about:srcdoc)]\nFramed text\n\nSeen: ${copied}\n\nAfter`);
   await p.close();
 });
 
