@@ -1,3 +1,5 @@
+import { refusalReason } from './url-policy.ts';
+
 /**
  * chrome.tabs.captureVisibleTab is limited by Chrome to MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND
  * (2) calls a second; a third screenshot within the second failed. Captures are queued here and
@@ -16,7 +18,26 @@ export const CAPTURE_RETRY_PAUSE_MS = 150;
 let last = 0;
 let queue: Promise<unknown> = Promise.resolve();
 
-export function captureSpaced(windowId: number, options: chrome.extensionTypes.ImageDetails): Promise<string> {
+/**
+ * The window's visible tab as an image, spaced as above. captureVisibleTab shoots whatever the
+ * window shows when it runs, which is up to CAPTURE_SPACING_MS after the caller checked the tab:
+ * had another tab been shown meanwhile (the agent closing tabs until a refused one is in front,
+ * then bringing its own back before the caller checks again, or the tab going to such a page and
+ * back), the image would be of that page. So from this call on, any other tab shown in the window,
+ * or the shown tab going to a refused page, makes the capture fail instead (the caller may try
+ * again); the image is never returned.
+ */
+export async function captureSpaced(windowId: number, options: chrome.extensionTypes.ImageDetails): Promise<string> {
+  const [shown] = await chrome.tabs.query({ active: true, windowId });
+  let changed: string | null = null;
+  const activated = (info: chrome.tabs.OnActivatedInfo) => {
+    if (info.windowId === windowId && info.tabId !== shown?.id) changed ??= `tab ${info.tabId} was shown in the window meanwhile`;
+  };
+  const updated = (tabId: number, info: chrome.tabs.OnUpdatedInfo) => {
+    if (tabId === shown?.id && info.url !== undefined && refusalReason(info.url)) changed ??= `tab ${tabId} went to a page tools may not use meanwhile`;
+  };
+  chrome.tabs.onActivated.addListener(activated);
+  chrome.tabs.onUpdated.addListener(updated);
   const run = async () => {
     const wait = last + CAPTURE_SPACING_MS - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -28,5 +49,12 @@ export function captureSpaced(windowId: number, options: chrome.extensionTypes.I
   };
   const next = queue.then(run, run);
   queue = next.catch(() => {});
-  return next;
+  try {
+    const image = await next;
+    if (changed) throw new Error(`The window changed while it was captured (${changed}); the image was dropped`);
+    return image;
+  } finally {
+    chrome.tabs.onActivated.removeListener(activated);
+    chrome.tabs.onUpdated.removeListener(updated);
+  }
 }
