@@ -2,6 +2,32 @@
 import { describeElement, elementAtPoint } from './dom.ts';
 
 /**
+ * The document's iframe and frame elements, those inside open shadow roots included, in tree
+ * order (a shadow root's at its host). Chrome leaves an iframe inside a shadow root out of
+ * window.frames, so its frame has no index there; its position in this list names it instead.
+ */
+export function framesDeep(root: Document | ShadowRoot, out: Element[] = []): Element[] {
+  for (const e of root.querySelectorAll('*')) {
+    if (e.tagName === 'IFRAME' || e.tagName === 'FRAME') out.push(e);
+    if (e.shadowRoot) framesDeep(e.shadowRoot, out);
+  }
+  return out;
+}
+
+/**
+ * In a frame: the position of its iframe in framesDeep of the parent's document, -1 when the
+ * parent's document is not reachable from here (another origin) or this is the top document.
+ */
+export function deepIndexInParent(): number {
+  try {
+    const el = window.frameElement;
+    return el ? framesDeep(el.ownerDocument).indexOf(el) : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/**
  * In a parent frame: bring the iframe holding frames[index] into view and return its content box
  * (where the frame's viewport starts and its size) in this document's viewport.
  */

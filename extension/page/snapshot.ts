@@ -1,4 +1,5 @@
 import { frameIndexOf, indexInParent, refsOrNew } from './dom.ts';
+import { deepIndexInParent, framesDeep } from './frames.ts';
 
 /**
  * browser_snapshot: the page as compact, Markdown-like plain text an agent can read and act on:
@@ -204,6 +205,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
   };
 
+  let deep: Element[] | undefined;
   const walk = (el: Element, depth: number, inLabel: boolean) => {
     if (SKIP.has(el.tagName)) return;
     if ((el as HTMLElement).hidden || el.getAttribute('aria-hidden') === 'true') return;
@@ -216,12 +218,14 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if ((el.tagName === 'IFRAME' || el.tagName === 'FRAME') && (interactiveOnly || depth <= maxDepth)) {
       // A line the worker replaces with the frame's own snapshot: the caller's mark (which the
       // page cannot know, so its text cannot pose as one), the frame's index among this window's
-      // frames, the iframe's name and its src (said for a frame whose content is not shown).
+      // frames, the iframe's name, its src (said for a frame whose content is not shown) and its
+      // position among the document's iframes (framesDeep: one in a shadow root has no index).
       const index = frameIndexOf(el);
+      deep ??= framesDeep(document);
       const name = cut(squash(ariaName(el) || el.getAttribute('title') || el.getAttribute('name')), NAME_MAX_CHARS, 'read it with browser_query_elements');
       flush();
       count++;
-      lines.push(`${interactiveOnly ? '' : bullet || cont}${frameMark}${JSON.stringify([index, name, (el as HTMLIFrameElement).src])}`);
+      lines.push(`${interactiveOnly ? '' : bullet || cont}${frameMark}${JSON.stringify([index, name, (el as HTMLIFrameElement).src, deep.indexOf(el)])}`);
       bullet = '';
       return;
     }
@@ -346,5 +350,5 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   };
   walk(root, 0, false);
   flush();
-  return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n'), frameIndex: indexInParent() };
+  return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n'), frameIndex: indexInParent(), frameDeep: deepIndexInParent() };
 }

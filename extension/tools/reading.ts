@@ -295,7 +295,7 @@ export const readingTools = {
     const interactiveOnly = input.interactiveOnly === true;
     const target = await checkedScriptTarget(tab.id!);
     const top = unwrap(await runInTab(tab.id!, 'snapshotPage', [input.selector ?? null, maxDepth, interactiveOnly, '', FRAME_MARK], null, target)) as PageSnapshot;
-    const { frameIndex: _, ...r } = { ...top, ...(await withFrames(tab.id!, top, FRAME_MARK, maxDepth, interactiveOnly, target.documentIds?.[0])) };
+    const { frameIndex: _, frameDeep: __, ...r } = { ...top, ...(await withFrames(tab.id!, top, FRAME_MARK, maxDepth, interactiveOnly, target.documentIds?.[0])) };
     // The model reads the outline as plain text; REST callers get the same fields as JSON.
     return { value: r, text: `Page: ${r.title} (${r.url})\n${r.snapshot}` };
   },

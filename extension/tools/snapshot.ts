@@ -6,7 +6,7 @@ import { redactedUrl } from './url-policy.ts';
  * (snapshotPage in extension/page/snapshot.ts makes it in each document), and the iframes' own
  * snapshots put in place of their lines.
  */
-export type PageSnapshot = { url: string; title: string; elements: number; snapshot: string; frameIndex: number };
+export type PageSnapshot = { url: string; title: string; elements: number; snapshot: string; frameIndex: number; frameDeep: number };
 
 const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` : url);
 
@@ -14,8 +14,10 @@ const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` 
  * In the worker: the top document's snapshot with each iframe's line (the mark snapshotPage put
  * there) replaced by the frame's own snapshot, indented under `iframe Name (url):`, its refs fFeN
  * (F the frameId). A frame whose URL the policy refuses is never scripted: its line says why its
- * content is not shown. Frames are matched to their iframes by their index among the parent
- * window's frames (each frame reports its own; the parent reports its iframes').
+ * content is not shown. Frames are matched to their iframes by their position among the parent
+ * document's iframes, shadow roots' included (a frame of the parent's origin reports its own; the
+ * parent reports its iframes'), else by their index among the parent window's frames (where
+ * Chrome leaves out iframes inside shadow roots), else as the one frame left over or by src.
  */
 export async function withFrames(tabId: number, top: { snapshot: string; elements: number }, mark: string, maxDepth: number, interactiveOnly: boolean, topDocumentId?: string): Promise<{ snapshot: string; elements: number }> {
   if (!top.snapshot.includes(mark)) return top;
@@ -29,8 +31,8 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
       const at = line.indexOf(mark);
       if (at < 0) return null;
       try {
-        const [index, name, src] = JSON.parse(line.slice(at + mark.length)) as [number, string, string];
-        return { lead: line.slice(0, at), index, name, src };
+        const [index, name, src, deep] = JSON.parse(line.slice(at + mark.length)) as [number, string, string, number];
+        return { lead: line.slice(0, at), index, name, src, deep };
       } catch {
         return null;
       }
@@ -41,11 +43,20 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
       const r = await runInFrame(tabId, f, 'snapshotPage', [null, maxDepth, interactiveOnly, `f${f.frameId}`, mark]);
       return { frame: f, r: r && 'snapshot' in r ? (r as PageSnapshot) : null };
     }));
-    const byIndex = new Map<number, { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageSnapshot }>();
-    for (const a of answers) if (a.r && a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
-    const matched = new Set([...byIndex.values()].map((a) => a.frame.frameId));
+    type Hit = { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageSnapshot };
+    const byIndex = new Map<number, Hit>();
+    const byDeep = new Map<number, Hit>();
+    const answered = new Map<number, PageSnapshot>();
+    for (const a of answers) {
+      if (!a.r) continue;
+      answered.set(a.frame.frameId, a.r);
+      if (a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
+      if (a.r.frameDeep >= 0) byDeep.set(a.r.frameDeep, { frame: a.frame, r: a.r });
+    }
+    const hitOf = (s: { index: number; deep: number }) => (s.deep >= 0 ? byDeep.get(s.deep) : undefined) ?? (s.index >= 0 ? byIndex.get(s.index) : undefined);
+    const matched = new Set(slots.flatMap((s) => (s && hitOf(s) ? [hitOf(s)!.frame.frameId] : [])));
     const unmatchedChildren = children.filter((f) => !matched.has(f.frameId));
-    const unmatchedSlots = slots.filter((s) => s && !byIndex.has(s.index));
+    const unmatchedSlots = slots.filter((s) => s && !hitOf(s));
     const out: string[] = [];
     for (const [i, line] of lines.entries()) {
       const slot = slots[i];
@@ -55,7 +66,15 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
       }
       const head = `${slot.lead}iframe${slot.name ? ` ${slot.name}` : ''}`;
       const pad = ' '.repeat(slot.lead.length) + '  ';
-      const hit = byIndex.get(slot.index);
+      let hit = hitOf(slot);
+      // Its frame, if not matched above: the one left over when one iframe is left over, else
+      // one showing its src.
+      const frame = hit ? undefined : unmatchedSlots.length === 1 && unmatchedChildren.length === 1 ? unmatchedChildren[0] : unmatchedChildren.find((f) => f.url === slot.src);
+      if (frame) {
+        unmatchedChildren.splice(unmatchedChildren.indexOf(frame), 1);
+        const r = answered.get(frame.frameId);
+        if (r) hit = { frame, r };
+      }
       if (hit) {
         elements += hit.r.elements;
         const body = await expand(hit.r.snapshot, hit.frame.frameId, level + 1, hit.frame.documentId);
@@ -65,8 +84,6 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
         else out.push(`${head} (${url}):`, ...body.map((l) => pad + l));
         continue;
       }
-      // Its frame: the one left over when one iframe is left over, else one showing its src.
-      const frame = unmatchedSlots.length === 1 && unmatchedChildren.length === 1 ? unmatchedChildren[0] : unmatchedChildren.find((f) => f.url === slot.src);
       const url = frame?.url ?? slot.src;
       const why = url ? frameRefusal(url) : null;
       if (why) out.push(`${head} (${redactedUrl(url)}): not shown (tools may not read it: ${why})`);

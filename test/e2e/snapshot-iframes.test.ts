@@ -4,8 +4,8 @@
  * srcdoc, one written into about:blank, each indented under its `iframe` line with refs (fFeN)
  * that click, type, press, hover, select, fill and scroll act on inside that frame; an
  * iframe showing a page the URL policy refuses (an extension page, a data: document) is a line
- * without its content and its refs are refused;
- * selectors stay with the top page and say so.
+ * without its content and its refs are refused; iframes inside a shadow root are shown under
+ * their own lines; selectors stay with the top page and say so.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Frame, Page } from 'playwright-core';
@@ -43,6 +43,20 @@ beforeAll(async () => {
     routes: (req) => {
       const path = new URL(req.url).pathname;
       if (path === '/inner.html') return html(INNER);
+      if (path === '/shadow.html') {
+        // Two iframes in a web component's open shadow root (the second made first, so the order
+        // the browser made the frames in is not the page's), then a plain iframe after them.
+        return html(`<!doctype html><title>Shadow</title><p>Host page</p><div id="host"></div>
+<iframe title="Plain" srcdoc="<button onclick='parent.plainClicks = (parent.plainClicks || 0) + 1'>Plain button</button>"></iframe>
+<script>
+const root = document.getElementById('host').attachShadow({ mode: 'open' });
+root.innerHTML = '<iframe title="Second in shadow" srcdoc="<button>Second shadow button</button>"></iframe>';
+const first = document.createElement('iframe');
+first.title = 'In shadow';
+first.srcdoc = '<button>Shadow button</button>';
+root.prepend(first);
+</script>`);
+      }
       if (path === '/outer.html') {
         return html(`<!doctype html><title>Outer</title><body><h1>Outer page</h1><button id="top">Top button</button>
 <iframe title="Same" src="/inner.html" style="width:400px;height:160px;margin-left:30px;border:5px solid #ccc"></iframe>
@@ -214,6 +228,24 @@ test('an iframe showing a page tools may not read is a line without its content,
   const frameId = await sw.evaluate(async (t) => (await chrome.webNavigation.getAllFrames({ tabId: t }))!.find((f) => f.url.startsWith('data:'))!.frameId, id);
   const refused = await h.callTool('browser_click_element', { tabId: id, ref: `f${frameId}e1` });
   expect({ status: refused.status, code: refused.body.error?.code }).toEqual({ status: 403, code: 'page_not_allowed' });
+  await p.close();
+});
+
+test('iframes inside a shadow root are shown under their own lines, and so is a plain iframe after them', async () => {
+  const p = await h.context.newPage();
+  await p.goto(h.fixtureUrl('/shadow.html'));
+  await waitUntil(() => p.frames().length === 4 && p.frames().every((f) => f.url() !== ''), 'the frames to load');
+  // Chrome leaves iframes inside shadow roots out of window.frames.
+  expect(await p.evaluate(() => window.frames.length)).toBe(1);
+  const id = await h.tabIdOf(p);
+  const r = await h.callTool('browser_snapshot', { tabId: id });
+  expect(r.status).toBe(200);
+  const snap: string = r.body.result.snapshot;
+  expect(snap).toMatch(/^Host page\niframe In shadow \(about:srcdoc\): button Shadow button \[f\d+e\d+\]\niframe Second in shadow \(about:srcdoc\): button Second shadow button \[f\d+e\d+\]\niframe Plain \(about:srcdoc\): button Plain button \[f\d+e\d+\]$/);
+  // The plain iframe's ref acts in its frame (the frame is matched to its iframe and its index).
+  const click = await h.callTool('browser_click_element', { tabId: id, ref: refIn(snap, /button Plain button \[(f\d+e\d+)\]/) });
+  expect(click.status).toBe(200);
+  await waitUntil(() => p.evaluate(() => (window as unknown as { plainClicks?: number }).plainClicks === 1), 'the click to be counted');
   await p.close();
 });
 
