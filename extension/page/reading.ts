@@ -3,6 +3,7 @@
  * computed styles, the accessibility audit and web storage.
  */
 import { deepQuery, frameIndexOf, indexInParent, refElement } from './dom.ts';
+import { deepIndexInParent, framesDeep } from './frames.ts';
 
 /** In the page: text/HTML of the selector (or the whole page), or a marker when nothing matches. */
 export function readPage(mode: 'text' | 'html', selector: string | null, maxLength: number) {
@@ -16,10 +17,11 @@ export function readPage(mode: 'text' | 'html', selector: string | null, maxLeng
     if (!el) return { error: `No element matches ${selector}` };
   }
   // The iframes of the part read (their content is not in innerText or outerHTML), in document
-  // order: each one's index among this window's frames, its name, its src and, for the text of
-  // the whole page, where it is in that text (-1: nowhere, e.g. inside a hidden element); and in
-  // a frame, its own index among its parent's frames (to put each frame's text at its iframe).
-  const slots: [number, string, string, number][] = [];
+  // order: each one's index among this window's frames, its name, its src, for the text of the
+  // whole page where it is in that text (-1: nowhere, e.g. inside a hidden element), and its
+  // position among the document's iframes (framesDeep: one in a shadow root has no index); and in
+  // a frame, its own index and position in its parent (to put each frame's text at its iframe).
+  const slots: [number, string, string, number, number][] = [];
   // Iframes inside open shadow roots (web components) too.
   const frameEls: Element[] = el.tagName === 'IFRAME' || el.tagName === 'FRAME' ? [el] : [];
   const collect = (root: Element | ShadowRoot) => {
@@ -69,12 +71,13 @@ export function readPage(mode: 'text' | 'html', selector: string | null, maxLeng
     const rest = full.slice(from);
     full = out + (from > 0 ? rest.trimStart() : rest);
   }
+  const deep = frameEls.length ? framesDeep(document) : [];
   for (const [k, f] of frameEls.entries()) {
     const index = frameIndexOf(f);
     const name = (f.getAttribute('aria-label') || f.getAttribute('title') || f.getAttribute('name') || '').replace(/\s+/g, ' ').trim().slice(0, 300);
-    slots.push([index, name, (f as HTMLIFrameElement).src, places[k]!]);
+    slots.push([index, name, (f as HTMLIFrameElement).src, places[k]!, deep.indexOf(f)]);
   }
-  return { url: location.href, title: document.title, content: full.slice(0, maxLength), length: full.length, truncated: full.length > maxLength, slots, frameIndex: indexInParent() };
+  return { url: location.href, title: document.title, content: full.slice(0, maxLength), length: full.length, truncated: full.length > maxLength, slots, frameIndex: indexInParent(), frameDeep: deepIndexInParent() };
 }
 
 /** The elements matching a selector (piercing open shadow roots), at most `limit`, and how many iframes the page has. */

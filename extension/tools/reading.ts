@@ -32,7 +32,7 @@ export async function runInTab<K extends PageFn>(tabId: number, name: K, args: P
   }
 }
 
-type PageText = { url: string; title: string; content: string; length: number; truncated: boolean; slots: [number, string, string, number][]; frameIndex: number };
+type PageText = { url: string; title: string; content: string; length: number; truncated: boolean; slots: [number, string, string, number, number][]; frameIndex: number; frameDeep: number };
 
 /** What the result says when a page's iframes hold content the result does not include. */
 function iframesNote(n: number, how: string): string {
@@ -52,7 +52,7 @@ type ListedFrame = { url: string; name?: string; read: boolean; note?: string };
  * its line and never scripted, one that does not answer within FRAME_ANSWER_MS is named as such.
  */
 async function withFrameTexts(tabId: number, top: PageText, topDocumentId: string | undefined, maxLength: number) {
-  const { slots: _, frameIndex: __, ...rest } = top;
+  const { slots: _, frameIndex: __, frameDeep: ___, ...rest } = top;
   const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
   const listed: ListedFrame[] = [];
   /** The characters of the documents read that each read left out (it stops at its maxLength). */
@@ -72,21 +72,32 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
       const r = await runInFrame(tabId, frame, 'readPage', ['text', null, room]);
       return { frame, r: r && 'content' in r ? (r as PageText) : null };
     }));
-    const byIndex = new Map<number, { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageText }>();
+    // A frame is matched to its iframe by the iframe's position among the document's iframes
+    // (shadow roots' included; a frame of the document's origin says its own), else by its index
+    // among the window's frames.
+    type Hit = { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageText };
+    const byIndex = new Map<number, Hit>();
+    const byDeep = new Map<number, Hit>();
     const answered = new Map<number, PageText>();
-    for (const a of answers) if (a.r) answered.set(a.frame.frameId, a.r);
-    for (const a of answers) if (a.r && a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
-    const matched = new Set([...byIndex.values()].map((a) => a.frame.frameId));
+    for (const a of answers) {
+      if (!a.r) continue;
+      answered.set(a.frame.frameId, a.r);
+      if (a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
+      if (a.r.frameDeep >= 0) byDeep.set(a.r.frameDeep, { frame: a.frame, r: a.r });
+    }
+    const hitOf = ([index, , , , deep]: PageText['slots'][number]) => (deep >= 0 ? byDeep.get(deep) : undefined) ?? (index >= 0 ? byIndex.get(index) : undefined);
+    const matched = new Set(doc.slots.flatMap((s) => (hitOf(s) ? [hitOf(s)!.frame.frameId] : [])));
     const leftFrames = children.filter((f) => !matched.has(f.frameId));
-    const leftSlots = doc.slots.filter(([index]) => !byIndex.has(index));
+    const leftSlots = doc.slots.filter((s) => !hitOf(s));
     const pad = '  '.repeat(depth - 1);
     /** Each iframe's lines and its place in the document's whole text (`at`; the end when it has none). */
     const blocks: { at: number; text: string }[] = [];
-    for (const [index, name, src, place] of doc.slots) {
+    for (const slot of doc.slots) {
+      const [, name, src, place] = slot;
       const at = placeOf(place);
-      let hit = byIndex.get(index);
-      // An iframe not among its window's frames (one in a shadow root) or whose frame did not
-      // say its index: its frame is the one left over when one iframe is left over, else one
+      let hit = hitOf(slot);
+      // An iframe whose frame said neither (one of another origin in a shadow root, or one that
+      // did not answer): its frame is the one left over when one iframe is left over, else one
       // showing its src.
       const frame = hit?.frame ?? (leftSlots.length === 1 && leftFrames.length === 1 ? leftFrames[0] : leftFrames.find((f) => f.url === src));
       if (!hit && frame) {
@@ -245,7 +256,7 @@ async function assertStillShown(tabId: number, windowId: number): Promise<void> 
 }
 
 function withoutFrameFields(r: PageText) {
-  const { slots: _, frameIndex: __, ...rest } = r;
+  const { slots: _, frameIndex: __, frameDeep: ___, ...rest } = r;
   return rest;
 }
 

@@ -42,6 +42,19 @@ beforeAll(async () => {
         return html(`<!doctype html><title>Shadow</title><p>Host page</p><div id="host"></div>
 <script>document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML = '<iframe title="In shadow" srcdoc="<p>Shadow frame text</p>"></iframe>';</script>`);
       }
+      if (path === '/shadows.html') {
+        // Two iframes in a shadow root (the second made first: the browser's order of the frames
+        // is not the page's), then a plain one.
+        return html(`<!doctype html><title>Shadows</title><p>Host page</p><div id="host"></div><iframe title="Plain" srcdoc="<p>Plain text</p>"></iframe>
+<script>
+const root = document.getElementById('host').attachShadow({ mode: 'open' });
+root.innerHTML = '<iframe title="Second" srcdoc="<p>Second text</p>"></iframe>';
+const first = document.createElement('iframe');
+first.title = 'First';
+first.srcdoc = '<p>First text</p>';
+root.prepend(first);
+</script>`);
+      }
       if (path === '/checkout.html') {
         return html(`<!doctype html><title>Checkout</title><body><h1>Checkout</h1><p>Your cart: 2 items</p>
 <section><h2>Payment</h2><iframe title="Card" srcdoc="<p>Card number field</p><iframe title='Nested' srcdoc='<p>Nested text</p>'></iframe><p>Card footer</p>"></iframe><p>Total: 20 EUR</p></section>
@@ -174,6 +187,15 @@ test('a page that saw where the last read put its iframes cannot fake an iframe\
   expect(copied).toContain('\u0001');
   const second = await content({}, id);
   expect(second.content).toBe(`Before\n\n[iframe Framed (about:srcdoc)]\nFramed text\n\nSeen: ${copied}\n\nAfter`);
+  await p.close();
+});
+
+test('iframes inside a shadow root are each read under their own line, and so is a plain one after them', async () => {
+  const p = await h.context.newPage();
+  await p.goto(h.fixtureUrl('/shadows.html'));
+  await waitUntil(() => p.frames().length === 4, 'the frames to load');
+  const r = await content({}, await h.tabIdOf(p));
+  expect(r.content).toBe('Host page\n\n[iframe First (about:srcdoc)]\nFirst text\n\n[iframe Second (about:srcdoc)]\nSecond text\n\n[iframe Plain (about:srcdoc)]\nPlain text');
   await p.close();
 });
 
