@@ -20,7 +20,7 @@ export const readingTools = [
   tool({
     name: 'browser_get_tab_content',
     group: 'reading',
-    description: 'Visible text of a tab (or of the element matching selector), truncated at maxLength. For the whole page, the text of each iframe follows the page\'s, under an `[iframe Name (url)]` line (an iframe tools may not read is named, not read); with a selector, iframes in it are only counted.',
+    description: 'Visible text of a tab (or of the element matching selector), truncated at maxLength. For the whole page, the text of each iframe is where the iframe is, under an `[iframe Name (url)]` line (an iframe tools may not read is named, not read); with a selector, iframes in it are only counted.',
     input: v.strictObject({
       tabId,
       selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector; default the whole page'))),
