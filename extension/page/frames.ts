@@ -1,5 +1,5 @@
 /** In-page halves of the frame helpers (extension/tools/frames.ts): where an iframe is, and what covers it. */
-import { describeElement, elementAtPoint } from './dom.ts';
+import { describeElement, elementAtPoint, indexInParent } from './dom.ts';
 
 /**
  * The document's iframe and frame elements, those inside open shadow roots included, in tree
@@ -28,20 +28,28 @@ export function deepIndexInParent(): number {
 }
 
 /**
- * In a parent frame: bring the iframe holding frames[index] into view and return its content box
- * (where the frame's viewport starts and its size) in this document's viewport.
+ * In a frame: how its parent names its iframe — [index in window.frames, position in framesDeep]
+ * (each -1 when it has none: an iframe inside a shadow root is not in window.frames; another
+ * origin's parent cannot be looked into).
  */
-export function iframeBox(index: number) {
-  const win = window[index];
-  const find = (root: Document | ShadowRoot): HTMLIFrameElement | HTMLFrameElement | null => {
-    for (const el of root.querySelectorAll('iframe, frame')) if ((el as HTMLIFrameElement).contentWindow === win) return el as HTMLIFrameElement;
-    for (const el of root.querySelectorAll('*')) {
-      const inner = el.shadowRoot ? find(el.shadowRoot) : null;
-      if (inner) return inner;
-    }
-    return null;
-  };
-  const el = win ? find(document) : null;
+export function frameKeyInParent(): [number, number] {
+  return [indexInParent(), deepIndexInParent()];
+}
+
+/** In a parent frame: the iframe element a frameKeyInParent names, or null. */
+function iframeOf(index: number, deep: number): HTMLIFrameElement | null {
+  const all = framesDeep(document) as HTMLIFrameElement[];
+  const win = index >= 0 ? window[index] : undefined;
+  if (win) return all.find((el) => el.contentWindow === win) ?? null;
+  return deep >= 0 ? (all[deep] ?? null) : null;
+}
+
+/**
+ * In a parent frame: bring the iframe a frameKeyInParent names into view and return its content
+ * box (where the frame's viewport starts and its size) in this document's viewport.
+ */
+export function iframeBox(index: number, deep = -1) {
+  const el = iframeOf(index, deep);
   if (!el) return { error: 'The frame\'s iframe is gone; take a new browser_snapshot' };
   const r0 = el.getBoundingClientRect();
   if (r0.top < 0 || r0.left < 0 || r0.bottom > innerHeight || r0.right > innerWidth) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' as ScrollBehavior });
@@ -58,13 +66,12 @@ export function iframeBox(index: number) {
 }
 
 /**
- * In a parent frame: what is at (x, y) of its viewport, when it is not the iframe holding
- * frames[index] (null when it is): something drawn over the iframe would take a click meant for
- * the frame.
+ * In a parent frame: what is at (x, y) of its viewport, when it is not the iframe a
+ * frameKeyInParent names (null when it is): something drawn over the iframe would take a click
+ * meant for the frame.
  */
-export function coverOfFrame(index: number, x: number, y: number): string | null {
-  const win = window[index];
+export function coverOfFrame(index: number, x: number, y: number, deep = -1): string | null {
   const hit = elementAtPoint(x, y);
-  if (!hit || (hit as HTMLIFrameElement).contentWindow === win) return null;
+  if (!hit || hit === iframeOf(index, deep)) return null;
   return describeElement(hit);
 }

@@ -9,7 +9,6 @@
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
 import { utilityWorld } from './element-node.ts';
-import { frameOfRef } from './frame-ref.ts';
 import { runPage, type PageFn, type PageLib, type ScriptTarget } from './page-run.ts';
 import { checkedScriptTarget, redactedUrl, refusalReason } from './url-policy.ts';
 
@@ -127,25 +126,27 @@ export async function frameOffset(tabId: number, frameId: number): Promise<Frame
   let y = 0;
   let clip = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
   /** Each iframe on the way: its parent's document, its index there, and where that parent's viewport starts. */
-  const levels: { parent: ScriptTarget; index: number; origin: { x: number; y: number } }[] = [];
+  const levels: { parent: ScriptTarget; index: number; deep: number; origin: { x: number; y: number } }[] = [];
   let oopif: OutOfProcessFrame | null = null;
   for (const link of chain) {
-    const index = (await runIn(await frameTarget(tabId, link.frameId), 'indexInParent', [])) ?? -1;
+    // How the parent names the frame's iframe: its window.frames index, or for an iframe inside a
+    // shadow root (not in window.frames) its position among the parent's iframes.
+    const [index, deep] = (await runIn(await frameTarget(tabId, link.frameId), 'frameKeyInParent', [])) ?? [-1, -1];
     const parent = await frameTarget(tabId, link.parentFrameId);
-    const box = await runIn(parent, 'iframeBox', [index]);
+    const box = await runIn(parent, 'iframeBox', [index, deep]);
     if (!box || 'error' in box) throw new ToolError(box?.error ?? 'The frame cannot be reached', { code: 'not_found', category: 'not_found' });
     if (link.parentFrameId === 0) clip = { left: 0, top: 0, right: box.viewport.width, bottom: box.viewport.height };
-    levels.push({ parent, index, origin: { x, y } });
+    levels.push({ parent, index, deep, origin: { x, y } });
     x += box.x;
     y += box.y;
     // The first frame on the way that runs in a process of its own: the mouse and keyboard events
     // for it and the frames it holds go to its own DevTools session.
-    if (!oopif && link.processId !== topProcess) oopif = { frameId: link.frameId, parentInTopProcess: levels.length === 1 || chain[levels.length - 2]!.processId === topProcess, index, origin: { x, y } };
+    if (!oopif && link.processId !== topProcess) oopif = { frameId: link.frameId, parentInTopProcess: levels.length === 1 || chain[levels.length - 2]!.processId === topProcess, index, deep, origin: { x, y } };
     clip = { left: Math.max(clip.left, x), top: Math.max(clip.top, y), right: Math.min(clip.right, x + box.width), bottom: Math.min(clip.bottom, y + box.height) };
   }
   const coverAt = async (px: number, py: number) => {
     for (const l of levels) {
-      const cover = await runIn(l.parent, 'coverOfFrame', [l.index, px - l.origin.x, py - l.origin.y]);
+      const cover = await runIn(l.parent, 'coverOfFrame', [l.index, px - l.origin.x, py - l.origin.y, l.deep]);
       if (cover) return cover;
     }
     return null;
@@ -158,8 +159,9 @@ export interface OutOfProcessFrame {
   frameId: number;
   /** Whether the iframe holding it is in the top page's process (then its DevTools frame is found there). */
   parentInTopProcess: boolean;
-  /** Its index among its parent's frames. */
+  /** Its index among its parent's frames (window.frames), and its iframe's position among all the parent's iframes (frameKeyInParent). */
   index: number;
+  deep: number;
   /** Where its viewport starts in the tab's viewport. */
   origin: { x: number; y: number };
 }
@@ -198,13 +200,17 @@ export async function withFrameInput<T>(tabId: number, send: CdpSend, frame: Out
       contextId,
       returnByValue: false,
       expression: `(() => {
-        const win = window[${frame.index}];
-        const find = (root) => {
-          for (const el of root.querySelectorAll('iframe, frame')) if (el.contentWindow === win) return el;
-          for (const el of root.querySelectorAll('*')) if (el.shadowRoot) { const inner = find(el.shadowRoot); if (inner) return inner; }
-          return null;
+        const all = [];
+        const walk = (root) => {
+          for (const el of root.querySelectorAll('*')) {
+            if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') all.push(el);
+            if (el.shadowRoot) walk(el.shadowRoot);
+          }
         };
-        return win ? find(document) : null;
+        walk(document);
+        const win = ${frame.index} >= 0 ? window[${frame.index}] : undefined;
+        if (win) return all.find((el) => el.contentWindow === win) ?? null;
+        return all[${frame.deep}] ?? null;
       })()`,
     });
     if (!found.result.objectId || found.result.subtype === 'null') throw new ToolError('The element\'s iframe went away; take a new browser_snapshot', { code: 'not_found', category: 'not_found' });

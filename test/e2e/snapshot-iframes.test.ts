@@ -50,7 +50,7 @@ beforeAll(async () => {
 <iframe title="Plain" srcdoc="<button onclick='parent.plainClicks = (parent.plainClicks || 0) + 1'>Plain button</button>"></iframe>
 <script>
 const root = document.getElementById('host').attachShadow({ mode: 'open' });
-root.innerHTML = '<iframe title="Second in shadow" srcdoc="<button>Second shadow button</button>"></iframe>';
+root.innerHTML = '<iframe title="Second in shadow" srcdoc="<button onclick=&quot;parent.shadowClicks = (parent.shadowClicks || 0) + 1&quot;>Second shadow button</button>"></iframe>';
 const first = document.createElement('iframe');
 first.title = 'In shadow';
 first.srcdoc = '<button>Shadow button</button>';
@@ -246,6 +246,10 @@ test('iframes inside a shadow root are shown under their own lines, and so is a 
   const click = await h.callTool('browser_click_element', { tabId: id, ref: refIn(snap, /button Plain button \[(f\d+e\d+)\]/) });
   expect(click.status).toBe(200);
   await waitUntil(() => p.evaluate(() => (window as unknown as { plainClicks?: number }).plainClicks === 1), 'the click to be counted');
+  // So does a ref inside a shadow root's iframe (not in window.frames: found by its position among the page's iframes).
+  const inShadow = await h.callTool('browser_click_element', { tabId: id, ref: refIn(snap, /button Second shadow button \[(f\d+e\d+)\]/) });
+  expect({ status: inShadow.status, error: inShadow.body.error?.message }).toEqual({ status: 200, error: undefined });
+  await waitUntil(() => p.evaluate(() => (window as unknown as { shadowClicks?: number }).shadowClicks === 1), 'the click in the shadow root\'s iframe to be counted');
   await p.close();
 });
 
