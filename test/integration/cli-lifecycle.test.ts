@@ -52,7 +52,7 @@ describe('start --background on first run, then stop', () => {
     const blocks = jsonBlocks(r.stdout);
     expect(blocks).toEqual([
       { mcpServers: { opentabs: { type: 'http', url, headers: auth } } },
-      { mcpServers: { opentabs: { type: 'http', url, headers: auth } } },
+      { mcpServers: { opentabs: { url, headers: auth } } },
       { mcp: { opentabs: { type: 'remote', url, headers: auth } } },
       { mcpServers: { opentabs: { serverUrl: url, headers: auth } } },
       { mcpServers: { opentabs: { type: 'http', url: `${url}/gateway`, headers: auth } } },
