@@ -55,6 +55,31 @@ const HEADER_VALUE = /^[\t\x20-\x7e]{0,256}$/;
 /** CDP URL patterns: `*` matches any run of characters, `?` one character. */
 const globMatch = (url: string, pattern: string): boolean => wildcardMatch(url, pattern, { anyChar: true });
 
+interface FrameTreeNode {
+  frame: { id: string; url: string; securityOrigin?: string };
+  childFrames?: FrameTreeNode[];
+}
+
+/**
+ * The site (siteOf) of the document frame `frameId` of the tab shows now, or null when the frame is
+ * gone: from its security origin; a sandboxed frame's is opaque ("null", never the site); an
+ * about:srcdoc or about:blank frame has its parent's (DevTools reports its origin as "://").
+ */
+async function frameSite(send: CdpSend, frameId: string): Promise<string | null> {
+  const tree = await send<{ frameTree: FrameTreeNode }>('Page.getFrameTree').catch(() => null);
+  const siteIn = (n: FrameTreeNode, parentSite: string): string | null => {
+    const f = n.frame;
+    const own = f.securityOrigin === 'null' ? 'null' : f.url.startsWith('about:') ? parentSite : siteOf(f.securityOrigin || f.url);
+    if (f.id === frameId) return own;
+    for (const c of n.childFrames ?? []) {
+      const found = siteIn(c, own);
+      if (found !== null) return found;
+    }
+    return null;
+  };
+  return tree ? siteIn(tree.frameTree, 'null') : null;
+}
+
 async function start(tabId: number, rules: Rule[], site: string): Promise<Interception> {
   const session = await holdDebugger(tabId, () => i.stop());
   const send = session.send;
@@ -81,6 +106,19 @@ async function start(tabId: number, rules: Rule[], site: string): Promise<Interc
     }
     const rule = i.rules.find((r) => globMatch(p.request.url, r.urlPattern));
     if (!rule) return void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
+    if (p.frameId && p.frameId !== mainFrameId && p.resourceType !== 'Document') {
+      // A frame inside the page: its requests are the approved site's only if its document is of
+      // that site (another origin of the same site, e.g. another port or subdomain, runs in the
+      // page's process and so reaches this session; the user approved the tab's site only).
+      void frameSite(send, p.frameId).then((site) => {
+        if (site === i.site) act(p, rule);
+        else void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
+      });
+      return;
+    }
+    act(p, rule);
+  });
+  function act(p: { requestId: string; resourceType?: string }, rule: Rule): void {
     if (rule.action === 'fulfill' && !FULFILLABLE.has(p.resourceType ?? '')) {
       rule.skipped++;
       return void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
@@ -98,7 +136,7 @@ async function start(tabId: number, rules: Rule[], site: string): Promise<Interc
     } else {
       void send('Fetch.failRequest', { requestId: p.requestId, errorReason: rule.action === 'block' ? 'BlockedByClient' : 'Failed' }).catch(() => {});
     }
-  });
+  }
   // A page restored from the back/forward cache makes no document request: its commit is the sign.
   const onUpdated = (id: number, info: { url?: string }) => {
     if (id === tabId && info.url !== undefined && siteOf(info.url) !== i.site) leave(info.url);

@@ -6,7 +6,9 @@
  *    the page's request waited for good. Now the call is refused with the reason, nothing is set,
  *    and no cookie is added;
  *  - an answer Chrome refuses for any other reason: the request fails instead of waiting for good.
- * Also: a frame of another site inside the approved page is not intercepted.
+ * Also: a frame of another site inside the approved page is not intercepted, nor is a frame of
+ * another origin of the same site (another port here), which runs in the page's own process; a
+ * srcdoc frame (the page's own origin) is.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import type { Page } from 'playwright-core';
@@ -16,6 +18,8 @@ setDefaultTimeout(120_000);
 
 let h: BrowserHarness;
 let page: Page;
+/** Another origin of the same site (127.0.0.1, another port): its frame runs in the page's process. */
+let sameSite: ReturnType<typeof Bun.serve> | undefined;
 let tabId = 0;
 
 beforeAll(async () => {
@@ -37,6 +41,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.stop();
+  sameSite?.stop(true);
 });
 
 /** The page fetches data.json: what it got, or 'waiting' when no answer came within 5 s. */
@@ -100,4 +105,46 @@ describe('interception answers', () => {
     await h.callTool('browser_intercept_requests', { tabId: topId, stop: true });
     await top.close();
   });
+
+  test('a frame of another origin of the same site is not intercepted; a srcdoc frame of the page is', async () => {
+    sameSite = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: (req) => {
+        const u = new URL(req.url);
+        if (u.pathname === '/data.json') return new Response('{"real":true}', { headers: { 'content-type': 'application/json', 'access-control-allow-origin': '*' } });
+        return new Response(frameScript('same-port'), { headers: { 'content-type': 'text/html' } });
+      },
+    });
+    const top = await h.context.newPage();
+    const got: string[] = [];
+    await top.exposeFunction('opentabsTestRecord', (m: string) => got.push(m));
+    await top.addInitScript(() => addEventListener('message', (e) => (window as unknown as { opentabsTestRecord(m: string): void }).opentabsTestRecord(String(e.data))));
+    await top.goto(h.fixtureUrl('/pages/index.html?same-site'));
+    await top.evaluate(({ other, srcdoc }) => {
+      const a = document.createElement('iframe');
+      a.src = other;
+      const b = document.createElement('iframe');
+      b.srcdoc = srcdoc;
+      document.body.append(a, b);
+    }, { other: `http://127.0.0.1:${sameSite.port}/frame`, srcdoc: frameScript('srcdoc', h.fixtureUrl('/data.json')) });
+    const topId = await h.tabIdOf(top);
+    await waitUntil(() => got.some((m) => m.startsWith('same-port ')) && got.some((m) => m.startsWith('srcdoc ')), 'both frames to fetch their data');
+    const r = await h.callTool('browser_intercept_requests', { tabId: topId, rules: [{ urlPattern: '*data.json*', action: 'fulfill', body: '{"mocked":true}' }] });
+    expect(r.status).toBe(200);
+    const from = got.length;
+    await waitUntil(() => got.slice(from).filter((m) => m.startsWith('same-port ')).length >= 3 && got.slice(from).filter((m) => m.startsWith('srcdoc ')).length >= 3, 'three more answers in each frame');
+    const after = got.slice(from);
+    // The page's own requests are intercepted (the rules are in effect).
+    expect(await top.evaluate(async (u) => (await fetch(`${u}?top`)).text(), h.fixtureUrl('/data.json'))).toBe('{"mocked":true}');
+    expect(after.filter((m) => m.startsWith('same-port '))).not.toContain('same-port {"mocked":true}');
+    expect(after.filter((m) => m.startsWith('srcdoc ')).slice(-1)[0]).toBe('srcdoc {"mocked":true}');
+    await h.callTool('browser_intercept_requests', { tabId: topId, stop: true });
+    await top.close();
+  });
 });
+
+/** A frame that fetches `url` (its own /data.json by default) every 200 ms and posts `<tag> <answer>` to the page. */
+function frameScript(tag: string, url = '/data.json'): string {
+  return `<script>setInterval(async () => parent.postMessage('${tag} ' + await (await fetch('${url}?' + Math.random())).text(), '*'), 200)</script>`;
+}
