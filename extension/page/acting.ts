@@ -3,7 +3,7 @@
  * form, mark an element for the DevTools-protocol tools): finding elements by CSS selector
  * (piercing open shadow roots) or by a browser_snapshot ref.
  */
-import { deepQuery, describeElement, elementAtPoint, framesNotSearched, refElement, refsOf } from './dom.ts';
+import { deepQuery, describeElement, elementAtPoint, findElement, framesNotSearched, refElement, refsOf } from './dom.ts';
 
 export type Point = { x: number; y: number; tag: string; text: string };
 
@@ -12,20 +12,8 @@ export type Point = { x: number; y: number; tag: string; text: string };
  * pixels. `focus` also focuses it (for typing).
  */
 export function locate(selector: string | null, ref: string | null, focus: boolean, clear: boolean, takesText = false): Point | { error: string } {
-  let el: Element | null | undefined;
-  if (ref) {
-    el = refElement(ref);
-    if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-  } else if (selector) {
-    try {
-      el = deepQuery(document, selector);
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}` };
-    }
-    if (!el) return { error: `No element matches ${selector}${framesNotSearched()}` };
-  } else {
-    return { error: 'Pass either selector or ref' };
-  }
+  const el = findElement(selector, ref);
+  if (!(el instanceof Element)) return { error: el.error };
   el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' as ScrollBehavior });
   const r = el.getBoundingClientRect();
   if (r.width === 0 || r.height === 0) return { error: `The element ${ref ?? selector} is not visible (no box)` };
@@ -81,18 +69,9 @@ export function locate(selector: string | null, ref: string | null, focus: boole
 
 /** Choose an option by value or visible label and fire input + change like a user would. */
 export function selectInPage(selector: string | null, ref: string | null, value: string | null, label: string | null) {
-  let el: Element | null | undefined;
-  if (ref) el = refElement(ref);
-  else {
-    try {
-      el = deepQuery(document, selector ?? '');
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}` };
-    }
-  }
-  // A ref to an element since removed from the page still names it: changing it would change nothing on screen.
-  if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-  if (!(el instanceof HTMLSelectElement)) return { error: el ? `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` : `No element matches ${ref ?? selector}${framesNotSearched()}` };
+  const el = findElement(selector, ref);
+  if (!(el instanceof Element)) return { error: el.error };
+  if (!(el instanceof HTMLSelectElement)) return { error: `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` };
   // A person cannot change a disabled select, and its form does not send it (as browser_fill_form says).
   if (el.disabled) return { error: `${ref ?? selector} is disabled: choosing an option changes nothing the page would use` };
   const opt = [...el.options].find((o) => (value !== null ? o.value === value : o.label.trim() === label || o.text.trim() === label));
@@ -106,18 +85,8 @@ export function selectInPage(selector: string | null, ref: string | null, value:
 /** Scroll an element into view, to a position, or by a distance in a direction. */
 export function scrollInPage(selector: string | null, ref: string | null, direction: string | null, distance: number, x: number | null, y: number | null) {
   if (selector || ref) {
-    let el: Element | null | undefined;
-    if (ref) el = refElement(ref);
-    else {
-      try {
-        el = deepQuery(document, selector!);
-      } catch {
-        return { error: `Invalid CSS selector: ${selector}` };
-      }
-    }
-    // A removed element scrolls nothing: a stale ref is an error, not a scroll that did nothing.
-    if (ref && (!el || !el.isConnected)) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-    if (!el) return { error: `No element matches ${ref ?? selector}${framesNotSearched()}` };
+    const el = findElement(selector, ref);
+    if (!(el instanceof Element)) return { error: el.error };
     el.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
   } else if (x !== null || y !== null) {
     window.scrollTo({ left: x ?? scrollX, top: y ?? scrollY, behavior: 'instant' as ScrollBehavior });
@@ -254,20 +223,8 @@ export interface Described {
  * the worker's DevTools session finds it (element-node.ts).
  */
 export function markInPage(selector: string | null, ref: string | null, mark: string): Described | { error: string; validation?: boolean } {
-  let el: Element | null | undefined;
-  if (ref) {
-    el = refElement(ref);
-    if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-  } else if (selector) {
-    try {
-      el = deepQuery(document, selector);
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}`, validation: true };
-    }
-    if (!el) return { error: `No element matches ${selector}${framesNotSearched()}` };
-  } else {
-    return { error: 'Pass either selector or ref', validation: true };
-  }
+  const el = findElement(selector, ref);
+  if (!(el instanceof Element)) return el;
   // Added to marks already there: two calls at once on one element each find it by their own mark.
   const marks = el.getAttribute('data-opentabs-node');
   el.setAttribute('data-opentabs-node', marks ? `${marks} ${mark}` : mark);

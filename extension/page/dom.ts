@@ -41,6 +41,25 @@ export function framesNotSearched(): string {
   return document.querySelector('iframe, frame') ? ' (the content of the page\'s iframes is not searched; browser_snapshot gives refs for what they hold)' : '';
 }
 
+/**
+ * The element a tool names by snapshot ref or CSS selector, or why there is none: a ref to an
+ * element since removed from the page is stale (acting on it would change nothing on screen);
+ * `validation` marks the caller's mistake (a selector that is not CSS, neither given) apart from an
+ * element that is not there.
+ */
+export function findElement(selector: string | null, ref: string | null): Element | { error: string; validation?: boolean } {
+  if (ref) {
+    const el = refElement(ref);
+    return el && el.isConnected ? el : { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
+  }
+  if (!selector) return { error: 'Pass either selector or ref', validation: true };
+  try {
+    return deepQuery(document, selector) ?? { error: `No element matches ${selector}${framesNotSearched()}` };
+  } catch {
+    return { error: `Invalid CSS selector: ${selector}`, validation: true };
+  }
+}
+
 /** What is drawn at a viewport point, looking into open shadow roots. */
 export function elementAtPoint(x: number, y: number): Element | null {
   let hit = document.elementFromPoint(x, y);

@@ -2,7 +2,7 @@
  * In-page halves of the reading tools: page text and HTML, element queries, waits, element boxes,
  * computed styles, the accessibility audit and web storage.
  */
-import { deepQuery, frameIndexOf, indexInParent, refElement } from './dom.ts';
+import { findElement, frameIndexOf, indexInParent } from './dom.ts';
 import { deepIndexInParent, framesDeep } from './frames.ts';
 
 /** In the page: text/HTML of the selector (or the whole page), or a marker when nothing matches. */
@@ -187,18 +187,8 @@ export function cancelWaitInPage(waitId: string): number {
 
 /** In the page (ISOLATED world, where snapshot refs live): the element's box in document coordinates. */
 export function elementBox(selector: string | null, ref: string | null): { error: string } | { x: number; y: number; width: number; height: number } {
-  let el: Element | null | undefined;
-  if (ref) {
-    el = refElement(ref);
-    if (!el || !el.isConnected) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
-  } else {
-    try {
-      el = deepQuery(document, selector!);
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}` };
-    }
-    if (!el) return { error: `No element matches ${selector}` };
-  }
+  const el = findElement(selector, ref);
+  if (!(el instanceof Element)) return { error: el.error };
   const r = el.getBoundingClientRect();
   if (r.width === 0 || r.height === 0) return { error: `The element ${ref ?? selector} has no visible box` };
   return { x: Math.max(0, r.left + scrollX), y: Math.max(0, r.top + scrollY), width: Math.ceil(r.width), height: Math.ceil(r.height) };
@@ -206,16 +196,8 @@ export function elementBox(selector: string | null, ref: string | null): { error
 
 /** Computed styles of the element (all properties, or the ones asked for). */
 export function stylesInPage(selector: string | null, ref: string | null, properties: string[] | null) {
-  let el: Element | null | undefined;
-  if (ref) el = refElement(ref);
-  else {
-    try {
-      el = deepQuery(document, selector!);
-    } catch {
-      return { error: `Invalid CSS selector: ${selector}` };
-    }
-  }
-  if (!el || !el.isConnected) return { error: ref ? `Unknown or stale ref ${ref}; take a new browser_snapshot` : `No element matches ${selector}` };
+  const el = findElement(selector, ref);
+  if (!(el instanceof Element)) return { error: el.error };
   const cs = getComputedStyle(el);
   const out: Record<string, string> = {};
   if (properties) for (const p of properties) out[p] = cs.getPropertyValue(p);
