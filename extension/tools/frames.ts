@@ -78,6 +78,54 @@ export async function framesUnder(tabId: number, topDocumentId: string | undefin
   return out;
 }
 
+/** The frames of `all` whose iframe is in the document `parentDocumentId` shown by frame `parentFrameId` (any document of it when undefined). */
+export function childFrames(all: FrameDetails[], parentFrameId: number, parentDocumentId: string | undefined): FrameDetails[] {
+  return all.filter((f) => f.frameId !== 0 && f.parentFrameId === parentFrameId && (parentDocumentId === undefined || f.parentDocumentId === parentDocumentId));
+}
+
+/** What a frame's document says of its own iframe in its parent (frameKeyInParent): -1 for what it cannot tell. */
+export type FrameKeyed = { frameIndex: number; frameDeep: number };
+/** An iframe of a document as that document lists it: its window.frames index, its position among all its iframes (framesDeep), its src. */
+export type FrameSlot = { index: number; deep: number; src: string };
+
+/**
+ * Matches a document's iframes (`slots`, in the document's order; null for what is no iframe) to
+ * Chrome's frames of that document (`children`), given what the frames that answered said
+ * (`answers`, null for no answer). A frame is matched by its iframe's position among the
+ * document's iframes, shadow roots' included (a frame of the document's origin reports its own),
+ * else by its index among the window's frames (where Chrome leaves out iframes inside shadow
+ * roots); an iframe still without a frame gets, in order, the one frame left over when one iframe
+ * is left over, else one showing its src. For each slot: its frame (if any) and that frame's
+ * answer (if it answered).
+ */
+export function matchFrames<R extends FrameKeyed>(slots: (FrameSlot | null)[], children: FrameDetails[], answers: { frame: FrameDetails; r: R | null }[]): ({ frame?: FrameDetails; r?: R } | null)[] {
+  type Hit = { frame: FrameDetails; r: R };
+  const byIndex = new Map<number, Hit>();
+  const byDeep = new Map<number, Hit>();
+  const answered = new Map<number, R>();
+  for (const a of answers) {
+    if (!a.r) continue;
+    answered.set(a.frame.frameId, a.r);
+    if (a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
+    if (a.r.frameDeep >= 0) byDeep.set(a.r.frameDeep, { frame: a.frame, r: a.r });
+  }
+  const hitOf = (s: FrameSlot) => (s.deep >= 0 ? byDeep.get(s.deep) : undefined) ?? (s.index >= 0 ? byIndex.get(s.index) : undefined);
+  const hits = slots.map((s) => (s ? hitOf(s) : undefined));
+  const matched = new Set(hits.flatMap((h) => (h ? [h.frame.frameId] : [])));
+  const leftFrames = children.filter((f) => !matched.has(f.frameId));
+  const leftSlots = slots.filter((s, i) => s && !hits[i]).length;
+  return slots.map((s, i) => {
+    if (!s) return null;
+    const hit = hits[i];
+    if (hit) return hit;
+    const frame = leftSlots === 1 && leftFrames.length === 1 ? leftFrames[0] : leftFrames.find((f) => f.url === s.src);
+    if (!frame) return {};
+    leftFrames.splice(leftFrames.indexOf(frame), 1);
+    const r = answered.get(frame.frameId);
+    return r ? { frame, r } : { frame };
+  });
+}
+
 /** One page-library call in a frame's document, given up (undefined) when the frame does not answer within FRAME_ANSWER_MS or the script fails there. */
 export function runInFrame<K extends PageFn>(tabId: number, frame: FrameDetails, name: K, args: Parameters<PageLib[K]>, ms = FRAME_ANSWER_MS): Promise<Awaited<ReturnType<PageLib[K]>> | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -4,7 +4,7 @@ import { pageFindError } from './acting.ts';
 import { withDebugger } from './debugger.ts';
 import { CAPTURE_RETRY_PAUSE_MS, captureSpaced } from './capture.ts';
 import { frameOfRef } from './frame-ref.ts';
-import { FRAME_LEVELS_MAX, frameRefusal, frameTarget, framesUnder, runIn, runInFrame, type ScriptTarget, type SubFrame } from './frames.ts';
+import { childFrames, FRAME_LEVELS_MAX, frameRefusal, frameTarget, framesUnder, matchFrames, runIn, runInFrame, type ScriptTarget, type SubFrame } from './frames.ts';
 import { runPage, type PageFn, type PageLib } from './page-run.ts';
 import { withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
@@ -50,6 +50,7 @@ type ListedFrame = { url: string; name?: string; read: boolean; note?: string };
  * children of the very document read (parentDocumentId), scripted by documentId only when the URL
  * policy allows them (a frame inside one is reached only through it); a refused one is named on
  * its line and never scripted, one that does not answer within FRAME_ANSWER_MS is named as such.
+ * Frames are matched to their iframes by matchFrames (frames.ts).
  */
 async function withFrameTexts(tabId: number, top: PageText, topDocumentId: string | undefined, maxLength: number) {
   const { slots: _, frameIndex: __, frameDeep: ___, ...rest } = top;
@@ -67,44 +68,19 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
     if (!doc.slots.length) return doc.content;
     const placeOf = (place: number) => (place >= 0 && place <= doc.length ? place : doc.length);
     const room = Math.max(0, maxLength - start - Math.min(...doc.slots.map((s) => placeOf(s[3]))));
-    const children = all.filter((f) => f.frameId !== 0 && f.parentFrameId === parentFrameId && (parentDocumentId === undefined || f.parentDocumentId === parentDocumentId));
+    const children = childFrames(all, parentFrameId, parentDocumentId);
     const answers = depth > FRAME_LEVELS_MAX ? [] : await Promise.all(children.filter((f) => f.documentId && !frameRefusal(f.url)).map(async (frame) => {
       const r = await runInFrame(tabId, frame, 'readPage', ['text', null, room]);
       return { frame, r: r && 'content' in r ? (r as PageText) : null };
     }));
-    // A frame is matched to its iframe by the iframe's position among the document's iframes
-    // (shadow roots' included; a frame of the document's origin says its own), else by its index
-    // among the window's frames.
-    type Hit = { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageText };
-    const byIndex = new Map<number, Hit>();
-    const byDeep = new Map<number, Hit>();
-    const answered = new Map<number, PageText>();
-    for (const a of answers) {
-      if (!a.r) continue;
-      answered.set(a.frame.frameId, a.r);
-      if (a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
-      if (a.r.frameDeep >= 0) byDeep.set(a.r.frameDeep, { frame: a.frame, r: a.r });
-    }
-    const hitOf = ([index, , , , deep]: PageText['slots'][number]) => (deep >= 0 ? byDeep.get(deep) : undefined) ?? (index >= 0 ? byIndex.get(index) : undefined);
-    const matched = new Set(doc.slots.flatMap((s) => (hitOf(s) ? [hitOf(s)!.frame.frameId] : [])));
-    const leftFrames = children.filter((f) => !matched.has(f.frameId));
-    const leftSlots = doc.slots.filter((s) => !hitOf(s));
+    const matches = matchFrames(doc.slots.map(([index, , src, , deep]) => ({ index, deep, src })), children, answers);
     const pad = '  '.repeat(depth - 1);
     /** Each iframe's lines and its place in the document's whole text (`at`; the end when it has none). */
     const blocks: { at: number; text: string }[] = [];
-    for (const slot of doc.slots) {
-      const [, name, src, place] = slot;
+    for (const [i, [, name, src, place]] of doc.slots.entries()) {
       const at = placeOf(place);
-      let hit = hitOf(slot);
-      // An iframe whose frame said neither (one of another origin in a shadow root, or one that
-      // did not answer): its frame is the one left over when one iframe is left over, else one
-      // showing its src.
-      const frame = hit?.frame ?? (leftSlots.length === 1 && leftFrames.length === 1 ? leftFrames[0] : leftFrames.find((f) => f.url === src));
-      if (!hit && frame) {
-        leftFrames.splice(leftFrames.indexOf(frame), 1);
-        const r = answered.get(frame.frameId);
-        if (r) hit = { frame, r };
-      }
+      const { frame, r } = matches[i] ?? {};
+      const hit = frame && r ? { frame, r } : undefined;
       if (hit) {
         const label = name || hit.r.title;
         if (hit.r.truncated) truncated = true;

@@ -1,4 +1,4 @@
-import { FRAME_LEVELS_MAX, frameRefusal, runInFrame } from './frames.ts';
+import { childFrames, FRAME_LEVELS_MAX, frameRefusal, matchFrames, runInFrame } from './frames.ts';
 import { redactedUrl } from './url-policy.ts';
 
 /**
@@ -14,10 +14,7 @@ const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` 
  * In the worker: the top document's snapshot with each iframe's line (the mark snapshotPage put
  * there) replaced by the frame's own snapshot, indented under `iframe Name (url):`, its refs fFeN
  * (F the frameId). A frame whose URL the policy refuses is never scripted: its line says why its
- * content is not shown. Frames are matched to their iframes by their position among the parent
- * document's iframes, shadow roots' included (a frame of the parent's origin reports its own; the
- * parent reports its iframes'), else by their index among the parent window's frames (where
- * Chrome leaves out iframes inside shadow roots), else as the one frame left over or by src.
+ * content is not shown. Frames are matched to their iframes by matchFrames (frames.ts).
  */
 export async function withFrames(tabId: number, top: { snapshot: string; elements: number }, mark: string, maxDepth: number, interactiveOnly: boolean, topDocumentId?: string): Promise<{ snapshot: string; elements: number }> {
   if (!top.snapshot.includes(mark)) return top;
@@ -38,25 +35,12 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
       }
     });
     if (!slots.some(Boolean)) return lines;
-    const children = frames.filter((f) => f.parentFrameId === parentFrameId && (parentDocumentId === undefined || f.parentDocumentId === parentDocumentId));
+    const children = childFrames(frames, parentFrameId, parentDocumentId);
     const answers = level >= FRAME_LEVELS_MAX ? [] : await Promise.all(children.filter((f) => f.documentId && !frameRefusal(f.url)).map(async (f) => {
       const r = await runInFrame(tabId, f, 'snapshotPage', [null, maxDepth, interactiveOnly, `f${f.frameId}`, mark]);
       return { frame: f, r: r && 'snapshot' in r ? (r as PageSnapshot) : null };
     }));
-    type Hit = { frame: chrome.webNavigation.GetAllFrameResultDetails; r: PageSnapshot };
-    const byIndex = new Map<number, Hit>();
-    const byDeep = new Map<number, Hit>();
-    const answered = new Map<number, PageSnapshot>();
-    for (const a of answers) {
-      if (!a.r) continue;
-      answered.set(a.frame.frameId, a.r);
-      if (a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
-      if (a.r.frameDeep >= 0) byDeep.set(a.r.frameDeep, { frame: a.frame, r: a.r });
-    }
-    const hitOf = (s: { index: number; deep: number }) => (s.deep >= 0 ? byDeep.get(s.deep) : undefined) ?? (s.index >= 0 ? byIndex.get(s.index) : undefined);
-    const matched = new Set(slots.flatMap((s) => (s && hitOf(s) ? [hitOf(s)!.frame.frameId] : [])));
-    const unmatchedChildren = children.filter((f) => !matched.has(f.frameId));
-    const unmatchedSlots = slots.filter((s) => s && !hitOf(s));
+    const matches = matchFrames(slots, children, answers);
     const out: string[] = [];
     for (const [i, line] of lines.entries()) {
       const slot = slots[i];
@@ -66,15 +50,8 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
       }
       const head = `${slot.lead}iframe${slot.name ? ` ${slot.name}` : ''}`;
       const pad = ' '.repeat(slot.lead.length) + '  ';
-      let hit = hitOf(slot);
-      // Its frame, if not matched above: the one left over when one iframe is left over, else
-      // one showing its src.
-      const frame = hit ? undefined : unmatchedSlots.length === 1 && unmatchedChildren.length === 1 ? unmatchedChildren[0] : unmatchedChildren.find((f) => f.url === slot.src);
-      if (frame) {
-        unmatchedChildren.splice(unmatchedChildren.indexOf(frame), 1);
-        const r = answered.get(frame.frameId);
-        if (r) hit = { frame, r };
-      }
+      const { frame, r } = matches[i] ?? {};
+      const hit = frame && r ? { frame, r } : undefined;
       if (hit) {
         elements += hit.r.elements;
         const body = await expand(hit.r.snapshot, hit.frame.frameId, level + 1, hit.frame.documentId);
