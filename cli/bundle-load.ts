@@ -16,6 +16,8 @@ export const ROOT = resolve(import.meta.dir, '..');
 export const BUNDLE_FILE = 'serve.bundle.cjs';
 /** The built-in tools' precompiled validators, loaded by the bundle on the first built-in call. */
 export const VALIDATORS_FILE = `${BUNDLE_FILE}.validators.cjs`;
+/** Ajv and its dependencies, loaded by the bundle when a schema is first compiled (server/tools/ajv.ts). */
+export const AJV_FILE = `${BUNDLE_FILE}.ajv.cjs`;
 export const STAMP_FILE = `${BUNDLE_FILE}.stamp.json`;
 /** Stands for every npm dependency: npm rewrites it on each install, update or removal. */
 export const DEPENDENCY_MARKER = join('node_modules', '.package-lock.json');

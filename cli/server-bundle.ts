@@ -18,9 +18,9 @@ import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { shellWord } from '../server/cli-command.ts';
-import { BUNDLE_FILE, DEFAULT_PATHS, DEPENDENCY_MARKER, ROOT, STAMP_FILE, VALIDATORS_FILE, dirOf, fileState, type BundlePaths, type Stamp } from './bundle-load.ts';
+import { AJV_FILE, BUNDLE_FILE, DEFAULT_PATHS, DEPENDENCY_MARKER, ROOT, STAMP_FILE, VALIDATORS_FILE, dirOf, fileState, type BundlePaths, type Stamp } from './bundle-load.ts';
 
-export { BUNDLE_FILE, VALIDATORS_FILE, bundleStaleReason, loadBundle, loadServer, type BundlePaths, type StartBundle } from './bundle-load.ts';
+export { AJV_FILE, BUNDLE_FILE, VALIDATORS_FILE, bundleStaleReason, loadBundle, loadServer, type BundlePaths, type StartBundle } from './bundle-load.ts';
 
 /**
  * Imports the bundle leaves to the source files (absolute paths: the bundle is used only in the
@@ -110,6 +110,39 @@ async function precomputedBuiltins(root: string, dir: string, tmp: string): Prom
 }
 
 /**
+ * Ajv (with fast-uri and its other dependencies, ≈ 240 KB of the bundle's 650 KB) as a bytecode
+ * file of its own beside the bundle, which the bundle requires where server/tools/ajv.ts loads Ajv:
+ * on the first schema compile (a plugin or page tool's first call, a plugin folder checked afresh),
+ * never on a start that finds its plugins unchanged. Inside the bundle its bytecode was loaded by
+ * every start all the same (≈ 2 ms of the start's time until the tools are listed). The files it
+ * was built from are returned for the stamp.
+ */
+async function ajvApart(root: string, dir: string, tmp: string): Promise<{ plugin: import('bun').BunPlugin; inputs: string[]; outputs: string[] }> {
+  const loader = join(root, 'server', 'tools', 'ajv.ts');
+  const built = await Bun.build({
+    entrypoints: [require.resolve('ajv', { paths: [dirname(loader)] })],
+    outdir: tmp,
+    target: 'bun',
+    format: 'cjs',
+    bytecode: true,
+    metafile: true,
+    naming: { entry: AJV_FILE },
+  });
+  if (!built.success) throw new Error(built.logs.map((l) => String(l)).join('\n') || 'bun build of Ajv failed');
+  const file = join(dir, AJV_FILE);
+  return {
+    plugin: {
+      name: 'opentabs-ajv-apart',
+      setup(build) {
+        build.onResolve({ filter: /^ajv$/ }, (args) => (args.importer === loader ? { path: file, external: true } : undefined));
+      },
+    },
+    inputs: Object.keys(built.metafile?.inputs ?? {}),
+    outputs: built.outputs.map((o) => o.path),
+  };
+}
+
+/**
  * server/plugins/loader-key.ts replaced by the key it computes, computed here from the same files:
  * the bundle is used only while they are unchanged, so a bundled start neither reads nor hashes
  * them. Those files are returned for the stamp.
@@ -142,9 +175,10 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
   try {
     const builtins = await precomputedBuiltins(p.root, dir, tmp);
     const loaderKey = await precomputedLoaderKey(p.root);
+    const ajv = await ajvApart(p.root, dir, tmp);
     const result = await Bun.build({
       entrypoints: [join(p.root, 'cli', 'start-bundle.ts')],
-      plugins: [sourceImports(p.root), builtins.plugin, loaderKey.plugin],
+      plugins: [sourceImports(p.root), builtins.plugin, loaderKey.plugin, ajv.plugin],
       outdir: tmp,
       target: 'bun',
       format: 'cjs',
@@ -154,14 +188,14 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
     });
     if (!result.success) throw new Error(result.logs.map((l) => String(l)).join('\n') || 'bun build failed');
     const outputs: Record<string, number> = {};
-    for (const path of [...result.outputs.map((o) => o.path), ...builtins.outputs]) {
+    for (const path of [...result.outputs.map((o) => o.path), ...builtins.outputs, ...ajv.outputs]) {
       const name = relative(tmp, path);
       renameSync(path, join(dir, name));
       outputs[name] = statSync(join(dir, name)).size;
     }
     if (!(BUNDLE_FILE in outputs)) throw new Error(`bun build wrote ${Object.keys(outputs).join(', ')}, not ${BUNDLE_FILE}`);
     const inputs: Stamp['inputs'] = {};
-    const metaInputs = [...Object.keys(result.metafile?.inputs ?? {}), ...builtins.inputs, ...loaderKey.inputs];
+    const metaInputs = [...Object.keys(result.metafile?.inputs ?? {}), ...builtins.inputs, ...loaderKey.inputs, ...ajv.inputs];
     if (metaInputs.length === 0) throw new Error('bun build reported no inputs');
     for (const input of metaInputs) {
       // The bundler names inputs relative to the working directory.
@@ -190,7 +224,7 @@ export async function buildServerBundle(p: BundlePaths = DEFAULT_PATHS): Promise
 /** Remove the bundle and its stamp (start then runs from source). */
 function removeServerBundle(p: BundlePaths = DEFAULT_PATHS): void {
   const dir = dirOf(p);
-  for (const name of [STAMP_FILE, BUNDLE_FILE, `${BUNDLE_FILE}.jsc`, VALIDATORS_FILE, `${VALIDATORS_FILE}.jsc`]) rmSync(join(dir, name), { force: true });
+  for (const name of [STAMP_FILE, BUNDLE_FILE, `${BUNDLE_FILE}.jsc`, VALIDATORS_FILE, `${VALIDATORS_FILE}.jsc`, AJV_FILE, `${AJV_FILE}.jsc`]) rmSync(join(dir, name), { force: true });
 }
 
 /** The command that (re)builds it, runnable from any folder. */

@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { BUNDLE_FILE, VALIDATORS_FILE, buildServerBundle, bundleStaleReason, loadBundle, loadServer, type BundlePaths } from '../../cli/server-bundle.ts';
+import { AJV_FILE, BUNDLE_FILE, VALIDATORS_FILE, buildServerBundle, bundleStaleReason, loadBundle, loadServer, type BundlePaths } from '../../cli/server-bundle.ts';
 import * as source from '../../server/serve.ts';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
 import { computeLoaderKey, LOADER_FILES } from '../../server/plugins/loader-key.ts';
@@ -78,6 +78,18 @@ test('a fresh bundle is loaded instead of the sources and runs the whole server'
     });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(await bad.json())).toContain('/tabId');
+    // Ajv is a bytecode file of its own, loaded on the first compile: here a plugin tool's first
+    // call, whose arguments are refused naming the field as from source.
+    const ajvFile = join(paths.outDir!, AJV_FILE);
+    expect(require.cache[ajvFile]).toBeUndefined();
+    const badPlugin = await fetch(`${running.url}/tools/goodone_find/call`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ arguments: { q: 7 } }),
+    });
+    expect(badPlugin.status).toBe(400);
+    expect(JSON.stringify(await badPlugin.json())).toContain('/q');
+    expect(require.cache[ajvFile]).toBeDefined();
     // MCP over the bundled front door.
     const init = await fetch(`${running.url}/mcp`, {
       method: 'POST',
