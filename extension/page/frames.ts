@@ -5,6 +5,8 @@ import { describeElement, elementAtPoint, indexInParent } from './dom.ts';
  * The document's iframe and frame elements, those inside open shadow roots included, in tree
  * order (a shadow root's at its host). Chrome leaves an iframe inside a shadow root out of
  * window.frames, so its frame has no index there; its position in this list names it instead.
+ * Like iframeByKey it uses nothing from outside itself: withFrameInput (extension/tools/frames.ts)
+ * sends the source of both to the DevTools protocol.
  */
 export function framesDeep(root: Document | ShadowRoot, out: Element[] = []): Element[] {
   for (const e of root.querySelectorAll('*')) {
@@ -36,12 +38,19 @@ export function frameKeyInParent(): [number, number] {
   return [indexInParent(), deepIndexInParent()];
 }
 
+/**
+ * In a parent frame: the iframe element a frameKeyInParent names among `all` (framesDeep of the
+ * document of `parent`), or null.
+ */
+export function iframeByKey(all: Element[], index: number, deep: number, parent: Window = window): HTMLIFrameElement | null {
+  const win = index >= 0 ? parent[index] : undefined;
+  if (win) return (all.find((el) => (el as HTMLIFrameElement).contentWindow === win) as HTMLIFrameElement | undefined) ?? null;
+  return deep >= 0 ? ((all[deep] as HTMLIFrameElement | undefined) ?? null) : null;
+}
+
 /** In a parent frame: the iframe element a frameKeyInParent names, or null. */
 function iframeOf(index: number, deep: number): HTMLIFrameElement | null {
-  const all = framesDeep(document) as HTMLIFrameElement[];
-  const win = index >= 0 ? window[index] : undefined;
-  if (win) return all.find((el) => el.contentWindow === win) ?? null;
-  return deep >= 0 ? (all[deep] ?? null) : null;
+  return iframeByKey(framesDeep(document), index, deep);
 }
 
 /**

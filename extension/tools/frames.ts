@@ -9,6 +9,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
 import { utilityWorld } from './element-node.ts';
+import { framesDeep, iframeByKey } from '../page/frames.ts';
 import { runPage, type PageFn, type PageLib, type ScriptTarget } from './page-run.ts';
 import { checkedScriptTarget, redactedUrl, refusalReason } from './url-policy.ts';
 
@@ -189,7 +190,7 @@ export async function frameOffset(tabId: number, frameId: number): Promise<Frame
     y += box.y;
     // The first frame on the way that runs in a process of its own: the mouse and keyboard events
     // for it and the frames it holds go to its own DevTools session.
-    if (!oopif && link.processId !== topProcess) oopif = { frameId: link.frameId, parentInTopProcess: levels.length === 1 || chain[levels.length - 2]!.processId === topProcess, index, deep, origin: { x, y } };
+    if (!oopif && link.processId !== topProcess) oopif = { frameId: link.frameId, parentInTopProcess: levels.length === 1 || chain[levels.length - 2]!.processId === topProcess, path: levels.map((l) => [l.index, l.deep]), origin: { x, y } };
     clip = { left: Math.max(clip.left, x), top: Math.max(clip.top, y), right: Math.min(clip.right, x + box.width), bottom: Math.min(clip.bottom, y + box.height) };
   }
   const coverAt = async (px: number, py: number) => {
@@ -207,9 +208,11 @@ export interface OutOfProcessFrame {
   frameId: number;
   /** Whether the iframe holding it is in the top page's process (then its DevTools frame is found there). */
   parentInTopProcess: boolean;
-  /** Its index among its parent's frames (window.frames), and its iframe's position among all the parent's iframes (frameKeyInParent). */
-  index: number;
-  deep: number;
+  /**
+   * The iframes from the top document down to its own: each one's index among its parent's frames
+   * (window.frames) and position among all the parent's iframes (frameKeyInParent).
+   */
+  path: [index: number, deep: number][];
   /** Where its viewport starts in the tab's viewport. */
   origin: { x: number; y: number };
 }
@@ -244,23 +247,32 @@ export async function withFrameInput<T>(tabId: number, send: CdpSend, frame: Out
     // The iframe's DevTools frame id, read in a world of ours in the top page (its scripts cannot
     // stand in another iframe): that frame's target has it as its id.
     const contextId = await utilityWorld(send);
-    const found = await send<{ result: { objectId?: string; subtype?: string } }>('Runtime.evaluate', {
+    const found = await send<{ result: { type?: string; objectId?: string; subtype?: string } }>('Runtime.evaluate', {
       contextId,
       returnByValue: false,
+      // Down the iframes from the top document, each found as the frame tools find it in the page
+      // (iframeByKey, framesDeep in extension/page/frames.ts, sent as their source: both use
+      // nothing from outside themselves). A document on the way that is not of its parent's
+      // origin cannot be looked into from there: false.
       expression: `(() => {
-        const all = [];
-        const walk = (root) => {
-          for (const el of root.querySelectorAll('*')) {
-            if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') all.push(el);
-            if (el.shadowRoot) walk(el.shadowRoot);
-          }
-        };
-        walk(document);
-        const win = ${frame.index} >= 0 ? window[${frame.index}] : undefined;
-        if (win) return all.find((el) => el.contentWindow === win) ?? null;
-        return all[${frame.deep}] ?? null;
+        const framesDeep = ${framesDeep.toString()};
+        const iframeByKey = ${iframeByKey.toString()};
+        let win = window;
+        let el = null;
+        for (const [index, deep] of ${JSON.stringify(frame.path)}) {
+          let doc;
+          try {
+            doc = win.document;
+          } catch {}
+          if (!doc) return false;
+          el = iframeByKey(framesDeep(doc), index, deep, win);
+          if (!el) return null;
+          win = el.contentWindow;
+        }
+        return el;
       })()`,
     });
+    if (found.result.type === 'boolean') throw new ToolError('The element is in an iframe inside an iframe of another origin, which the input tools cannot reach', { code: 'not_available', category: 'validation' });
     if (!found.result.objectId || found.result.subtype === 'null') throw new ToolError('The element\'s iframe went away; take a new browser_snapshot', { code: 'not_found', category: 'not_found' });
     const described = await send<{ node: { frameId?: string } }>('DOM.describeNode', { objectId: found.result.objectId });
     await send('Runtime.releaseObject', { objectId: found.result.objectId }).catch(() => {});
