@@ -33,15 +33,26 @@ export class Catalog {
     readonly version: number,
     readonly tools: readonly CatalogTool[],
   ) {
-    this.byName = new Map(tools.map((t) => [t.name, t]));
-    this.byPlugin = new Map();
+    // One pass over the tools (2,069 of them at a start with 2,000 plugin tools, each made once
+    // when a snapshot is made); a plugin's tools are consecutive, so its list is looked up once.
+    const byName = new Map<string, CatalogTool>();
+    const byPlugin = new Map<string, CatalogTool[]>();
     let pluginTools = 0;
+    let plugin: string | undefined;
+    let list: CatalogTool[] = [];
     for (const t of tools) {
-      const list = this.byPlugin.get(t.plugin);
-      if (list) list.push(t);
-      else this.byPlugin.set(t.plugin, [t]);
+      byName.set(t.name, t);
+      if (t.plugin !== plugin) {
+        plugin = t.plugin;
+        const known = byPlugin.get(plugin);
+        if (known) list = known;
+        else byPlugin.set(plugin, (list = []));
+      }
+      list.push(t);
       if (t.kind === 'plugin') pluginTools++;
     }
+    this.byName = byName;
+    this.byPlugin = byPlugin;
     this.pluginToolCount = pluginTools;
   }
 
@@ -211,6 +222,7 @@ export class CatalogStore {
   private build(): CatalogTool[] {
     const config = this.deps.config;
     const tools: CatalogTool[] = [];
+    const seen = new Set<string>();
     // Objects made field by field, without a spread per tool: this runs for every tool at each
     // rebuild, the start's included (2,000 plugin tools: ≈ 1 ms less cold).
     for (const def of BROWSER_TOOLS) {
@@ -227,8 +239,8 @@ export class CatalogStore {
       if (def.outputSchema) tool.outputSchema = def.outputSchema;
       if (def.servedBy) tool.servedBy = def.servedBy;
       tools.push(tool);
+      seen.add(def.name);
     }
-    const seen = new Set(tools.map((t) => t.name));
     const plugins = this.deps.plugins.list();
     for (const p of plugins) {
       for (const t of p.tools) {
