@@ -3,7 +3,7 @@
  * form, mark an element for the DevTools-protocol tools): finding elements by CSS selector
  * (piercing open shadow roots) or by a browser_snapshot ref.
  */
-import { deepQuery, describeElement, elementAtPoint, findElement, framesNotSearched, refElement, refsOf } from './dom.ts';
+import { describeElement, elementAtPoint, findElement } from './dom.ts';
 
 export type Point = { x: number; y: number; tag: string; text: string };
 
@@ -110,23 +110,16 @@ export function hitAt(x: number, y: number) {
 
 /** Find a drag's source and target, bring both into view and return their centres in viewport CSS pixels. */
 export function dragPoints(srcSel: string | null, srcRef: string | null, dstSel: string | null, dstRef: string | null) {
-  const find = (sel: string | null, ref: string | null, what: string): Element | string => {
-    if (sel !== null && ref !== null) return `Pass either ${what}Selector or ${what}Ref, not both`;
-    if (ref !== null) {
-      const el = refElement(ref);
-      return el && el.isConnected ? el : `Unknown or stale ref ${ref}; take a new browser_snapshot`;
-    }
-    if (sel === null) return `Pass ${what}Selector or ${what}Ref`;
-    try {
-      return deepQuery(document, sel) ?? `No element matches ${sel} (${what})${framesNotSearched()}`;
-    } catch {
-      return `Invalid CSS selector: ${sel}`;
-    }
+  const find = (sel: string | null, ref: string | null, what: string): Element | { error: string; validation?: boolean } => {
+    if (sel !== null && ref !== null) return { error: `Pass either ${what}Selector or ${what}Ref, not both`, validation: true };
+    if (sel === null && ref === null) return { error: `Pass ${what}Selector or ${what}Ref`, validation: true };
+    const el = findElement(sel, ref);
+    return el instanceof Element ? el : { ...el, error: `The drag's ${what}: ${el.error}` };
   };
   const src = find(srcSel, srcRef, 'source');
-  if (typeof src === 'string') return { error: src };
+  if (!(src instanceof Element)) return src;
   const dst = find(dstSel, dstRef, 'target');
-  if (typeof dst === 'string') return { error: dst };
+  if (!(dst instanceof Element)) return dst;
   const inView = (r: DOMRect) => r.width > 0 && r.height > 0 && r.left + r.width / 2 >= 0 && r.top + r.height / 2 >= 0 && r.left + r.width / 2 < innerWidth && r.top + r.height / 2 < innerHeight;
   src.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' as ScrollBehavior });
   if (!inView(dst.getBoundingClientRect())) dst.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' as ScrollBehavior });
@@ -151,7 +144,6 @@ export interface FieldSpec {
  * frameworks such as React listen to), then input and change fire as when a user edits it.
  */
 export function fillInPage(fields: FieldSpec[]) {
-  const refs = refsOf();
   const done: { field: string; kind: string; value?: string; checked?: boolean }[] = [];
   const fire = (el: Element) => {
     el.dispatchEvent(new Event('input', { bubbles: true }));
@@ -164,18 +156,8 @@ export function fillInPage(fields: FieldSpec[]) {
   for (const [i, f] of fields.entries()) {
     const name = f.ref ?? f.selector ?? `fields[${i}]`;
     if ((f.ref === undefined) === (f.selector === undefined)) return { done, error: `fields[${i}]: give either selector or ref`, code: 'invalid_arguments' };
-    let el: Element | null | undefined;
-    if (f.ref !== undefined) {
-      el = refs?.byRef.get(f.ref);
-      if (!el || !el.isConnected) return { done, error: `fields[${i}]: unknown or stale ref ${f.ref}; take a new browser_snapshot`, code: 'not_found' };
-    } else {
-      try {
-        el = document.querySelector(f.selector!);
-      } catch {
-        return { done, error: `fields[${i}]: invalid CSS selector ${f.selector}`, code: 'invalid_arguments' };
-      }
-      if (!el) return { done, error: `fields[${i}]: no element matches ${f.selector}${framesNotSearched()}`, code: 'not_found' };
-    }
+    const el = findElement(f.selector ?? null, f.ref ?? null);
+    if (!(el instanceof Element)) return { done, error: `fields[${i}]: ${el.error}`, code: el.validation ? 'invalid_arguments' : 'not_found' };
     if ((el as HTMLInputElement).disabled) return { done, error: `fields[${i}]: ${name} is disabled`, code: 'invalid_arguments' };
     (el as HTMLElement).focus?.();
     if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) {

@@ -185,12 +185,17 @@ export function cancelWaitInPage(waitId: string): number {
   return waits?.size ?? 0;
 }
 
-/** In the page (ISOLATED world, where snapshot refs live): the element's box in document coordinates. */
-export function elementBox(selector: string | null, ref: string | null): { error: string } | { x: number; y: number; width: number; height: number } {
+/**
+ * In the page (ISOLATED world, where snapshot refs live): the element's box in document coordinates;
+ * `inView`: scrolled into view first, in viewport coordinates (for an element inside an iframe).
+ */
+export function elementBox(selector: string | null, ref: string | null, inView = false): { error: string } | { x: number; y: number; width: number; height: number } {
   const el = findElement(selector, ref);
   if (!(el instanceof Element)) return { error: el.error };
+  if (inView) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' as ScrollBehavior });
   const r = el.getBoundingClientRect();
   if (r.width === 0 || r.height === 0) return { error: `The element ${ref ?? selector} has no visible box` };
+  if (inView) return { x: r.left, y: r.top, width: r.width, height: r.height };
   return { x: Math.max(0, r.left + scrollX), y: Math.max(0, r.top + scrollY), width: Math.ceil(r.width), height: Math.ceil(r.height) };
 }
 

@@ -15,6 +15,8 @@ import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 import { click, modifierMask, moveMouse } from './acting.ts';
+import { frameOfRef } from './frame-ref.ts';
+import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
 import { runPage } from './page-run.ts';
 
 /** Where the mouse was last put in each tab (move_mouse steps start there). */
@@ -38,8 +40,13 @@ interface DragData {
   dragOperationsMask: number;
 }
 
-/** Press at `from`, move to `to` in `steps` moves and release there, carrying an HTML5 drag if one starts. */
-async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: number }, to: { x: number; y: number }, steps: number): Promise<{ html5: boolean }> {
+/**
+ * Press at `from`, move to `to` in `steps` moves and release there, carrying an HTML5 drag if one
+ * starts. `tabSend`: the tab's own session when `send` sends the input to a frame in a process of
+ * its own; drags are intercepted there too (with the frame's session alone Chrome reported no
+ * HTML5 drag start in the frame).
+ */
+async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: number }, to: { x: number; y: number }, steps: number, tabSend?: CdpSend): Promise<{ html5: boolean }> {
   let intercepted: DragData | null = null;
   let onDrag: (() => void) | null = null;
   const off = debuggerEvents(tabId, (method, params) => {
@@ -51,6 +58,7 @@ async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: numb
   const at = (t: number) => ({ x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t });
   try {
     await send('Input.setInterceptDrags', { enabled: true });
+    if (tabSend) await tabSend('Input.setInterceptDrags', { enabled: true });
     await moveMouse(send, { x: from.x, y: from.y });
     await send('Input.dispatchMouseEvent', { type: 'mousePressed', x: from.x, y: from.y, button: 'left', buttons: 1, clickCount: 1 });
     // The first move: far enough for Chrome's drag threshold; an HTML5 drag starts here or never.
@@ -81,6 +89,7 @@ async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: numb
   } finally {
     off();
     await send('Input.setInterceptDrags', { enabled: false }).catch(() => {});
+    if (tabSend) await tabSend('Input.setInterceptDrags', { enabled: false }).catch(() => {});
     lastMouse.set(tabId, { x: to.x, y: to.y });
   }
 }
@@ -125,16 +134,43 @@ export const pointerTools = {
   async browser_drag(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
-    // Finding the two elements scrolls them into view: not once the call was given up while a busy page held it up.
-    const r = await runPage(await checkedScriptTarget(tabId), 'dragPoints', [input.sourceSelector ?? null, input.sourceRef ?? null, input.targetSelector ?? null, input.targetRef ?? null], ctx.signal);
-    if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
-    if ('error' in r) {
-      const validation = /^Pass |^Invalid CSS/.test(r.error!);
-      throw new ToolError(r.error!, { code: validation ? 'invalid_arguments' : 'not_found', category: validation ? 'validation' : 'not_found' });
+    // Both ends in one document: the top page (selectors, eN refs) or one iframe (fFeN refs).
+    const frameId = frameOfRef(input.sourceRef);
+    if (frameOfRef(input.targetRef) !== frameId) {
+      throw new ToolError('The source and the target are in different frames (refs fFeN name an iframe\'s element, selectors and eN refs the top page): browser_drag drags within one document', { code: 'invalid_arguments', category: 'validation' });
     }
-    const { from, to } = r;
+    const ref = input.sourceRef ?? input.targetRef;
+    // Finding the two elements scrolls them into view: not once the call was given up while a busy page held it up.
+    const r = await runPage(await frameTarget(tabId, frameId, ref), 'dragPoints', [input.sourceSelector ?? null, input.sourceRef ?? null, input.targetSelector ?? null, input.targetRef ?? null], ctx.signal);
+    if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
+    if ('error' in r) throw new ToolError(r.error, { code: r.validation ? 'invalid_arguments' : 'not_found', category: r.validation ? 'validation' : 'not_found' });
+    let { from, to } = r;
+    let oopif: OutOfProcessFrame | null = null;
+    if (frameId) {
+      // Points in the iframe move by the boxes of the iframes holding it into the tab's viewport
+      // (as for a click on a frame ref: acting.ts point()).
+      ctx.signal.throwIfAborted();
+      const offset = await frameOffset(tabId, frameId);
+      from = { ...from, x: from.x + offset.x, y: from.y + offset.y };
+      to = { ...to, x: to.x + offset.x, y: to.y + offset.y };
+      const c = offset.clip;
+      for (const [what, p] of [['source', from], ['target', to]] as const) {
+        if (p.x < c.left || p.y < c.top || p.x >= c.right || p.y >= c.bottom) {
+          throw new ToolError(`The drag's ${what} ${ref} is outside the visible part of its iframe (its centre is at ${Math.round(p.x)},${Math.round(p.y)} in the tab); make the window larger so the iframe shows it`, { code: 'not_found', category: 'not_found' });
+        }
+        const cover = await offset.coverAt(p.x, p.y);
+        if (cover) throw new ToolError(`The drag's ${what} is covered by ${cover}, drawn over its iframe at its centre: the mouse would reach that element instead`, { code: 'not_found', category: 'not_found' });
+      }
+      oopif = offset.oopif;
+    }
     ctx.signal.throwIfAborted(); // as for a click: no drag after the caller was told it failed
-    const out = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => dragWith(tabId, send, from, to, input.steps ?? 10)));
+    const out = await withDebugger(tabId, (send) =>
+      runWatchingDialogs(tabId, send, () =>
+        // A frame in a process of its own takes the events in its own viewport's coordinates.
+        withFrameInput(tabId, send, oopif, from, (s, at) => dragWith(tabId, s, at, { x: to.x - (from.x - at.x), y: to.y - (from.y - at.y) }, input.steps ?? 10, oopif ? send : undefined)),
+      ),
+    );
+    lastMouse.set(tabId, { x: to.x, y: to.y });
     return {
       value: {
         dragged: !out.dialog,

@@ -4,7 +4,7 @@ import { pageFindError } from './acting.ts';
 import { withDebugger } from './debugger.ts';
 import { CAPTURE_RETRY_PAUSE_MS, captureSpaced } from './capture.ts';
 import { frameOfRef } from './frame-ref.ts';
-import { childFrames, FRAME_LEVELS_MAX, frameRefusal, frameTarget, framesUnder, matchFrames, runIn, runInFrame, type ScriptTarget, type SubFrame } from './frames.ts';
+import { childFrames, FRAME_LEVELS_MAX, frameOffset, frameRefusal, frameTarget, framesUnder, matchFrames, runIn, runInFrame, type ScriptTarget, type SubFrame } from './frames.ts';
 import { runPage, type PageFn, type PageLib } from './page-run.ts';
 import { withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
@@ -298,12 +298,35 @@ export const readingTools = {
     let clip: { x: number; y: number; width: number; height: number } | null = null;
     if (input.fullPage === true || target || ref) {
       // Beyond the viewport or one element: the DevTools protocol, which needs no focus.
-      if (target || ref) {
+      const frameId = frameOfRef(ref);
+      let inFrame: { x: number; y: number; width: number; height: number } | null = null;
+      if (frameId) {
+        // An element inside an iframe: its box in the frame's viewport, moved by the boxes of the
+        // iframes holding it into the tab's viewport and cut to what those iframes show.
+        const r = await runInTab(tab.id!, 'elementBox', [null, ref, true], ref);
+        if ('error' in r) throw pageFindError(r.error);
+        const offset = await frameOffset(tab.id!, frameId);
+        const c = offset.clip;
+        const left = Math.max(c.left, r.x + offset.x);
+        const top = Math.max(c.top, r.y + offset.y);
+        const right = Math.min(c.right, r.x + offset.x + r.width);
+        const bottom = Math.min(c.bottom, r.y + offset.y + r.height);
+        if (right <= left || bottom <= top) throw new ToolError(`The element ${ref} is outside the visible part of its iframe`, { code: 'not_found', category: 'not_found' });
+        inFrame = { x: left, y: top, width: right - left, height: bottom - top };
+      } else if (target || ref) {
         const r = await runInTab(tab.id!, 'elementBox', [target, ref]);
         if ('error' in r) throw pageFindError(r.error);
         clip = r;
       }
       data = await withDebugger(tab.id!, async (send) => {
+        if (inFrame) {
+          // The clip is in the top document's coordinates: the viewport's plus its scroll.
+          const m = await send<{ cssLayoutViewport: { pageX: number; pageY: number } }>('Page.getLayoutMetrics');
+          // Whole pixels: the boxes of the iframes on the way may put the element between two.
+          const x = Math.round(inFrame.x + m.cssLayoutViewport.pageX);
+          const y = Math.round(inFrame.y + m.cssLayoutViewport.pageY);
+          clip = { x, y, width: Math.max(1, Math.round(inFrame.width)), height: Math.max(1, Math.round(inFrame.height)) };
+        }
         if (!clip) {
           const m = await send<{ cssContentSize: { width: number; height: number } }>('Page.getLayoutMetrics');
           clip = { x: 0, y: 0, width: Math.ceil(m.cssContentSize.width), height: Math.ceil(m.cssContentSize.height) };

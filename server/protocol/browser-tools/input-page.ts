@@ -44,13 +44,13 @@ export const inputPageTools = [
   tool({
     name: 'browser_drag',
     group: 'acting',
-    description: 'Drag one element onto another with a real mouse press, moves and release: works for HTML5 drag and drop (draggable) and pointer-event drags.',
+    description: 'Drag one element onto another (both in the top page or both in one iframe) with a real mouse press, moves and release: works for HTML5 drag and drop (draggable) and pointer-event drags.',
     input: v.strictObject({
       tabId,
       sourceSelector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector of the element to drag (or give sourceRef)'))),
-      sourceRef: v.optional(v.pipe(v.string(), v.regex(/^e[0-9]+$/), v.description('Ref (browser_snapshot) of the element to drag'))),
+      sourceRef: v.optional(v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Ref (browser_snapshot) of the element to drag'))),
       targetSelector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector of the element to drop on (or give targetRef)'))),
-      targetRef: v.optional(v.pipe(v.string(), v.regex(/^e[0-9]+$/), v.description('Ref (browser_snapshot) of the element to drop on'))),
+      targetRef: v.optional(v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Ref (browser_snapshot) of the element to drop on'))),
       steps: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Mouse moves between press and release (default 10)'))),
     }),
     defaultPermission: 'auto',
@@ -59,7 +59,7 @@ export const inputPageTools = [
   tool({
     name: 'browser_upload_file',
     group: 'acting',
-    description: 'Put local files into an <input type=file> (CSS selector or snapshot ref), or into the file chooser a button opens when clicked, as if chosen in the file dialog.',
+    description: 'Put local files into an <input type=file> of the top page, not an iframe (CSS selector or snapshot ref), or into the file chooser a button opens when clicked, as if chosen in the file dialog.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
@@ -92,7 +92,7 @@ export const inputPageTools = [
   tool({
     name: 'browser_force_pseudo_state',
     group: 'reading',
-    description: 'Make an element (CSS selector or snapshot ref) match :hover, :focus, :active … as DevTools does, to inspect or screenshot those styles; an empty list clears it.',
+    description: 'Make an element of the top page, not an iframe (CSS selector or snapshot ref), match :hover, :focus, :active … as DevTools does, to inspect or screenshot those styles; an empty list clears it.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),

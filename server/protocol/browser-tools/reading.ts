@@ -115,7 +115,7 @@ export const readingTools = [
       tabId,
       fullPage: v.optional(v.pipe(v.boolean(), v.description('The whole scrollable page, not just the viewport'))),
       selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Only this element (CSS selector)'))),
-      ref: v.optional(v.pipe(v.string(), v.regex(/^e[0-9]+$/), v.description('Only this element (ref from browser_snapshot)'))),
+      ref: v.optional(v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Only this element (ref from browser_snapshot; fNeN: inside an iframe)'))),
       format: v.optional(v.pipe(v.picklist(['png', 'jpeg']), v.description('Default png'))),
       quality: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100), v.description('JPEG quality'))),
     }),
