@@ -1,6 +1,13 @@
 /**
  * Approval cards: what the call touches first (tool, plugin, tab, URL, domain), then its
  * arguments cut at APPROVAL_ARGS_PREVIEW_CHARS with a mark, then Allow / Deny / Always allow.
+ *
+ * A card's buttons work only once the card has stayed where it is for APPROVAL_ARM_MS. The agent
+ * decides when cards come and go (it cancels its own waiting calls), and every card has Allow at
+ * the same place: cancelling the card above the one the user is about to click moves the next
+ * card's Allow under the pointer, and a new card pushes the sections below it (the activity list's
+ * Stop) down under it. Until the card has been still that long, its buttons are disabled, so a
+ * click aimed at what was there before does nothing.
  */
 import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/protocol/limits.ts';
 import type { PendingConfirmation } from '../shared/panel-protocol.ts';
@@ -49,11 +56,61 @@ function approvalLabels(plugin: string): { allow: string; always: string } {
   return { allow: 'Allow', always: 'Always allow' };
 }
 
+/** How long a card must stay in place before its buttons work. */
+export const APPROVAL_ARM_MS = 750;
+
+/** Per card id: where it was last seen (page coordinates) and since when. */
+const placed = new Map<string, { x: number; y: number; since: number }>();
+let armTimer: ReturnType<typeof setTimeout> | null = null;
+
+/**
+ * Measures every card in `root` and disables the buttons of those that appeared or moved less
+ * than APPROVAL_ARM_MS ago (enabling them again once that has passed). Run after each render, as
+ * anything above the cards may change their place, and at each click (a shift no render saw).
+ */
+export function armApprovalButtons(root: ParentNode = document): void {
+  const now = performance.now();
+  const seen = new Set<string>();
+  let nextCheck = Infinity;
+  for (const card of root.querySelectorAll<HTMLElement>('.card.approval[data-confirmation]')) {
+    const id = card.dataset.confirmation!;
+    seen.add(id);
+    const r = card.getBoundingClientRect();
+    const x = r.left + window.scrollX;
+    const y = r.top + window.scrollY;
+    let at = placed.get(id);
+    if (!at || at.x !== x || at.y !== y) placed.set(id, (at = { x, y, since: now }));
+    const wait = at.since + APPROVAL_ARM_MS - now;
+    const armed = wait <= 0;
+    for (const b of card.querySelectorAll<HTMLButtonElement>('.buttons button')) {
+      b.disabled = !armed;
+      if (armed) b.removeAttribute('title');
+      else b.title = 'This card just appeared or moved; its buttons work in a moment';
+    }
+    if (!armed) nextCheck = Math.min(nextCheck, wait);
+  }
+  for (const id of [...placed.keys()]) if (!seen.has(id)) placed.delete(id);
+  if (armTimer !== null) clearTimeout(armTimer);
+  armTimer = nextCheck === Infinity ? null : setTimeout(() => {
+    armTimer = null;
+    armApprovalButtons(root);
+  }, Math.ceil(nextCheck) + 10);
+}
+
+/** Whether `button`'s card has been still long enough (measured now) for a click to count. */
+function armedNow(button: EventTarget | null): boolean {
+  if (!(button instanceof HTMLButtonElement) || !button.isConnected) return false;
+  armApprovalButtons(document);
+  return !button.disabled;
+}
+
 export function renderApprovals(pending: PendingConfirmation[], decide: (id: string, decision: 'allow' | 'deny', alwaysAllow?: boolean) => void): HTMLElement[] {
   if (pending.length === 0) return [];
   const out: HTMLElement[] = [h('h2', {}, `Waiting for approval (${pending.length})`)];
   for (const p of pending) {
-    const on = (decision: 'allow' | 'deny', always?: boolean) => () => decide(p.id, decision, always);
+    const on = (decision: 'allow' | 'deny', always?: boolean) => (e: Event) => {
+      if (armedNow(e.currentTarget)) decide(p.id, decision, always);
+    };
     out.push(
       h(
         'div',

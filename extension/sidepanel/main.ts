@@ -8,7 +8,7 @@
 import type { Permission } from '../../server/protocol/methods.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import { renderActivity, tickElapsed } from './activity-view.ts';
-import { renderApprovals } from './approvals.ts';
+import { armApprovalButtons, renderApprovals } from './approvals.ts';
 import { h } from './dom.ts';
 import { heldForUser } from './in-use.ts';
 import { renderHeader } from './header.ts';
@@ -129,6 +129,8 @@ function render(): void {
   section('page-tools', () => renderPageOrigins(cfg?.pageOrigins ?? [], (origin, permission: Permission) => void request('config.setOriginPermission', { origin, permission })));
   section('tool-groups', () => renderToolGroups(cfg, filter, toolActions));
   section('settings', settingsToggles);
+  // Last: every section above the cards has its new size, so the cards are where they will be shown.
+  armApprovalButtons(document.getElementById('approvals')!);
 }
 
 const filterBox = document.getElementById('tool-filter') as HTMLInputElement;

@@ -158,6 +158,8 @@ describe('side panel', () => {
     const call = h.callTool('fixture_echo', { text: 'pressed' });
     const allow = panel.locator('[data-testid="confirm-fixture_echo"] [data-testid="allow"]');
     await allow.waitFor({ timeout: 15_000 });
+    // A card's buttons work once it has stayed in place a moment (a press before that does nothing).
+    await waitUntil(async () => (await allow.isEnabled()) || null, 'the card\'s buttons to work');
     const box = (await allow.boundingBox())!;
     await panel.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     await panel.mouse.down();
