@@ -72,8 +72,22 @@ export function resultDetail(id: string, plugin: string, fullName: string, outco
   return `{"type":"result","id":${JSON.stringify(id)},"plugin":${JSON.stringify(plugin)},"ok":true,"value":${sendable.json}}`;
 }
 
-export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HASH_PLACEHOLDER, loadError?: string): StartedAdapter {
+/**
+ * How long isReady() may take. One that never settles (a promise waiting for something that does
+ * not happen) counts as not ready after this, so calls fail saying so instead of at the call's timeout.
+ */
+export const IS_READY_TIMEOUT_MS = 5000;
+
+type ReadyVerdict = { ready: true } | { ready: false; why?: string; stuck?: true };
+
+export function startAdapter(
+  plugin: PluginDefinition,
+  hash: string = ADAPTER_HASH_PLACEHOLDER,
+  loadError?: string,
+  o: { readyTimeoutMs?: number } = {},
+): StartedAdapter {
   const name = plugin.name;
+  const readyTimeoutMs = o.readyTimeoutMs ?? IS_READY_TIMEOUT_MS;
   const tools = new Map<string, ToolDefinition>(plugin.tools.map((t) => [t.name, t]));
   /** Calls not answered yet: answer() removes them, so each call gets exactly one result. */
   const inFlight = new Map<string, { controller: AbortController; tool: string }>();
@@ -116,12 +130,15 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
     try {
       // Re-checked on every call: a tab that logged out or navigated away since the extension last
       // looked must not run the tool against a page that is no longer usable.
-      if (!(await handle.isReady())) {
+      const verdict = await checkReady();
+      if (!verdict.ready) {
         fail({
-          message: `${name} is not ready in this tab (its isReady() check is false now): log in to the app or wait for the page to finish loading, then retry`,
+          message: verdict.why
+            ? `${name}_${tool.name} did not run: ${name}'s isReady() ${verdict.why}`
+            : `${name} is not ready in this tab (its isReady() check is false now): log in to the app or wait for the page to finish loading, then retry`,
           code: 'adapter_not_ready',
           category: 'auth',
-          retryable: true,
+          retryable: !verdict.stuck,
         });
         return;
       }
@@ -174,24 +191,45 @@ export function startAdapter(plugin: PluginDefinition, hash: string = ADAPTER_HA
 
   let disposed = false;
   let lastReadyError: string | undefined;
+  /** Said once per message in the page's console, where the author looks. */
+  const warnOnce = (text: string) => {
+    if (text === lastReadyError) return;
+    lastReadyError = text;
+    console.warn(`[OpenTabs] ${name}: ${text}`);
+  };
+  /** isReady() bounded by readyTimeoutMs; a throw or a timeout counts as not ready, with why. */
+  const checkReady = async (): Promise<ReadyVerdict> => {
+    if (disposed) return { ready: false };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<ReadyVerdict>((res) => {
+      timer = setTimeout(() => {
+        const why = `did not settle within ${readyTimeoutMs / 1000} s. isReady must return true or false promptly (check the page's current state rather than wait for something that may never happen)`;
+        warnOnce(`isReady() ${why}; the tab counts as not ready.`);
+        res({ ready: false, why: `${why}; retrying will not help until the plugin is fixed and rebuilt`, stuck: true });
+      }, readyTimeoutMs);
+    });
+    const checked = (async (): Promise<ReadyVerdict> => {
+      try {
+        return (await plugin.isReady()) === true ? { ready: true } : { ready: false };
+      } catch (err) {
+        const text = errorText(err);
+        warnOnce(`isReady() threw (${text}); the tab counts as not ready. Return false instead of throwing while the page is not usable.`);
+        return { ready: false, why: `threw: ${text}. Retry once the page has loaded; isReady should return false instead of throwing while the page is not usable` };
+      }
+    })();
+    try {
+      return await Promise.race([checked, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const handle: AdapterHandle = {
     plugin: name,
     hash,
     sdkVersion: SDK_VERSION,
     ...(loadError !== undefined ? { loadError } : {}),
     async isReady() {
-      if (disposed) return false;
-      try {
-        return (await plugin.isReady()) === true;
-      } catch (err) {
-        // Counts as not ready; said once per message in the page's console, where the author looks.
-        const text = errorText(err);
-        if (text !== lastReadyError) {
-          lastReadyError = text;
-          console.warn(`[OpenTabs] ${name}: isReady() threw (${text}); the tab counts as not ready. Return false instead of throwing while the page is not usable.`);
-        }
-        return false;
-      }
+      return (await checkReady()).ready;
     },
     dispose() {
       if (disposed) return;
