@@ -8,7 +8,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import * as esbuild from 'esbuild';
@@ -92,12 +92,35 @@ function describeEsbuildFailure(err: unknown): string {
   return (err as Error).message;
 }
 
+/** Names a module can only use in a page: the build runs the module outside one to read its tools. */
+const PAGE_GLOBALS = /\b(document|window|location|navigator|localStorage|sessionStorage|history|customElements|HTMLElement|Element|Node|MutationObserver|getComputedStyle)\b/;
+
+/**
+ * Why importing the plugin's module failed, with what points at the cause: esbuild's warnings
+ * about imports that do not exist (`v.numbr()` becomes `(void 0)()`, whose message names nothing
+ * of the source), and the page-access hint only when the error is about a page global.
+ */
+function loadFailure(dir: string, entry: string, err: unknown, warnings: esbuild.Message[]): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const lines = [`loading ${relative(dir, entry)} failed: ${message}`];
+  const undefinedImports = warnings.filter((w) => w.id === 'import-is-undefined' || /will always be undefined/.test(w.text)).slice(0, 5);
+  for (const w of undefinedImports) {
+    lines.push(`  ${w.location ? `${w.location.file}:${w.location.line}:${w.location.column}: ` : ''}${w.text}`);
+  }
+  if (undefinedImports.length) lines.push('  (a misspelled import or member, e.g. v.numbr for v.number: the type check names it too)');
+  if ((err instanceof ReferenceError || /is not defined|Can't find variable/.test(message)) && PAGE_GLOBALS.test(message)) {
+    lines.push('  The build runs the module outside the page to read its tools: keep page access (document, window, location …) inside handlers and isReady, not at the module\'s top level.');
+  }
+  return lines.join('\n');
+}
+
 /** Bundle the plugin module for Bun and import it, to read the definition. */
 async function loadDefinition(dir: string, entry: string): Promise<PluginDefinition> {
   const out = join(tmpdir(), `opentabs-plugin-def-${randomBytes(6).toString('hex')}.mjs`);
   try {
+    let warnings: esbuild.Message[] = [];
     try {
-      await esbuild.build({
+      ({ warnings } = await esbuild.build({
         ...resolveOptions(dir),
         entryPoints: [entry],
         bundle: true,
@@ -107,7 +130,7 @@ async function loadDefinition(dir: string, entry: string): Promise<PluginDefinit
         target: 'es2022',
         outfile: out,
         write: true,
-      });
+      }));
     } catch (err) {
       throw new PluginBuildError(`compile failed:\n${describeEsbuildFailure(err)}`);
     }
@@ -115,7 +138,7 @@ async function loadDefinition(dir: string, entry: string): Promise<PluginDefinit
     try {
       mod = (await import(out)) as Record<string, unknown>;
     } catch (err) {
-      throw new PluginBuildError(`loading ${entry} failed (keep page access inside handlers and isReady, not at module top level): ${(err as Error).message}`);
+      throw new PluginBuildError(loadFailure(dir, entry, err, warnings));
     }
     const def = isPluginDefinition(mod.default) ? mod.default : Object.values(mod).find(isPluginDefinition);
     if (!def) throw new PluginBuildError(`${entry}: export the result of definePlugin({...}) (default export or named)`);

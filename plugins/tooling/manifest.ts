@@ -90,7 +90,7 @@ function inputSchemaProblem(schema: Record<string, unknown>): string | null {
   if (!problem) return null;
   const bad = badPattern(schema, '');
   if (!bad) return problem;
-  return `${bad.path} ${JSON.stringify(bad.pattern)} is not a valid Unicode regular expression (${problem}); JSON Schema patterns use the u flag, so escape literal "-" and other punctuation inside [...] (e.g. /^[\\w\\-.]+$/)`;
+  return `${bad.path} ${JSON.stringify(bad.pattern)} is not a valid Unicode regular expression (${problem}); JSON Schema patterns use the u flag: inside [...] escape a literal "-" (e.g. /^[\\w\\-.]+$/), and outside [...] a backslash may only escape syntax characters (^ $ \\ . * + ? ( ) [ ] { } | /), so write "-", "_", "@", "#" … without one`;
 }
 
 /** The definition → tools.json, or a PluginBuildError naming the bad field. */
