@@ -109,7 +109,7 @@ export class LoadedFolders {
     if (this.dir === null || key === null || (!this.dirty && !gone)) return Promise.resolve();
     this.dirty = false;
     const dir = this.dir;
-    const text = JSON.stringify({ key, entries: Object.fromEntries(this.used) });
+    const text = asciiJson(JSON.stringify({ key, entries: Object.fromEntries(this.used) }));
     return trackCacheWrite(
       (async () => {
         try {
@@ -121,6 +121,16 @@ export class LoadedFolders {
       })(),
     );
   }
+}
+
+/**
+ * JSON text with every character past ASCII written as a \u escape (outside strings JSON has none):
+ * the same value when parsed. One such character (a dash in a tool's description) made the whole
+ * file a two-byte-per-character string when read, and parsing it ≈ 25 % slower at every start
+ * (1 MB, 2,000 tools: ≈ 1.4 ms).
+ */
+export function asciiJson(json: string): string {
+  return json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function isEntry(e: unknown): e is Entry {

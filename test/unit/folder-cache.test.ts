@@ -61,6 +61,21 @@ test('an unchanged folder is found without being read: same plugin, and no adapt
   expect(second.plugins[0]!.plugin).toEqual(first.plugins[0]!.plugin);
 });
 
+test('the cache file is ASCII: text past ASCII is written escaped and read back the same', async () => {
+  const description = 'Go there — fast ≈ 2× (née “here”) 😀';
+  const dir = plugin('wordy', description);
+  await settle();
+  const first = await discover([dir]);
+  expect(first.plugins[0]!.plugin.tools[0]!.description).toBe(description);
+  const text = readFileSync(join(cfg, 'cache', 'loaded-plugins.json'), 'utf8');
+  expect(text).toContain('\\u2014');
+  expect(/[^\x00-\x7e]/.test(text)).toBe(false);
+  expect(remembered(dir)?.tools[0]!.description).toBe(description);
+  const second = await discover([dir]);
+  expect(second.plugins[0]!.adapterSource).toBeUndefined();
+  expect(second.plugins[0]!.plugin).toEqual(first.plugins[0]!.plugin);
+});
+
 test('a file rewritten to the same size with its mtime set back is loaded afresh (its ctime moved)', async () => {
   const dir = plugin('edited', 'Go there');
   await settle();
