@@ -103,7 +103,7 @@ async function schema(argv: string[]): Promise<number> {
   const t = resolveTarget(values.port, 'tool schema');
   const tools = await fetchTools(t);
   const tool = tools.find((x) => x.name === name);
-  if (!tool) throw new CliError(`Unknown tool "${name}". List tools with \`opentabs tool list\`.`);
+  if (!tool) throw new CliError(`Unknown tool "${name}".${suggestTools(name, tools)} List tools with \`opentabs tool list\`.`);
   printJson(tool.inputSchema ?? { type: 'object' });
   return 0;
 }
@@ -161,7 +161,13 @@ async function call(argv: string[]): Promise<number> {
   }
   if (outcome.type === 'error') {
     // The message may be the page's or the web app's own text.
-    err(printable(toolErrorMessage(outcome.status, { error: outcome.error })));
+    let message = toolErrorMessage(outcome.status, { error: outcome.error });
+    if (outcome.error?.code === 'unknown_tool') {
+      // A typo in the name (or a plugin not loaded): name the tools it may have meant.
+      const hint = await fetchTools(t).then((tools) => suggestTools(name, tools), () => '');
+      if (hint) message = `${message}${hint}`;
+    }
+    err(printable(message));
     return 1;
   }
   printJson(resultOf(outcome.images ? { result: outcome.result, images: outcome.images } : { result: outcome.result }));
@@ -187,4 +193,44 @@ function toolErrorMessage(status: number, body: Record<string, unknown> | null):
   const path = (body as { error?: { path?: unknown } } | null)?.error?.path;
   const msg = errorMessage(status, body);
   return typeof path === 'string' && path !== '/' && !msg.includes(path) ? `${msg} at ${path}` : msg;
+}
+
+/** Edit distance (insertions, deletions, substitutions), bounded for long names. */
+function distance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3) return Infinity;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * " Did you mean `x`?" for a name within a few edits of a tool's, else the tools of the plugin the
+ * name starts with, else a note that no loaded plugin has that name; "" when nothing fits.
+ */
+export function suggestTools(name: string, tools: readonly { name: string; plugin?: string }[]): string {
+  const close = tools
+    .map((t) => ({ name: t.name, d: distance(name.toLowerCase(), t.name.toLowerCase()) }))
+    .filter((x) => x.d <= Math.max(2, Math.floor(name.length / 6)))
+    .sort((a, b) => a.d - b.d || a.name.localeCompare(b.name))
+    .slice(0, 3)
+    .map((x) => `\`${x.name}\``);
+  if (close.length) return ` Did you mean ${close.join(' or ')}?`;
+  // The tool's own name without its plugin's prefix.
+  const suffixed = tools.filter((t) => t.plugin && t.name === `${t.plugin}_${name}`).map((t) => `\`${t.name}\``);
+  if (suffixed.length) return ` Did you mean ${suffixed.slice(0, 3).join(' or ')}? Plugin tools are named <plugin>_<tool>.`;
+  const plugins = [...new Set(tools.map((t) => t.plugin ?? '').filter((p) => p && p !== 'browser'))].sort((a, b) => b.length - a.length);
+  const plugin = plugins.find((p) => name.startsWith(`${p}_`));
+  if (plugin) {
+    const own = tools.filter((t) => t.plugin === plugin).map((t) => t.name);
+    return ` Plugin ${plugin} has ${own.length === 1 ? 'one tool' : `${own.length} tools`}: ${own.slice(0, 10).join(', ')}${own.length > 10 ? ', …' : ''} (a tool added since its last build needs \`opentabs plugin build\`).`;
+  }
+  const prefix = /^([a-z0-9][a-z0-9-]*)_/.exec(name)?.[1];
+  if (prefix && !/^(browser|extension|plugin|opentabs|tab\d+)$/.test(prefix)) {
+    return ` No loaded plugin is named "${prefix}" (loaded: ${plugins.length ? plugins.sort().join(', ') : 'none'}; see \`opentabs plugin list\`).`;
+  }
+  return '';
 }
