@@ -49,7 +49,7 @@ export const command: Command = {
     const show = (line: string) => {
       if (!line.trim()) return;
       if (values.plugin && !mentionsPlugin(line, values.plugin)) return;
-      out(values.json ? line : formatLine(line));
+      out(values.json ? printable(line) : formatLine(line));
     };
 
     let offset = 0;
@@ -57,7 +57,7 @@ export const command: Command = {
       const text = readFrom(path, 0);
       offset = Buffer.byteLength(text);
       const all = text.split('\n').filter((l) => l.trim() && (!values.plugin || mentionsPlugin(l, values.plugin)));
-      for (const l of all.slice(-lines)) out(values.json ? l : formatLine(l));
+      for (const l of all.slice(-lines)) out(values.json ? printable(l) : formatLine(l));
     } else if (!values.follow) {
       err(`No server log yet (${path}); it is written once the server has started.`);
       return 0;
@@ -106,22 +106,29 @@ function mentionsPlugin(line: string, plugin: string): boolean {
   }
 }
 
-/** `2026-… INFO  listening url=… pid=…` from a server.log JSON line (non-JSON lines unchanged). */
+/**
+ * One field of a log line on one terminal line: line feeds and tabs as \n and \t, other control
+ * characters as \uXXXX (printable), so text that reached the log (an extension's error message,
+ * a close reason) cannot print a line of its own that looks like the server's.
+ */
+const oneField = (s: string): string => printable(s.replace(/\n/g, '\\n').replace(/\t/g, '\\t'));
+
+/** `2026-… INFO  listening url=… pid=…` from a server.log JSON line (non-JSON lines shown escaped). */
 export function formatLine(line: string): string {
   let o: Record<string, unknown>;
   try {
     o = JSON.parse(line);
   } catch {
-    return line;
+    return oneField(line);
   }
-  if (!o || typeof o !== 'object') return line;
+  if (!o || typeof o !== 'object') return oneField(line);
   const { ts, level, event, ...fields } = o;
-  const lvl = String(level ?? 'info').toUpperCase().padEnd(5);
+  const lvl = oneField(String(level ?? 'info').toUpperCase().padEnd(5));
   const painted = level === 'error' ? c.red(lvl) : level === 'warn' ? c.yellow(lvl) : c.dim(lvl);
   const rest = Object.entries(fields)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .map(([k, v]) => `${oneField(k)}=${oneField(typeof v === 'string' ? v : JSON.stringify(v) ?? String(v))}`)
     .join(' ');
-  return `${c.dim(String(ts ?? ''))} ${painted} ${String(event ?? '')}${rest ? ` ${rest}` : ''}`;
+  return `${c.dim(oneField(String(ts ?? '')))} ${painted} ${oneField(String(event ?? ''))}${rest ? ` ${rest}` : ''}`;
 }
 
 interface PluginLogEntry {
@@ -161,8 +168,9 @@ async function followPluginLogs(portFlag: string | undefined, plugin: string, js
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const { level, logger, data } = n.params;
       if (logger !== plugin && !(typeof logger === 'string' && logger.startsWith(`${plugin}`))) return;
-      if (json) out(JSON.stringify({ ts: new Date().toISOString(), source: 'plugin', plugin, level, data }));
-      else out(`${c.dim(new Date().toISOString())} ${c.cyan(`[${plugin}]`)} ${level.toUpperCase().padEnd(5)} ${typeof data === 'string' ? data : JSON.stringify(data)}`);
+      // The page wrote this text: escape sequences in it are shown, never sent to the terminal.
+      if (json) out(printable(JSON.stringify({ ts: new Date().toISOString(), source: 'plugin', plugin, level, data })));
+      else out(`${c.dim(new Date().toISOString())} ${c.cyan(`[${plugin}]`)} ${printable(String(level).toUpperCase().padEnd(5))} ${printable(typeof data === 'string' ? data : (JSON.stringify(data) ?? String(data)))}`);
     });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers: secret ? { Authorization: `Bearer ${secret}` } : {} } }),
