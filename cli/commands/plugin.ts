@@ -301,11 +301,18 @@ async function build(argv: string[]): Promise<number> {
   requireAuthoringTools('plugin build');
   const dir = resolve(positionals[0] ?? '.');
   const { buildPlugin } = await import('../../plugins/tooling/index.ts');
-  const log = (line: string) => err(c.dim(line));
+  // The first build's summary (stdout) says what its own "Built …", "Reloaded …" and warning lines
+  // say: those are left out until it is printed, then each rebuild's lines show.
+  let summarised = false;
+  const log = (line: string) => {
+    if (!summarised && (line.startsWith('Built ') || line === 'Reloaded the running OpenTabs server' || (line.startsWith('warning: ') && !line.startsWith('warning: Type check')))) return;
+    err(c.dim(line));
+  };
   try {
     if (values.watch) {
       const handle = await buildPlugin(dir, { watch: true, log, typecheck: !values['no-typecheck'], keepWatching: true });
       out(describeBuild(dir, handle.first));
+      summarised = true;
       out(`Watching ${dir} for changes (Ctrl-C to stop) …`);
       const stop = () => void handle.stop().finally(() => process.exit(0));
       process.once('SIGINT', stop);
