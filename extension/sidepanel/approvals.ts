@@ -11,6 +11,7 @@
  */
 import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/protocol/limits.ts';
 import type { PendingConfirmation } from '../shared/panel-protocol.ts';
+import { ARM_MS, forgetOthers, stillFor } from './arming.ts';
 import { h } from './dom.ts';
 
 function approvalTarget(p: PendingConfirmation): HTMLElement {
@@ -57,10 +58,8 @@ function approvalLabels(plugin: string): { allow: string; always: string } {
 }
 
 /** How long a card must stay in place before its buttons work. */
-export const APPROVAL_ARM_MS = 750;
+export const APPROVAL_ARM_MS = ARM_MS;
 
-/** Per card id: where it was last seen (page coordinates) and since when. */
-const placed = new Map<string, { x: number; y: number; since: number }>();
 let armTimer: ReturnType<typeof setTimeout> | null = null;
 
 /**
@@ -69,18 +68,12 @@ let armTimer: ReturnType<typeof setTimeout> | null = null;
  * anything above the cards may change their place, and at each click (a shift no render saw).
  */
 export function armApprovalButtons(root: ParentNode = document): void {
-  const now = performance.now();
   const seen = new Set<string>();
   let nextCheck = Infinity;
   for (const card of root.querySelectorAll<HTMLElement>('.card.approval[data-confirmation]')) {
-    const id = card.dataset.confirmation!;
-    seen.add(id);
-    const r = card.getBoundingClientRect();
-    const x = r.left + window.scrollX;
-    const y = r.top + window.scrollY;
-    let at = placed.get(id);
-    if (!at || at.x !== x || at.y !== y) placed.set(id, (at = { x, y, since: now }));
-    const wait = at.since + APPROVAL_ARM_MS - now;
+    const key = `approval:${card.dataset.confirmation!}`;
+    seen.add(key);
+    const wait = APPROVAL_ARM_MS - stillFor(key, card);
     const armed = wait <= 0;
     for (const b of card.querySelectorAll<HTMLButtonElement>('.buttons button')) {
       b.disabled = !armed;
@@ -89,7 +82,7 @@ export function armApprovalButtons(root: ParentNode = document): void {
     }
     if (!armed) nextCheck = Math.min(nextCheck, wait);
   }
-  for (const id of [...placed.keys()]) if (!seen.has(id)) placed.delete(id);
+  forgetOthers('approval:', seen);
   if (armTimer !== null) clearTimeout(armTimer);
   armTimer = nextCheck === Infinity ? null : setTimeout(() => {
     armTimer = null;

@@ -9,6 +9,7 @@ import type { Permission } from '../../server/protocol/methods.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import { renderActivity, tickElapsed } from './activity-view.ts';
 import { armApprovalButtons, renderApprovals } from './approvals.ts';
+import { ARM_MS, stillFor } from './arming.ts';
 import { h } from './dom.ts';
 import { heldForUser } from './in-use.ts';
 import { renderHeader } from './header.ts';
@@ -77,12 +78,27 @@ async function recordActiveTab(start: boolean, tabId?: number): Promise<void> {
   send({ type: 'record', windowId: w.id!, start, ...(tabId !== undefined ? { tabId } : {}) });
 }
 
+/**
+ * Turning one of these on takes every approval away or opens file:// pages to the tools: a click
+ * on it counts only once it has stayed in place (arming.ts). Everything above it moves as the
+ * agent's calls start and end, so a click aimed higher up could land on it. Turning off always works.
+ */
+function guardedToggle(box: HTMLInputElement, key: string): HTMLInputElement {
+  box.dataset.armKey = key;
+  box.addEventListener('click', (e) => {
+    if (!box.checked || stillFor(key, box) >= ARM_MS) return;
+    e.preventDefault(); // the box stays off, no change event
+    box.title = 'This moved just now; click again to turn it on';
+  });
+  return box;
+}
+
 function settingsToggles(): HTMLElement[] {
   const cfg = state?.config;
   if (!cfg) return [];
-  const box = h('input', { type: 'checkbox', 'data-testid': 'skip-permissions', checked: cfg.skipPermissions }) as HTMLInputElement;
+  const box = guardedToggle(h('input', { type: 'checkbox', 'data-testid': 'skip-permissions', checked: cfg.skipPermissions }) as HTMLInputElement, 'setting:skip-permissions');
   box.addEventListener('change', () => void request('config.setSkipPermissions', { skip: box.checked }));
-  const files = h('input', { type: 'checkbox', 'data-testid': 'allow-file-urls', checked: cfg.allowFileUrls === true }) as HTMLInputElement;
+  const files = guardedToggle(h('input', { type: 'checkbox', 'data-testid': 'allow-file-urls', checked: cfg.allowFileUrls === true }) as HTMLInputElement, 'setting:allow-file-urls');
   files.addEventListener('change', () => void request('config.setAllowFileUrls', { allow: files.checked }));
   return [
     h('h2', {}, 'Settings'),
@@ -129,8 +145,26 @@ function render(): void {
   section('page-tools', () => renderPageOrigins(cfg?.pageOrigins ?? [], (origin, permission: Permission) => void request('config.setOriginPermission', { origin, permission })));
   section('tool-groups', () => renderToolGroups(cfg, filter, toolActions));
   section('settings', settingsToggles);
-  // Last: every section above the cards has its new size, so the cards are where they will be shown.
+  // Last: every section has its new size, so guarded controls are where they will be shown.
   armApprovalButtons(document.getElementById('approvals')!);
+  armToggles();
+}
+
+let togglesTimer: ReturnType<typeof setTimeout> | null = null;
+
+/** Guarded toggles that are off stay disabled until they have been in place for ARM_MS. */
+function armToggles(): void {
+  let next = Infinity;
+  for (const box of document.querySelectorAll<HTMLInputElement>('input[data-arm-key]')) {
+    const wait = ARM_MS - stillFor(box.dataset.armKey!, box);
+    box.disabled = !box.checked && wait > 0;
+    if (box.disabled) next = Math.min(next, wait);
+  }
+  if (togglesTimer !== null) clearTimeout(togglesTimer);
+  togglesTimer = next === Infinity ? null : setTimeout(() => {
+    togglesTimer = null;
+    armToggles();
+  }, Math.ceil(next) + 10);
 }
 
 const filterBox = document.getElementById('tool-filter') as HTMLInputElement;

@@ -101,4 +101,34 @@ describe('approval cards that move', () => {
     const r = await call;
     expect(r.status).toBe(200);
   });
+
+  test('"Skip approvals" does not turn on from a click landing as it is pushed down', async () => {
+    const panel = await h.openSidePanel();
+    const box = panel.locator('[data-testid="skip-permissions"]');
+    await box.waitFor({ timeout: 15_000 });
+    await waitUntil(async () => (await box.isEnabled()) || null, 'the toggle to be in place');
+    expect(await box.isChecked()).toBe(false);
+    // The click lands on the toggle right when a new approval card above pushes it down.
+    await panel.evaluate(() => {
+      const w = window as unknown as { __toggle?: unknown };
+      w.__toggle = null;
+      const start = document.querySelector('[data-testid="skip-permissions"]')!.getBoundingClientRect().top;
+      const mo = new MutationObserver(() => {
+        const b = document.querySelector<HTMLInputElement>('[data-testid="skip-permissions"]');
+        if (!b || b.getBoundingClientRect().top === start) return;
+        mo.disconnect();
+        b.click();
+        w.__toggle = { checked: b.checked };
+      });
+      mo.observe(document.getElementById('root')!, { childList: true, subtree: true });
+    });
+    const call = h.callTool('browser_search_history', { query: 'mail' });
+    const landed = await waitUntil(() => panel.evaluate(() => (window as unknown as { __toggle?: unknown }).__toggle), 'the toggle to move');
+    expect(landed).toEqual({ checked: false });
+    await panel.locator(`${TARGET} [data-testid="deny"]`).click({ timeout: 20_000 });
+    expect((await call).status).toBe(403);
+    // The deny went after any change the click made, on the same way to the server.
+    expect(h.srv.ctx.config.get().skipPermissions === true).toBe(false);
+    expect(await box.isChecked()).toBe(false);
+  });
 });
