@@ -5,14 +5,17 @@
  * config folder (auth.json holds the secret), and a file outside the folders the user allowed
  * (config.json uploadFolders, set with `opentabs config set uploadFolders …`; none by default, so
  * an agent steered by a page cannot send ~/.ssh or other private files anywhere), and a hidden file
- * or folder below an allowed folder (configuration and credentials). The extension
- * checks the path as written again (extension/tools/upload.ts); only the server can see where a
- * link leads.
+ * or folder below an allowed folder (configuration and credentials), and a file whose content holds
+ * the OpenTabs secret wherever it lies (a project's opencode.json, which `opentabs setup opencode`
+ * writes with the secret in it, a copy or a hard link of auth.json: no path rule sees those). The
+ * extension checks the path as written again (extension/tools/upload.ts); only the server can see
+ * where a link leads.
  */
-import { realpathSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
 import { OpenTabsError } from '../errors.ts';
 import { configPath } from '../state/config.ts';
+import { readSecretSync } from '../state/secret.ts';
 
 const caseInsensitive = process.platform === 'darwin' || process.platform === 'win32';
 
@@ -31,9 +34,43 @@ function inside(folder: string, file: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
+/** Bytes read at a time when looking for the secret in a file. */
+const SCAN_CHUNK_BYTES = 1 << 20;
+
+/**
+ * Whether the file holds `needle` (ASCII) anywhere: read in chunks, each searched with the end of
+ * the one before (so a match across two chunks is found). A file that cannot be read counts as
+ * holding it (the upload is refused rather than sent unchecked).
+ */
+function fileContains(path: string, needle: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return true;
+  }
+  try {
+    const buf = Buffer.alloc(SCAN_CHUNK_BYTES + needle.length);
+    let carry = 0;
+    for (;;) {
+      const n = readSync(fd, buf, carry, SCAN_CHUNK_BYTES, null);
+      if (n <= 0) return false;
+      const filled = carry + n;
+      if (buf.subarray(0, filled).includes(needle, 0, 'latin1')) return true;
+      carry = Math.min(needle.length - 1, filled);
+      buf.copyWithin(0, filled - carry, filled);
+    }
+  } catch {
+    return true;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Why the paths may not be uploaded, or null. */
 export function uploadPathsError(configDir: string, paths: readonly string[], uploadFolders: readonly string[] = []): OpenTabsError | null {
   const config = real(configDir);
+  const secret = readSecretSync(configDir);
   const allowed = uploadFolders.map(real);
   for (const p of paths) {
     if (!isAbsolute(p)) return new OpenTabsError('invalid_arguments', `"${p}" is not an absolute path; pass the full path of the file`, { category: 'validation', path: '/paths' });
@@ -69,6 +106,14 @@ export function uploadPathsError(configDir: string, paths: readonly string[], up
       return new OpenTabsError(
         'permission_denied',
         `"${p}" cannot be uploaded: it is a hidden file or inside a hidden folder (${hidden}), where configuration and credentials live. Copy it to a visible folder first if it really is meant to be uploaded.`,
+        { category: 'auth' },
+      );
+    }
+    // The page would get the file's bytes: none of them may be the secret, however the file came to hold it.
+    if (secret !== null && fileContains(target, secret)) {
+      return new OpenTabsError(
+        'permission_denied',
+        `"${p}" cannot be uploaded: it contains the OpenTabs secret (an MCP client's config, or a copy of auth.json). Take the secret out of it, or upload another file.`,
         { category: 'auth' },
       );
     }
