@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../../server/protocol/plugin-manifest.ts';
+import { parseToolsJson, pluginNameFromPackage, TOOL_NAME_RE, type ToolsJson } from '../../server/protocol/plugin-manifest.ts';
 import { SDK_VERSION } from '../sdk/version.ts';
 import type { PluginDefinition } from '../sdk/define.ts';
 import { PluginBuildError } from './build-error.ts';
@@ -105,6 +105,15 @@ export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo):
     const tool = t as Record<string, unknown>;
     const label = `tools.${i}${typeof tool?.name === 'string' ? ` (${tool.name})` : ''}`;
     if (typeof tool !== 'object' || tool === null) throw new PluginBuildError(`${label}: must be a defineTool(...) result`);
+    if (typeof tool.name !== 'string' || tool.name === '') throw new PluginBuildError(`${label}.name: missing; give each tool a lowercase snake_case name, e.g. name: 'list_items'`);
+    if (!TOOL_NAME_RE.test(tool.name)) {
+      const fixed = tool.name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^[_0-9]+|_+$/g, '');
+      throw new PluginBuildError(
+        `${label}.name: ${JSON.stringify(tool.name)} is not lowercase snake_case (a-z, 0-9 and _, starting with a letter)${TOOL_NAME_RE.test(fixed) ? `; e.g. name: '${fixed}'` : ''}`,
+      );
+    }
+    const earlier = (d.tools as unknown[]).findIndex((o) => (o as Record<string, unknown> | null)?.name === tool.name);
+    if (earlier !== i) throw new PluginBuildError(`${label}.name: tools.${earlier} is named "${tool.name}" too; tool names must be unique within the plugin, rename one`);
     if (typeof tool.handle !== 'function') throw new PluginBuildError(`${label}.handle: must be a function`);
     if (!isValibotSchema(tool.input)) throw new PluginBuildError(`${label}.input: must be a valibot schema (v.object({...}))`);
     if (!isValibotSchema(tool.output)) throw new PluginBuildError(`${label}.output: must be a valibot schema`);

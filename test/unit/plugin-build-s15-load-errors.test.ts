@@ -66,3 +66,17 @@ test('a regex with "\\-" outside [...] is told to write "-" without the backslas
   expect(message).toContain('tools.0 (get_page_info).input');
   expect(message).toContain('outside [...] a backslash may only escape syntax characters');
 });
+
+test('a duplicate tool name names both tools', async () => {
+  const dir = await scaffold('twice', 'tools: [getPageInfo],', 'tools: [getPageInfo, { ...getPageInfo }],');
+  const message = await buildError(dir);
+  expect(message).toContain('tools.1 (get_page_info).name: tools.0 is named "get_page_info" too');
+  expect(message).toContain('rename one');
+});
+
+test('a camelCase tool name is shown with its snake_case form', async () => {
+  const dir = await scaffold('camel', "name: 'get_page_info'", "name: 'getPageInfo'");
+  const message = await buildError(dir);
+  expect(message).toContain(`tools.0 (getPageInfo).name: "getPageInfo" is not lowercase snake_case`);
+  expect(message).toContain("e.g. name: 'get_page_info'");
+});

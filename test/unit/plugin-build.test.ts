@@ -96,7 +96,7 @@ export const plugin = definePlugin({
 
   const badCases: [string, (src: string) => string, RegExp][] = [
     ['bad urlPatterns', (s) => s.replace(`urlPatterns: ["https://example.com/*"]`, `urlPatterns: ["localhost:3000"]`), /plugin urlPatterns\.0: "localhost:3000" is not a Chrome match pattern/],
-    ['bad tool name', (s) => s.replace(`name: 'get_page_info'`, `name: 'Get Page'`), /plugin tools\.0\.name: tool names must be lowercase snake_case/],
+    ['bad tool name', (s) => s.replace(`name: 'get_page_info'`, `name: 'Get Page'`), /tools\.0 \(Get Page\)\.name: "Get Page" is not lowercase snake_case .*; e\.g\. name: 'get_page'/],
     ['plugin name ≠ package name', (s) => s.replace(`name: 'bad'`, `name: 'other'`), /plugin name: "other" does not match package.json name opentabs-plugin-bad/],
     ['missing isReady', (s) => s.replace(/isReady: .*\n/, ''), /plugin isReady: must be a function/],
     ['input not a valibot schema', (s) => s.replace('input: v.object({})', 'input: {} as never'), /tools\.0 \(get_page_info\)\.input: must be a valibot schema/],
