@@ -22,9 +22,62 @@ export function knownSecret(): string | null {
 export const REDACTED_SECRET = '[redacted: opentabs secret]';
 
 /**
- * The frame's JSON text with the secret replaced. It is 64 hex digits, which JSON writes
- * unescaped, so replacing it in the text is exact and keeps the JSON valid.
+ * Runs of this many characters of the secret or more are replaced wherever they appear. Tools
+ * that cut what they read let the caller choose the cut (browser_get_tab_content's maxLength
+ * ending inside the secret returned 63 of its 64 digits): a piece is as good as the whole. 16 hex
+ * digits of 64 leave 192 bits unknown; a chance run of 16 digits of it is not a real risk (about
+ * 49 in 16^16 per position).
+ */
+export const SECRET_PIECE_CHARS = 16;
+
+const HEX_SECRET = /^[0-9a-f]+$/;
+/** Runs of hex digits long enough to hold a piece (case-insensitive: a page may show it upper-cased). */
+const HEX_RUN = /[0-9a-fA-F]{16,}/g;
+
+let pieces: { secret: string; windows: Set<string> } | null = null;
+
+/** Every SECRET_PIECE_CHARS-long window of the secret (49 of them), made once per secret. */
+function windowsOf(secret: string): Set<string> {
+  if (pieces?.secret !== secret) {
+    const windows = new Set<string>();
+    for (let i = 0; i + SECRET_PIECE_CHARS <= secret.length; i++) windows.add(secret.slice(i, i + SECRET_PIECE_CHARS));
+    pieces = { secret, windows };
+  }
+  return pieces.windows;
+}
+
+/** A run of hex digits with every piece of the secret in it replaced (overlapping pieces by one mark). */
+function scrubRun(run: string, secret: string): string {
+  const lower = run.toLowerCase();
+  // Where each window of the secret occurs (native searches: a long run of hex costs little).
+  const spans: [number, number][] = [];
+  for (const w of windowsOf(secret)) {
+    for (let j = lower.indexOf(w); j >= 0; j = lower.indexOf(w, j + 1)) spans.push([j, j + SECRET_PIECE_CHARS]);
+  }
+  if (spans.length === 0) return run;
+  spans.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let last = 0;
+  let k = 0;
+  while (k < spans.length) {
+    const start = spans[k]![0];
+    let end = spans[k]![1];
+    for (k++; k < spans.length && spans[k]![0] <= end; k++) end = Math.max(end, spans[k]![1]);
+    out += run.slice(last, start) + REDACTED_SECRET;
+    last = end;
+  }
+  return out + run.slice(last);
+}
+
+/**
+ * The frame's JSON text with the secret, and every run of SECRET_PIECE_CHARS or more of its
+ * characters, replaced. `opentabs start` writes 64 lower-case hex digits, which JSON writes
+ * unescaped, so replacing them in the text is exact and keeps the JSON valid. A secret of another
+ * form (set by hand) is replaced where it appears whole.
  */
 export function withoutSecret(text: string): string {
-  return known !== null && text.includes(known) ? text.split(known).join(REDACTED_SECRET) : text;
+  if (known === null) return text;
+  const secret = known;
+  if (!HEX_SECRET.test(secret)) return text.includes(secret) ? text.split(secret).join(REDACTED_SECRET) : text;
+  return text.replace(HEX_RUN, (run) => scrubRun(run, secret));
 }

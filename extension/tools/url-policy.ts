@@ -13,7 +13,8 @@
  * extensions), and, even with file:// on, the OpenTabs config folder (auth.json, config.json),
  * /proc and /dev, whose paths lead to any file, and hidden files and folders (a path segment
  * starting with '.'), where configuration and credentials live: MCP client configs holding the
- * OpenTabs secret (~/.claude.json, ~/.config/opencode/, .cursor/mcp.json), ~/.ssh, ~/.aws.
+ * OpenTabs secret (~/.claude.json, ~/.config/opencode/, .cursor/mcp.json), ~/.ssh, ~/.aws; and MCP
+ * client configs by name where they are not hidden (a project's opencode.json).
  */
 import { TAB_URL_WAIT_MS } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
@@ -78,6 +79,19 @@ function isHiddenPath(path: string): boolean {
   return path.split('/').some((seg) => seg.startsWith('.'));
 }
 
+/**
+ * MCP clients' configuration files, which hold the OpenTabs secret in the Authorization header of
+ * a remote server entry, under names that are not hidden: a project's opencode.json (what
+ * `opentabs setup opencode` writes), VS Code's and Cursor's mcp.json, Windsurf's mcp_config.json,
+ * Claude Desktop's claude_desktop_config.json (~/Library/Application Support on macOS, %APPDATA%
+ * on Windows). Compared lower-case.
+ */
+const MCP_CONFIG_FILES: ReadonlySet<string> = new Set(['opencode.json', 'opencode.jsonc', 'mcp.json', 'mcp_config.json', 'claude_desktop_config.json']);
+
+function isMcpConfigFile(path: string): boolean {
+  return MCP_CONFIG_FILES.has(path.slice(path.lastIndexOf('/') + 1));
+}
+
 const HIDDEN_REFUSAL =
   'it is a hidden file or inside a hidden folder (a path segment starting with "."), where configuration and credentials live: MCP client configs holding the OpenTabs secret, ~/.ssh, ~/.aws';
 
@@ -113,6 +127,7 @@ export function refusalReason(raw: string): string | null {
     if (path !== null && isAliasPath(path)) return 'files under /proc and /dev are other names for any file, the OpenTabs config folder included';
     if (insideProtectedFolder(u.href)) return 'it is inside the OpenTabs config folder (holds the secret)';
     if (path !== null && isHiddenPath(path)) return HIDDEN_REFUSAL;
+    if (path !== null && isMcpConfigFile(path)) return 'it is an MCP client configuration file, which holds the OpenTabs secret';
     return null;
   }
   if (scheme === 'chrome-extension:' || scheme === 'moz-extension:' || scheme === 'extension:') return 'it is an extension page';
