@@ -30,16 +30,16 @@ export async function markElement(tabId: number, selector: string | undefined, r
   return { el: r, mark };
 }
 
-/** The id of an isolated world of ours in the tab's main frame (made once per document). */
-export async function utilityWorld(send: CdpSend): Promise<number> {
-  const tree = await send<{ frameTree: { frame: { id: string } } }>('Page.getFrameTree');
-  const w = await send<{ executionContextId: number }>('Page.createIsolatedWorld', { frameId: tree.frameTree.frame.id, worldName: 'opentabs-utility', grantUniveralAccess: false });
+/** The id of an isolated world of ours in the tab's main frame, or in the frame of DevTools id `frameId` (made once per document). */
+export async function utilityWorld(send: CdpSend, frameId?: string): Promise<number> {
+  const id = frameId ?? (await send<{ frameTree: { frame: { id: string } } }>('Page.getFrameTree')).frameTree.frame.id;
+  const w = await send<{ executionContextId: number }>('Page.createIsolatedWorld', { frameId: id, worldName: 'opentabs-utility', grantUniveralAccess: false });
   return w.executionContextId;
 }
 
-/** The marked element as a DevTools remote object (in our isolated world); the mark is removed. */
-export async function markedObject(send: CdpSend, mark: string): Promise<string> {
-  const contextId = await utilityWorld(send);
+/** The marked element as a DevTools remote object (in our isolated world of the main frame, or of the frame `frameId` names); the mark is removed. */
+export async function markedObject(send: CdpSend, mark: string, frameId?: string): Promise<string> {
+  const contextId = await utilityWorld(send, frameId);
   const expression = `(() => {
     const sel = '[${MARK_ATTR}~="${mark}"]';
     const find = (root) => {

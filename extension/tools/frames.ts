@@ -8,7 +8,8 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
-import { utilityWorld } from './element-node.ts';
+import { frameOfRef } from './frame-ref.ts';
+import { markedObject, utilityWorld, type Described } from './element-node.ts';
 import { framesDeep, iframeByKey } from '../page/frames.ts';
 import { runPage, type PageFn, type PageLib, type ScriptTarget } from './page-run.ts';
 import { checkedScriptTarget, redactedUrl, refusalReason } from './url-policy.ts';
@@ -157,11 +158,8 @@ export interface FrameOffset {
   oopif: OutOfProcessFrame | null;
 }
 
-/**
- * Where frame `frameId`'s viewport starts in the tab's viewport, after scrolling each iframe
- * holding it into view in its parent. The top document: 0,0.
- */
-export async function frameOffset(tabId: number, frameId: number): Promise<FrameOffset> {
+/** The frames from the top document's first iframe down to frame `frameId`, and the top page's renderer process. */
+async function frameChain(tabId: number, frameId: number): Promise<{ chain: { frameId: number; parentFrameId: number; processId: number }[]; topProcess: number | undefined }> {
   const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
   const chain: { frameId: number; parentFrameId: number; processId: number }[] = [];
   for (let id = frameId, i = 0; id !== 0 && i < 32; i++) {
@@ -170,7 +168,15 @@ export async function frameOffset(tabId: number, frameId: number): Promise<Frame
     chain.unshift({ frameId: id, parentFrameId: f.parentFrameId, processId: f.processId });
     id = f.parentFrameId;
   }
-  const topProcess = all.find((x) => x.frameId === 0)?.processId;
+  return { chain, topProcess: all.find((x) => x.frameId === 0)?.processId };
+}
+
+/**
+ * Where frame `frameId`'s viewport starts in the tab's viewport, after scrolling each iframe
+ * holding it into view in its parent. The top document: 0,0.
+ */
+export async function frameOffset(tabId: number, frameId: number): Promise<FrameOffset> {
+  const { chain, topProcess } = await frameChain(tabId, frameId);
   let x = 0;
   let y = 0;
   let clip = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
@@ -217,6 +223,70 @@ export interface OutOfProcessFrame {
   origin: { x: number; y: number };
 }
 
+/**
+ * A DevTools expression, for a world of ours in the top document: the iframe element holding the
+ * frame at `path` (OutOfProcessFrame.path), down the iframes from the top document, each found as
+ * the frame tools find it in the page (iframeByKey, framesDeep in extension/page/frames.ts, sent as
+ * their source: both use nothing from outside themselves); null when one is gone, false when a
+ * document on the way is of another origin than its parent and cannot be looked into from there.
+ */
+function iframeLookup(path: [number, number][]): string {
+  return `(() => {
+    const framesDeep = ${framesDeep.toString()};
+    const iframeByKey = ${iframeByKey.toString()};
+    let win = window;
+    let el = null;
+    for (const [index, deep] of ${JSON.stringify(path)}) {
+      let doc;
+      try {
+        doc = win.document;
+      } catch {}
+      if (!doc) return false;
+      el = iframeByKey(framesDeep(doc), index, deep, win);
+      if (!el) return null;
+      win = el.contentWindow;
+    }
+    return el;
+  })()`;
+}
+
+/**
+ * The DevTools frame id (Page domain) of frame `frameId` of a tab, a frame in the top page's
+ * process, found through its iframe element in a world of ours; a frame in a process of its own
+ * (another site's) is refused: the tab's DevTools session does not hold its documents.
+ */
+export async function devtoolsFrameId(tabId: number, send: CdpSend, frameId: number, ref: string): Promise<string> {
+  const { chain, topProcess } = await frameChain(tabId, frameId);
+  if (chain.some((l) => l.processId !== topProcess)) {
+    throw new ToolError(`${ref} is inside an iframe running in a process of its own (as another site's iframes do), which this tool cannot reach; it works on the top page and iframes of the page's site`, { code: 'invalid_arguments', category: 'validation' });
+  }
+  const path: [number, number][] = [];
+  for (const link of chain) path.push((await runIn(await frameTarget(tabId, link.frameId, ref), 'frameKeyInParent', [])) ?? [-1, -1]);
+  const found = await send<{ result: { type?: string; objectId?: string; subtype?: string } }>('Runtime.evaluate', { contextId: await utilityWorld(send), returnByValue: false, expression: iframeLookup(path) });
+  if (!found.result.objectId || found.result.subtype === 'null') throw new ToolError(`The iframe of ${ref} is gone or cannot be looked into; take a new browser_snapshot`, { code: 'not_found', category: 'not_found' });
+  const described = await send<{ node: { frameId?: string } }>('DOM.describeNode', { objectId: found.result.objectId });
+  await send('Runtime.releaseObject', { objectId: found.result.objectId }).catch(() => {});
+  if (!described.node.frameId) throw new ToolError(`The iframe of ${ref} holds no frame now; take a new browser_snapshot`, { code: 'not_found', category: 'not_found' });
+  return described.node.frameId;
+}
+
+/**
+ * For the DevTools-protocol tools: the element a frame ref (fFeN) names as a DevTools remote
+ * object, marked in its frame's document and read back in a world of ours there (as
+ * element-node.ts does in the top page); frames of another site are refused (devtoolsFrameId).
+ */
+export async function frameElementObject(tabId: number, send: CdpSend, selector: string | undefined, ref: string): Promise<{ el: Described; objectId: string }> {
+  if (selector !== undefined) throw new ToolError('Pass either selector or ref, not both (they may name different elements)', { code: 'invalid_arguments', category: 'validation' });
+  const frameId = frameOfRef(ref);
+  const target = await frameTarget(tabId, frameId, ref);
+  const devtoolsFrame = await devtoolsFrameId(tabId, send, frameId, ref);
+  const mark = crypto.randomUUID();
+  const r = await runIn(target, 'markInPage', [null, ref, mark]);
+  if (!r) throw new ToolError(`The frame of ${ref} cannot be scripted`, { code: 'not_available', category: 'validation' });
+  if ('error' in r) throw new ToolError(r.error, { code: r.validation ? 'invalid_arguments' : 'not_found', category: r.validation ? 'validation' : 'not_found' });
+  return { el: r, objectId: await markedObject(send, mark, devtoolsFrame) };
+}
+
 /** How long to wait for Chrome to report the DevTools session of a frame's target. */
 const FRAME_SESSION_WAIT_MS = 3_000;
 
@@ -250,27 +320,7 @@ export async function withFrameInput<T>(tabId: number, send: CdpSend, frame: Out
     const found = await send<{ result: { type?: string; objectId?: string; subtype?: string } }>('Runtime.evaluate', {
       contextId,
       returnByValue: false,
-      // Down the iframes from the top document, each found as the frame tools find it in the page
-      // (iframeByKey, framesDeep in extension/page/frames.ts, sent as their source: both use
-      // nothing from outside themselves). A document on the way that is not of its parent's
-      // origin cannot be looked into from there: false.
-      expression: `(() => {
-        const framesDeep = ${framesDeep.toString()};
-        const iframeByKey = ${iframeByKey.toString()};
-        let win = window;
-        let el = null;
-        for (const [index, deep] of ${JSON.stringify(frame.path)}) {
-          let doc;
-          try {
-            doc = win.document;
-          } catch {}
-          if (!doc) return false;
-          el = iframeByKey(framesDeep(doc), index, deep, win);
-          if (!el) return null;
-          win = el.contentWindow;
-        }
-        return el;
-      })()`,
+      expression: iframeLookup(frame.path),
     });
     if (found.result.type === 'boolean') throw new ToolError('The element is in an iframe inside an iframe of another origin, which the input tools cannot reach', { code: 'not_available', category: 'validation' });
     if (!found.result.objectId || found.result.subtype === 'null') throw new ToolError('The element\'s iframe went away; take a new browser_snapshot', { code: 'not_found', category: 'not_found' });

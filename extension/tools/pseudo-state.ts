@@ -8,6 +8,8 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import { elementObject } from './element-node.ts';
+import { frameOfRef } from './frame-ref.ts';
+import { frameElementObject } from './frames.ts';
 import { holdDebugger, type Held } from './held-debugger.ts';
 import type { Handlers } from './types.ts';
 
@@ -66,6 +68,10 @@ async function session(tabId: number): Promise<TabForced> {
   return t;
 }
 
+/** The element by selector or ref, a ref inside an iframe (fFeN) in that iframe's document. */
+const lookUp = (tabId: number, send: Held['send'], selector: string | undefined, ref: string | undefined) =>
+  ref !== undefined && frameOfRef(ref) ? frameElementObject(tabId, send, selector, ref) : elementObject(tabId, send, selector, ref);
+
 export const pseudoStateTools = {
   async browser_force_pseudo_state(input, ctx) {
     const tab = await ctx.tab(input.tabId);
@@ -73,14 +79,14 @@ export const pseudoStateTools = {
     const states = [...new Set(input.states)];
     if (states.length === 0 && !forced.has(tabId)) {
       // Nothing forced in this tab: nothing to clear (the element is still looked up, to report a wrong one).
-      const { el } = await elementObject(tabId, (await session(tabId)).held.send, input.selector, input.ref).finally(() => {
+      const { el } = await lookUp(tabId, (await session(tabId)).held.send, input.selector, input.ref).finally(() => {
         if (forced.get(tabId)?.nodes.size === 0) drop(tabId);
       });
       return { value: { tag: el.tag, states: [], forcedElements: 0 } };
     }
     const t = await session(tabId);
     try {
-      const { el, objectId } = await elementObject(tabId, t.held.send, input.selector, input.ref);
+      const { el, objectId } = await lookUp(tabId, t.held.send, input.selector, input.ref);
       const { nodeId } = await t.held.send<{ nodeId: number }>('DOM.requestNode', { objectId });
       await t.held.send('Runtime.releaseObject', { objectId }).catch(() => {});
       if (!nodeId) throw new ToolError('DevTools could not resolve the element; try again', { code: 'not_found', category: 'not_found', retryable: true });

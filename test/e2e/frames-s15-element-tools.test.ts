@@ -3,8 +3,9 @@
  * real extension: browser_drag inside a same-origin iframe (HTML5 and pointer drags) and inside an
  * iframe of another origin running in a process of its own; browser_screenshot_tab of an element
  * inside an iframe; a click on a button of another origin's iframe held by a same-origin iframe
- * (the input lookup walks down both); the tools that stay with the top page say so; drag and
- * fill_form name the drag end or the field in their lookup errors.
+ * (the input lookup walks down both); browser_force_pseudo_state on an element of a same-origin
+ * iframe; the tools that do not reach a frame say so; drag and fill_form name the drag end or the
+ * field in their lookup errors.
  */
 import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, test } from 'bun:test';
@@ -17,6 +18,7 @@ const BOARD = `<!doctype html><title>Board</title><body style="margin:0">
 <div id="bin" role="button" aria-label="Bin" style="position:absolute;left:150px;top:10px;width:80px;height:40px;background:#eee">Bin</div>
 <div id="knob" role="button" aria-label="Knob" style="position:absolute;left:10px;top:70px;width:30px;height:30px;background:#999;touch-action:none">K</div>
 <div id="slot" role="button" aria-label="Slot" style="position:absolute;left:200px;top:70px;width:50px;height:40px;background:#eee">S</div>
+<style>#red:hover { background: rgb(0,0,255) !important }</style>
 <div id="red" role="button" aria-label="Red block" style="position:absolute;left:260px;top:10px;width:60px;height:30px;background:rgb(255,0,0)"></div>
 <script>
 window.log = { dropped: null, pointer: [], knob: null };
@@ -264,14 +266,30 @@ test('a click on a button of another origin\'s iframe inside a same-origin ifram
   expect(await remoteButton().evaluate(() => (window as any).remoteClicks)).toBe(1);
 }, 60_000);
 
-test('the tools that work on the top page only refuse a frame ref and say so in their description', async () => {
+test('browser_force_pseudo_state acts on an element of a same-origin iframe; one in another process\'s iframe is refused, as its description says', async () => {
   const snap = await snapshot();
-  const card = refUnder(snap, 'Board', /Card \[(f\d+e\d+)\]/);
-  // browser_upload_file takes the same lookup (markElement), behind its approval.
-  const r = await h.callTool('browser_force_pseudo_state', { tabId, ref: card, states: ['hover'] });
-  expect({ status: r.status, message: r.body.error?.message }).toEqual({ status: 400, message: expect.stringContaining('inside an iframe') });
+  const red = refUnder(snap, 'Board', /Red block \[(f\d+e\d+)\]/);
+  const colour = () => board().evaluate(() => getComputedStyle(document.getElementById('red')!).backgroundColor);
+  expect(await colour()).toBe('rgb(255, 0, 0)');
+  const on = await h.callTool('browser_force_pseudo_state', { tabId, ref: red, states: ['hover'] });
+  expect({ status: on.status, body: on.body }).toMatchObject({ status: 200, body: { result: { tag: 'div', states: ['hover'], forcedElements: 1 } } });
+  expect(await colour()).toBe('rgb(0, 0, 255)');
+  const off = await h.callTool('browser_force_pseudo_state', { tabId, ref: red, states: [] });
+  expect({ status: off.status, forced: off.body.result?.forcedElements }).toEqual({ status: 200, forced: 0 });
+  expect(await colour()).toBe('rgb(255, 0, 0)');
+  // No mark left behind in the frame's document.
+  expect(await board().evaluate(() => document.querySelectorAll('[data-opentabs-node]').length)).toBe(0);
+
+  const remoteRed = refUnder(snap, 'Remote', /Red block \[(f\d+e\d+)\]/);
+  const r = await h.callTool('browser_force_pseudo_state', { tabId, ref: remoteRed, states: ['hover'] });
+  expect({ status: r.status, message: r.body.error?.message }).toEqual({ status: 400, message: expect.stringContaining('in a process of its own') });
+  const both = await h.callTool('browser_force_pseudo_state', { tabId, ref: red, selector: '#red', states: ['hover'] });
+  expect(both.status).toBe(400);
+}, 60_000);
+
+test('browser_upload_file\'s description says it takes the top page\'s inputs only (a frame ref is refused: element-node.ts markElement), browser_force_pseudo_state\'s which iframes it cannot reach', async () => {
   const list = await (await fetch(`${h.url}/tools`, { headers: h.srv.auth })).json();
   const tools = (Array.isArray(list) ? list : (list?.tools ?? [])) as { name: string; description: string }[];
-  const described = Object.fromEntries(tools.filter((t) => ['browser_upload_file', 'browser_force_pseudo_state'].includes(t.name)).map((t) => [t.name, t.description]));
-  expect(described).toEqual({ browser_upload_file: expect.stringContaining('not an iframe'), browser_force_pseudo_state: expect.stringContaining('not an iframe') });
+  expect(tools.find((t) => t.name === 'browser_upload_file')?.description).toContain('of the top page, not an iframe');
+  expect(tools.find((t) => t.name === 'browser_force_pseudo_state')?.description).toContain('not in another site\'s iframe');
 });

@@ -92,7 +92,7 @@ export const inputPageTools = [
   tool({
     name: 'browser_force_pseudo_state',
     group: 'reading',
-    description: 'Make an element of the top page, not an iframe (CSS selector or snapshot ref), match :hover, :focus, :active … as DevTools does, to inspect or screenshot those styles; an empty list clears it.',
+    description: 'Make an element (CSS selector or snapshot ref; not in another site\'s iframe) match :hover, :focus, :active … as DevTools does, to inspect or screenshot those styles; an empty list clears it.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
