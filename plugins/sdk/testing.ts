@@ -39,7 +39,15 @@ export interface RunToolOptions {
   routes?: Record<string, FakeRoute>;
   /** Every request the tool made, in order (filled when routes are given). */
   requests?: Request[];
+  /**
+   * Give up after this many ms without progress (default RUN_TOOL_TIMEOUT_MS, under bun test's
+   * 5 s per test): a handler that never settles ends as a `timeout` outcome naming the tool, with
+   * ctx.signal aborted, as a real call does after 30 s without progress. 0 waits forever.
+   */
+  timeoutMs?: number;
 }
+
+export const RUN_TOOL_TIMEOUT_MS = 4000;
 
 function fakeDocument(page: FakePage) {
   const meta = page.meta ?? {};
@@ -95,6 +103,18 @@ function installFakes(options: RunToolOptions): () => void {
   };
 }
 
+/** Aborts `to` when `from` aborts (now or later); returns the function that stops listening. */
+function forwardAbort(from: AbortSignal | undefined, to: AbortController): () => void {
+  if (!from) return () => {};
+  if (from.aborted) {
+    to.abort(from.reason);
+    return () => {};
+  }
+  const onAbort = () => to.abort(from.reason);
+  from.addEventListener('abort', onAbort, { once: true });
+  return () => from.removeEventListener('abort', onAbort);
+}
+
 export interface RunToolResult {
   outcome: ExecuteOutcome;
   progress: { progress: number; total?: number; message?: string }[];
@@ -103,21 +123,46 @@ export interface RunToolResult {
 
 export async function runTool(plugin: PluginDefinition, toolName: string, input: unknown, options: RunToolOptions = {}): Promise<RunToolResult> {
   const tool = plugin.tools.find((t) => t.name === toolName);
-  if (!tool) throw new Error(`Plugin ${plugin.name} has no tool "${toolName}"`);
+  if (!tool) throw new Error(`Plugin ${plugin.name} has no tool "${toolName}" (its tools: ${plugin.tools.map((t) => t.name).join(', ')}; runTool takes the name without the "${plugin.name}_" prefix)`);
   const progress: RunToolResult['progress'] = [];
   const logs: RunToolResult['logs'] = [];
   const defaults = Object.fromEntries(Object.entries(plugin.configSchema ?? {}).filter(([, f]) => f.default !== undefined).map(([k, f]) => [k, f.default]));
   const restore = installFakes(options);
+  const full = `${plugin.name}_${tool.name}`;
+  const controller = new AbortController();
+  const stopForwarding = forwardAbort(options.signal, controller);
+  const timeoutMs = options.timeoutMs ?? RUN_TOOL_TIMEOUT_MS;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let giveUp: (o: ExecuteOutcome) => void = () => {};
+  const timedOut = new Promise<ExecuteOutcome>((res) => (giveUp = res));
+  const arm = () => {
+    if (timeoutMs <= 0) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const message = `${full} did not settle within ${timeoutMs} ms without progress (runTool's timeoutMs; a real call times out after 30 s): does the handler await something that never answers, or a route missing from \`routes\`?`;
+      giveUp({ ok: false, error: { message, code: 'timeout', category: 'timeout', retryable: true } });
+      controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+  };
   let outcome: ExecuteOutcome;
   try {
-    outcome = await executeTool(plugin.name, tool, input, {
-    signal: options.signal ?? new AbortController().signal,
-    config: { ...defaults, ...options.config },
-    callId: `test-${Math.random().toString(36).slice(2)}`,
-    onProgress: (p) => progress.push(p),
-    onLog: (level, message, data) => logs.push({ level, message, ...(data !== undefined ? { data } : {}) }),
-    });
+    arm();
+    outcome = await Promise.race([
+      executeTool(plugin.name, tool, input, {
+        signal: controller.signal,
+        config: { ...defaults, ...options.config },
+        callId: `test-${Math.random().toString(36).slice(2)}`,
+        onProgress: (p) => {
+          progress.push(p);
+          arm();
+        },
+        onLog: (level, message, data) => logs.push({ level, message, ...(data !== undefined ? { data } : {}) }),
+      }),
+      timedOut,
+    ]);
   } finally {
+    clearTimeout(timer);
+    stopForwarding();
     restore();
   }
   if (outcome.ok) {
