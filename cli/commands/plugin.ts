@@ -251,7 +251,9 @@ function requireAuthoringTools(command: string): void {
   if (isCompiled()) {
     throw new CliError(
       `\`opentabs ${command}\` needs the OpenTabs package (the SDK and esbuild), which the single-file binary does not carry. ` +
-        `Run it through the package instead: \`bunx opentabs ${command} …\` or \`npm install -g opentabs\`.`,
+        // Not backticked as `opentabs …`: that would be rewritten into this binary's own path.
+        `Run it from the OpenTabs folder (this repository, after \`npm install\`): \`node <OpenTabs folder>/cli/bin.mjs ${command} …\`, ` +
+        `or \`npm link\` in that folder, which makes it the opentabs command on your PATH.`,
     );
   }
 }

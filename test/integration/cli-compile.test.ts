@@ -53,7 +53,10 @@ describe('compiled binary', () => {
       const r = await run(args);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('the single-file binary does not carry');
-      expect(r.stderr).toContain(`bunx opentabs ${args.slice(0, 2).join(' ')}`);
+      // The package is not on the npm registry: the way that works is the OpenTabs folder's npm link.
+      expect(r.stderr).toContain('`npm link` in that folder, which makes it the opentabs command on your PATH');
+      expect(r.stderr).toContain(`/cli/bin.mjs ${args.slice(0, 2).join(' ')} …`);
+      expect(r.stderr).not.toContain('bunx opentabs');
     }
     expect(existsSync(join(cwd, 'opentabs-plugin-foo'))).toBe(false);
   });
