@@ -7,7 +7,7 @@ import { streamToolCall, type CallOutcome } from '../call-stream.ts';
 import { StatusLine } from '../status-line.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, oneLine, out, printJson, printable, say, table, usageError } from '../output.ts';
-import { api, errorMessage, resolveTarget, type Target } from '../server-client.ts';
+import { api, errorMessage, fetchHealth, resolveTarget, type Target } from '../server-client.ts';
 
 const HELP = `Usage: opentabs tool <list|schema|call> …
 
@@ -103,7 +103,10 @@ async function schema(argv: string[]): Promise<number> {
   const t = resolveTarget(values.port, 'tool schema');
   const tools = await fetchTools(t);
   const tool = tools.find((x) => x.name === name);
-  if (!tool) throw new CliError(`Unknown tool "${name}".${suggestTools(name, tools)} List tools with \`opentabs tool list\`.`);
+  if (!tool) {
+    const failed = await fetchHealth(t).then((h) => h?.failedPlugins ?? [], () => []);
+    throw new CliError(`Unknown tool "${name}".${suggestTools(name, tools, failed)} List tools with \`opentabs tool list\`.`);
+  }
   printJson(tool.inputSchema ?? { type: 'object' });
   return 0;
 }
@@ -164,7 +167,8 @@ async function call(argv: string[]): Promise<number> {
     let message = toolErrorMessage(outcome.status, { error: outcome.error });
     if (outcome.error?.code === 'unknown_tool') {
       // A typo in the name (or a plugin not loaded): name the tools it may have meant.
-      const hint = await fetchTools(t).then((tools) => suggestTools(name, tools), () => '');
+      const failed = await fetchHealth(t).then((h) => h?.failedPlugins ?? [], () => []);
+      const hint = await fetchTools(t).then((tools) => suggestTools(name, tools, failed), () => '');
       if (hint) message = `${message}${hint}`;
     }
     err(printable(message));
@@ -211,7 +215,11 @@ function distance(a: string, b: string): number {
  * " Did you mean `x`?" for a name within a few edits of a tool's, else the tools of the plugin the
  * name starts with, else a note that no loaded plugin has that name; "" when nothing fits.
  */
-export function suggestTools(name: string, tools: readonly { name: string; plugin?: string }[]): string {
+export function suggestTools(
+  name: string,
+  tools: readonly { name: string; plugin?: string }[],
+  failed: readonly { name?: string; path: string; error: string }[] = [],
+): string {
   const close = tools
     .map((t) => ({ name: t.name, d: distance(name.toLowerCase(), t.name.toLowerCase()) }))
     .filter((x) => x.d <= Math.max(2, Math.floor(name.length / 6)))
@@ -229,8 +237,15 @@ export function suggestTools(name: string, tools: readonly { name: string; plugi
     return ` Plugin ${plugin} has ${own.length === 1 ? 'one tool' : `${own.length} tools`}: ${own.slice(0, 10).join(', ')}${own.length > 10 ? ', …' : ''} (a tool added since its last build needs \`opentabs plugin build\`).`;
   }
   const prefix = /^([a-z0-9][a-z0-9-]*)_/.exec(name)?.[1];
+  const broken = failed.find((f) => f.name !== undefined && name.startsWith(`${f.name}_`));
+  if (broken) {
+    return ` Plugin ${broken.name} failed to load from ${broken.path}: ${broken.error}. Build it (\`opentabs plugin build ${broken.path}\`), then call again.`;
+  }
   if (prefix && !/^(browser|extension|plugin|opentabs|tab\d+)$/.test(prefix)) {
-    return ` No loaded plugin is named "${prefix}" (loaded: ${plugins.length ? plugins.sort().join(', ') : 'none'}; see \`opentabs plugin list\`).`;
+    return (
+      ` No loaded plugin is named "${prefix}" (loaded: ${plugins.length ? plugins.sort().join(', ') : 'none'}; see \`opentabs plugin list\`).` +
+      ` A plugin you wrote loads once built and added: \`opentabs plugin add <folder>\`.`
+    );
   }
   return '';
 }

@@ -4,6 +4,7 @@
  * has that name. The server's own unknown_tool message is kept.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../harness/server.ts';
 import { writeTestPlugin } from '../harness/fake-extension.ts';
@@ -55,6 +56,19 @@ test("a tool the plugin does not have: the plugin's tools and the rebuild hint",
 test('a plugin that is not loaded: says so and lists the loaded ones', async () => {
   const r = await cli(['tool', 'call', 'shop_list_orders']);
   expect(r.stderr).toContain('No loaded plugin is named "shop" (loaded: my-app;');
+  expect(r.stderr).toContain('plugin add <folder>');
+});
+
+test('a plugin that was added but failed to load (never built): says why and how to build it', async () => {
+  const dir = join(root, 'unbuilt');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'opentabs-plugin-unbuilt', version: '1.0.0' }));
+  expect((await cli(['plugin', 'add', dir])).code).toBe(0);
+  const r = await cli(['tool', 'call', 'unbuilt_get_page_info']);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(`Plugin unbuilt failed to load from ${dir}: `);
+  expect(r.stderr).toContain('tools.json');
+  expect(r.stderr).toContain(`plugin build ${dir}\``);
 });
 
 test('tool schema gives the same hint', async () => {
