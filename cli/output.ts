@@ -96,11 +96,13 @@ export const ce = {
 /**
  * Text a web page wrote (a plugin's log line, a tool's error or progress message) with its control
  * characters as \uXXXX: printed raw, an escape sequence could rewrite the user's terminal — erase
- * or overwrite lines, set the title, put text on the clipboard (OSC 52). Newlines and tabs stay.
+ * or overwrite lines, set the title, put text on the clipboard (OSC 52). Direction-changing and
+ * invisible characters (U+202E, isolates, zero-width spaces, the line separator) too: a terminal
+ * that reorders text would show arguments in another order than they run. Newlines and tabs stay.
  */
 export function printable(s: string): string {
   // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200c\u200e\u200f\u202a-\u202e\u2028\u2029\u2060-\u2064\u2066-\u2069\ufeff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function out(text = ''): void {

@@ -1,7 +1,10 @@
 /**
- * `opentabs approvals`, `opentabs approve [id]`, `opentabs deny [id]`: answer calls waiting for
+ * `opentabs approvals`, `opentabs approve <id>`, `opentabs deny [id]`: answer calls waiting for
  * approval from the terminal, as the side panel does (GET /approvals, POST /approvals/:id).
- * Without an id, the one waiting call is answered; with several waiting, they are listed.
+ * `deny` without an id refuses the one waiting call. `approve` always needs the id of the call the
+ * user looked at: the agent can cancel its waiting call and make another at any moment, so "the
+ * one waiting call" when the command runs may not be the one the user saw; without an id, the
+ * waiting calls are listed with the command to allow each.
  */
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
@@ -22,9 +25,16 @@ const LIST_HELP = `Usage: opentabs approvals [--json] [--port N]
 List the tool calls waiting for your approval (also shown in the OpenTabs side panel), with the
 id to pass to \`opentabs approve <id>\` or \`opentabs deny <id>\`.`;
 
-const decideHelp = (verb: 'approve' | 'deny') => `Usage: opentabs ${verb} [id] [--port N]
+const decideHelp = (verb: 'approve' | 'deny') =>
+  verb === 'approve'
+    ? `Usage: opentabs approve <id> [--port N]
 
-${verb === 'approve' ? 'Allow' : 'Refuse'} a tool call that waits for approval, as the side panel's ${verb === 'approve' ? 'Allow' : 'Deny'} does.
+Allow the tool call with this id (from \`opentabs approvals\`), as the side panel's Allow does.
+Without an id, the waiting calls are listed: the id makes sure the call allowed is the one you
+looked at, not one the agent put in its place since.`
+    : `Usage: opentabs deny [id] [--port N]
+
+Refuse a tool call that waits for approval, as the side panel's Deny does.
 Without an id: the one waiting call (when several wait, they are listed; pass an id).`;
 
 async function waiting(t: Target): Promise<Waiting[]> {
@@ -68,8 +78,13 @@ function decideCommand(verb: 'approve' | 'deny'): Command {
       if (id === undefined) {
         const list = await waiting(t);
         if (list.length === 0) throw new CliError('No call is waiting for approval.');
-        if (list.length > 1) {
-          throw new CliError(`${plural(list.length, 'call')} wait for approval; pass the id of one:\n${table(list.map(describe), ['ID', 'TOOL', 'TARGET', 'ARGUMENTS', 'EXPIRES IN'])}\ne.g. \`opentabs ${verb} ${list[0]!.id}\``);
+        if (list.length > 1 || verb === 'approve') {
+          const shown = table(list.map(describe), ['ID', 'TOOL', 'TARGET', 'ARGUMENTS', 'EXPIRES IN']);
+          throw new CliError(
+            list.length > 1
+              ? `${plural(list.length, 'call')} wait for approval; pass the id of one:\n${shown}\ne.g. \`opentabs ${verb} ${list[0]!.id}\``
+              : `1 call waits for approval:\n${shown}\nAllow it with \`opentabs approve ${list[0]!.id}\` (the id makes sure it is this call and not one put in its place).`,
+          );
         }
         id = list[0]!.id;
       }

@@ -158,7 +158,7 @@ describe('CLI', () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(pending.id);
     expect(listed.stdout).toContain('mail_send');
-    const approved = await cli(['approve']);
+    const approved = await cli(['approve', pending.id]);
     expect({ code: approved.code, stderr: approved.stderr }).toEqual({ code: 0, stderr: '' });
     expect(approved.stdout).toContain(`Allowed ${pending.id}`);
     const r = await call;
