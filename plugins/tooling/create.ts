@@ -11,6 +11,7 @@ import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES } from '../../server/protocol/plu
 import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
 import { CLI_BIN, ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { PluginBuildError } from './build-error.ts';
+import { patternSuggestion } from './manifest.ts';
 
 export interface CreateOptions {
   /** Match pattern for the app (default https://example.com/*). */
@@ -41,7 +42,7 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
   const displayName = o.displayName ?? titleCase(name);
   const urlPattern = o.urlPattern ?? 'https://example.com/*';
   if (!isMatchPattern(urlPattern)) {
-    throw new PluginBuildError(`url: ${JSON.stringify(urlPattern)} is not a Chrome match pattern like "https://app.example.com/*" or "http://127.0.0.1:3000/*"`);
+    throw new PluginBuildError(`url: ${JSON.stringify(urlPattern)} is not a Chrome match pattern like "https://app.example.com/*" or "http://127.0.0.1:3000/*".${patternSuggestion(urlPattern)}`);
   }
 
   const files: Record<string, string> = {

@@ -13,6 +13,7 @@ import { SDK_VERSION } from '../sdk/version.ts';
 import type { PluginDefinition } from '../sdk/define.ts';
 import { PluginBuildError } from './build-error.ts';
 import { SchemaValidators } from '../../server/tools/validate.ts';
+import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
 
 export interface PackageInfo {
   name: string;
@@ -93,6 +94,17 @@ function inputSchemaProblem(schema: Record<string, unknown>): string | null {
   return `${bad.path} ${JSON.stringify(bad.pattern)} is not a valid Unicode regular expression (${problem}); JSON Schema patterns use the u flag: inside [...] escape a literal "-" (e.g. /^[\\w\\-.]+$/), and outside [...] a backslash may only escape syntax characters (^ $ \\ . * + ? ( ) [ ] { } | /), so write "-", "_", "@", "#" … without one`;
 }
 
+/** ` Did you mean "…"?` for a URL pattern that lacks a path or a scheme, else ''. */
+export function patternSuggestion(pattern: string): string {
+  const noScheme = !/^[a-z*][a-z0-9+.-]*:\/\//i.test(pattern);
+  const candidates = [
+    `${pattern.replace(/\/+$/, '')}/*`,
+    ...(noScheme ? [`https://${pattern}`, `https://${pattern.replace(/\/+$/, '')}/*`] : []),
+  ];
+  const fit = candidates.find((c) => isMatchPattern(c));
+  return fit ? ` Did you mean ${JSON.stringify(fit)}?` : '';
+}
+
 /** The definition → tools.json, or a PluginBuildError naming the bad field. */
 export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo): ToolsJson {
   const d = def as unknown as Record<string, unknown>;
@@ -141,6 +153,15 @@ export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo):
     ...(d.configSchema !== undefined ? { configSchema: d.configSchema } : {}),
     tools,
   };
+  for (const key of ['urlPatterns', 'excludePatterns'] as const) {
+    const list = raw[key];
+    if (!Array.isArray(list)) continue;
+    list.forEach((p: unknown, i: number) => {
+      if (typeof p === 'string' && !isMatchPattern(p)) {
+        throw new PluginBuildError(`plugin ${key}.${i}: ${JSON.stringify(p)} is not a Chrome match pattern (scheme://host/path, e.g. "https://app.example.com/*").${patternSuggestion(p)}`);
+      }
+    });
+  }
   const parsed = parseToolsJson(raw);
   if (!parsed.ok) throw new PluginBuildError(`plugin ${parsed.error}`);
   if (parsed.value.name !== pkg.pluginName) {

@@ -80,3 +80,11 @@ test('a camelCase tool name is shown with its snake_case form', async () => {
   expect(message).toContain(`tools.0 (getPageInfo).name: "getPageInfo" is not lowercase snake_case`);
   expect(message).toContain("e.g. name: 'get_page_info'");
 });
+
+test('a URL pattern without a path or scheme is shown with the pattern that works', async () => {
+  const noPath = await scaffold('nopath', '"https://example.com/*"', '"http://127.0.0.1:9851"');
+  expect(await buildError(noPath)).toContain('plugin urlPatterns.0: "http://127.0.0.1:9851" is not a Chrome match pattern (scheme://host/path, e.g. "https://app.example.com/*"). Did you mean "http://127.0.0.1:9851/*"?');
+  const noScheme = await scaffold('noscheme', '"https://example.com/*"', '"app.example.com/*"');
+  expect(await buildError(noScheme)).toContain('Did you mean "https://app.example.com/*"?');
+  await expect(createPlugin('created', join(root, 'created'), { urlPattern: 'example.com' })).rejects.toThrow('Did you mean "https://example.com/*"?');
+});
