@@ -9,6 +9,7 @@ import { readSecretSync, rotateSecret, secretPath } from '../../server/state/sec
 import { parse, parseBool } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, c, out, printJson, runnableCommands, say, usageError } from '../output.ts';
+import { shellWord } from '../../server/cli-command.ts';
 import { probePort, resolveTarget } from '../server-client.ts';
 import { openConfigForWrite, parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
 
@@ -198,7 +199,7 @@ async function set(argv: string[]): Promise<number> {
     const folders = value.split(',').map((f) => f.trim()).filter((f) => f !== '');
     for (const f of folders) {
       if (!isAbsolute(f)) throw usageError(`Bad uploadFolders entry "${f}": expected an absolute folder path, e.g. ${join(homedir(), 'Documents', 'to-upload')}.`, 'config set');
-      if (!existsSync(f) || !statSync(f).isDirectory()) throw usageError(`Bad uploadFolders entry "${f}": no folder there.`, 'config set');
+      if (!existsSync(f) || !statSync(f).isDirectory()) throw usageError(`Bad uploadFolders entry "${f}": no folder there. Create it first (\`mkdir -p ${shellWord(f)}\`) and put only the files you mean to share in it.`, 'config set');
     }
     await store.update((d) => {
       d.uploadFolders = folders;

@@ -17,6 +17,11 @@ test('uploadFolders: absolute existing folders only, listed by config show, clea
   const missing = cli(dir, 'config', 'set', 'uploadFolders', join(folder, 'nope'));
   expect(missing.status).toBe(2);
   expect(missing.stderr).toContain('no folder there');
+  // The printed mkdir creates it, and the same set then works.
+  const mkdir = /`(mkdir -p [^`]+)`/.exec(missing.stderr)?.[1];
+  expect(mkdir).toBe(`mkdir -p ${join(folder, 'nope')}`);
+  expect(Bun.spawnSync(['sh', '-c', mkdir!]).exitCode).toBe(0);
+  expect(cli(dir, 'config', 'set', 'uploadFolders', join(folder, 'nope')).status).toBe(0);
   const ok = cli(dir, 'config', 'set', 'uploadFolders', folder);
   expect(ok.status).toBe(0);
   expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).uploadFolders).toEqual([folder]);
