@@ -16,6 +16,7 @@ import type { Connection } from './connection.ts';
 import { Adapters, type AdapterStatus } from './plugin-inject.ts';
 import { TabPorts } from './plugin-ports.ts';
 import { allowedFor, leftPluginError, rankedTabs, snapshotOf, TabRanking, TopDocuments, waitForLoad, type CheckedDocument, type TabSnapshot } from './plugin-tabs.ts';
+import { redactedUrl, siteOf } from '../tools/url-policy.ts';
 
 export { waitForLoad } from './plugin-tabs.ts';
 
@@ -209,10 +210,15 @@ export class PluginRuntime {
 
   // ------------------------------------------------------------------ dispatch
 
-  async dispatch(p: { dispatchId: string; plugin: string; tool: string; input: Record<string, unknown>; tabId?: number; settings?: Record<string, unknown> }): Promise<DispatchResult> {
+  /**
+   * A plugin call. One the user approved runs where the card said: in the named tab (`tabId`) while
+   * it shows the approved site (`approvedUrl`), or in one of the tabs the card listed
+   * (`approvedTabs`); never in a tab of the plugin opened or moved there since (tab_mismatch).
+   */
+  async dispatch(p: { dispatchId: string; plugin: string; tool: string; input: Record<string, unknown>; tabId?: number; settings?: Record<string, unknown>; approvedUrl?: string; approvedTabs?: number[] }): Promise<DispatchResult> {
     const plugin = this.plugins.get(p.plugin);
     if (!plugin) throw new ToolError(`The extension does not know plugin "${p.plugin}"; reload plugins`, { code: 'unknown_plugin', category: 'not_found' });
-    const tab = await this.pickTab(plugin, p.tabId);
+    const tab = await this.pickTab(plugin, p.tabId, p.approvedTabs);
     const tabId = tab.id!;
     const explicit = p.tabId !== undefined;
     // Right before the message (or the injection): the document in the tab now, checked.
@@ -244,12 +250,18 @@ export class PluginRuntime {
         throw new ToolError(`Tab ${tabId} navigated away while ${plugin.displayName} was being set up; retry`, { code: 'tab_closed', category: 'not_found', retryable: true });
       }
     }
+    if (p.approvedUrl !== undefined && siteOf(doc.url) !== siteOf(p.approvedUrl)) {
+      throw new ToolError(`Tab ${tabId} shows ${redactedUrl(doc.url)} now, not ${redactedUrl(p.approvedUrl)} where this call was approved; it did not run. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
+    }
     this.hooks.callTab?.(p.dispatchId, tabId, tab.title, doc.url);
     return this.ports.call(tabId, tp!, { type: 'call', id: p.dispatchId, plugin: plugin.name, tool: p.tool, input: p.input, config: p.settings ?? plugin.settings });
   }
 
-  /** The named tab (it must be one of the plugin's pages), else the best-ranked one, preferring a ready adapter. */
-  private async pickTab(plugin: PluginInfo, tabId: number | undefined): Promise<chrome.tabs.Tab> {
+  /**
+   * The named tab (it must be one of the plugin's pages), else the best-ranked one, preferring a
+   * ready adapter; only among `approvedTabs` when the user approved the call for those.
+   */
+  private async pickTab(plugin: PluginInfo, tabId: number | undefined, approvedTabs?: number[]): Promise<chrome.tabs.Tab> {
     if (tabId !== undefined) {
       const tab = await chrome.tabs.get(tabId).catch(() => {
         throw new ToolError(`Tab ${tabId} does not exist (closed?); use plugin_list_tabs to find open tabs`, { code: 'tab_closed', category: 'not_found' });
@@ -259,7 +271,11 @@ export class PluginRuntime {
       }
       return tab;
     }
-    const ranked = await this.ranking.ranked(plugin);
+    const all = await this.ranking.ranked(plugin);
+    const ranked = approvedTabs === undefined ? all : all.filter((t) => approvedTabs.includes(t.id!));
+    if (approvedTabs !== undefined && ranked.length === 0) {
+      throw new ToolError(`None of the ${plugin.displayName} tabs this call was approved for (${approvedTabs.join(', ')}) is open on it any more; it did not run. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
+    }
     if (ranked.length === 0) {
       const where = plugin.homepage ? ` at ${plugin.homepage}` : ` (${plugin.urlPatterns.join(', ')})`;
       throw new ToolError(`No ${plugin.displayName} tab is open. Open ${plugin.displayName}${where} in Chrome, sign in, and retry.`, { code: 'no_matching_tab', category: 'not_found', retryable: true });

@@ -63,6 +63,7 @@ export class Dispatches {
     if (req.tabId !== undefined) params.tabId = req.tabId;
     if (req.settings !== undefined) params.settings = req.settings;
     if (req.approvedUrl !== undefined) params.approvedUrl = req.approvedUrl;
+    if (req.approvedTabs !== undefined) params.approvedTabs = req.approvedTabs;
     this.running.set(dispatchId, { dispatchId, plugin: req.plugin, sessionId: req.sessionId, onProgress: req.onProgress, onLog: req.onLog });
 
     let call!: Promise<DispatchResult>;

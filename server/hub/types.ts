@@ -45,8 +45,10 @@ export interface DispatchRequest {
   input: Record<string, unknown>;
   tabId?: number;
   settings?: Record<string, unknown>;
-  /** The page URL the user approved this built-in call for (tool.dispatch approvedUrl). */
+  /** The page URL the user approved this call for (tool.dispatch approvedUrl). */
   approvedUrl?: string;
+  /** The plugin tabs the approval card listed (tool.dispatch approvedTabs). */
+  approvedTabs?: number[];
   signal?: AbortSignal;
   onProgress?: (p: DispatchProgress) => void;
   /** Log lines the plugin emits during this dispatch. */

@@ -204,10 +204,16 @@ export const ServerToExtension = {
       tabId: v.optional(v.pipe(v.number(), v.integer())),
       settings: v.optional(v.record(v.string(), v.unknown())),
       /**
-       * A built-in call the user approved: the URL its tab showed on the card (from tab.page). The
-       * extension runs it only if the tab still shows that site, else tab_mismatch.
+       * A call the user approved: the URL its tab showed on the card (a built-in's from tab.page, a
+       * plugin call's from the plugin's tab states). The extension runs it only if the tab still
+       * shows that site, else tab_mismatch.
        */
       approvedUrl: v.optional(v.string()),
+      /**
+       * A plugin call the user approved on a card listing several of the plugin's tabs: it runs in
+       * one of these, never in a tab opened since (else tab_mismatch).
+       */
+      approvedTabs: v.optional(v.array(v.pipe(v.number(), v.integer()))),
     }),
     result: DispatchResult,
   },

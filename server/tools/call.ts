@@ -117,7 +117,12 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
   try {
     // A built-in call on a tab: the card names the page the tab shows, and the call runs only if
     // the tab still shows that site once allowed (the agent may navigate it while the card waits).
+    // A plugin call runs in the tab the card named (or one of those it listed), on that site: the
+    // agent could open another tab of the plugin (another account, another workspace of the same
+    // app) while the card waits, and the extension would have picked it.
     let approvedUrl: string | undefined;
+    let dispatchTabId = tool.kind === 'page' ? tool.tabId : call.tabId;
+    let approvedTabs: number[] | undefined;
     if (permission === 'ask') {
       let approvalId: string | undefined;
       const tabId = call.tabId ?? (args as { tabId?: unknown }).tabId;
@@ -125,6 +130,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       // Tab ids are handed out in order: a card for a tab that does not exist yet would be an
       // approval for whatever page the agent opens next under that id.
       if (tabUrl === null) return { ok: false, tool, error: new OpenTabsError('tab_closed', `No tab with id ${tabId}; nothing was asked. Call browser_list_tabs for current ids.`, { category: 'not_found' }) };
+      const target = tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId, tabUrl ?? undefined);
       const d = await ctx.hub.confirm({
         tool: tool.name,
         plugin: tool.plugin,
@@ -132,7 +138,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
         signal: call.signal,
         // The pending-approval cap counts per MCP session; REST callers share one count.
         caller: call.sessionId ?? call.transport,
-        target: tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId, tabUrl ?? undefined),
+        target,
         onPending: call.onApproval
           ? (p) => {
               approvalId = p.id;
@@ -144,6 +150,13 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
       approvedUrl = tabUrl ?? undefined;
+      if (tool.kind === 'plugin') {
+        if (target.tabId !== undefined) {
+          dispatchTabId = target.tabId;
+          // The card's URL is the tab's unless the call has a url argument of its own.
+          if (typeof (args as { url?: unknown }).url !== 'string' && target.url !== undefined) approvedUrl = target.url;
+        } else if (target.candidateTabs?.length) approvedTabs = target.candidateTabs.map((c) => c.tabId);
+      }
     }
     // Served by the server, after the same permission step as every other tool.
     if (tool.servedBy === 'server') {
@@ -157,9 +170,10 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       wireName: tool.shortName,
       fullName: tool.name,
       input: args as Record<string, unknown>,
-      tabId: tool.kind === 'page' ? tool.tabId : call.tabId,
+      tabId: dispatchTabId,
       settings: tool.kind === 'plugin' ? pluginSettings(ctx, tool.plugin) : undefined,
       ...(approvedUrl !== undefined ? { approvedUrl } : {}),
+      ...(approvedTabs !== undefined ? { approvedTabs } : {}),
       signal: call.signal,
       onProgress: call.onProgress,
       onLog: call.onLog,
