@@ -124,7 +124,10 @@ async function install(argv: string[]): Promise<number> {
     say(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}). ${broadNote(r.name, r.broadPatterns)}${reloaded ? ' The running server loaded it.' : ''}`);
     return 0;
   }
-  out(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}; they start at 'ask').${reloaded ? ' The running server loaded it.' : ''}`);
+  // New plugins start at 'ask'; one installed again keeps the permission it had.
+  const permission = readConfigSnapshot(t.configDir).permissions[r.name]?.default ?? 'ask';
+  const how = permission === 'ask' ? `: each call waits for approval in the side panel, or \`opentabs config set permission.${r.name} auto\`` : '';
+  say(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}; permission ${permission}${how}).${reloaded ? ' The running server loaded it.' : ''}`);
   return 0;
 }
 

@@ -92,7 +92,14 @@ describe('plugin commands without a server', () => {
     expect(j.plugins.map((p: { name: string; source: string }) => `${p.name}:${p.source}`).sort()).toEqual(['alpha:local', 'beta:npm']);
     // New plugins start at ask.
     expect(JSON.parse(readFileSync(join(cfg, 'config.json'), 'utf8')).permissions.beta.default).toBe('ask');
-  }, 150_000);
+    expect(r.stdout).toContain('permission ask: each call waits for approval in the side panel');
+    // Installed again after the user chose auto: it keeps auto, and says so (not "they start at 'ask'").
+    expect((await cli(['config', 'set', 'permission.beta', 'auto'])).code).toBe(0);
+    const again = await cli(['plugin', 'install', tgz], 120_000);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('(1 tool; permission auto)');
+    expect(again.stdout).not.toContain("'ask'");
+  }, 240_000);
 
   test('install of something that is not a plugin fails clearly', async () => {
     const notPlugin = join(root, 'not-plugin');
