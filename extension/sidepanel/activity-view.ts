@@ -4,7 +4,7 @@
  * (status, duration, error; expand for the masked arguments summary).
  */
 import type { ActivityCall, ActivityDone } from '../shared/panel-protocol.ts';
-import { formatDuration, h } from './dom.ts';
+import { formatDuration, h, showHidden } from './dom.ts';
 
 /** History entries the user expanded (kept across re-renders). */
 const expanded = new Set<string>();
@@ -13,10 +13,14 @@ function who(c: ActivityCall): string {
   return c.plugin === 'browser' ? 'browser' : c.plugin.startsWith('page:') ? `page tool · ${c.plugin.slice(5)}` : `plugin ${c.plugin}`;
 }
 
+/**
+ * The tab a call acted on: its origin first (the browser's), then its title (the page's own, which
+ * could read like another site's name: "Bank — https://bank.example").
+ */
 function where(c: ActivityCall): HTMLElement | null {
   if (c.tabId === undefined) return null;
-  const title = c.tabTitle ? `${c.tabTitle}` : `Tab ${c.tabId}`;
-  return h('div', { class: 'muted where', title: `Tab ${c.tabId}` }, `${title}${c.origin ? ` — ${c.origin}` : ''}`);
+  const title = c.tabTitle ? showHidden(c.tabTitle) : `Tab ${c.tabId}`;
+  return h('div', { class: 'muted where', title: `Tab ${c.tabId}` }, c.origin ? `${c.origin} — ${title}` : title);
 }
 
 function progressBar(c: ActivityCall): HTMLElement | null {
@@ -27,7 +31,7 @@ function progressBar(c: ActivityCall): HTMLElement | null {
     'div',
     { class: 'progress', 'data-testid': 'activity-progress' },
     pct !== null ? h('progress', { max: 100, value: pct }) : h('progress'),
-    h('span', { class: 'muted' }, `${pct !== null ? `${pct}%` : String(p.progress)}${p.message ? ` ${p.message}` : ''}`),
+    h('span', { class: 'muted' }, `${pct !== null ? `${pct}%` : String(p.progress)}${p.message ? ` ${showHidden(p.message)}` : ''}`),
   );
 }
 
@@ -66,8 +70,8 @@ export function renderActivity(running: ActivityCall[], history: ActivityDone[],
         ),
         h('div', { class: 'muted' }, who(c)),
         where(c),
-        c.error ? h('div', { class: 'error', 'data-testid': 'activity-error' }, c.error) : null,
-        h('pre', { 'data-testid': 'activity-args' }, c.args),
+        c.error ? h('div', { class: 'error', 'data-testid': 'activity-error' }, showHidden(c.error)) : null,
+        h('pre', { 'data-testid': 'activity-args' }, showHidden(c.args)),
       );
       details.addEventListener('toggle', () => {
         if ((details as HTMLDetailsElement).open) expanded.add(c.dispatchId);

@@ -12,7 +12,7 @@
 import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/protocol/limits.ts';
 import type { PendingConfirmation } from '../shared/panel-protocol.ts';
 import { ARM_MS, forgetOthers, stillFor } from './arming.ts';
-import { h } from './dom.ts';
+import { h, showHidden } from './dom.ts';
 
 function approvalTarget(p: PendingConfirmation): HTMLElement {
   const t = p.target ?? {};
@@ -30,13 +30,6 @@ function approvalTarget(p: PendingConfirmation): HTMLElement {
   return h('div', { class: 'target', 'data-testid': 'approval-target' }, ...lines);
 }
 
-/**
- * Invisible and direction-changing characters (Unicode format characters such as U+202E, and the
- * line and paragraph separators JSON leaves as they are) written as \uXXXX: the agent writes the
- * arguments, and with them it could make the card show code in another order than it runs.
- */
-const HIDDEN_CHARS = /[\p{Cf}\u2028\u2029]/gu;
-const showHidden = (s: string) => s.replace(HIDDEN_CHARS, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
 
 function approvalArgs(params: unknown): HTMLElement[] {
   const text = showHidden(JSON.stringify(params, null, 1) ?? 'null');

@@ -18,6 +18,15 @@ export function h(tag: string, attrs: Attrs = {}, ...children: Child[]): HTMLEle
 
 export const PERMISSIONS: Permission[] = ['off', 'ask', 'auto'];
 
+/**
+ * Invisible and direction-changing characters (Unicode format characters such as U+202E, and the
+ * line and paragraph separators JSON leaves as they are) written as \uXXXX: the agent writes
+ * arguments and pages write titles, and with them they could make the panel show text in another
+ * order than it is (code on an approval card, a site name in the activity list).
+ */
+const HIDDEN_CHARS = /[\p{Cf}\u2028\u2029]/gu;
+export const showHidden = (s: string) => s.replace(HIDDEN_CHARS, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+
 /** off/ask/auto; `mixed` shows a placeholder option when a group's tools differ. */
 export function permissionSelect(value: Permission | 'mixed', onChange: (p: Permission) => void, attrs: Attrs): HTMLElement {
   const label = `Permission for ${attrs['data-tool'] ?? attrs['data-plugin'] ?? attrs['data-group'] ?? ''}`;
