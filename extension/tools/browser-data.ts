@@ -110,6 +110,8 @@ export const browserDataTools = {
       throw new ToolError(`No window with id ${id}; call browser_list_windows for current ids`, { code: 'not_found', category: 'not_found' });
     }
     const state = input.state as `${chrome.windows.WindowState}` | undefined;
+    // Full screen hides the address bar (server/protocol/browser-tools/windows.ts): never from a tool.
+    if (state === 'fullscreen' || state === 'locked-fullscreen') throw new ToolError('Tools may not make a window full screen (it hides the address bar)', { code: 'invalid_arguments', category: 'validation' });
     const geometry = (['left', 'top', 'width', 'height'] as const).filter((k) => input[k] !== undefined);
     if (state && state !== 'normal' && geometry.length > 0) {
       throw new ToolError(`A ${state} window has no position or size: drop ${geometry.join(', ')} or use state "normal"`, { code: 'invalid_arguments', category: 'validation' });

@@ -27,7 +27,8 @@ export const windowTools = {
 
   async browser_create_window(input) {
     const url = input.url === undefined ? undefined : assertUrlAllowed(input.url);
-    const state = input.state as 'normal' | 'minimized' | 'maximized' | 'fullscreen' | undefined;
+    const state = input.state as 'normal' | 'minimized' | 'maximized' | undefined;
+    if ((state as string) === 'fullscreen' || (state as string) === 'locked-fullscreen') throw new ToolError('Tools may not make a window full screen (it hides the address bar)', { code: 'invalid_arguments', category: 'validation' });
     // Chrome refuses a size together with a non-normal state.
     const size = state && state !== 'normal' ? {} : { width: input.width, height: input.height };
     let w: chrome.windows.Window | undefined;

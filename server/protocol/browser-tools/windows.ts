@@ -2,6 +2,14 @@
 import * as v from 'valibot';
 import { tool } from './declare.ts';
 
+/**
+ * No `fullscreen`: a page shown full screen has no address bar and no tab strip, so it can draw
+ * its own (a lookalike bank page under a fake bar naming the bank). A page asking for full screen
+ * needs the user's gesture and Chrome names its site on entry; a window the extension makes full
+ * screen gets neither.
+ */
+const windowState = v.picklist(['normal', 'minimized', 'maximized']);
+
 export const windowsTools = [
   tool({
     name: 'browser_list_windows',
@@ -19,7 +27,7 @@ export const windowsTools = [
       url: v.optional(v.pipe(v.string(), v.minLength(1), v.description('URL of the first tab (default a blank tab)'))),
       width: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Window width in pixels'))),
       height: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Window height in pixels'))),
-      state: v.optional(v.pipe(v.picklist(['normal', 'minimized', 'maximized', 'fullscreen']), v.description('Window state (default normal)'))),
+      state: v.optional(v.pipe(windowState, v.description('Window state (default normal; not full screen, which would hide the address bar)'))),
       incognito: v.optional(v.pipe(v.boolean(), v.description('Open an incognito window (only if the extension is allowed in incognito)'))),
     }),
     defaultPermission: 'auto',
@@ -41,7 +49,7 @@ export const windowsTools = [
     description: 'Move, resize, maximize, minimize, restore or focus a window.',
     input: v.strictObject({
       windowId: v.pipe(v.number(), v.integer(), v.description('Window id from browser_list_windows')),
-      state: v.optional(v.pipe(v.picklist(['normal', 'minimized', 'maximized', 'fullscreen']), v.description('Window state (a position or size needs normal)'))),
+      state: v.optional(v.pipe(windowState, v.description('Window state (a position or size needs normal; not full screen, which would hide the address bar)'))),
       left: v.optional(v.pipe(v.number(), v.integer(), v.description('Distance from the left edge of the screen, pixels'))),
       top: v.optional(v.pipe(v.number(), v.integer(), v.description('Distance from the top edge of the screen, pixels'))),
       width: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Width in pixels'))),
