@@ -15,7 +15,7 @@ import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageTools
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { refusalReason } from '../tools/url-policy.ts';
-import { PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
+import { PAGE_TOOLS_LISTS_ALL_TABS_BURST, PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND, PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
 import type { Connection } from './connection.ts';
 
 /** The longest wait before a list the server had no budget to check is sent again. */
@@ -39,6 +39,21 @@ interface PageTab {
   refused: Set<string>;
   /** A held-back update is scheduled. */
   pending: ReturnType<typeof setTimeout> | null;
+  /** The page's latest list not checked yet (it waits for the budget), and its timer. */
+  unchecked: unknown;
+  uncheckedTimer: ReturnType<typeof setTimeout> | null;
+}
+
+interface Bucket {
+  tokens: number;
+  refilledAt: number;
+}
+
+/** Refill `b` up to `burst` at `perSecond`; the milliseconds until it holds one token (0: it does now). */
+function refill(b: Bucket, burst: number, perSecond: number, now: number): number {
+  b.tokens = Math.min(burst, b.tokens + ((now - b.refilledAt) / 1000) * perSecond);
+  b.refilledAt = now;
+  return b.tokens >= 1 ? 0 : Math.ceil(((1 - b.tokens) / perSecond) * 1000);
 }
 
 interface PendingCall {
@@ -54,7 +69,13 @@ export class PageTools {
    * Per tab (not per document, so a page reloading itself in a loop gains nothing): updates it may
    * send now (up to PAGE_TOOLS_UPDATES_BURST, refilled at PAGE_TOOLS_UPDATES_PER_SECOND).
    */
-  private buckets = new Map<number, { tokens: number; refilledAt: number }>();
+  private buckets = new Map<number, Bucket>();
+  /**
+   * Lists from pages this worker checks (sanitizes): per tab (kept across its documents) and for
+   * all tabs together. A list over either waits, and only the tab's latest one is checked.
+   */
+  private checkBuckets = new Map<number, Bucket>();
+  private checkAll: Bucket = { tokens: PAGE_TOOLS_LISTS_ALL_TABS_BURST, refilledAt: Date.now() };
   private changeListeners = new Set<() => void>();
 
   /** Runs after the server took a tab's new list (or its removal). */
@@ -74,6 +95,7 @@ export class PageTools {
     });
     chrome.tabs.onRemoved.addListener((tabId) => {
       this.buckets.delete(tabId);
+      this.checkBuckets.delete(tabId);
       const t = this.tabs.get(tabId);
       if (t) this.drop(t, 'The tab was closed while the page tool was running');
     });
@@ -125,7 +147,7 @@ export class PageTools {
     }
     const old = this.tabs.get(tabId);
     if (old && old.documentId !== documentId) this.drop(old, 'The tab navigated away while the page tool was running');
-    const tab: PageTab = { tabId, port, documentId, url, origin, tools: old?.documentId === documentId ? old.tools : [], reported: old?.documentId === documentId ? old.reported : '', warned: old?.warned ?? new Set(), refused: old?.documentId === documentId ? old.refused : new Set(), pending: null };
+    const tab: PageTab = { tabId, port, documentId, url, origin, tools: old?.documentId === documentId ? old.tools : [], reported: old?.documentId === documentId ? old.reported : '', warned: old?.warned ?? new Set(), refused: old?.documentId === documentId ? old.refused : new Set(), pending: null, unchecked: undefined, uncheckedTimer: null };
     if (old && old.documentId === documentId) {
       try {
         old.port.disconnect();
@@ -154,6 +176,38 @@ export class PageTools {
 
   private onMessage(tab: PageTab, raw: unknown): void {
     if (this.tabs.get(tab.tabId) !== tab) return;
+    const r = raw as { type?: unknown; id?: unknown } | null;
+    if (r?.type === 'tools') {
+      tab.unchecked = raw;
+      return this.checkLatest(tab);
+    }
+    // A result is checked only for a call that went to this document and waits for it.
+    if (typeof r?.id !== 'string' || this.calls.get(r.id)?.via !== tab) return;
+    this.take(tab, raw);
+  }
+
+  /** The tab's latest list is checked now if the budgets allow, else once they do. */
+  private checkLatest(tab: PageTab): void {
+    if (tab.uncheckedTimer || tab.unchecked === undefined) return;
+    const now = Date.now();
+    const b = this.checkBuckets.get(tab.tabId) ?? { tokens: PAGE_TOOLS_UPDATES_BURST, refilledAt: now };
+    this.checkBuckets.set(tab.tabId, b);
+    const waitMs = Math.max(refill(b, PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND, now), refill(this.checkAll, PAGE_TOOLS_LISTS_ALL_TABS_BURST, PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND, now));
+    if (waitMs > 0) {
+      tab.uncheckedTimer = setTimeout(() => {
+        tab.uncheckedTimer = null;
+        if (this.tabs.get(tab.tabId) === tab) this.checkLatest(tab);
+      }, waitMs);
+      return;
+    }
+    b.tokens -= 1;
+    this.checkAll.tokens -= 1;
+    const raw = tab.unchecked;
+    tab.unchecked = undefined;
+    this.take(tab, raw);
+  }
+
+  private take(tab: PageTab, raw: unknown): void {
     const msg = sanitizePageToolsMessage(raw);
     if (!msg) return;
     if (msg.type === 'tools') {
@@ -232,6 +286,8 @@ export class PageTools {
     if (this.tabs.get(tab.tabId) !== tab) return;
     this.tabs.delete(tab.tabId);
     if (tab.pending) clearTimeout(tab.pending);
+    if (tab.uncheckedTimer) clearTimeout(tab.uncheckedTimer);
+    tab.unchecked = undefined;
     this.failCallsVia(tab, why);
     try {
       tab.port.disconnect();

@@ -5,6 +5,12 @@
  * sanitizePageToolsMessage before they cross — and passes the worker's calls, cancellations and
  * warnings back as DOM events. Its Port has its own name: the worker never treats what comes over
  * it as a plugin adapter's message.
+ *
+ * The page can dispatch this channel's events itself, as often as it likes: a result goes on only
+ * for a call the worker sent and that has no answer yet (once), and tool lists go on at most
+ * PAGE_TOOLS_UPDATES_BURST at once then PAGE_TOOLS_UPDATES_PER_SECOND, and at most
+ * PAGE_TOOLS_LIST_BYTES_BURST / PAGE_TOOLS_LIST_BYTES_PER_SECOND bytes of JSON; a list over that
+ * waits and goes with the ones after it (latest only).
  */
 import {
   BRIDGE_TO_PAGE_TOOLS_EVENT,
@@ -14,6 +20,7 @@ import {
   type BridgeToPageTools,
   type PageToolsToBridge,
 } from '../../server/protocol/page-tools.ts';
+import { PAGE_TOOLS_LIST_BYTES_BURST, PAGE_TOOLS_LIST_BYTES_PER_SECOND, PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
 
 /** Ports the worker refused (it does for pages it never takes tools from) before the bridge gives up. */
 const MAX_REFUSED_CONNECTS = 3;
@@ -31,6 +38,12 @@ const MAX_REFUSED_CONNECTS = 3;
   let dead = false;
   /** The last tool list the page sent (re-sent when the worker restarts). */
   let lastTools: PageToolsToBridge | null = null;
+  /** Calls the worker sent that have no result yet (only these get one). */
+  const open = new Set<string>();
+  /** A list waiting for the budget, and its timer. */
+  let held: PageToolsToBridge | null = null;
+  let heldTimer: ReturnType<typeof setTimeout> | null = null;
+  const budget = { lists: PAGE_TOOLS_UPDATES_BURST, bytes: PAGE_TOOLS_LIST_BYTES_BURST, at: Date.now() };
 
   g[KEY] = { alive: () => !dead && chrome.runtime?.id !== undefined };
 
@@ -50,11 +63,15 @@ const MAX_REFUSED_CONNECTS = 3;
     p.onMessage.addListener((msg: BridgeToPageTools) => {
       accepted = true;
       refused = 0;
+      if (msg?.type === 'call' && typeof msg.id === 'string') open.add(msg.id);
+      else if (msg?.type === 'cancel') open.delete(msg.id);
       toPage(msg);
     });
     p.onDisconnect.addListener(() => {
       if (port !== p) return;
       port = null;
+      // The worker failed the calls that went over this Port.
+      open.clear();
       if (!accepted && ++refused >= MAX_REFUSED_CONNECTS) dead = true;
       // The worker stopped (Chrome restarts it at will): come back with the current list.
       if (accepted && lastTools && lastTools.type === 'tools' && lastTools.tools.length > 0) {
@@ -78,12 +95,42 @@ const MAX_REFUSED_CONNECTS = 3;
       return;
     }
     if (!msg) return;
-    if (msg.type === 'tools') {
-      const hadTools = lastTools !== null && lastTools.type === 'tools' && lastTools.tools.length > 0;
-      lastTools = msg;
-      // Nothing to say until the page offers a tool (or takes its last one back).
-      if (!port && msg.tools.length === 0 && !hadTools) return;
+    if (msg.type === 'result') {
+      if (!open.delete(msg.id)) return; // no such call, or answered already
+      return send(msg);
     }
+    const hadTools = lastTools !== null && lastTools.type === 'tools' && lastTools.tools.length > 0;
+    lastTools = msg;
+    // Nothing to say until the page offers a tool (or takes its last one back).
+    if (!port && !held && msg.tools.length === 0 && !hadTools) return;
+    held = msg;
+    flush();
+  });
+
+  /** The held list goes now if the budget allows, else once it does. */
+  function flush(): void {
+    if (!held || heldTimer) return;
+    const now = Date.now();
+    const secs = (now - budget.at) / 1000;
+    budget.at = now;
+    budget.lists = Math.min(PAGE_TOOLS_UPDATES_BURST, budget.lists + secs * PAGE_TOOLS_UPDATES_PER_SECOND);
+    budget.bytes = Math.min(PAGE_TOOLS_LIST_BYTES_BURST, budget.bytes + secs * PAGE_TOOLS_LIST_BYTES_PER_SECOND);
+    const cost = Math.min(JSON.stringify(held).length, PAGE_TOOLS_LIST_BYTES_BURST);
+    if (budget.lists >= 1 && budget.bytes >= cost) {
+      budget.lists -= 1;
+      budget.bytes -= cost;
+      const msg = held;
+      held = null;
+      return send(msg);
+    }
+    const waitMs = Math.max((1 - budget.lists) / PAGE_TOOLS_UPDATES_PER_SECOND, (cost - budget.bytes) / PAGE_TOOLS_LIST_BYTES_PER_SECOND) * 1000;
+    heldTimer = setTimeout(() => {
+      heldTimer = null;
+      flush();
+    }, Math.ceil(waitMs) + 1);
+  }
+
+  function send(msg: PageToolsToBridge): void {
     port ??= connect();
     if (!port) return;
     try {
@@ -91,5 +138,5 @@ const MAX_REFUSED_CONNECTS = 3;
     } catch {
       port = null;
     }
-  });
+  }
 })();

@@ -90,3 +90,17 @@ export const PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN = 5;
  */
 export const PAGE_TOOLS_UPDATES_BURST = 20;
 export const PAGE_TOOLS_UPDATES_PER_SECOND = 10;
+/**
+ * Tool lists the page-tools bridge passes from one page to the service worker: a burst, then this
+ * many per second, and as many bytes of JSON (a page forging list after list of 32 large schemas
+ * would otherwise have the worker parse and check hundreds of MB a second). Held-back lists go out
+ * later, latest only.
+ */
+export const PAGE_TOOLS_LIST_BYTES_BURST = 2 * 1024 * 1024;
+export const PAGE_TOOLS_LIST_BYTES_PER_SECOND = 512 * 1024;
+/**
+ * Tool lists the service worker checks per second from all tabs together (each tab also has its
+ * PAGE_TOOLS_UPDATES_BURST / PAGE_TOOLS_UPDATES_PER_SECOND, kept across its reloads); the rest wait, latest list per tab only.
+ */
+export const PAGE_TOOLS_LISTS_ALL_TABS_BURST = 60;
+export const PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND = 30;
