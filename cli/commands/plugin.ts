@@ -16,6 +16,7 @@ import { CliError, c, err, out, plural, printJson, say, table, usageError } from
 import { findPlugin, scanPlugins } from '../plugin-lookup.ts';
 import { isCompiled, selfCommandText } from '../self.ts';
 import { fetchHealth, resolveTarget } from '../server-client.ts';
+import { failedPluginFix } from '../failed-plugin.ts';
 import { parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
 
 const HELP = `Usage: opentabs plugin <command> …
@@ -72,7 +73,7 @@ async function list(argv: string[]): Promise<number> {
         ),
       );
     }
-    for (const f of failed) out(`${c.red('failed')} ${f.name ?? ''} ${f.path}: ${f.error}`);
+    for (const f of failed) out(`${c.red('failed')} ${f.name ?? ''} ${f.path}: ${f.error}\n  ${c.dim(`→ ${failedPluginFix(f)}`)}`);
     for (const e of health.discoveryErrors ?? []) out(`${c.yellow('note')} ${e}`);
     return 0;
   }
@@ -94,7 +95,7 @@ async function list(argv: string[]): Promise<number> {
   if (scan.plugins.length) {
     out(table(scan.plugins.map((p) => [p.name, p.version, plural(p.tools.length, 'tool'), p.source, p.path]), ['NAME', 'VERSION', 'TOOLS', 'SOURCE', 'PATH']));
   }
-  for (const f of scan.failed) out(`${c.red('failed')} ${f.name ?? ''} ${f.path}: ${f.error}`);
+  for (const f of scan.failed) out(`${c.red('failed')} ${f.name ?? ''} ${f.path}: ${f.error}\n  ${c.dim(`→ ${failedPluginFix(f)}`)}`);
   for (const e of scan.discoveryErrors) out(`${c.yellow('note')} ${e}`);
   return 0;
 }

@@ -4,6 +4,7 @@ import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, c, out, plural, printJson, printable, runnableCommands, say, table } from '../output.ts';
 import { fetchHealth, notRunningMessage, resolveTarget, type HealthPayload } from '../server-client.ts';
+import { failedPluginFix } from '../failed-plugin.ts';
 
 const HELP = `Usage: opentabs status [--json] [--port N]
 
@@ -97,7 +98,7 @@ function renderStatus(h: HealthPayload, url: string, dir: string): string {
     }
     lines.push(table(rows));
   }
-  for (const f of failed) lines.push(`  ${c.red('failed')} ${f.name ?? f.path}: ${f.error}`);
+  for (const f of failed) lines.push(`  ${c.red('failed')} ${f.name ?? f.path}: ${f.error}`, `    ${c.dim(`→ ${failedPluginFix(f)}`)}`);
   for (const e of h.discoveryErrors ?? []) lines.push(`  ${c.yellow('note')} ${e}`);
   return lines.join('\n');
 }

@@ -69,6 +69,21 @@ test('a plugin that was added but failed to load (never built): says why and how
   expect(r.stderr).toContain(`Plugin unbuilt failed to load from ${dir}: `);
   expect(r.stderr).toContain('tools.json');
   expect(r.stderr).toContain(`plugin build ${dir}\``);
+  // plugin list and status name the folder to build (the loader's hint builds the current folder).
+  for (const args of [['plugin', 'list'], ['status']]) {
+    const shown = await cli(args);
+    expect(shown.stdout).toContain(`→ build it: \``);
+    expect(shown.stdout).toContain(` plugin build ${dir}\`, or remove it: \``);
+  }
+  // The printed remove command runs as printed.
+  const remove = /or remove it: `([^`]+)`/.exec((await cli(['plugin', 'list'])).stdout)?.[1];
+  expect(remove).toContain('plugin remove unbuilt');
+  // Not spawnSync: the server runs in this process and must answer the command's reload.
+  const removed = Bun.spawn(['sh', '-c', remove!], { stdout: 'pipe', stderr: 'pipe' });
+  const [code, stdout, stderr] = await Promise.all([removed.exited, new Response(removed.stdout).text(), new Response(removed.stderr).text()]);
+  expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  expect(stdout).toContain('The running server unloaded it.');
+  expect((await cli(['plugin', 'list'])).stdout).not.toContain('unbuilt');
 });
 
 test('tool schema gives the same hint', async () => {
