@@ -8,6 +8,8 @@ import { StatusLine } from '../status-line.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, oneLine, out, printJson, printable, say, table, usageError } from '../output.ts';
 import { api, errorMessage, fetchHealth, resolveTarget, type Target } from '../server-client.ts';
+import { staleLocalPlugin } from '../stale-build.ts';
+import { shellWord } from '../../server/cli-command.ts';
 
 const HELP = `Usage: opentabs tool <list|schema|call> …
 
@@ -154,6 +156,8 @@ async function call(argv: string[]): Promise<number> {
     routeTabId = undefined;
   }
   const t = resolveTarget(values.port, 'tool call');
+  const stale = staleLocalPlugin(t.configDir, name);
+  if (stale) err(c.yellow(`note: ${stale} changed after its last build, so this call runs the previous build: \`opentabs plugin build ${shellWord(stale)}\` (or \`npm run dev\` there, which rebuilds on every save).`));
   // Streamed, so the wait for an approval or a long tool shows on stderr as it happens.
   const status = new StatusLine();
   let outcome: CallOutcome;
