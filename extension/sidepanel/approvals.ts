@@ -42,12 +42,15 @@ function approvalArgs(params: unknown): HTMLElement[] {
 }
 
 /**
- * Button labels. A page tool (WebMCP, plugin "page:<origin>") is permitted per origin: "Always
- * allow" stores `auto` for every tool of that origin, and the card says so.
+ * Button labels: what "Always allow" stores, said on the button. A page tool (WebMCP, plugin
+ * "page:<origin>") is permitted per origin: `auto` for every tool of that origin. A built-in tool
+ * is permitted as a whole: `auto` on every site, not only the one the card names (a card for a
+ * cookie on one bank must not read as "always for this bank"). A plugin tool: `auto` for that tool.
  */
 function approvalLabels(plugin: string): { allow: string; always: string } {
   if (plugin.startsWith('page:')) return { allow: 'Allow once', always: `Always allow ${plugin.slice('page:'.length)}` };
-  return { allow: 'Allow', always: 'Always allow' };
+  if (plugin === 'browser') return { allow: 'Allow once', always: 'Always allow, on every site' };
+  return { allow: 'Allow once', always: 'Always allow this tool' };
 }
 
 /** How long a card must stay in place before its buttons work. */

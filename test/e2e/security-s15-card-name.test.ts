@@ -2,7 +2,9 @@
  * A page's own tools (WebMCP) are named by the page: up to 64 characters with the tab prefix. The
  * approval card showed the name on one line cut with an ellipsis, so a name that starts harmless
  * and says what it really does at its end ("…_then_delete_account") showed only its harmless
- * start in the side panel. On a card the whole name now shows. Real side panel, real extension.
+ * start in the side panel. On a card the whole name now shows. And "Always allow" on a built-in's
+ * card, which names one site, stores `auto` for the tool on every site: the button says so.
+ * Real side panel, real extension.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
@@ -12,7 +14,7 @@ setDefaultTimeout(120_000);
 let h: BrowserHarness;
 
 beforeAll(async () => {
-  h = await startBrowserHarness({ permissions: { browser: { default: 'auto' } } });
+  h = await startBrowserHarness({ permissions: { browser: { default: 'auto', tools: { browser_search_history: 'ask' } } } });
 }, 120_000);
 
 afterAll(async () => {
@@ -47,5 +49,17 @@ describe('approval card of a page tool', () => {
     await panel.locator(`[data-testid="confirm-${full}"] [data-testid="deny"]`).click({ timeout: 20_000 });
     expect((await call).status).toBe(403);
     await page.close();
+  });
+
+  test("a built-in's card says Always allow is for every site", async () => {
+    const call = h.callTool('browser_search_history', { query: 'bank' });
+    await waitUntil(() => h.srv.ctx.hub.confirmations.list()[0], 'the call to ask');
+    const panel = await h.openSidePanel();
+    const card = panel.locator('[data-testid="confirm-browser_search_history"]');
+    await card.waitFor({ timeout: 15_000 });
+    expect(await card.locator('[data-testid="always-allow"]').textContent()).toBe('Always allow, on every site');
+    expect(await card.locator('[data-testid="allow"]').textContent()).toBe('Allow once');
+    await card.locator('[data-testid="deny"]').click({ timeout: 20_000 });
+    expect((await call).status).toBe(403);
   });
 });
