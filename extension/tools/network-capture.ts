@@ -10,7 +10,7 @@ import { debuggerEvents } from './cdp-events.ts';
 import { holdDebugger } from './held-debugger.ts';
 import type { InputOf } from './types.ts';
 import { siteOf } from './url-policy.ts';
-import { bodyLength, capBody, dropBodies, headerValue, store, trim, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
+import { bodyLength, capBody, capHeaders, capResponse, capUrl, dropBodies, headerValue, store, trim, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
 
 /** The capture running on each tab (at most one). */
 export const captures = new Map<number, Capture>();
@@ -29,7 +29,8 @@ function hiddenFromPage(c: Capture, rec: NetRecord): string | null {
     if (u.protocol === 'data:') return null;
     origin = u.origin;
   } catch {
-    return null;
+    // A URL cut at CAPTURE_URL_MAX_CHARS that no longer parses: its origin is unknown.
+    return (rec.response?.url || rec.url).startsWith('data:') || !(rec.response?.url || rec.url).includes('…[URL cut:') ? null : 'body not kept: the URL was too long to tell which origin answered';
   }
   if (origin === c.site) return null;
   const allowed = headerValue(rec.response?.headers, 'access-control-allow-origin')?.trim();
@@ -39,13 +40,13 @@ function hiddenFromPage(c: Capture, rec: NetRecord): string | null {
 
 export function fetchBodies(c: Capture, rec: NetRecord, requestId: string): void {
   const job = (async () => {
-    if (rec.hasPostData && rec.postData === undefined) {
+    if (rec.hasPostData && rec.postBody === undefined) {
       const r = await c.send<{ postData: string }>('Network.getRequestPostData', { requestId }).catch(() => null);
-      if (r) rec.postData = r.postData;
+      if (r) rec.postBody = capBody(r.postData, false);
     }
     // Bodies are attached only once both are in, so the byte count never sees half of them.
-    const requestBody = rec.postData !== undefined ? capBody(rec.postData, false) : undefined;
-    rec.postData = undefined;
+    const requestBody = rec.postBody;
+    rec.postBody = undefined;
     let responseBody: CapturedBody | undefined;
     const unreadable = hiddenFromPage(c, rec);
     if (unreadable) rec.bodyError = unreadable;
@@ -90,7 +91,7 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
       const prev = id ? c.requests.get(id) : undefined;
       if (prev && params.redirectResponse) {
         // A redirect reuses the request id: finish the hop and keep it under its own key.
-        prev.response = params.redirectResponse;
+        prev.response = capResponse(params.redirectResponse);
         prev.endTs = params.timestamp;
         prev.state = 'complete';
         c.requests.delete(id!);
@@ -104,11 +105,11 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
       }
       store(c, id, {
         requestId: id,
-        url: req.url,
+        url: capUrl(req.url),
         method: req.method,
         type: params.type ?? 'Other',
-        requestHeaders: req.headers ?? {},
-        postData: c.captureBodies ? req.postData : undefined,
+        requestHeaders: capHeaders(req.headers),
+        postBody: c.captureBodies && req.postData !== undefined ? capBody(req.postData, false) : undefined,
         hasPostData: c.captureBodies && (req.hasPostData === true || req.postData !== undefined),
         wallTime: (params.wallTime as number) * 1000,
         startTs: params.timestamp,
@@ -119,7 +120,7 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
     case 'Network.responseReceived': {
       const rec = c.requests.get(id!);
       if (!rec) return;
-      rec.response = params.response;
+      rec.response = capResponse(params.response);
       if (params.type) rec.type = params.type;
       return;
     }
@@ -147,7 +148,7 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
         c.skippedAway++;
         return;
       }
-      c.sockets.set(id, params.url);
+      c.sockets.set(id, capUrl(params.url));
       return;
     case 'Network.webSocketWillSendHandshakeRequest':
       if (typeof params.wallTime === 'number') c.clockOffset = params.wallTime - params.timestamp;

@@ -2,7 +2,8 @@
  * What a network capture holds (extension/tools/network-capture.ts fills it): requests with
  * their headers, timings and (when asked) bodies, WebSocket frames, all bounded — the newest
  * maxRequests requests, WEBSOCKET_FRAMES_MAX frames, bodies cut at CAPTURE_BODY_MAX_BYTES and
- * CAPTURE_STORED_BODY_BYTES in all.
+ * CAPTURE_STORED_BODY_BYTES in all, URLs cut at CAPTURE_URL_MAX_CHARS and each set of headers at
+ * CAPTURE_HEADERS_MAX_CHARS (a page can make requests with 2 MB URLs and headers of hundreds of KB).
  */
 import { CAPTURE_BODY_MAX_BYTES } from '../../server/protocol/limits.ts';
 import type { CdpSend } from './debugger.ts';
@@ -51,7 +52,8 @@ export interface NetRecord {
   method: string;
   type: string;
   requestHeaders: Record<string, string>;
-  postData?: string;
+  /** The request body (cut at CAPTURE_BODY_MAX_BYTES) until it is attached with the response body. */
+  postBody?: CapturedBody;
   hasPostData: boolean;
   /** Wall clock (ms since epoch) and monotonic (s) time the request started. */
   wallTime: number;
@@ -120,6 +122,59 @@ export function urlMatches(url: string, filter: string | null): boolean {
   if (!filter) return true;
   if (!filter.includes('*')) return url.includes(filter);
   return wildcardMatch(url, `*${filter}*`);
+}
+
+/** Characters of a URL a capture keeps; longer ones are cut with a mark saying how much is missing. */
+export const CAPTURE_URL_MAX_CHARS = 4096;
+/** Characters (names and values) of one request's or response's headers a capture keeps. */
+export const CAPTURE_HEADERS_MAX_CHARS = 8192;
+
+/** A URL cut at CAPTURE_URL_MAX_CHARS, ending in a mark when it was. */
+export function capUrl(url: string): string {
+  if (typeof url !== 'string') return '';
+  return url.length <= CAPTURE_URL_MAX_CHARS ? url : `${url.slice(0, CAPTURE_URL_MAX_CHARS)}…[URL cut: ${url.length - CAPTURE_URL_MAX_CHARS} more characters]`;
+}
+
+/**
+ * Headers cut to CAPTURE_HEADERS_MAX_CHARS of names and values: the value that crosses the limit
+ * is cut with a mark, the headers after it are left out and counted under the name "…".
+ */
+export function capHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!headers || typeof headers !== 'object') return out;
+  let left = CAPTURE_HEADERS_MAX_CHARS;
+  let omitted = 0;
+  for (const [name, raw] of Object.entries(headers)) {
+    const value = String(raw);
+    if (left <= 0 || name.length > left) {
+      omitted++;
+      continue;
+    }
+    left -= name.length;
+    out[name] = value.length <= left ? value : `${value.slice(0, left)}…[header cut: ${value.length - left} more characters]`;
+    left -= Math.min(value.length, left);
+  }
+  if (omitted > 0) out['…'] = `${omitted} more headers left out (a capture keeps ${CAPTURE_HEADERS_MAX_CHARS} characters of headers per request and per response)`;
+  return out;
+}
+
+/** A DevTools response as a capture keeps it: the fields it shows, URL and headers cut like a request's. */
+export function capResponse(r: CdpResponse): CdpResponse {
+  return {
+    url: capUrl(r.url),
+    status: r.status,
+    statusText: typeof r.statusText === 'string' ? r.statusText.slice(0, 200) : '',
+    headers: capHeaders(r.headers),
+    mimeType: typeof r.mimeType === 'string' ? r.mimeType.slice(0, 200) : '',
+    protocol: r.protocol,
+    remoteIPAddress: r.remoteIPAddress,
+    remotePort: r.remotePort,
+    fromDiskCache: r.fromDiskCache,
+    fromServiceWorker: r.fromServiceWorker,
+    fromPrefetchCache: r.fromPrefetchCache,
+    encodedDataLength: r.encodedDataLength,
+    timing: r.timing,
+  };
 }
 
 export const utf8 = new TextEncoder();
