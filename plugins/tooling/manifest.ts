@@ -62,6 +62,50 @@ function jsonSchemaOf(schema: v.GenericSchema, mode: 'input' | 'output'): Record
   return js;
 }
 
+/** valibot types no JSON argument can ever be: a tool whose input needs one can never be called. */
+const NON_JSON_TYPES: Record<string, string> = {
+  date: 'v.pipe(v.string(), v.isoDate()) or v.isoTimestamp() (then new Date(input.x) in the handler)',
+  bigint: 'v.number() or a string of digits',
+  map: 'v.record(v.string(), …)',
+  set: 'v.array(…)',
+  blob: 'a string (base64) or a URL',
+  file: 'a string (base64) or a URL',
+  function: 'plain data',
+  promise: 'plain data',
+  symbol: 'a string',
+  instance: 'plain data (v.object / v.string …)',
+  nan: 'v.number()',
+};
+
+/** The first place in an input schema whose valibot type JSON cannot carry, as "a.b" and its type. */
+function nonJsonInput(schema: unknown, path: string, depth = 0): { path: string; type: string } | null {
+  if (depth > 32 || typeof schema !== 'object' || schema === null) return null;
+  const s = schema as Record<string, unknown>;
+  if (s.kind === 'schema' && typeof s.type === 'string' && Object.hasOwn(NON_JSON_TYPES, s.type)) return { path, type: s.type };
+  const at = (child: unknown, key: string) => nonJsonInput(child, path ? `${path}.${key}` : key, depth + 1);
+  if (s.entries && typeof s.entries === 'object') {
+    for (const [k, child] of Object.entries(s.entries as Record<string, unknown>)) {
+      const bad = at(child, k);
+      if (bad) return bad;
+    }
+  }
+  for (const key of ['wrapped', 'item', 'value', 'rest'] as const) {
+    const bad = s[key] !== undefined ? nonJsonInput(s[key], key === 'item' ? `${path}[]` : key === 'value' ? `${path}{}` : path, depth + 1) : null;
+    if (bad) return bad;
+  }
+  for (const key of ['options', 'items'] as const) {
+    if (!Array.isArray(s[key])) continue;
+    for (const [i, child] of (s[key] as unknown[]).entries()) {
+      // A union that also allows a JSON type can still be called; only report when every option is unusable.
+      const bad = nonJsonInput(child, key === 'items' ? `${path}[${i}]` : path, depth + 1);
+      if (bad && key === 'items') return bad;
+      if (!bad && key === 'options') return null;
+      if (bad && key === 'options' && i === (s[key] as unknown[]).length - 1) return bad;
+    }
+  }
+  return null;
+}
+
 /** The first `pattern` in a JSON Schema that is no Unicode regular expression (what Ajv compiles), with its path. */
 function badPattern(node: unknown, path: string): { path: string; pattern: string } | null {
   if (typeof node !== 'object' || node === null) return null;
@@ -129,6 +173,12 @@ export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo):
     if (typeof tool.handle !== 'function') throw new PluginBuildError(`${label}.handle: must be a function`);
     if (!isValibotSchema(tool.input)) throw new PluginBuildError(`${label}.input: must be a valibot schema (v.object({...}))`);
     if (!isValibotSchema(tool.output)) throw new PluginBuildError(`${label}.output: must be a valibot schema`);
+    const notJson = nonJsonInput(tool.input, '');
+    if (notJson) {
+      throw new PluginBuildError(
+        `${label}.input${notJson.path ? `.${notJson.path}` : ''}: v.${notJson.type}() cannot come in JSON arguments, so no agent could call the tool; use ${NON_JSON_TYPES[notJson.type]}`,
+      );
+    }
     const inputSchema = jsonSchemaOf(tool.input, 'input');
     const problem = inputSchemaProblem(inputSchema);
     if (problem) throw new PluginBuildError(`${label}.input: the JSON Schema of its arguments does not compile: ${problem}`);

@@ -88,3 +88,15 @@ test('a URL pattern without a path or scheme is shown with the pattern that work
   expect(await buildError(noScheme)).toContain('Did you mean "https://app.example.com/*"?');
   await expect(createPlugin('created', join(root, 'created'), { urlPattern: 'example.com' })).rejects.toThrow('Did you mean "https://example.com/*"?');
 });
+
+test('an input that JSON arguments can never be (v.date(), v.bigint() …) fails the build naming the field and what to use', async () => {
+  const dated = await scaffold('dated', 'input: v.object({}),', 'input: v.object({ filter: v.optional(v.object({ since: v.date() })) }),');
+  const message = await buildError(dated);
+  expect(message).toContain('tools.0 (get_page_info).input.filter.since: v.date() cannot come in JSON arguments');
+  expect(message).toContain('v.isoDate()');
+  const listed = await scaffold('listed', 'input: v.object({}),', 'input: v.object({ ids: v.array(v.bigint()) }),');
+  expect(await buildError(listed)).toContain('input.ids[]: v.bigint() cannot come in JSON arguments');
+  // A union with a JSON option, and a date in the output (sent as its JSON text), build.
+  const either = await scaffold('either', 'input: v.object({}),', 'input: v.object({ at: v.optional(v.union([v.date(), v.string()])) }),');
+  expect((await buildPlugin(either, quiet)).tools).toEqual(['either_get_page_info']);
+});
