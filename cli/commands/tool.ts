@@ -90,7 +90,8 @@ async function list(argv: string[]): Promise<number> {
   const rows = tools.map((tool) => [
     tool.name,
     tool.permission === 'off' ? c.dim('[off]') : tool.permission === 'ask' ? c.yellow('[ask]') : c.green(`[${tool.permission ?? '?'}]`),
-    oneLine(tool.description.replace(/^\[Disabled\]\s*/, ''), 90),
+    // A page's own tools (WebMCP) carry the page's description: escape sequences in it are shown, never sent.
+    printable(oneLine(tool.description.replace(/^\[Disabled\]\s*/, ''), 90)),
   ]);
   out(table(rows));
   return 0;
