@@ -218,12 +218,17 @@ export function startAdapter(
       }
     })();
     try {
-      return await Promise.race([checked, late]);
+      const verdict = await Promise.race([checked, late]);
+      // Why the last check said not ready, for the extension's own not-ready answer (it asks
+      // isReady() before it sends a call, and otherwise can only guess "signed out or loading").
+      if (!verdict.ready && verdict.why) handle.notReadyReason = `${name}'s isReady() ${verdict.why}`;
+      else delete handle.notReadyReason;
+      return verdict;
     } finally {
       clearTimeout(timer);
     }
   };
-  const handle: AdapterHandle = {
+  const handle: AdapterHandle & { notReadyReason?: string } = {
     plugin: name,
     hash,
     sdkVersion: SDK_VERSION,

@@ -67,8 +67,10 @@ test('isReady() that never settles: the call fails naming the tool and isReady, 
 
 test("the extension's readiness check gets false, not a promise that never settles", async () => {
   startAdapter(definePlugin({ ...base, isReady: () => new Promise<boolean>(() => {}) }), 'h2', undefined, { readyTimeoutMs: 50 });
-  const handle = (g[ADAPTER_REGISTRY_KEY] as Record<string, AdapterHandle>).stuck!;
+  const handle = (g[ADAPTER_REGISTRY_KEY] as Record<string, AdapterHandle & { notReadyReason?: string }>).stuck!;
   expect(await handle.isReady()).toBe(false);
+  // The reason stays on the handle for the extension's not-ready answer.
+  expect(handle.notReadyReason).toContain("stuck's isReady() did not settle within 0.05 s");
 });
 
 test('isReady() that throws: the call says it threw, with the error', async () => {
