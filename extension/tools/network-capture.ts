@@ -10,7 +10,7 @@ import { debuggerEvents } from './cdp-events.ts';
 import { holdDebugger } from './held-debugger.ts';
 import type { InputOf } from './types.ts';
 import { siteOf } from './url-policy.ts';
-import { bodyLength, capBody, capHeaders, capResponse, capUrl, dropBodies, headerValue, store, trim, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
+import { addFrame, bodyLength, capBody, capHeaders, capResponse, capUrl, dropBodies, headerValue, store, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
 
 /** The capture running on each tab (at most one). */
 export const captures = new Map<number, Capture>();
@@ -162,7 +162,7 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
       const f = params.response as { opcode: number; payloadData: string } | undefined;
       const raw = isError ? String(params.errorMessage) : (f?.payloadData ?? '');
       const body = capBody(raw, false);
-      c.frames.push({
+      addFrame(c, {
         requestId: id!,
         url,
         direction: isError ? 'error' : method === 'Network.webSocketFrameSent' ? 'sent' : 'received',
@@ -171,8 +171,7 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
         size: f?.opcode === 2 ? Math.floor((raw.length * 3) / 4) : body.size,
         truncated: body.truncated,
         timestamp: c.clockOffset === null ? null : Math.round((params.timestamp + c.clockOffset) * 1000),
-      });
-      c.framesDropped += trim(c.frames, WEBSOCKET_FRAMES_MAX);
+      }, WEBSOCKET_FRAMES_MAX);
       return;
     }
     case 'Network.webSocketClosed':
@@ -228,6 +227,7 @@ export async function startCapture(tabId: number, input: InputOf<'browser_enable
     redirects: 0,
     sockets: new Map(),
     frames: [],
+    frameChars: 0,
     framesDropped: 0,
     clockOffset: null,
     pendingBodies: new Set(),

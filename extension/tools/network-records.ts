@@ -105,6 +105,8 @@ export interface Capture {
   sockets: Map<string, string>;
   frames: WebSocketFrame[];
   framesDropped: number;
+  /** Characters of frame payloads held (bounded by CAPTURE_STORED_FRAME_CHARS). */
+  frameChars: number;
   /** wallTime − monotonic timestamp (s), learned from events that carry both. */
   clockOffset: number | null;
   pendingBodies: Set<Promise<void>>;
@@ -175,6 +177,26 @@ export function capResponse(r: CdpResponse): CdpResponse {
     encodedDataLength: r.encodedDataLength,
     timing: r.timing,
   };
+}
+
+/**
+ * Characters of WebSocket frame payloads a capture keeps in all (the oldest frames go first), so
+ * the frames fit one browser_get_websocket_frames result: 500 frames of 100 KB would not.
+ */
+export const CAPTURE_STORED_FRAME_CHARS = 4 * 1024 * 1024;
+
+/** Add a frame, then drop the oldest beyond WEBSOCKET_FRAMES_MAX frames or CAPTURE_STORED_FRAME_CHARS of payload (counted in framesDropped). */
+export function addFrame(c: Capture, f: WebSocketFrame, maxFrames: number): void {
+  c.frames.push(f);
+  c.frameChars += f.payload.length;
+  let drop = Math.max(0, c.frames.length - maxFrames);
+  let chars = c.frameChars;
+  for (let i = 0; i < drop; i++) chars -= c.frames[i]!.payload.length;
+  while (chars > CAPTURE_STORED_FRAME_CHARS && drop < c.frames.length - 1) chars -= c.frames[drop++]!.payload.length;
+  if (drop === 0) return;
+  c.frames.splice(0, drop);
+  c.frameChars = chars;
+  c.framesDropped += drop;
 }
 
 export const utf8 = new TextEncoder();

@@ -4,7 +4,8 @@
  *
  * Recording holds a debugger session on the tab (one withDebugger call that only returns when
  * capture stops), so other debugger tools share that session meanwhile. State lives in the
- * service worker and is bounded: the newest maxRequests requests, WEBSOCKET_FRAMES_MAX frames,
+ * service worker and is bounded: the newest maxRequests requests, WEBSOCKET_FRAMES_MAX frames and
+ * CAPTURE_STORED_FRAME_CHARS of their payloads, URLs and headers cut (network-records.ts),
  * bodies and payloads cut at CAPTURE_BODY_MAX_BYTES. The tab closing, the user cancelling the
  * debugging bar, or DevTools taking over ends the capture and frees everything.
  *
@@ -73,7 +74,10 @@ export const networkTools = {
     const tab = await ctx.tab(input.tabId);
     const c = captureOf(tab.id!);
     const frames = [...c.frames];
-    if (input.clear === true) c.frames.length = 0;
+    if (input.clear === true) {
+      c.frames.length = 0;
+      c.frameChars = 0;
+    }
     return { value: { tabId: tab.id, count: frames.length, dropped: c.framesDropped, openSockets: [...c.sockets.values()], frames } };
   },
 

@@ -4,11 +4,13 @@
  * The capture keeps each URL cut at CAPTURE_URL_MAX_CHARS and each set of headers at
  * CAPTURE_HEADERS_MAX_CHARS, both with a mark saying what was cut, so the worker holds kilobytes
  * per request instead of megabytes and the list still fits one result; a capture in another tab
- * and the built-in tools still answer.
+ * and the built-in tools still answer. A page sending and receiving hundreds of 120 KB WebSocket
+ * frames: the capture keeps the newest CAPTURE_STORED_FRAME_CHARS of payload (the rest counted as
+ * dropped), so browser_get_websocket_frames still answers.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { CAPTURE_BODY_MAX_BYTES } from '../../server/protocol/limits.ts';
-import { CAPTURE_HEADERS_MAX_CHARS, CAPTURE_URL_MAX_CHARS } from '../../extension/tools/network-records.ts';
+import { CAPTURE_HEADERS_MAX_CHARS, CAPTURE_STORED_FRAME_CHARS, CAPTURE_URL_MAX_CHARS } from '../../extension/tools/network-records.ts';
 import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
 
 setDefaultTimeout(120_000);
@@ -79,4 +81,46 @@ test('2 MB URLs, 200 KB headers and 5 MB unanswered bodies are kept cut, with a 
   expect((await h.callTool('browser_list_tabs')).status).toBe(200);
   await page.close();
   await good.close();
+});
+
+test('hundreds of 120 KB WebSocket frames: the newest few MB are kept, the rest counted as dropped', async () => {
+  const echo = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req, server) => (server.upgrade(req) ? undefined : new Response('no', { status: 400 })),
+    websocket: { message: (ws, m) => void ws.send(m) },
+  });
+  try {
+    const page = await h.context.newPage();
+    await page.goto(h.fixtureUrl('/pages/index.html?ws-flood'));
+    const tabId = await h.tabIdOf(page);
+    expect((await h.callTool('browser_enable_network_capture', { tabId })).status).toBe(200);
+    const FRAMES = 300;
+    const echoed = await page.evaluate(
+      async ({ url, frames }) => {
+        const ws = new WebSocket(url);
+        await new Promise((done, fail) => ((ws.onopen = done), (ws.onerror = fail)));
+        let got = 0;
+        const all = new Promise<void>((done) => (ws.onmessage = () => ++got === frames && done()));
+        for (let i = 0; i < frames; i++) ws.send(`${i}:`.padEnd(120_000, 'w'));
+        await all;
+        return got;
+      },
+      { url: `ws://127.0.0.1:${echo.port}/`, frames: FRAMES },
+    );
+    expect(echoed).toBe(FRAMES);
+    const r = await h.callTool('browser_get_websocket_frames', { tabId });
+    expect(r.status).toBe(200);
+    const res = r.body.result as { count: number; dropped: number; frames: { payload: string }[] };
+    const chars = res.frames.reduce((n, f) => n + f.payload.length, 0);
+    expect(chars).toBeLessThanOrEqual(CAPTURE_STORED_FRAME_CHARS);
+    expect(res.count).toBeGreaterThan(0);
+    expect(res.count + res.dropped).toBe(2 * FRAMES);
+    // The newest frame is kept.
+    expect(res.frames[res.frames.length - 1]!.payload.startsWith(`${FRAMES - 1}:`)).toBe(true);
+    expect((await h.callTool('browser_list_tabs')).status).toBe(200);
+    await page.close();
+  } finally {
+    echo.stop(true);
+  }
 });

@@ -29,6 +29,7 @@ function capture(topSite = A): Capture {
     sockets: new Map(),
     frames: [],
     framesDropped: 0,
+    frameChars: 0,
     clockOffset: null,
     pendingBodies: new Set(),
     bodyChars: 0,

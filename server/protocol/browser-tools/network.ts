@@ -65,7 +65,7 @@ export const networkTools = [
   tool({
     name: 'browser_get_websocket_frames',
     group: 'network',
-    description: 'WebSocket frames sent and received by the page since browser_enable_network_capture (newest 500 kept), oldest first.',
+    description: 'WebSocket frames sent and received by the page since browser_enable_network_capture (the newest 500 and at most 4 MB of payload kept; `dropped` counts the rest), oldest first.',
     input: v.strictObject({
       tabId,
       clear: v.optional(v.pipe(v.boolean(), v.description('Forget the returned frames after reading them'))),
