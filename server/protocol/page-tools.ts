@@ -62,11 +62,39 @@ function jsonText(value: unknown): string | null {
   }
 }
 
+/** `o` with only the `keys` it has as strings. */
+function strings(o: Record<string, unknown>, keys: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of keys) if (typeof o[k] === 'string') out[k] = o[k] as string;
+  return out;
+}
+
 /**
  * A page tool's result as MCP content, or the reason it is not. MCP CallToolResult: `content` is
  * an array of typed blocks (text needs `text`, image/audio need `data` + `mimeType`, resource
  * blocks need `resource` / `uri`), `structuredContent` an object, `isError` a boolean.
+ *
+ * Each block keeps its content fields only. `annotations` (audience: a page marking its text for
+ * the model only, so the user's client would not show it to the user) and `_meta` (directives some
+ * clients act on) are the page's word about how its text is to be treated, not content: dropped.
  */
+/** A checked block with its content fields only (see checkMcpContent). */
+function contentOnly(block: Record<string, unknown>): Record<string, unknown> {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'image':
+    case 'audio':
+      return { type: block.type, data: block.data, mimeType: block.mimeType };
+    case 'resource': {
+      const r = block.resource as Record<string, unknown>;
+      return { type: 'resource', resource: strings(r, ['uri', 'mimeType', 'text', 'blob']) };
+    }
+    default:
+      return { type: 'resource_link', ...strings(block, ['uri', 'name', 'title', 'description', 'mimeType']) };
+  }
+}
+
 export function checkMcpContent(value: unknown): { ok: true; value: McpContentResult } | { ok: false; message: string } {
   if (!isObject(value)) return { ok: false, message: `the page tool returned ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}, not MCP content ({ content: [{ type: 'text', text }] })` };
   if (!Array.isArray(value.content)) return { ok: false, message: 'the page tool returned an object without a `content` array; MCP content is { content: [{ type: \'text\', text }] }' };
@@ -92,7 +120,7 @@ export function checkMcpContent(value: unknown): { ok: true; value: McpContentRe
   }
   if (value.structuredContent !== undefined && !isObject(value.structuredContent)) return { ok: false, message: 'structuredContent must be an object' };
   if (value.isError !== undefined && typeof value.isError !== 'boolean') return { ok: false, message: 'isError must be a boolean' };
-  const out: McpContentResult = { content: value.content as Record<string, unknown>[] };
+  const out: McpContentResult = { content: (value.content as Record<string, unknown>[]).map(contentOnly) };
   if (value.structuredContent !== undefined) out.structuredContent = value.structuredContent as Record<string, unknown>;
   if (value.isError !== undefined) out.isError = value.isError as boolean;
   return { ok: true, value: out };
