@@ -150,6 +150,12 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
       approvedUrl = tabUrl ?? undefined;
+      // The files again, as they are now: the card may have waited minutes, and a path checked
+      // then may lead elsewhere since (a file replaced by a link to another one).
+      if (tool.kind === 'browser' && tool.name === 'browser_upload_file') {
+        const refused = uploadPathsError(ctx.configDir, (args as { paths: string[] }).paths, ctx.config.get().uploadFolders);
+        if (refused) return { ok: false, tool, error: refused };
+      }
       if (tool.kind === 'plugin') {
         if (target.tabId !== undefined) {
           dispatchTabId = target.tabId;

@@ -3,10 +3,11 @@
  * (uploadFolders), and files in it can hold the OpenTabs secret where no path rule sees it: the
  * project's opencode.json that `opentabs setup opencode` itself writes (not a hidden file), or a
  * copy or hard link of auth.json. Such a file is refused before anything is asked or dispatched;
- * other files in the folder still go.
+ * other files in the folder still go. And the files are checked again once the user allowed the
+ * call: a file replaced by a link to auth.json while the card waited is not sent.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { copyFileSync, linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestServer } from '../harness/server.ts';
@@ -78,5 +79,31 @@ describe('files holding the secret are not uploaded', () => {
     const r = await upload(join(folder, 'report.txt'));
     expect(r.status).toBe(200);
     expect(uploads.length).toBe(1);
+  });
+
+  test('a file replaced by a link to auth.json while the card waits is not sent', async () => {
+    await srv.ctx.config.setToolPermission('browser', 'browser_upload_file', 'ask');
+    srv.ctx.catalog.rebuild();
+    try {
+      const file = join(folder, 'invoice.txt');
+      writeFileSync(file, 'invoice 42');
+      const before = uploads.length;
+      const call = upload(file);
+      let pending: { id: string } | undefined;
+      for (let i = 0; i < 300 && !pending; i++) {
+        pending = srv.ctx.hub.confirmations.list()[0];
+        if (!pending) await Bun.sleep(20);
+      }
+      expect(pending).toBeDefined();
+      unlinkSync(file);
+      symlinkSync(join(srv.configDir, 'extension', 'auth.json'), file);
+      srv.ctx.hub.confirmations.respond(pending!.id, 'allow');
+      const r = await call;
+      expect([r.status, r.body.error?.code]).toEqual([403, 'permission_denied']);
+      expect(uploads.length).toBe(before);
+    } finally {
+      await srv.ctx.config.setToolPermission('browser', 'browser_upload_file', 'auto');
+      srv.ctx.catalog.rebuild();
+    }
   });
 });
