@@ -13,7 +13,7 @@
 import { TAB_PORT_NAME, utf8Bytes, type PortToBridge } from '../../server/protocol/page-channel.ts';
 import { checkPageMessage } from '../shared/page-message.ts';
 import type { DispatchResult, LogEntry, PluginInfo } from '../../server/protocol/methods.ts';
-import { PLUGIN_LOG_BATCH_MAX_BYTES } from '../../server/protocol/limits.ts';
+import { PLUGIN_LOG_BATCH_MAX_BYTES, PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PER_SECOND, PLUGIN_LOG_LINES_BURST, PLUGIN_LOG_LINES_PER_SECOND } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { allowedFor } from './plugin-tabs.ts';
@@ -76,8 +76,37 @@ export class TabPorts {
   /** UTF-8 bytes of `logs` as JSON, so one plugin.log frame stays below PLUGIN_LOG_BATCH_MAX_BYTES. */
   private logBytes = 0;
   private logTimer: ReturnType<typeof setTimeout> | null = null;
+  /**
+   * Log lines each tab may still send (kept across its documents, so a page reloading itself
+   * gains nothing): PLUGIN_LOG_LINES_* lines and PLUGIN_LOG_CHARS_* characters; lines dropped since
+   * the last one that went through.
+   */
+  private logBudgets = new Map<number, { lines: number; chars: number; at: number; dropped: number }>();
 
   constructor(private readonly host: PortHost) {}
+
+  /** Whether the tab may send a log line of `chars` characters now (and the lines dropped before it). */
+  private spendLog(tabId: number, chars: number): { ok: boolean; dropped: number } {
+    const now = Date.now();
+    let b = this.logBudgets.get(tabId);
+    if (!b) {
+      if (this.logBudgets.size >= 1000) this.logBudgets.delete(this.logBudgets.keys().next().value!);
+      this.logBudgets.set(tabId, (b = { lines: PLUGIN_LOG_LINES_BURST, chars: PLUGIN_LOG_CHARS_BURST, at: now, dropped: 0 }));
+    }
+    const secs = (now - b.at) / 1000;
+    b.at = now;
+    b.lines = Math.min(PLUGIN_LOG_LINES_BURST, b.lines + secs * PLUGIN_LOG_LINES_PER_SECOND);
+    b.chars = Math.min(PLUGIN_LOG_CHARS_BURST, b.chars + secs * PLUGIN_LOG_CHARS_PER_SECOND);
+    if (b.lines < 1 || b.chars < chars) {
+      b.dropped++;
+      return { ok: false, dropped: b.dropped };
+    }
+    b.lines -= 1;
+    b.chars -= chars;
+    const dropped = b.dropped;
+    b.dropped = 0;
+    return { ok: true, dropped };
+  }
 
   get(tabId: number): TabPort | undefined {
     return this.ports.get(tabId);
@@ -237,6 +266,12 @@ export class TabPorts {
         const plugin = this.host.plugin(msg.plugin);
         if (!plugin || !allowedFor(tp.url, plugin)) return;
         if (msg.id !== undefined && !this.callVia(tp, msg.id, msg.plugin) && tp.recent.get(msg.id) !== msg.plugin) return;
+        const spent = this.spendLog(tabId, msg.message.length + (msg.data === undefined ? 0 : (JSON.stringify(msg.data)?.length ?? 0)));
+        if (!spent.ok) return;
+        if (spent.dropped > 0) {
+          const message = `${spent.dropped} log lines of tab ${tabId} were dropped: a tab may send ${PLUGIN_LOG_LINES_PER_SECOND} lines and ${PLUGIN_LOG_CHARS_PER_SECOND / 1024} KB of log a second`;
+          this.queueLog({ plugin: msg.plugin, level: 'warning', message, ts: Date.now() });
+        }
         this.queueLog({ plugin: msg.plugin, level: msg.level, message: msg.message, data: msg.data, ts: msg.ts, dispatchId: msg.id });
         return;
       }

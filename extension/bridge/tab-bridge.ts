@@ -9,10 +9,12 @@
  * against its valibot schema and capped here (parsePageMessage, with the fast path for results of
  * shared/page-message.ts) before it crosses the Port, and again in the worker. A malformed one is
  * refused with a warning in the page's console (the first few only: a page could send them in a
- * loop).
+ * loop). Log lines past PLUGIN_LOG_LINES_* / PLUGIN_LOG_CHARS_* are dropped here already (the
+ * worker holds each tab to the same budget and says how many it dropped).
  */
 import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, type PortToBridge } from '../../server/protocol/page-channel.ts';
 import { checkPageMessage } from '../shared/page-message.ts';
+import { PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PER_SECOND, PLUGIN_LOG_LINES_BURST, PLUGIN_LOG_LINES_PER_SECOND } from '../../server/protocol/limits.ts';
 
 /** Malformed messages reported in the console per bridge. */
 const MAX_WARNINGS = 10;
@@ -33,6 +35,23 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
   const handle: BridgeHandle = { alive: true, teardown };
 
   let warnings = 0;
+  const logBudget = { lines: PLUGIN_LOG_LINES_BURST, chars: PLUGIN_LOG_CHARS_BURST, at: Date.now() };
+  let logDropped = 0;
+  /** A log line over the budget: dropped and counted; the next line that goes is preceded by the count. */
+  const overLogBudget = (chars: number): boolean => {
+    const now = Date.now();
+    const secs = (now - logBudget.at) / 1000;
+    logBudget.at = now;
+    logBudget.lines = Math.min(PLUGIN_LOG_LINES_BURST, logBudget.lines + secs * PLUGIN_LOG_LINES_PER_SECOND);
+    logBudget.chars = Math.min(PLUGIN_LOG_CHARS_BURST, logBudget.chars + secs * PLUGIN_LOG_CHARS_PER_SECOND);
+    if (logBudget.lines < 2 || logBudget.chars < chars + 200) {
+      logDropped++;
+      return true;
+    }
+    logBudget.lines -= 1;
+    logBudget.chars -= chars;
+    return false;
+  };
   const refuse = (why: string) => {
     if (warnings++ < MAX_WARNINGS) console.warn(`[OpenTabs] ${why}; refused`);
   };
@@ -48,6 +67,17 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
     }
     const checked = checkPageMessage(raw);
     if (!checked.ok) return refuse(checked.error);
+    const m = checked.msg;
+    if (m.type === 'log') {
+      if (overLogBudget(m.message.length + (m.data === undefined ? 0 : (JSON.stringify(m.data)?.length ?? 0)))) return;
+      if (logDropped > 0) {
+        const message = `${logDropped} log lines of this page were dropped: a page may send ${PLUGIN_LOG_LINES_PER_SECOND} lines and ${PLUGIN_LOG_CHARS_PER_SECOND / 1024} KB of log a second`;
+        logDropped = 0;
+        try {
+          port.postMessage({ type: 'log', plugin: m.plugin, level: 'warning', message, ts: Date.now() });
+        } catch {}
+      }
+    }
     try {
       port.postMessage(checked.msg);
     } catch {

@@ -104,3 +104,13 @@ export const PAGE_TOOLS_LIST_BYTES_PER_SECOND = 512 * 1024;
  */
 export const PAGE_TOOLS_LISTS_ALL_TABS_BURST = 60;
 export const PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND = 30;
+
+/**
+ * Plugin log lines a tab's pages may send (page channel, `log`): a burst, then this many per
+ * second, and as many characters (message and data). Lines over it are dropped and counted; the
+ * next line that goes through is preceded by one saying how many were dropped.
+ */
+export const PLUGIN_LOG_LINES_BURST = 500;
+export const PLUGIN_LOG_LINES_PER_SECOND = 100;
+export const PLUGIN_LOG_CHARS_BURST = 2 * 1024 * 1024;
+export const PLUGIN_LOG_CHARS_PER_SECOND = 256 * 1024;

@@ -1,0 +1,66 @@
+/**
+ * A plugin's page floods the plugin channel with log lines, in real Chromium with the real
+ * extension: 4,000 lines with 20 KB of data each, dispatched by the page itself. The lines that
+ * reach the server stay within PLUGIN_LOG_LINES_* and PLUGIN_LOG_CHARS_* over the time it took,
+ * a line says how many were dropped, and a call of the plugin and a built-in tool still answer.
+ */
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LogEntry } from '../../server/protocol/methods.ts';
+import { PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PER_SECOND, PLUGIN_LOG_LINES_BURST, PLUGIN_LOG_LINES_PER_SECOND } from '../../server/protocol/limits.ts';
+import { writeFixturePlugin } from '../fixtures/ext-plugin/plugin.ts';
+import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+
+setDefaultTimeout(180_000);
+let h: BrowserHarness;
+let parent = '';
+
+beforeAll(async () => {
+  parent = mkdtempSync(join(tmpdir(), 'opentabs-log-flood-'));
+  h = await startBrowserHarness({ localPlugins: [writeFixturePlugin(parent)], permissions: { fixture: { default: 'auto' } } });
+}, 60_000);
+
+afterAll(async () => {
+  await h?.stop();
+  if (parent) rmSync(parent, { recursive: true, force: true });
+});
+
+test('a log flood reaches the server within the budget, with a line saying how many were dropped', async () => {
+  const got: LogEntry[] = [];
+  const plugins = h.srv.ctx.plugins;
+  const addLogs = plugins.addLogs.bind(plugins);
+  plugins.addLogs = (entries: LogEntry[]) => {
+    got.push(...entries);
+    addLogs(entries);
+  };
+  const app = await h.context.newPage();
+  await app.goto(h.fixtureUrl('/pages/plugin-app.html'));
+  await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabState === 'ready', 'fixture tab state ready');
+  const started = Date.now();
+  const LINES = 4000;
+  await app.evaluate(async (lines) => {
+    const data = { blob: 'd'.repeat(20_000) };
+    for (let i = 0; i < lines; i++) {
+      document.dispatchEvent(new CustomEvent('opentabs:page-to-bridge', { detail: JSON.stringify({ type: 'log', plugin: 'fixture', level: 'info', message: `flood ${i}`, data, ts: Date.now() }) }));
+      if (i % 50 === 0) await new Promise((done) => setTimeout(done, 0));
+    }
+  }, LINES);
+  // A call of the plugin (its adapter logs one line) still answers.
+  const echo = await h.callTool('fixture_echo', { text: 'after the flood' });
+  expect(echo.status).toBe(200);
+  expect(echo.body.result.input.text).toBe('after the flood');
+  await waitUntil(() => got.some((e) => e.message === 'echo called'), 'the echo call logged', 30_000);
+  const seconds = (Date.now() - started) / 1000;
+  const flood = got.filter((e) => e.message.startsWith('flood '));
+  const chars = flood.reduce((n, e) => n + e.message.length + JSON.stringify(e.data).length, 0);
+  console.log(`${LINES} lines sent in ${seconds.toFixed(1)} s; the server got ${flood.length}, ${(chars / 1e6).toFixed(1)} MB`);
+  // Upper bounds from the budgets over the time it took (slower machines only allow more).
+  expect(flood.length).toBeLessThanOrEqual(PLUGIN_LOG_LINES_BURST + Math.ceil(seconds * PLUGIN_LOG_LINES_PER_SECOND));
+  expect(chars).toBeLessThanOrEqual(PLUGIN_LOG_CHARS_BURST + seconds * PLUGIN_LOG_CHARS_PER_SECOND + 25_000);
+  expect(flood.length).toBeLessThan(LINES / 2);
+  expect(got.some((e) => e.level === 'warning' && /\d+ log lines of (this page|tab \d+) were dropped/.test(e.message))).toBe(true);
+  expect((await h.callTool('browser_list_tabs')).status).toBe(200);
+  await app.close();
+});
