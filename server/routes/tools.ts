@@ -29,7 +29,12 @@ export function toolRoutes(ctx: ServerContext): Hono {
     const plugin = c.req.query('plugin');
     const catalog = ctx.catalog.current();
     if (plugin !== undefined && !catalog.byPlugin.has(plugin) && !ctx.plugins.get(plugin)) {
-      return errorResponse('unknown_plugin', `Unknown plugin "${plugin}". Run \`opentabs tool list\` without --plugin to see every tool.`, { category: 'not_found' });
+      const loaded = [...catalog.byPlugin.keys()].filter((k) => k !== 'browser' && !k.includes(':')).sort();
+      return errorResponse(
+        'unknown_plugin',
+        `Unknown plugin "${plugin}" (loaded: ${loaded.length ? loaded.join(', ') : 'none'}; "browser" for the built-in tools). Run \`opentabs tool list\` without --plugin to see every tool.`,
+        { category: 'not_found' },
+      );
     }
     return new Response(catalog.listingsJson(plugin), { headers: JSON_HEADERS });
   });

@@ -97,6 +97,12 @@ test("the tool's name without the plugin prefix", async () => {
   expect(r.stderr).toContain('Did you mean `my-app_get_item`? Plugin tools are named <plugin>_<tool>.');
 });
 
+test('tool list --plugin with a wrong plugin name lists the loaded plugins', async () => {
+  const r = await cli(['tool', 'list', '--plugin', 'my-ap']);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain('Unknown plugin "my-ap" (loaded: my-app; "browser" for the built-in tools)');
+});
+
 test('suggestTools: nothing to say for a built-in-looking name far from every tool', () => {
   expect(suggestTools('browser_teleport', [{ name: 'browser_list_tabs', plugin: 'browser' }])).toBe('');
 });
