@@ -5,10 +5,13 @@
  * most PAGE_TOOLS_UPDATES_BURST + PAGE_TOOLS_UPDATES_PER_SECOND a second and
  * PAGE_TOOLS_LIST_BYTES_BURST + PAGE_TOOLS_LIST_BYTES_PER_SECOND bytes a second (latest list
  * last), and page tools in another tab and the built-in tools still answer. Counted by a listener
- * on the worker's page-tools Ports: messages and bytes that arrived, per tab.
+ * on the worker's page-tools Ports: messages and bytes that arrived, per tab. Many tabs changing
+ * their lists at once: the worker checks at most PAGE_TOOLS_LISTS_ALL_TABS_BURST +
+ * PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND lists a second from all of them (counted as the updates the
+ * server gets), each tab's latest list last.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
-import { PAGE_TOOLS_LIST_BYTES_BURST, PAGE_TOOLS_LIST_BYTES_PER_SECOND, PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
+import { PAGE_TOOLS_LISTS_ALL_TABS_BURST, PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND, PAGE_TOOLS_LIST_BYTES_BURST, PAGE_TOOLS_LIST_BYTES_PER_SECOND, PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 setDefaultTimeout(240_000);
@@ -121,4 +124,44 @@ test('a flood of large tool lists reaches the worker at the bridge rate, latest 
   expect(lists).toBeLessThan(ROUNDS / 2);
   await othersStillWork('after-forged-lists');
   await page.close();
+});
+
+test('many tabs changing their lists at once: the worker checks them at the all-tabs rate, latest list per tab last', async () => {
+  const TABS = 12;
+  const ROUNDS = 30;
+  const pages = [];
+  const tabIds: number[] = [];
+  for (let i = 0; i < TABS; i++) {
+    const p = await h.context.newPage();
+    await p.goto(h.fixtureUrl(`/pages/page-tools-shim.html?many-${i}`));
+    pages.push(p);
+    tabIds.push(await h.tabIdOf(p));
+  }
+  for (const id of tabIds) await waitUntil(() => h.srv.ctx.catalog.current().get(`tab${id}_createTodo`), 'every page listed', 30_000);
+  const updates = new Map<number, number>();
+  const registry = h.srv.ctx.catalog.pageTools;
+  const update = registry.update.bind(registry);
+  registry.update = (tabId, url, tools) => {
+    updates.set(tabId, (updates.get(tabId) ?? 0) + 1);
+    return update(tabId, url, tools);
+  };
+  const started = Date.now();
+  await Promise.all(
+    pages.map((p) =>
+      p.evaluate(async (rounds) => {
+        for (let r = 0; r < rounds; r++) {
+          document.dispatchEvent(new CustomEvent('opentabs:page-tools-to-bridge', { detail: JSON.stringify({ type: 'tools', tools: [{ name: `round${r}`, description: 'd', inputSchema: { type: 'object' } }] }) }));
+          await new Promise((done) => setTimeout(done, 0));
+        }
+      }, ROUNDS),
+    ),
+  );
+  await waitUntil(() => tabIds.every((id) => h.srv.ctx.catalog.current().get(`tab${id}_round${ROUNDS - 1}`)), 'every tab\'s last list listed', 60_000);
+  const seconds = (Date.now() - started) / 1000;
+  registry.update = update;
+  const total = [...updates.values()].reduce((a, b) => a + b, 0);
+  console.log(`${TABS} tabs × ${ROUNDS} lists in ${seconds.toFixed(1)} s: the server got ${total} updates`);
+  expect(total).toBeLessThanOrEqual(PAGE_TOOLS_LISTS_ALL_TABS_BURST + Math.ceil(seconds * PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND));
+  await othersStillWork('after-many-tabs');
+  for (const p of pages) await p.close();
 });
