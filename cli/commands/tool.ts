@@ -10,6 +10,9 @@ import { CliError, c, err, oneLine, out, printJson, printable, say, table, usage
 import { api, errorMessage, fetchHealth, resolveTarget, type Target } from '../server-client.ts';
 import { staleLocalPlugin } from '../stale-build.ts';
 import { shellWord } from '../../server/cli-command.ts';
+import { suggestTools } from '../../server/tools/suggest.ts';
+
+export { suggestTools };
 
 const HELP = `Usage: opentabs tool <list|schema|call> …
 
@@ -174,7 +177,8 @@ async function call(argv: string[]): Promise<number> {
       // A typo in the name (or a plugin not loaded): name the tools it may have meant.
       const failed = await fetchHealth(t).then((h) => h?.failedPlugins ?? [], () => []);
       const hint = await fetchTools(t).then((tools) => suggestTools(name, tools, failed), () => '');
-      if (hint) message = `${message}${hint}`;
+      // The server names what it probably meant already; add only what it did not say.
+      if (hint && !message.includes(hint.trim())) message = `${message}${hint}`;
     }
     err(printable(message));
     return 1;
@@ -202,55 +206,4 @@ function toolErrorMessage(status: number, body: Record<string, unknown> | null):
   const path = (body as { error?: { path?: unknown } } | null)?.error?.path;
   const msg = errorMessage(status, body);
   return typeof path === 'string' && path !== '/' && !msg.includes(path) ? `${msg} at ${path}` : msg;
-}
-
-/** Edit distance (insertions, deletions, substitutions), bounded for long names. */
-function distance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 3) return Infinity;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
-/**
- * " Did you mean `x`?" for a name within a few edits of a tool's, else the tools of the plugin the
- * name starts with, else a note that no loaded plugin has that name; "" when nothing fits.
- */
-export function suggestTools(
-  name: string,
-  tools: readonly { name: string; plugin?: string }[],
-  failed: readonly { name?: string; path: string; error: string }[] = [],
-): string {
-  const close = tools
-    .map((t) => ({ name: t.name, d: distance(name.toLowerCase(), t.name.toLowerCase()) }))
-    .filter((x) => x.d <= Math.max(2, Math.floor(name.length / 6)))
-    .sort((a, b) => a.d - b.d || a.name.localeCompare(b.name))
-    .slice(0, 3)
-    .map((x) => `\`${x.name}\``);
-  if (close.length) return ` Did you mean ${close.join(' or ')}?`;
-  // The tool's own name without its plugin's prefix.
-  const suffixed = tools.filter((t) => t.plugin && t.name === `${t.plugin}_${name}`).map((t) => `\`${t.name}\``);
-  if (suffixed.length) return ` Did you mean ${suffixed.slice(0, 3).join(' or ')}? Plugin tools are named <plugin>_<tool>.`;
-  const plugins = [...new Set(tools.map((t) => t.plugin ?? '').filter((p) => p && p !== 'browser'))].sort((a, b) => b.length - a.length);
-  const plugin = plugins.find((p) => name.startsWith(`${p}_`));
-  if (plugin) {
-    const own = tools.filter((t) => t.plugin === plugin).map((t) => t.name);
-    return ` Plugin ${plugin} has ${own.length === 1 ? 'one tool' : `${own.length} tools`}: ${own.slice(0, 10).join(', ')}${own.length > 10 ? ', …' : ''} (a tool added since its last build needs \`opentabs plugin build\`).`;
-  }
-  const prefix = /^([a-z0-9][a-z0-9-]*)_/.exec(name)?.[1];
-  const broken = failed.find((f) => f.name !== undefined && name.startsWith(`${f.name}_`));
-  if (broken) {
-    return ` Plugin ${broken.name} failed to load from ${broken.path}: ${broken.error}. Build it (\`opentabs plugin build ${broken.path}\`), then call again.`;
-  }
-  if (prefix && !/^(browser|extension|plugin|opentabs|tab\d+)$/.test(prefix)) {
-    return (
-      ` No loaded plugin is named "${prefix}" (loaded: ${plugins.length ? plugins.sort().join(', ') : 'none'}; see \`opentabs plugin list\`).` +
-      ` A plugin you wrote loads once built and added: \`opentabs plugin add <folder>\`.`
-    );
-  }
-  return '';
 }

@@ -7,6 +7,7 @@
  */
 import type { Catalog, ToolListing } from '../tools/catalog.ts';
 import { mcpError, type McpCallResult } from './results.ts';
+import { suggestTools } from '../tools/suggest.ts';
 
 /** At most this many names in `tools` (a listing, not a dump). */
 const MAX_NAMED_TOOLS = 100;
@@ -43,7 +44,8 @@ export function listTools(catalog: Catalog, rawArgs: unknown): McpCallResult {
   }
   const unknown = ((named as string[] | undefined) ?? []).filter((n) => !catalog.byName.has(n));
   if (unknown.length > 0) {
-    return mcpError('unknown_tool', `No tool named ${unknown.map((n) => `"${n}"`).join(', ')}. Call opentabs_list_tools without arguments to see every tool.`);
+    const hints = unknown.length === 1 ? suggestTools(unknown[0]!, catalog.tools) : '';
+    return mcpError('unknown_tool', `No tool named ${unknown.map((n) => `"${n}"`).join(', ')}.${hints} Call opentabs_list_tools without arguments to see every tool.`);
   }
 
   const words = typeof query === 'string' ? query.toLowerCase().split(/\s+/).filter(Boolean) : [];

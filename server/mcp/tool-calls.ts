@@ -121,7 +121,9 @@ async function dispatchByKind(
     }
     return runCall(ctx, hooks, 'gateway', args.tool, inner, io);
   }
-  return mcpError('unknown_tool', `Unknown tool "${name}". The gateway has opentabs_list_tools and opentabs_call.`);
+  // A client that kept a full-mode tool name: say how the gateway runs it.
+  const known = ctx.catalog.current().get(name) ? ` Run it with opentabs_call {"tool":${JSON.stringify(name)},"arguments":{…}}.` : '';
+  return mcpError('unknown_tool', `Unknown tool "${name}". The gateway has opentabs_list_tools and opentabs_call.${known}`);
 }
 
 async function runCall(

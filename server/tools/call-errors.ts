@@ -12,8 +12,9 @@ import { RpcErrorCode, type RpcError } from '../protocol/jsonrpc.ts';
 export { STATUS_BY_CODE, statusFor } from '../errors.ts';
 
 export const fail = {
-  unknownTool: (name: string) =>
-    new OpenTabsError('unknown_tool', `Unknown tool "${name}". List the available tools (MCP tools/list, or opentabs_list_tools through the gateway; GET /tools; or \`opentabs tool list\`).`, {
+  /** `hint`: what the name probably meant (suggest.ts), "" when nothing fits. */
+  unknownTool: (name: string, hint = '') =>
+    new OpenTabsError('unknown_tool', `Unknown tool "${name}".${hint} List the available tools (MCP tools/list, or opentabs_list_tools through the gateway; GET /tools; or \`opentabs tool list\`).`, {
       category: 'not_found',
     }),
   permissionOff: (name: string, plugin: string, shortName: string) =>

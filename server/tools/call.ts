@@ -20,6 +20,7 @@ import { approvalWaitMessage, type ApprovalEvent } from './approval-notice.ts';
 import { asOpenTabsError, fail } from './call-errors.ts';
 import { effectivePermission } from './permissions.ts';
 import { serverToolHandler } from './server-tools.ts';
+import { suggestTools } from './suggest.ts';
 import { uploadPathsError } from './upload-guard.ts';
 
 export interface CallContext {
@@ -63,7 +64,7 @@ export async function callTool(ctx: CallDeps, name: string, args: unknown, call:
   const startedAt = Date.now();
   const catalog = ctx.catalog.current();
   const tool = catalog.get(name);
-  if (!tool) return { ok: false, error: fail.unknownTool(name) };
+  if (!tool) return { ok: false, error: fail.unknownTool(name, suggestTools(name, catalog.tools, ctx.plugins.failed())) };
   if (ctx.calls.stopping) return { ok: false, tool, error: fail.shuttingDown(tool.name) };
 
   ctx.calls.enter();
