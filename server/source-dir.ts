@@ -16,7 +16,7 @@ const SERVER_DIR = import.meta.dir;
 /** Import a module of the source tree, `relative` to server/ (e.g. `extension-install.ts`). */
 export function importFromSource<T>(relative: string): Promise<T> {
   if (isCompiled()) {
-    return Promise.reject(new Error(`${relative} is part of the OpenTabs package, which the single-file binary does not carry; run the server from the package (npm install -g opentabs) for this`));
+    return Promise.reject(new Error(`${relative} is part of the OpenTabs package, which the single-file binary does not carry; run the server from the OpenTabs folder for this (after \`npm install\` there: \`node <OpenTabs folder>/cli/bin.mjs start\`, or \`npm link\` in that folder)`));
   }
   return import(join(SERVER_DIR, relative)) as Promise<T>;
 }

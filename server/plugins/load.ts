@@ -5,6 +5,7 @@
  */
 import { readFile, stat } from '../state/fs-async.ts';
 import { join } from 'node:path';
+import { shellWord } from '../cli-command.ts';
 import { schemaProblem } from '../tools/schema-check.ts';
 import { MAX_ADAPTER_BYTES } from '../limits.ts';
 import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../protocol/plugin-manifest.ts';
@@ -66,7 +67,7 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
   const TOOLS_JSON =
     source === 'npm'
       ? 'dist/tools.json (the package was published without its build output: its author must run `opentabs plugin build` before publishing and list "dist" in package.json "files")'
-      : 'dist/tools.json (run `opentabs plugin build`)';
+      : `dist/tools.json (run \`opentabs plugin build ${shellWord(dir)}\`)`;
   const toolsRead = await readText(join(dir, PLUGIN_FILES.toolsJson), TOOLS_JSON);
   if (!toolsRead.ok) return { ok: false, name: nameFromPkg, error: toolsRead.error };
   const nameMismatch = (m: ToolsJson): LoadResult | null =>

@@ -119,7 +119,7 @@ describe('discovery', () => {
       const failed = new Map(m.failed().map((f) => [f.path, f]));
       expect(failed.size).toBe(7);
       expect(failed.get(cases.badManifest)!.error).toBe('dist/tools.json urlPatterns: urlPatterns must list at least one match pattern');
-      expect(failed.get(cases.notJson)!.error).toMatch(/^dist\/tools.json \(run `opentabs plugin build`\) is not valid JSON/);
+      expect(failed.get(cases.notJson)!.error).toStartWith(`dist/tools.json (run \`opentabs plugin build ${cases.notJson}\`) is not valid JSON`);
       expect(failed.get(cases.noBuild)!.error).toMatch(/^dist\/adapter.js is missing/);
       expect(failed.get(cases.huge)!.error).toBe(`dist/adapter.js is ${MAX_ADAPTER_BYTES + 1} bytes, over the ${MAX_ADAPTER_BYTES}-byte limit`);
       expect(failed.get(cases.badSchema)!.error).toMatch(/^dist\/tools.json tools\.0\.inputSchema \(ping\): not a valid JSON Schema/);
