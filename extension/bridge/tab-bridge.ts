@@ -9,7 +9,9 @@
  * against its valibot schema and capped here (parsePageMessage, with the fast path for results of
  * shared/page-message.ts) before it crosses the Port, and again in the worker. A malformed one is
  * refused with a warning in the page's console (the first few only: a page could send them in a
- * loop). Log lines past PLUGIN_LOG_LINES_* / PLUGIN_LOG_CHARS_* are dropped here already (the
+ * loop). A result goes on only for a call the worker sent over this bridge and that has no
+ * answer yet (a page forging results for calls that do not exist, megabytes each, reaches nothing
+ * past the bridge). Log lines past PLUGIN_LOG_LINES_* / PLUGIN_LOG_CHARS_* are dropped here already (the
  * worker holds each tab to the same budget and says how many it dropped).
  */
 import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, type PortToBridge } from '../../server/protocol/page-channel.ts';
@@ -35,6 +37,8 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
   const handle: BridgeHandle = { alive: true, teardown };
 
   let warnings = 0;
+  /** Calls the worker sent over this bridge with no result yet (id → plugin). */
+  const open = new Map<string, string>();
   const logBudget = { lines: PLUGIN_LOG_LINES_BURST, chars: PLUGIN_LOG_CHARS_BURST, at: Date.now() };
   let logDropped = 0;
   /** A log line over the budget: dropped and counted; the next line that goes is preceded by the count. */
@@ -68,6 +72,10 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
     const checked = checkPageMessage(raw);
     if (!checked.ok) return refuse(checked.error);
     const m = checked.msg;
+    if (m.type === 'result') {
+      if (open.get(m.id) !== m.plugin) return;
+      open.delete(m.id);
+    }
     if (m.type === 'log') {
       if (overLogBudget(m.message.length + (m.data === undefined ? 0 : (JSON.stringify(m.data)?.length ?? 0)))) return;
       if (logDropped > 0) {
@@ -96,7 +104,13 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
   document.addEventListener(PAGE_TO_BRIDGE_EVENT, onPage);
   // The worker sends each message as its JSON text (plugin-ports.ts), the page's event detail as is.
   port.onMessage.addListener((msg: string | PortToBridge) => {
-    document.dispatchEvent(new CustomEvent(BRIDGE_TO_PAGE_EVENT, { detail: typeof msg === 'string' ? msg : JSON.stringify(msg) }));
+    const text = typeof msg === 'string' ? msg : JSON.stringify(msg);
+    try {
+      const m = JSON.parse(text) as PortToBridge;
+      if (m.type === 'call') open.set(m.id, m.plugin);
+      else if (m.type === 'cancel') open.delete(m.id);
+    } catch {}
+    document.dispatchEvent(new CustomEvent(BRIDGE_TO_PAGE_EVENT, { detail: text }));
   });
   port.onDisconnect.addListener(() => {
     handle.alive = false;

@@ -3,6 +3,8 @@
  * extension: 4,000 lines with 20 KB of data each, dispatched by the page itself. The lines that
  * reach the server stay within PLUGIN_LOG_LINES_* and PLUGIN_LOG_CHARS_* over the time it took,
  * a line says how many were dropped, and a call of the plugin and a built-in tool still answer.
+ * Forged results (6 MB each, for calls that do not exist) never reach the service worker (counted
+ * by a listener on the worker's tab Ports).
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +22,13 @@ let parent = '';
 beforeAll(async () => {
   parent = mkdtempSync(join(tmpdir(), 'opentabs-log-flood-'));
   h = await startBrowserHarness({ localPlugins: [writeFixturePlugin(parent)], permissions: { fixture: { default: 'auto' } } });
+  await (await h.serviceWorker()).evaluate(() => {
+    const g = globalThis as unknown as { __resultsSeen: number };
+    g.__resultsSeen = 0;
+    chrome.runtime.onConnect.addListener((p) => {
+      if (p.name === 'opentabs-tab') p.onMessage.addListener((m: { type?: string }) => void (m?.type === 'result' && g.__resultsSeen++));
+    });
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -61,6 +70,29 @@ test('a log flood reaches the server within the budget, with a line saying how m
   expect(chars).toBeLessThanOrEqual(PLUGIN_LOG_CHARS_BURST + seconds * PLUGIN_LOG_CHARS_PER_SECOND + 25_000);
   expect(flood.length).toBeLessThan(LINES / 2);
   expect(got.some((e) => e.level === 'warning' && /\d+ log lines of (this page|tab \d+) were dropped/.test(e.message))).toBe(true);
+  expect((await h.callTool('browser_list_tabs')).status).toBe(200);
+  await app.close();
+});
+
+test('forged plugin results for calls that do not exist never reach the worker', async () => {
+  const app = await h.context.newPage();
+  await app.goto(h.fixtureUrl('/pages/plugin-app.html?forged-results'));
+  await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabs?.some((t: any) => t.url === app.url() && t.ready), 'the page ready');
+  const tabId = await h.tabIdOf(app);
+  const seen = () => h.worker.evaluate(() => (globalThis as unknown as { __resultsSeen: number }).__resultsSeen);
+  const before = await seen();
+  await app.evaluate(async () => {
+    const value = { blob: 'r'.repeat(6_000_000) };
+    for (let i = 0; i < 40; i++) {
+      document.dispatchEvent(new CustomEvent('opentabs:page-to-bridge', { detail: JSON.stringify({ type: 'result', id: `forged-${i}`, plugin: 'fixture', ok: true, value }) }));
+      await new Promise((done) => setTimeout(done, 0));
+    }
+  });
+  // A real call on the same page after the flood: its result is the only one the worker got.
+  const echo = await h.callTool('fixture_echo', { text: 'real' }, { tabId });
+  expect(echo.status).toBe(200);
+  expect(echo.body.result.input.text).toBe('real');
+  expect((await seen()) - before).toBe(1);
   expect((await h.callTool('browser_list_tabs')).status).toBe(200);
   await app.close();
 });
