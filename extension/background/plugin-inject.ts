@@ -12,20 +12,22 @@ import { ToolError } from '../shared/tool-error.ts';
 
 /** What the MAIN-world check returns. `failed`: the plugin's module threw while loading there. */
 export type AdapterStatus = 'missing' | 'stale' | 'ready' | 'unavailable' | 'failed';
-type AdapterCheck = { status: AdapterStatus; loadError?: string };
+/** `notReady`: why isReady() said no, when the SDK runtime knows (it threw, or never settled). */
+type AdapterCheck = { status: AdapterStatus; loadError?: string; notReady?: string };
 
 /** Runs in the page's MAIN world (serialised by chrome.scripting): look the adapter up in the registry. */
 async function checkAdapterInPage(key: string, plugin: string, hash: string): Promise<AdapterCheck> {
-  const reg = (globalThis as Record<string, unknown>)[key] as Record<string, { hash: string; loadError?: unknown; isReady(): Promise<boolean> }> | undefined;
+  const reg = (globalThis as Record<string, unknown>)[key] as Record<string, { hash: string; loadError?: unknown; notReadyReason?: unknown; isReady(): Promise<boolean> }> | undefined;
   const h = reg?.[plugin];
   if (!h) return { status: 'missing' };
   if (h.hash !== hash) return { status: 'stale' };
   if (typeof h.loadError === 'string') return { status: 'failed', loadError: h.loadError };
   try {
-    return { status: (await h.isReady()) ? 'ready' : 'unavailable' };
-  } catch {
-    return { status: 'unavailable' };
-  }
+    if (await h.isReady()) return { status: 'ready' };
+  } catch {}
+  // Page-world text: only a string, and bounded (it goes into the call's error message).
+  const why = h.notReadyReason;
+  return typeof why === 'string' && why ? { status: 'unavailable', notReady: why.slice(0, 500) } : { status: 'unavailable' };
 }
 
 function disposeAdapterInPage(key: string, plugin: string): void {
@@ -37,8 +39,8 @@ function disposeAdapterInPage(key: string, plugin: string): void {
 }
 
 export class Adapters {
-  /** tabId → the document the statuses were seen in, plugin → adapter status (cleared on navigation). */
-  private tabs = new Map<number, { documentId: string; status: Map<string, AdapterStatus>; loadErrors: Map<string, string> }>();
+  /** tabId → the document the statuses were seen in, plugin → adapter status and why it is not ready, when known (cleared on navigation). */
+  private tabs = new Map<number, { documentId: string; status: Map<string, AdapterStatus>; reasons: Map<string, string> }>();
   private injecting = new Map<string, Promise<AdapterStatus>>();
 
   /** `waitForPort`: resolves once the bridge of that document connected its Port (plugin-ports.ts). */
@@ -51,7 +53,13 @@ export class Adapters {
   /** Why the plugin's module failed to load in the tab's document (status `failed`). */
   loadError(tabId: number, plugin: string): string | undefined {
     const a = this.tabs.get(tabId);
-    return a?.status.get(plugin) === 'failed' ? a.loadErrors.get(plugin) : undefined;
+    return a?.status.get(plugin) === 'failed' ? a.reasons.get(plugin) : undefined;
+  }
+
+  /** Why the plugin's isReady() said no in the tab's document (status `unavailable`), when the page's SDK said. */
+  notReadyReason(tabId: number, plugin: string): string | undefined {
+    const a = this.tabs.get(tabId);
+    return a?.status.get(plugin) === 'unavailable' ? a.reasons.get(plugin) : undefined;
   }
 
   /** The document the tab's statuses belong to. */
@@ -61,10 +69,11 @@ export class Adapters {
 
   private set(tabId: number, documentId: string, plugin: string, check: AdapterCheck): void {
     let a = this.tabs.get(tabId);
-    if (!a || a.documentId !== documentId) this.tabs.set(tabId, (a = { documentId, status: new Map(), loadErrors: new Map() }));
+    if (!a || a.documentId !== documentId) this.tabs.set(tabId, (a = { documentId, status: new Map(), reasons: new Map() }));
     a.status.set(plugin, check.status);
-    if (check.loadError !== undefined) a.loadErrors.set(plugin, check.loadError);
-    else a.loadErrors.delete(plugin);
+    const why = check.loadError ?? check.notReady;
+    if (why !== undefined) a.reasons.set(plugin, why);
+    else a.reasons.delete(plugin);
   }
 
   forgetTab(tabId: number, documentId?: string): void {
@@ -74,7 +83,7 @@ export class Adapters {
   forgetPlugin(name: string): void {
     for (const a of this.tabs.values()) {
       a.status.delete(name);
-      a.loadErrors.delete(name);
+      a.reasons.delete(name);
     }
   }
 

@@ -242,7 +242,12 @@ export class PluginRuntime {
         throw new ToolError(adapterLoadFailedMessage(plugin.name, p.tool, why), { code: 'adapter_load_failed', category: 'internal', retryable: false });
       }
       if (status !== 'ready') {
-        throw new ToolError(`${plugin.displayName} is not ready in tab ${tabId} (signed out or still loading?); sign in and retry`, { code: 'adapter_not_ready', category: 'auth', retryable: true });
+        // The SDK says why when isReady() threw or never settled; otherwise the usual reasons.
+        const why = this.adapters.notReadyReason(tabId, plugin.name);
+        throw new ToolError(
+          why ? `${plugin.displayName} is not ready in tab ${tabId}: ${why}` : `${plugin.displayName} is not ready in tab ${tabId} (signed out or still loading?); sign in and retry`,
+          { code: 'adapter_not_ready', category: 'auth', retryable: true },
+        );
       }
       doc = await this.topDocs.checked(tabId, plugin, explicit);
       tp = this.ports.get(tabId);

@@ -66,6 +66,9 @@ test('isReady() that never settles: the tab counts as not ready within 5 s, the 
   expect(r.status).toBe(503);
   expect(r.body.error.code).toBe('adapter_not_ready');
   expect(r.body.error.message).not.toContain('timed out');
+  // The call's error says why (not a guess at "signed out or still loading").
+  expect(r.body.error.message).toContain("stuck's isReady() did not settle within 5 s");
+  expect(r.body.error.message).not.toContain('signed out');
   const health = await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'stuck')?.tabState === 'unavailable', 'stuck tab not ready');
   expect(health.pluginDetails.find((p: any) => p.name === 'stuck').tabState).toBe('unavailable');
   // Why is on the adapter's handle in the page, where the extension's check reads isReady().
@@ -75,5 +78,6 @@ test('isReady() that never settles: the tab counts as not ready within 5 s, the 
 test('isReady() that throws: adapter_not_ready, and the handle says it threw, with the message', async () => {
   const r = await h.callTool('thrower_ping');
   expect(r.body.error.code).toBe('adapter_not_ready');
+  expect(r.body.error.message).toContain("thrower's isReady() threw: no session cookie");
   expect(await reasonInPage('thrower')).toContain("thrower's isReady() threw: no session cookie");
 });
