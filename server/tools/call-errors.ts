@@ -57,7 +57,7 @@ export const fail = {
       { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
     ),
   timeout: (name: string, ms: number) =>
-    new OpenTabsError('timeout', `Tool "${name}" timed out after ${Math.round(ms / 1000)} s without progress. The page may be slow or stuck; retry or check the tab.`, {
+    new OpenTabsError('timeout', `Tool "${name}" timed out after ${Math.round(ms / 1000)} s without progress. The page may be slow or stuck, or (a plugin tool) its handler awaits something that never settles; retry or check the tab.`, {
       category: 'timeout',
       retryable: true,
     }),
