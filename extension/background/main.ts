@@ -157,13 +157,31 @@ pageTools.onChange(() => {
 chrome.webNavigation.onCommitted.addListener((d) => {
   if (d.frameId === 0) plugins.tabNavigated(d.tabId);
 });
+/**
+ * Title and URL changes are reported at most every TITLE_REPORT_MIN_MS: a page can set
+ * document.title or pushState thousands of times a second, and each report looks at every tab and
+ * may send tab.stateChanged. Changes in between go out together with the next report.
+ */
+const TITLE_REPORT_MIN_MS = 200;
+let titleReport: ReturnType<typeof setTimeout> | null = null;
+let titleReportedAt = 0;
+function reportTitleChange(): void {
+  if (titleReport) return;
+  titleReport = setTimeout(() => {
+    titleReport = null;
+    titleReportedAt = Date.now();
+    void plugins.reportChanges();
+  }, Math.max(0, titleReportedAt + TITLE_REPORT_MIN_MS - Date.now()));
+}
 chrome.tabs.onUpdated.addListener((tabId, info, tab) => {
   if (info.status === 'complete') {
     // No adapter ever runs in the config folder (auth.json), whatever a plugin's patterns say.
     if (tab.url && insideProtectedFolder(tab.url)) return void plugins.reportChanges();
     void plugins.injectTab(tabId, tab.url).then(() => plugins.reportChanges());
-  } else if (info.url !== undefined || info.title !== undefined || info.status !== undefined) {
+  } else if (info.status !== undefined) {
     void plugins.reportChanges();
+  } else if (info.url !== undefined || info.title !== undefined) {
+    reportTitleChange();
   }
 });
 // Any change to tabs or windows can change which tab is best for a plugin.
