@@ -26,6 +26,13 @@ const LOG_BATCH_MAX = 100;
  * its result still count as that call's; any other id from that page is refused.
  */
 const RECENT_CALLS_PER_PORT = 64;
+/**
+ * Progress reports one call may send on: a burst, then this many a second; a report over it waits
+ * and goes out with the latest value (a page could send thousands a second, each a frame on the
+ * extension's socket shared by every call and an MCP notification).
+ */
+const PROGRESS_BURST = 50;
+const PROGRESS_PER_SECOND = 20;
 
 /** A tab's bridge Port and the document that opened it (checked against the plugins on connect). */
 export interface TabPort {
@@ -42,6 +49,8 @@ interface PendingCall {
   via: TabPort;
   resolve: (r: DispatchResult) => void;
   reject: (e: Error) => void;
+  /** Progress budget (PROGRESS_BURST / PROGRESS_PER_SECOND), and the report waiting for it. */
+  progress?: { tokens: number; at: number; held?: { progress: number; total?: number; message?: string }; timer?: ReturnType<typeof setTimeout> };
 }
 
 /** What the ports need of the plugin runtime (plugins.ts). */
@@ -257,11 +266,13 @@ export class TabPorts {
         }
         return;
       }
-      case 'progress':
+      case 'progress': {
         // Only the document running the call may report on it.
-        if (!this.callVia(tp, msg.id, msg.plugin)) return;
-        this.host.progress(msg.id, { progress: msg.progress, total: msg.total, message: msg.message });
+        const c = this.callVia(tp, msg.id, msg.plugin);
+        if (!c) return;
+        this.reportProgress(msg.id, c, { progress: msg.progress, total: msg.total, message: msg.message });
         return;
+      }
       case 'log': {
         // A page logs only for plugins whose pattern its URL matched, and a line names a call
         // only if that call ran in this document for this plugin: a page cannot write into
@@ -282,6 +293,26 @@ export class TabPorts {
         this.host.registered(tabId, tp.documentId, msg.plugin);
         return;
     }
+  }
+
+  /** A call's progress goes on within its budget; over it, the latest report waits for the next token. */
+  private reportProgress(id: string, c: PendingCall, p: { progress: number; total?: number; message?: string }): void {
+    const now = Date.now();
+    const b = (c.progress ??= { tokens: PROGRESS_BURST, at: now });
+    b.tokens = Math.min(PROGRESS_BURST, b.tokens + ((now - b.at) / 1000) * PROGRESS_PER_SECOND);
+    b.at = now;
+    if (!b.timer && b.tokens >= 1) {
+      b.tokens -= 1;
+      this.host.progress(id, p);
+      return;
+    }
+    b.held = p;
+    b.timer ??= setTimeout(() => {
+      b.timer = undefined;
+      const held = b.held;
+      b.held = undefined;
+      if (held && this.calls.get(id) === c) this.reportProgress(id, c, held);
+    }, Math.ceil(((1 - b.tokens) / PROGRESS_PER_SECOND) * 1000) + 1);
   }
 
   /** Batch a log line; a batch goes out at LOG_BATCH_MAX lines, PLUGIN_LOG_BATCH_MAX_BYTES, or after LOG_FLUSH_MS. */

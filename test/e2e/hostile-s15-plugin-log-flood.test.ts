@@ -4,7 +4,8 @@
  * reach the server stay within PLUGIN_LOG_LINES_* and PLUGIN_LOG_CHARS_* over the time it took,
  * a line says how many were dropped, and a call of the plugin and a built-in tool still answer.
  * Forged results (6 MB each, for calls that do not exist) never reach the service worker (counted
- * by a listener on the worker's tab Ports).
+ * by a listener on the worker's tab Ports). Progress for a call of the page, 5,000 reports: the
+ * server gets a burst of 50, then 20 a second, the latest value last.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -93,6 +94,55 @@ test('forged plugin results for calls that do not exist never reach the worker',
   expect(echo.status).toBe(200);
   expect(echo.body.result.input.text).toBe('real');
   expect((await seen()) - before).toBe(1);
+  expect((await h.callTool('browser_list_tabs')).status).toBe(200);
+  await app.close();
+});
+
+test('a progress flood for a running call reaches the server at a bounded rate, the latest value last', async () => {
+  const app = await h.context.newPage();
+  await app.goto(h.fixtureUrl('/pages/plugin-app.html?progress-flood'));
+  await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabs?.some((t: any) => t.url === app.url() && t.ready), 'the page ready');
+  const tabId = await h.tabIdOf(app);
+  await app.evaluate(() => {
+    const w = window as unknown as { __callIds: string[] };
+    w.__callIds = [];
+    document.addEventListener('opentabs:bridge-to-page', (e) => {
+      const m = JSON.parse(String((e as CustomEvent).detail));
+      if (m.type === 'call' && m.input?.ms === 600_001) w.__callIds.push(m.id);
+    });
+  });
+  const hub = h.srv.ctx.hub;
+  const seen: number[] = [];
+  const onProgress = hub.onProgress.bind(hub);
+  hub.onProgress = (p) => {
+    seen.push(p.progress);
+    onProgress(p);
+  };
+  const call = h.callTool('fixture_wait', { ms: 600_001 }, { tabId });
+  const id = await waitUntil(() => app.evaluate(() => (window as unknown as { __callIds: string[] }).__callIds[0] ?? null), 'the call in the page');
+  const before = seen.length;
+  const started = Date.now();
+  const REPORTS = 5000;
+  await app.evaluate(
+    async ({ id, n }) => {
+      for (let i = 1; i <= n; i++) {
+        document.dispatchEvent(new CustomEvent('opentabs:page-to-bridge', { detail: JSON.stringify({ type: 'progress', id, plugin: 'fixture', progress: i, total: n, message: 'p'.repeat(1500) }) }));
+        if (i % 50 === 0) await new Promise((done) => setTimeout(done, 0));
+      }
+    },
+    { id, n: REPORTS },
+  );
+  await waitUntil(() => seen[seen.length - 1] === REPORTS, 'the latest progress value', 30_000);
+  const seconds = (Date.now() - started) / 1000;
+  const got = seen.length - before;
+  hub.onProgress = onProgress;
+  console.log(`${REPORTS} progress reports in ${seconds.toFixed(1)} s: the server got ${got}`);
+  expect(got).toBeLessThanOrEqual(50 + Math.ceil(seconds * 20) + 1);
+  // The page ends its own call; a built-in tool answers.
+  await app.evaluate((id) => document.dispatchEvent(new CustomEvent('opentabs:page-to-bridge', { detail: JSON.stringify({ type: 'result', id, plugin: 'fixture', ok: true, value: { done: true } }) })), id);
+  const r = await call;
+  expect(r.status).toBe(200);
+  expect(r.body.result).toEqual({ done: true });
   expect((await h.callTool('browser_list_tabs')).status).toBe(200);
   await app.close();
 });
