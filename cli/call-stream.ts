@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { CliError } from './output.ts';
-import { notRunningMessage, secretFor, type Target } from './server-client.ts';
+import { notRunningMessage, requireVerifiedServer, secretFor, type Target } from './server-client.ts';
 
 export type CallEvent =
   | { type: 'progress'; progress: number; total?: number; message?: string }
@@ -18,6 +18,7 @@ export type CallOutcome = Extract<CallEvent, { type: 'result' | 'error' }>;
 
 export async function streamToolCall(t: Target, name: string, body: unknown, onEvent: (e: CallEvent) => void): Promise<CallOutcome> {
   const secret = secretFor(t.configDir);
+  if (secret) await requireVerifiedServer(t, secret);
   let res: Response;
   try {
     res = await fetch(`${t.url}/tools/${encodeURIComponent(name)}/call`, {

@@ -10,6 +10,7 @@ import { resolveConfigDir } from '../server/state/paths.ts';
 import { readSecretSync } from '../server/state/secret.ts';
 import { parsePort } from './args.ts';
 import { CliError } from './output.ts';
+import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../server/protocol/handshake.ts';
 import type { FullHealth } from '../server/routes/health.ts';
 
 export interface PidFile {
@@ -163,6 +164,70 @@ export function errorMessage(status: number, body: unknown): string {
   return `server answered HTTP ${status}`;
 }
 
+/** The process on the port could not prove it knows the secret: nothing carrying the secret was sent. */
+export class ServerUnverifiedError extends CliError {}
+
+export type ServerCheck = { kind: 'verified' } | { kind: 'unreachable' } | { kind: 'timeout' } | { kind: 'unverified'; why: string };
+
+/**
+ * Whether the process on the target's port is the OpenTabs server holding `secret`, by the same
+ * handshake the extension runs (server/protocol/handshake.ts): GET /ws-info with a fresh client
+ * nonce and no Authorization; the answer must carry HMAC(secret, serverProofMessage(clientNonce,
+ * serverNonce)). Another user's process that took the port learns nothing from it.
+ */
+export async function checkServer(t: Target, secret: string, timeoutMs = 30_000): Promise<ServerCheck> {
+  const clientNonce = randomHex(16);
+  let res: Response;
+  try {
+    res = await fetch(`${t.url}/ws-info`, { headers: { [CLIENT_NONCE_HEADER]: clientNonce }, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    return (e as Error).name === 'TimeoutError' ? { kind: 'timeout' } : { kind: 'unreachable' };
+  }
+  if (!res.ok) {
+    await res.body?.cancel().catch(() => {});
+    return { kind: 'unverified', why: `answered GET /ws-info with HTTP ${res.status}, not a proof that it knows the secret` };
+  }
+  let answer: unknown;
+  try {
+    answer = await res.json();
+  } catch {
+    return { kind: 'unverified', why: 'answered GET /ws-info with something other than a proof that it knows the secret' };
+  }
+  const proof = await checkServerProof(secret, clientNonce, answer);
+  if (!proof.ok) return { kind: 'unverified', why: proof.why };
+  return { kind: 'verified' };
+}
+
+export function unverifiedMessage(t: Target, why: string): string {
+  return (
+    `The process on port ${t.port} is not this OpenTabs server: it ${why} in ${join(t.configDir, 'extension', 'auth.json')}, so the secret was not sent to it. ` +
+    `If it is an OpenTabs server of another config dir, run the command with that OPENTABS_CONFIG_DIR; otherwise stop it, ` +
+    `or start OpenTabs on another port with \`opentabs start --port N\` (and pass --port N to commands).`
+  );
+}
+
+/** Verified (url, secret) pairs of this process: one GET /ws-info each. */
+const verified = new Map<string, Promise<ServerCheck>>();
+
+/**
+ * Throws unless the process on the target's port proves it knows `secret`: ServerUnverifiedError
+ * for a wrong or missing proof, the not-running CliError when nothing answers. Call before any
+ * request that carries the secret. Checked once per process and (url, secret) unless `fresh`.
+ */
+export async function requireVerifiedServer(t: Target, secret: string, opts: { fresh?: boolean } = {}): Promise<void> {
+  const key = `${t.url}\n${secret}`;
+  let check = opts.fresh ? undefined : verified.get(key);
+  if (!check) {
+    check = checkServer(t, secret);
+    verified.set(key, check);
+  }
+  const r = await check;
+  if (r.kind !== 'verified') verified.delete(key);
+  if (r.kind === 'unreachable') throw new CliError(notRunningMessage(t));
+  if (r.kind === 'timeout') throw new CliError(`The server on ${t.url} did not answer GET /ws-info in time.`);
+  if (r.kind === 'unverified') throw new ServerUnverifiedError(unverifiedMessage(t, r.why));
+}
+
 /**
  * One authenticated JSON request. `okStatuses` lets a caller handle some error statuses itself
  * (e.g. `tool call` prints tool errors); any other non-2xx becomes a CliError.
@@ -174,6 +239,7 @@ export async function api<T = unknown>(
   opts: { body?: unknown; secret?: string | null; okStatuses?: number[]; timeoutMs?: number } = {},
 ): Promise<ApiResponse<T>> {
   const secret = opts.secret === undefined ? secretFor(t.configDir) : opts.secret;
+  if (secret) await requireVerifiedServer(t, secret);
   const headers: Record<string, string> = {};
   if (secret) headers.authorization = `Bearer ${secret}`;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';

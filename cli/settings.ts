@@ -9,7 +9,7 @@ import { configurePlugin } from '../server/plugins/offline.ts';
 import { findPlugin, coerceSetting } from './plugin-lookup.ts';
 import { readConfigSnapshot } from './config-snapshot.ts';
 import { CliError, err } from './output.ts';
-import { api, probePort, type Target } from './server-client.ts';
+import { api, probePort, ServerUnverifiedError, type Target } from './server-client.ts';
 
 /** Re-exported for commands that read and write config.json. */
 export { readConfigSnapshot };
@@ -50,11 +50,20 @@ export async function savePluginSettings(t: Target, plugin: string, settings: Re
 /** Ask a running server to re-read config.json (after the CLI wrote it). */
 export async function reloadIfRunning(t: Target, secret?: string | null): Promise<boolean> {
   if (!(await serverRunning(t))) return false;
-  // No server of this config dir is recorded (server.pid), and the one on the default port refuses
-  // this config dir's secret: it belongs to another config dir. The change is saved; not ours to reload.
-  const r = await api(t, 'POST', '/reload', { secret, timeoutMs: 60_000, okStatuses: t.portSource === 'default' || t.portSource === 'last' ? [401] : [] });
+  // No server of this config dir is recorded (server.pid), and the one on the default port does not
+  // know this config dir's secret (another config dir's server, or another program). The change is
+  // saved; not ours to reload.
+  const notRecorded = t.portSource === 'default' || t.portSource === 'last';
+  let r: { status: number };
+  try {
+    r = await api(t, 'POST', '/reload', { secret, timeoutMs: 60_000, okStatuses: notRecorded ? [401] : [] });
+  } catch (e) {
+    // The process on the port could not prove it knows this config dir's secret (nothing was sent).
+    if (!(notRecorded && e instanceof ServerUnverifiedError)) throw e;
+    r = { status: 401 };
+  }
   if (r.status === 401) {
-    err(`note: the OpenTabs server on ${t.url} belongs to another config dir (it refused the secret of ${t.configDir}), so it was not reloaded; a server started with this config dir loads the change.`);
+    err(`note: the server on ${t.url} is not this config dir's (it does not know the secret of ${t.configDir}; an OpenTabs server of another config dir?), so it was not reloaded; a server started with this config dir loads the change.`);
     return false;
   }
   return true;

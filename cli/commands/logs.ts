@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parse, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
 import { c, err, out, printable, usageError } from '../output.ts';
-import { api, configDir, probePort, resolveTarget, secretFor } from '../server-client.ts';
+import { api, configDir, probePort, requireVerifiedServer, resolveTarget, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json]
 
@@ -164,6 +164,7 @@ async function followPluginLogs(portFlag: string | undefined, plugin: string, js
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const { LoggingMessageNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
     const secret = secretFor(t.configDir);
+    if (secret) await requireVerifiedServer(t, secret);
     const client = new Client({ name: 'opentabs-logs', version: '1' });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const { level, logger, data } = n.params;

@@ -13,7 +13,7 @@ import type { Command } from '../command.ts';
 import { CliError, err, out, usageError } from '../output.ts';
 import { selfCommand, selfCommandText } from '../self.ts';
 import { join } from 'node:path';
-import { notRunningMessage, probePort, resolveTarget, secretFor, type Target } from '../server-client.ts';
+import { notRunningMessage, probePort, requireVerifiedServer, resolveTarget, secretFor, type Target } from '../server-client.ts';
 import { DEFAULT_PORT } from '../../server/limits.ts';
 
 const HELP = `Usage: opentabs mcp [--gateway] [--no-start] [--port N]
@@ -132,6 +132,17 @@ function log(msg: string): void {
 }
 
 export async function runBridge(t: Target, path: string): Promise<void> {
+  /**
+   * This config dir's secret, once the process on the port has proved it knows it (the
+   * extension's handshake, cli/server-client.ts): checked before the first connection and again
+   * before each reconnect, since the server may have been replaced meanwhile. Throws otherwise.
+   */
+  const verifiedSecret = async (fresh: boolean): Promise<string | null> => {
+    const secret = secretFor(t.configDir);
+    if (secret) await requireVerifiedServer(t, secret, { fresh });
+    return secret;
+  };
+  const firstSecret = await verifiedSecret(false);
   const stdio = new StdioServerTransport();
   const url = new URL(`${t.url}${path}`);
   let http: StreamableHTTPClientTransport;
@@ -142,8 +153,7 @@ export async function runBridge(t: Target, path: string): Promise<void> {
   const pendingInternal = new Map<string, (msg: JSONRPCMessage) => void>();
   let closing = false;
 
-  const makeHttp = () => {
-    const secret = secretFor(t.configDir);
+  const makeHttp = (secret: string | null) => {
     const h = new StreamableHTTPClientTransport(url, { requestInit: { headers: secret ? { Authorization: `Bearer ${secret}` } : {} } });
     h.onmessage = (msg) => {
       const id = (msg as { id?: unknown }).id;
@@ -173,7 +183,7 @@ export async function runBridge(t: Target, path: string): Promise<void> {
       if (!initRequest) return;
       log('session lost; re-initializing with the server');
       await http.close().catch(() => {});
-      http = makeHttp();
+      http = makeHttp(await verifiedSecret(true));
       await http.start();
       const id = `opentabs-bridge-reinit-${++reinitSeq}`;
       const answered = new Promise<JSONRPCMessage>((resolve) => pendingInternal.set(id, resolve));
@@ -211,7 +221,7 @@ export async function runBridge(t: Target, path: string): Promise<void> {
     }
   };
 
-  http = makeHttp();
+  http = makeHttp(firstSecret);
   /**
    * Settles when the first initialize has been answered (the session exists). Clients may write
    * initialize, notifications/initialized and tools/list in one burst: everything after the
@@ -229,7 +239,7 @@ export async function runBridge(t: Target, path: string): Promise<void> {
     const ac = new AbortController();
     modernCalls.set(msg.id, ac);
     try {
-      const secret = secretFor(t.configDir);
+      const secret = await verifiedSecret(false);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',

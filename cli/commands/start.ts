@@ -11,7 +11,7 @@ import type { Command } from '../command.ts';
 import type { EmbeddedFile } from '../embedded-extension.ts';
 import { CliError, c, err, out, say } from '../output.ts';
 import { selfCommand } from '../self.ts';
-import { configDir, isAlive, probePort, readPidFile, secretFor } from '../server-client.ts';
+import { checkServer, configDir, isAlive, probePort, readPidFile, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
 
@@ -73,7 +73,7 @@ export const command: Command = {
     if (existing && existing.port > 0 && existing.port !== port && isAlive(existing.pid) && (await probePort(existing.port)).kind === 'opentabs') {
       const url = `http://${HOST}:${existing.port}`;
       if (values.port === undefined && !process.env.PORT) {
-        if (values.dev) await requireDevMode(existing.port, secretFor(dir), `${url} (pid ${existing.pid})`);
+        if (values.dev) await requireDevMode(dir, existing.port, secretFor(dir), `${url} (pid ${existing.pid})`);
         say(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
         const secret = secretFor(dir);
         if (values['show-config'] && secret) say(`\n${await mcpConfig(url, secret, dir)}`);
@@ -90,13 +90,13 @@ export const command: Command = {
       if (owner.kind === 'opentabs') {
         const secret = secretFor(dir);
         // Another config dir's server holds the port: commands run with this dir would all be refused (401).
-        if (!(await acceptsSecret(port, secret))) {
+        if (!(await acceptsSecret(dir, port, secret))) {
           throw new CliError(
-            `Port ${port} is in use by an OpenTabs server of another config dir (it does not accept the secret of ${dir}). ` +
+            `Port ${port} is in use by a process that is not this config dir's OpenTabs server (it could not prove it knows the secret of ${dir}: another config dir's server, or another program). ` +
               `Pick another port: \`opentabs start --port ${port === 65535 ? port - 1 : port + 1}\`, or stop that server (opentabs stop, with the OPENTABS_CONFIG_DIR it was started with).`,
           );
         }
-        if (values.dev) await requireDevMode(port, secret, `http://${HOST}:${port}`);
+        if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}`);
         say(`OpenTabs server is already running on http://${HOST}:${port}.`);
         if (values['show-config'] && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
         return 0;
@@ -232,8 +232,10 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
  * `start --dev` while this config dir's server already runs without dev mode: it does not watch
  * local plugins, so say so (exit 1) and how to restart it in dev mode, rather than "already running".
  */
-async function requireDevMode(port: number, secret: string | null, where: string): Promise<void> {
+async function requireDevMode(dir: string, port: number, secret: string | null, where: string): Promise<void> {
   let mode: unknown;
+  // The secret goes only to a process that proved it knows it (cli/server-client.ts).
+  if (secret && (await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'flag' }, secret)).kind !== 'verified') return;
   try {
     const res = await fetch(`http://${HOST}:${port}/health`, { headers: secret ? { authorization: `Bearer ${secret}` } : {}, signal: AbortSignal.timeout(5000) });
     mode = ((await res.json()) as { mode?: unknown }).mode;
@@ -248,16 +250,13 @@ async function requireDevMode(port: number, secret: string | null, where: string
   );
 }
 
-/** Whether the OpenTabs server on the port takes this config dir's secret (no secret yet: it cannot be this dir's server). */
-async function acceptsSecret(port: number, secret: string | null): Promise<boolean> {
+/**
+ * Whether the process on the port proves it knows this config dir's secret (the extension's
+ * handshake; the secret itself is not sent). No secret yet: it cannot be this dir's server.
+ */
+async function acceptsSecret(dir: string, port: number, secret: string | null): Promise<boolean> {
   if (!secret) return false;
-  try {
-    const res = await fetch(`http://${HOST}:${port}/health`, { headers: { authorization: `Bearer ${secret}` }, signal: AbortSignal.timeout(2000) });
-    await res.body?.cancel();
-    return res.status !== 401;
-  } catch {
-    return true;
-  }
+  return (await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'flag' }, secret, 2000)).kind !== 'unverified';
 }
 
 function readLogTail(path: string, from: number): string {

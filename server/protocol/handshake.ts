@@ -86,6 +86,23 @@ export function hexEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
+/**
+ * Step 2 for a client: whether a GET /ws-info answer (parsed JSON) proves knowledge of `secret` for
+ * the client nonce it sent. `why` completes "the process on the port …".
+ */
+export async function checkServerProof(
+  secret: string,
+  clientNonce: string,
+  answer: unknown,
+): Promise<{ ok: true; serverNonce: string; extensionConnected: boolean } | { ok: false; why: string }> {
+  const { serverNonce, serverProof, extensionConnected } = (typeof answer === 'object' && answer !== null ? answer : {}) as Partial<Record<keyof WsInfoHandshake, unknown>>;
+  if (typeof serverNonce !== 'string' || !SERVER_NONCE_RE.test(serverNonce) || typeof serverProof !== 'string' || !PROOF_RE.test(serverProof)) {
+    return { ok: false, why: 'answered GET /ws-info without a well-formed proof that it knows the secret' };
+  }
+  if (!hexEqual(await hmacHex(secret, serverProofMessage(clientNonce, serverNonce)), serverProof)) return { ok: false, why: 'could not prove it knows the secret' };
+  return { ok: true, serverNonce, extensionConnected: extensionConnected === true };
+}
+
 export function hmacSubprotocol(serverNonce: string, proof: string): string {
   return `${HMAC_SUBPROTOCOL_PREFIX}${serverNonce}.${proof}`;
 }

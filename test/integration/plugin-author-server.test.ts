@@ -102,7 +102,7 @@ describe('the CLI reloading after a change', () => {
       (fs as { writeSync: unknown }).writeSync = writeSync;
     }
     expect(reloaded).toBe(false);
-    expect(lines.join('')).toContain(`note: the OpenTabs server on ${srv.url} belongs to another config dir (it refused the secret of ${dir}), so it was not reloaded`);
+    expect(lines.join('')).toContain(`note: the server on ${srv.url} is not this config dir's (it does not know the secret of ${dir}; an OpenTabs server of another config dir?), so it was not reloaded`);
   });
 
   test('the server recorded for this config dir refusing the secret is still an error', async () => {
