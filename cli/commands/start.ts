@@ -92,7 +92,7 @@ export const command: Command = {
         // Another config dir's server holds the port: commands run with this dir would all be refused (401).
         if (!(await acceptsSecret(dir, port, secret))) {
           throw new CliError(
-            `Port ${port} is in use by a process that is not this config dir's OpenTabs server (it could not prove it knows the secret of ${dir}: another config dir's server, or another program). ` +
+            `Port ${port} is in use by an OpenTabs server of another config dir, or another program (it could not prove it knows the secret of ${dir}). ` +
               `Pick another port: \`opentabs start --port ${port === 65535 ? port - 1 : port + 1}\`, or stop that server (opentabs stop, with the OPENTABS_CONFIG_DIR it was started with).`,
           );
         }
