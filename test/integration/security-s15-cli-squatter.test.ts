@@ -11,6 +11,9 @@
  * recorded: the secret must appear in none of them, and each command exits non-zero naming the port.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { notifyServerReload } from '../../plugins/tooling/reload.ts';
 import { loadOrCreateSecret } from '../../server/state/secret.ts';
 import { startTestServer, type TestServer } from '../harness/server.ts';
 import { removeDir, runCli, tempDir } from './cli-support.ts';
@@ -116,6 +119,17 @@ for (const withWsInfo of [true, false]) {
         expect(r.stdout).not.toContain(secret);
       });
     }
+
+    test('the plugin build\'s reload notification (server.pid names the port) skips it without sending the secret', async () => {
+      const before = sq.requests.length;
+      writeFileSync(join(configDir, 'server.pid'), JSON.stringify({ pid: process.pid, port: sq.port }));
+      const reloaded = await notifyServerReload(configDir);
+      rmSync(join(configDir, 'server.pid'));
+      expect(reloaded).toBe(false);
+      const seen = sq.requests.slice(before);
+      expect(seen.length).toBeGreaterThan(0);
+      for (const req of seen) expect(JSON.stringify(req)).not.toContain(secret);
+    });
   });
 }
 
