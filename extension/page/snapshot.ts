@@ -1,6 +1,25 @@
 import { frameIndexOf, indexInParent, refsOrNew } from './dom.ts';
 import { deepIndexInParent, framesDeep } from './frames.ts';
 
+/** Characters of snapshot text one document gives at most; the walk stops there, with a mark. */
+export const SNAPSHOT_MAX_CHARS = 100_000;
+/** Elements (and shadow roots) nested deeper than this are not walked, with a mark: the walk recurses. */
+export const SNAPSHOT_NESTING_MAX = 400;
+/** A text node (or preformatted block, or element's name) longer than this is read only this far. */
+const TEXT_SCAN_CHARS = 100_000;
+/** The mark ending a snapshot cut at SNAPSHOT_MAX_CHARS. */
+export const snapshotCutMark = (chars: number) => `[snapshot cut at ${chars} characters: the rest of the page is not shown; snapshot a part with a selector, or pass a smaller maxDepth or interactiveOnly]`;
+
+/** The snapshot held to `max` characters, cut at a line's end, its last line the cut mark. */
+export function cutSnapshot(snapshot: string, max: number): string {
+  let text = snapshot;
+  if (text.length > max) {
+    const end = text.lastIndexOf('\n', max);
+    text = end > 0 ? text.slice(0, end) : text.slice(0, max);
+  }
+  return `${text}\n${snapshotCutMark(max)}`;
+}
+
 /**
  * browser_snapshot: the page as compact, Markdown-like plain text an agent can read and act on:
  *   nav Projects:                      a landmark (nav, header, main, aside, footer, form, dialog …)
@@ -18,6 +37,9 @@ import { deepIndexInParent, framesDeep } from './frames.ts';
  * names (the field carries it); inline content shares one line, as it reads on screen; a
  * landmark whose content is one line shares it, one inside another is indented; an aria-label
  * never hides an element's visible text. Runs in the page (ISOLATED world, where refs live).
+ * Bounded on any page: the walk stops once the text reaches SNAPSHOT_MAX_CHARS and does not go
+ * below SNAPSHOT_NESTING_MAX nested elements (each with a mark saying what was left out and how to
+ * read it), and a giant text node is read only as far as TEXT_SCAN_CHARS.
  */
 export function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean, refPrefix = '', frameMark = '') {
   const TEXT_MAX_CHARS = 2000;
@@ -69,11 +91,12 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   /** A label's own text, without the fields (and their options) inside it. */
   const labelText = (label: Element): string => {
     let s = '';
-    const visit = (n: Node) => {
-      if (n.nodeType === Node.TEXT_NODE) s += n.textContent ?? '';
-      else if (n.nodeType === Node.ELEMENT_NODE && !isField(n as Element) && !SKIP.has((n as Element).tagName)) for (const c of n.childNodes) visit(c);
+    const visit = (n: Node, nesting: number) => {
+      if (s.length > TEXT_SCAN_CHARS) return;
+      if (n.nodeType === Node.TEXT_NODE) s += (n.textContent ?? '').slice(0, TEXT_SCAN_CHARS);
+      else if (n.nodeType === Node.ELEMENT_NODE && nesting < SNAPSHOT_NESTING_MAX && !isField(n as Element) && !SKIP.has((n as Element).tagName)) for (const c of n.childNodes) visit(c, nesting + 1);
     };
-    visit(label);
+    visit(label, 0);
     return squash(s);
   };
   const fieldName = (el: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement) => {
@@ -93,7 +116,9 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       if (el instanceof HTMLInputElement && el.type === 'image') return squash(el.alt || 'submit');
       return fieldName(el);
     }
-    const text = squash((el as HTMLElement).innerText ?? el.textContent);
+    // A giant text is read only as far as TEXT_SCAN_CHARS (layout of all of it for innerText is slow).
+    const all = el.textContent ?? '';
+    const text = squash(all.length > TEXT_SCAN_CHARS ? all.slice(0, TEXT_SCAN_CHARS) : (el as HTMLElement).innerText ?? all);
     // The visible text is kept even when an aria-label names the element otherwise.
     if (aria && text) return aria.includes(text) ? aria : text.includes(aria) ? text : `${text} (${aria})`;
     if (aria || text) return aria || text;
@@ -157,6 +182,17 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   let bullet = '';
   let cont = '';
   let count = 0;
+  /** Characters of text given so far (before indentation); at SNAPSHOT_MAX_CHARS the walk stops. */
+  let size = 0;
+  let full = false;
+  /** Whether the walk left something out for being full. */
+  let stopped = false;
+  const grow = (n: number) => {
+    size += n;
+    if (size >= SNAPSHOT_MAX_CHARS) full = true;
+  };
+  /** Elements (and shadow roots) the walk is inside now. */
+  let nesting = 0;
   const flush = () => {
     const t = cur.replace(/ {2,}/g, ' ').trim();
     cur = '';
@@ -166,6 +202,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   };
   const add = (s: string) => {
     cur += s;
+    grow(s.length);
   };
   /** Renders fn's content apart and returns its lines (for a heading, cell or landmark). */
   const apart = (fn: () => void): string[] => {
@@ -184,15 +221,44 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   let landmarkDepth = 0;
 
   const walkChildren = (el: Element, depth: number, inLabel: boolean, pre: boolean) => {
+    if (full) {
+      stopped = true;
+      return;
+    }
+    if (nesting >= SNAPSHOT_NESTING_MAX) {
+      // The walk recurses: a page nesting thousands of elements (or shadow roots) would overflow
+      // the stack (or hang the tab); what is below is said to be left out, once per subtree.
+      if (el.firstChild || el.shadowRoot) {
+        const mark = `[elements nested more than ${SNAPSHOT_NESTING_MAX} deep are not shown: snapshot a deeper part with a selector]`;
+        if (interactiveOnly) lines.push(mark);
+        else add(` ${mark} `);
+      }
+      return;
+    }
+    nesting++;
+    try {
+      walkChildrenNow(el, depth, inLabel, pre);
+    } finally {
+      nesting--;
+    }
+  };
+  const walkChildrenNow = (el: Element, depth: number, inLabel: boolean, pre: boolean) => {
     // The page as it renders: a host of an open shadow root shows its shadow tree (web components
     // drew nothing here before), a <slot> the nodes assigned to it (else its fallback content).
     const assigned = el instanceof HTMLSlotElement ? el.assignedNodes({ flatten: true }) : [];
     const children = el.shadowRoot ? el.shadowRoot.childNodes : assigned.length ? assigned : el.childNodes;
     for (const child of children) {
+      if (full) {
+        stopped = true;
+        break;
+      }
       if (child.nodeType === Node.TEXT_NODE) {
         if (inLabel || interactiveOnly) continue;
         const raw = child.textContent ?? '';
-        if (pre) {
+        if (raw.length > TEXT_SCAN_CHARS) {
+          // A giant text: only its start is read (squashing all of it could take seconds).
+          add(` ${squash(raw.slice(0, TEXT_SCAN_CHARS)).slice(0, TEXT_MAX_CHARS)}… [about ${raw.length - TEXT_MAX_CHARS} more characters: browser_get_tab_content with a selector reads it all] `);
+        } else if (pre) {
           raw.split('\n').forEach((part, i) => {
             if (i) flush();
             add(part.replace(/\s+/g, ' '));
@@ -207,6 +273,10 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
 
   let deep: Element[] | undefined;
   const walk = (el: Element, depth: number, inLabel: boolean) => {
+    if (full) {
+      stopped = true;
+      return;
+    }
     if (SKIP.has(el.tagName)) return;
     if ((el as HTMLElement).hidden || el.getAttribute('aria-hidden') === 'true') return;
     const cs = getComputedStyle(el);
@@ -225,7 +295,9 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       const name = cut(squash(ariaName(el) || el.getAttribute('title') || el.getAttribute('name')), NAME_MAX_CHARS, 'read it with browser_query_elements');
       flush();
       count++;
-      lines.push(`${interactiveOnly ? '' : bullet || cont}${frameMark}${JSON.stringify([index, name, (el as HTMLIFrameElement).src, deep.indexOf(el)])}`);
+      const line = `${interactiveOnly ? '' : bullet || cont}${frameMark}${JSON.stringify([index, name, (el as HTMLIFrameElement).src, deep.indexOf(el)])}`;
+      lines.push(line);
+      grow(line.length);
       bullet = '';
       return;
     }
@@ -239,7 +311,10 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       const token = control(el, role ?? 'clickable', leaf);
       // A field gets a line of its own (so does a block-level control, as on screen).
       const ownLine = block || (isField(el) && !['button', 'submit', 'reset', 'image'].includes((el as HTMLInputElement).type));
-      if (interactiveOnly) lines.push(token);
+      if (interactiveOnly) {
+        lines.push(token);
+        grow(token.length + 1);
+      }
       else if (ownLine) {
         // On a line of its own, as on screen.
         flush();
@@ -286,6 +361,10 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       count++;
       const cells: string[] = [];
       for (const c of el.children) {
+        if (full) {
+          stopped = true;
+          break;
+        }
         if (SKIP.has(c.tagName) || (c as HTMLElement).hidden || getComputedStyle(c).display === 'none') continue;
         cells.push(apart(() => walk(c, depth + 1, inLabel)).join(' '));
       }
@@ -335,7 +414,11 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     // Preformatted text keeps its lines and their indentation (a <pre> is fenced as code).
     if (pre && block && !hasActionable(el)) {
       flush();
-      const text = cut((el as HTMLElement).innerText.replace(/\n+$/, ''), TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all');
+      const all = el.textContent ?? '';
+      const text = all.length > TEXT_SCAN_CHARS
+        ? `${all.slice(0, TEXT_MAX_CHARS)}… [about ${all.length - TEXT_MAX_CHARS} more characters: browser_get_tab_content with a selector reads it all]`
+        : cut((el as HTMLElement).innerText.replace(/\n+$/, ''), TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all');
+      grow(text.length);
       if (text.trim()) {
         const fence = el.tagName === 'PRE' ? ['```'] : [];
         lines.push(...[...fence, ...text.split('\n'), ...fence].map((l) => (bullet || cont) + l.trimEnd()));
@@ -348,7 +431,16 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     walkChildren(el, depth, inLabel || label, pre);
     if (block) flush();
   };
-  walk(root, 0, false);
+  try {
+    walk(root, 0, false);
+  } catch (err) {
+    // Not expected with the bounds above; a clear answer rather than none if the stack runs out.
+    if (err instanceof RangeError) return { error: `The page is nested too deeply to snapshot whole (${err.message}): snapshot a part with a selector` };
+    throw err;
+  }
   flush();
-  return { url: location.href, title: document.title, elements: count, snapshot: lines.join('\n'), frameIndex: indexInParent(), frameDeep: deepIndexInParent() };
+  let snapshot = lines.join('\n');
+  // Indentation is not counted while walking: the whole is held to the bound at a line's end too.
+  if (stopped || snapshot.length > SNAPSHOT_MAX_CHARS) snapshot = cutSnapshot(snapshot, SNAPSHOT_MAX_CHARS);
+  return { url: location.href, title: document.title, elements: count, snapshot, frameIndex: indexInParent(), frameDeep: deepIndexInParent() };
 }

@@ -281,7 +281,9 @@ export const readingTools = {
     const maxDepth = input.maxDepth ?? 50;
     const interactiveOnly = input.interactiveOnly === true;
     const target = await checkedScriptTarget(tab.id!);
-    const top = unwrap(await runInTab(tab.id!, 'snapshotPage', [input.selector ?? null, maxDepth, interactiveOnly, '', FRAME_MARK], null, target)) as PageSnapshot;
+    const answer = await runInTab(tab.id!, 'snapshotPage', [input.selector ?? null, maxDepth, interactiveOnly, '', FRAME_MARK], null, target);
+    if (!answer) throw new ToolError(`The page in tab ${tab.id} gave no snapshot (it navigated, or its script failed); try again, or snapshot a part with a selector`, { code: 'not_available', category: 'internal', retryable: true });
+    const top = unwrap(answer) as PageSnapshot;
     const { frameIndex: _, frameDeep: __, ...r } = { ...top, ...(await withFrames(tab.id!, top, FRAME_MARK, maxDepth, interactiveOnly, target.documentIds?.[0])) };
     // The model reads the outline as plain text; REST callers get the same fields as JSON.
     return { value: r, text: `Page: ${r.title} (${r.url})\n${r.snapshot}` };

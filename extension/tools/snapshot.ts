@@ -1,4 +1,5 @@
 import { childFrames, FRAME_LEVELS_MAX, frameRefusal, matchFrames, runInFrame } from './frames.ts';
+import { cutSnapshot, SNAPSHOT_MAX_CHARS } from '../page/snapshot.ts';
 import { redactedUrl } from './url-policy.ts';
 
 /**
@@ -14,7 +15,8 @@ const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` 
  * In the worker: the top document's snapshot with each iframe's line (the mark snapshotPage put
  * there) replaced by the frame's own snapshot, indented under `iframe Name (url):`, its refs fFeN
  * (F the frameId). A frame whose URL the policy refuses is never scripted: its line says why its
- * content is not shown. Frames are matched to their iframes by matchFrames (frames.ts).
+ * content is not shown. Frames are matched to their iframes by matchFrames (frames.ts). The whole
+ * is held to SNAPSHOT_MAX_CHARS like each document's part, cut at a line's end with a mark.
  */
 export async function withFrames(tabId: number, top: { snapshot: string; elements: number }, mark: string, maxDepth: number, interactiveOnly: boolean, topDocumentId?: string): Promise<{ snapshot: string; elements: number }> {
   if (!top.snapshot.includes(mark)) return top;
@@ -70,5 +72,5 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
     return out;
   };
   const snapshot = (await expand(top.snapshot, 0, 0, topDocumentId)).join('\n');
-  return { snapshot, elements };
+  return { snapshot: snapshot.length > SNAPSHOT_MAX_CHARS ? cutSnapshot(snapshot, SNAPSHOT_MAX_CHARS) : snapshot, elements };
 }
