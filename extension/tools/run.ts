@@ -142,6 +142,9 @@ async function explainFailure(err: unknown, call: { tool: string; input: Record<
     const tab = await chrome.tabs.get(id).catch(() => null);
     if (!tab) return new ToolError(`Tab ${id} was closed while ${call.tool} ran on it. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
     if (tab.discarded) return discardedError(id);
+    // Not discarded yet unloaded: its renderer stopped (a crash, e.g. on a page nested too deep
+    // for Chrome to lay out); every call on it fails until it is reloaded.
+    if (tab.status === 'unloaded') return new ToolError(`The page in tab ${id} is not loaded (its renderer stopped: the page crashed or Chrome unloaded it), so ${call.tool} could not run; reload it with browser_reload_tab, then retry`, { code: 'not_available', category: 'validation', retryable: true });
     const message = String((err as Error | null)?.message ?? '');
     // The document the call worked in went away under it.
     // (A script pinned to a document, or a DevTools call bound to one, finds it gone.)
