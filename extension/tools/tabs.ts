@@ -30,6 +30,10 @@ export function tabSummary(t: chrome.tabs.Tab) {
 
 export { getTab };
 
+/** After a navigation ended without a page (ERR_ABORTED, nothing committed): how often, and how far apart, the tab is looked at for having settled. */
+const NO_PAGE_RECHECKS = 40;
+const NO_PAGE_RECHECK_MS = 50;
+
 /** Resolves when the tab starts and then finishes the navigation we are about to trigger. */
 export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded', timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -66,11 +70,22 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
         // Also what a navigation that another one replaced reports: that one is under way then.
         // Nothing under way and nothing committed means the URL gave no page (a download, a 204,
         // a redirect to javascript:): the tab stays where it was, and waiting would only time out.
-        if (!started) void chrome.tabs.get(tabId).then((t) => {
-          if (done || started || t.status !== 'complete' || t.pendingUrl) return;
-          cleanup();
-          reject(new ToolError(`Navigation gave no page (${d.error}): the URL answered with a download, no content or a redirect Chrome refused; tab ${tabId} still shows ${t.url ? (tabRefusal(t) ? redactedUrl(t.url) : t.url) : 'its page'}`, { code: 'tool_error', category: 'not_found' }));
-        }, () => {});
+        // Chrome may report the tab as loading for a moment after the error (on a busy machine,
+        // long enough for one look to miss it): look again a few times before leaving it to the
+        // timeout.
+        const look = (tries: number): void => {
+          if (done || started) return;
+          void chrome.tabs.get(tabId).then((t) => {
+            if (done || started) return;
+            if (t.status !== 'complete' || t.pendingUrl) {
+              if (tries > 1) setTimeout(() => look(tries - 1), NO_PAGE_RECHECK_MS);
+              return;
+            }
+            cleanup();
+            reject(new ToolError(`Navigation gave no page (${d.error}): the URL answered with a download, no content or a redirect Chrome refused; tab ${tabId} still shows ${t.url ? (tabRefusal(t) ? redactedUrl(t.url) : t.url) : 'its page'}`, { code: 'tool_error', category: 'not_found' }));
+          }, () => {});
+        };
+        look(NO_PAGE_RECHECKS);
         return;
       }
       cleanup();
