@@ -3,7 +3,7 @@
  * opens: read auth.json / server.json from the extension's own folder, then GET /ws-info and
  * check that the process on the port proves it knows the secret. Used by connection.ts.
  */
-import { CLIENT_NONCE_HEADER, PROOF_RE, SERVER_NONCE_RE, hexEqual, hmacHex, randomHex, serverProofMessage } from '../../server/protocol/handshake.ts';
+import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../../server/protocol/handshake.ts';
 
 /** A JSON file of the extension's own folder (the server writes auth.json and server.json there), or null. */
 export async function readOwnJson<T>(file: string): Promise<T | null> {
@@ -38,18 +38,14 @@ export async function verifiedServer(
     detail: `The process on 127.0.0.1:${port} ${why}, so it is not trusted with the secret. If the OpenTabs server runs there, its secret differs from auth.json (rotated?); otherwise another program holds the port.`,
   });
   if (!res.ok) return unverified(`answered GET /ws-info with HTTP ${res.status} instead of a handshake`);
-  let body: { serverNonce?: unknown; serverProof?: unknown; extensionConnected?: unknown };
+  let body: unknown;
   try {
-    body = (await res.json()) as typeof body;
+    body = await res.json();
   } catch {
     return unverified('answered GET /ws-info with something other than JSON');
   }
-  const { serverNonce, serverProof } = body ?? {};
-  if (typeof serverNonce !== 'string' || !SERVER_NONCE_RE.test(serverNonce) || typeof serverProof !== 'string' || !PROOF_RE.test(serverProof)) {
-    return unverified('answered GET /ws-info without a well-formed handshake');
-  }
-  if (!hexEqual(await hmacHex(secret, serverProofMessage(clientNonce, serverNonce)), serverProof)) {
-    return unverified('could not prove it knows the secret in auth.json');
-  }
-  return { ok: true, serverNonce, extensionConnected: body.extensionConnected === true };
+  // The same check the CLI and the stdio bridge run (one definition, server/protocol/handshake.ts).
+  const proof = await checkServerProof(secret, clientNonce, body);
+  if (!proof.ok) return unverified(`${proof.why} in auth.json`);
+  return proof;
 }
