@@ -15,6 +15,7 @@ import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageTools
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { refusalReason } from '../tools/url-policy.ts';
+import { TokenBucket } from '../../server/protocol/token-bucket.ts';
 import { PAGE_TOOLS_LISTS_ALL_TABS_BURST, PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND, PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
 import type { Connection } from './connection.ts';
 
@@ -44,17 +45,6 @@ interface PageTab {
   uncheckedTimer: ReturnType<typeof setTimeout> | null;
 }
 
-interface Bucket {
-  tokens: number;
-  refilledAt: number;
-}
-
-/** Refill `b` up to `burst` at `perSecond`; the milliseconds until it holds one token (0: it does now). */
-function refill(b: Bucket, burst: number, perSecond: number, now: number): number {
-  b.tokens = Math.min(burst, b.tokens + ((now - b.refilledAt) / 1000) * perSecond);
-  b.refilledAt = now;
-  return b.tokens >= 1 ? 0 : Math.ceil(((1 - b.tokens) / perSecond) * 1000);
-}
 
 interface PendingCall {
   via: PageTab;
@@ -69,13 +59,13 @@ export class PageTools {
    * Per tab (not per document, so a page reloading itself in a loop gains nothing): updates it may
    * send now (up to PAGE_TOOLS_UPDATES_BURST, refilled at PAGE_TOOLS_UPDATES_PER_SECOND).
    */
-  private buckets = new Map<number, Bucket>();
+  private buckets = new Map<number, TokenBucket>();
   /**
    * Lists from pages this worker checks (sanitizes): per tab (kept across its documents) and for
    * all tabs together. A list over either waits, and only the tab's latest one is checked.
    */
-  private checkBuckets = new Map<number, Bucket>();
-  private checkAll: Bucket = { tokens: PAGE_TOOLS_LISTS_ALL_TABS_BURST, refilledAt: Date.now() };
+  private checkBuckets = new Map<number, TokenBucket>();
+  private checkAll = new TokenBucket(PAGE_TOOLS_LISTS_ALL_TABS_BURST, PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND);
   private changeListeners = new Set<() => void>();
 
   /** Runs after the server took a tab's new list (or its removal). */
@@ -190,9 +180,9 @@ export class PageTools {
   private checkLatest(tab: PageTab): void {
     if (tab.uncheckedTimer || tab.unchecked === undefined) return;
     const now = Date.now();
-    const b = this.checkBuckets.get(tab.tabId) ?? { tokens: PAGE_TOOLS_UPDATES_BURST, refilledAt: now };
+    const b = this.checkBuckets.get(tab.tabId) ?? new TokenBucket(PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND, now);
     this.checkBuckets.set(tab.tabId, b);
-    const waitMs = Math.max(refill(b, PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND, now), refill(this.checkAll, PAGE_TOOLS_LISTS_ALL_TABS_BURST, PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND, now));
+    const waitMs = Math.max(b.waitMs(1, now), this.checkAll.waitMs(1, now));
     if (waitMs > 0) {
       tab.uncheckedTimer = setTimeout(() => {
         tab.uncheckedTimer = null;
@@ -200,8 +190,8 @@ export class PageTools {
       }, waitMs);
       return;
     }
-    b.tokens -= 1;
-    this.checkAll.tokens -= 1;
+    b.take();
+    this.checkAll.take();
     const raw = tab.unchecked;
     tab.unchecked = undefined;
     this.take(tab, raw);
@@ -238,19 +228,17 @@ export class PageTools {
     const key = JSON.stringify(tab.tools);
     if (key === tab.reported || !this.conn.connected || tab.pending) return;
     const now = Date.now();
-    const b = this.buckets.get(tab.tabId) ?? { tokens: PAGE_TOOLS_UPDATES_BURST, refilledAt: now };
+    const b = this.buckets.get(tab.tabId) ?? new TokenBucket(PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND, now);
     this.buckets.set(tab.tabId, b);
-    b.tokens = Math.min(PAGE_TOOLS_UPDATES_BURST, b.tokens + ((now - b.refilledAt) / 1000) * PAGE_TOOLS_UPDATES_PER_SECOND);
-    b.refilledAt = now;
-    if (b.tokens < 1) {
-      const waitMs = Math.ceil(((1 - b.tokens) / PAGE_TOOLS_UPDATES_PER_SECOND) * 1000);
+    const waitMs = b.waitMs(1, now);
+    if (waitMs > 0) {
       tab.pending = setTimeout(() => {
         tab.pending = null;
         if (this.tabs.get(tab.tabId) === tab) void this.report(tab);
       }, waitMs);
       return;
     }
-    b.tokens -= 1;
+    b.take();
     tab.reported = key;
     try {
       const r = await this.conn.request('pageTools.update', { tabId: tab.tabId, url: tab.url, tools: tab.tools });

@@ -13,6 +13,7 @@
 import { TAB_PORT_NAME, utf8Bytes, type PortToBridge } from '../../server/protocol/page-channel.ts';
 import { checkPageMessage } from '../shared/page-message.ts';
 import type { DispatchResult, LogEntry, PluginInfo } from '../../server/protocol/methods.ts';
+import { TokenBucket } from '../../server/protocol/token-bucket.ts';
 import { PLUGIN_LOG_BATCH_MAX_BYTES, PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PER_SECOND, PLUGIN_LOG_LINES_BURST, PLUGIN_LOG_LINES_PER_SECOND } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
@@ -50,7 +51,7 @@ interface PendingCall {
   resolve: (r: DispatchResult) => void;
   reject: (e: Error) => void;
   /** Progress budget (PROGRESS_BURST / PROGRESS_PER_SECOND), and the report waiting for it. */
-  progress?: { tokens: number; at: number; held?: { progress: number; total?: number; message?: string }; timer?: ReturnType<typeof setTimeout> };
+  progress?: { bucket: TokenBucket; held?: { progress: number; total?: number; message?: string }; timer?: ReturnType<typeof setTimeout> };
 }
 
 /** What the ports need of the plugin runtime (plugins.ts). */
@@ -90,7 +91,7 @@ export class TabPorts {
    * gains nothing): PLUGIN_LOG_LINES_* lines and PLUGIN_LOG_CHARS_* characters; lines dropped since
    * the last one that went through.
    */
-  private logBudgets = new Map<number, { lines: number; chars: number; at: number; dropped: number }>();
+  private logBudgets = new Map<number, { lines: TokenBucket; chars: TokenBucket; dropped: number }>();
 
   constructor(private readonly host: PortHost) {}
 
@@ -100,18 +101,14 @@ export class TabPorts {
     let b = this.logBudgets.get(tabId);
     if (!b) {
       if (this.logBudgets.size >= 1000) this.logBudgets.delete(this.logBudgets.keys().next().value!);
-      this.logBudgets.set(tabId, (b = { lines: PLUGIN_LOG_LINES_BURST, chars: PLUGIN_LOG_CHARS_BURST, at: now, dropped: 0 }));
+      this.logBudgets.set(tabId, (b = { lines: new TokenBucket(PLUGIN_LOG_LINES_BURST, PLUGIN_LOG_LINES_PER_SECOND, now), chars: new TokenBucket(PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PER_SECOND, now), dropped: 0 }));
     }
-    const secs = (now - b.at) / 1000;
-    b.at = now;
-    b.lines = Math.min(PLUGIN_LOG_LINES_BURST, b.lines + secs * PLUGIN_LOG_LINES_PER_SECOND);
-    b.chars = Math.min(PLUGIN_LOG_CHARS_BURST, b.chars + secs * PLUGIN_LOG_CHARS_PER_SECOND);
-    if (b.lines < 1 || b.chars < chars) {
+    if (b.lines.level(now) < 1 || b.chars.level(now) < chars) {
       b.dropped++;
       return { ok: false, dropped: b.dropped };
     }
-    b.lines -= 1;
-    b.chars -= chars;
+    b.lines.take();
+    b.chars.take(chars);
     const dropped = b.dropped;
     b.dropped = 0;
     return { ok: true, dropped };
@@ -298,11 +295,10 @@ export class TabPorts {
   /** A call's progress goes on within its budget; over it, the latest report waits for the next token. */
   private reportProgress(id: string, c: PendingCall, p: { progress: number; total?: number; message?: string }): void {
     const now = Date.now();
-    const b = (c.progress ??= { tokens: PROGRESS_BURST, at: now });
-    b.tokens = Math.min(PROGRESS_BURST, b.tokens + ((now - b.at) / 1000) * PROGRESS_PER_SECOND);
-    b.at = now;
-    if (!b.timer && b.tokens >= 1) {
-      b.tokens -= 1;
+    const b = (c.progress ??= { bucket: new TokenBucket(PROGRESS_BURST, PROGRESS_PER_SECOND, now) });
+    const waitMs = b.bucket.waitMs(1, now);
+    if (!b.timer && waitMs === 0) {
+      b.bucket.take();
       this.host.progress(id, p);
       return;
     }
@@ -312,7 +308,7 @@ export class TabPorts {
       const held = b.held;
       b.held = undefined;
       if (held && this.calls.get(id) === c) this.reportProgress(id, c, held);
-    }, Math.ceil(((1 - b.tokens) / PROGRESS_PER_SECOND) * 1000) + 1);
+    }, waitMs + 1);
   }
 
   /** Batch a log line; a batch goes out at LOG_BATCH_MAX lines, PLUGIN_LOG_BATCH_MAX_BYTES, or after LOG_FLUSH_MS. */

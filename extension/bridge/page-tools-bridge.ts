@@ -21,6 +21,7 @@ import {
   type PageToolsToBridge,
 } from '../../server/protocol/page-tools.ts';
 import { PAGE_TOOLS_LIST_BYTES_BURST, PAGE_TOOLS_LIST_BYTES_PER_SECOND, PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
+import { TokenBucket } from '../../server/protocol/token-bucket.ts';
 
 /** Ports the worker refused (it does for pages it never takes tools from) before the bridge gives up. */
 const MAX_REFUSED_CONNECTS = 3;
@@ -43,7 +44,7 @@ const MAX_REFUSED_CONNECTS = 3;
   /** A list waiting for the budget, and its timer. */
   let held: PageToolsToBridge | null = null;
   let heldTimer: ReturnType<typeof setTimeout> | null = null;
-  const budget = { lists: PAGE_TOOLS_UPDATES_BURST, bytes: PAGE_TOOLS_LIST_BYTES_BURST, at: Date.now() };
+  const budget = { lists: new TokenBucket(PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND), bytes: new TokenBucket(PAGE_TOOLS_LIST_BYTES_BURST, PAGE_TOOLS_LIST_BYTES_PER_SECOND) };
 
   g[KEY] = { alive: () => !dead && chrome.runtime?.id !== undefined };
 
@@ -111,23 +112,19 @@ const MAX_REFUSED_CONNECTS = 3;
   function flush(): void {
     if (!held || heldTimer) return;
     const now = Date.now();
-    const secs = (now - budget.at) / 1000;
-    budget.at = now;
-    budget.lists = Math.min(PAGE_TOOLS_UPDATES_BURST, budget.lists + secs * PAGE_TOOLS_UPDATES_PER_SECOND);
-    budget.bytes = Math.min(PAGE_TOOLS_LIST_BYTES_BURST, budget.bytes + secs * PAGE_TOOLS_LIST_BYTES_PER_SECOND);
     const cost = Math.min(JSON.stringify(held).length, PAGE_TOOLS_LIST_BYTES_BURST);
-    if (budget.lists >= 1 && budget.bytes >= cost) {
-      budget.lists -= 1;
-      budget.bytes -= cost;
+    const waitMs = Math.max(budget.lists.waitMs(1, now), budget.bytes.waitMs(cost, now));
+    if (waitMs === 0) {
+      budget.lists.take();
+      budget.bytes.take(cost);
       const msg = held;
       held = null;
       return send(msg);
     }
-    const waitMs = Math.max((1 - budget.lists) / PAGE_TOOLS_UPDATES_PER_SECOND, (cost - budget.bytes) / PAGE_TOOLS_LIST_BYTES_PER_SECOND) * 1000;
     heldTimer = setTimeout(() => {
       heldTimer = null;
       flush();
-    }, Math.ceil(waitMs) + 1);
+    }, waitMs + 1);
   }
 
   function send(msg: PageToolsToBridge): void {

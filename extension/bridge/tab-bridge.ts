@@ -17,6 +17,7 @@
 import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, type PortToBridge } from '../../server/protocol/page-channel.ts';
 import { checkPageMessage } from '../shared/page-message.ts';
 import { PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PER_SECOND, PLUGIN_LOG_LINES_BURST, PLUGIN_LOG_LINES_PER_SECOND } from '../../server/protocol/limits.ts';
+import { TokenBucket } from '../../server/protocol/token-bucket.ts';
 
 /** Malformed messages reported in the console per bridge. */
 const MAX_WARNINGS = 10;
@@ -39,21 +40,17 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
   let warnings = 0;
   /** Calls the worker sent over this bridge with no result yet (id → plugin). */
   const open = new Map<string, string>();
-  const logBudget = { lines: PLUGIN_LOG_LINES_BURST, chars: PLUGIN_LOG_CHARS_BURST, at: Date.now() };
+  const logBudget = { lines: new TokenBucket(PLUGIN_LOG_LINES_BURST, PLUGIN_LOG_LINES_PER_SECOND), chars: new TokenBucket(PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PER_SECOND) };
   let logDropped = 0;
   /** A log line over the budget: dropped and counted; the next line that goes is preceded by the count. */
   const overLogBudget = (chars: number): boolean => {
     const now = Date.now();
-    const secs = (now - logBudget.at) / 1000;
-    logBudget.at = now;
-    logBudget.lines = Math.min(PLUGIN_LOG_LINES_BURST, logBudget.lines + secs * PLUGIN_LOG_LINES_PER_SECOND);
-    logBudget.chars = Math.min(PLUGIN_LOG_CHARS_BURST, logBudget.chars + secs * PLUGIN_LOG_CHARS_PER_SECOND);
-    if (logBudget.lines < 2 || logBudget.chars < chars + 200) {
+    if (logBudget.lines.level(now) < 2 || logBudget.chars.level(now) < chars + 200) {
       logDropped++;
       return true;
     }
-    logBudget.lines -= 1;
-    logBudget.chars -= chars;
+    logBudget.lines.take();
+    logBudget.chars.take(chars);
     return false;
   };
   const refuse = (why: string) => {
