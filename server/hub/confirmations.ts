@@ -142,8 +142,8 @@ const MAX_CANDIDATE_TABS = 5;
 
 /**
  * What a call touches, as far as the server knows before it runs: the explicit tab (REST `tabId`
- * or a `tabId` argument), the page (a `url` argument, else that tab's URL as the extension last
- * reported it for some plugin) and its domain; for a plugin tool without a tab, the plugin's
+ * or a `tabId` argument), the page (a built-in's `url` argument, else that tab's URL as the
+ * extension last reported it for some plugin) and its domain; for a plugin tool without a tab, the plugin's
  * open tabs (the extension runs it in the best-ranked one).
  */
 export function confirmationTarget(
@@ -157,8 +157,11 @@ export function confirmationTarget(
   const target: ConfirmationTarget = {};
   const tabId = explicitTabId ?? (typeof args.tabId === 'number' ? args.tabId : undefined);
   if (tabId !== undefined) target.tabId = tabId;
-  // A built-in that names a site by its origin (browser_clear_site_data) is about that site.
-  let url = typeof args.url === 'string' ? args.url : tool.kind === 'browser' && typeof args.origin === 'string' ? args.origin : tabUrl;
+  // A built-in's `url` argument is the page it opens or acts on; one that names a site by its
+  // origin (browser_clear_site_data) is about that site. A plugin tool always runs in a tab of its
+  // plugin: a `url` argument of its own is only an argument (shown with the others), never the
+  // page the card names, and it does not stand in for the plugin's tabs.
+  let url = tool.kind !== 'browser' ? tabUrl : typeof args.url === 'string' ? args.url : typeof args.origin === 'string' ? args.origin : tabUrl;
   if (url === undefined && tabId !== undefined) {
     for (const s of hub.allTabStates().values()) {
       const t = s.tabs.find((x) => x.tabId === tabId);

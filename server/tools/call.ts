@@ -160,8 +160,8 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       if (tool.kind === 'plugin') {
         if (target.tabId !== undefined) {
           dispatchTabId = target.tabId;
-          // The card's URL is the tab's unless the call has a url argument of its own.
-          if (typeof (args as { url?: unknown }).url !== 'string' && target.url !== undefined) approvedUrl = target.url;
+          // The card's URL is the tab's (a plugin tool's own url argument is not a page).
+          if (target.url !== undefined) approvedUrl = target.url;
         } else if (target.candidateTabs?.length) approvedTabs = target.candidateTabs.map((c) => c.tabId);
       }
     }
