@@ -21,6 +21,7 @@ import {
   PAGE_TOOLS_MAX_PER_TAB,
 } from '../limits.ts';
 import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
+import { TokenBucket } from '../protocol/token-bucket.ts';
 import type { CatalogTool } from './catalog-types.ts';
 import { schemaProblem } from './schema-check.ts';
 
@@ -65,12 +66,6 @@ class CheckedSchemas {
   }
 }
 
-/** Bytes of new schema text a tab may still have checked (a token bucket per tab). */
-interface CheckBudget {
-  bytes: number;
-  at: number;
-}
-
 interface TabTools {
   tabId: number;
   url: string;
@@ -93,7 +88,8 @@ export function mcpSafeName(name: string): string {
 export class PageToolRegistry {
   private tabs = new Map<number, TabTools>();
   private checked = new CheckedSchemas();
-  private budgets = new Map<number, CheckBudget>();
+  /** Per tab: bytes of new schema text it may still have checked. */
+  private budgets = new Map<number, TokenBucket>();
 
   /** `catalog` is the store that owns this registry: page tools are checked against it and rebuild it. */
   constructor(
@@ -113,7 +109,8 @@ export class PageToolRegistry {
       for (const other of this.tabs.values()) if (other.tabId !== tabId && other.origin === origin) originCount += other.tools.length;
       const taken = new Set<string>();
       const catalog = this.catalog.current();
-      const budget = this.budgetOf(tabId);
+      const now = Date.now();
+      const budget = this.budgetOf(tabId, now);
       // Characters of new schemas left unchecked for want of budget (they set retryAfterMs).
       let unchecked = 0;
       for (const raw of tools) {
@@ -127,7 +124,7 @@ export class PageToolRegistry {
           known = this.checked.get(json);
           if (known) return known.schema;
           // Over the budget nothing of it is parsed either.
-          overBudget = json.length > budget.bytes;
+          overBudget = json.length > budget.level(now);
           return overBudget ? {} : (JSON.parse(json) as Record<string, unknown>);
         });
         if (!s.ok) {
@@ -142,7 +139,7 @@ export class PageToolRegistry {
             refused.push({ name: t.name, reason: `not checked yet: this tab sent more new schemas than the server checks (${PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND / 1024} KB a second); the list is sent again in a moment`, retryAfterMs: 0 });
             continue;
           }
-          budget.bytes -= text.length;
+          budget.take(text.length);
           known = { schema: t.inputSchema, problem: this.schemaRefusal(t.inputSchema) };
           this.checked.set(text, known);
         }
@@ -169,7 +166,7 @@ export class PageToolRegistry {
       }
       if (unchecked > 0) {
         // When the budget will cover every schema left unchecked.
-        const retryAfterMs = Math.max(1, Math.ceil(((unchecked - budget.bytes) / PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND) * 1000));
+        const retryAfterMs = Math.max(1, budget.waitMs(unchecked, now));
         for (const r of refused) if (r.retryAfterMs !== undefined) r.retryAfterMs = retryAfterMs;
       }
     }
@@ -183,18 +180,15 @@ export class PageToolRegistry {
     return { refused };
   }
 
-  /** Tab `tabId`'s budget for checking new schemas, refilled for the time since its last use. */
-  private budgetOf(tabId: number): CheckBudget {
-    const now = Date.now();
+  /** Tab `tabId`'s budget for checking new schemas (refilled for the time since its last use). */
+  private budgetOf(tabId: number, now: number): TokenBucket {
     let b = this.budgets.get(tabId);
     if (!b) {
       // Tabs come and go: forget the ones whose budget has refilled anyway.
-      if (this.budgets.size >= 1024) for (const [id, old] of this.budgets) if (now - old.at > (PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES / PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND) * 1000) this.budgets.delete(id);
-      b = { bytes: PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES, at: now };
+      if (this.budgets.size >= 1024) for (const [id, old] of this.budgets) if (old.level(now) >= old.burst) this.budgets.delete(id);
+      b = new TokenBucket(PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES, PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND, now);
       this.budgets.set(tabId, b);
     }
-    b.bytes = Math.min(PAGE_TOOL_SCHEMA_CHECK_BURST_BYTES, b.bytes + ((now - b.at) / 1000) * PAGE_TOOL_SCHEMA_CHECK_BYTES_PER_SECOND);
-    b.at = now;
     return b;
   }
 
