@@ -14,17 +14,33 @@ import type { PendingConfirmation } from '../shared/panel-protocol.ts';
 import { ARM_MS, forgetOthers, stillFor } from './arming.ts';
 import { h, showHidden } from './dom.ts';
 
+/** Characters of a target line (URL, domain) shown before it is cut: the site comes first in them. */
+const TARGET_PREVIEW_CHARS = 300;
+
+/**
+ * A target line as the user must read it: a URL or a domain may come from the agent's arguments
+ * (a built-in's `url`, `origin`, `domain`), so invisible and direction-changing characters are
+ * written as \uXXXX as in the arguments, and a long one is cut with a mark, so it can neither
+ * read as another site nor push the arguments and buttons away.
+ */
+function targetText(s: string): string {
+  const shown = showHidden(s);
+  if (shown.length <= TARGET_PREVIEW_CHARS) return shown;
+  const more = shown.length - TARGET_PREVIEW_CHARS;
+  return `${shown.slice(0, TARGET_PREVIEW_CHARS)} … ${more.toLocaleString('en-US')} more character${more === 1 ? '' : 's'}`;
+}
+
 function approvalTarget(p: PendingConfirmation): HTMLElement {
   const t = p.target ?? {};
   const lines: HTMLElement[] = [
     h('div', { class: 'row' }, h('strong', { class: 'name', 'data-testid': 'approval-tool' }, p.tool), h('span', { class: 'muted', 'data-testid': 'approval-plugin' }, p.plugin === 'browser' ? 'built-in' : `plugin ${p.plugin}`)),
   ];
-  if (t.domain) lines.push(h('div', { class: 'domain', 'data-testid': 'approval-domain' }, t.domain));
-  if (t.url) lines.push(h('div', { class: 'url', 'data-testid': 'approval-url', title: t.url }, t.url));
+  if (t.domain) lines.push(h('div', { class: 'domain', 'data-testid': 'approval-domain' }, targetText(t.domain)));
+  if (t.url) lines.push(h('div', { class: 'url', 'data-testid': 'approval-url' }, targetText(t.url)));
   if (t.tabId !== undefined) lines.push(h('div', { class: 'muted', 'data-testid': 'approval-tab' }, `Tab ${t.tabId}`));
   if (t.candidateTabs?.length) {
     lines.push(h('div', { class: 'muted' }, 'Runs in one of these tabs:'));
-    for (const c of t.candidateTabs) lines.push(h('div', { class: 'url', 'data-testid': 'approval-candidate', title: c.url }, `Tab ${c.tabId}: ${c.url}`));
+    for (const c of t.candidateTabs) lines.push(h('div', { class: 'url', 'data-testid': 'approval-candidate' }, `Tab ${c.tabId}: ${targetText(c.url)}`));
   }
   if (!t.url && t.tabId === undefined && !t.candidateTabs?.length) lines.push(h('div', { class: 'muted', 'data-testid': 'approval-no-target' }, 'No tab named: the tool picks one (e.g. the active tab)'));
   return h('div', { class: 'target', 'data-testid': 'approval-target' }, ...lines);
