@@ -64,9 +64,10 @@ const N = {
 const BENCH_LIMITS = { mcpSessionRate: { max: 1_000_000, windowMs: 60_000 }, adminRate: { max: 1000, windowMs: 60_000 }, pluginMaxConcurrency: 64 };
 
 const TARGETS = {
-  pluginP50Ms: 1.5,
-  pluginToFloor: 1.5,
-  callsPerSecAt8: 1000,
+  /** bench_echo p50 over REST, MCP full and the gateway, each, relative to the floor's p50. */
+  pluginToFloor: 1.2,
+  /** bench_echo calls/s with 8 in flight, REST and MCP full (the floor's own figure is printed beside them). */
+  callsPerSecAt8: 1500,
   listTabsP50Ms: 1.5,
   startupMs2000: 60,
   idleRssMb: 50,
@@ -556,10 +557,18 @@ async function benchBrowser(base: string) {
   const seq = Object.fromEntries(Object.entries(seqRuns).map(([k, v]) => [k, medianSummary(v)]));
   const concurrent: Record<string, { callsPerSec: number; ok: number; failed: number; wallMs: number; runs?: number[] }> = {};
   {
+    // The floor's own throughput with the same pipelining (8 round trips in flight), each round
+    // right before the product's: the ceiling this machine sets, measured in the same minute.
     const runs = [];
-    for (let r = 0; r < N.rounds; r++) runs.push(await timeConcurrent(N.concurrent, 8, () => callers.rest!()));
-    const best = runs.sort((a, b) => a.callsPerSec - b.callsPerSec)[Math.floor(runs.length / 2)]!;
-    concurrent.rest8 = { ...best, runs: runs.map((x) => round(x.callsPerSec, 0)!) };
+    const floorRuns = [];
+    let f = 2_000_000;
+    for (let r = 0; r < N.rounds; r++) {
+      floorRuns.push(await timeConcurrent(N.concurrent, 8, async () => (await floor.roundTrip(f++), true)));
+      runs.push(await timeConcurrent(N.concurrent, 8, () => callers.rest!()));
+    }
+    const mid = <T extends { callsPerSec: number }>(xs: T[]) => [...xs].sort((a, b) => a.callsPerSec - b.callsPerSec)[Math.floor(xs.length / 2)]!;
+    concurrent.floor8 = { ...mid(floorRuns), runs: floorRuns.map((x) => round(x.callsPerSec, 0)!) };
+    concurrent.rest8 = { ...mid(runs), runs: runs.map((x) => round(x.callsPerSec, 0)!) };
   }
   concurrent.rest32 = await timeConcurrent(N.concurrent, 32, () => callers.rest!());
   concurrent.mcp8 = await timeConcurrent(Math.round(N.concurrent / 2), 8, () => callers.mcp!());
@@ -801,7 +810,7 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
   for (const via of ['rest', 'mcp', 'gateway']) {
     const s = br.pluginCalls.sequential[via] as Summary;
     const ratio = s.p50 / floor.p50;
-    rows.push([`bench_echo via ${via} (${N.seq}×${N.rounds})`, ms(s.p50), ms(s.p90), ms(s.p99), `${ratio.toFixed(2)}× floor`, `p50≤${TARGETS.pluginP50Ms}: ${tgt(s.p50 <= TARGETS.pluginP50Ms)}; ≤${TARGETS.pluginToFloor}×: ${tgt(ratio <= TARGETS.pluginToFloor)}`]);
+    rows.push([`bench_echo via ${via} (${N.seq}×${N.rounds})`, ms(s.p50), ms(s.p90), ms(s.p99), `${ratio.toFixed(2)}× floor`, `≤${TARGETS.pluginToFloor}× floor: ${tgt(ratio <= TARGETS.pluginToFloor)}`]);
   }
   const gi = br.pluginCalls.testappGetItemRest as Summary;
   rows.push(['testapp_get_item via rest (page fetch)', ms(gi.p50), ms(gi.p90), ms(gi.p99), `${(gi.p50 / floor.p50).toFixed(2)}× floor`, '']);
@@ -816,14 +825,17 @@ function report(m: ReturnType<typeof machine>, st: Awaited<ReturnType<typeof ben
   lines.push(table(['latency (ms)', 'p50', 'p90', 'p99', 'ratio', 'target'], rows));
   lines.push('');
   const c = br.pluginCalls.concurrent;
+  const floor8 = c.floor8 as { callsPerSec: number; ok: number; failed: number; runs: number[] } | undefined;
+  const vsFloor = (cps: number) => (floor8 ? `${((cps / floor8.callsPerSec) * 100).toFixed(0)} % of the floor's` : '');
   lines.push(
     table(
-      ['throughput bench_echo', 'calls/s', 'ok', 'failed', 'target'],
+      ['throughput bench_echo', 'calls/s', 'ok', 'failed', 'vs floor', 'target'],
       [
-        [`REST, 8 in flight (median of ${c.rest8.runs.length}: ${c.rest8.runs.join(', ')})`, Math.round(c.rest8.callsPerSec), c.rest8.ok, c.rest8.failed, `≥${TARGETS.callsPerSecAt8}: ${tgt(c.rest8.callsPerSec >= TARGETS.callsPerSecAt8)}`],
-        ['REST, 32 in flight', Math.round(c.rest32.callsPerSec), c.rest32.ok, c.rest32.failed, ''],
-        ['MCP full, 8 in flight', Math.round(c.mcp8.callsPerSec), c.mcp8.ok, c.mcp8.failed, ''],
-        ['MCP full, 32 in flight', Math.round(c.mcp32.callsPerSec), c.mcp32.ok, c.mcp32.failed, ''],
+        ...(floor8 ? [[`floor, 8 in flight (median of ${floor8.runs.length}: ${floor8.runs.join(', ')}): what the machine allows`, Math.round(floor8.callsPerSec), floor8.ok, floor8.failed, '', `≥${TARGETS.callsPerSecAt8}: ${tgt(floor8.callsPerSec >= TARGETS.callsPerSecAt8)}`]] : []),
+        [`REST, 8 in flight (median of ${c.rest8.runs.length}: ${c.rest8.runs.join(', ')})`, Math.round(c.rest8.callsPerSec), c.rest8.ok, c.rest8.failed, vsFloor(c.rest8.callsPerSec), `≥${TARGETS.callsPerSecAt8}: ${tgt(c.rest8.callsPerSec >= TARGETS.callsPerSecAt8)}`],
+        ['REST, 32 in flight', Math.round(c.rest32.callsPerSec), c.rest32.ok, c.rest32.failed, '', ''],
+        ['MCP full, 8 in flight', Math.round(c.mcp8.callsPerSec), c.mcp8.ok, c.mcp8.failed, vsFloor(c.mcp8.callsPerSec), `≥${TARGETS.callsPerSecAt8}: ${tgt(c.mcp8.callsPerSec >= TARGETS.callsPerSecAt8)}`],
+        ['MCP full, 32 in flight', Math.round(c.mcp32.callsPerSec), c.mcp32.ok, c.mcp32.failed, '', ''],
       ],
     ),
   );

@@ -14,7 +14,11 @@ export interface Floor {
   extDir: string;
   /** Resolves when a content script's Port is connected in the service worker. */
   ready(timeoutMs: number): Promise<void>;
-  /** One round trip with a payload shaped like a real page-channel call. */
+  /**
+   * One round trip with a payload shaped like a real page-channel call. Round trips may overlap
+   * (each waits for its own id), so `timeConcurrent` drives the floor with N in flight like the
+   * product's throughput figures.
+   */
   roundTrip(i: number): Promise<void>;
   stop(): void;
 }
@@ -23,7 +27,15 @@ export interface Floor {
 export function startFloor(match: string): Floor {
   let sock: ServerWebSocket<unknown> | null = null;
   let portReady = false;
-  let waiting: ((data: string) => void) | null = null;
+  /** Round trips waiting for their answer, by id. */
+  const waiting = new Map<string, { resolve(): void; reject(e: Error): void; timer: ReturnType<typeof setTimeout> }>();
+  const failAll = (e: Error) => {
+    for (const w of waiting.values()) {
+      clearTimeout(w.timer);
+      w.reject(e);
+    }
+    waiting.clear();
+  };
   const server: Server<unknown> = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -39,7 +51,16 @@ export function startFloor(match: string): Floor {
         const text = String(data);
         if (text === 'port-ready') portReady = true;
         else if (text === 'port-gone') portReady = false;
-        else waiting?.(text);
+        else if (text === 'no-port') failAll(new Error('floor: no content script port'));
+        else {
+          // The answer's id, as the product's client reads its answer: one JSON parse.
+          const id = (JSON.parse(text) as { id?: string }).id;
+          const w = id === undefined ? undefined : waiting.get(id);
+          if (!w) return;
+          waiting.delete(id!);
+          clearTimeout(w.timer);
+          w.resolve();
+        }
       },
       close(ws) {
         if (sock === ws) sock = null;
@@ -116,20 +137,10 @@ document.addEventListener('floor:in', (e) => {
         if (!sock) return reject(new Error('floor WebSocket is not connected'));
         const id = `f${i}`;
         const timer = setTimeout(() => {
-          waiting = null;
+          waiting.delete(id);
           reject(new Error('floor round trip timed out'));
         }, 10_000);
-        waiting = (data) => {
-          if (data === 'no-port') {
-            clearTimeout(timer);
-            waiting = null;
-            return reject(new Error('floor: no content script port'));
-          }
-          if (!data.includes(`"id":"${id}"`)) return;
-          clearTimeout(timer);
-          waiting = null;
-          resolve();
-        };
+        waiting.set(id, { resolve, reject, timer });
         sock.send(JSON.stringify({ type: 'call', id, plugin: 'bench', tool: 'echo', input: { text: 'hi' }, config: {} }));
       });
     },

@@ -1,0 +1,270 @@
+/**
+ * `bun test/bench/calls.ts`: the per-call cost of a trivial plugin call only (sections 1–2 of
+ * `npm run bench`, ≈ 30 s): the floor and `bench_echo` over REST, MCP full and the gateway, one
+ * after the other and with 8 in flight, in a real headless Chromium with the real extension and
+ * the server in its own process. Made for comparing two builds: run it in two checkouts in turn
+ * (interleaved), each prints one JSON line (`--json`) or a table.
+ *
+ * Each round runs every figure once, in the same order, so a busy minute of the machine falls on
+ * all of them; the figures are medians over the rounds.
+ *
+ * Env: BENCH_ROUNDS (default 3), BENCH_PROFILE=1 (CPU profile of the server, markdown, to
+ * bench-results/), BENCH_PROFILE_EXT=1 (V8 CPU profiles of the extension's service worker, the
+ * floor's and the page during sequential REST calls and floor round trips, to bench-results/), BENCH_SEQ (sequential calls per figure and round, default 300),
+ * BENCH_CONCURRENT (calls per throughput figure and round, default 2,000).
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ensureExtensionBuilt } from '../../extension/build.ts';
+import { connectMcp } from '../harness/fake-extension.ts';
+import { devtoolsTargets, profileTargets, summarizeSamples } from './lib/cdp-profile.ts';
+import { startFloor } from './lib/floor.ts';
+import { buildBenchPlugin } from './lib/plugins.ts';
+import { ROOT, startServerChild } from './lib/proc.ts';
+import { median, ms, summarize, table, timeConcurrent, timeSequential } from './lib/stats.ts';
+
+const JSON_OUT = process.argv.includes('--json');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SEQ = Number(process.env.BENCH_SEQ ?? 300);
+const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 2000);
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const PROFILE_EXT = process.env.BENCH_PROFILE_EXT === '1';
+const CHROMIUM = process.env.OPENTABS_CHROMIUM ?? '/usr/bin/chromium';
+const RESULTS_DIR = join(ROOT, 'bench-results');
+/** As `npm run bench` (test/bench/e2e.ts BENCH_LIMITS): 8 in flight needs the per-plugin limit raised. */
+const BENCH_LIMITS = { mcpSessionRate: { max: 1_000_000, windowMs: 60_000 }, adminRate: { max: 1000, windowMs: 60_000 }, pluginMaxConcurrency: 64 };
+
+const log = (s: string) => console.error(`[bench:calls] ${s}`);
+const cleanups: (() => unknown)[] = [];
+async function cleanup(): Promise<void> {
+  for (const fn of cleanups.reverse()) {
+    try {
+      await fn();
+    } catch {}
+  }
+  cleanups.length = 0;
+}
+
+async function waitUntil(fn: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await fn()) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** CPU time (ms, user + system) of a process from /proc/<pid>/stat; 0 when it is gone. */
+function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return 0;
+  }
+}
+
+/** Which process a pid is: the server, this bench process (client), or a Chromium process by its --type. */
+function processGroups(serverPid: number): Map<number, string> {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {}
+  }
+  const out = new Map<number, string>([[process.pid, 'client'], [serverPid, 'server']]);
+  const isOurs = (pid: number): boolean => {
+    for (let p = pid, i = 0; p > 1 && i < 20; p = parent.get(p) ?? 0, i++) if (p === process.pid) return true;
+    return false;
+  };
+  for (const pid of parent.keys()) {
+    if (out.has(pid) || !isOurs(pid)) continue;
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {}
+    if (!cmd.includes('chrom')) continue;
+    const type = cmd.includes('--extension-process') ? 'renderer (extensions)' : /--type=([a-z-]+)/.exec(cmd)?.[1];
+    const sub = /--utility-sub-type=([\w.]+)/.exec(cmd)?.[1];
+    out.set(pid, `chromium ${type ? (sub ? `${type} ${sub.replace(/^.*\./, '')}` : type) : 'browser'}`);
+  }
+  return out;
+}
+
+/** CPU ms spent by each group while `fn` runs. */
+async function cpuDuring(groups: Map<number, string>, fn: () => Promise<unknown>): Promise<Record<string, number>> {
+  const before = new Map([...groups.keys()].map((pid) => [pid, cpuMsOf(pid)]));
+  await fn();
+  const out: Record<string, number> = {};
+  for (const [pid, g] of groups) out[g] = (out[g] ?? 0) + cpuMsOf(pid) - before.get(pid)!;
+  return out;
+}
+
+type McpResult = { isError?: boolean; content?: { type: string; text?: string }[]; structuredContent?: unknown };
+
+async function main(): Promise<void> {
+  const load0 = loadavg()[0]!;
+  const base = mkdtempSync(join(tmpdir(), 'opentabs-bench-calls-'));
+  cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+  await ensureExtensionBuilt();
+  const pages = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<!doctype html><title>bench</title><p>bench page</p>', { headers: { 'content-type': 'text/html' } }) });
+  cleanups.push(() => pages.stop(true));
+  const match = 'http://127.0.0.1/pages/index.html*';
+  const benchDir = join(base, 'bench-plugin');
+  await buildBenchPlugin(benchDir, match);
+  const floor = startFloor(match);
+  cleanups.push(() => floor.stop());
+  cleanups.push(() => rmSync(floor.extDir, { recursive: true, force: true }));
+
+  const cfg = join(base, 'config');
+  mkdirSync(cfg, { recursive: true });
+  writeFileSync(join(cfg, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins: [benchDir], permissions: { bench: { default: 'auto' } }, pluginSettings: {} }));
+  const profName = `server-calls-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`;
+  const srv = await startServerChild(cfg, BENCH_LIMITS, PROFILE ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${RESULTS_DIR}`, `--cpu-prof-name=${profName}`] : []);
+  cleanups.push(() => srv.stop());
+  const health = async () => (await (await fetch(`${srv.url}/health`, { headers: srv.auth })).json()) as any;
+
+  const profile = mkdtempSync(join(tmpdir(), 'opentabs-bench-calls-chrome-'));
+  cleanups.push(() => rmSync(profile, { recursive: true, force: true }));
+  const extDir = join(cfg, 'extension');
+  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', `--disable-extensions-except=${extDir},${floor.extDir}`, `--load-extension=${extDir},${floor.extDir}`, '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...(PROFILE_EXT ? ['--remote-debugging-port=0'] : [])],
+  });
+  cleanups.push(() => context.close());
+  await waitUntil(async () => (await health()).extensionConnected === true, 'the extension to connect', 30_000);
+  const page = await context.newPage();
+  await page.goto(`http://127.0.0.1:${pages.port}/pages/index.html`);
+  await waitUntil(async () => (await health()).pluginDetails?.find((p: { name: string }) => p.name === 'bench')?.tabState === 'ready', 'the bench tab to be ready', 30_000);
+  await floor.ready(20_000);
+
+  const mcp: Client = await connectMcp(srv.url, srv.secret, '/mcp', 'bench');
+  const gw: Client = await connectMcp(srv.url, srv.secret, '/mcp/gateway', 'bench');
+  cleanups.push(() => mcp.close());
+  cleanups.push(() => gw.close());
+  const check = (v: unknown, via: string) => {
+    if ((v as { text?: string })?.text !== 'hi') throw new Error(`${via}: bench_echo returned ${JSON.stringify(v)}`);
+    return true;
+  };
+  let f = 0;
+  const callers = {
+    floor: async () => (await floor.roundTrip(++f), true),
+    rest: async () => {
+      const r = await fetch(`${srv.url}/tools/bench_echo/call`, { method: 'POST', headers: { ...srv.auth, 'content-type': 'application/json' }, body: '{"arguments":{"text":"hi"}}' });
+      const body = (await r.json()) as { result?: unknown };
+      if (r.status !== 200) throw new Error(`REST ${r.status} ${JSON.stringify(body)}`);
+      return check(body.result, 'REST');
+    },
+    mcp: async () => {
+      const r = (await mcp.callTool({ name: 'bench_echo', arguments: { text: 'hi' } })) as McpResult;
+      if (r.isError) throw new Error(`MCP ${JSON.stringify(r.content)}`);
+      return check(r.structuredContent ?? JSON.parse(r.content?.[0]?.text ?? 'null'), 'MCP');
+    },
+    gateway: async () => {
+      const r = (await gw.callTool({ name: 'opentabs_call', arguments: { tool: 'bench_echo', arguments: { text: 'hi' } } })) as McpResult;
+      if (r.isError) throw new Error(`gateway ${JSON.stringify(r.content)}`);
+      return check(r.structuredContent ?? JSON.parse(r.content?.[0]?.text ?? 'null'), 'gateway');
+    },
+  };
+  type Via = keyof typeof callers;
+  const vias = Object.keys(callers) as Via[];
+  const p50: Record<Via, number[]> = { floor: [], rest: [], mcp: [], gateway: [] };
+  const p90: Record<Via, number[]> = { floor: [], rest: [], mcp: [], gateway: [] };
+  const at8: Record<string, number[]> = { floor: [], rest: [], mcp: [] };
+  const spans: number[] = [];
+  const groups = processGroups(srv.pid);
+  /** CPU ms per call by process group, at 8 in flight (medians over rounds). */
+  const cpu: Record<string, Record<string, number[]>> = { floor: {}, rest: {}, mcp: {} };
+  for (let r = 0; r < ROUNDS; r++) {
+    log(`round ${r + 1}/${ROUNDS}`);
+    for (const via of vias) {
+      if (via === 'rest') await srv.command('spans');
+      const s = summarize(await timeSequential(SEQ, 50, callers[via]));
+      if (via === 'rest') spans.push(summarize((await srv.command('spans')).spans as number[]).p50);
+      p50[via].push(s.p50);
+      p90[via].push(s.p90);
+    }
+    for (const via of ['floor', 'rest', 'mcp'] as const) {
+      const n = via === 'mcp' ? CONCURRENT / 2 : CONCURRENT;
+      let c!: Awaited<ReturnType<typeof timeConcurrent>>;
+      const used = await cpuDuring(groups, async () => (c = await timeConcurrent(n, 8, callers[via])));
+      if (c.failed > 0) throw new Error(`${via} at 8 in flight: ${c.failed} calls failed`);
+      at8[via]!.push(c.callsPerSec);
+      for (const [g, msUsed] of Object.entries(used)) (cpu[via]![g] ??= []).push((msUsed / n) * 1000);
+    }
+  }
+  if (PROFILE_EXT) {
+    const targets = await devtoolsTargets(profile);
+    const sw = targets.filter((t) => t.type === 'service_worker');
+    const ours = sw.find((t) => t.url.endsWith('/background.js'));
+    const floorSw = sw.find((t) => t.url.endsWith('/sw.js'));
+    const tab = targets.find((t) => t.type === 'page' && t.url.endsWith('/pages/index.html'));
+    if (!ours || !floorSw || !tab) throw new Error(`profile targets not found: ${JSON.stringify(targets.map((t) => [t.type, t.url]))}`);
+    const n = SEQ * 2;
+    const restMd = await profileTargets([{ label: 'extension service worker, bench_echo via REST', target: ours }, { label: 'page (bridge + adapter), bench_echo via REST', target: tab }], async () => (await timeSequential(n, 0, callers.rest), n));
+    const floorMd = await profileTargets([{ label: 'floor service worker', target: floorSw }, { label: 'page, floor round trips', target: tab }], async () => (await timeSequential(n, 0, callers.floor), n));
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    const file = join(RESULTS_DIR, `ext-profile-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
+    writeFileSync(file, `# Extension and page CPU profiles (sequential calls)\n\n${restMd}\n\n${floorMd}\n`);
+    log(`wrote ${file}`);
+  }
+  await mcp.close();
+  await gw.close();
+  // Stop the server cleanly (SIGTERM) so a requested CPU profile gets written.
+  await srv.stop();
+  await cleanup();
+  if (PROFILE) {
+    const p = JSON.parse(readFileSync(join(RESULTS_DIR, profName), 'utf8'));
+    const md = join(RESULTS_DIR, profName.replace(/\.cpuprofile$/, '.md'));
+    writeFileSync(md, `# Server CPU profile (every call of this run)\n\n${summarizeSamples('server', p, 40)}\n`);
+    log(`wrote ${md}`);
+  }
+
+  const out = {
+    root: ROOT,
+    rounds: ROUNDS,
+    load: [Number(load0.toFixed(2)), Number(loadavg()[0]!.toFixed(2))],
+    p50: Object.fromEntries(vias.map((v) => [v, median(p50[v])])),
+    p90: Object.fromEntries(vias.map((v) => [v, median(p90[v])])),
+    hubDispatchP50: median(spans),
+    callsPerSecAt8: Object.fromEntries(Object.entries(at8).map(([k, v]) => [k, median(v)])),
+    /** CPU µs per call at 8 in flight, by process (clock ticks of 10 ms: coarse, summed over thousands of calls). */
+    cpuUsPerCallAt8: Object.fromEntries(Object.entries(cpu).map(([via, g]) => [via, Object.fromEntries(Object.entries(g).map(([k, v]) => [k, Math.round(median(v))]))])),
+    runs: { p50, at8 },
+  };
+  if (JSON_OUT) return void console.log(JSON.stringify(out));
+  const fl = out.p50.floor!;
+  console.log(
+    table(
+      ['bench_echo', 'p50 ms', 'p90 ms', '÷ floor p50', 'calls/s, 8 in flight'],
+      vias.map((v) => [v === 'floor' ? 'floor (WS→SW→Port→page→back)' : `via ${v}`, ms(out.p50[v]!), ms(out.p90[v]!), v === 'floor' ? '' : `${(out.p50[v]! / fl).toFixed(2)}×`, at8[v] ? Math.round(out.callsPerSecAt8[v]!) : '']),
+    ),
+  );
+  const groupNames = [...new Set(Object.values(out.cpuUsPerCallAt8).flatMap((g) => Object.keys(g)))].sort();
+  console.log(
+    table(
+      ['CPU µs per call, 8 in flight', ...Object.keys(out.cpuUsPerCallAt8)],
+      [...groupNames.map((g) => [g, ...Object.values(out.cpuUsPerCallAt8).map((x) => x[g] ?? '')]), ['all', ...Object.values(out.cpuUsPerCallAt8).map((x) => Object.values(x).reduce((a, b) => a + b, 0))]],
+    ),
+  );
+  console.log(`hub.dispatch (server → extension → page → server) p50 ${ms(out.hubDispatchP50)} ms; load ${out.load.join(' → ')}; ${ROUNDS} rounds`);
+}
+
+process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+try {
+  await main();
+  process.exit(0);
+} catch (e) {
+  console.error(`bench failed: ${(e as Error).stack ?? e}`);
+  await cleanup();
+  process.exit(1);
+}
