@@ -132,17 +132,33 @@ function log(msg: string): void {
 }
 
 export async function runBridge(t: Target, path: string): Promise<void> {
+  // Checked once up front: a wrong process on the port stops the bridge before it serves stdio.
+  const firstSecret = secretFor(t.configDir);
+  if (firstSecret) await requireVerifiedServer(t, firstSecret);
   /**
-   * This config dir's secret, once the process on the port has proved it knows it (the
-   * extension's handshake, cli/server-client.ts): checked before the first connection and again
-   * before each reconnect, since the server may have been replaced meanwhile. Throws otherwise.
+   * Every request to the server, the MCP client transport's own included (its event stream
+   * reopened after the server went away): this config dir's secret is added only after the
+   * process on the port has proved, right now, that it knows it (GET /ws-info with a fresh client
+   * nonce, cli/server-client.ts). The server may have stopped since the last request and another
+   * process taken the port; a request that cannot be checked is not sent. Requests made at the
+   * same moment share one check.
    */
-  const verifiedSecret = async (fresh: boolean): Promise<string | null> => {
-    const secret = secretFor(t.configDir);
-    if (secret) await requireVerifiedServer(t, secret, { fresh });
-    return secret;
+  let checking: Promise<string | null> | null = null;
+  const verifiedSecret = (): Promise<string | null> =>
+    (checking ??= (async () => {
+      const secret = secretFor(t.configDir);
+      if (secret) await requireVerifiedServer(t, secret, { fresh: true });
+      return secret;
+    })().finally(() => {
+      checking = null;
+    }));
+  const proofFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const secret = await verifiedSecret();
+    const headers = new Headers(init?.headers);
+    if (secret) headers.set('authorization', `Bearer ${secret}`);
+    else headers.delete('authorization');
+    return fetch(input, { ...init, headers });
   };
-  const firstSecret = await verifiedSecret(false);
   const stdio = new StdioServerTransport();
   const url = new URL(`${t.url}${path}`);
   let http: StreamableHTTPClientTransport;
@@ -153,8 +169,11 @@ export async function runBridge(t: Target, path: string): Promise<void> {
   const pendingInternal = new Map<string, (msg: JSONRPCMessage) => void>();
   let closing = false;
 
-  const makeHttp = (secret: string | null) => {
-    const h = new StreamableHTTPClientTransport(url, { requestInit: { headers: secret ? { Authorization: `Bearer ${secret}` } : {} } });
+  /** True from a lost session until a new one is open: the next message re-initializes first. */
+  let sessionLost = false;
+
+  const makeHttp = () => {
+    const h = new StreamableHTTPClientTransport(url, { fetch: proofFetch });
     h.onmessage = (msg) => {
       const id = (msg as { id?: unknown }).id;
       if (typeof id === 'string' && pendingInternal.has(id)) {
@@ -182,8 +201,11 @@ export async function runBridge(t: Target, path: string): Promise<void> {
     (reinit ??= (async () => {
       if (!initRequest) return;
       log('session lost; re-initializing with the server');
+      sessionLost = true;
+      // A new transport at once: should this fail (no server, or one that cannot prove itself),
+      // the next message finds a usable one and tries again.
       await http.close().catch(() => {});
-      http = makeHttp(await verifiedSecret(true));
+      http = makeHttp();
       await http.start();
       const id = `opentabs-bridge-reinit-${++reinitSeq}`;
       const answered = new Promise<JSONRPCMessage>((resolve) => pendingInternal.set(id, resolve));
@@ -191,17 +213,20 @@ export async function runBridge(t: Target, path: string): Promise<void> {
       const answer = (await answered) as { result?: { protocolVersion?: string } };
       if (answer.result?.protocolVersion) http.setProtocolVersion(answer.result.protocolVersion);
       await http.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      sessionLost = false;
     })().finally(() => {
       reinit = null;
     }));
 
   const forward = async (msg: JSONRPCMessage, retry = true): Promise<void> => {
     if (reinit) await reinit.catch(() => {});
+    const initialize = isJSONRPCRequest(msg) && msg.method === 'initialize';
     try {
+      if (sessionLost && !initialize) await reinitialize();
       await http.send(msg);
     } catch (e) {
       const status = e instanceof StreamableHTTPError ? e.code : undefined;
-      if (retry && status === 404 && initRequest && !(isJSONRPCRequest(msg) && msg.method === 'initialize')) {
+      if (retry && status === 404 && initRequest && !initialize) {
         try {
           await reinitialize();
           return forward(msg, false);
@@ -221,7 +246,7 @@ export async function runBridge(t: Target, path: string): Promise<void> {
     }
   };
 
-  http = makeHttp(firstSecret);
+  http = makeHttp();
   /**
    * Settles when the first initialize has been answered (the session exists). Clients may write
    * initialize, notifications/initialized and tools/list in one burst: everything after the
@@ -239,18 +264,16 @@ export async function runBridge(t: Target, path: string): Promise<void> {
     const ac = new AbortController();
     modernCalls.set(msg.id, ac);
     try {
-      const secret = await verifiedSecret(false);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': version,
         'mcp-method': msg.method,
       };
-      if (secret) headers.authorization = `Bearer ${secret}`;
       const p = (msg.params ?? {}) as { name?: unknown; uri?: unknown };
       const name = typeof p.name === 'string' ? p.name : typeof p.uri === 'string' ? p.uri : undefined;
       if (name !== undefined && ['tools/call', 'resources/read', 'prompts/get'].includes(msg.method)) headers['mcp-name'] = headerValue(name);
-      const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(msg), signal: ac.signal });
+      const res = await proofFetch(url, { method: 'POST', headers, body: JSON.stringify(msg), signal: ac.signal });
       const type = res.headers.get('content-type') ?? '';
       if (type.includes('text/event-stream') && res.body) {
         for await (const data of sseData(res.body)) await stdio.send(JSON.parse(data) as JSONRPCMessage);
