@@ -81,3 +81,28 @@ export function withoutSecret(text: string): string {
   if (!HEX_SECRET.test(secret)) return text.includes(secret) ? text.split(secret).join(REDACTED_SECRET) : text;
   return text.replace(HEX_RUN, (run) => scrubRun(run, secret));
 }
+
+/**
+ * Whether `text` holds the secret or a run of SECRET_PIECE_CHARS or more of its characters (in
+ * either case, for the hex secrets `opentabs start` writes). For what the scrub above cannot
+ * replace: an image or a PDF of a page showing it, bytes a tool returns as base64.
+ */
+export function holdsSecretPiece(text: string): boolean {
+  if (known === null) return false;
+  const secret = known;
+  if (!HEX_SECRET.test(secret)) return text.includes(secret);
+  for (const run of text.match(HEX_RUN) ?? []) if (scrubRun(run, secret) !== run) return true;
+  return false;
+}
+
+/** Whether the bytes `b64` encodes hold a piece of the secret (false when it is not base64). */
+export function base64HoldsSecret(b64: string): boolean {
+  if (known === null) return false;
+  let bytes: string;
+  try {
+    bytes = atob(b64);
+  } catch {
+    return false;
+  }
+  return holdsSecretPiece(bytes);
+}

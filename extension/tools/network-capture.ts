@@ -10,6 +10,7 @@ import { debuggerEvents } from './cdp-events.ts';
 import { holdDebugger } from './held-debugger.ts';
 import type { InputOf } from './types.ts';
 import { siteOf } from './url-policy.ts';
+import { REDACTED_SECRET, base64HoldsSecret } from '../background/own-secret.ts';
 import { addFrame, bodyLength, capBody, capHeaders, capResponse, capUrl, dropBodies, headerValue, store, urlMatches, type CapturedBody, type Capture, type NetRecord } from './network-records.ts';
 
 /** The capture running on each tab (at most one). */
@@ -161,7 +162,8 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
       const isError = method === 'Network.webSocketFrameError';
       const f = params.response as { opcode: number; payloadData: string } | undefined;
       const raw = isError ? String(params.errorMessage) : (f?.payloadData ?? '');
-      const body = capBody(raw, false);
+      // A binary frame's payload is base64 (opcode 2), which the scrub of frames to the server cannot read.
+      const body = !isError && f?.opcode === 2 && base64HoldsSecret(raw) ? { text: REDACTED_SECRET, truncated: false, size: 0 } : capBody(raw, false);
       addFrame(c, {
         requestId: id!,
         url,

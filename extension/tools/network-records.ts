@@ -5,6 +5,7 @@
  * CAPTURE_STORED_BODY_BYTES in all, URLs cut at CAPTURE_URL_MAX_CHARS and each set of headers at
  * CAPTURE_HEADERS_MAX_CHARS (a page can make requests with 2 MB URLs and headers of hundreds of KB).
  */
+import { REDACTED_SECRET, base64HoldsSecret } from '../background/own-secret.ts';
 import { CAPTURE_BODY_MAX_BYTES } from '../../server/protocol/limits.ts';
 import type { CdpSend } from './debugger.ts';
 import { wildcardMatch } from './wildcard.ts';
@@ -205,6 +206,8 @@ export const utf8 = new TextEncoder();
 export function capBody(text: string, base64Encoded: boolean, max = CAPTURE_BODY_MAX_BYTES): CapturedBody {
   if (base64Encoded) {
     const size = Math.floor((text.length * 3) / 4) - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0);
+    // The scrub of frames to the server reads text: the secret in base64 would pass it.
+    if (base64HoldsSecret(text)) return { text: REDACTED_SECRET, base64Encoded: false, size, truncated: false };
     if (size <= max) return { text, base64Encoded, size, truncated: false };
     return { text: text.slice(0, Math.floor(max / 3) * 4), base64Encoded, size, truncated: true };
   }

@@ -8,6 +8,7 @@ import { childFrames, FRAME_LEVELS_MAX, frameOffset, frameRefusal, frameTarget, 
 import { runPage, type PageFn, type PageLib } from './page-run.ts';
 import { withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
+import { refuseIfPageShowsSecret } from './secret-on-page.ts';
 import { checkedScriptTarget, redactedUrl, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /**
@@ -296,6 +297,7 @@ export const readingTools = {
     const mimeType = format === 'jpeg' ? 'image/jpeg' : 'image/png';
     const target = input.selector ?? null;
     const ref = input.ref ?? null;
+    await refuseIfPageShowsSecret(tab.id!, 'screenshot');
     let data: string;
     let clip: { x: number; y: number; width: number; height: number } | null = null;
     if (input.fullPage === true || target || ref) {
@@ -363,6 +365,8 @@ export const readingTools = {
       await assertStillShown(tab.id!, tab.windowId);
       data = dataUrl.slice(dataUrl.indexOf(',') + 1);
     }
+    // Again as the image was taken: the page may have shown the secret meanwhile.
+    await refuseIfPageShowsSecret(tab.id!, 'screenshot');
     return {
       value: { tabId: tab.id, url: tab.url, format, bytes: Math.floor((data.length * 3) / 4), ...(clip ? { clip } : {}) },
       images: [{ data, mimeType }],

@@ -1,0 +1,74 @@
+/**
+ * Images and PDFs of a page cannot go through the scrub every frame to the server goes through
+ * (background/own-secret.ts): the secret in them is pixels or compressed text. A page that shows
+ * the secret as text (a config file served by a local web server, a file:// page of a copy of
+ * it) is therefore not shot or printed at all: before and after the capture, the text of every
+ * frame of the tab (the document's text, form field values, shadow roots) is read in the
+ * extension's isolated world and only its runs of hex digits come back; the secret itself never
+ * goes into the page.
+ */
+import { holdsSecretPiece, knownSecret } from '../background/own-secret.ts';
+import { ToolError } from '../shared/tool-error.ts';
+
+/** Characters of text one frame sends back at most (runs of hex digits, or all of it for a secret that is not hex). */
+const FRAME_TEXT_MAX_CHARS = 4_000_000;
+
+/** A page whose main thread is busy longer than this is not captured (it cannot be checked). */
+const CHECK_TIMEOUT_MS = 5_000;
+
+/** Runs in each frame (ISOLATED world): its text's runs of 16+ hex digits, or all of its text when `whole`. */
+function pageText(whole: boolean, maxChars: number): string {
+  const parts: string[] = [];
+  let chars = 0;
+  const add = (s: string | null | undefined) => {
+    if (!s || chars >= maxChars) return;
+    const kept = whole ? [s] : (s.match(/[0-9a-fA-F]{16,}/g) ?? []);
+    for (const k of kept) {
+      if (chars >= maxChars) return;
+      parts.push(k);
+      chars += k.length + 1;
+    }
+  };
+  const root = document.documentElement;
+  if (!root) return '';
+  add(root.textContent);
+  // chrome.dom reaches closed shadow roots too (content scripts only).
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  for (const el of root.querySelectorAll('*')) {
+    if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
+      add(el.value);
+      add(el.placeholder);
+    }
+    const shadow = (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
+    if (shadow) add(shadow.textContent);
+    if (chars >= maxChars) break;
+  }
+  return parts.join('\n');
+}
+
+/**
+ * Refuses (page_not_allowed) when a frame of tab `tabId` shows the secret or a long piece of it;
+ * `what` names the capture ("screenshot", "PDF"). A page that cannot be read is not captured
+ * either (a retryable error).
+ */
+export async function refuseIfPageShowsSecret(tabId: number, what: string): Promise<void> {
+  const secret = knownSecret();
+  if (secret === null) return;
+  let results: chrome.scripting.InjectionResult<string>[];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const busy = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`its page did not answer within ${CHECK_TIMEOUT_MS / 1000} s (busy?)`)), CHECK_TIMEOUT_MS);
+    });
+    results = await Promise.race([chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: 'ISOLATED', func: pageText, args: [!/^[0-9a-f]+$/.test(secret), FRAME_TEXT_MAX_CHARS] }), busy]);
+  } catch (err) {
+    throw new ToolError(`Could not read tab ${tabId} to check it before the ${what}: ${(err as Error)?.message ?? err}; try again once it has loaded`, { code: 'not_available', category: 'internal', retryable: true });
+  } finally {
+    clearTimeout(timer);
+  }
+  for (const r of results) {
+    if (typeof r.result === 'string' && holdsSecretPiece(r.result)) {
+      throw new ToolError(`Tab ${tabId} shows the OpenTabs secret (or a piece of it); no ${what} is taken of it`, { code: 'page_not_allowed', category: 'auth' });
+    }
+  }
+}
