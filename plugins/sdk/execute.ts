@@ -80,10 +80,20 @@ export function sendableResult(fullName: string, value: unknown): { ok: true; js
   return { ok: true, json };
 }
 
+type AnySchema = v.GenericSchema | v.GenericSchemaAsync;
+
+/**
+ * safeParse for a synchronous schema, safeParseAsync for an asynchronous one (valibot marks
+ * each): the same result either way, without a promise per check for the usual sync schema.
+ */
+function check(schema: AnySchema, value: unknown): v.SafeParseResult<AnySchema> | Promise<v.SafeParseResult<AnySchema>> {
+  return schema.async ? v.safeParseAsync(schema, value) : v.safeParse(schema as v.GenericSchema, value);
+}
+
 export async function executeTool(plugin: string, tool: ToolDefinition, rawInput: unknown, o: ExecuteOptions): Promise<ExecuteOutcome> {
   const full = `${plugin}_${tool.name}`;
   try {
-    const input = await v.safeParseAsync(tool.input, rawInput);
+    const input = await check(tool.input, rawInput);
     if (!input.success) {
       return { ok: false, error: { message: `Invalid arguments for ${full}: ${issueText(input.issues)}`, code: 'invalid_arguments', category: 'validation', retryable: false } };
     }
@@ -119,7 +129,7 @@ export async function executeTool(plugin: string, tool: ToolDefinition, rawInput
       }
       return { ok: false, error: toErrorPayload(err, full) };
     }
-    const output = await v.safeParseAsync(tool.output, value);
+    const output = await check(tool.output, value);
     if (!output.success) {
       // Nothing returned where a value is expected is usually a missing `return` in handle.
       const hint = value === undefined ? ' (handle returned undefined: is a `return` missing?)' : '';

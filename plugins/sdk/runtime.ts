@@ -80,6 +80,8 @@ export const IS_READY_TIMEOUT_MS = 5000;
 
 type ReadyVerdict = { ready: true } | { ready: false; why?: string; stuck?: true };
 
+const isThenable = (x: unknown): x is PromiseLike<unknown> => (typeof x === 'object' || typeof x === 'function') && x !== null && typeof (x as { then?: unknown }).then === 'function';
+
 export function startAdapter(
   plugin: PluginDefinition,
   hash: string = ADAPTER_HASH_PLACEHOLDER,
@@ -197,9 +199,33 @@ export function startAdapter(
     lastReadyError = text;
     console.warn(`[OpenTabs] ${name}: ${text}`);
   };
-  /** isReady() bounded by readyTimeoutMs; a throw or a timeout counts as not ready, with why. */
-  const checkReady = async (): Promise<ReadyVerdict> => {
+  /** A verdict of isReady(), also kept as the handle's reason for the extension's own not-ready answer. */
+  const settle = (verdict: ReadyVerdict): ReadyVerdict => {
+    // Why the last check said not ready, for the extension's own not-ready answer (it asks
+    // isReady() before it sends a call, and otherwise can only guess "signed out or loading").
+    if (!verdict.ready && verdict.why) handle.notReadyReason = `${name}'s isReady() ${verdict.why}`;
+    else delete handle.notReadyReason;
+    return verdict;
+  };
+  const threw = (err: unknown): ReadyVerdict => {
+    const text = errorText(err);
+    warnOnce(`isReady() threw (${text}); the tab counts as not ready. Return false instead of throwing while the page is not usable.`);
+    return { ready: false, why: `threw: ${text}. Retry once the page has loaded; isReady should return false instead of throwing while the page is not usable` };
+  };
+  /**
+   * isReady() bounded by readyTimeoutMs; a throw or a timeout counts as not ready, with why. An
+   * isReady that answers at once (no promise: the usual check of the page's state) is taken as
+   * it is, with no timer: only a promise can fail to settle.
+   */
+  const checkReady = (): ReadyVerdict | Promise<ReadyVerdict> => {
     if (disposed) return { ready: false };
+    let answer: unknown;
+    try {
+      answer = plugin.isReady();
+    } catch (err) {
+      return settle(threw(err));
+    }
+    if (!isThenable(answer)) return settle(answer === true ? { ready: true } : { ready: false });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<ReadyVerdict>((res) => {
       timer = setTimeout(() => {
@@ -208,25 +234,11 @@ export function startAdapter(
         res({ ready: false, why: `${why}; retrying will not help until the plugin is fixed and rebuilt`, stuck: true });
       }, readyTimeoutMs);
     });
-    const checked = (async (): Promise<ReadyVerdict> => {
-      try {
-        return (await plugin.isReady()) === true ? { ready: true } : { ready: false };
-      } catch (err) {
-        const text = errorText(err);
-        warnOnce(`isReady() threw (${text}); the tab counts as not ready. Return false instead of throwing while the page is not usable.`);
-        return { ready: false, why: `threw: ${text}. Retry once the page has loaded; isReady should return false instead of throwing while the page is not usable` };
-      }
-    })();
-    try {
-      const verdict = await Promise.race([checked, late]);
-      // Why the last check said not ready, for the extension's own not-ready answer (it asks
-      // isReady() before it sends a call, and otherwise can only guess "signed out or loading").
-      if (!verdict.ready && verdict.why) handle.notReadyReason = `${name}'s isReady() ${verdict.why}`;
-      else delete handle.notReadyReason;
-      return verdict;
-    } finally {
-      clearTimeout(timer);
-    }
+    const checked = Promise.resolve(answer).then(
+      (r): ReadyVerdict => (r === true ? { ready: true } : { ready: false }),
+      threw,
+    );
+    return Promise.race([checked, late]).then(settle, (err: unknown) => settle(threw(err))).finally(() => clearTimeout(timer));
   };
   const handle: AdapterHandle & { notReadyReason?: string } = {
     plugin: name,

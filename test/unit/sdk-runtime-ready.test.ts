@@ -80,3 +80,26 @@ test('an isReady() that throws counts as not ready', async () => {
   if (!r.ok) expect(r.error.code).toBe('adapter_not_ready');
   expect(ran).toBe(0);
 });
+
+test('a synchronous isReady() is taken as it answers, with no timer per call; a promise is still bounded by one', async () => {
+  const realSetTimeout = globalThis.setTimeout;
+  let timers = 0;
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    timers++;
+    return realSetTimeout(fn, ms);
+  }) as typeof setTimeout;
+  try {
+    startAdapter(plugin, 'h3');
+    send({ type: 'call', id: 'e', plugin: 'flip', tool: 'touch', input: {}, config: {} });
+    expect(await resultFor('e')).toMatchObject({ ok: true, value: { n: 1 } });
+    // resultFor polls with Bun.sleep, which is not setTimeout: every timer counted is the runtime's.
+    expect(timers).toBe(0);
+    const later = definePlugin({ ...plugin, isReady: async () => ready });
+    startAdapter(later, 'h4');
+    send({ type: 'call', id: 'f', plugin: 'flip', tool: 'touch', input: {}, config: {} });
+    expect(await resultFor('f')).toMatchObject({ ok: true, value: { n: 2 } });
+    expect(timers).toBe(1);
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+  }
+});
