@@ -11,7 +11,8 @@
  * Env: BENCH_ROUNDS (default 3), BENCH_PROFILE=1 (CPU profile of the server, markdown, to
  * bench-results/), BENCH_PROFILE_EXT=1 (V8 CPU profiles of the extension's service worker, the
  * floor's and the page during sequential REST calls and floor round trips, to bench-results/), BENCH_SEQ (sequential calls per figure and round, default 300),
- * BENCH_CONCURRENT (calls per throughput figure and round, default 2,000).
+ * BENCH_CONCURRENT (calls per throughput figure and round, default 2,000), BENCH_VARIANT (parts of
+ * the server switched off for cost attribution, as lib/server-child.ts `variant`; bench only).
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -181,6 +182,8 @@ async function main(): Promise<void> {
   const p90: Record<Via, number[]> = { floor: [], rest: [], mcp: [], gateway: [] };
   const at8: Record<string, number[]> = { floor: [], rest: [], mcp: [] };
   const spans: number[] = [];
+  const framesPerCall: number[] = [];
+  if (process.env.BENCH_VARIANT) log(`server variant: ${JSON.stringify(await srv.command(`variant ${process.env.BENCH_VARIANT}`))}`);
   const groups = processGroups(srv.pid);
   /** CPU ms per call by process group, at 8 in flight (medians over rounds). */
   const cpu: Record<string, Record<string, number[]>> = { floor: {}, rest: {}, mcp: {} };
@@ -188,8 +191,10 @@ async function main(): Promise<void> {
     log(`round ${r + 1}/${ROUNDS}`);
     for (const via of vias) {
       if (via === 'rest') await srv.command('spans');
+      if (via === 'rest') await srv.command('frames');
       const s = summarize(await timeSequential(SEQ, 50, callers[via]));
       if (via === 'rest') spans.push(summarize((await srv.command('spans')).spans as number[]).p50);
+      if (via === 'rest') framesPerCall.push((await srv.command('frames')).framesIn / (SEQ + 50));
       p50[via].push(s.p50);
       p90[via].push(s.p90);
     }
@@ -236,6 +241,8 @@ async function main(): Promise<void> {
     p50: Object.fromEntries(vias.map((v) => [v, median(p50[v])])),
     p90: Object.fromEntries(vias.map((v) => [v, median(p90[v])])),
     hubDispatchP50: median(spans),
+    /** Frames the extension sent the server per REST call (1: the result). */
+    extensionFramesPerCall: median(framesPerCall),
     callsPerSecAt8: Object.fromEntries(Object.entries(at8).map(([k, v]) => [k, median(v)])),
     /** CPU µs per call at 8 in flight, by process (clock ticks of 10 ms: coarse, summed over thousands of calls). */
     cpuUsPerCallAt8: Object.fromEntries(Object.entries(cpu).map(([via, g]) => [via, Object.fromEntries(Object.entries(g).map(([k, v]) => [k, Math.round(median(v))]))])),
@@ -256,7 +263,7 @@ async function main(): Promise<void> {
       [...groupNames.map((g) => [g, ...Object.values(out.cpuUsPerCallAt8).map((x) => x[g] ?? '')]), ['all', ...Object.values(out.cpuUsPerCallAt8).map((x) => Object.values(x).reduce((a, b) => a + b, 0))]],
     ),
   );
-  console.log(`hub.dispatch (server → extension → page → server) p50 ${ms(out.hubDispatchP50)} ms; load ${out.load.join(' → ')}; ${ROUNDS} rounds`);
+  console.log(`hub.dispatch (server → extension → page → server) p50 ${ms(out.hubDispatchP50)} ms; ${out.extensionFramesPerCall.toFixed(2)} frames from the extension per call; load ${out.load.join(' → ')}; ${ROUNDS} rounds`);
 }
 
 process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));

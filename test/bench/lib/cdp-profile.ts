@@ -60,7 +60,7 @@ async function session(wsUrl: string): Promise<{ send(method: string, params?: u
 }
 
 /** Profile each target while `work` runs; returns one markdown summary per target. */
-export async function profileTargets(targets: { label: string; target: Target }[], work: () => Promise<number>, intervalUs = 50): Promise<string> {
+export async function profileTargets(targets: { label: string; target: Target }[], work: () => Promise<number>, intervalUs = Number(process.env.BENCH_PROFILE_INTERVAL_US ?? 100)): Promise<string> {
   const sessions = await Promise.all(targets.map((t) => session(t.target.webSocketDebuggerUrl)));
   for (const s of sessions) {
     await s.send('Profiler.enable');

@@ -11,6 +11,7 @@
  *                     response for it), no-invocation-notify (skip the tool.invocationStart/End
  *                     frames to the extension), invocation-start-after-dispatch (send
  *                     tool.invocationStart just after tool.dispatch instead of before), or "none"
+ *   frames            frames received from the extension since last asked
  *   spans             extension round-trip times (hub.dispatch: WS send → result) since last asked
  *   gc                full garbage collection, then {rss, heapUsed} (what is retained, not GC timing)
  */
@@ -51,6 +52,15 @@ const MAX_SPANS = 100_000;
   return p;
 };
 
+/** Frames received from the extension since last asked (`frames`): what one call costs on the socket. */
+let framesIn = 0;
+const hubIn = hub as unknown as { onMessage: (ws: unknown, raw: unknown) => void };
+const onMessage = hubIn.onMessage.bind(hub);
+hubIn.onMessage = (ws, raw) => {
+  framesIn++;
+  onMessage(ws, raw);
+};
+
 function setVariant(names: string[]): void {
   (audit as { record: typeof record }).record = names.includes('audit-nowait')
     ? (e) => {
@@ -82,6 +92,9 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     Bun.gc(true);
     const m = process.memoryUsage();
     console.log(JSON.stringify({ gc: true, rss: m.rss, heapUsed: m.heapUsed }));
+  } else if (cmd === 'frames') {
+    console.log(JSON.stringify({ framesIn }));
+    framesIn = 0;
   } else if (cmd === 'spans') {
     console.log(JSON.stringify({ spans }));
     spans = [];
