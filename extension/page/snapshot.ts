@@ -40,8 +40,11 @@ export function cutSnapshot(snapshot: string, max: number): string {
  * Bounded on any page: the walk stops once the text reaches SNAPSHOT_MAX_CHARS and does not go
  * below SNAPSHOT_NESTING_MAX nested elements (each with a mark saying what was left out and how to
  * read it), and a giant text node is read only as far as TEXT_SCAN_CHARS.
+ * With interactiveOnly the walk goes only into elements on the way to a control, an iframe, a
+ * shadow root or a slot (interactiveParts), which lists the same as reading every element
+ * (`readAll`, what the quicker walk is checked against).
  */
-export function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean, refPrefix = '', frameMark = '') {
+export function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean, refPrefix = '', frameMark = '', readAll = false) {
   const TEXT_MAX_CHARS = 2000;
   const NAME_MAX_CHARS = 300;
   const OPTIONS_MAX_CHARS = 300;
@@ -267,11 +270,13 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
           const t = raw.replace(/\s+/g, ' ');
           add(t.trim().length > TEXT_MAX_CHARS ? ` ${cut(squash(t), TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all')} ` : t);
         }
-      } else if (child.nodeType === Node.ELEMENT_NODE) walk(child as Element, depth, inLabel);
+      } else if (child.nodeType === Node.ELEMENT_NODE && (!parts || parts.has(child as Element))) walk(child as Element, depth, inLabel);
     }
   };
 
   let deep: Element[] | undefined;
+  /** With interactiveOnly: the elements the walk goes into (see interactiveParts); null: all. */
+  const parts = interactiveOnly && !readAll ? interactiveParts(root, `${ACTIONABLE_SELECTOR},a,input,[tabindex],[contenteditable],[role],iframe,frame,slot`, SNAPSHOT_NESTING_MAX) : null;
   const walk = (el: Element, depth: number, inLabel: boolean) => {
     if (full) {
       stopped = true;
@@ -443,4 +448,51 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   // Indentation is not counted while walking: the whole is held to the bound at a line's end too.
   if (stopped || snapshot.length > SNAPSHOT_MAX_CHARS) snapshot = cutSnapshot(snapshot, SNAPSHOT_MAX_CHARS);
   return { url: location.href, title: document.title, elements: count, snapshot, frameIndex: indexInParent(), frameDeep: deepIndexInParent() };
+}
+
+/**
+ * For browser_snapshot with interactiveOnly, which lists only controls and iframes: the elements
+ * under `root` on the way to one (an element matching `selector`, which matches every element that
+ * can be a control, iframes, and slots), to a shadow host or to a slot, with all their ancestors
+ * in their own tree. Any other element holds nothing listed, however deep its content: the walk
+ * need not go into it. Found with the selector in each tree (the document's, each open shadow
+ * root's), not by reading every element's style. Null (go into every element) when a mark for
+ * nesting past `nestingMax` might be due below such an element: when some tree is deeper than
+ * nestingMax / (1 + 2 × shadow roots) elements (a path through the page crosses at most two
+ * stretches of each tree), or when there are too many shadow roots to tell; and when a shadow
+ * tree has an editable part. (An element made editable only by the non-standard CSS
+ * -webkit-user-modify, with no contenteditable attribute, is not found.)
+ */
+export function interactiveParts(root: Element, selector: string, nestingMax: number): Set<Element> | null {
+  const parts = new Set<Element>();
+  const keep = (from: Element) => {
+    for (let e: Element | null = from; e && !parts.has(e); e = e.parentElement) parts.add(e);
+  };
+  const trees: (Element | ShadowRoot)[] = [root];
+  if (root.shadowRoot) {
+    keep(root);
+    trees.push(root.shadowRoot);
+  }
+  for (let i = 0; i < trees.length; i++) {
+    const tree = trees[i]!;
+    // Content slotted into an editable part of a shadow tree is editable without an attribute of
+    // its own (a textbox for the walk): such pages are read whole.
+    if (!(tree instanceof Element) && tree.querySelector('[contenteditable]:not([contenteditable=false])')) return null;
+    if (tree instanceof Element && tree.matches(selector)) keep(tree);
+    for (const e of tree.querySelectorAll(selector)) keep(e);
+    for (const e of tree.querySelectorAll('*')) {
+      if (!e.shadowRoot) continue;
+      keep(e);
+      trees.push(e.shadowRoot);
+    }
+  }
+  // No tree may hold an element `within` deep or deeper (counted from the root, or from a shadow
+  // root whose top elements are 1 deep): then no path reaches nestingMax.
+  const within = Math.floor((nestingMax - 1) / (1 + 2 * (trees.length - 1))) + 1;
+  if (within < 2) return null;
+  for (const tree of trees) {
+    const deeper = tree instanceof Element ? `:scope${' > *'.repeat(within)}` : `*${' > *'.repeat(within - 1)}`;
+    if (tree.querySelector(deeper)) return null;
+  }
+  return parts;
 }
