@@ -3,7 +3,7 @@
  * with install scripts disabled (--ignore-scripts): installing a plugin never runs its code.
  */
 import { mkdir, readFile } from '../state/fs-async.ts';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../state/atomic.ts';
 import { OpenTabsError } from '../errors.ts';
@@ -69,27 +69,31 @@ async function readDeps(prefix: string): Promise<Record<string, string>> {
   }
 }
 
-/** Folders of installed packages named like plugins (opentabs-plugin-* and @scope/opentabs-plugin-*). */
+/**
+ * Folders of the plugin packages installed in the prefix: the dependencies its package.json lists
+ * (what `opentabs plugin install` saved) named like plugins (opentabs-plugin-* and
+ * @scope/opentabs-plugin-*). Packages npm put in node_modules for them (their own dependencies)
+ * are not plugins, whatever their names: installing one plugin must not bring in another that
+ * nobody installed (which would run its adapter in the pages it names, or take the name of a
+ * plugin installed before, with that plugin's permissions and settings).
+ */
 export async function installedPluginDirs(configDir: string): Promise<string[]> {
-  const nm = join(installPrefix(configDir), 'node_modules');
-  const out: string[] = [];
-  // Listed synchronously: a folder of a few names (or none), read before the tools are listed,
-  // where a thread-pool round trip costs ≈ 3 ms of the start.
-  const list = (dir: string): string[] => {
-    try {
-      return readdirSync(dir);
-    } catch {
-      return [];
-    }
-  };
-  const entries = list(nm);
-  for (const e of entries.sort()) {
-    if (e.startsWith('@')) {
-      const scoped = list(join(nm, e));
-      for (const s of scoped.sort()) if (PACKAGE_NAME_RE.test(`${e}/${s}`)) out.push(join(nm, e, s));
-    } else if (PACKAGE_NAME_RE.test(e)) out.push(join(nm, e));
+  const prefix = installPrefix(configDir);
+  const nm = join(prefix, 'node_modules');
+  // Read synchronously: one small file (or none), read before the tools are listed, where a
+  // thread-pool round trip costs ≈ 3 ms of the start.
+  let deps: Record<string, unknown> = {};
+  try {
+    const pkg = JSON.parse(readFileSync(join(prefix, 'package.json'), 'utf8')) as { dependencies?: unknown };
+    if (pkg.dependencies && typeof pkg.dependencies === 'object' && !Array.isArray(pkg.dependencies)) deps = pkg.dependencies as Record<string, unknown>;
+  } catch {
+    return [];
   }
-  return out;
+  return Object.keys(deps)
+    .filter((name) => PACKAGE_NAME_RE.test(name))
+    .sort()
+    .map((name) => join(nm, ...name.split('/')))
+    .filter((dir) => existsSync(join(dir, 'package.json')));
 }
 
 /**

@@ -12,7 +12,7 @@ import { pluginNameFromPackage, resolveSettings } from '../protocol/plugin-manif
 import { installedPluginDirs, installPrefix, npmInstall, npmUninstall } from './npm.ts';
 import { mergeSettings } from './settings.ts';
 import { checkBroadConsent, forgetBroadConsent, recordBroadConsent, type AddOptions } from './local.ts';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
 
 export interface PluginListing {
@@ -58,6 +58,18 @@ export async function installPlugin(
     throw new OpenTabsError('bad_request', `${packageName} cannot be loaded, so it was not kept: ${loaded.error}`);
   }
   const store = await ConfigStore.open(configDir);
+  // A plugin name belongs to one package or folder: permissions, settings and broad-pattern
+  // consent are kept by name, so a second package of that name (another scope, another author)
+  // would get what the user gave the first, or replace it unseen.
+  const taken = await otherProviderOf(configDir, store.get().localPlugins, name, packageName);
+  if (taken) {
+    await npmUninstall(configDir, packageName).catch(() => {});
+    throw new OpenTabsError(
+      'bad_request',
+      `${packageName} provides plugin "${name}", which ${taken} already provides; it was not kept. ` +
+        `Remove that one first (\`opentabs plugin remove ${name}\`) if you mean to replace it.`,
+    );
+  }
   let consent: { broad: string[]; fresh: boolean };
   try {
     consent = checkBroadConsent(store.get(), name, loaded.plugin.urlPatterns, o);
@@ -70,6 +82,21 @@ export async function installPlugin(
   else if (!store.get().permissions[name]?.default) await store.setPluginPermission(name, 'ask');
   onProgress?.(`Plugin "${name}" installed (${loaded.plugin.tools.length === 1 ? '1 tool' : `${loaded.plugin.tools.length} tools`}; permission: ${store.permissionFor(name, '', 'ask')})`);
   return { name, packageName, tools: loaded.plugin.tools.length, ...(broad.length > 0 ? { broadPatterns: broad } : {}) };
+}
+
+/** Another npm package or local folder providing plugin `name` (described), or null. */
+async function otherProviderOf(configDir: string, localPlugins: readonly string[], name: string, packageName: string): Promise<string | null> {
+  for (const dir of await installedPluginDirs(configDir)) {
+    const pkg = dir.split('/node_modules/').pop() ?? '';
+    if (pkg !== packageName && pluginNameFromPackage(pkg) === name) return `the npm package ${pkg}`;
+  }
+  for (const p of localPlugins) {
+    const dir = resolve(configDir, p);
+    // A local copy of the same package (its author's working folder) is that package.
+    const r = await loadPluginFolder(dir, 'local').catch(() => null);
+    if (r?.ok && r.plugin.name === name && r.plugin.packageName !== packageName) return `the local folder ${dir}`;
+  }
+  return null;
 }
 
 /** npm uninstall the package(s) providing this plugin (by plugin or package name). */
