@@ -1,5 +1,5 @@
 /** In-page halves of the frame helpers (extension/tools/frames.ts): where an iframe is, and what covers it. */
-import { describeElement, elementAtPoint, indexInParent } from './dom.ts';
+import { describeElement, elementAtPoint, frameIndexOf, indexInParent } from './dom.ts';
 
 /**
  * The document's iframe and frame elements, those inside open shadow roots included, in tree
@@ -36,6 +36,15 @@ export function deepIndexInParent(): number {
  */
 export function frameKeyInParent(): [number, number] {
   return [indexInParent(), deepIndexInParent()];
+}
+
+/**
+ * In a parent frame: its iframes (framesDeep, in that order) as the worker matches Chrome's frames
+ * to them (matchFrames in extension/tools/frames.ts): each one's index among this window's frames
+ * (-1 inside a shadow root), its position in framesDeep, its src.
+ */
+export function frameSlots(): { index: number; deep: number; src: string }[] {
+  return framesDeep(document).map((el, deep) => ({ index: frameIndexOf(el), deep, src: (el as HTMLIFrameElement).src ?? '' }));
 }
 
 /**

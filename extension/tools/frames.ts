@@ -158,6 +158,33 @@ export interface FrameOffset {
   oopif: OutOfProcessFrame | null;
 }
 
+/**
+ * How frame `frameId`'s parent (frame `parentFrameId`) names its iframe: [index among the parent's
+ * window.frames, position in the parent's framesDeep]. The frame says so itself (frameKeyInParent)
+ * unless it can tell neither: another origin's document in an iframe inside a shadow root (not in
+ * window.frames, and its parent's document cannot be looked into from it). Then the parent's
+ * iframes are matched to Chrome's frames of the parent as browser_snapshot matched them
+ * (matchFrames, from what the other frames say of themselves), and the iframe this frame got is
+ * named by its position. [-1, -1] when it got none.
+ */
+async function frameKey(tabId: number, frameId: number, parentFrameId: number, ref?: string | null): Promise<[number, number]> {
+  const own = (await runIn(await frameTarget(tabId, frameId, ref), 'frameKeyInParent', [])) ?? [-1, -1];
+  if (own[0] >= 0 || own[1] >= 0) return own;
+  const slots = (await runIn(await frameTarget(tabId, parentFrameId, ref), 'frameSlots', [])) ?? [];
+  const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  const children = childFrames(all, parentFrameId, all.find((f) => f.frameId === parentFrameId)?.documentId);
+  const answers = await Promise.all(
+    children
+      .filter((f) => f.documentId && !frameRefusal(f.url))
+      .map(async (f) => {
+        const key = f.frameId === frameId ? own : await runInFrame(tabId, f, 'frameKeyInParent', []);
+        return { frame: f, r: key ? { frameIndex: key[0], frameDeep: key[1] } : null };
+      }),
+  );
+  const at = matchFrames(slots, children, answers).findIndex((m) => m?.frame?.frameId === frameId);
+  return at >= 0 ? [slots[at]!.index, slots[at]!.deep] : own;
+}
+
 /** The frames from the top document's first iframe down to frame `frameId`, and the top page's renderer process. */
 async function frameChain(tabId: number, frameId: number): Promise<{ chain: { frameId: number; parentFrameId: number; processId: number }[]; topProcess: number | undefined }> {
   const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
@@ -185,8 +212,8 @@ export async function frameOffset(tabId: number, frameId: number): Promise<Frame
   let oopif: OutOfProcessFrame | null = null;
   for (const link of chain) {
     // How the parent names the frame's iframe: its window.frames index, or for an iframe inside a
-    // shadow root (not in window.frames) its position among the parent's iframes.
-    const [index, deep] = (await runIn(await frameTarget(tabId, link.frameId), 'frameKeyInParent', [])) ?? [-1, -1];
+    // shadow root (not in window.frames) its position among the parent's iframes (frameKey).
+    const [index, deep] = await frameKey(tabId, link.frameId, link.parentFrameId);
     const parent = await frameTarget(tabId, link.parentFrameId);
     const box = await runIn(parent, 'iframeBox', [index, deep]);
     if (!box || 'error' in box) throw new ToolError(box?.error ?? 'The frame cannot be reached', { code: 'not_found', category: 'not_found' });
@@ -261,7 +288,7 @@ export async function devtoolsFrameId(tabId: number, send: CdpSend, frameId: num
     throw new ToolError(`${ref} is inside an iframe running in a process of its own (as another site's iframes do), which this tool cannot reach; it works on the top page and iframes of the page's site`, { code: 'invalid_arguments', category: 'validation' });
   }
   const path: [number, number][] = [];
-  for (const link of chain) path.push((await runIn(await frameTarget(tabId, link.frameId, ref), 'frameKeyInParent', [])) ?? [-1, -1]);
+  for (const link of chain) path.push(await frameKey(tabId, link.frameId, link.parentFrameId, ref));
   const found = await send<{ result: { type?: string; objectId?: string; subtype?: string } }>('Runtime.evaluate', { contextId: await utilityWorld(send), returnByValue: false, expression: iframeLookup(path) });
   if (!found.result.objectId || found.result.subtype === 'null') throw new ToolError(`The iframe of ${ref} is gone or cannot be looked into; take a new browser_snapshot`, { code: 'not_found', category: 'not_found' });
   const described = await send<{ node: { frameId?: string } }>('DOM.describeNode', { objectId: found.result.objectId });
