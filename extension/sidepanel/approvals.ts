@@ -1,6 +1,7 @@
 /**
  * Approval cards: what the call touches first (tool, plugin, tab, URL, domain), then its
- * arguments cut at APPROVAL_ARGS_PREVIEW_CHARS with a mark, then Allow / Deny / Always allow.
+ * arguments (short ones first) cut at APPROVAL_ARGS_PREVIEW_CHARS with a mark and a "Show all"
+ * button, then Allow / Deny / Always allow.
  *
  * A card's buttons work only once the card has stayed where it is for APPROVAL_ARM_MS. The agent
  * decides when cards come and go (it cancels its own waiting calls), and every card has Allow at
@@ -47,14 +48,51 @@ function approvalTarget(p: PendingConfirmation): HTMLElement {
 }
 
 
-function approvalArgs(params: unknown): HTMLElement[] {
-  const text = showHidden(JSON.stringify(params, null, 1) ?? 'null');
-  if (text.length <= APPROVAL_ARGS_PREVIEW_CHARS) return [h('pre', { 'data-testid': 'approval-args' }, text)];
+/** An argument whose JSON is at most this long is listed before the longer ones. */
+const SHORT_ARG_CHARS = 200;
+
+/**
+ * Top-level arguments with the short ones first (in their order), then the long ones: the agent
+ * chooses the order of its arguments, and a long one first (a selector of thousands of
+ * characters) would push the ones that say what happens (the files, the URL, the tab) past the
+ * cut.
+ */
+function shortFirst(params: unknown): unknown {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return params;
+  const short: [string, unknown][] = [];
+  const long: [string, unknown][] = [];
+  for (const [k, v] of Object.entries(params)) ((JSON.stringify(v) ?? '').length <= SHORT_ARG_CHARS ? short : long).push([k, v]);
+  return Object.fromEntries([...short, ...long]);
+}
+
+/** Cards whose arguments the user asked to see whole (kept across re-renders). */
+const shownWhole = new Set<string>();
+
+/**
+ * The arguments, cut at APPROVAL_ARGS_PREVIEW_CHARS with a mark and a button that shows them
+ * whole (in the card's scrolling box): what is past the cut (the end of a script) is what runs
+ * too, and the user must be able to read it before allowing.
+ */
+function approvalArgs(p: PendingConfirmation): HTMLElement[] {
+  const text = showHidden(JSON.stringify(shortFirst(p.params), null, 1) ?? 'null');
+  if (text.length <= APPROVAL_ARGS_PREVIEW_CHARS || shownWhole.has(p.id)) return [h('pre', { 'data-testid': 'approval-args' }, text)];
   const more = text.length - APPROVAL_ARGS_PREVIEW_CHARS;
-  return [
-    h('pre', { 'data-testid': 'approval-args' }, text.slice(0, APPROVAL_ARGS_PREVIEW_CHARS)),
-    h('div', { class: 'truncated', 'data-testid': 'approval-truncated' }, `… ${more.toLocaleString('en-US')} more character${more === 1 ? '' : 's'} not shown`),
-  ];
+  const pre = h('pre', { 'data-testid': 'approval-args' }, text.slice(0, APPROVAL_ARGS_PREVIEW_CHARS));
+  const mark: HTMLElement = h(
+    'div',
+    { class: 'truncated', 'data-testid': 'approval-truncated' },
+    `… ${more.toLocaleString('en-US')} more character${more === 1 ? '' : 's'} not shown `,
+    h('button', {
+      class: 'link',
+      'data-testid': 'approval-show-all',
+      onclick: () => {
+        shownWhole.add(p.id);
+        pre.textContent = text;
+        mark.remove();
+      },
+    }, 'Show all'),
+  );
+  return [pre, mark];
 }
 
 /**
@@ -110,6 +148,7 @@ function armedNow(button: EventTarget | null): boolean {
 }
 
 export function renderApprovals(pending: PendingConfirmation[], decide: (id: string, decision: 'allow' | 'deny', alwaysAllow?: boolean) => void): HTMLElement[] {
+  for (const id of [...shownWhole]) if (!pending.some((p) => p.id === id)) shownWhole.delete(id);
   if (pending.length === 0) return [];
   const out: HTMLElement[] = [h('h2', {}, `Waiting for approval (${pending.length})`)];
   for (const p of pending) {
@@ -121,7 +160,7 @@ export function renderApprovals(pending: PendingConfirmation[], decide: (id: str
         'div',
         { class: 'card approval', 'data-confirmation': p.id, 'data-testid': `confirm-${p.tool}` },
         approvalTarget(p),
-        ...approvalArgs(p.params),
+        ...approvalArgs(p),
         h(
           'div',
           { class: 'buttons' },
