@@ -41,10 +41,22 @@ async function waiting(t: Target): Promise<Waiting[]> {
   return (await api<{ approvals: Waiting[] }>(t, 'GET', '/approvals')).body.approvals;
 }
 
+/** Characters of a call's arguments shown in the table; longer ones are also printed whole below it. */
+const TABLE_ARGS_CHARS = 60;
+
+/**
+ * The arguments of the calls whose table cell was cut, whole: the end of a long script or the
+ * last of many files is what runs too, and the user approves by id after reading this list.
+ */
+function wholeArguments(list: Waiting[]): string {
+  const cut = list.filter((w) => JSON.stringify(w.params ?? {}).length > TABLE_ARGS_CHARS);
+  return cut.map((w) => `\nArguments of ${w.id} (${w.tool}):\n${printable(JSON.stringify(w.params ?? {}, null, 2))}`).join('\n');
+}
+
 function describe(w: Waiting): string[] {
   const where = w.target?.url ?? w.target?.domain ?? (w.target?.tabId !== undefined ? `tab ${w.target.tabId}` : '');
   const args = JSON.stringify(w.params ?? {});
-  return [w.id, w.tool, printable(where), printable(args.length > 60 ? `${args.slice(0, 59)}…` : args), `${Math.max(0, Math.round((w.expiresAt - Date.now()) / 1000))} s`];
+  return [w.id, w.tool, printable(where), printable(args.length > TABLE_ARGS_CHARS ? `${args.slice(0, TABLE_ARGS_CHARS - 1)}…` : args), `${Math.max(0, Math.round((w.expiresAt - Date.now()) / 1000))} s`];
 }
 
 export const approvalsCommand: Command = {
@@ -59,6 +71,8 @@ export const approvalsCommand: Command = {
     if (values.json) return (printJson(list), 0);
     if (list.length === 0) return (out('No call is waiting for approval.'), 0);
     out(table(list.map(describe), ['ID', 'TOOL', 'TARGET', 'ARGUMENTS', 'EXPIRES IN']));
+    const whole = wholeArguments(list);
+    if (whole) out(whole);
     return 0;
   },
 };
@@ -79,7 +93,7 @@ function decideCommand(verb: 'approve' | 'deny'): Command {
         const list = await waiting(t);
         if (list.length === 0) throw new CliError('No call is waiting for approval.');
         if (list.length > 1 || verb === 'approve') {
-          const shown = table(list.map(describe), ['ID', 'TOOL', 'TARGET', 'ARGUMENTS', 'EXPIRES IN']);
+          const shown = table(list.map(describe), ['ID', 'TOOL', 'TARGET', 'ARGUMENTS', 'EXPIRES IN']) + wholeArguments(list);
           throw new CliError(
             list.length > 1
               ? `${plural(list.length, 'call')} wait for approval; pass the id of one:\n${shown}\ne.g. \`opentabs ${verb} ${list[0]!.id}\``
