@@ -162,27 +162,31 @@ export interface FrameOffset {
  * How frame `frameId`'s parent (frame `parentFrameId`) names its iframe: [index among the parent's
  * window.frames, position in the parent's framesDeep]. The frame says so itself (frameKeyInParent)
  * unless it can tell neither: another origin's document in an iframe inside a shadow root (not in
- * window.frames, and its parent's document cannot be looked into from it). Then the parent's
- * iframes are matched to Chrome's frames of the parent as browser_snapshot matched them
- * (matchFrames, from what the other frames say of themselves), and the iframe this frame got is
- * named by its position. [-1, -1] when it got none.
+ * window.frames, and its parent's document cannot be looked into from it). Then its iframe is the
+ * one the parent's other frames leave: each of them says where its own iframe is, and exactly one
+ * of the parent's iframes (frameSlots) is left over. Nothing weaker (an iframe's src, which a page
+ * can leave pointing elsewhere once its frame navigated) may pick the iframe input is aimed at: a
+ * frame that does not answer (a frame the URL policy refuses is never asked), or two iframes left
+ * over, and the element cannot be reached.
  */
 async function frameKey(tabId: number, frameId: number, parentFrameId: number, ref?: string | null): Promise<[number, number]> {
   const own = (await runIn(await frameTarget(tabId, frameId, ref), 'frameKeyInParent', [])) ?? [-1, -1];
   if (own[0] >= 0 || own[1] >= 0) return own;
+  const unsure = () =>
+    new ToolError(`${ref ?? `Frame ${frameId}`} is in another origin's iframe inside a shadow root, which cannot be told apart from the page's other iframes (not all of them say where they are); it cannot be reached`, { code: 'not_available', category: 'validation' });
   const slots = (await runIn(await frameTarget(tabId, parentFrameId, ref), 'frameSlots', [])) ?? [];
   const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
-  const children = childFrames(all, parentFrameId, all.find((f) => f.frameId === parentFrameId)?.documentId);
-  const answers = await Promise.all(
-    children
-      .filter((f) => f.documentId && !frameRefusal(f.url))
-      .map(async (f) => {
-        const key = f.frameId === frameId ? own : await runInFrame(tabId, f, 'frameKeyInParent', []);
-        return { frame: f, r: key ? { frameIndex: key[0], frameDeep: key[1] } : null };
-      }),
-  );
-  const at = matchFrames(slots, children, answers).findIndex((m) => m?.frame?.frameId === frameId);
-  return at >= 0 ? [slots[at]!.index, slots[at]!.deep] : own;
+  const others = childFrames(all, parentFrameId, all.find((f) => f.frameId === parentFrameId)?.documentId).filter((f) => f.frameId !== frameId);
+  const keys = await Promise.all(others.map((f) => (f.documentId && !frameRefusal(f.url) ? runInFrame(tabId, f, 'frameKeyInParent', []) : undefined)));
+  const taken = new Set<number>();
+  for (const key of keys) {
+    const at = !key ? -1 : key[1] >= 0 ? slots.findIndex((s) => s.deep === key[1]) : key[0] >= 0 ? slots.findIndex((s) => s.index === key[0]) : -1;
+    if (at < 0 || taken.has(at)) throw unsure();
+    taken.add(at);
+  }
+  const left = slots.filter((_, i) => !taken.has(i));
+  if (left.length !== 1) throw unsure();
+  return [left[0]!.index, left[0]!.deep];
 }
 
 /** The frames from the top document's first iframe down to frame `frameId`, and the top page's renderer process. */

@@ -7,6 +7,11 @@
  * snapshot placed the frame (matchFrames over the parent's iframes). Two ports of 127.0.0.1 are
  * the two origins; the remote page asks for an agent cluster (a process) of its own. A second,
  * same-origin iframe in the shadow root and a plain one beside it keep the match honest.
+ *
+ * The iframe is found only when every other frame of the parent says where its own iframe is and
+ * exactly one is left. A page cannot steer input into a frame the URL policy refuses by leaving an
+ * iframe's src at the remote page's URL after its frame went to a data: document: that frame is
+ * never asked, so the element cannot be reached, and nothing is clicked.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import type { Frame, Page } from 'playwright-core';
@@ -18,7 +23,10 @@ const REMOTE_FORM = `<!doctype html><title>Remote form</title><body style="margi
 <button id="b" onclick="window.clicks = (window.clicks || 0) + 1">Remote press</button>
 <input id="field" aria-label="Remote field">
 <div id="hov" role="button" tabindex="0" style="width:120px;height:30px;background:#eee">Remote hover</div>
-<script>window.hovered = 0; hov.addEventListener('mouseover', () => window.hovered++);</script></body>`;
+<script>window.hovered = 0; hov.addEventListener('mouseover', () => window.hovered++);
+// Loaded as the decoy: the frame leaves for a page tools may not use (data:), its iframe's src still this URL.
+if (window.name === 'decoy') location.href = 'data:text/html,' + encodeURIComponent('<body style="margin:0"><button id="bank" onclick="window.hits = (window.hits || 0) + 1" style="width:400px;height:140px">Bank transfer</button></body>');
+</script></body>`;
 
 const LOCAL_FORM = `<!doctype html><title>Local form</title><body style="margin:0"><button id="lb" onclick="window.clicks = (window.clicks || 0) + 1">Local press</button></body>`;
 
@@ -38,6 +46,14 @@ beforeAll(async () => {
     routes: (req) => {
       const path = new URL(req.url).pathname;
       if (path === '/local-form.html') return html(LOCAL_FORM);
+      if (path === '/shadow-decoy.html') {
+        return html(`<!doctype html><title>Shadow decoy</title><body><h1>Shadow decoy</h1><div id="host"></div>
+<script>
+  const root = document.getElementById('host').attachShadow({ mode: 'open' });
+  root.innerHTML = '<iframe name="decoy" title="Decoy" src="http://127.0.0.1:${other.port}/form.html" style="width:400px;height:140px"></iframe>'
+    + '<iframe title="Real" src="http://127.0.0.1:${other.port}/form.html" style="width:400px;height:140px"></iframe>';
+</script></body>`);
+      }
       if (path === '/shadow-top.html') {
         return html(`<!doctype html><title>Shadow top</title><body><h1>Shadow top</h1>
 <iframe title="Plain local" src="/local-form.html" style="width:300px;height:60px"></iframe>
@@ -113,4 +129,23 @@ test('click, type and hover reach the elements of another origin\'s iframe insid
   const counts = await Promise.all(local.map(async (f) => ({ inShadow: await (await f.frameElement()).evaluate((e) => e.getRootNode() !== document), clicks: await f.evaluate(() => (window as any).clicks ?? 0) })));
   expect(counts.sort((a, b) => Number(a.inShadow) - Number(b.inShadow))).toEqual([{ inShadow: false, clicks: 0 }, { inShadow: true, clicks: 1 }]);
   expect(await remote().evaluate(() => (window as any).clicks)).toBe(1);
+});
+
+test('an iframe whose src still names the remote page while its frame shows a refused page does not take the click', async () => {
+  const p = await h.context.newPage();
+  await p.setViewportSize({ width: 1000, height: 700 });
+  await p.goto(h.fixtureUrl('/shadow-decoy.html'));
+  const t = await h.tabIdOf(p);
+  await waitUntil(() => p.frames().length === 3 && p.frames().some((f) => f.url().startsWith('data:')) && p.frames().some((f) => f.url().endsWith('/form.html')), 'the decoy to leave and the real frame to load');
+  const r0 = await h.callTool('browser_snapshot', { tabId: t });
+  expect(r0.status).toBe(200);
+  const button = ref(r0.body.result.snapshot as string, /button Remote press \[(f\d+e\d+)\]/);
+  const r = await h.callTool('browser_click_element', { tabId: t, ref: button });
+  expect(r.status).not.toBe(200);
+  expect(r.body.error.message).toContain('cannot be told apart');
+  const bank = p.frames().find((f) => f.url().startsWith('data:'))!;
+  const real = p.frames().find((f) => f.url().endsWith('/form.html'))!;
+  expect(await bank.evaluate(() => (window as any).hits ?? 0)).toBe(0);
+  expect(await real.evaluate(() => (window as any).clicks ?? 0)).toBe(0);
+  await p.close();
 });
