@@ -5,9 +5,10 @@
  * connected (its session open, its event stream open) and a port squatter takes the port: it
  * answers GET /ws-info with a well-formed but bogus proof and /mcp like a freshly started server
  * (404: no such session), and records every request. A request written to the bridge then, and
- * the MCP client transport's own attempts to reopen its event stream, must send the squatter
- * neither the bearer nor the secret anywhere; the request is answered with an error naming the
- * port. Once the real server is back on the port, the bridge works again by itself.
+ * the MCP client transport's own attempts to reopen its event stream, and a stateless request
+ * (protocol 2026-07-28) must send the squatter neither the bearer nor the secret anywhere; each
+ * request is answered with an error naming the port. Once the real server is back on the port,
+ * the bridge works again by itself.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { join } from 'node:path';
@@ -136,6 +137,9 @@ test('after its server stops, a squatter on the port gets no bearer from the bri
     // Another request, after all of that: refused the same way.
     await send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'browser_list_tabs', arguments: {} } });
     expect((await answer(4)).error?.message).toContain('is not this OpenTabs server');
+    // A stateless request (protocol 2026-07-28: one POST of its own) is checked the same way.
+    await send({ jsonrpc: '2.0', id: 6, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } });
+    expect((await answer(6)).error?.message).toContain('is not this OpenTabs server');
     for (const r of requests) expect(JSON.stringify(r)).not.toContain(secret);
   } finally {
     squatter.stop(true);
