@@ -7,7 +7,7 @@ import type { DispatchResult, ServerParams } from '../../server/protocol/methods
 import { PANEL_PORT_NAME } from '../shared/panel-protocol.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { cancelBuiltin, runBuiltin } from '../tools/run.ts';
-import { insideProtectedFolder, redactedUrl, setUrlPolicy, tabRefusal } from '../tools/url-policy.ts';
+import { fileMayHoldSecret, redactedUrl, setUrlPolicy, tabRefusal } from '../tools/url-policy.ts';
 import { Connection, type ServerHandlers } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
 import { PageTools } from './page-tools.ts';
@@ -175,8 +175,8 @@ function reportTitleChange(): void {
 }
 chrome.tabs.onUpdated.addListener((tabId, info, tab) => {
   if (info.status === 'complete') {
-    // No adapter ever runs in the config folder (auth.json), whatever a plugin's patterns say.
-    if (tab.url && insideProtectedFolder(tab.url)) return void plugins.reportChanges();
+    // No adapter ever runs in a file that may hold the secret (auth.json, an MCP client config), whatever a plugin's patterns say.
+    if (tab.url && fileMayHoldSecret(tab.url)) return void plugins.reportChanges();
     void plugins.injectTab(tabId, tab.url).then(() => plugins.reportChanges());
   } else if (info.status !== undefined) {
     void plugins.reportChanges();

@@ -11,7 +11,7 @@
 import type { PluginInfo, TabInfo, TabState } from '../../server/protocol/methods.ts';
 import { urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
 import { ToolError } from '../shared/tool-error.ts';
-import { insideProtectedFolder } from '../tools/url-policy.ts';
+import { fileMayHoldSecret } from '../tools/url-policy.ts';
 
 /** A tab's top document as webNavigation reports it now. */
 export interface CheckedDocument {
@@ -24,14 +24,17 @@ export type TabSnapshot = { state: TabState; tabs: TabInfo[] };
 /**
  * A URL that cannot be a file:// one. The URL parser takes the scheme from the text before the
  * first ':' (after dropping leading spaces/controls and any tab or newline), so text that starts
- * with exactly "http://" or "https://" has that scheme; insideProtectedFolder parses the URL
+ * with exactly "http://" or "https://" has that scheme; fileMayHoldSecret parses the URL
  * (new URL costs more than the rest of a plugin call's checks) only to refuse file:// ones.
  */
 const isHttp = (url: string) => url.startsWith('https://') || url.startsWith('http://');
 
-/** A page of this plugin (its patterns), never one inside the OpenTabs config folder. */
+/**
+ * A page of this plugin (its patterns), never a file that holds or may hold the secret (the
+ * config folder, hidden files, MCP client configs).
+ */
 export function allowedFor(url: string | undefined, plugin: Pick<PluginInfo, 'urlPatterns' | 'excludePatterns'>): boolean {
-  return urlMatchesPlugin(url, plugin) && !(url !== undefined && !isHttp(url) && insideProtectedFolder(url));
+  return urlMatchesPlugin(url, plugin) && !(url !== undefined && !isHttp(url) && fileMayHoldSecret(url));
 }
 
 /** The tab picked for a call shows a page that is not the plugin's (any more). */

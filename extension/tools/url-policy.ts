@@ -154,6 +154,25 @@ export function insideProtectedFolder(raw: string): boolean {
   return state.protectedPaths.some((p) => path === p || path.startsWith(`${p}/`));
 }
 
+/**
+ * For plugin adapters (background/plugin-tabs.ts): a file:// page that holds or may hold the
+ * secret whatever a plugin's patterns say — inside the config folder, under /proc or /dev, a hidden
+ * file or folder (~/.claude.json, ~/.config/opencode/), or an MCP client config by name
+ * (opencode.json, claude_desktop_config.json …). Built-in tools refuse the same pages.
+ */
+export function fileMayHoldSecret(raw: string): boolean {
+  if (insideProtectedFolder(raw)) return true;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'file:') return false;
+  const path = filePath(u);
+  return path === null || isHiddenPath(path) || isMcpConfigFile(path);
+}
+
 /** Scheme + host only: what list tools show of a refused tab's URL. */
 export function redactedUrl(raw: string): string {
   try {
