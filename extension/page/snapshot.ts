@@ -270,13 +270,32 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
           const t = raw.replace(/\s+/g, ' ');
           add(t.trim().length > TEXT_MAX_CHARS ? ` ${cut(squash(t), TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all')} ` : t);
         }
-      } else if (child.nodeType === Node.ELEMENT_NODE && (!parts || parts.has(child as Element))) walk(child as Element, depth, inLabel);
+      } else if (child.nodeType === Node.ELEMENT_NODE) {
+        if (parts && !whole && !parts.keep.has(child as Element)) {
+          // Nothing in it is listed: skipped, unless elements in it reach SNAPSHOT_NESTING_MAX
+          // (then it is walked whole, for the mark). It holds no shadow root or slot, so its
+          // nesting is its own elements' depth below it.
+          const left = SNAPSHOT_NESTING_MAX - nesting;
+          if (parts.shallow > 0 && parts.shallow <= left) continue;
+          if (left > 0 && !(child as Element).querySelector(`:scope${' > *'.repeat(left)}`)) continue;
+          whole++;
+          try {
+            walk(child as Element, depth, inLabel);
+          } finally {
+            whole--;
+          }
+          continue;
+        }
+        walk(child as Element, depth, inLabel);
+      }
     }
   };
 
   let deep: Element[] | undefined;
   /** With interactiveOnly: the elements the walk goes into (see interactiveParts); null: all. */
-  const parts = interactiveOnly && !readAll ? interactiveParts(root, `${ACTIONABLE_SELECTOR},a,input,[tabindex],[contenteditable],[role],iframe,frame,slot`, SNAPSHOT_NESTING_MAX) : null;
+  const parts = interactiveOnly && !readAll ? interactiveParts(root, `${ACTIONABLE_SELECTOR},a,input,[tabindex],[contenteditable],[role],iframe,frame,slot`) : null;
+  /** Above zero while the walk is inside an element walked whole (see walkChildrenNow). */
+  let whole = 0;
   const walk = (el: Element, depth: number, inLabel: boolean) => {
     if (full) {
       stopped = true;
@@ -450,49 +469,44 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   return { url: location.href, title: document.title, elements: count, snapshot, frameIndex: indexInParent(), frameDeep: deepIndexInParent() };
 }
 
+/** How deep a tree must be for interactiveParts to say so: below it, nothing skipped can reach the nesting bound until the walk is this close to it. */
+const SHALLOW_TREE = 64;
+
 /**
  * For browser_snapshot with interactiveOnly, which lists only controls and iframes: the elements
  * under `root` on the way to one (an element matching `selector`, which matches every element that
  * can be a control, iframes, and slots), to a shadow host or to a slot, with all their ancestors
- * in their own tree. Any other element holds nothing listed, however deep its content: the walk
- * need not go into it. Found with the selector in each tree (the document's, each open shadow
- * root's), not by reading every element's style. Null (go into every element) when a mark for
- * nesting past `nestingMax` might be due below such an element: when some tree is deeper than
- * nestingMax / (1 + 2 × shadow roots) elements (a path through the page crosses at most two
- * stretches of each tree), or when there are too many shadow roots to tell; and when a shadow
- * tree has an editable part. (An element made editable only by the non-standard CSS
+ * in their own tree (`keep`). Any other element holds nothing listed: the walk need not go into
+ * it, unless its elements reach the nesting bound (the walk then says what it left out there).
+ * `shallow`: SHALLOW_TREE when no tree (the document's, each open shadow root's) is that deep,
+ * else 0. Found with selectors in each tree, not by reading every element's style. Null (go into
+ * every element) when a shadow tree has an editable part: content slotted into it is editable
+ * without an attribute of its own. (An element made editable only by the non-standard CSS
  * -webkit-user-modify, with no contenteditable attribute, is not found.)
  */
-export function interactiveParts(root: Element, selector: string, nestingMax: number): Set<Element> | null {
-  const parts = new Set<Element>();
-  const keep = (from: Element) => {
-    for (let e: Element | null = from; e && !parts.has(e); e = e.parentElement) parts.add(e);
+export function interactiveParts(root: Element, selector: string): { keep: Set<Element>; shallow: number } | null {
+  const keep = new Set<Element>();
+  const keepUp = (from: Element) => {
+    for (let e: Element | null = from; e && !keep.has(e); e = e.parentElement) keep.add(e);
   };
   const trees: (Element | ShadowRoot)[] = [root];
   if (root.shadowRoot) {
-    keep(root);
+    keepUp(root);
     trees.push(root.shadowRoot);
   }
+  let shallow = SHALLOW_TREE;
   for (let i = 0; i < trees.length; i++) {
     const tree = trees[i]!;
-    // Content slotted into an editable part of a shadow tree is editable without an attribute of
-    // its own (a textbox for the walk): such pages are read whole.
     if (!(tree instanceof Element) && tree.querySelector('[contenteditable]:not([contenteditable=false])')) return null;
-    if (tree instanceof Element && tree.matches(selector)) keep(tree);
-    for (const e of tree.querySelectorAll(selector)) keep(e);
+    if (tree instanceof Element && tree.matches(selector)) keepUp(tree);
+    for (const e of tree.querySelectorAll(selector)) keepUp(e);
     for (const e of tree.querySelectorAll('*')) {
       if (!e.shadowRoot) continue;
-      keep(e);
+      keepUp(e);
       trees.push(e.shadowRoot);
     }
+    // An element SHALLOW_TREE deep (counted from the root, or from a shadow root whose top elements are 1 deep).
+    if (shallow && tree.querySelector(tree instanceof Element ? `:scope${' > *'.repeat(SHALLOW_TREE)}` : `*${' > *'.repeat(SHALLOW_TREE - 1)}`)) shallow = 0;
   }
-  // No tree may hold an element `within` deep or deeper (counted from the root, or from a shadow
-  // root whose top elements are 1 deep): then no path reaches nestingMax.
-  const within = Math.floor((nestingMax - 1) / (1 + 2 * (trees.length - 1))) + 1;
-  if (within < 2) return null;
-  for (const tree of trees) {
-    const deeper = tree instanceof Element ? `:scope${' > *'.repeat(within)}` : `*${' > *'.repeat(within - 1)}`;
-    if (tree.querySelector(deeper)) return null;
-  }
-  return parts;
+  return { keep, shallow };
 }
