@@ -34,6 +34,8 @@ beforeAll(async () => {
       if (path === '/s16/field') return page(`<input id="f" style="width:90%" value="${secret}">`);
       if (path === '/s16/shadow') return page(`<div id="host"></div><script>document.getElementById('host').attachShadow({ mode: 'closed' }).innerHTML = '<b>${secret}</b>';</script>`);
       if (path === '/s16/frame') return page(`<p>outer</p><iframe src="/s16/text"></iframe>`);
+      if (path === '/s16/srcdoc') return page(`<p>outer</p><iframe srcdoc="<pre>${secret}</pre>"></iframe>`);
+      if (path === '/s16/blank') return page(`<p>outer</p><iframe></iframe><script>document.querySelector('iframe').contentDocument.body.textContent = '${secret}';</script>`);
       if (path === '/s16/plain') return page(`<p>nothing secret here: 0123456789abcdef0123</p>`);
       if (path === '/s16/secret.bin') return new Response(`{"secret":"${secret}"}`, { headers: { 'content-type': 'application/octet-stream' } });
       if (path === '/s16/other.bin') return new Response(`{"other":"value"}`, { headers: { 'content-type': 'application/octet-stream' } });
@@ -49,7 +51,7 @@ afterAll(async () => {
 
 describe('a page showing the secret', () => {
   test('is neither screenshot nor printed, wherever its text shows it', async () => {
-    for (const path of ['/s16/text', '/s16/upper', '/s16/field', '/s16/shadow', '/s16/frame']) {
+    for (const path of ['/s16/text', '/s16/upper', '/s16/field', '/s16/shadow', '/s16/frame', '/s16/srcdoc', '/s16/blank']) {
       const opened = await call('browser_open_tab', { url: h.fixtureUrl(path), active: true });
       expect(opened.status).toBe(200);
       const tabId = opened.body.result.id as number;
