@@ -57,6 +57,12 @@ export async function installPlugin(
     await npmUninstall(configDir, packageName).catch(() => {});
     throw new OpenTabsError('bad_request', `${packageName} cannot be loaded, so it was not kept: ${loaded.error}`);
   }
+  // Installed under another name (an npm alias, `opentabs-plugin-a@npm:<package>`): the plugin it
+  // loads as is named by the package inside, not by the name given, and would escape the checks below.
+  if (loaded.plugin.packageName !== packageName) {
+    await npmUninstall(configDir, packageName).catch(() => {});
+    throw new OpenTabsError('bad_request', `${packageName} was installed from the package ${loaded.plugin.packageName} (an alias); it was not kept. Install the plugin by its own name.`);
+  }
   const store = await ConfigStore.open(configDir);
   // A plugin name belongs to one package or folder: permissions, settings and broad-pattern
   // consent are kept by name, so a second package of that name (another scope, another author)

@@ -7,7 +7,9 @@
  *     (@someone/opentabs-plugin-github next to opentabs-plugin-github) was installed, kept the
  *     permission and settings the user gave the first (permissions are kept by plugin name) and,
  *     sorting first, replaced it.
- * Now only the packages `opentabs plugin install` saved are plugins, and an install whose plugin
+ *   - Installed under an alias (opentabs-plugin-foo@npm:<that package>), it loaded as the plugin
+ *     its own package.json names, past the name check.
+ * Now only the packages `opentabs plugin install` saved are plugins, aliases are refused, and an install whose plugin
  * name another package or local folder (of another package) already provides is refused and removed.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
@@ -85,6 +87,14 @@ describe('plugin packages', () => {
     expect(JSON.parse(readFileSync(join(cfg, 'plugins', 'package.json'), 'utf8')).dependencies['@aaa/opentabs-plugin-github']).toBeUndefined();
     expect(config().permissions).toEqual(before.permissions);
     expect(config().pluginSettings).toEqual(before.pluginSettings);
+    expect(await listed()).toEqual(['github:opentabs-plugin-github', 'weather:opentabs-plugin-weather']);
+
+    // Nor under an alias: installed as opentabs-plugin-foo, it would load as plugin "github".
+    const aliased = await cli(['plugin', 'install', `opentabs-plugin-foo@file:${join(root, 'src', '@aaa+opentabs-plugin-github')}`]);
+    expect(aliased.code).toBe(1);
+    expect(aliased.stderr).toContain('an alias');
+    expect(existsSync(join(cfg, 'plugins', 'node_modules', 'opentabs-plugin-foo'))).toBe(false);
+    expect(config().permissions).toEqual(before.permissions);
     expect(await listed()).toEqual(['github:opentabs-plugin-github', 'weather:opentabs-plugin-weather']);
 
     // The same package installed again (an update) is still fine.
