@@ -220,12 +220,15 @@ export function startAdapter(
   const checkReady = (): ReadyVerdict | Promise<ReadyVerdict> => {
     if (disposed) return { ready: false };
     let answer: unknown;
+    let pending: boolean;
     try {
       answer = plugin.isReady();
+      // Inside the try: reading `then` of what it returned may throw too (a getter), as an await would.
+      pending = isThenable(answer);
     } catch (err) {
       return settle(threw(err));
     }
-    if (!isThenable(answer)) return settle(answer === true ? { ready: true } : { ready: false });
+    if (!pending) return settle(answer === true ? { ready: true } : { ready: false });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<ReadyVerdict>((res) => {
       timer = setTimeout(() => {

@@ -103,3 +103,23 @@ test('a synchronous isReady() is taken as it answers, with no timer per call; a 
     globalThis.setTimeout = realSetTimeout;
   }
 });
+
+test('an isReady() whose answer throws when read as a promise counts as not ready, as before', async () => {
+  const odd = definePlugin({
+    ...plugin,
+    isReady: () =>
+      ({
+        get then() {
+          throw new Error('no then');
+        },
+      }) as unknown as boolean,
+  });
+  startAdapter(odd, 'h5');
+  send({ type: 'call', id: 'g', plugin: 'flip', tool: 'touch', input: {}, config: {} });
+  const r = await resultFor('g');
+  expect(r.ok).toBe(false);
+  if (!r.ok) {
+    expect(r.error.code).toBe('adapter_not_ready');
+    expect(r.error.message).toContain('no then');
+  }
+});
