@@ -89,6 +89,12 @@ export async function discoverPlugins(configDir: string, localPluginsFromConfig:
       failed.push({ path: dir, error: r.error, ...(r.name ? { name: r.name } : {}) });
       continue;
     }
+    // An npm alias (installed as opentabs-plugin-a, holding another package) would load under the
+    // plugin name of the package inside, which is not what was installed.
+    if (source === 'npm' && dir.split('/node_modules/').pop() !== r.plugin.packageName) {
+      failed.push({ path: dir, error: `holds the package ${r.plugin.packageName}, installed under another name (an npm alias); install it by its own name`, name: r.plugin.name });
+      continue;
+    }
     const existing = chosen.get(r.plugin.name)?.plugin;
     if (existing) {
       errors.push(

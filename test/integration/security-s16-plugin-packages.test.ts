@@ -13,7 +13,7 @@
  * name another package or local folder (of another package) already provides is refused and removed.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, runCli, tempDir } from './cli-support.ts';
 
@@ -99,6 +99,17 @@ describe('plugin packages', () => {
 
     // The same package installed again (an update) is still fine.
     expect((await cli(['plugin', 'install', real])).code).toBe(0);
+  });
+
+  test('an alias installed before (by hand or an older version) does not load as the plugin inside it', async () => {
+    const prefix = join(cfg, 'plugins');
+    const pkg = JSON.parse(readFileSync(join(prefix, 'package.json'), 'utf8'));
+    pkg.dependencies['opentabs-plugin-bar'] = 'file:../src';
+    writeFileSync(join(prefix, 'package.json'), JSON.stringify(pkg));
+    cpSync(join(root, 'src', '@aaa+opentabs-plugin-github'), join(prefix, 'node_modules', 'opentabs-plugin-bar'), { recursive: true });
+    const j = JSON.parse((await cli(['plugin', 'list', '--json'])).stdout);
+    expect((j.plugins as { name: string; path: string }[]).map((p) => `${p.name}:${p.path.split('/node_modules/').pop()}`).sort()).toEqual(['github:opentabs-plugin-github', 'weather:opentabs-plugin-weather']);
+    expect(JSON.stringify(j)).toContain('an npm alias');
   });
 
   test('nor the name of a local folder of another package (a local copy of the same package is fine)', async () => {
