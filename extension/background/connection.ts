@@ -22,6 +22,7 @@ import { toToolError } from '../shared/tool-error.ts';
 import { WS_SUBPROTOCOL, extensionProofMessage, hmacHex, hmacSubprotocol } from '../../server/protocol/handshake.ts';
 import { readOwnJson, verifiedServer } from './server-handshake.ts';
 import { rememberSecret, withoutSecret } from './own-secret.ts';
+import { dropUnsentResults, spliceResults } from './result-json.ts';
 
 /** Close code the hub uses for a connection replaced by a newer one (server/hub/hub.ts). */
 const FIRST_RETRY_MS = 250;
@@ -195,6 +196,7 @@ export class Connection {
         // Requests waiting on this socket fail now (its peer rejects them all).
         peer?.close('disconnected');
         if (this.peer === peer) this.peer = null;
+        dropUnsentResults();
         if (ev.code === WsCloseCode.Replaced) {
           this.setState({ status: 'disconnected', reason: 'replaced', detail: 'Another browser connected to the server; this one waits until it leaves.', port });
           void this.waitUntilFree(port);
@@ -229,7 +231,8 @@ export class Connection {
     return new RpcPeer({
       transport: {
         // Every frame: results, errors, progress and log lines never carry the secret (own-secret.ts).
-        send: (text) => ws.send(withoutSecret(text)),
+        // A result serialised already (result-json.ts) is put in as its text first, so the scrub sees it.
+        send: (text) => ws.send(withoutSecret(spliceResults(text))),
         onMessage: (cb) => {
           ws.onmessage = (ev) => cb(typeof ev.data === 'string' ? ev.data : '');
         },

@@ -11,7 +11,8 @@
  * and logs count only for calls sent over it, for its plugin.
  */
 import { TAB_PORT_NAME, utf8Bytes, type PortToBridge } from '../../server/protocol/page-channel.ts';
-import { checkPageMessage } from '../shared/page-message.ts';
+import { checkPageMessageJson } from '../shared/page-message.ts';
+import { withJson } from './result-json.ts';
 import type { DispatchResult, LogEntry, PluginInfo } from '../../server/protocol/methods.ts';
 import { TokenBucket } from '../../server/protocol/token-bucket.ts';
 import { PLUGIN_LOG_BATCH_MAX_BYTES, PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PER_SECOND, PLUGIN_LOG_LINES_BURST, PLUGIN_LOG_LINES_PER_SECOND } from '../../server/protocol/limits.ts';
@@ -239,12 +240,22 @@ export class TabPorts {
   }
 
   /** One message from a page: checked against its schema first; a malformed one is refused. */
-  onPageMessage(tabId: number, tp: TabPort, raw: unknown): void {
+  onPageMessage(tabId: number, tp: TabPort, sent: unknown): void {
     if (this.ports.get(tabId) !== tp) return; // a Port another document replaced
+    // The bridge sends a result as the page's JSON text (tab-bridge.ts), anything else as the object.
+    let raw = sent;
+    if (typeof sent === 'string') {
+      try {
+        raw = JSON.parse(sent);
+      } catch {
+        return void extLog('warning', `Tab ${tabId} (${tp.url.slice(0, 200)}): Malformed page message: not JSON; refused`);
+      }
+    }
     // A result for no call of this Port is dropped before its (up to 8 MB) value is checked.
     const r = raw as { type?: unknown; id?: unknown; plugin?: unknown } | null;
     if (r?.type === 'result' && (typeof r.id !== 'string' || typeof r.plugin !== 'string' || !this.callVia(tp, r.id, r.plugin))) return;
-    const checked = checkPageMessage(raw);
+    // An ok result's value is serialised once here, to measure it, and that text is what goes to the server.
+    const checked = checkPageMessageJson(raw);
     if (!checked.ok) return void extLog('warning', `Tab ${tabId} (${tp.url.slice(0, 200)}): ${checked.error}; refused`);
     const msg = checked.msg;
     switch (msg.type) {
@@ -256,7 +267,7 @@ export class TabPorts {
         // This call's buffered log lines go out before its result, so the server can still
         // deliver them on the call's own MCP stream (batching is for lines outside calls).
         if (this.logs.some((l) => l.dispatchId === msg.id)) this.flushLogs();
-        if (msg.ok) c.resolve({ value: msg.value ?? null });
+        if (msg.ok) c.resolve(checked.valueJson === undefined ? { value: msg.value ?? null } : withJson({ value: msg.value ?? null }, `{"value":${checked.valueJson}}`));
         else {
           const { message, code, ...extra } = msg.error;
           c.reject(new ToolError(message || 'The tool failed', { code: code || 'tool_error', ...extra }));

@@ -11,11 +11,12 @@
  * refused with a warning in the page's console (the first few only: a page could send them in a
  * loop). A result goes on only for a call the worker sent over this bridge and that has no
  * answer yet (a page forging results for calls that do not exist, megabytes each, reaches nothing
- * past the bridge). Log lines past PLUGIN_LOG_LINES_* / PLUGIN_LOG_CHARS_* are dropped here already (the
+ * past the bridge). A result within the cap goes on as the page's JSON text. Log lines past
+ * PLUGIN_LOG_LINES_* / PLUGIN_LOG_CHARS_* are dropped here already (the
  * worker holds each tab to the same budget and says how many it dropped).
  */
 import { BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT, TAB_PORT_NAME, type PortToBridge } from '../../server/protocol/page-channel.ts';
-import { checkPageMessage } from '../shared/page-message.ts';
+import { checkPageMessage, textWithinResultCap } from '../shared/page-message.ts';
 import { PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PER_SECOND, PLUGIN_LOG_LINES_BURST, PLUGIN_LOG_LINES_PER_SECOND } from '../../server/protocol/limits.ts';
 import { TokenBucket } from '../../server/protocol/token-bucket.ts';
 
@@ -66,12 +67,24 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
     } catch {
       return refuse('Malformed page message: the event detail is not JSON');
     }
-    const checked = checkPageMessage(raw);
+    // Within the cap as text, a result's value is not serialised again to measure it, and goes
+    // over the Port as the page's text (one string to copy, not a tree of values): the worker
+    // parses it and measures the value exactly.
+    const within = (raw as { type?: unknown } | null)?.type === 'result' && textWithinResultCap(detail);
+    const checked = checkPageMessage(raw, within);
     if (!checked.ok) return refuse(checked.error);
     const m = checked.msg;
     if (m.type === 'result') {
       if (open.get(m.id) !== m.plugin) return;
       open.delete(m.id);
+      if (within && m.ok) {
+        try {
+          port.postMessage(detail);
+        } catch {
+          teardown();
+        }
+        return;
+      }
     }
     if (m.type === 'log') {
       if (overLogBudget(m.message.length + (m.data === undefined ? 0 : (JSON.stringify(m.data)?.length ?? 0)))) return;

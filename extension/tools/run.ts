@@ -7,6 +7,7 @@
 import type { DispatchResult } from '../../server/protocol/methods.ts';
 import { WS_MAX_PAYLOAD_BYTES } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
+import { withJson } from '../background/result-json.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
 import { guardBuiltinCall, pinApprovedSite } from './url-policy.ts';
@@ -100,13 +101,17 @@ export async function runBuiltin(
  */
 const RESULT_MAX_BYTES = WS_MAX_PAYLOAD_BYTES - 64 * 1024;
 
-/** The result as sent, within one frame's size. */
+/**
+ * The result as sent, within one frame's size. The JSON text made to measure it is the one the
+ * frame carries (result-json.ts): a result of megabytes is serialised once.
+ */
 function fitsOneFrame(tool: string, result: DispatchResult): DispatchResult {
   const json = JSON.stringify(result) ?? '';
+  const sent = () => (json ? withJson(result, json) : result);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: only a long text needs counting.
-  if (json.length * 3 <= RESULT_MAX_BYTES) return result;
+  if (json.length * 3 <= RESULT_MAX_BYTES) return sent();
   const bytes = new TextEncoder().encode(json).length;
-  if (bytes <= RESULT_MAX_BYTES) return result;
+  if (bytes <= RESULT_MAX_BYTES) return sent();
   const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
   throw new ToolError(`The result of ${tool} is ${mb(bytes)}, over the ${mb(RESULT_MAX_BYTES)} one result may carry; ${HOW_TO_ASK_LESS[tool] ?? 'ask for less'}`, { code: 'result_too_large', category: 'validation' });
 }
