@@ -6,6 +6,7 @@
  */
 import type { DispatchResult } from '../../server/protocol/methods.ts';
 import { WS_MAX_PAYLOAD_BYTES } from '../../server/protocol/limits.ts';
+import { utf8Bytes } from '../../server/protocol/page-channel.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { withJson } from '../background/result-json.ts';
 import { TOOL_HANDLERS } from './index.ts';
@@ -110,7 +111,7 @@ function fitsOneFrame(tool: string, result: DispatchResult): DispatchResult {
   const sent = () => (json ? withJson(result, json) : result);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: only a long text needs counting.
   if (json.length * 3 <= RESULT_MAX_BYTES) return sent();
-  const bytes = new TextEncoder().encode(json).length;
+  const bytes = utf8Bytes(json);
   if (bytes <= RESULT_MAX_BYTES) return sent();
   const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
   throw new ToolError(`The result of ${tool} is ${mb(bytes)}, over the ${mb(RESULT_MAX_BYTES)} one result may carry; ${HOW_TO_ASK_LESS[tool] ?? 'ask for less'}`, { code: 'result_too_large', category: 'validation' });

@@ -81,6 +81,8 @@ export const ADAPTER_HASH_PLACEHOLDER = '__OPENTABS_ADAPTER_HASH__';
 /** Starts every mark OpenTabs leaves where it cut page-supplied text. */
 export const TRUNCATION_MARK = '[truncated by OpenTabs';
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /** Bytes of a string as UTF-8 (what it weighs in a WebSocket frame). */
 export function utf8Bytes(s: string): number {
   // Every UTF-16 unit is at most 3 UTF-8 bytes: short strings need no count.
@@ -100,6 +102,8 @@ export function utf8Bytes(s: string): number {
     }
     return n;
   }
+  // ASCII is one byte a character: a regex scan costs far less than encoding megabytes to count them.
+  if (!NON_ASCII.test(s)) return s.length;
   return new TextEncoder().encode(s).length;
 }
 

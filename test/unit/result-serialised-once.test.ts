@@ -116,3 +116,54 @@ describe('the tab bridge check', () => {
     expect(spliceResults(JSON.stringify({ result: wrapped }))).toBe(JSON.stringify({ result: long }));
   });
 });
+
+describe('the secret scrub on large texts', () => {
+  // A secret with every hex digit in it, in no pattern, so windows at different offsets differ.
+  const secret = '3f9a0c7be21d4856a0b9c3e7f1d2456789abcdef0fedcba9876543210c0ffee1';
+  const noise = (n: number, seed: number) => {
+    let s = '';
+    let x = seed;
+    for (let i = 0; i < n; i++) {
+      x = (x * 1103515245 + 12345) >>> 0;
+      s += '0123456789abcdefABCDEF .,"\n'[x % 28];
+    }
+    return s;
+  };
+  const mixed = (s: string) => [...s].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join('');
+
+  test('a piece of the secret at any offset, in any case, inside hex or prose, is replaced; a shorter one is left', () => {
+    rememberSecret(secret);
+    for (let i = 0; i + 16 <= secret.length; i++) {
+      for (const len of [15, 16, 23]) {
+        if (i + len > secret.length) continue;
+        const piece = secret.slice(i, i + len);
+        for (const shown of [piece, piece.toUpperCase(), mixed(piece)]) {
+          for (const [before, after] of [
+            [noise(300, i), noise(300, i + 1)],
+            ['see ', ' here'],
+            ['', ''],
+          ]) {
+            const text = `${before}${shown}${after}`;
+            const out = withoutSecret(text);
+            if (len < 16) {
+              // Left alone unless the surrounding hex happens to extend it into a longer piece.
+              if (!/[0-9a-f]$/i.test(before!) && !/^[0-9a-f]/i.test(after!)) expect(out).toBe(text);
+            } else {
+              expect(out).toContain(REDACTED_SECRET);
+              expect(out.toLowerCase()).not.toContain(piece.slice(0, 16).toLowerCase());
+            }
+          }
+        }
+      }
+    }
+  });
+
+  test('a megabyte text holding no piece comes back as it is; with one piece deep inside, only that piece goes', () => {
+    rememberSecret(secret);
+    const big = noise(BIG, 7);
+    expect(withoutSecret(big)).toBe(big);
+    const at = 654_321;
+    const withPiece = big.slice(0, at) + ' ' + secret.slice(17, 41) + ' ' + big.slice(at);
+    expect(withoutSecret(withPiece)).toBe(big.slice(0, at) + ' ' + REDACTED_SECRET + ' ' + big.slice(at));
+  });
+});
