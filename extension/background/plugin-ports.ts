@@ -240,17 +240,8 @@ export class TabPorts {
   }
 
   /** One message from a page: checked against its schema first; a malformed one is refused. */
-  onPageMessage(tabId: number, tp: TabPort, sent: unknown): void {
+  onPageMessage(tabId: number, tp: TabPort, raw: unknown): void {
     if (this.ports.get(tabId) !== tp) return; // a Port another document replaced
-    // The bridge sends a result as the page's JSON text (tab-bridge.ts), anything else as the object.
-    let raw = sent;
-    if (typeof sent === 'string') {
-      try {
-        raw = JSON.parse(sent);
-      } catch {
-        return void extLog('warning', `Tab ${tabId} (${tp.url.slice(0, 200)}): Malformed page message: not JSON; refused`);
-      }
-    }
     // A result for no call of this Port is dropped before its (up to 8 MB) value is checked.
     const r = raw as { type?: unknown; id?: unknown; plugin?: unknown } | null;
     if (r?.type === 'result' && (typeof r.id !== 'string' || typeof r.plugin !== 'string' || !this.callVia(tp, r.id, r.plugin))) return;

@@ -11,7 +11,7 @@
  * refused with a warning in the page's console (the first few only: a page could send them in a
  * loop). A result goes on only for a call the worker sent over this bridge and that has no
  * answer yet (a page forging results for calls that do not exist, megabytes each, reaches nothing
- * past the bridge). A result within the cap goes on as the page's JSON text. Log lines past
+ * past the bridge). A result whose text is within the cap goes on unmeasured. Log lines past
  * PLUGIN_LOG_LINES_* / PLUGIN_LOG_CHARS_* are dropped here already (the
  * worker holds each tab to the same budget and says how many it dropped).
  */
@@ -67,9 +67,8 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
     } catch {
       return refuse('Malformed page message: the event detail is not JSON');
     }
-    // Within the cap as text, a result's value is not serialised again to measure it, and goes
-    // over the Port as the page's text (one string to copy, not a tree of values): the worker
-    // parses it and measures the value exactly.
+    // Within the cap as text, a result's value is not serialised again to measure it: the worker
+    // measures it exactly (it serialises it anyway, for its frame to the server).
     const within = (raw as { type?: unknown } | null)?.type === 'result' && textWithinResultCap(detail);
     const checked = checkPageMessage(raw, within);
     if (!checked.ok) return refuse(checked.error);
@@ -77,14 +76,6 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
     if (m.type === 'result') {
       if (open.get(m.id) !== m.plugin) return;
       open.delete(m.id);
-      if (within && m.ok) {
-        try {
-          port.postMessage(detail);
-        } catch {
-          teardown();
-        }
-        return;
-      }
     }
     if (m.type === 'log') {
       if (overLogBudget(m.message.length + (m.data === undefined ? 0 : (JSON.stringify(m.data)?.length ?? 0)))) return;

@@ -1,6 +1,6 @@
 /**
  * A large result is serialised once in the service worker: the plugin result path (the bridge's
- * text over the Port → TabPorts → the JSON-RPC frame, extension/background/result-json.ts) and
+ * message over the Port → TabPorts → the JSON-RPC frame, extension/background/result-json.ts) and
  * the tab bridge's check make no JSON text of the value besides the one measured against the cap,
  * and the frame is the text JSON.stringify of the whole would make, with the secret scrubbed from
  * the spliced-in part as from any other.
@@ -50,7 +50,7 @@ function fakePort(onMessage: ((m: unknown) => void)[]): chrome.runtime.Port {
 afterEach(() => rememberSecret(null));
 
 describe('a large plugin result in the worker', () => {
-  test('is serialised once between the bridge text and the frame, which is the frame JSON.stringify makes, secret scrubbed', async () => {
+  test('is serialised once between the Port and the frame, which is the frame JSON.stringify makes, secret scrubbed', async () => {
     const plugin = { name: 'p', urlPatterns: ['http://127.0.0.1/*'], excludePatterns: [] } as unknown as PluginInfo;
     const ports = new TabPorts({ pluginsForUrl: () => [plugin], plugin: () => plugin, portClosed: () => {}, registered: () => {}, progress: () => {}, logs: () => {} });
     const onMessage: ((m: unknown) => void)[] = [];
@@ -60,8 +60,10 @@ describe('a large plugin result in the worker', () => {
     const expected = JSON.stringify({ jsonrpc: '2.0', id: 's1', result: { value } });
 
     const call = ports.call(7, ports.get(7)!, { type: 'call', id: 'd1', plugin: 'p', tool: 't', input: {}, config: {} });
+    // As the Port delivers it: a fresh copy of what the bridge posted.
+    const posted = JSON.parse(detail);
     const received = bigStringifies(BIG, () => {
-      for (const cb of onMessage) cb(detail);
+      for (const cb of onMessage) cb(posted);
     });
     const result: DispatchResult = await call;
     const framed = bigStringifies(BIG, () => spliceResults(rpcResult('s1', result)));
@@ -87,7 +89,7 @@ describe('a large plugin result in the worker', () => {
     const detail = `{"type":"result","id":"d1","plugin":"p","ok":true,"value":[${Array(n).fill('1e20').join(',')}]}`;
     expect(detail.length).toBeLessThan(PLUGIN_RESULT_MAX_BYTES);
     const call = ports.call(7, ports.get(7)!, { type: 'call', id: 'd1', plugin: 'p', tool: 't', input: {}, config: {} });
-    for (const cb of onMessage) cb(detail);
+    for (const cb of onMessage) cb(JSON.parse(detail));
     const err = await call.then(
       () => null,
       (e: { code?: string; message: string }) => e,
