@@ -42,8 +42,10 @@ function hiddenFromPage(c: Capture, rec: NetRecord): string | null {
 export function fetchBodies(c: Capture, rec: NetRecord, requestId: string): void {
   const job = (async () => {
     if (rec.hasPostData && rec.postBody === undefined) {
-      const r = await c.send<{ postData: string }>('Network.getRequestPostData', { requestId }).catch(() => null);
-      if (r) rec.postBody = capBody(r.postData, false);
+      // A body that is not UTF-8 (an ArrayBuffer or Blob of bytes) comes as base64: capBody decodes
+      // it to look for the secret, which the scrub of frames to the server would not see encoded.
+      const r = await c.send<{ postData: string; base64Encoded?: boolean }>('Network.getRequestPostData', { requestId }).catch(() => null);
+      if (r) rec.postBody = capBody(r.postData, r.base64Encoded === true);
     }
     // Bodies are attached only once both are in, so the byte count never sees half of them.
     const requestBody = rec.postBody;

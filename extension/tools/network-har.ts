@@ -106,7 +106,7 @@ export function harEntry(rec: NetRecord, take: ReturnType<typeof bodyBudget>) {
       cookies: [],
       headers: harHeaders(rec.requestHeaders),
       queryString: query,
-      ...(reqBody && 'text' in reqBody ? { postData: { mimeType: headerValue(rec.requestHeaders, 'content-type') ?? '', text: reqBody.text } } : {}),
+      ...(reqBody && 'text' in reqBody ? { postData: { mimeType: headerValue(rec.requestHeaders, 'content-type') ?? '', text: reqBody.text, ...(reqBody.base64Encoded ? { comment: 'text is base64 (a binary body)' } : {}) } } : {}),
       headersSize: -1,
       bodySize: rec.requestBody?.size ?? 0,
     },
