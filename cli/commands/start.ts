@@ -3,7 +3,7 @@
  * detached one with --background), install the extension folder, and on first run print the
  * MCP client configuration.
  */
-import { existsSync, openSync, closeSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, closeSync, fstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
@@ -175,8 +175,9 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
   const { ensureStateDirs } = await import('../../server/state/paths.ts');
   await ensureStateDirs(dir);
   const logPath = join(dir, 'server.log');
-  const before = existsSync(logPath) ? statSync(logPath).size : 0;
-  const fd = openSync(logPath, 'a', 0o600);
+  const { openLogForAppend } = await import('../../server/state/log-file.ts');
+  const fd = openLogForAppend(logPath);
+  const before = fstatSync(fd).size;
   const [cmd, ...args] = selfCommand();
   let child;
   try {

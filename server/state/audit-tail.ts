@@ -5,8 +5,9 @@
  * round trip per read costs more than the read) and to count the last 24 hours after it started
  * (asynchronously: it can be 20 MB).
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { close, fstat, open, read } from './fs-async.ts';
+import { O_NOFOLLOW } from './log-file.ts';
 
 const TAIL_CHUNK_BYTES = 64 * 1024;
 
@@ -45,9 +46,10 @@ class LinesFromEnd {
 export async function forEachLineFromEnd(path: string, visit: (line: string) => boolean, endOffset?: number): Promise<void> {
   let fd: number;
   try {
-    fd = await open(path, 'r');
+    fd = await open(path, constants.O_RDONLY | O_NOFOLLOW);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    // A symbolic link in the log's place (ELOOP) is not read: its target is some other file.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ELOOP') return;
     throw err;
   }
   try {
@@ -70,9 +72,10 @@ export async function forEachLineFromEnd(path: string, visit: (line: string) => 
 export function forEachLineFromEndSync(path: string, visit: (line: string) => boolean, endOffset?: number): void {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    // A symbolic link in the log's place (ELOOP) is not read: its target is some other file.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ELOOP') return;
     throw err;
   }
   try {

@@ -4,7 +4,8 @@
  * The file rotates to audit.log.1 (one generation) when it would pass `rotateBytes`.
  * On open the ring refills from the tail of the file(s), reading only the last few blocks.
  */
-import { appendFileSync, closeSync, fchmodSync, fdatasyncSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fdatasyncSync, fstatSync, renameSync, writeSync } from 'node:fs';
+import { appendToLog, openLogForAppend } from './log-file.ts';
 import { stat } from './fs-async.ts';
 import { join } from 'node:path';
 import { AUDIT_RING_SIZE } from '../limits.ts';
@@ -131,7 +132,7 @@ export class AuditLog {
   }
 
   private openFile(): void {
-    const fd = openSync(this.path, 'a', 0o600);
+    const fd = openLogForAppend(this.path, 0o600);
     fchmodSync(fd, 0o600); // also for a file created by an older version or by hand
     this.size = fstatSync(fd).size;
     this.fd = fd;
@@ -160,7 +161,7 @@ export class AuditLog {
     try {
       if (this.closed) {
         // A call that finishes during shutdown still reaches the disk (no descriptor to reuse).
-        appendFileSync(this.path, line, { mode: 0o600 });
+        appendToLog(this.path, line, 0o600);
         return Promise.resolve();
       }
       if (this.fd === null) this.openFile();

@@ -3,8 +3,9 @@
  * fields with secret-like names are redacted and bearer tokens / 64-hex strings are masked.
  * Appends are synchronous: events are rare, and a line must survive a crash right after it.
  */
-import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { appendToLog } from './log-file.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -48,7 +49,7 @@ export class ServerLog {
       if (this.size < 0) {
         mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
         try {
-          this.size = statSync(this.path).size;
+          this.size = lstatSync(this.path).size;
         } catch {
           this.size = 0;
         }
@@ -57,7 +58,7 @@ export class ServerLog {
         renameSync(this.path, `${this.path}.1`);
         this.size = 0;
       }
-      appendFileSync(this.path, line, { mode: 0o600 });
+      appendToLog(this.path, line, 0o600);
       this.size += Buffer.byteLength(line);
     } catch (err) {
       this.lastError = (err as Error).message;

@@ -1,0 +1,46 @@
+/**
+ * Opening the log files of the config dir (server.log, audit.log) without following a symbolic
+ * link. A link planted in a log's place (audit.log → ~/.bashrc) would otherwise have every line
+ * appended to its target. Such a link is removed — only the link, its target is not touched —
+ * and a regular file is created in its place, with one line on stderr naming it: the logs keep
+ * being written, so planting a link cannot switch the audit trail off either.
+ */
+import { closeSync, constants, lstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { FILE_MODE } from './paths.ts';
+
+/** 0 where the platform has no O_NOFOLLOW (the lstat check below still applies). */
+export const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW;
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** A descriptor appending to `path`, a regular file (created with `mode` when missing), never a link's target. */
+export function openLogForAppend(path: string, mode: number = FILE_MODE): number {
+  try {
+    if (!isSymlink(path)) return openSync(path, APPEND_FLAGS, mode);
+  } catch (err) {
+    if (!isSymlink(path)) throw err;
+  }
+  unlinkSync(path);
+  console.error(`opentabs: ${path} was a symbolic link; removed the link (its target is left as it was) and writing to a new file there`);
+  // One retry: a link planted again in between makes this open fail (O_NOFOLLOW) and throw.
+  return openSync(path, APPEND_FLAGS, mode);
+}
+
+/** Appends `data` to `path` through openLogForAppend. */
+export function appendToLog(path: string, data: string | Uint8Array, mode: number = FILE_MODE): void {
+  const buf = typeof data === 'string' ? Buffer.from(data) : data;
+  const fd = openLogForAppend(path, mode);
+  try {
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  } finally {
+    closeSync(fd);
+  }
+}
