@@ -1,7 +1,10 @@
 /**
  * Ready-to-paste MCP client configuration (what `opentabs start` prints on first run and with
  * --show-config): the Streamable HTTP entry each client's config file expects (Claude Code,
- * Cursor, Windsurf, OpenCode, …), with the bearer secret in an Authorization header.
+ * Cursor, Windsurf, OpenCode, VS Code, Gemini CLI, Codex CLI, …), with the bearer secret in an
+ * Authorization header. The first-run banner leaves out the VS Code and Gemini settings.json
+ * blocks (both clients have a one-line form or a shorter block in the banner) and says how to see
+ * them; --show-config prints everything.
  */
 import { join, resolve } from 'node:path';
 import { selfCommand } from './self.ts';
@@ -17,6 +20,13 @@ export interface McpConfigs {
   cursor: object;
   opencode: object;
   windsurf: object;
+  /** VS Code (GitHub Copilot agent mode): .vscode/mcp.json or the user profile's mcp.json. */
+  vscode: object;
+  geminiCommand: string;
+  /** Gemini CLI's ~/.gemini/settings.json: `httpUrl` is its Streamable HTTP field (`url` is SSE). */
+  gemini: object;
+  /** Codex CLI's ~/.codex/config.toml table: a literal header goes in `http_headers`. */
+  codexToml: string;
   gateway: object;
   cliModeLine: string;
   extensionDir: string;
@@ -32,6 +42,10 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
     cursor: { mcpServers: { opentabs: { url, headers } } },
     opencode: { mcp: { opentabs: { type: 'remote', url, headers } } },
     windsurf: { mcpServers: { opentabs: { serverUrl: url, headers } } },
+    vscode: { servers: { opentabs: { type: 'http', url, headers } } },
+    geminiCommand: `gemini mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
+    gemini: { mcpServers: { opentabs: { httpUrl: url, headers } } },
+    codexToml: ['[mcp_servers.opentabs]', `url = ${JSON.stringify(url)}`, `http_headers = { Authorization = ${JSON.stringify(`Bearer ${secret}`)} }`].join('\n'),
     gateway: { mcpServers: { opentabs: { type: 'http', url: `${baseUrl}/mcp/gateway`, headers } } },
     cliModeLine: CLI_MODE_LINE,
     extensionDir: join(configDir, 'extension'),
@@ -51,8 +65,11 @@ export function stdioConfig(configDir: string): object {
   return { mcpServers: { opentabs: { command, args, ...(env ? { env } : {}) } } };
 }
 
-/** Human text. JSON blocks start with a line "{" and end with a line "}" so they can be copied (and parsed) whole. */
-export function renderMcpConfig(baseUrl: string, secret: string, configDir: string): string {
+/**
+ * Human text. JSON blocks start with a line "{" and end with a line "}" so they can be copied (and
+ * parsed) whole. `full` (--show-config) adds the VS Code and Gemini settings.json blocks.
+ */
+export function renderMcpConfig(baseUrl: string, secret: string, configDir: string, full = true): string {
   const m = mcpConfigs(baseUrl, secret, configDir);
   const json = (v: object) => JSON.stringify(v, null, 2);
   return [
@@ -73,6 +90,16 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
     `${c.cyan('Windsurf')} — ~/.codeium/windsurf/mcp_config.json:`,
     json(m.windsurf),
     '',
+    `${c.cyan('Gemini CLI')} — run:`,
+    m.geminiCommand,
+    '',
+    ...(full ? [`${c.cyan('Gemini CLI')} — or merge into ~/.gemini/settings.json:`, json(m.gemini), ''] : []),
+    `${c.cyan('Codex CLI')} — add to ~/.codex/config.toml:`,
+    m.codexToml,
+    '',
+    ...(full
+      ? [`${c.cyan('VS Code')} (GitHub Copilot agent mode) — .vscode/mcp.json, or the user mcp.json (command MCP: Open User Configuration):`, json(m.vscode), '']
+      : [`${c.cyan('VS Code')} (GitHub Copilot agent mode) and Gemini's settings.json: see \`opentabs start --show-config\`.`, '']),
     `${c.cyan('Gateway variant')} — only 2 tools in context (opentabs_list_tools, opentabs_call); same headers, URL ending in /mcp/gateway:`,
     json(m.gateway),
     '',

@@ -17,7 +17,7 @@ const HELP = `Usage: opentabs setup <client> …
   opentabs setup opencode [--dir D] [--gateway] [--port N]
 
 Other clients: \`opentabs start --show-config\` prints ready-to-paste blocks for Claude Code,
-Cursor and Windsurf.`;
+Cursor, Windsurf, VS Code (GitHub Copilot), Gemini CLI and Codex CLI.`;
 
 const OPENCODE_HELP = `Usage: opentabs setup opencode [--dir D] [--gateway] [--port N]
 

@@ -31,9 +31,12 @@ Options:
 Environment: OPENTABS_CONFIG_DIR (default ~/.opentabs), PORT,
 OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS=1 (treat every 'ask' tool as 'auto').`;
 
-/** The MCP client configuration text, loaded only when printed (first run or --show-config). */
-async function mcpConfig(url: string, secret: string, dir: string): Promise<string> {
-  return (await import('../mcp-config.ts')).renderMcpConfig(url, secret, dir);
+/**
+ * The MCP client configuration text, loaded only when printed (first run or --show-config). The
+ * first run's banner is the shorter form; --show-config prints every block.
+ */
+async function mcpConfig(url: string, secret: string, dir: string, full = true): Promise<string> {
+  return (await import('../mcp-config.ts')).renderMcpConfig(url, secret, dir, full);
 }
 
 /** How long --background waits for the child's /health. Generous: the machine may be busy. */
@@ -109,9 +112,10 @@ export const command: Command = {
       }
     }
 
-    if (values.background) return startBackground(dir, port, Boolean(values.dev), showConfig);
+    const fullConfig = Boolean(values['show-config']);
+    if (values.background) return startBackground(dir, port, Boolean(values.dev), showConfig, fullConfig);
     // A background child's stdout is server.log, which must never hold the secret: the parent prints the config.
-    return startForeground(dir, port, Boolean(values.dev), showConfig && process.env[BACKGROUND_CHILD_ENV] !== '1');
+    return startForeground(dir, port, Boolean(values.dev), showConfig && process.env[BACKGROUND_CHILD_ENV] !== '1', fullConfig);
   },
 };
 
@@ -127,7 +131,7 @@ async function embeddedExtensionFiles(): Promise<EmbeddedFile[] | null> {
   return (await import('../embedded-extension.ts')).embeddedExtension();
 }
 
-async function startForeground(dir: string, port: number, dev: boolean, showConfig: boolean): Promise<number> {
+async function startForeground(dir: string, port: number, dev: boolean, showConfig: boolean, fullConfig: boolean): Promise<number> {
   // From the start-up bundle, this is the bundle's own copy of the server (cli/main.ts chose it).
   const { runForeground } = await import('../../server/serve.ts');
   const embedded = await embeddedExtensionFiles();
@@ -159,7 +163,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
   say(c.dim(`Config dir: ${dir}  ·  Extension folder: ${join(dir, 'extension')}  ·  Stop with Ctrl-C or \`opentabs stop\``));
   if (showConfig) {
     const secret = running.ctx.secret ?? secretFor(dir) ?? '<secret>';
-    say(`\n${await mcpConfig(running.url, secret, dir)}`);
+    say(`\n${await mcpConfig(running.url, secret, dir, fullConfig)}`);
   }
   // Run until the server stops (serve.ts stops it on SIGINT/SIGTERM, then exits). Waiting here
   // rather than returning keeps the entry module (cli/main.ts) evaluating for the server's life:
@@ -171,7 +175,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
   return 0;
 }
 
-async function startBackground(dir: string, port: number, dev: boolean, showConfig: boolean): Promise<number> {
+async function startBackground(dir: string, port: number, dev: boolean, showConfig: boolean, fullConfig: boolean): Promise<number> {
   const { ensureStateDirs } = await import('../../server/state/paths.ts');
   await ensureStateDirs(dir);
   const logPath = join(dir, 'server.log');
@@ -224,7 +228,7 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
   say(c.dim(`Logs: ${logPath}  ·  Stop with \`opentabs stop\``));
   if (showConfig) {
     const secret = secretFor(dir) ?? '<secret>';
-    say(`\n${await mcpConfig(url, secret, dir)}`);
+    say(`\n${await mcpConfig(url, secret, dir, fullConfig)}`);
   }
   return 0;
 }

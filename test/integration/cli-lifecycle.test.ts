@@ -49,6 +49,10 @@ describe('start --background on first run, then stop', () => {
     const cmd = r.stdout.split('\n').find((l) => l.startsWith('claude mcp add'));
     expect(cmd).toBe(`claude mcp add --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`);
     // JSON blocks: ~/.claude.json, Cursor, OpenCode, Windsurf, gateway.
+    // Gemini CLI command line and Codex CLI's TOML table (short enough for the first-run banner).
+    expect(r.stdout).toContain(`\ngemini mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"\n`);
+    expect(r.stdout).toContain(`\n[mcp_servers.opentabs]\nurl = "${url}"\nhttp_headers = { Authorization = "Bearer ${secret}" }\n`);
+    expect(r.stdout).toContain('Gemini\'s settings.json: see');
     const blocks = jsonBlocks(r.stdout);
     expect(blocks).toEqual([
       { mcpServers: { opentabs: { type: 'http', url, headers: auth } } },
@@ -82,6 +86,12 @@ describe('start --background on first run, then stop', () => {
     expect(r.stdout).not.toContain('claude mcp add');
     const shown = await runCli(['start', '--port', String(port), '--show-config'], { configDir: cfg() });
     expect(shown.stdout).toContain('claude mcp add');
+    // --show-config adds the VS Code and Gemini settings.json blocks that the first-run banner leaves out.
+    const secret = JSON.parse(readFileSync(join(cfg(), 'extension', 'auth.json'), 'utf8')).secret as string;
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const headers = { Authorization: `Bearer ${secret}` };
+    expect(jsonBlocks(shown.stdout)).toContainEqual({ servers: { opentabs: { type: 'http', url, headers } } });
+    expect(jsonBlocks(shown.stdout)).toContainEqual({ mcpServers: { opentabs: { httpUrl: url, headers } } });
   });
 
   test('status finds the background server through server.pid', async () => {

@@ -1,0 +1,47 @@
+import { describe, expect, test } from 'bun:test';
+import { mcpConfigs, renderMcpConfig } from '../../cli/mcp-config.ts';
+
+const base = 'http://127.0.0.1:9731';
+const url = `${base}/mcp`;
+const secret = 'ab'.repeat(32);
+const headers = { Authorization: `Bearer ${secret}` };
+
+/** Every block of `text` that starts with a line "{" and ends with a line "}", parsed. */
+function jsonBlocks(text: string): unknown[] {
+  return [...text.matchAll(/^\{\n[\s\S]*?\n\}$/gm)].map((m) => JSON.parse(m[0]));
+}
+
+describe('VS Code, Gemini CLI and Codex CLI blocks', () => {
+  const m = mcpConfigs(base, secret, '/tmp/cfg');
+
+  test('VS Code: mcp.json "servers" with a Streamable HTTP entry and the header', () => {
+    expect(JSON.parse(JSON.stringify(m.vscode))).toEqual({ servers: { opentabs: { type: 'http', url, headers } } });
+  });
+
+  test('Gemini CLI: the mcp add command and settings.json with httpUrl and the header', () => {
+    expect(m.geminiCommand).toBe(`gemini mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`);
+    expect(JSON.parse(JSON.stringify(m.gemini))).toEqual({ mcpServers: { opentabs: { httpUrl: url, headers } } });
+  });
+
+  test('Codex CLI: valid TOML, [mcp_servers.opentabs] with url and http_headers', () => {
+    expect(Bun.TOML.parse(m.codexToml)).toEqual({ mcp_servers: { opentabs: { url, http_headers: headers } } });
+  });
+
+  test('--show-config prints all three; the first-run banner keeps the short forms and says where the rest is', () => {
+    const full = renderMcpConfig(base, secret, '/tmp/cfg', true);
+    const blocks = jsonBlocks(full);
+    expect(blocks).toContainEqual(m.vscode);
+    expect(blocks).toContainEqual(m.gemini);
+    expect(full).toContain(`${m.geminiCommand}\n`);
+    expect(full).toContain(`\n${m.codexToml}\n`);
+
+    const short = renderMcpConfig(base, secret, '/tmp/cfg', false);
+    const shortBlocks = jsonBlocks(short);
+    expect(shortBlocks).not.toContainEqual(m.vscode);
+    expect(shortBlocks).not.toContainEqual(m.gemini);
+    expect(short).toContain(`${m.geminiCommand}\n`);
+    expect(short).toContain(`\n${m.codexToml}\n`);
+    expect(short).toContain('`opentabs start --show-config`');
+    expect(short.split('\n').length).toBeLessThan(full.split('\n').length);
+  });
+});
