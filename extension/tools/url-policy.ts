@@ -125,7 +125,7 @@ export function refusalReason(raw: string): string | null {
     if (u.hostname !== '' && u.hostname !== 'localhost') return 'file:// URLs with a host (network shares) are not allowed';
     const path = filePath(u);
     if (path !== null && isAliasPath(path)) return 'files under /proc and /dev are other names for any file, the OpenTabs config folder included';
-    if (insideProtectedFolder(u.href)) return 'it is inside the OpenTabs config folder (holds the secret)';
+    if (inProtectedFolder(path)) return 'it is inside the OpenTabs config folder (holds the secret)';
     if (path !== null && isHiddenPath(path)) return HIDDEN_REFUSAL;
     if (path !== null && isMcpConfigFile(path)) return 'it is an MCP client configuration file, which holds the OpenTabs secret';
     return null;
@@ -136,22 +136,30 @@ export function refusalReason(raw: string): string | null {
   return `${scheme} pages are browser pages`;
 }
 
-/**
- * For plugin injection (background/plugins.ts): a file:// URL inside the OpenTabs config folder,
- * which no adapter may run in whatever its match patterns say (auth.json holds the secret), or
- * under /proc or /dev, where the config folder's files have other names.
- */
-export function insideProtectedFolder(raw: string): boolean {
-  let u: URL;
+/** The decoded path of a file:// URL (null when it cannot be decoded); undefined for any other URL. */
+function filePathOfUrl(raw: string): string | null | undefined {
   try {
-    u = new URL(raw);
+    const u = new URL(raw);
+    return u.protocol === 'file:' ? filePath(u) : undefined;
   } catch {
-    return false;
+    return undefined;
   }
-  if (u.protocol !== 'file:') return false;
-  const path = filePath(u);
+}
+
+/** A file path inside the OpenTabs config folder, under /proc or /dev, or one that cannot be decoded (null). */
+function inProtectedFolder(path: string | null): boolean {
   if (path === null || isAliasPath(path)) return true;
   return state.protectedPaths.some((p) => path === p || path.startsWith(`${p}/`));
+}
+
+/**
+ * For plugin injection (background/plugins.ts) and uploads: a file:// URL inside the OpenTabs
+ * config folder, which no adapter may run in whatever its match patterns say (auth.json holds the
+ * secret), or under /proc or /dev, where the config folder's files have other names.
+ */
+export function insideProtectedFolder(raw: string): boolean {
+  const path = filePathOfUrl(raw);
+  return path !== undefined && inProtectedFolder(path);
 }
 
 /**
@@ -161,16 +169,8 @@ export function insideProtectedFolder(raw: string): boolean {
  * (opencode.json, claude_desktop_config.json …). Built-in tools refuse the same pages.
  */
 export function fileMayHoldSecret(raw: string): boolean {
-  if (insideProtectedFolder(raw)) return true;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    return false;
-  }
-  if (u.protocol !== 'file:') return false;
-  const path = filePath(u);
-  return path === null || isHiddenPath(path) || isMcpConfigFile(path);
+  const path = filePathOfUrl(raw);
+  return path !== undefined && (path === null || inProtectedFolder(path) || isHiddenPath(path) || isMcpConfigFile(path));
 }
 
 /** Scheme + host only: what list tools show of a refused tab's URL. */
