@@ -14,7 +14,7 @@
  * BENCH_CONCURRENT (calls per throughput figure and round, default 2,000), BENCH_VARIANT (parts of
  * the server switched off for cost attribution, as lib/server-child.ts `variant`; bench only).
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
@@ -24,7 +24,8 @@ import { connectMcp } from '../harness/fake-extension.ts';
 import { devtoolsTargets, profileTargets, summarizeSamples } from './lib/cdp-profile.ts';
 import { startFloor } from './lib/floor.ts';
 import { buildBenchPlugin } from './lib/plugins.ts';
-import { ROOT, startServerChild } from './lib/proc.ts';
+import { cpuDuring, processGroups, ROOT, startServerChild } from './lib/proc.ts';
+import { BENCH_LIMITS, cleanup, cleanups, waitUntil } from './lib/plumbing.ts';
 import { median, ms, summarize, table, timeConcurrent, timeSequential } from './lib/stats.ts';
 
 const JSON_OUT = process.argv.includes('--json');
@@ -35,79 +36,8 @@ const PROFILE = process.env.BENCH_PROFILE === '1';
 const PROFILE_EXT = process.env.BENCH_PROFILE_EXT === '1';
 const CHROMIUM = process.env.OPENTABS_CHROMIUM ?? '/usr/bin/chromium';
 const RESULTS_DIR = join(ROOT, 'bench-results');
-/** As `npm run bench` (test/bench/e2e.ts BENCH_LIMITS): 8 in flight needs the per-plugin limit raised. */
-const BENCH_LIMITS = { mcpSessionRate: { max: 1_000_000, windowMs: 60_000 }, adminRate: { max: 1000, windowMs: 60_000 }, pluginMaxConcurrency: 64 };
 
 const log = (s: string) => console.error(`[bench:calls] ${s}`);
-const cleanups: (() => unknown)[] = [];
-async function cleanup(): Promise<void> {
-  for (const fn of cleanups.reverse()) {
-    try {
-      await fn();
-    } catch {}
-  }
-  cleanups.length = 0;
-}
-
-async function waitUntil(fn: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await fn()) return;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
-
-/** CPU time (ms, user + system) of a process from /proc/<pid>/stat; 0 when it is gone. */
-function cpuMsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return 0;
-  }
-}
-
-/** Which process a pid is: the server, this bench process (client), or a Chromium process by its --type. */
-function processGroups(serverPid: number): Map<number, string> {
-  const parent = new Map<number, number>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {}
-  }
-  const out = new Map<number, string>([[process.pid, 'client'], [serverPid, 'server']]);
-  const isOurs = (pid: number): boolean => {
-    for (let p = pid, i = 0; p > 1 && i < 20; p = parent.get(p) ?? 0, i++) if (p === process.pid) return true;
-    return false;
-  };
-  for (const pid of parent.keys()) {
-    if (out.has(pid) || !isOurs(pid)) continue;
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {}
-    if (!cmd.includes('chrom')) continue;
-    const type = cmd.includes('--extension-process') ? 'renderer (extensions)' : /--type=([a-z-]+)/.exec(cmd)?.[1];
-    const sub = /--utility-sub-type=([\w.]+)/.exec(cmd)?.[1];
-    out.set(pid, `chromium ${type ? (sub ? `${type} ${sub.replace(/^.*\./, '')}` : type) : 'browser'}`);
-  }
-  return out;
-}
-
-/** CPU ms spent by each group while `fn` runs. */
-async function cpuDuring(groups: Map<number, string>, fn: () => Promise<unknown>): Promise<Record<string, number>> {
-  const before = new Map([...groups.keys()].map((pid) => [pid, cpuMsOf(pid)]));
-  await fn();
-  const out: Record<string, number> = {};
-  for (const [pid, g] of groups) out[g] = (out[g] ?? 0) + cpuMsOf(pid) - before.get(pid)!;
-  return out;
-}
 
 type McpResult = { isError?: boolean; content?: { type: string; text?: string }[]; structuredContent?: unknown };
 

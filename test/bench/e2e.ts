@@ -35,6 +35,7 @@ import { articlePageHtml } from './lib/article-page.ts';
 import { startFloor } from './lib/floor.ts';
 import { buildBenchPlugin, writeSyntheticPlugins } from './lib/plugins.ts';
 import { BUN, ROOT, rssOf, rssParts, startServerChild, stopProc, waitForLine, type ServerProc } from './lib/proc.ts';
+import { BENCH_LIMITS, cleanup, cleanups, waitUntil } from './lib/plumbing.ts';
 import { mb, median, medianSummary, ms, round, summarize, table, timeConcurrent, timeSequential, type Summary } from './lib/stats.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -56,13 +57,6 @@ const N = {
   callsForMemory: QUICK ? 1000 : 10_000,
 };
 
-/**
- * The e2e server runs with the shipped limits except where they would refuse the bench's own
- * load: 5 new MCP sessions a minute (we open 2,000) and 5 calls in flight per plugin (we run 8
- * and 32). Both are reported next to the figures they affect.
- */
-const BENCH_LIMITS = { mcpSessionRate: { max: 1_000_000, windowMs: 60_000 }, adminRate: { max: 1000, windowMs: 60_000 }, pluginMaxConcurrency: 64 };
-
 const TARGETS = {
   /** bench_echo p50 over REST, MCP full and the gateway, each, relative to the floor's p50. */
   pluginToFloor: 1.2,
@@ -83,30 +77,10 @@ const TARGETS = {
 
 // ---------------------------------------------------------------- plumbing
 
-const cleanups: (() => unknown)[] = [];
-async function cleanup(): Promise<void> {
-  for (const fn of cleanups.reverse()) {
-    try {
-      await fn();
-    } catch {}
-  }
-  cleanups.length = 0;
-}
 
 const log = (s: string) => console.error(`[bench] ${s}`);
 const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));
 
-async function waitUntil<T>(fn: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 function machine() {
   const chromiumVersion = spawnSync(CHROMIUM, ['--version'], { encoding: 'utf8' }).stdout.trim();

@@ -11,14 +11,15 @@
  * service worker and of the page during the 5 MB plugin calls and browser_get_page_html, to
  * bench-results/).
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { ensureExtensionBuilt } from '../../extension/build.ts';
 import { buildPlugin } from '../../plugins/tooling/build.ts';
 import { devtoolsTargets, profileTargets } from './lib/cdp-profile.ts';
-import { ROOT, startServerChild } from './lib/proc.ts';
+import { cpuDuring, processGroups, ROOT, startServerChild } from './lib/proc.ts';
+import { BENCH_LIMITS, cleanup, cleanups, waitUntil } from './lib/plumbing.ts';
 import { median, ms, summarize, table, timeSequential } from './lib/stats.ts';
 
 const JSON_OUT = process.argv.includes('--json');
@@ -28,66 +29,14 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 8000);
 const PROFILE_EXT = process.env.BENCH_PROFILE_EXT === '1';
 const RESULTS_DIR = join(ROOT, 'bench-results');
 const CHROMIUM = process.env.OPENTABS_CHROMIUM ?? '/usr/bin/chromium';
-const LIMITS = { mcpSessionRate: { max: 1_000_000, windowMs: 60_000 }, adminRate: { max: 1000, windowMs: 60_000 } };
 
 const log = (s: string) => console.error(`[bench:large] ${s}`);
-const cleanups: (() => unknown)[] = [];
-async function cleanup(): Promise<void> {
-  for (const fn of cleanups.reverse()) {
-    try {
-      await fn();
-    } catch {}
-  }
-  cleanups.length = 0;
-}
-
-async function waitUntil(fn: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await fn()) return;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
-
-/** CPU ms (user + system) of a process; 0 when it is gone. */
-function cpuMsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** The server, the extension's process and the page renderers among this process's descendants. */
-function processGroups(serverPid: number): Map<number, string> {
-  const parent = new Map<number, number>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {}
-  }
-  const out = new Map<number, string>([[serverPid, 'server']]);
-  const isOurs = (pid: number): boolean => {
-    for (let p = pid, i = 0; p > 1 && i < 20; p = parent.get(p) ?? 0, i++) if (p === process.pid) return true;
-    return false;
-  };
-  for (const pid of parent.keys()) {
-    if (out.has(pid) || !isOurs(pid)) continue;
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {}
-    if (!cmd.includes('chrom')) continue;
-    if (cmd.includes('--extension-process')) out.set(pid, 'extension');
-    else if (cmd.includes('--type=renderer')) out.set(pid, 'page');
-    else if (!cmd.includes('--type=')) out.set(pid, 'browser');
+/** The figures this bench prints: the server, the extension's process, page renderers, Chrome's browser process. */
+function coarse(used: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [g, v] of Object.entries(used)) {
+    const k = g === 'server' ? 'server' : g === 'chromium renderer (extensions)' ? 'extension' : g === 'chromium renderer' ? 'page' : g === 'chromium browser' ? 'browser' : null;
+    if (k) out[k] = (out[k] ?? 0) + v;
   }
   return out;
 }
@@ -160,7 +109,7 @@ async function main(): Promise<void> {
   const cfg = join(base, 'config');
   mkdirSync(cfg, { recursive: true });
   writeFileSync(join(cfg, 'config.json'), JSON.stringify({ schemaVersion: 1, localPlugins: [pluginDir], permissions: { large: { default: 'auto' } }, pluginSettings: {} }));
-  const srv = await startServerChild(cfg, LIMITS);
+  const srv = await startServerChild(cfg, BENCH_LIMITS);
   cleanups.push(() => srv.stop());
   const health = async () => (await (await fetch(`${srv.url}/health`, { headers: srv.auth })).json()) as any;
 
@@ -204,10 +153,8 @@ async function main(): Promise<void> {
   for (let r = 0; r < ROUNDS; r++) {
     log(`round ${r + 1}/${ROUNDS}`);
     for (const [name, fn] of Object.entries(figures)) {
-      const before = new Map([...groups.keys()].map((pid) => [pid, cpuMsOf(pid)]));
-      const samples = await timeSequential(N, 2, fn);
-      const used: Record<string, number> = {};
-      for (const [pid, g] of groups) used[g] = (used[g] ?? 0) + cpuMsOf(pid) - before.get(pid)!;
+      let samples: number[] = [];
+      const used = coarse(await cpuDuring(groups, async () => (samples = await timeSequential(N, 2, fn))));
       (p50[name] ??= []).push(summarize(samples).p50);
       for (const [g, v] of Object.entries(used)) ((cpu[name] ??= {})[g] ??= []).push(v / (N + 2));
     }

@@ -1,6 +1,6 @@
 /** Server subprocesses for the bench: spawn, wait for the address, read RSS, stop (bounded). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dir, '..', '..', '..');
@@ -114,4 +114,56 @@ export async function startServerChild(configDir: string, limits: Record<string,
     await stopProc(proc);
     throw e;
   }
+}
+
+/** CPU time (ms, user + system) of a process from /proc/<pid>/stat; 0 when it is gone. */
+export function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Which process a pid is: the server, this bench process (client), or one of its Chromium
+ * processes by its --type (`chromium renderer (extensions)`, `chromium renderer`, `chromium browser` …).
+ */
+export function processGroups(serverPid: number): Map<number, string> {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {}
+  }
+  const out = new Map<number, string>([[process.pid, 'client'], [serverPid, 'server']]);
+  const isOurs = (pid: number): boolean => {
+    for (let p = pid, i = 0; p > 1 && i < 20; p = parent.get(p) ?? 0, i++) if (p === process.pid) return true;
+    return false;
+  };
+  for (const pid of parent.keys()) {
+    if (out.has(pid) || !isOurs(pid)) continue;
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {}
+    if (!cmd.includes('chrom')) continue;
+    const type = cmd.includes('--extension-process') ? 'renderer (extensions)' : /--type=([a-z-]+)/.exec(cmd)?.[1];
+    const sub = /--utility-sub-type=([\w.]+)/.exec(cmd)?.[1];
+    out.set(pid, `chromium ${type ? (sub ? `${type} ${sub.replace(/^.*\./, '')}` : type) : 'browser'}`);
+  }
+  return out;
+}
+
+/** CPU ms spent by each group while `fn` runs. */
+export async function cpuDuring(groups: Map<number, string>, fn: () => Promise<unknown>): Promise<Record<string, number>> {
+  const before = new Map([...groups.keys()].map((pid) => [pid, cpuMsOf(pid)]));
+  await fn();
+  const out: Record<string, number> = {};
+  for (const [pid, g] of groups) out[g] = (out[g] ?? 0) + cpuMsOf(pid) - before.get(pid)!;
+  return out;
 }
