@@ -5,14 +5,15 @@
  * that replays the recorded (redacted) answer through the SDK's runTool, and DRAFT.md saying what
  * was found and what to check. Written into a normal plugin project (the `plugin create` layout),
  * so `npm run build`, `npm test` and `npm run add` work unchanged. No secret is written: header
- * values are never read into the draft, and samples are redacted (redact.ts).
+ * values are never read into the draft, and samples and the literals of GraphQL query texts are
+ * redacted (redact.ts).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createPlugin } from '../create.ts';
 import type { Captured } from './capture.ts';
 import { groupOperations, type Operation } from './operations.ts';
-import { redact } from './redact.ts';
+import { redact, redactGraphqlQuery } from './redact.ts';
 import { infer, inferredCode } from './schema.ts';
 
 export interface DraftOptions {
@@ -145,7 +146,7 @@ function toolCode(op: Operation, f: Fields, appName: string, csrfCall: string): 
   let call: string;
   if (op.kind === 'graphql') {
     call = [
-      `const res = await postJson<{ data?: unknown; errors?: { message: string }[] }>(${url}, { operationName: ${JSON.stringify(op.graphql!.operationName)}, query: ${JSON.stringify(op.graphql!.query)}, variables: input }, { ${opts.join(', ')} });`,
+      `const res = await postJson<{ data?: unknown; errors?: { message: string }[] }>(${url}, { operationName: ${JSON.stringify(op.graphql!.operationName)}, query: ${JSON.stringify(redactGraphqlQuery(op.graphql!.query))}, variables: input }, { ${opts.join(', ')} });`,
       `    if (res.errors?.length) throw ToolError.validation(res.errors.map((e) => e.message).join('; '));`,
       `    return res.data as never;`,
     ].join('\n');
@@ -250,7 +251,8 @@ export default definePlugin({
       `Authentication: the tab's cookies (sent by every call)${csrf ? `; the \`${csrf.header}\` header, taken from ${csrf.cookie ? `the \`${csrf.cookie}\` cookie` : csrf.fromResponse ? `\`${csrf.fromResponse.key}\` of GET ${csrf.fromResponse.path}` : 'the page (meta tag or cookie)'} on every write` : ''}.\n\n` +
       'Check before use: names and descriptions (the agent reads them), which inputs are required, ' +
       'and the output schemas (they list only the fields that were seen). Recorded values that looked ' +
-      'like secrets were replaced by "<redacted>" in the tests.\n',
+      'like secrets were replaced by "<redacted>" in the tests, and so were such values written into a GraphQL query\'s ' +
+      'text (pass them as variables instead).\n',
   );
   return { dir: created.dir, origin, tools, csrf, next: created.next };
 }
