@@ -7,7 +7,7 @@ import { PDF_MAX_BYTES } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { serialPerTab } from './cdp-events.ts';
 import { withDebugger } from './debugger.ts';
-import { refuseIfPageShowsSecret } from './secret-on-page.ts';
+import { checkedCapture } from './secret-on-page.ts';
 import type { Handlers } from './types.ts';
 
 const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
@@ -39,19 +39,18 @@ export const pdfTools = {
       ...(input.pageRanges !== undefined ? { pageRanges: input.pageRanges.replace(/\s+/g, '') } : {}),
       transferMode: 'ReturnAsBase64',
     };
-    await refuseIfPageShowsSecret(tabId, 'PDF');
-    let data: string;
-    try {
-      // One print at a time per tab: Chrome leaves a second Page.printToPDF sent while one runs unanswered.
-      data = (await serialPerTab('print', tabId, () => withDebugger(tabId, (send) => send<{ data: string }>('Page.printToPDF', params)))).data;
-    } catch (err) {
-      if (err instanceof ToolError) throw err;
-      const msg = (err as Error).message ?? String(err);
-      if (/page range/i.test(msg)) throw new ToolError(`pageRanges "${input.pageRanges}" does not fit the document: ${msg}`, { code: 'invalid_arguments', category: 'validation' });
-      throw new ToolError(`Chrome could not print tab ${tabId} to PDF: ${msg}`, { code: 'internal', category: 'internal' });
-    }
-    // Again as it was printed: the page may have shown the secret meanwhile.
-    await refuseIfPageShowsSecret(tabId, 'PDF');
+    // Not of a page showing the secret or a frame the tools may not use, before, during or after printing.
+    const data = await checkedCapture(tabId, 'PDF', async () => {
+      try {
+        // One print at a time per tab: Chrome leaves a second Page.printToPDF sent while one runs unanswered.
+        return (await serialPerTab('print', tabId, () => withDebugger(tabId, (send) => send<{ data: string }>('Page.printToPDF', params)))).data;
+      } catch (err) {
+        if (err instanceof ToolError) throw err;
+        const msg = (err as Error).message ?? String(err);
+        if (/page range/i.test(msg)) throw new ToolError(`pageRanges "${input.pageRanges}" does not fit the document: ${msg}`, { code: 'invalid_arguments', category: 'validation' });
+        throw new ToolError(`Chrome could not print tab ${tabId} to PDF: ${msg}`, { code: 'internal', category: 'internal' });
+      }
+    });
     const bytes = base64Bytes(data);
     if (bytes > PDF_MAX_BYTES) {
       throw new ToolError(`The PDF is ${mb(bytes)}, over the ${mb(PDF_MAX_BYTES)} limit; print fewer pages with pageRanges (e.g. "1-5"), or a smaller scale or without printBackground`, { code: 'result_too_large', category: 'validation' });

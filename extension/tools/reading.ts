@@ -8,7 +8,7 @@ import { childFrames, FRAME_LEVELS_MAX, frameOffset, frameRefusal, frameTarget, 
 import { runPage, type PageFn, type PageLib } from './page-run.ts';
 import { withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
-import { refuseIfPageShowsSecret } from './secret-on-page.ts';
+import { checkedCapture } from './secret-on-page.ts';
 import { checkedScriptTarget, redactedUrl, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /**
@@ -297,76 +297,75 @@ export const readingTools = {
     const mimeType = format === 'jpeg' ? 'image/jpeg' : 'image/png';
     const target = input.selector ?? null;
     const ref = input.ref ?? null;
-    await refuseIfPageShowsSecret(tab.id!, 'screenshot');
-    let data: string;
     let clip: { x: number; y: number; width: number; height: number } | null = null;
-    if (input.fullPage === true || target || ref) {
-      // Beyond the viewport or one element: the DevTools protocol, which needs no focus.
-      const frameId = frameOfRef(ref);
-      let inFrame: { x: number; y: number; width: number; height: number } | null = null;
-      if (frameId) {
-        // An element inside an iframe: its box in the frame's viewport, moved by the boxes of the
-        // iframes holding it into the tab's viewport and cut to what those iframes show.
-        const r = await runInTab(tab.id!, 'elementBox', [null, ref, true], ref);
-        if ('error' in r) throw pageFindError(r.error);
-        const offset = await frameOffset(tab.id!, frameId);
-        const c = offset.clip;
-        const left = Math.max(c.left, r.x + offset.x);
-        const top = Math.max(c.top, r.y + offset.y);
-        const right = Math.min(c.right, r.x + offset.x + r.width);
-        const bottom = Math.min(c.bottom, r.y + offset.y + r.height);
-        if (right <= left || bottom <= top) throw new ToolError(`The element ${ref} is outside the visible part of its iframe`, { code: 'not_found', category: 'not_found' });
-        inFrame = { x: left, y: top, width: right - left, height: bottom - top };
-      } else if (target || ref) {
-        const r = await runInTab(tab.id!, 'elementBox', [target, ref]);
-        if ('error' in r) throw pageFindError(r.error);
-        clip = r;
-      }
-      data = await withDebugger(tab.id!, async (send) => {
-        if (inFrame) {
-          // The clip is in the top document's coordinates: the viewport's plus its scroll.
-          const m = await send<{ cssLayoutViewport: { pageX: number; pageY: number } }>('Page.getLayoutMetrics');
-          // Whole pixels: the boxes of the iframes on the way may put the element between two.
-          const x = Math.round(inFrame.x + m.cssLayoutViewport.pageX);
-          const y = Math.round(inFrame.y + m.cssLayoutViewport.pageY);
-          clip = { x, y, width: Math.max(1, Math.round(inFrame.width)), height: Math.max(1, Math.round(inFrame.height)) };
+    // Not of a page showing the secret or a frame the tools may not use, before, during or after the capture.
+    const data = await checkedCapture(tab.id!, 'screenshot', async (): Promise<string> => {
+      if (input.fullPage === true || target || ref) {
+        // Beyond the viewport or one element: the DevTools protocol, which needs no focus.
+        const frameId = frameOfRef(ref);
+        let inFrame: { x: number; y: number; width: number; height: number } | null = null;
+        if (frameId) {
+          // An element inside an iframe: its box in the frame's viewport, moved by the boxes of the
+          // iframes holding it into the tab's viewport and cut to what those iframes show.
+          const r = await runInTab(tab.id!, 'elementBox', [null, ref, true], ref);
+          if ('error' in r) throw pageFindError(r.error);
+          const offset = await frameOffset(tab.id!, frameId);
+          const c = offset.clip;
+          const left = Math.max(c.left, r.x + offset.x);
+          const top = Math.max(c.top, r.y + offset.y);
+          const right = Math.min(c.right, r.x + offset.x + r.width);
+          const bottom = Math.min(c.bottom, r.y + offset.y + r.height);
+          if (right <= left || bottom <= top) throw new ToolError(`The element ${ref} is outside the visible part of its iframe`, { code: 'not_found', category: 'not_found' });
+          inFrame = { x: left, y: top, width: right - left, height: bottom - top };
+        } else if (target || ref) {
+          const r = await runInTab(tab.id!, 'elementBox', [target, ref]);
+          if ('error' in r) throw pageFindError(r.error);
+          clip = r;
         }
-        if (!clip) {
-          const m = await send<{ cssContentSize: { width: number; height: number } }>('Page.getLayoutMetrics');
-          clip = { x: 0, y: 0, width: Math.ceil(m.cssContentSize.width), height: Math.ceil(m.cssContentSize.height) };
-        }
-        const shot = await send<{ data: string }>('Page.captureScreenshot', {
-          format,
-          ...(format === 'jpeg' ? { quality } : {}),
-          captureBeyondViewport: true,
-          clip: { ...clip, scale: 1 },
+        return await withDebugger(tab.id!, async (send) => {
+          if (inFrame) {
+            // The clip is in the top document's coordinates: the viewport's plus its scroll.
+            const m = await send<{ cssLayoutViewport: { pageX: number; pageY: number } }>('Page.getLayoutMetrics');
+            // Whole pixels: the boxes of the iframes on the way may put the element between two.
+            const x = Math.round(inFrame.x + m.cssLayoutViewport.pageX);
+            const y = Math.round(inFrame.y + m.cssLayoutViewport.pageY);
+            clip = { x, y, width: Math.max(1, Math.round(inFrame.width)), height: Math.max(1, Math.round(inFrame.height)) };
+          }
+          if (!clip) {
+            const m = await send<{ cssContentSize: { width: number; height: number } }>('Page.getLayoutMetrics');
+            clip = { x: 0, y: 0, width: Math.ceil(m.cssContentSize.width), height: Math.ceil(m.cssContentSize.height) };
+          }
+          const shot = await send<{ data: string }>('Page.captureScreenshot', {
+            format,
+            ...(format === 'jpeg' ? { quality } : {}),
+            captureBeyondViewport: true,
+            clip: { ...clip, scale: 1 },
+          });
+          return shot.data;
         });
-        return shot.data;
-      });
-    } else {
-      // The visible part: captureVisibleTab shoots a window's active tab, so bring ours to the front.
-      if (!tab.active) await chrome.tabs.update(tab.id!, { active: true });
-      await assertStillShown(tab.id!, tab.windowId);
-      let dataUrl: string;
-      try {
-        dataUrl = await captureSpaced(tab.windowId, { format, quality });
-      } catch {
-        // Once more (CAPTURE_RETRY_PAUSE_MS), if the call still stands and the tab is still shown.
-        await new Promise((r) => setTimeout(r, CAPTURE_RETRY_PAUSE_MS));
-        ctx.signal.throwIfAborted();
+      } else {
+        // The visible part: captureVisibleTab shoots a window's active tab, so bring ours to the front.
+        if (!tab.active) await chrome.tabs.update(tab.id!, { active: true });
         await assertStillShown(tab.id!, tab.windowId);
+        let dataUrl: string;
         try {
           dataUrl = await captureSpaced(tab.windowId, { format, quality });
-        } catch (err) {
-          throw new ToolError(`Could not capture tab ${tab.id}: ${(err as Error).message}`, { code: 'not_available', category: 'internal', retryable: true });
+        } catch {
+          // Once more (CAPTURE_RETRY_PAUSE_MS), if the call still stands and the tab is still shown.
+          await new Promise((r) => setTimeout(r, CAPTURE_RETRY_PAUSE_MS));
+          ctx.signal.throwIfAborted();
+          await assertStillShown(tab.id!, tab.windowId);
+          try {
+            dataUrl = await captureSpaced(tab.windowId, { format, quality });
+          } catch (err) {
+            throw new ToolError(`Could not capture tab ${tab.id}: ${(err as Error).message}`, { code: 'not_available', category: 'internal', retryable: true });
+          }
         }
+        // captureVisibleTab shoots whatever the window shows: make sure that was still this tab, on an allowed page.
+        await assertStillShown(tab.id!, tab.windowId);
+        return dataUrl.slice(dataUrl.indexOf(',') + 1);
       }
-      // captureVisibleTab shoots whatever the window shows: make sure that was still this tab, on an allowed page.
-      await assertStillShown(tab.id!, tab.windowId);
-      data = dataUrl.slice(dataUrl.indexOf(',') + 1);
-    }
-    // Again as the image was taken: the page may have shown the secret meanwhile.
-    await refuseIfPageShowsSecret(tab.id!, 'screenshot');
+    });
     return {
       value: { tabId: tab.id, url: tab.url, format, bytes: Math.floor((data.length * 3) / 4), ...(clip ? { clip } : {}) },
       images: [{ data, mimeType }],
