@@ -115,6 +115,11 @@ export class McpSession implements SessionHooks {
     if (args !== undefined && !isObject(args)) return rpcErrorText(id, RpcCode.InvalidParams, 'Invalid params: "arguments" must be an object');
     const meta = isObject(params._meta) ? params._meta : {};
     const token = typeof meta.progressToken === 'string' || typeof meta.progressToken === 'number' ? meta.progressToken : undefined;
+    // A call is known by its id for as long as it runs (cancellation, the end of the session): a
+    // second call under an id still running would take its place, leaving the first one beyond
+    // both, and a call arriving for a session that has ended would never be stopped.
+    if (this.closed) return rpcErrorText(id, RpcCode.InvalidRequest, 'Invalid Request: this session has ended; re-initialize');
+    if (this.calls.has(id)) return rpcErrorText(id, RpcCode.InvalidRequest, `Invalid Request: a call with id ${JSON.stringify(id).slice(0, 100)} is still running in this session; each request needs an id of its own`);
     const ac = new AbortController();
     const onAbort = () => ac.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
