@@ -7,12 +7,15 @@
  * them; --show-config prints everything.
  */
 import { join, resolve } from 'node:path';
-import { selfCommand } from './self.ts';
+import { selfCommand, shellWord } from './self.ts';
 import { homeDir } from '../server/protocol/local-files.ts';
 import { c } from './output.ts';
 
 export const CLI_MODE_LINE =
   "Use `opentabs tool list` and `opentabs tool call <name> '<json>'` to interact with web apps via the browser.";
+
+/** The environment variable the Codex CLI command tells Codex to read the secret from. */
+export const CODEX_SECRET_VAR = 'OPENTABS_SECRET';
 
 export interface McpConfigs {
   claudeCodeCommand: string;
@@ -25,6 +28,14 @@ export interface McpConfigs {
   geminiCommand: string;
   /** Gemini CLI's ~/.gemini/settings.json: `httpUrl` is its Streamable HTTP field (`url` is SSE). */
   gemini: object;
+  /**
+   * Codex CLI: `codex mcp add --bearer-token-env-var` keeps the secret out of config.toml; Codex
+   * sends `Authorization: Bearer $OPENTABS_SECRET` when a session starts. The export line reads the
+   * current secret from auth.json (no Bun start in a shell profile), so it still holds after
+   * `opentabs config rotate-secret` in a new shell.
+   */
+  codexCommand: string;
+  codexExport: string;
   /** Codex CLI's ~/.codex/config.toml table: a literal header goes in `http_headers`. */
   codexToml: string;
   gateway: object;
@@ -45,6 +56,8 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
     vscode: { servers: { opentabs: { type: 'http', url, headers } } },
     geminiCommand: `gemini mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
     gemini: { mcpServers: { opentabs: { httpUrl: url, headers } } },
+    codexCommand: `codex mcp add opentabs --url ${url} --bearer-token-env-var ${CODEX_SECRET_VAR}`,
+    codexExport: `export ${CODEX_SECRET_VAR}="$(jq -r .secret ${shellWord(join(configDir, 'extension', 'auth.json'))})"`,
     codexToml: ['[mcp_servers.opentabs]', `url = ${JSON.stringify(url)}`, `http_headers = { Authorization = ${JSON.stringify(`Bearer ${secret}`)} }`].join('\n'),
     gateway: { mcpServers: { opentabs: { type: 'http', url: `${baseUrl}/mcp/gateway`, headers } } },
     cliModeLine: CLI_MODE_LINE,
@@ -94,7 +107,11 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
     m.geminiCommand,
     '',
     ...(full ? [`${c.cyan('Gemini CLI')} — or merge into ~/.gemini/settings.json:`, json(m.gemini), ''] : []),
-    `${c.cyan('Codex CLI')} — add to ~/.codex/config.toml:`,
+    `${c.cyan('Codex CLI')} — run (Codex reads the secret from ${CODEX_SECRET_VAR} when a session starts; put the export line in your shell profile):`,
+    m.codexExport,
+    m.codexCommand,
+    '',
+    `${c.cyan('Codex CLI')} — or add to ~/.codex/config.toml (the secret in the file, no variable):`,
     m.codexToml,
     '',
     ...(full

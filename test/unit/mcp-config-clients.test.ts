@@ -1,4 +1,7 @@
 import { describe, expect, test } from 'bun:test';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { mcpConfigs, renderMcpConfig } from '../../cli/mcp-config.ts';
 
 const base = 'http://127.0.0.1:9731';
@@ -27,6 +30,16 @@ describe('VS Code, Gemini CLI and Codex CLI blocks', () => {
     expect(Bun.TOML.parse(m.codexToml)).toEqual({ mcp_servers: { opentabs: { url, http_headers: headers } } });
   });
 
+  test('Codex CLI command: --bearer-token-env-var, and an export line that reads the secret from auth.json', () => {
+    expect(m.codexCommand).toBe(`codex mcp add opentabs --url ${url} --bearer-token-env-var OPENTABS_SECRET`);
+    const dir = mkdtempSync(join(tmpdir(), "ot cfg '"));
+    mkdirSync(join(dir, 'extension'));
+    writeFileSync(join(dir, 'extension', 'auth.json'), JSON.stringify({ secret }));
+    const line = mcpConfigs(base, secret, dir).codexExport;
+    const r = Bun.spawnSync(['bash', '-c', `${line}\nprintf %s "$OPENTABS_SECRET"`]);
+    expect(r.stdout.toString()).toBe(secret);
+  });
+
   test('--show-config prints all three; the first-run banner keeps the short forms and says where the rest is', () => {
     const full = renderMcpConfig(base, secret, '/tmp/cfg', true);
     const blocks = jsonBlocks(full);
@@ -34,6 +47,7 @@ describe('VS Code, Gemini CLI and Codex CLI blocks', () => {
     expect(blocks).toContainEqual(m.gemini);
     expect(full).toContain(`${m.geminiCommand}\n`);
     expect(full).toContain(`\n${m.codexToml}\n`);
+    expect(full).toContain(`\n${m.codexExport}\n${m.codexCommand}\n`);
 
     const short = renderMcpConfig(base, secret, '/tmp/cfg', false);
     const shortBlocks = jsonBlocks(short);
@@ -41,6 +55,7 @@ describe('VS Code, Gemini CLI and Codex CLI blocks', () => {
     expect(shortBlocks).not.toContainEqual(m.gemini);
     expect(short).toContain(`${m.geminiCommand}\n`);
     expect(short).toContain(`\n${m.codexToml}\n`);
+    expect(short).toContain(`\n${m.codexExport}\n${m.codexCommand}\n`);
     expect(short).toContain('`opentabs start --show-config`');
     expect(short.split('\n').length).toBeLessThan(full.split('\n').length);
   });
