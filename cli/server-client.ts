@@ -153,8 +153,21 @@ export interface ApiResponse<T = unknown> {
   body: T;
 }
 
+/**
+ * Nothing answers on the target's port. When the port came from --port or PORT and this config
+ * dir's server runs on another port, say where: `opentabs start --port N` would only be refused
+ * (one server per config dir).
+ */
 export function notRunningMessage(t: Target): string {
-  return `OpenTabs server is not running on ${t.url}. Start it with \`opentabs start${t.port === DEFAULT_PORT ? '' : ` --port ${t.port}`}\`.`;
+  const base = `OpenTabs server is not running on ${t.url}.`;
+  if (t.portSource === 'flag' || t.portSource === 'env') {
+    const pid = readPidFile(t.configDir);
+    if (pid && pid.port > 0 && pid.port !== t.port && isAlive(pid.pid)) {
+      const drop = t.portSource === 'flag' ? 'leave out --port' : 'unset PORT';
+      return `${base} This config dir's server runs on http://${HOST}:${pid.port} (pid ${pid.pid}): ${drop}, or use \`--port ${pid.port}\`.`;
+    }
+  }
+  return `${base} Start it with \`opentabs start${t.port === DEFAULT_PORT ? '' : ` --port ${t.port}`}\`.`;
 }
 
 /** The error message from a standard error body, or a fallback naming the status. */

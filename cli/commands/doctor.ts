@@ -129,7 +129,10 @@ export async function runChecks(t: Target): Promise<Check[]> {
 
   const owner = await probePort(t.port);
   let health: HealthPayload | null = null;
-  if (owner.kind === 'free') {
+  if (owner.kind === 'free' && pid && pid.port > 0 && pid.port !== t.port && isAlive(pid.pid)) {
+    // --port or PORT names another port than this config dir's running server: starting one there would be refused.
+    checks.push({ check: 'server', status: 'fail', detail: `nothing is listening on ${t.url}; this config dir's server runs on http://127.0.0.1:${pid.port} (pid ${pid.pid})`, fix: `${t.portSource === 'env' ? 'Unset PORT' : 'Leave out --port'}, or use \`opentabs doctor --port ${pid.port}\`.` });
+  } else if (owner.kind === 'free') {
     checks.push({ check: 'server', status: 'fail', detail: `nothing is listening on ${t.url}`, fix: `Run \`opentabs start${portArgs}\` (or \`opentabs start --background${portArgs}\`).` });
   } else if (owner.kind === 'other') {
     checks.push({
