@@ -8,10 +8,13 @@
  * Port of the document that registered the tool, and only that Port's result counts.
  *
  * Everything on that Port is the page's word and is taken as such: the tab and document come from
- * the Port's sender, never from a message; messages pass sanitizePageToolsMessage again here.
+ * the Port's sender, never from a message; messages pass sanitizePageToolsMessage again here. A
+ * result's value is serialised once here: the text measured against the cap goes into the frame
+ * to the server (result-json.ts).
  */
 import type { DispatchResult } from '../../server/protocol/methods.ts';
-import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageToolsMessage, type BridgeToPageTools, type PageToolDescriptor } from '../../server/protocol/page-tools.ts';
+import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageToolsMessageJson, type BridgeToPageTools, type PageToolDescriptor } from '../../server/protocol/page-tools.ts';
+import { withJson } from './result-json.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { refusalReason } from '../tools/url-policy.ts';
@@ -198,8 +201,10 @@ export class PageTools {
   }
 
   private take(tab: PageTab, raw: unknown): void {
-    const msg = sanitizePageToolsMessage(raw);
-    if (!msg) return;
+    // An ok result's value is serialised once here, to measure it, and that text is what goes to the server.
+    const checked = sanitizePageToolsMessageJson(raw);
+    if (!checked) return;
+    const msg = checked.msg;
     if (msg.type === 'tools') {
       tab.tools = msg.tools;
       for (const d of msg.dropped ?? []) this.warn(tab, `page tool not offered to agents: ${d}`);
@@ -209,7 +214,7 @@ export class PageTools {
     const c = this.calls.get(msg.id);
     if (!c || c.via !== tab) return; // only the document the call went to may answer it
     this.calls.delete(msg.id);
-    if (msg.ok) c.resolve({ value: msg.value });
+    if (msg.ok) c.resolve(checked.valueJson === undefined ? { value: msg.value } : withJson({ value: msg.value }, `{"value":${checked.valueJson}}`));
     else c.reject(new ToolError(msg.error.message, { code: msg.error.code, category: msg.error.code === 'tool_error' ? 'internal' : 'validation' }));
   }
 

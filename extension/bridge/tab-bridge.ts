@@ -11,7 +11,9 @@
  * refused with a warning in the page's console (the first few only: a page could send them in a
  * loop). A result goes on only for a call the worker sent over this bridge and that has no
  * answer yet (a page forging results for calls that do not exist, megabytes each, reaches nothing
- * past the bridge). A result whose text is within the cap goes on unmeasured. Log lines past
+ * past the bridge). A result whose text cannot be over the cap once serialised again (as the Port
+ * does: textWithinResultCap) goes on unmeasured; any other is measured here, so what crosses the
+ * Port is at most the cap and the message around it. Log lines past
  * PLUGIN_LOG_LINES_* / PLUGIN_LOG_CHARS_* are dropped here already (the
  * worker holds each tab to the same budget and says how many it dropped).
  */
@@ -67,8 +69,8 @@ const g = globalThis as unknown as Record<string, BridgeHandle | undefined>;
     } catch {
       return refuse('Malformed page message: the event detail is not JSON');
     }
-    // Within the cap as text, a result's value is not serialised again to measure it: the worker
-    // measures it exactly (it serialises it anyway, for its frame to the server).
+    // A result that cannot be over the cap once serialised again is not serialised here to measure
+    // it: the worker measures it exactly (it serialises it anyway, for its frame to the server).
     const within = (raw as { type?: unknown } | null)?.type === 'result' && textWithinResultCap(detail);
     const checked = checkPageMessage(raw, within);
     if (!checked.ok) return refuse(checked.error);

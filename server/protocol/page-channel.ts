@@ -136,6 +136,22 @@ function jsonText(value: unknown): string {
   }
 }
 
+/** The error a result of `bytes` bytes of JSON, over PLUGIN_RESULT_MAX_BYTES, becomes for its call. */
+export function resultTooLarge(id: string, plugin: string, bytes: number): PageToBridge {
+  return {
+    type: 'result',
+    id,
+    plugin,
+    ok: false,
+    error: {
+      code: 'result_too_large',
+      message: `The tool's result is ${bytes} bytes of JSON, over the ${PLUGIN_RESULT_MAX_BYTES}-byte limit for plugin results; ask for less (a page, a filter, fewer fields)`,
+      category: 'validation',
+      retryable: false,
+    },
+  };
+}
+
 /**
  * A page message as the extension may pass it on, or null to drop it. Pages are untrusted: they
  * can dispatch any event the bridge listens to. Sizes are capped (server/limits.ts) so nothing a
@@ -155,18 +171,7 @@ export function sanitizePageMessage(raw: unknown): PageToBridge | null {
       if (m.ok === true) {
         const bytes = utf8Bytes(jsonText(m.value));
         if (bytes <= PLUGIN_RESULT_MAX_BYTES) return { type: 'result', id: m.id, plugin, ok: true, value: m.value };
-        return {
-          type: 'result',
-          id: m.id,
-          plugin,
-          ok: false,
-          error: {
-            code: 'result_too_large',
-            message: `The tool's result is ${bytes} bytes of JSON, over the ${PLUGIN_RESULT_MAX_BYTES}-byte limit for plugin results; ask for less (a page, a filter, fewer fields)`,
-            category: 'validation',
-            retryable: false,
-          },
-        };
+        return resultTooLarge(m.id, plugin, bytes);
       }
       const e = (m.error && typeof m.error === 'object' ? m.error : {}) as Record<string, unknown>;
       const error: { message: string } & ToolErrorData = {

@@ -165,6 +165,34 @@ export function sanitizePageTool(
  * their call. Idempotent.
  */
 export function sanitizePageToolsMessage(raw: unknown): PageToolsToBridge | null {
+  return sanitizePageToolsMessageJson(raw)?.msg ?? null;
+}
+
+/** Whether `a` and `b` have the same own keys in the same order. */
+function sameKeys(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const x = Object.keys(a);
+  const y = Object.keys(b);
+  return x.length === y.length && x.every((k, i) => k === y[i]);
+}
+
+/**
+ * Whether JSON.stringify writes `checked` (checkMcpContent's copy of `value`) as it writes `value`:
+ * the copy left out no field and kept their order (the values it keeps are the same ones).
+ */
+function keptWhole(value: Record<string, unknown>, checked: McpContentResult): boolean {
+  if (!sameKeys(value, checked as unknown as Record<string, unknown>)) return false;
+  const blocks = value.content as Record<string, unknown>[];
+  return checked.content.every((b, i) => sameKeys(blocks[i]!, b) && (b.type !== 'resource' || sameKeys(blocks[i]!.resource as Record<string, unknown>, b.resource as Record<string, unknown>)));
+}
+
+/**
+ * sanitizePageToolsMessage, and for an accepted ok result the JSON text of its value: the one
+ * measured against PAGE_TOOL_RESULT_MAX_BYTES, when the checked value serialises to the same
+ * text (it does for what the bridge passed on), so the worker sends it to the server as is and the
+ * value is serialised once there.
+ */
+export function sanitizePageToolsMessageJson(raw: unknown): { msg: PageToolsToBridge; valueJson?: string } | null {
+  const msg = (m: PageToolsToBridge) => ({ msg: m });
   if (!isObject(raw)) return null;
   switch (raw.type) {
     case 'tools': {
@@ -186,7 +214,7 @@ export function sanitizePageToolsMessage(raw: unknown): PageToolsToBridge | null
         seen.add(r.tool.name);
         tools.push(r.tool);
       }
-      return dropped.length > 0 ? { type: 'tools', tools, dropped } : { type: 'tools', tools };
+      return msg(dropped.length > 0 ? { type: 'tools', tools, dropped } : { type: 'tools', tools });
     }
     case 'result': {
       if (typeof raw.id !== 'string' || raw.id.length === 0 || raw.id.length > PAGE_MESSAGE_ID_MAX_CHARS) return null;
@@ -194,16 +222,17 @@ export function sanitizePageToolsMessage(raw: unknown): PageToolsToBridge | null
         const text = jsonText(raw.value);
         const bytes = text === null ? 0 : utf8Bytes(text);
         if (bytes > PAGE_TOOL_RESULT_MAX_BYTES) {
-          return { type: 'result', id: raw.id, ok: false, error: { code: 'result_too_large', message: `The page tool's result is ${bytes} bytes of JSON, over the ${PAGE_TOOL_RESULT_MAX_BYTES}-byte limit for page tool results` } };
+          return msg({ type: 'result', id: raw.id, ok: false, error: { code: 'result_too_large', message: `The page tool's result is ${bytes} bytes of JSON, over the ${PAGE_TOOL_RESULT_MAX_BYTES}-byte limit for page tool results` } });
         }
         const checked = checkMcpContent(raw.value);
-        if (!checked.ok) return { type: 'result', id: raw.id, ok: false, error: { code: 'invalid_page_result', message: `The page tool's result is not MCP content: ${checked.message}` } };
-        return { type: 'result', id: raw.id, ok: true, value: checked.value };
+        if (!checked.ok) return msg({ type: 'result', id: raw.id, ok: false, error: { code: 'invalid_page_result', message: `The page tool's result is not MCP content: ${checked.message}` } });
+        const ok: PageToolsToBridge = { type: 'result', id: raw.id, ok: true, value: checked.value };
+        return text !== null && keptWhole(raw.value as Record<string, unknown>, checked.value) ? { msg: ok, valueJson: text } : { msg: ok };
       }
       const e = isObject(raw.error) ? raw.error : {};
       const code = typeof e.code === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(e.code) ? e.code : 'tool_error';
       const message = truncateText(typeof e.message === 'string' && e.message ? e.message : 'The page tool failed', PLUGIN_ERROR_MESSAGE_MAX_CHARS);
-      return { type: 'result', id: raw.id, ok: false, error: { code, message } };
+      return msg({ type: 'result', id: raw.id, ok: false, error: { code, message } });
     }
     default:
       return null;
