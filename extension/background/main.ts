@@ -7,6 +7,8 @@ import type { DispatchResult, ServerParams } from '../../server/protocol/methods
 import { PANEL_PORT_NAME } from '../shared/panel-protocol.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { cancelBuiltin, runBuiltin } from '../tools/run.ts';
+import { endAllEmulation } from '../tools/emulation.ts';
+import { endAllInterception } from '../tools/intercept.ts';
 import { fileMayHoldSecret, redactedUrl, setUrlPolicy, tabRefusal } from '../tools/url-policy.ts';
 import { Connection, type ServerHandlers } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
@@ -133,8 +135,16 @@ chrome.runtime.onConnect.addListener((port) => {
 
 // ------------------------------------------------------------------ connection + tabs
 
+/** Ends what an agent set that changes how the user's tabs behave (emulation, request interception). */
+function endAgentOverrides(why: string): void {
+  void endAllEmulation(why).catch(() => {});
+  void endAllInterception(why).catch(() => {});
+}
+
 let lastLogged = '';
 conn.onState((s) => {
+  // No agent is left to undo what changes the user's tabs: emulation and request interception end.
+  if (s.status === 'disconnected') endAgentOverrides('the extension lost its connection to the OpenTabs server');
   const line = s.status === 'disconnected' ? `disconnected (${s.reason}): ${s.detail ?? ''}` : `${s.status}${s.port ? ` to port ${s.port}` : ''}`;
   if (line !== lastLogged) extLog(s.status === 'disconnected' ? 'warning' : 'info', line);
   lastLogged = line;

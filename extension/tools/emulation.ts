@@ -2,8 +2,11 @@
  * browser_emulate: make a tab look like another device or place — viewport and device metrics,
  * user agent, geolocation, timezone, locale, color scheme and reduced motion, network and CPU
  * throttling — through the DevTools Emulation domain. Overrides live as long as the debugger
- * session, so an emulating tab holds one (like network capture) until `reset` ends it, or the tab
- * closes; every call returns what is now in effect.
+ * session, so an emulating tab holds one (like network capture) until `reset` ends it, the tab
+ * closes, or the extension loses its connection to the server (endAllEmulation: no agent is left
+ * to reset what it set on the user's tab); every call returns what is now in effect. Ending clears
+ * every override at once: the tab's debugger session can outlive it (network capture, another
+ * tool), and the overrides would hold as long as it does.
  */
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
@@ -24,6 +27,38 @@ interface Held {
   active: Record<string, unknown>;
 }
 const held = new Map<number, Held>();
+/** Why a tab's emulation ended by itself, told once to the next call on it. */
+const endedNotes = new Map<number, string>();
+
+/** Every override back to the browser's own (Chrome keeps them while the session lasts, whoever holds it). */
+async function clearOverrides(send: CdpSend): Promise<void> {
+  await send('Emulation.clearDeviceMetricsOverride').catch(() => {});
+  await send('Emulation.setUserAgentOverride', { userAgent: '' }).catch(() => {});
+  await send('Emulation.clearGeolocationOverride').catch(() => {});
+  await send('Emulation.setTimezoneOverride', { timezoneId: '' }).catch(() => {});
+  await send('Emulation.setLocaleOverride', {}).catch(() => {});
+  await send('Emulation.setEmulatedMedia', { media: '', features: [] }).catch(() => {});
+  await send('Network.emulateNetworkConditions', NETWORK_PRESETS.none).catch(() => {});
+  await send('Emulation.setCPUThrottlingRate', { rate: 1 }).catch(() => {});
+}
+
+async function end(tabId: number, h: Held): Promise<void> {
+  held.delete(tabId);
+  await clearOverrides(h.send);
+  h.release();
+}
+
+/**
+ * Ends the emulation of every tab (the extension lost its connection to the server: the agent
+ * that set it can no longer reset it, and the user's tab would stay changed with nothing saying
+ * so but Chrome's debugging bar).
+ */
+export async function endAllEmulation(why: string): Promise<void> {
+  await Promise.all([...held].map(([tabId, h]) => {
+    endedNotes.set(tabId, `The emulation of tab ${tabId} ended when ${why}; set it again if still needed.`);
+    return end(tabId, h);
+  }));
+}
 
 async function hold(tabId: number): Promise<Held> {
   const existing = held.get(tabId);
@@ -38,18 +73,12 @@ export const emulationTools = {
   async browser_emulate(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
+    const ended = endedNotes.get(tabId);
+    endedNotes.delete(tabId);
     if (input.reset === true) {
       const h = held.get(tabId);
-      if (h) {
-        // Detaching clears every override; say so to the page at once rather than on the idle detach.
-        await h.send('Emulation.clearDeviceMetricsOverride').catch(() => {});
-        await h.send('Emulation.setEmulatedMedia', { media: '', features: [] }).catch(() => {});
-        await h.send('Network.emulateNetworkConditions', NETWORK_PRESETS.none).catch(() => {});
-        await h.send('Emulation.setCPUThrottlingRate', { rate: 1 }).catch(() => {});
-        held.delete(tabId);
-        h.release();
-      }
-      return { value: { tabId, reset: true, active: {} } };
+      if (h) await end(tabId, h);
+      return { value: { tabId, reset: true, active: {}, ...(ended ? { note: ended } : {}) } };
     }
     const fresh = !held.has(tabId);
     const h = await hold(tabId);
@@ -109,6 +138,6 @@ export const emulationTools = {
       h.release();
     }
     ctx.signal.throwIfAborted();
-    return { value: { tabId, active: h.active, note: 'In effect until browser_emulate with reset: true (or the tab closes).' } };
+    return { value: { tabId, active: h.active, note: `${ended ? `${ended} ` : ''}In effect until browser_emulate with reset: true (or the tab closes).` } };
   },
 } satisfies Partial<Handlers>;

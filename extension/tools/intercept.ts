@@ -9,7 +9,8 @@
  * — so those go on untouched and count as `skipped`.
  *
  * Rules hold for the site the tab showed when they were set (the one an approval card named): when
- * the tab leaves it, interception ends before the new site's document is requested. Otherwise an
+ * the tab leaves it, interception ends before the new site's document is requested. They also end
+ * when the extension loses its connection to the server (endAllInterception). Otherwise an
  * agent could set rules on a harmless page, then navigate the tab (auto) to the user's bank and
  * answer its API calls there.
  */
@@ -150,6 +151,19 @@ async function start(tabId: number, rules: Rule[], site: string): Promise<Interc
   };
   active.set(tabId, i);
   return i;
+}
+
+/**
+ * Ends every tab's interception (the extension lost its connection to the server): mocked and
+ * blocked requests would otherwise go on changing what the user's own tab shows with no agent left
+ * to stop them. The next call on the tab says so.
+ */
+export async function endAllInterception(why: string): Promise<void> {
+  await Promise.all([...active].map(async ([tabId, i]) => {
+    endedNotes.set(tabId, `Interception on tab ${tabId} ended when ${why}; set the rules again to intercept.`);
+    await i.send('Fetch.disable').catch(() => {});
+    i.stop();
+  }));
 }
 
 const summary = (rules: Rule[]) => rules.map(({ urlPattern, action, status, hits, skipped }) => ({ urlPattern, action, ...(action === 'fulfill' ? { status: status ?? 200 } : {}), hits, ...(skipped > 0 ? { skipped } : {}) }));
