@@ -177,8 +177,11 @@ async function call(argv: string[]): Promise<number> {
       // A typo in the name (or a plugin not loaded): name the tools it may have meant.
       const failed = await fetchHealth(t).then((h) => h?.failedPlugins ?? [], () => []);
       const hint = await fetchTools(t).then((tools) => suggestTools(name, tools, failed), () => '');
-      // The server names what it probably meant already; add only what it did not say.
-      if (hint && !message.includes(hint.trim())) message = `${message}${hint}`;
+      // The server names what it probably meant already; add only what it did not say. Its
+      // suggested commands may be written another way (with OPENTABS_CONFIG_DIR, or the absolute
+      // command the server runs from), so compare the text around them.
+      const bare = (s: string) => s.replace(/`[^`]*`/g, '``').trim();
+      if (hint && !bare(message).includes(bare(hint))) message = `${message}${hint}`;
     }
     err(printable(message));
     return 1;
