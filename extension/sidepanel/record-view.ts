@@ -2,7 +2,7 @@
  * Record an app's API traffic to draft a plugin from it: capture (with bodies) on the active tab,
  * then the command that turns the recording into a plugin project.
  */
-import { h } from './dom.ts';
+import { h, showHidden } from './dom.ts';
 
 export function renderRecording(
   recording: { tabId: number; title: string; origin: string }[],
@@ -28,7 +28,9 @@ export function renderRecording(
       }
     })();
     card.append(
-      h('div', { 'data-testid': `recording-${r.tabId}` }, h('strong', {}, '● Recording '), `${r.title || r.origin} (tab ${r.tabId})`),
+      // The origin first (the browser's), then the page's own title, which could read like another
+      // site's name ("Bank — https://bank.example") or turn the text after it around (U+202E).
+      h('div', { 'data-testid': `recording-${r.tabId}` }, h('strong', {}, '● Recording '), `${r.origin}${r.title ? ` — ${showHidden(r.title)}` : ''} (tab ${r.tabId})`),
       h('div', { class: 'muted' }, 'Use the app (list, open, create, change things), then run in a terminal:'),
       h('pre', { 'data-testid': 'record-command' }, `${cli} plugin create ${name} --from-capture tab:${r.tabId}`),
       h('div', { class: 'buttons' }, h('button', { 'data-testid': 'record-stop', onclick: () => stop(r.tabId) }, 'Stop recording')),
