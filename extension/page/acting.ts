@@ -3,7 +3,7 @@
  * form, mark an element for the DevTools-protocol tools): finding elements by CSS selector
  * (piercing open shadow roots) or by a browser_snapshot ref.
  */
-import { describeElement, elementAtPoint, findElement } from './dom.ts';
+import { describeElement, elementAtPoint, findElement, userEditable } from './dom.ts';
 
 export type Point = { x: number; y: number; tag: string; text: string };
 
@@ -42,7 +42,7 @@ export function locate(selector: string | null, ref: string | null, focus: boole
     // Text typed into anything else goes nowhere: say so instead of reporting it typed.
     const NOT_TEXT = ['button', 'submit', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'hidden'];
     const field = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type)) ? el : null;
-    if (!field && !(el as HTMLElement).isContentEditable) {
+    if (!field && !userEditable(el)) {
       return { error: `The element ${ref ?? selector} is a <${el.tagName.toLowerCase()}${el instanceof HTMLInputElement ? ` type=${el.type}` : ''}>, which takes no typed text; pass a text field, a textarea or an editable element` };
     }
     if (field?.disabled) return { error: `The field ${ref ?? selector} is disabled: typing into it changes nothing` };
@@ -53,13 +53,13 @@ export function locate(selector: string | null, ref: string | null, focus: boole
     const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el : null;
     if (clear) {
       if (field) field.select();
-      else if ((el as HTMLElement).isContentEditable) document.getSelection()?.selectAllChildren(el);
+      else if (userEditable(el)) document.getSelection()?.selectAllChildren(el);
     } else if (field) {
       // Type after the existing text, as a user clicking into the field would.
       try {
         field.setSelectionRange(field.value.length, field.value.length);
       } catch {} // email/number inputs have no selection API
-    } else if ((el as HTMLElement).isContentEditable) {
+    } else if (userEditable(el)) {
       document.getSelection()?.selectAllChildren(el);
       document.getSelection()?.collapseToEnd();
     }
@@ -180,7 +180,7 @@ export function fillInPage(fields: FieldSpec[]) {
       setNative(el, f.value);
       fire(el);
       done.push({ field: name, kind: el instanceof HTMLTextAreaElement ? 'textarea' : el.type, value: el.value });
-    } else if ((el as HTMLElement).isContentEditable) {
+    } else if (userEditable(el)) {
       (el as HTMLElement).innerText = f.value ?? '';
       fire(el);
       done.push({ field: name, kind: 'contenteditable', value: f.value ?? '' });

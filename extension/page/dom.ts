@@ -60,6 +60,21 @@ export function findElement(selector: string | null, ref: string | null): Elemen
   }
 }
 
+/**
+ * Whether the user can type into `el`: contenteditable (isContentEditable), or editable through
+ * CSS alone (-webkit-user-modify: read-write or read-write-plaintext-only), which Chrome edits
+ * like contenteditable but leaves out of isContentEditable. `cs`: el's computed style, when it
+ * was read already.
+ */
+export function userEditable(el: Element, cs?: CSSStyleDeclaration): boolean {
+  return (el as HTMLElement).isContentEditable || cssEditable(cs ?? getComputedStyle(el));
+}
+
+/** Whether a computed style makes its element editable (-webkit-user-modify read-write or read-write-plaintext-only). */
+export function cssEditable(cs: CSSStyleDeclaration): boolean {
+  return cs.getPropertyValue('-webkit-user-modify').startsWith('read-write');
+}
+
 /** What is drawn at a viewport point, looking into open shadow roots. */
 export function elementAtPoint(x: number, y: number): Element | null {
   let hit = document.elementFromPoint(x, y);

@@ -1,4 +1,4 @@
-import { frameIndexOf, indexInParent, refsOrNew } from './dom.ts';
+import { cssEditable, frameIndexOf, indexInParent, refsOrNew } from './dom.ts';
 import { deepIndexInParent, framesDeep } from './frames.ts';
 
 /** Characters of snapshot text one document gives at most; the walk stops there, with a mark. */
@@ -75,12 +75,23 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const LANDMARK: Record<string, string> = { navigation: 'nav', banner: 'header', contentinfo: 'footer', complementary: 'aside', main: 'main', form: 'form', search: 'search', dialog: 'dialog', alertdialog: 'dialog', region: 'region' };
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'svg', 'HEAD', 'OPTION', 'DATALIST']);
   const ACTIONABLE_SELECTOR = `a[href],button,input:not([type=hidden]),select,textarea,summary,[onclick],[tabindex]:not([tabindex="-1"]),[contenteditable=""],[contenteditable=true],${ACTIONABLE.map((r) => `[role=${r}]`).join(',')}`;
-  const roleOf = (el: Element): string | null => {
+  /**
+   * `el`'s role; `cs` its computed style. An editable element (contenteditable, or editable
+   * through CSS alone: -webkit-user-modify, which isContentEditable leaves out) is a textbox when
+   * its parent (a shadow root's host for its top elements) is not editable: the editable region's
+   * top element.
+   */
+  const roleOf = (el: Element, cs: CSSStyleDeclaration): string | null => {
     const explicit = el.getAttribute('role');
     if (explicit) return explicit.split(' ')[0]!;
     if (el.tagName === 'INPUT') return (el as HTMLInputElement).type === 'hidden' ? null : (INPUT[(el as HTMLInputElement).type] ?? 'textbox');
     if (el.tagName === 'A' && !el.hasAttribute('href')) return null;
-    if ((el as HTMLElement).isContentEditable && el.parentElement && !(el.parentElement as HTMLElement).isContentEditable) return 'textbox';
+    const byAttribute = (el as HTMLElement).isContentEditable;
+    if (byAttribute || cssEditable(cs)) {
+      const up = el.parentElement ?? (el.parentNode instanceof ShadowRoot ? el.parentNode.host : null);
+      // The parent's style is read only for an element editable through CSS alone.
+      if (up && !(up as HTMLElement).isContentEditable && (byAttribute || !cssEditable(getComputedStyle(up)))) return 'textbox';
+    }
     if (el.tagName === 'SECTION') return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : null;
     return IMPLICIT[el.tagName] ?? null;
   };
@@ -307,7 +318,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if (cs.display === 'none' || cs.visibility === 'hidden') return;
     const block = !cs.display.startsWith('inline') && cs.display !== 'contents';
     const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
-    const role = roleOf(el);
+    const role = roleOf(el, cs);
     const actionable = ((role !== null && IS_ACTIONABLE.has(role)) || clickable(el) || isField(el));
     if ((el.tagName === 'IFRAME' || el.tagName === 'FRAME') && (interactiveOnly || depth <= maxDepth)) {
       // A line the worker replaces with the frame's own snapshot: the caller's mark (which the
@@ -469,6 +480,50 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   return { url: location.href, title: document.title, elements: count, snapshot, frameIndex: indexInParent(), frameDeep: deepIndexInParent() };
 }
 
+/** Elements whose style attribute may set -webkit-user-modify. */
+const INLINE_USER_MODIFY = '[style*="user-modify" i]';
+
+/**
+ * The selectors of the style rules in `sheets` that set -webkit-user-modify to anything but
+ * read-only (in @media, @supports, @layer, @container and imported sheets too, whether or not
+ * they apply now: the walk reads each element's own style), or null when such a rule is nested
+ * in another style rule (its selector is relative to that one's). A sheet of another origin
+ * cannot be read: it counts as setting nothing.
+ */
+function userModifySelectors(sheets: Iterable<CSSStyleSheet>): string[] | null {
+  const out: string[] = [];
+  let nested = false;
+  const visit = (sheet: CSSStyleSheet, depth: number) => {
+    let rules: CSSRuleList;
+    try {
+      rules = sheet.cssRules;
+    } catch {
+      return;
+    }
+    visitRules(rules, depth, false);
+  };
+  const visitRules = (rules: CSSRuleList, depth: number, inStyleRule: boolean) => {
+    if (depth > 32) return;
+    for (const r of rules) {
+      if (r instanceof CSSImportRule) {
+        if (r.styleSheet) visit(r.styleSheet, depth + 1);
+        continue;
+      }
+      if (r instanceof CSSStyleRule) {
+        const v = r.style.getPropertyValue('-webkit-user-modify').trim();
+        if (v && v !== 'read-only') {
+          if (inStyleRule) nested = true;
+          else out.push(r.selectorText);
+        }
+      }
+      const inner = (r as CSSGroupingRule).cssRules;
+      if (inner) visitRules(inner, depth + 1, inStyleRule || r instanceof CSSStyleRule);
+    }
+  };
+  for (const sheet of sheets) visit(sheet, 0);
+  return nested ? null : out;
+}
+
 /** How deep a tree must be for interactiveParts to say so: below it, nothing skipped can reach the nesting bound until the walk is this close to it. */
 const SHALLOW_TREE = 64;
 
@@ -481,8 +536,11 @@ const SHALLOW_TREE = 64;
  * `shallow`: SHALLOW_TREE when no tree (the document's, each open shadow root's) is that deep,
  * else 0. Found with selectors in each tree, not by reading every element's style. Null (go into
  * every element) when a shadow tree has an editable part: content slotted into it is editable
- * without an attribute of its own. (An element made editable only by the non-standard CSS
- * -webkit-user-modify, with no contenteditable attribute, is not found.)
+ * without an attribute of its own. An element editable through CSS alone (-webkit-user-modify,
+ * no contenteditable attribute) is found by the selectors of the style rules that set it (and
+ * its style attribute); one set inside a shadow tree, in a rule nested in another or whose
+ * selector cannot be used also means null. Rules in a style sheet of another origin cannot be
+ * read from the page: an element they alone make editable is not found.
  */
 export function interactiveParts(root: Element, selector: string): { keep: Set<Element>; shallow: number } | null {
   const keep = new Set<Element>();
@@ -495,11 +553,26 @@ export function interactiveParts(root: Element, selector: string): { keep: Set<E
     trees.push(root.shadowRoot);
   }
   let shallow = SHALLOW_TREE;
+  const documentEdits = userModifySelectors([...document.styleSheets, ...(document.adoptedStyleSheets ?? [])]);
+  if (documentEdits === null) return null;
   for (let i = 0; i < trees.length; i++) {
     const tree = trees[i]!;
-    if (!(tree instanceof Element) && tree.querySelector('[contenteditable]:not([contenteditable=false])')) return null;
+    if (!(tree instanceof Element)) {
+      if (tree.querySelector(`[contenteditable]:not([contenteditable=false]),${INLINE_USER_MODIFY}`)) return null;
+      if (userModifySelectors([...tree.styleSheets, ...(tree.adoptedStyleSheets ?? [])])?.length !== 0) return null;
+    }
     if (tree instanceof Element && tree.matches(selector)) keepUp(tree);
     for (const e of tree.querySelectorAll(selector)) keepUp(e);
+    if (tree instanceof Element) {
+      for (const edit of [...documentEdits, INLINE_USER_MODIFY]) {
+        try {
+          if (tree.matches(edit)) keepUp(tree);
+          for (const e of tree.querySelectorAll(edit)) keepUp(e);
+        } catch {
+          return null;
+        }
+      }
+    }
     for (const e of tree.querySelectorAll('*')) {
       if (!e.shadowRoot) continue;
       keepUp(e);
