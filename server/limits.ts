@@ -95,6 +95,14 @@ export const MCP_SESSION_SWEEP_INTERVAL_MS = 60_000;
  * proxies, clients with read timeouts and idle-connection timeouts never see a silent stream.
  */
 export const MCP_SSE_KEEPALIVE_MS = 15_000;
+/**
+ * Bytes an event stream (MCP SSE streams, a streamed POST /tools/:name/call) may hold for a client
+ * that does not read them. Past it the stream is ended, and what it held dropped: a client that
+ * stopped reading (suspended, hung) while a page or plugin keeps producing log lines, progress or
+ * tool list changes must not grow the server's memory without end. One message is always taken
+ * whatever its size (a large result); the bound is on what piles up behind it.
+ */
+export const STREAM_MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 
 /** Plugin log lines kept per plugin. */
 export const PLUGIN_LOG_BUFFER_SIZE = 1000;
@@ -131,6 +139,7 @@ export interface Limits {
   handshakeNonceTtlMs: number;
   httpIdleTimeoutSeconds: number;
   mcpSseKeepAliveMs: number;
+  streamMaxQueuedBytes: number;
   memoryReleaseIdleMs: number;
 }
 
@@ -148,5 +157,6 @@ export const DEFAULT_LIMITS: Limits = {
   handshakeNonceTtlMs: HANDSHAKE_NONCE_TTL_MS,
   httpIdleTimeoutSeconds: HTTP_IDLE_TIMEOUT_SECONDS,
   mcpSseKeepAliveMs: MCP_SSE_KEEPALIVE_MS,
+  streamMaxQueuedBytes: STREAM_MAX_QUEUED_BYTES,
   memoryReleaseIdleMs: MEMORY_RELEASE_IDLE_MS,
 };

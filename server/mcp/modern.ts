@@ -11,12 +11,14 @@
  * tools/call; anything else is 404 Method not found. Every result carries `resultType`. A call
  * whose `_meta` has a progressToken or `io.modelcontextprotocol/logLevel` is answered on an SSE
  * stream of its own carrying its progress and log lines before the result; closing that stream
- * (the HTTP request) cancels the call. Calls go through handleToolsCall like every transport, so
+ * (the HTTP request) cancels the call, and so does a client that leaves more than
+ * limits.streamMaxQueuedBytes of it unread. Calls go through handleToolsCall like every transport, so
  * permissions, approvals and audit are the same. Stateless callers share one caller identity for
  * the pending-approval caps (a fresh identity per request would escape the per-caller cap).
  */
 import { VERSION } from '../version.ts';
 import { FULL_INSTRUCTIONS, GATEWAY_INSTRUCTIONS } from './instructions.ts';
+import { backedUp, BYTE_QUEUE } from './sse.ts';
 import { GATEWAY_LIST, handleToolsCall, levelAllowed, type LoggingLevel, type SessionHooks, type SessionKind, type McpDeps } from './tool-calls.ts';
 
 /** Revisions answered statelessly here. */
@@ -164,35 +166,48 @@ async function toolsCall(ctx: McpDeps, kind: SessionKind, req: Request, id: stri
   let keepAlive: ReturnType<typeof setInterval> | undefined;
   const write = (msg: unknown) => {
     if (!open) return;
+    if (backedUp(controller, ctx.limits.streamMaxQueuedBytes)) {
+      // The client stopped reading: end the stream, drop what waits, cancel the call.
+      open = false;
+      clearInterval(keepAlive);
+      try {
+        controller.error(new Error('the client did not read this stream'));
+      } catch {}
+      ac.abort();
+      return;
+    }
     try {
       controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(msg)}\n\n`));
     } catch {
       open = false;
     }
   };
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-      // First bytes at once, so the headers go out before the call's first event.
-      c.enqueue(encoder.encode(': call started\n\n'));
-      // A call may wait minutes (approval, a slow page): a comment now and then keeps the stream
-      // from looking dead to proxies and clients with read timeouts.
-      keepAlive = setInterval(() => {
-        if (!open) return;
-        try {
-          c.enqueue(encoder.encode(': keepalive\n\n'));
-        } catch {
-          open = false;
-        }
-      }, ctx.limits.mcpSseKeepAliveMs);
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        // First bytes at once, so the headers go out before the call's first event.
+        c.enqueue(encoder.encode(': call started\n\n'));
+        // A call may wait minutes (approval, a slow page): a comment now and then keeps the stream
+        // from looking dead to proxies and clients with read timeouts.
+        keepAlive = setInterval(() => {
+          if (!open) return;
+          try {
+            c.enqueue(encoder.encode(': keepalive\n\n'));
+          } catch {
+            open = false;
+          }
+        }, ctx.limits.mcpSseKeepAliveMs);
+      },
+      cancel() {
+        // The client closed the stream: that is this revision's cancellation.
+        clearInterval(keepAlive);
+        open = false;
+        ac.abort();
+      },
     },
-    cancel() {
-      // The client closed the stream: that is this revision's cancellation.
-      clearInterval(keepAlive);
-      open = false;
-      ac.abort();
-    },
-  });
+    BYTE_QUEUE,
+  );
   const name = params.name;
   void (async () => {
     try {

@@ -183,7 +183,7 @@ export class McpSessions {
     // Progress was asked for: this POST's own SSE stream carries the calls' progress and log
     // lines, then the answers; closing it (the client going away) cancels them.
     if (requests.some(wantsProgress)) {
-      const stream = new SseStream(this.ctx.limits.mcpSseKeepAliveMs, { headers: { 'mcp-session-id': session.sessionId } });
+      const stream = new SseStream(this.ctx.limits.mcpSseKeepAliveMs, { maxQueuedBytes: this.ctx.limits.streamMaxQueuedBytes, headers: { 'mcp-session-id': session.sessionId } });
       const ac = new AbortController();
       stream.onClose = () => ac.abort();
       const s = session;
@@ -200,7 +200,7 @@ export class McpSessions {
       return rpcErrorResponse(406, -32000, 'Not Acceptable: the client must accept text/event-stream');
     }
     if (session.outbound?.isOpen) return rpcErrorResponse(409, -32000, 'Conflict: only one GET stream is allowed per session');
-    const stream = new SseStream(this.ctx.limits.mcpSseKeepAliveMs, { headers: { 'mcp-session-id': session.sessionId } });
+    const stream = new SseStream(this.ctx.limits.mcpSseKeepAliveMs, { maxQueuedBytes: this.ctx.limits.streamMaxQueuedBytes, headers: { 'mcp-session-id': session.sessionId } });
     stream.onClose = () => {
       if (session.outbound === stream) session.outbound = null;
     };
@@ -218,7 +218,7 @@ export class McpSessions {
     if (limited) return limited;
     const session = new McpSession(this.ctx, crypto.randomUUID(), kind, true);
     // The endpoint event also makes Bun send the headers at once.
-    const stream = new SseStream(this.ctx.limits.mcpSseKeepAliveMs, { first: `event: endpoint\ndata: ${messagesPath}?sessionId=${session.sessionId}\n\n` });
+    const stream = new SseStream(this.ctx.limits.mcpSseKeepAliveMs, { maxQueuedBytes: this.ctx.limits.streamMaxQueuedBytes, first: `event: endpoint\ndata: ${messagesPath}?sessionId=${session.sessionId}\n\n` });
     stream.onClose = () => this.close(session);
     session.outbound = stream;
     this.sessions.set(session.sessionId, session);

@@ -8,9 +8,11 @@
  *   {"type":"result","result":…,"images"?:[…],"resources"?:[…]}            last, on success
  *   {"type":"error","status":N,"error":{code,message,…}}   last, on failure (same body as the JSON answer)
  * SSE sends each as `event: <type>` + `data: <json>`; NDJSON as one line each. The HTTP status is
- * 200 once the stream starts; closing it cancels the call.
+ * 200 once the stream starts; closing it cancels the call, and so does not reading it: past
+ * limits.streamMaxQueuedBytes of unread events the stream is ended.
  */
 import type { ServerContext } from '../context.ts';
+import { backedUp, BYTE_QUEUE } from '../mcp/sse.ts';
 import { callTool, type CallContext } from '../tools/call.ts';
 
 export type StreamFormat = 'sse' | 'ndjson';
@@ -32,8 +34,21 @@ export function streamCall(ctx: ServerContext, format: StreamFormat, name: strin
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let open = true;
+  // The call ends with the request, and also when its client stops reading the stream.
+  const ac = new AbortController();
+  if (call.signal?.aborted) ac.abort();
+  else call.signal?.addEventListener('abort', () => ac.abort(), { once: true });
   const emit = (event: { type: string } & Record<string, unknown>) => {
     if (!open) return;
+    if (backedUp(controller, ctx.limits.streamMaxQueuedBytes)) {
+      // Events pile up unread (a plugin may report progress without end): drop them, cancel the call.
+      open = false;
+      try {
+        controller.error(new Error('the client did not read this stream'));
+      } catch {}
+      ac.abort();
+      return;
+    }
     const json = JSON.stringify(event);
     try {
       controller.enqueue(encoder.encode(format === 'sse' ? `event: ${event.type}\ndata: ${json}\n\n` : `${json}\n`));
@@ -41,17 +56,22 @@ export function streamCall(ctx: ServerContext, format: StreamFormat, name: strin
       open = false;
     }
   };
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      cancel() {
+        open = false;
+        ac.abort();
+      },
     },
-    cancel() {
-      open = false;
-    },
-  });
+    BYTE_QUEUE,
+  );
   void (async () => {
     const outcome = await callTool(ctx, name, args, {
       ...call,
+      signal: ac.signal,
       onProgress: (p) => emit({ type: 'progress', progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) }),
       onApproval: (e) => emit({ type: 'approval', ...e }),
     });
