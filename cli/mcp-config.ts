@@ -47,7 +47,9 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
   const url = `${baseUrl}/mcp`;
   const headers = { Authorization: `Bearer ${secret}` };
   return {
-    claudeCodeCommand: `claude mcp add --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
+    // --scope user: in every folder, as the ~/.claude.json block (Claude Code's default scope is
+    // the current folder only).
+    claudeCodeCommand: `claude mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
     claudeCode: { mcpServers: { opentabs: { type: 'http', url, headers } } },
     // Cursor's documented remote form: a url (Streamable HTTP, falling back to SSE) and headers.
     cursor: { mcpServers: { opentabs: { url, headers } } },
@@ -88,7 +90,7 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
   return [
     c.bold('Connect your AI client'),
     '',
-    `${c.cyan('Claude Code')} — run:`,
+    `${c.cyan('Claude Code')} — run (replacing an entry, e.g. after a new secret: \`claude mcp remove opentabs\` first):`,
     m.claudeCodeCommand,
     '',
     `${c.cyan('Claude Code')} — or merge into ~/.claude.json:`,

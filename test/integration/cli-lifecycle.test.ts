@@ -47,7 +47,7 @@ describe('start --background on first run, then stop', () => {
     const auth = { Authorization: `Bearer ${secret}` };
     // Claude Code command line.
     const cmd = r.stdout.split('\n').find((l) => l.startsWith('claude mcp add'));
-    expect(cmd).toBe(`claude mcp add --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`);
+    expect(cmd).toBe(`claude mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`);
     // JSON blocks: ~/.claude.json, Cursor, OpenCode, Windsurf, gateway.
     // Gemini CLI command line and Codex CLI's TOML table (short enough for the first-run banner).
     expect(r.stdout).toContain(`\ngemini mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"\n`);

@@ -30,6 +30,11 @@ describe('VS Code, Gemini CLI and Codex CLI blocks', () => {
     expect(Bun.TOML.parse(m.codexToml)).toEqual({ mcp_servers: { opentabs: { url, http_headers: headers } } });
   });
 
+  test('Claude Code command: user scope (every folder, like the ~/.claude.json block), and how to replace it', () => {
+    expect(m.claudeCodeCommand).toBe(`claude mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`);
+    expect(renderMcpConfig(base, secret, '/tmp/cfg', false)).toContain('`claude mcp remove opentabs` first');
+  });
+
   test('Codex CLI command: --bearer-token-env-var, and an export line that reads the secret from auth.json', () => {
     expect(m.codexCommand).toBe(`codex mcp add opentabs --url ${url} --bearer-token-env-var OPENTABS_SECRET`);
     const dir = mkdtempSync(join(tmpdir(), "ot cfg '"));
