@@ -85,6 +85,11 @@ export function findBrowsers(): string[] {
   return [...found];
 }
 
+/** "12 s ago", "3 min ago": under a minute in seconds, not rounded up to "1 min". */
+export function ago(ms: number): string {
+  return ms < 60_000 ? `${Math.max(0, Math.round(ms / 1000))} s ago` : `${Math.round(ms / 60_000)} min ago`;
+}
+
 export async function runChecks(t: Target): Promise<Check[]> {
   const checks: Check[] = [];
   const dir = t.configDir;
@@ -183,7 +188,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
       checks.push({
         check: 'MCP sessions',
         status: 'warn',
-        detail: `${refused.count} new MCP session${refused.count === 1 ? '' : 's'} refused since the server started, the last ${Math.max(1, Math.round((Date.now() - refused.lastAt) / 60_000))} min ago: at most ${refused.perMinute} per minute (a client that retries, or each \`claude mcp list\` / \`opencode mcp list\`, opens new ones)`,
+        detail: `${refused.count} new MCP session${refused.count === 1 ? '' : 's'} refused since the server started, the last ${ago(Date.now() - refused.lastAt)}: at most ${refused.perMinute} per minute (a client that retries, or each \`claude mcp list\` / \`opencode mcp list\`, opens new ones)`,
         fix: 'Raise the limit: `opentabs config set mcpSessionsPerMinute 30` (applies to the next new session), or wait a minute.',
       });
     }
