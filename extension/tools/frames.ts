@@ -96,37 +96,47 @@ export type FrameSlot = { index: number; deep: number; src: string };
  * (`answers`, null for no answer). A frame is matched by its iframe's position among the
  * document's iframes, shadow roots' included (a frame of the document's origin reports its own),
  * else by its index among the window's frames (where Chrome leaves out iframes inside shadow
- * roots); an iframe still without a frame gets, in order, the one frame left over when one iframe
- * is left over, else one showing its src. For each slot: its frame (if any) and that frame's
- * answer (if it answered).
+ * roots). A frame that says where its iframe is and matches no slot belongs to an iframe not
+ * listed (hidden, or outside the part read). Of the rest (another origin's page inside a shadow
+ * root says neither; a frame that did not answer, or was not asked, says nothing), an iframe left
+ * without a frame gets one only by elimination: when it is the one iframe left and one such frame
+ * is left, as frameKey places a frame for input. Never by the iframe's src, which a page can leave
+ * naming another frame's page (a frame navigates without its src changing). For each slot: its
+ * frame (if any) and that frame's answer (if it answered), or `unsure` when frames are left that
+ * it cannot be told apart from.
  */
-export function matchFrames<R extends FrameKeyed>(slots: (FrameSlot | null)[], children: FrameDetails[], answers: { frame: FrameDetails; r: R | null }[]): ({ frame?: FrameDetails; r?: R } | null)[] {
+export function matchFrames<R extends FrameKeyed>(slots: (FrameSlot | null)[], children: FrameDetails[], answers: { frame: FrameDetails; r: R | null }[]): ({ frame?: FrameDetails; r?: R; unsure?: true } | null)[] {
   type Hit = { frame: FrameDetails; r: R };
   const byIndex = new Map<number, Hit>();
   const byDeep = new Map<number, Hit>();
   const answered = new Map<number, R>();
+  /** Frames that said where their iframe is. */
+  const located = new Set<number>();
   for (const a of answers) {
     if (!a.r) continue;
     answered.set(a.frame.frameId, a.r);
     if (a.r.frameIndex >= 0) byIndex.set(a.r.frameIndex, { frame: a.frame, r: a.r });
     if (a.r.frameDeep >= 0) byDeep.set(a.r.frameDeep, { frame: a.frame, r: a.r });
+    if (a.r.frameIndex >= 0 || a.r.frameDeep >= 0) located.add(a.frame.frameId);
   }
   const hitOf = (s: FrameSlot) => (s.deep >= 0 ? byDeep.get(s.deep) : undefined) ?? (s.index >= 0 ? byIndex.get(s.index) : undefined);
   const hits = slots.map((s) => (s ? hitOf(s) : undefined));
   const matched = new Set(hits.flatMap((h) => (h ? [h.frame.frameId] : [])));
-  const leftFrames = children.filter((f) => !matched.has(f.frameId));
+  const leftFrames = children.filter((f) => !matched.has(f.frameId) && !located.has(f.frameId));
   const leftSlots = slots.filter((s, i) => s && !hits[i]).length;
   return slots.map((s, i) => {
     if (!s) return null;
     const hit = hits[i];
     if (hit) return hit;
-    const frame = leftSlots === 1 && leftFrames.length === 1 ? leftFrames[0] : leftFrames.find((f) => f.url === s.src);
-    if (!frame) return {};
-    leftFrames.splice(leftFrames.indexOf(frame), 1);
+    if (leftSlots !== 1 || leftFrames.length !== 1) return leftFrames.length > 0 ? { unsure: true } : {};
+    const frame = leftFrames[0]!;
     const r = answered.get(frame.frameId);
     return r ? { frame, r } : { frame };
   });
 }
+
+/** What a snapshot or a read says of an iframe whose frame matchFrames could not tell apart (`unsure`). */
+export const UNSURE_FRAME_NOTE = "its frame cannot be told apart from the page's other iframes: another origin's page inside a shadow root";
 
 /** One page-library call in a frame's document, given up (undefined) when the frame does not answer within FRAME_ANSWER_MS or the script fails there. */
 export function runInFrame<K extends PageFn>(tabId: number, frame: FrameDetails, name: K, args: Parameters<PageLib[K]>, ms = FRAME_ANSWER_MS): Promise<Awaited<ReturnType<PageLib[K]>> | undefined> {

@@ -4,7 +4,7 @@ import { pageFindError } from './acting.ts';
 import { withDebugger } from './debugger.ts';
 import { CAPTURE_RETRY_PAUSE_MS, captureSpaced } from './capture.ts';
 import { frameOfRef } from './frame-ref.ts';
-import { childFrames, FRAME_LEVELS_MAX, frameOffset, frameRefusal, frameTarget, framesUnder, matchFrames, runIn, runInFrame, type ScriptTarget, type SubFrame } from './frames.ts';
+import { childFrames, FRAME_LEVELS_MAX, frameOffset, frameRefusal, frameTarget, framesUnder, matchFrames, runIn, runInFrame, UNSURE_FRAME_NOTE, type ScriptTarget, type SubFrame } from './frames.ts';
 import { runPage, type PageFn, type PageLib } from './page-run.ts';
 import { withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
@@ -80,7 +80,7 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
     const blocks: { at: number; text: string }[] = [];
     for (const [i, [, name, src, place]] of doc.slots.entries()) {
       const at = placeOf(place);
-      const { frame, r } = matches[i] ?? {};
+      const { frame, r, unsure } = matches[i] ?? {};
       const hit = frame && r ? { frame, r } : undefined;
       if (hit) {
         const label = name || hit.r.title;
@@ -93,7 +93,7 @@ async function withFrameTexts(tabId: number, top: PageText, topDocumentId: strin
       }
       const url = frame?.url || src;
       const why = url ? frameRefusal(url) : null;
-      const note = why ? `tools may not read it: ${why}` : depth > FRAME_LEVELS_MAX ? `iframes nested more than ${FRAME_LEVELS_MAX} deep are not read` : 'it did not answer: not loaded yet, or its page is busy';
+      const note = why ? `tools may not read it: ${why}` : depth > FRAME_LEVELS_MAX ? `iframes nested more than ${FRAME_LEVELS_MAX} deep are not read` : unsure ? UNSURE_FRAME_NOTE : 'it did not answer: not loaded yet, or its page is busy';
       const shown = why ? redactedUrl(url) : shortUrl(url);
       blocks.push({ at, text: `${pad}[iframe ${name ? `${name} ` : ''}(${shown}): not read (${note})]` });
       listed.push({ url: shown, ...(name ? { name } : {}), read: false, note });

@@ -1,4 +1,4 @@
-import { childFrames, FRAME_LEVELS_MAX, frameRefusal, matchFrames, runInFrame } from './frames.ts';
+import { childFrames, FRAME_LEVELS_MAX, frameRefusal, matchFrames, runInFrame, UNSURE_FRAME_NOTE } from './frames.ts';
 import { cutSnapshot, SNAPSHOT_MAX_CHARS } from '../page/snapshot.ts';
 import { redactedUrl } from './url-policy.ts';
 
@@ -15,7 +15,8 @@ const shortUrl = (url: string) => (url.length > 120 ? `${url.slice(0, 120)}…` 
  * In the worker: the top document's snapshot with each iframe's line (the mark snapshotPage put
  * there) replaced by the frame's own snapshot, indented under `iframe Name (url):`, its refs fFeN
  * (F the frameId). A frame whose URL the policy refuses is never scripted: its line says why its
- * content is not shown. Frames are matched to their iframes by matchFrames (frames.ts). The whole
+ * content is not shown. Frames are matched to their iframes by matchFrames (frames.ts); an iframe
+ * whose frame it cannot tell apart from others says so and shows no frame's content. The whole
  * is held to SNAPSHOT_MAX_CHARS like each document's part, cut at a line's end with a mark.
  */
 export async function withFrames(tabId: number, top: { snapshot: string; elements: number }, mark: string, maxDepth: number, interactiveOnly: boolean, topDocumentId?: string): Promise<{ snapshot: string; elements: number }> {
@@ -52,7 +53,7 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
       }
       const head = `${slot.lead}iframe${slot.name ? ` ${slot.name}` : ''}`;
       const pad = ' '.repeat(slot.lead.length) + '  ';
-      const { frame, r } = matches[i] ?? {};
+      const { frame, r, unsure } = matches[i] ?? {};
       const hit = frame && r ? { frame, r } : undefined;
       if (hit) {
         elements += hit.r.elements;
@@ -67,6 +68,7 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
       const why = url ? frameRefusal(url) : null;
       if (why) out.push(`${head} (${redactedUrl(url)}): not shown (tools may not read it: ${why})`);
       else if (level >= FRAME_LEVELS_MAX) out.push(`${head}${url ? ` (${shortUrl(url)})` : ''}: not shown (iframes nested more than ${FRAME_LEVELS_MAX} deep)`);
+      else if (unsure) out.push(`${head}${url ? ` (${shortUrl(url)})` : ''}: not shown (${UNSURE_FRAME_NOTE})`);
       else out.push(`${head}${url ? ` (${shortUrl(url)})` : ''}: not shown (its content did not answer: not loaded yet, or its page is busy)`);
     }
     return out;

@@ -11,7 +11,8 @@
  * The iframe is found only when every other frame of the parent says where its own iframe is and
  * exactly one is left. A page cannot steer input into a frame the URL policy refuses by leaving an
  * iframe's src at the remote page's URL after its frame went to a data: document: that frame is
- * never asked, so the element cannot be reached, and nothing is clicked.
+ * never asked, so the element cannot be reached, and nothing is clicked. The snapshot places
+ * frames the same way: neither iframe shows the remote frame's content there.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import type { Frame, Page } from 'playwright-core';
@@ -139,7 +140,13 @@ test('an iframe whose src still names the remote page while its frame shows a re
   await waitUntil(() => p.frames().length === 3 && p.frames().some((f) => f.url().startsWith('data:')) && p.frames().some((f) => f.url().endsWith('/form.html')), 'the decoy to leave and the real frame to load');
   const r0 = await h.callTool('browser_snapshot', { tabId: t });
   expect(r0.status).toBe(200);
-  const button = ref(r0.body.result.snapshot as string, /button Remote press \[(f\d+e\d+)\]/);
+  // Neither iframe is given the remote frame (its src would have named it for the decoy): each says so.
+  const snap = r0.body.result.snapshot as string;
+  expect(snap).not.toContain('Remote press');
+  expect(snap.match(/not shown \(its frame cannot be told apart/g)?.length).toBe(2);
+  // The remote frame's ref (the snapshot numbered its elements there) is still refused for input.
+  const frames = await (await h.serviceWorker()).evaluate(async (tab) => (await chrome.webNavigation.getAllFrames({ tabId: tab }))!.map((f) => [f.frameId, f.url] as const), t);
+  const button = `f${frames.find(([, u]) => u.endsWith('/form.html'))![0]}e1`;
   const r = await h.callTool('browser_click_element', { tabId: t, ref: button });
   expect(r.status).not.toBe(200);
   expect(r.body.error.message).toContain('cannot be told apart');
