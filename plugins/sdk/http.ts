@@ -1,7 +1,9 @@
 /**
- * HTTP helpers for adapters: same-origin requests with the page's cookies (credentials:
- * 'include'), a timeout, the call's AbortSignal, and HTTP failures mapped to ToolError
- * categories so the AI client gets a useful error (and knows whether to retry).
+ * HTTP helpers for adapters: requests with the page's cookies (credentials: 'include'), a
+ * timeout, the call's AbortSignal, and HTTP failures mapped to ToolError categories so the AI
+ * client gets a useful error (and knows whether to retry). Default headers (setDefaultHeaders)
+ * go only to the page's own origin and the origins named with them: a URL may come from the
+ * agent's input, and an app token set as a default header must not go to whatever host it names.
  */
 import { ToolError, type ToolErrorCategory } from './errors.ts';
 
@@ -74,10 +76,30 @@ function messageFromBody(text: string): string | undefined {
 }
 
 let defaultHeaders: Record<string, string> = {};
+let defaultHeaderOrigins: string[] = [];
 
-/** Headers sent with every request of this plugin (e.g. `x-requested-with`); later calls replace earlier ones. */
-export function setDefaultHeaders(headers: Record<string, string>): void {
+/**
+ * Headers sent with every request of this plugin (e.g. `x-requested-with`, an app token) to the
+ * page's own origin, and to the origins in `opts.origins` (e.g. `['https://api.example.com']`
+ * for an app whose API lives on another host); later calls replace earlier ones. A request to any
+ * other origin gets only its own headers.
+ */
+export function setDefaultHeaders(headers: Record<string, string>, opts: { origins?: string[] } = {}): void {
   defaultHeaders = { ...headers };
+  defaultHeaderOrigins = (opts.origins ?? []).map((o) => new URL(o).origin);
+}
+
+/** Whether the default headers go to `target`: the page's origin, or one named with them (no page: every request is its own). */
+function takesDefaultHeaders(target: string): boolean {
+  const page = (globalThis as { location?: { href?: string; origin?: string } }).location;
+  if (!page?.origin || page.origin === 'null') return true;
+  let origin: string;
+  try {
+    origin = new URL(target, page.href).origin;
+  } catch {
+    return false;
+  }
+  return origin === page.origin || defaultHeaderOrigins.includes(origin);
 }
 
 function headersRecord(h: HeadersInit | undefined): Record<string, string> {
@@ -135,8 +157,8 @@ export async function request(url: string, options: FetchOptions = {}): Promise<
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
   const method = (init.method ?? 'GET').toUpperCase();
-  init.headers = { ...defaultHeaders, ...headersRecord(init.headers) };
   const target = withQuery(url, query);
+  init.headers = { ...(takesDefaultHeaders(target) ? defaultHeaders : {}), ...headersRecord(init.headers) };
   let res: Response;
   try {
     res = await fetch(target, { credentials: 'include', ...init, method, signal: controller.signal });
