@@ -10,6 +10,7 @@ import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
+import { assertKeysStayOut, assertMouseStaysOut } from './input-guard.ts';
 import { runPage } from './page-run.ts';
 import type { Handlers } from './types.ts';
 
@@ -164,6 +165,7 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
+      await assertMouseStaysOut(tab.id!, p.tag);
       // A busy page can hold the lookup up past the call's timeout: then the caller was told it
       // failed, and the click must not land later.
       ctx.signal.throwIfAborted();
@@ -183,6 +185,8 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, true, replace, true, ctx.signal);
+      // Focus may have gone on into an iframe (the page's own handlers move it).
+      await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref));
       ctx.signal.throwIfAborted(); // as for a click: no typing after the caller was told it failed
       const text = String(input.text);
       await withDebugger(tab.id!, (tabSend) => withFrameInput(tab.id!, tabSend, p.oopif ?? null, p, async (send) => {
@@ -200,6 +204,8 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = input.selector !== undefined || input.ref !== undefined ? await point(tab.id!, input, true, false, false, ctx.signal) : null;
+      // Keys go to the focused element: not into an iframe showing a page the tools may not use.
+      await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref));
       ctx.signal.throwIfAborted(); // as for a click: no key press after the caller was told it failed
       const r = await withDebugger(tab.id!, (send) =>
         runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p?.oopif ?? null, p ?? { x: 0, y: 0 }, (s) => pressKey(s, String(input.key), modifierMask(input.modifiers)))),
@@ -212,6 +218,7 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
+      await assertMouseStaysOut(tab.id!, p.tag);
       ctx.signal.throwIfAborted();
       await withDebugger(tab.id!, (send) => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => moveMouse(s, { x: at.x, y: at.y })));
       return { value: { hovered: true, tag: p.tag, text: p.text } };

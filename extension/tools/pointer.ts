@@ -17,6 +17,7 @@ import { checkedScriptTarget } from './url-policy.ts';
 import { click, modifierMask, moveMouse } from './acting.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
+import { assertMouseStaysOut } from './input-guard.ts';
 import { runPage } from './page-run.ts';
 
 /** Where the mouse was last put in each tab (move_mouse steps start there). */
@@ -31,6 +32,8 @@ async function checkPoint(tabId: number, x: number, y: number) {
   if (x >= r.viewport.width || y >= r.viewport.height) {
     throw new ToolError(`(${x}, ${y}) is outside the visible page (${r.viewport.width}×${r.viewport.height} CSS pixels); scroll first or pass a point inside it`, { code: 'invalid_arguments', category: 'validation' });
   }
+  // Not into an iframe showing a page the tools may not use.
+  await assertMouseStaysOut(tabId, r.hit?.tag);
   return r.hit;
 }
 
@@ -145,6 +148,7 @@ export const pointerTools = {
     if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
     if ('error' in r) throw new ToolError(r.error, { code: r.validation ? 'invalid_arguments' : 'not_found', category: r.validation ? 'validation' : 'not_found' });
     let { from, to } = r;
+    for (const end of [from, to]) await assertMouseStaysOut(tabId, end.tag);
     let oopif: OutOfProcessFrame | null = null;
     if (frameId) {
       // Points in the iframe move by the boxes of the iframes holding it into the tab's viewport

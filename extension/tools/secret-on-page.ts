@@ -9,6 +9,7 @@
  */
 import { holdsSecretPiece, knownSecret } from '../background/own-secret.ts';
 import { ToolError } from '../shared/tool-error.ts';
+import { frameShowsRefusedPage } from './frames.ts';
 import { redactedUrl, refusalReason } from './url-policy.ts';
 
 /** Characters of text one frame sends back at most (runs of hex digits, or all of it for a secret that is not hex). */
@@ -47,38 +48,12 @@ function pageText(whole: boolean, maxChars: number): string {
   return parts.join('\n');
 }
 
-/**
- * Why a frame showing `url` keeps its page from being captured, or null. An image or a PDF holds
- * every frame's pixels, whatever the URL policy says of each: a file:// page the user allowed may
- * hold iframes of hidden files (file:///home/u/.ssh/id_rsa, ~/.aws/credentials, MCP client
- * configs) or of the config folder, which Chrome lets a file:// page show, and another extension's
- * page can sit in an iframe of a site. Frames of the page's own making (about:blank, about:srcdoc,
- * data:, and blob: of a web or opaque origin) and Chrome's error page of a frame that did not load
- * show nothing the tools are kept from.
- */
-export function frameKeepsFromCapture(url: string): string | null {
-  if (url === '' || url === 'about:blank' || url === 'about:srcdoc') return null;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return null;
-  }
-  if (u.protocol === 'data:' || u.protocol === 'chrome-error:') return null;
-  if (u.protocol === 'blob:' || u.protocol === 'filesystem:') {
-    // blob:https://site/uuid is the site's; blob:null/uuid an opaque origin's; blob:chrome-extension://… an extension's.
-    const inner = u.pathname;
-    return inner.startsWith('null/') || inner === 'null' ? null : refusalReason(inner);
-  }
-  return refusalReason(url);
-}
-
-/** Refuses (page_not_allowed) when a frame of tab `tabId` shows a page the tools may not use (frameKeepsFromCapture). */
+/** Refuses (page_not_allowed) when a frame of tab `tabId` shows a page the tools may not use (frameShowsRefusedPage). */
 async function refuseIfRefusedFrame(tabId: number, what: string): Promise<void> {
   const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
   for (const f of frames) {
     if (f.frameId === 0) continue; // the tab's own page: the call's guard checked it
-    const why = frameKeepsFromCapture(f.url);
+    const why = frameShowsRefusedPage(f.url);
     if (why) throw refusedFrameError(tabId, what, f.url, why);
   }
 }
@@ -97,7 +72,7 @@ export async function checkedCapture<T>(tabId: number, what: string, capture: ()
   let seen: ToolError | null = null;
   const onNav = (d: { tabId: number; frameId: number; url: string }) => {
     if (d.tabId !== tabId || seen) return;
-    const why = d.frameId === 0 ? refusalReason(d.url) : frameKeepsFromCapture(d.url);
+    const why = d.frameId === 0 ? refusalReason(d.url) : frameShowsRefusedPage(d.url);
     if (why) seen = refusedFrameError(tabId, what, d.url, why);
   };
   chrome.webNavigation.onBeforeNavigate.addListener(onNav);

@@ -1,0 +1,59 @@
+/**
+ * Trusted input (the DevTools protocol's mouse and key events) goes where Chrome sends a person's:
+ * a click to whatever frame is drawn at the point, keys to whichever frame has focus. A page the
+ * tools may use can hold, in an iframe, a page they may not (a file:// page framing
+ * ~/.ssh/id_rsa, another extension's page in a site): a click at the iframe's place reached that
+ * frame, and keys followed it there (Ctrl+A and Ctrl+C in the framed file, then Ctrl+V in a field
+ * of the page, copied a hidden file into text the agent reads). So while a frame of the tab shows
+ * a page the tools may not use (frameShowsRefusedPage), mouse input aimed at a frame-holding element
+ * and key input while such an element has focus are refused.
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { frameShowsRefusedPage, type ScriptTarget } from './frames.ts';
+import { redactedUrl } from './url-policy.ts';
+
+/** Elements that hold a frame: input at them goes into that frame. */
+const FRAME_TAGS: ReadonlySet<string> = new Set(['iframe', 'frame', 'object', 'embed', 'fencedframe', 'portal']);
+
+/** A frame of tab `tabId` showing a page the tools may not use, or null. */
+export async function refusedFrameOf(tabId: number): Promise<{ url: string; why: string } | null> {
+  const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  for (const f of frames) {
+    if (f.frameId === 0) continue; // the tab's own page: the call's guard checked it
+    const why = frameShowsRefusedPage(f.url);
+    if (why) return { url: f.url, why };
+  }
+  return null;
+}
+
+function refused(tabId: number, f: { url: string; why: string }, what: string): ToolError {
+  return new ToolError(
+    `Tab ${tabId} shows ${redactedUrl(f.url) || 'a page'} in an iframe, which tools may not use (${f.why}); ${what} could reach that frame, so it was not sent. Input to the page's other elements still works`,
+    { code: 'page_not_allowed', category: 'auth' },
+  );
+}
+
+/** Refuses (page_not_allowed) a mouse event at an element of tag `tag` (found at the point) that holds a frame, while the tab shows a refused page in a frame. */
+export async function assertMouseStaysOut(tabId: number, tag: string | null | undefined): Promise<void> {
+  if (!tag || !FRAME_TAGS.has(tag.toLowerCase())) return;
+  const f = await refusedFrameOf(tabId);
+  if (f) throw refused(tabId, f, 'a mouse event at that iframe');
+}
+
+/** Runs in the document keys would go to (ISOLATED world): the tag of its focused element. */
+function focusedTag(): string {
+  return document.activeElement ? document.activeElement.tagName.toLowerCase() : '';
+}
+
+/**
+ * Refuses (page_not_allowed) key input into document `target` while its focus is on a
+ * frame-holding element (the keys would go into that frame) and the tab shows a refused page in a
+ * frame. Checked right before the keys are sent: a page can move focus in its own handlers.
+ */
+export async function assertKeysStayOut(tabId: number, target: ScriptTarget): Promise<void> {
+  const f = await refusedFrameOf(tabId);
+  if (!f) return;
+  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedTag }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+  // Unknown focus counts as in a frame: the keys are not sent.
+  if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refused(tabId, f, 'keys, with focus in an iframe,');
+}
