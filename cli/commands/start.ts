@@ -11,7 +11,7 @@ import type { Command } from '../command.ts';
 import type { EmbeddedFile } from '../embedded-extension.ts';
 import { CliError, c, err, out, say } from '../output.ts';
 import { selfCommand } from '../self.ts';
-import { checkServer, configDir, isAlive, probePort, readPidFile, secretFor } from '../server-client.ts';
+import { checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
 
@@ -22,7 +22,8 @@ when it runs without dev mode, naming the restart); a port held by another progr
 server of another config dir is refused (exit 1).
 
 Options:
-  --port N        Port to listen on (default: PORT env, then ${DEFAULT_PORT}; 0 picks a free port)
+  --port N        Port to listen on (default: PORT env, then the port this config dir's server
+                  last ran on, then ${DEFAULT_PORT}; 0 picks a free port)
   --dev           Dev mode: watch local plugins and hot-reload them on rebuild
   --background    Start detached; wait until /health answers; logs go to <config dir>/server.log
   --show-config   Print the MCP client configuration (always printed on first run)
@@ -60,13 +61,15 @@ export const command: Command = {
       return 0;
     }
     if (positionals.length > 0) throw new CliError(`Unexpected argument "${positionals[0]}". Run \`opentabs start --help\`.`, 2);
+    const dir = configDir();
+    // Without --port or PORT: the port this config dir's server last ran on, where the MCP client
+    // configs printed then point (and where status, doctor and the stdio bridge look), else 9515.
     const port =
       values.port !== undefined
         ? parsePort(values.port, '--port', true, 'start')
         : process.env.PORT
           ? parsePort(process.env.PORT, 'the PORT environment variable', true, 'start')
-          : DEFAULT_PORT;
-    const dir = configDir();
+          : (lastPort(dir) ?? DEFAULT_PORT);
     const firstRun = !existsSync(join(dir, 'extension', 'auth.json'));
     const showConfig = Boolean(values['show-config']) || firstRun;
 
@@ -99,8 +102,9 @@ export const command: Command = {
               `Pick another port: \`opentabs start --port ${port === 65535 ? port - 1 : port + 1}\`, or stop that server (opentabs stop, with the OPENTABS_CONFIG_DIR it was started with).`,
           );
         }
-        if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}`);
-        say(`OpenTabs server is already running on http://${HOST}:${port}.`);
+        const pidNote = existing && existing.port === port && isAlive(existing.pid) ? ` (pid ${existing.pid})` : '';
+        if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}${pidNote}`);
+        say(`OpenTabs server is already running on http://${HOST}:${port}${pidNote}.`);
         if (values['show-config'] && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
         return 0;
       }

@@ -2,7 +2,7 @@
  * A server started on another port than the default (`npm start -- --port N`), then stopped: the
  * commands run later without --port (status, doctor, tool call, and the stdio bridge of the printed
  * client config, which carries no port) use N, the port the printed MCP client configs and the
- * extension name, not 9515. `opentabs start` itself still defaults to 9515.
+ * extension name, not 9515; `opentabs start` without --port starts it there again.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync, readFileSync } from 'node:fs';
