@@ -5,7 +5,8 @@
  *   resolve → permission off? → validate (Ajv, cached per catalog version) → per-plugin gate →
  *   ask? (confirmation) → dispatch (server-served or extension) → audit → outcome
  *
- * Validation runs before asking, so the user never approves a call that would be rejected.
+ * Validation runs before asking, so the user never approves a call that would be rejected (except
+ * by a regular expression of its schema: those are checked in the page, see validate.ts).
  * The gate is taken before asking, so an approved call is never refused for being one too many.
  */
 import type { CoreDeps } from '../deps.ts';

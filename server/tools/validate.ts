@@ -99,20 +99,14 @@ export class SchemaValidators {
 export const BUILTIN_VALIDATORS = new SchemaValidators(() => (require('./builtin-validators.ts') as typeof import('./builtin-validators.ts')).PRECOMPILED_BUILTINS);
 
 /**
- * Plugin tools' validators, shared by every catalog snapshot. Ids are not registered in the shared
- * Ajv (addUsedSchema: false): two tools whose schemas carry the same `$id` (a copied schema, a
- * common vocabulary URL, a plugin update that changed one) each keep their own validator instead of
- * the second failing with "schema with key or id … already exists"; references inside a schema to
- * its own ids still resolve.
- */
-export const TOOL_VALIDATORS = new SchemaValidators(undefined, { addUsedSchema: false });
-
-/**
- * A page's regular expressions (`pattern`) are never run on the server: any web page writes them,
- * and one such as ^(a+)+$ against 40 characters the page asks the agent to send backtracks for
- * hours, blocking every client. They are compiled (a pattern that is not a regular expression is
- * still refused) but every string passes here; the page checks its own patterns. Page tools may
- * not use patternProperties (page-tools.ts), where this would apply every sub-schema to every key.
+ * Regular expressions of tool schemas (`pattern`) are never run on the server, on the agent's
+ * arguments: one such as ^(a+)+$, or a plugin author's ^(\w+\s?)*$ for "words", against 40
+ * characters an agent is told to send (by a page tool's description, a plugin's, or text on any
+ * page it reads) backtracks for hours, blocking every client. A page writes its tools' patterns;
+ * a plugin's come from its package. They are compiled (a pattern that is not a regular expression
+ * is still refused) but every string passes here; the page checks them (a plugin's handler gets its
+ * input through its own schema in the SDK, which refuses it as invalid_arguments). Page tools may
+ * not use patternProperties (page-tools.ts), where this applies every sub-schema to every key.
  */
 const PAGE_REGEXP = Object.assign(
   (pattern: string, flags: string) => {
@@ -121,6 +115,15 @@ const PAGE_REGEXP = Object.assign(
   },
   { code: 'PAGE_REGEXP' },
 );
+
+/**
+ * Plugin tools' validators, shared by every catalog snapshot. Ids are not registered in the shared
+ * Ajv (addUsedSchema: false): two tools whose schemas carry the same `$id` (a copied schema, a
+ * common vocabulary URL, a plugin update that changed one) each keep their own validator instead of
+ * the second failing with "schema with key or id … already exists"; references inside a schema to
+ * its own ids still resolve. Patterns are not run here (PAGE_REGEXP).
+ */
+export const TOOL_VALIDATORS = new SchemaValidators(undefined, { code: { regExp: PAGE_REGEXP }, addUsedSchema: false });
 
 /**
  * Page tools' (WebMCP) validators, shared by every catalog snapshot. One Ajv compiles the schemas

@@ -3,7 +3,8 @@
  * `pattern` such as ^(a+)+$ against the 40 characters the page's description asks the agent to
  * send backtracks for hours and blocks every client. The server compiles a page's patterns (an
  * invalid one is still refused) but never runs them: the argument reaches the page, which checks
- * its own. patternProperties is refused in page tools. Plugin tools' patterns still apply.
+ * its own. patternProperties is refused in page tools. Plugin tools' patterns are not run on the
+ * server either (security-s17-plugin-patterns.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
@@ -72,10 +73,11 @@ describe("a page's regular expressions", () => {
     expect(why.nested).toContain('patternProperties');
   });
 
-  test("plugin tools' patterns still apply", async () => {
-    const bad = await call('digits_get', { id: 'abc' });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error?.code).toBe('invalid_arguments');
+  test("plugin tools' patterns are not run on the server either (the SDK checks them in the page)", async () => {
+    expect((await call('digits_get', { id: 'abc' })).status).toBe(200);
     expect((await call('digits_get', { id: '42' })).status).toBe(200);
+    // Types and required still apply.
+    expect((await call('digits_get', { id: 42 })).status).toBe(400);
+    expect((await call('digits_get', {})).status).toBe(400);
   });
 });
