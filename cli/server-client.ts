@@ -286,8 +286,27 @@ export async function api<T = unknown>(
   return { status: res.status, body: body as T };
 }
 
+/**
+ * A server answers on the target's port, but this config dir holds no secret: every server writes
+ * its config dir's secret when it starts, so that server belongs to another config dir.
+ */
+export function noSecret(t: Target): { detail: string; fix: string } {
+  return {
+    detail:
+      `a server answers on ${t.url}, but it is not this config dir's: ${t.configDir} holds no secret ` +
+      `(${join(t.configDir, 'extension', 'auth.json')} is missing; a server writes it when it starts)`,
+    fix: `Use the OPENTABS_CONFIG_DIR that server was started with, or start one for this config dir on another port: \`opentabs start --port ${t.port === 65535 ? t.port - 1 : t.port + 1}\`.`,
+  };
+}
+
 /** Authenticated /health, or null when the server is not reachable. */
 export async function fetchHealth(t: Target): Promise<HealthPayload | null> {
+  if (secretFor(t.configDir) === null) {
+    // Unauthenticated, /health says only {"status":"ok"}: not enough to report as this dir's server.
+    if ((await probePort(t.port)).kind === 'free') return null;
+    const { detail, fix } = noSecret(t);
+    throw new CliError(`${detail[0]!.toUpperCase()}${detail.slice(1)}. ${fix}`);
+  }
   try {
     const r = await api<HealthPayload>(t, 'GET', '/health', { timeoutMs: 5000 });
     return r.body;

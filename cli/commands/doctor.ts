@@ -9,7 +9,7 @@ import { readSecretSync, secretPath } from '../../server/state/secret.ts';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
 import { c, out, printJson, runnableCommands, say, usageError } from '../output.ts';
-import { api, isAlive, probePort, readPidFile, resolveTarget, type HealthPayload, type Target } from '../server-client.ts';
+import { api, isAlive, noSecret, probePort, readPidFile, resolveTarget, secretFor, type HealthPayload, type Target } from '../server-client.ts';
 import { CliError } from '../output.ts';
 import { isCompiled } from '../self.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
@@ -95,7 +95,15 @@ export async function runChecks(t: Target): Promise<Check[]> {
   const dir = t.configDir;
   // The port the user asked about (flag, PORT, server.pid, or the one this config dir's server last
   // ran on), so the fixes start the server there.
-  const portArgs = t.portSource === 'default' || (t.portSource === 'last' && t.port === DEFAULT_PORT) ? '' : ` --port ${t.port}`;
+  const owner = await probePort(t.port);
+  // A server of another config dir on the port (this one has no secret yet): a start here would be
+  // refused, so the fixes start this config dir's server on the next port.
+  const foreign = owner.kind === 'opentabs' && secretFor(dir) === null;
+  const portArgs = foreign
+    ? ` --port ${t.port === 65535 ? t.port - 1 : t.port + 1}`
+    : t.portSource === 'default' || (t.portSource === 'last' && t.port === DEFAULT_PORT)
+      ? ''
+      : ` --port ${t.port}`;
 
   if (!existsSync(dir)) {
     checks.push({ check: 'config dir', status: 'fail', detail: `${dir} does not exist yet`, fix: `Run \`opentabs start${portArgs}\` once; it creates the config dir, the secret and the extension folder.` });
@@ -132,7 +140,6 @@ export async function runChecks(t: Target): Promise<Check[]> {
     checks.push({ check: 'pid file', status: 'warn', detail: `${join(dir, 'server.pid')} names pid ${pid.pid}, which is not running (the server did not shut down cleanly)`, fix: '`opentabs stop` removes the stale file.' });
   }
 
-  const owner = await probePort(t.port);
   let health: HealthPayload | null = null;
   if (owner.kind === 'free' && pid && pid.port > 0 && pid.port !== t.port && isAlive(pid.pid)) {
     // --port or PORT names another port than this config dir's running server: starting one there would be refused.
@@ -146,6 +153,8 @@ export async function runChecks(t: Target): Promise<Check[]> {
       detail: `port ${t.port} is held by another program: ${owner.detail}`,
       fix: `Stop that program, or run OpenTabs on another port: \`opentabs start --port ${t.port + 1}\` and use the same --port/PORT for other commands.`,
     });
+  } else if (foreign) {
+    checks.push({ check: 'server', status: 'fail', ...noSecret(t) });
   } else {
     try {
       health = (await api<HealthPayload>(t, 'GET', '/health', { timeoutMs: 5000 })).body;
