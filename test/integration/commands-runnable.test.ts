@@ -188,7 +188,11 @@ describe('suggested commands run without opentabs on PATH', () => {
     const startHint = find('status (not running)', ['start']);
     expect(startHint.argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
     expect(find('tool list (not running)', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', String(port)]);
-    expect(find('opentabs mcp --no-start --port 1', ['start']).argv.slice(prefix.length)).toEqual(['start', '--port', '1']);
+    // --port 1 while this config dir's server runs on `port`: a start on 1 would be refused, so
+    // the message names where the server runs instead.
+    const wrongPort = outputs.find((o) => o.where === 'opentabs mcp --no-start --port 1')!.text;
+    expect(wrongPort).toContain(`server runs on http://127.0.0.1:${port}`);
+    expect(suggested(wrongPort, prefix).filter((s) => s.argv[prefix.length] === 'start')).toEqual([]);
     // Where the secret comes from, and how clients get the new one after a rotation.
     expect(find('config show (no secret yet)', ['start']).assign.OPENTABS_CONFIG_DIR).toBe(cfg);
     expect(find('config rotate-secret', ['start', '--show-config']).assign.OPENTABS_CONFIG_DIR).toBe(cfg);
