@@ -7,6 +7,10 @@
  * to reset what it set on the user's tab); every call returns what is now in effect. Ending clears
  * every override at once: the tab's debugger session can outlive it (network capture, another
  * tool), and the overrides would hold as long as it does.
+ *
+ * CPU throttling, timezone and locale are applied by Chrome to the tab's whole renderer process,
+ * so to every tab sharing it (a tab opened from it, another tab of the site): they are refused
+ * while another tab shares the process, and end when one comes to share it (PROCESS_WIDE).
  */
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
@@ -25,6 +29,60 @@ interface Held {
   send: CdpSend;
   release: () => void;
   active: Record<string, unknown>;
+  /** Stops watching other tabs join the process (watchProcess). */
+  unwatch: () => void;
+}
+
+/** Overrides Chrome applies to the tab's whole renderer process, and so to every tab in it. */
+const PROCESS_WIDE = ['cpuThrottling', 'timezone', 'locale'] as const;
+
+const hasProcessWide = (h: Held) => PROCESS_WIDE.some((k) => k in h.active);
+
+/** The renderer process of tab `tabId`'s page, or null when unknown. */
+async function processOf(tabId: number): Promise<number | null> {
+  const f = ((await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? []).find((x) => x.frameId === 0);
+  return typeof f?.processId === 'number' && f.processId >= 0 ? f.processId : null;
+}
+
+/** Other tabs with a frame in tab `tabId`'s renderer process. */
+async function tabsSharingProcess(tabId: number): Promise<number[]> {
+  const p = await processOf(tabId);
+  if (p === null) return [];
+  const out: number[] = [];
+  for (const t of await chrome.tabs.query({})) {
+    if (t.id === undefined || t.id === tabId) continue;
+    const frames = (await chrome.webNavigation.getAllFrames({ tabId: t.id }).catch(() => null)) ?? [];
+    if (frames.some((f) => f.processId === p)) out.push(t.id);
+  }
+  return out;
+}
+
+/** CPU throttling, timezone and locale back to the browser's own, told once to the next call. */
+async function endProcessWide(tabId: number, h: Held, why: string): Promise<void> {
+  if (!hasProcessWide(h)) return;
+  for (const k of PROCESS_WIDE) delete h.active[k];
+  endedNotes.set(tabId, `CPU throttling, timezone and locale emulation of tab ${tabId} ended when ${why} (Chrome applies them to every tab in that process); the rest stays in effect.`);
+  await h.send('Emulation.setCPUThrottlingRate', { rate: 1 }).catch(() => {});
+  await h.send('Emulation.setTimezoneOverride', { timezoneId: '' }).catch(() => {});
+  await h.send('Emulation.setLocaleOverride', {}).catch(() => {});
+}
+
+/**
+ * While process-wide overrides are in effect on tab `tabId`: a page of another tab committing in
+ * its renderer process (a tab it opened, another tab of the site), or the tab itself moving to a
+ * process another tab shares, ends them.
+ */
+function watchProcess(tabId: number, h: Held): () => void {
+  const onCommitted = (d: { tabId: number; frameId: number; processId: number }) => {
+    if (!hasProcessWide(h) || held.get(tabId) !== h) return;
+    if (d.tabId === tabId && d.frameId !== 0) return;
+    void (async () => {
+      const others = await tabsSharingProcess(tabId);
+      if (others.length) await endProcessWide(tabId, h, `tab ${others[0]} came to share its renderer process`);
+    })();
+  };
+  chrome.webNavigation.onCommitted.addListener(onCommitted);
+  return () => chrome.webNavigation.onCommitted.removeListener(onCommitted);
 }
 const held = new Map<number, Held>();
 /** Why a tab's emulation ended by itself, told once to the next call on it. */
@@ -44,6 +102,7 @@ async function clearOverrides(send: CdpSend): Promise<void> {
 
 async function end(tabId: number, h: Held): Promise<void> {
   held.delete(tabId);
+  h.unwatch();
   await clearOverrides(h.send);
   h.release();
 }
@@ -63,8 +122,12 @@ export async function endAllEmulation(why: string): Promise<void> {
 async function hold(tabId: number): Promise<Held> {
   const existing = held.get(tabId);
   if (existing) return existing;
-  const session = await holdDebugger(tabId, () => held.delete(tabId));
-  const h: Held = { send: session.send, release: session.release, active: {} };
+  const session = await holdDebugger(tabId, () => {
+    if (held.get(tabId) === h) held.delete(tabId);
+    h.unwatch();
+  });
+  const h: Held = { send: session.send, release: session.release, active: {}, unwatch: () => {} };
+  h.unwatch = watchProcess(tabId, h);
   held.set(tabId, h);
   return h;
 }
@@ -79,6 +142,15 @@ export const emulationTools = {
       const h = held.get(tabId);
       if (h) await end(tabId, h);
       return { value: { tabId, reset: true, active: {}, ...(ended ? { note: ended } : {}) } };
+    }
+    if (input.cpuThrottling !== undefined || input.timezone !== undefined || input.locale !== undefined) {
+      const others = await tabsSharingProcess(tabId);
+      if (others.length) {
+        throw new ToolError(
+          `cpuThrottling, timezone and locale apply to Chrome's whole renderer process, which tab ${tabId} shares with ${others.length === 1 ? 'tab' : 'tabs'} ${others.join(', ')} (opened from it, or of the same site): they would change too. Emulate them in a tab of its own (browser_open_tab), or close the other tabs; nothing was changed`,
+          { code: 'not_available', category: 'validation' },
+        );
+      }
     }
     const fresh = !held.has(tabId);
     const h = await hold(tabId);
@@ -125,18 +197,12 @@ export const emulationTools = {
     } catch (err) {
       // A session this call began is let go (its detach ends any override set before the refusal):
       // it held the tab's debugger, with Chrome's debugging bar, and no emulation, until reset.
-      if (fresh && held.get(tabId) === h) {
-        held.delete(tabId);
-        h.release();
-      }
+      if (fresh && held.get(tabId) === h) await end(tabId, h);
       throw new ToolError(`Chrome refused the emulation${fresh ? ' (nothing is emulated)' : ''}: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
     // Cancelled or timed out while a busy page held the commands up: the caller was told it
     // failed, so a session this call began is let go (its detach ends the overrides).
-    if (ctx.signal.aborted && fresh && held.get(tabId) === h) {
-      held.delete(tabId);
-      h.release();
-    }
+    if (ctx.signal.aborted && fresh && held.get(tabId) === h) await end(tabId, h);
     ctx.signal.throwIfAborted();
     return { value: { tabId, active: h.active, note: `${ended ? `${ended} ` : ''}In effect until browser_emulate with reset: true (or the tab closes).` } };
   },

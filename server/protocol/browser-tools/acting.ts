@@ -122,7 +122,7 @@ export const actingTools = [
   tool({
     name: 'browser_emulate',
     group: 'acting',
-    description: 'Make a tab look like another device or place: viewport and device metrics, user agent, geolocation, timezone, locale, color scheme, reduced motion, network and CPU throttling. In effect until reset: true.',
+    description: 'Make a tab look like another device or place: viewport and device metrics, user agent, geolocation, timezone, locale, color scheme, reduced motion, network and CPU throttling. In effect until reset: true (or the tab closes, or the extension loses the server). CPU throttling, timezone and locale apply to the tab\'s whole renderer process: refused while another tab shares it (one opened from this tab), ended when one comes to.',
     input: v.strictObject({
       tabId,
       viewport: v.optional(v.pipe(v.strictObject({
