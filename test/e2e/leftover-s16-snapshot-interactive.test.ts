@@ -3,9 +3,9 @@
  * reads only the elements on the way to them: a 200,000-node page with a few hundred controls
  * has the style of a few thousand elements read, not of every element. What it lists is exactly
  * what reading every element gives (snapshotPage's `readAll`, the reference): checked on pages
- * with every kind of control, hidden parts, shadow roots with slots, iframes and a nesting past
- * SNAPSHOT_NESTING_MAX, in Chromium with snapshotPage bundled alone into the page, and through the
- * real extension. The figures (time of the call through the extension, elements whose style was
+ * with every kind of control, hidden parts, shadow roots with slots, iframes, a nesting past
+ * SNAPSHOT_NESTING_MAX and elements editable through CSS alone, in Chromium with snapshotPage
+ * bundled alone into the page, and through the real extension. The figures (time of the call through the extension, elements whose style was
  * read) are printed; nothing is timed in the assertions.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
@@ -207,6 +207,30 @@ function editablePart() {
   host.attachShadow({ mode: 'open' }).innerHTML = '<div contenteditable="true"><slot></slot></div>';
 }
 
+/** Elements editable through CSS alone (-webkit-user-modify): a class rule, @media and @supports rules, a style attribute. */
+function cssEditable() {
+  const style = document.head.appendChild(document.createElement('style'));
+  style.textContent = `.rw { -webkit-user-modify: read-write; } @media screen { #m { -webkit-user-modify: read-write-plaintext-only; } }
+    @supports (display: grid) { .sup > span { -webkit-user-modify: read-write; } } .off { -webkit-user-modify: read-only; }`;
+  const box = document.body.appendChild(document.createElement('div'));
+  box.innerHTML = `<div><div class="rw">Rich <b>bold</b> <span class="off">locked</span></div></div><p><span id="m">By media</span></p>
+    <div class="sup"><span>By supports</span></div><div style="-webkit-user-modify: read-write">By attribute style</div>
+    <div class="rw off">Overridden</div><div class="rw" hidden>Hidden editable</div>`;
+}
+
+/** An element editable through CSS inside a shadow tree, content slotted into it; and a nested rule setting it. */
+function cssEditableShadow() {
+  const host = document.body.appendChild(document.createElement('div'));
+  host.appendChild(document.createElement('span')).textContent = 'Slotted into a CSS-editable part';
+  host.attachShadow({ mode: 'open' }).innerHTML = '<style>.e { -webkit-user-modify: read-write; }</style><div class="e"><slot></slot></div>';
+}
+
+function cssEditableNested() {
+  const style = document.head.appendChild(document.createElement('style'));
+  style.textContent = '.outer { .inner { -webkit-user-modify: read-write; } }';
+  document.body.appendChild(document.createElement('div')).innerHTML = '<div class="outer"><div class="inner">Nested rule</div></div>';
+}
+
 /** Controls enough to fill the snapshot: it is cut, with its mark. */
 function manyControls() {
   document.body.textContent = '';
@@ -225,6 +249,9 @@ const PAGES: { name: string; build: (() => void)[]; styles: 'fewer' | 'same' | '
   { name: '300 web components', build: [tricky, components], styles: 'fewer' },
   { name: 'an editable part in a shadow tree', build: [tricky, editablePart], styles: 'same' },
   { name: 'controls past the size bound', build: [manyControls], styles: 'no more' },
+  { name: 'elements editable through CSS alone', build: [tricky, cssEditable], styles: 'fewer' },
+  { name: 'an element editable through CSS in a shadow tree', build: [tricky, cssEditableShadow], styles: 'same' },
+  { name: 'a nested rule making an element editable', build: [tricky, cssEditableNested], styles: 'same' },
 ];
 
 for (const p of PAGES) {
@@ -241,6 +268,13 @@ for (const p of PAGES) {
     else expect(quickStyles).toBeLessThanOrEqual(allStyles);
     if (p.name.includes('nested past the bound')) expect(quick).toContain('elements nested more than');
     if (p.name === 'controls past the size bound') expect(quick).toContain('[snapshot cut at');
+    if (p.name === 'elements editable through CSS alone') {
+      for (const name of ['Rich bold locked', 'By media', 'By supports', 'By attribute style']) expect(quick).toMatch(new RegExp(`textbox ${name} \\[e\\d+\\]`));
+      expect(quick).not.toMatch(/textbox (Overridden|Hidden editable|locked)/);
+    }
+    // The shadow tree's editable part (its text is slotted in, which innerText does not give).
+    if (p.name.includes('CSS in a shadow tree')) expect(quick).toMatch(/^textbox \[e\d+\]$/m);
+    if (p.name.includes('nested rule')) expect(quick).toMatch(/textbox Nested rule \[e\d+\]/);
     // And through the extension (its refs are its own), frames filled in.
     const tabId = await h.tabIdOf(page);
     const r = await h.callTool('browser_snapshot', { tabId, interactiveOnly: true, ...(p.selector ? { selector: p.selector } : {}) });
