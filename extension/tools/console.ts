@@ -6,10 +6,16 @@
  * attached, and replays them to a session that enables Runtime / Log. So each call attaches,
  * enables, collects the replay, and releases the debugger: messages from before the first call are
  * included, nothing stays attached between calls, and a navigation starts a fresh list.
+ *
+ * Messages of a frame showing a page the tools may not use (a hidden file framed by a file://
+ * page, another extension's frame), or of a script loaded from such a page (a file:// page's
+ * <script src="file:///home/u/.aws/credentials"> fails to parse, and the error quotes the file),
+ * are left out: they are that page's content.
  */
 import { CONSOLE_ENTRY_MAX_CHARS, CONSOLE_LOGS_DEFAULT_LIMIT } from '../../server/protocol/limits.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { debuggerEvents, guardTab, remoteObjectText, serialPerTab } from './cdp-events.ts';
+import { frameShowsRefusedPage } from './frames.ts';
 import type { Handlers } from './types.ts';
 
 export type ConsoleLevel = 'debug' | 'info' | 'warning' | 'error';
@@ -103,14 +109,57 @@ async function resolveObjects(send: CdpSend, raw: { method: string; params: Reco
   }
 }
 
+interface FrameTree {
+  frame: { id: string; url: string };
+  childFrames?: FrameTree[];
+}
+
+/**
+ * The messages of `raw` that come from neither a frame nor a script showing a page the tools may
+ * not use: judged by the frame of the message's execution context, the script's URL and every URL
+ * of its stack.
+ */
+async function withoutRefusedPages(send: CdpSend, raw: { method: string; params: Record<string, unknown> }[], contexts: Map<number, string>): Promise<typeof raw> {
+  const frameUrls = new Map<string, string>();
+  const tree = await send<{ frameTree: FrameTree }>('Page.getFrameTree').catch(() => null);
+  const walk = (n: FrameTree) => {
+    frameUrls.set(n.frame.id, n.frame.url);
+    for (const c of n.childFrames ?? []) walk(c);
+  };
+  if (tree) walk(tree.frameTree);
+  return raw.filter(({ params }) => {
+    const p = params as {
+      executionContextId?: number;
+      stackTrace?: { callFrames?: CallFrame[] };
+      exceptionDetails?: { executionContextId?: number; url?: string; stackTrace?: { callFrames?: CallFrame[] } };
+      entry?: { url?: string; stackTrace?: { callFrames?: CallFrame[] } };
+    };
+    const contextId = p.executionContextId ?? p.exceptionDetails?.executionContextId;
+    const frameId = contextId === undefined ? undefined : contexts.get(contextId);
+    const urls = [
+      frameId === undefined ? undefined : frameUrls.get(frameId),
+      p.exceptionDetails?.url,
+      p.entry?.url,
+      ...[p.stackTrace, p.exceptionDetails?.stackTrace, p.entry?.stackTrace].flatMap((t) => (t?.callFrames ?? []).map((f) => f.url)),
+    ];
+    return !urls.some((u) => typeof u === 'string' && u !== '' && frameShowsRefusedPage(u) !== null);
+  });
+}
+
 /** Attach, collect what Chrome replays for the current document, optionally clear it, release. */
 async function readConsole(tabId: number, clear: boolean): Promise<ConsoleEntry[]> {
   return guardTab(tabId, () =>
     serialPerTab('console', tabId, () =>
       withDebugger(tabId, async (send) => {
-        const raw: { method: string; params: Record<string, unknown> }[] = [];
+        let raw: { method: string; params: Record<string, unknown> }[] = [];
+        /** Execution context id → DevTools frame id (Runtime.enable reports every context before it replays messages). */
+        const contexts = new Map<number, string>();
         const off = debuggerEvents(tabId, (method, params) => {
           if (method === 'Runtime.consoleAPICalled' || method === 'Runtime.exceptionThrown' || method === 'Log.entryAdded') raw.push({ method, params: params as Record<string, unknown> });
+          if (method === 'Runtime.executionContextCreated') {
+            const c = (params as { context?: { id?: number; auxData?: { frameId?: string } } }).context;
+            if (typeof c?.id === 'number' && typeof c.auxData?.frameId === 'string') contexts.set(c.id, c.auxData.frameId);
+          }
         });
         try {
           // Commands to one target run in the order sent, and events and replies share one ordered
@@ -118,6 +167,7 @@ async function readConsole(tabId: number, clear: boolean): Promise<ConsoleEntry[
           // replayed message has been delivered.
           await Promise.all([send('Runtime.enable'), send('Log.enable'), send('Runtime.evaluate', { expression: '0', silent: true }).catch(() => {})]);
           off();
+          raw = await withoutRefusedPages(send, raw, contexts);
           await resolveObjects(send, raw);
           if (clear) await Promise.all([send('Runtime.discardConsoleEntries'), send('Log.clear')]);
         } finally {
