@@ -246,6 +246,8 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
   // One tsc at a time; edits made while it runs get one more check, whose result is the one shown.
   let checking: Promise<void> | null = null;
   let checkAgain = false;
+  // Stopping the watch ends a type check in flight rather than waiting for it.
+  const stopChecks = new AbortController();
   const checkTypes = () => {
     if (!o.typecheck) return;
     if (checking) {
@@ -255,7 +257,8 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
     checking = (async () => {
       do {
         checkAgain = false;
-        const checked = await typecheckPlugin(dir);
+        const checked = await typecheckPlugin(dir, stopChecks.signal);
+        if (stopChecks.signal.aborted) return;
         if (checkAgain) continue;
         if (!checked.ran) log(`Type check skipped: ${checked.why}.`);
         else if (checked.errors.length === 0) log('Type check passed.');
@@ -310,6 +313,7 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
     return {
       first: r,
       stop: async () => {
+        stopChecks.abort();
         await ctx.dispose();
         checkAgain = false;
         await checking;

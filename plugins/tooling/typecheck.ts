@@ -23,8 +23,12 @@ function findTsc(dir: string): string | null {
   return null;
 }
 
-/** Run `tsc --noEmit -p <dir>`; errors are tsc's own lines (file(line,col): error TSxxxx: …). */
-export async function typecheckPlugin(dir: string): Promise<TypecheckResult> {
+/**
+ * Run `tsc --noEmit -p <dir>`; errors are tsc's own lines (file(line,col): error TSxxxx: …).
+ * `signal` ends the compiler at once (a watch being stopped): the result is then `ran: false`.
+ */
+export async function typecheckPlugin(dir: string, signal?: AbortSignal): Promise<TypecheckResult> {
+  if (signal?.aborted) return { ran: false, why: 'stopped' };
   if (!existsSync(join(dir, 'tsconfig.json'))) return { ran: false, why: 'no tsconfig.json in the plugin folder' };
   const tsc = findTsc(dir);
   if (!tsc) return { ran: false, why: 'TypeScript is not installed (npm install --save-dev typescript)' };
@@ -34,8 +38,12 @@ export async function typecheckPlugin(dir: string): Promise<TypecheckResult> {
     stderr: 'pipe',
   });
   const timer = setTimeout(() => proc.kill(), TYPECHECK_TIMEOUT_MS);
+  const abort = () => proc.kill();
+  signal?.addEventListener('abort', abort, { once: true });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
+  signal?.removeEventListener('abort', abort);
+  if (signal?.aborted) return { ran: false, why: 'stopped' };
   if (code === 0) return { ran: true, errors: [] };
   const lines = `${stdout}\n${stderr}`.split('\n').map((l) => l.trimEnd()).filter(Boolean);
   // An error's indented lines that follow it are its explanation (e.g. "Property 'urlPatterns' is
