@@ -164,7 +164,9 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
     }
   });
   say(`OpenTabs server listening on ${running.url}${dev ? ' (dev mode: watching local plugins)' : ''}`);
-  say(c.dim(`Config dir: ${dir}  ·  Extension folder: ${join(dir, 'extension')}  ·  Stop with Ctrl-C or \`opentabs stop\``));
+  // A background child's stdout is server.log: no terminal to press Ctrl-C in.
+  const stopWith = process.env[BACKGROUND_CHILD_ENV] === '1' ? 'Stop with' : 'Stop with Ctrl-C or';
+  say(c.dim(`Config dir: ${dir}  ·  Extension folder: ${join(dir, 'extension')}  ·  ${stopWith} \`opentabs stop\``));
   if (showConfig) {
     const secret = running.ctx.secret ?? secretFor(dir) ?? '<secret>';
     say(`\n${await mcpConfig(running.url, secret, dir, fullConfig)}`);

@@ -58,3 +58,9 @@ test('--port and PORT still choose the port', async () => {
   // The last one ran on viaEnv: that is where a plain start goes now.
   expect(await startAndStop([])).toBe(viaEnv);
 });
+
+test("a background server's banner in server.log names opentabs stop, not Ctrl-C", () => {
+  const log = readFileSync(join(cfg, 'server.log'), 'utf8');
+  expect(log).toContain('Stop with `');
+  expect(log).not.toContain('Ctrl-C');
+});
