@@ -48,11 +48,16 @@ function focusedTag(): string {
 /**
  * Refuses (page_not_allowed) key input into document `target` while its focus is on a
  * frame-holding element (the keys would go into that frame) and the tab shows a refused page in a
- * frame. Checked right before the keys are sent: a page can move focus in its own handlers.
+ * frame, and shortcuts (`modifiers`, CDP's bit field, with Alt, Ctrl or Meta) there at all.
+ * Checked right before the keys are sent: a page can move focus in its own handlers.
  */
-export async function assertKeysStayOut(tabId: number, target: ScriptTarget): Promise<void> {
+export async function assertKeysStayOut(tabId: number, target: ScriptTarget, modifiers = 0): Promise<void> {
   const f = await refusedFrameOf(tabId);
   if (!f) return;
+  // A shortcut (Ctrl/Alt/Meta held: select all, copy, cut) is refused wherever focus is now: a
+  // page's own timers can move focus into the frame between this check and the key, and a copy
+  // there is how its text would leave it.
+  if (modifiers & (1 | 2 | 4)) throw refused(tabId, f, 'a shortcut key');
   const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedTag }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
   // Unknown focus counts as in a frame: the keys are not sent.
   if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refused(tabId, f, 'keys, with focus in an iframe,');
