@@ -149,7 +149,7 @@ async function toolsCall(ctx: McpDeps, kind: SessionKind, req: Request, id: stri
   const ac = new AbortController();
   const onAbort = () => ac.abort();
   req.signal.addEventListener('abort', onAbort, { once: true });
-  const wrap = (result: unknown) => ({ jsonrpc: '2.0', id, result: { resultType: 'complete', ...(result as Json) } });
+  const wrap = (result: unknown) => ({ jsonrpc: '2.0', id, result: { ...(result as Json), resultType: 'complete' } });
   const streamed = token !== undefined || level !== undefined;
   if (!streamed) {
     try {

@@ -19,8 +19,10 @@ function pushResources(content: McpCallResult['content'], resources: { uri: stri
 const isPlainObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 export function toMcpResult(o: ToolOutcome): McpCallResult {
-  // A page tool's result is MCP content already (checked by the extension): passed on as is.
-  if (o.ok && o.tool.kind === 'page') return o.value as McpCallResult;
+  // A page tool's result is MCP content already (checked by the extension). Only a tool result's
+  // own fields go on: a page writes it, and anything else at the top (resultType, inputRequests,
+  // _meta …) is protocol the client acts on, not the page's to say.
+  if (o.ok && o.tool.kind === 'page') return pageResult(o.value);
   if (o.ok && o.text !== undefined) {
     // Text by nature (a page snapshot): the model reads it as is, once.
     const content: McpCallResult['content'] = [{ type: 'text', text: o.text }];
@@ -41,6 +43,17 @@ export function toMcpResult(o: ToolOutcome): McpCallResult {
   // check it on errors too: its errors carry the text alone.
   if (o.tool?.outputSchema) return { content, isError: true };
   return { content, structuredContent: { error: o.error.toBody() }, isError: true };
+}
+
+function pageResult(value: unknown): McpCallResult {
+  const v = value as Partial<McpCallResult> | null;
+  if (!isPlainObject(v) || !Array.isArray(v.content)) {
+    return mcpError('invalid_page_result', "The page tool's result is not MCP content ({ content: [{ type: 'text', text }] }).");
+  }
+  const out: McpCallResult = { content: v.content };
+  if (isPlainObject(v.structuredContent)) out.structuredContent = v.structuredContent;
+  if (typeof v.isError === 'boolean') out.isError = v.isError;
+  return out;
 }
 
 /** An error result for problems found before callTool (e.g. the gateway's own arguments). */
