@@ -8,7 +8,7 @@ import { join, resolve, sep } from 'node:path';
 import { ensureStateDirs } from '../../server/state/paths.ts';
 import { installPlugin, uninstallPlugin } from '../../server/plugins/offline.ts';
 import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
-import { pluginNameFromPackage, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
+import { broadPatterns, pluginNameFromPackage, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
 import type { BuildResult } from '../../plugins/tooling/index.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
@@ -290,7 +290,16 @@ async function create(argv: string[]): Promise<number> {
     throw new CliError((e as Error).message);
   }
   out(`Created plugin "${name}" (${r.packageName}) in ${r.dir}.`);
-  out(`Next: ${r.next}`);
+  // A pattern on every site or file: `plugin add` takes it only with --allow-broad-patterns.
+  const broad = values.url !== undefined && broadPatterns([values.url]).length > 0;
+  out(`Next: ${broad ? r.next.replace(/npm run add$/, 'npm run add -- --allow-broad-patterns') : r.next}`);
+  if (broad) {
+    say(
+      `note: ${values.url} matches every site or file, so the plugin's code would run in all those pages: ` +
+        `\`opentabs plugin add\` takes it only with --allow-broad-patterns, and its tools then start off ` +
+        `(\`opentabs config set permission.${name} ask\` turns them on). A pattern for the app's own site avoids both.`,
+    );
+  }
   return 0;
 }
 
