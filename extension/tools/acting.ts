@@ -165,7 +165,7 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
-      await assertMouseStaysOut(tab.id!, p.tag);
+      await assertMouseStaysOut(tab.id!, p.tag, frameOfRef(input.ref) ? undefined : p);
       // A busy page can hold the lookup up past the call's timeout: then the caller was told it
       // failed, and the click must not land later.
       ctx.signal.throwIfAborted();
@@ -218,7 +218,7 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
-      await assertMouseStaysOut(tab.id!, p.tag);
+      await assertMouseStaysOut(tab.id!, p.tag, frameOfRef(input.ref) ? undefined : p);
       ctx.signal.throwIfAborted();
       await withDebugger(tab.id!, (send) => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => moveMouse(s, { x: at.x, y: at.y })));
       return { value: { hovered: true, tag: p.tag, text: p.text } };

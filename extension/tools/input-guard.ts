@@ -10,7 +10,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { frameShowsRefusedPage, type ScriptTarget } from './frames.ts';
-import { redactedUrl } from './url-policy.ts';
+import { checkedScriptTarget, redactedUrl } from './url-policy.ts';
 
 /** Elements that hold a frame: input at them goes into that frame. */
 const FRAME_TAGS: ReadonlySet<string> = new Set(['iframe', 'frame', 'object', 'embed', 'fencedframe', 'portal']);
@@ -33,16 +33,49 @@ function refused(tabId: number, f: { url: string; why: string }, what: string): 
   );
 }
 
-/** Refuses (page_not_allowed) a mouse event at an element of tag `tag` (found at the point) that holds a frame, while the tab shows a refused page in a frame. */
-export async function assertMouseStaysOut(tabId: number, tag: string | null | undefined): Promise<void> {
-  if (!tag || !FRAME_TAGS.has(tag.toLowerCase())) return;
-  const f = await refusedFrameOf(tabId);
-  if (f) throw refused(tabId, f, 'a mouse event at that iframe');
+/**
+ * Runs in the top document (ISOLATED world): the tag of the element drawn at viewport point
+ * (x, y), looking into shadow roots, closed ones too (document.elementFromPoint stops at the
+ * host: an iframe inside a custom element's closed shadow root is found as that element).
+ */
+function deepTagAt(x: number, y: number): string {
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  let el: Element | null = document.elementFromPoint(x, y);
+  for (let i = 0; el && i < 32; i++) {
+    const root = (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
+    const inner = root ? root.elementFromPoint(x, y) : null;
+    if (!inner || inner === el) break;
+    el = inner;
+  }
+  return el ? el.tagName.toLowerCase() : '';
 }
 
-/** Runs in the document keys would go to (ISOLATED world): the tag of its focused element. */
+/**
+ * Refuses (page_not_allowed) a mouse event while the tab shows a refused page in a frame, when it
+ * is aimed at an element holding a frame: `tag`, the element the tool found, or, for a point of
+ * the top document (`at`, viewport CSS pixels), what is drawn there, inside shadow roots too.
+ */
+export async function assertMouseStaysOut(tabId: number, tag: string | null | undefined, at?: { x: number; y: number }): Promise<void> {
+  const f = await refusedFrameOf(tabId);
+  if (!f) return;
+  if (tag && FRAME_TAGS.has(tag.toLowerCase())) throw refused(tabId, f, 'a mouse event at that iframe');
+  if (!at) return;
+  const [r] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), world: 'ISOLATED', func: deepTagAt, args: [at.x, at.y] }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+  // Unknown: counts as an iframe, the event is not sent.
+  if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refused(tabId, f, 'a mouse event at that point, where an iframe is drawn,');
+}
+
+/** Runs in the document keys would go to (ISOLATED world): the tag of its focused element, inside shadow roots too. */
 function focusedTag(): string {
-  return document.activeElement ? document.activeElement.tagName.toLowerCase() : '';
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  let el: Element | null = document.activeElement;
+  for (let i = 0; el && i < 32; i++) {
+    const root = (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
+    const inner = root?.activeElement ?? null;
+    if (!inner || inner === el) break;
+    el = inner;
+  }
+  return el ? el.tagName.toLowerCase() : '';
 }
 
 /**

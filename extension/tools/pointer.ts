@@ -33,7 +33,7 @@ async function checkPoint(tabId: number, x: number, y: number) {
     throw new ToolError(`(${x}, ${y}) is outside the visible page (${r.viewport.width}×${r.viewport.height} CSS pixels); scroll first or pass a point inside it`, { code: 'invalid_arguments', category: 'validation' });
   }
   // Not into an iframe showing a page the tools may not use.
-  await assertMouseStaysOut(tabId, r.hit?.tag);
+  await assertMouseStaysOut(tabId, r.hit?.tag, { x, y });
   return r.hit;
 }
 
@@ -148,7 +148,7 @@ export const pointerTools = {
     if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
     if ('error' in r) throw new ToolError(r.error, { code: r.validation ? 'invalid_arguments' : 'not_found', category: r.validation ? 'validation' : 'not_found' });
     let { from, to } = r;
-    for (const end of [from, to]) await assertMouseStaysOut(tabId, end.tag);
+    for (const end of [from, to]) await assertMouseStaysOut(tabId, end.tag, frameId ? undefined : end);
     let oopif: OutOfProcessFrame | null = null;
     if (frameId) {
       // Points in the iframe move by the boxes of the iframes holding it into the tab's viewport

@@ -42,6 +42,18 @@ beforeAll(async () => {
     </script>`,
   );
   writeFileSync(join(home, 'plain.html'), '<!doctype html><p>note</p>');
+  // The same frame inside a custom element's closed shadow root (as extensions' inline menus
+  // are): the page's own hit test and focus stop at the element.
+  writeFileSync(
+    join(home, 'shadow.html'),
+    `<!doctype html><title>shadow</title><body style="margin:0">
+    <x-menu style="display:block;width:400px;height:100px"></x-menu><button id="b">next</button>
+    <script>
+      const root = document.querySelector('x-menu').attachShadow({ mode: 'closed' });
+      root.innerHTML = '<iframe src="file://${home}/.ssh/id_rsa" style="border:0;width:400px;height:100px;display:block"></iframe>';
+      document.getElementById('b').addEventListener('click', () => root.querySelector('iframe').focus());
+    </script>`,
+  );
   h = await startBrowserHarness({ permissions: { browser: { default: 'auto' } } });
   // The user turned file:// pages on.
   await h.srv.ctx.config.update((d) => {
@@ -121,5 +133,28 @@ describe('input into a frame the tools may not use', () => {
     expect((await h.callTool('browser_press_key', { tabId, key: '!' })).status).toBe(200);
     expect(await textarea()).toBe('hello!');
     expect((await h.callTool('browser_click_at', { tabId, x: 5, y: 110 })).status).toBe(200);
+  });
+});
+
+describe('the frame inside a closed shadow root', () => {
+  test('takes neither mouse events nor keys', async () => {
+    const shadow = await h.context.newPage();
+    try {
+      await shadow.goto(`file://${home}/shadow.html`);
+      const id = await h.tabIdOf(shadow);
+      for (const [tool, args] of [
+        ['browser_click_at', { x: 200, y: 50 }],
+        ['browser_move_mouse', { x: 200, y: 50 }],
+        ['browser_click_element', { selector: 'x-menu' }],
+        ['browser_hover_element', { selector: 'x-menu' }],
+      ] as const) {
+        expectPageRefused(await h.callTool(tool, { tabId: id, ...args }), `${tool} ${JSON.stringify(args)}`, /in an iframe, which tools may not use/);
+      }
+      expect((await h.callTool('browser_click_element', { tabId: id, selector: '#b' })).status).toBe(200);
+      expect(await shadow.evaluate(() => document.activeElement?.tagName)).toBe('X-MENU');
+      expectPageRefused(await h.callTool('browser_press_key', { tabId: id, key: 'a' }), 'a key with focus in the shadow root\'s frame', /in an iframe, which tools may not use/);
+    } finally {
+      await shadow.close();
+    }
   });
 });
