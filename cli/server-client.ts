@@ -154,19 +154,23 @@ export interface ApiResponse<T = unknown> {
 }
 
 /**
- * Nothing answers on the target's port. When the port came from --port or PORT and this config
- * dir's server runs on another port, say where: `opentabs start --port N` would only be refused
- * (one server per config dir).
+ * When the target's port came from --port or PORT and this config dir's server runs on another
+ * port: where it runs and how to reach it (a start on the asked port would be refused, one server
+ * per config dir). Else null.
  */
+export function elsewhereHint(t: Target): string | null {
+  if (t.portSource !== 'flag' && t.portSource !== 'env') return null;
+  const pid = readPidFile(t.configDir);
+  if (!pid || pid.port <= 0 || pid.port === t.port || !isAlive(pid.pid)) return null;
+  const drop = t.portSource === 'flag' ? 'leave out --port' : `unset PORT (it is ${t.port} in the environment)`;
+  return `This config dir's server runs on http://${HOST}:${pid.port} (pid ${pid.pid}): ${drop}, or use \`--port ${pid.port}\`.`;
+}
+
+/** Nothing answers on the target's port: where this config dir's server runs instead, or how to start it. */
 export function notRunningMessage(t: Target): string {
   const base = `OpenTabs server is not running on ${t.url}.`;
-  if (t.portSource === 'flag' || t.portSource === 'env') {
-    const pid = readPidFile(t.configDir);
-    if (pid && pid.port > 0 && pid.port !== t.port && isAlive(pid.pid)) {
-      const drop = t.portSource === 'flag' ? 'leave out --port' : 'unset PORT';
-      return `${base} This config dir's server runs on http://${HOST}:${pid.port} (pid ${pid.pid}): ${drop}, or use \`--port ${pid.port}\`.`;
-    }
-  }
+  const elsewhere = elsewhereHint(t);
+  if (elsewhere) return `${base} ${elsewhere}`;
   return `${base} Start it with \`opentabs start${t.port === DEFAULT_PORT ? '' : ` --port ${t.port}`}\`.`;
 }
 
@@ -212,8 +216,11 @@ export async function checkServer(t: Target, secret: string, timeoutMs = 30_000)
 }
 
 export function unverifiedMessage(t: Target, why: string): string {
+  const head = `The process on port ${t.port} is not this OpenTabs server: it ${why} in ${join(t.configDir, 'extension', 'auth.json')}, so the secret was not sent to it.`;
+  const elsewhere = elsewhereHint(t);
+  if (elsewhere) return `${head} ${elsewhere}`;
   return (
-    `The process on port ${t.port} is not this OpenTabs server: it ${why} in ${join(t.configDir, 'extension', 'auth.json')}, so the secret was not sent to it. ` +
+    `${head} ` +
     `If it is an OpenTabs server of another config dir, run the command with that OPENTABS_CONFIG_DIR; otherwise stop it, ` +
     `or start OpenTabs on another port with \`opentabs start --port N\` (and pass --port N to commands).`
   );

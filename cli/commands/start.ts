@@ -87,6 +87,7 @@ export const command: Command = {
       }
       throw new CliError(
         `OpenTabs is already running for config dir ${dir} on ${url} (pid ${existing.pid}). ` +
+          (values.port === undefined ? `Port ${port} came from the PORT environment variable: unset it to use that server. ` : '') +
           `Stop it first (\`opentabs stop\`), or use another config dir (OPENTABS_CONFIG_DIR) for a second server.`,
       );
     }
@@ -110,7 +111,8 @@ export const command: Command = {
       }
       if (owner.kind === 'other') {
         throw new CliError(
-          `Port ${port} is in use by another program (${owner.detail}), not an OpenTabs server. ` +
+          `Port ${port} is in use by another program (${owner.detail}), not an OpenTabs server` +
+            `${values.port === undefined && process.env.PORT ? `; port ${port} came from the PORT environment variable` : ''}. ` +
             `Stop that program or pick another port: \`opentabs start --port ${port === 65535 ? port - 1 : port + 1}\` (or PORT=…).`,
         );
       }

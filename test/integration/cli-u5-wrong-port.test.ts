@@ -78,3 +78,22 @@ test('with no --port the commands still find the server through server.pid', asy
   expect(r.code).toBe(0);
   expect(r.stdout).toContain(`http://127.0.0.1:${port}`);
 });
+
+test('PORT names a port another program holds: status, start and a fresh start say PORT chose it', async () => {
+  const squatter = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('hello') });
+  try {
+    const env = { PORT: String(squatter.port) };
+    const status = await runCli(['status'], { configDir: cfg, env });
+    expect(status.code).toBe(1);
+    expect(status.stderr).toContain(`server runs on http://127.0.0.1:${port} (pid ${pid}): unset PORT`);
+    const start = await runCli(['start'], { configDir: cfg, env });
+    expect(start.code).toBe(1);
+    expect(start.stderr).toContain(`Port ${squatter.port} came from the PORT environment variable`);
+    const fresh = await runCli(['start'], { configDir: join(root, 'fresh'), env });
+    expect(fresh.code).toBe(1);
+    expect(fresh.stderr).toContain(`Port ${squatter.port} is in use by another program`);
+    expect(fresh.stderr).toContain(`port ${squatter.port} came from the PORT environment variable`);
+  } finally {
+    squatter.stop(true);
+  }
+});
