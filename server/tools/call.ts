@@ -128,7 +128,9 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     if (permission === 'ask') {
       let approvalId: string | undefined;
       const tabId = call.tabId ?? (args as { tabId?: unknown }).tabId;
-      const tabUrl = tool.kind === 'browser' ? await tabPageUrl(ctx.hub, tabId) : undefined;
+      // A plugin call naming its tab (REST tabId, or a tabId argument of its own) is asked about
+      // and bound to the page that tab shows, as a built-in call is. A page tool's tab is its own.
+      const tabUrl = tool.kind !== 'page' ? await tabPageUrl(ctx.hub, tabId) : undefined;
       // Tab ids are handed out in order: a card for a tab that does not exist yet would be an
       // approval for whatever page the agent opens next under that id.
       if (tabUrl === null) return { ok: false, tool, error: new OpenTabsError('tab_closed', `No tab with id ${tabId}; nothing was asked. Call browser_list_tabs for current ids.`, { category: 'not_found' }) };

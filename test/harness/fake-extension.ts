@@ -59,6 +59,8 @@ export class FakeExtension {
   defaultHandler: DispatchHandler = (p) => ({ value: { echo: p.input, tool: p.tool, plugin: p.plugin, tabId: p.tabId ?? null } });
   /** When false, tool.dispatch requests are recorded but never answered. */
   autoAnswer = true;
+  /** What tab.page answers for these tabs (a URL, or null: no such tab); other tabs get Method not found. */
+  readonly tabPages = new Map<number, string | null>();
 
   private constructor(readonly ws: WebSocket) {
     this.closed = new Promise((resolve) => {
@@ -177,9 +179,14 @@ export class FakeExtension {
       }
     }
     if (msg.method === 'tool.dispatch' && msg.id !== undefined && this.autoAnswer) void this.answerDispatch(msg);
-    // The page of a tab, asked for an approval card: a fake extension cannot say (as an extension
-    // from before tab.page), so cards name the tab only and calls are not bound to a page.
-    if (msg.method === 'tab.page' && msg.id !== undefined) this.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found: tab.page' } }));
+    // The page of a tab, asked for an approval card: a tab listed in tabPages gets its URL (null: no
+    // such tab); otherwise a fake extension cannot say (as an extension from before tab.page), so
+    // cards name the tab only and calls are not bound to a page.
+    if (msg.method === 'tab.page' && msg.id !== undefined) {
+      const tabId = (msg.params as { tabId?: number } | undefined)?.tabId;
+      if (tabId !== undefined && this.tabPages.has(tabId)) this.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { url: this.tabPages.get(tabId) } }));
+      else this.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found: tab.page' } }));
+    }
   }
 
   private async answerDispatch(msg: RpcMessage): Promise<void> {
