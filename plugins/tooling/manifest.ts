@@ -28,6 +28,12 @@ export async function readPackage(dir: string): Promise<PackageInfo> {
   try {
     pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      // Most often `opentabs plugin build` run outside the plugin's folder.
+      throw new PluginBuildError(
+        `${dir} is not a plugin folder: it has no package.json. Run the build in the plugin's folder, or name it: \`opentabs plugin build <folder>\` (\`opentabs plugin create <name>\` makes a new one).`,
+      );
+    }
     throw new PluginBuildError(`package.json: cannot read ${join(dir, 'package.json')} (${(err as Error).message})`);
   }
   const name = typeof pkg.name === 'string' ? pkg.name : '';

@@ -34,3 +34,11 @@ test('a pattern for one site: the plain next steps, no note', async () => {
   expect(r.stdout).not.toContain('allow-broad-patterns');
   expect(r.stdout).not.toContain('note:');
 });
+
+test('plugin build outside a plugin folder says so, not an ENOENT', async () => {
+  const r = await runCli(['plugin', 'build'], { configDir: cfg, cwd: root });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(`${root} is not a plugin folder: it has no package.json`);
+  expect(r.stderr).toContain('plugin build <folder>`');
+  expect(r.stderr).not.toContain('ENOENT');
+});
