@@ -10,7 +10,7 @@ import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
-import { assertKeysStayOut, assertMouseStaysOut } from './input-guard.ts';
+import { assertKeysStayOut, assertMouseStaysOut, pressGuard } from './input-guard.ts';
 import { runPage } from './page-run.ts';
 import type { Handlers } from './types.ts';
 
@@ -133,10 +133,18 @@ export async function moveMouse(send: CdpSend, p: { x: number; y: number; modifi
   ]);
 }
 
-/** A real mouse click (or double/triple click) at a point of the viewport. */
-export async function click(send: CdpSend, p: { x: number; y: number }, button: string, clickCount: number, modifiers: number): Promise<void> {
+/**
+ * A real mouse click (or double/triple click) at a point of the viewport. With `beforePress`, the
+ * move is sent alone and `beforePress` runs once the page has it (its mousemove handlers have run,
+ * and may have moved something under the pointer); it throws to send no press.
+ */
+export async function click(send: CdpSend, p: { x: number; y: number }, button: string, clickCount: number, modifiers: number, beforePress?: () => Promise<void>): Promise<void> {
+  if (beforePress) {
+    await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers });
+    await beforePress();
+  }
   // One round trip for the whole gesture (see pressKey): move, then press/release per click.
-  const events: Promise<unknown>[] = [send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers })];
+  const events: Promise<unknown>[] = beforePress ? [] : [send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers })];
   for (let i = 1; i <= clickCount; i++) {
     events.push(send('Input.dispatchMouseEvent', { type: 'mousePressed', x: p.x, y: p.y, button, clickCount: i, modifiers }));
     events.push(send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: p.x, y: p.y, button, clickCount: i, modifiers }));
@@ -165,12 +173,14 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
-      await assertMouseStaysOut(tab.id!, p.tag, frameOfRef(input.ref) ? undefined : p);
+      const top = frameOfRef(input.ref) ? undefined : p;
+      await assertMouseStaysOut(tab.id!, p.tag, top);
+      const beforePress = await pressGuard(tab.id!, top);
       // A busy page can hold the lookup up past the call's timeout: then the caller was told it
       // failed, and the click must not land later.
       ctx.signal.throwIfAborted();
       const r = await withDebugger(tab.id!, (send) =>
-        runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers)))),
+        runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers), beforePress))),
       );
       return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });

@@ -65,6 +65,18 @@ export async function assertMouseStaysOut(tabId: number, tag: string | null | un
   if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refused(tabId, f, 'a mouse event at that point, where an iframe is drawn,');
 }
 
+/**
+ * For a click at top-document point `at` while the tab shows a refused page in a frame: the check
+ * again once the page has the mouse move (acting.ts click's beforePress), since a page's
+ * mousemove handler can move that frame under the pointer before the press. Undefined when no
+ * such frame is in the tab (the click goes in one round trip) or the point is in an iframe's
+ * document.
+ */
+export async function pressGuard(tabId: number, at: { x: number; y: number } | undefined): Promise<(() => Promise<void>) | undefined> {
+  if (!at || !(await refusedFrameOf(tabId))) return undefined;
+  return () => assertMouseStaysOut(tabId, null, at);
+}
+
 /** Runs in the document keys would go to (ISOLATED world): the tag of its focused element, inside shadow roots too. */
 function focusedTag(): string {
   const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;

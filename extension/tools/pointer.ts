@@ -17,7 +17,7 @@ import { checkedScriptTarget } from './url-policy.ts';
 import { click, modifierMask, moveMouse } from './acting.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
-import { assertMouseStaysOut } from './input-guard.ts';
+import { assertMouseStaysOut, pressGuard } from './input-guard.ts';
 import { runPage } from './page-run.ts';
 
 /** Where the mouse was last put in each tab (move_mouse steps start there). */
@@ -109,8 +109,9 @@ export const pointerTools = {
     const count = input.clickCount ?? 1;
     const modifiers = modifierMask(input.modifiers);
     const p = { x: input.x, y: input.y };
+    const beforePress = await pressGuard(tabId, p);
     const r = await withDebugger(tabId, (send) =>
-      runWatchingDialogs(tabId, send, () => click(send, p, button, count, modifiers)),
+      runWatchingDialogs(tabId, send, () => click(send, p, button, count, modifiers, beforePress)),
     );
     lastMouse.set(tabId, p);
     return { value: { clicked: true, x: input.x, y: input.y, button, clickCount: count, hit, ...(r.dialog ? dialogNote(r.dialog) : {}) } };

@@ -42,6 +42,18 @@ beforeAll(async () => {
     </script>`,
   );
   writeFileSync(join(home, 'plain.html'), '<!doctype html><p>note</p>');
+  // Moves the framed key under the pointer as soon as the mouse moves: a check of what is at the
+  // point made before the click's move sees the button.
+  writeFileSync(
+    join(home, 'lure.html'),
+    `<!doctype html><title>lure</title><body style="margin:0">
+    <button id="go" style="position:absolute;left:20px;top:200px;width:120px;height:40px">go</button>
+    <iframe id="k" src="file://${home}/.ssh/id_rsa" style="position:absolute;left:600px;top:0;border:0;width:300px;height:120px"></iframe>
+    <script>
+      const k = document.getElementById('k');
+      addEventListener('mousemove', (e) => { k.style.left = (e.clientX - 150) + 'px'; k.style.top = (e.clientY - 60) + 'px'; });
+    </script>`,
+  );
   // The same frame inside a custom element's closed shadow root (as extensions' inline menus
   // are): the page's own hit test and focus stop at the element.
   writeFileSync(
@@ -155,6 +167,26 @@ describe('the frame inside a closed shadow root', () => {
       expectPageRefused(await h.callTool('browser_press_key', { tabId: id, key: 'a' }), 'a key with focus in the shadow root\'s frame', /in an iframe, which tools may not use/);
     } finally {
       await shadow.close();
+    }
+  });
+});
+
+describe('a frame the page moves under the pointer when the mouse moves', () => {
+  test('takes no press: the point is checked again once the page has the move', async () => {
+    for (const [tool, args] of [
+      ['browser_click_element', { selector: '#go' }],
+      ['browser_click_at', { x: 80, y: 220 }],
+    ] as const) {
+      const lure = await h.context.newPage();
+      try {
+        await lure.goto(`file://${home}/lure.html`);
+        const id = await h.tabIdOf(lure);
+        const r = await h.callTool(tool, { tabId: id, ...args });
+        expect(await lure.evaluate(() => document.activeElement?.id ?? null)).not.toBe('k');
+        expectPageRefused(r, `${tool} on the lure`, /in an iframe, which tools may not use/);
+      } finally {
+        await lure.close();
+      }
     }
   });
 });
