@@ -36,7 +36,7 @@ export class StatusLine {
       this.ticker = setInterval(draw, 1000);
       this.ticker.unref?.();
     } else {
-      this.plain(e.state === 'approved' ? 'Approved; running …' : 'Denied in the side panel.');
+      this.plain(e.state === 'approved' ? 'Approved; running …' : 'Denied.');
     }
   }
 
