@@ -165,7 +165,12 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
           dispatchTabId = target.tabId;
           // The card's URL is the tab's (a plugin tool's own url argument is not a page).
           if (target.url !== undefined) approvedUrl = target.url;
-        } else if (target.candidateTabs?.length) approvedTabs = target.candidateTabs.map((c) => c.tabId);
+        } else {
+          // The tabs the card listed; none when no tab of the plugin was open as it asked: then a
+          // tab opened while the card waited (another account, another workspace of the app) is
+          // not one the user saw, and the call does not run.
+          approvedTabs = (target.candidateTabs ?? []).map((c) => c.tabId);
+        }
       }
     }
     // Served by the server, after the same permission step as every other tool.
