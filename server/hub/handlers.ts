@@ -5,7 +5,8 @@
  * handler runs. Requests return their result or throw an OpenTabsError (sent back as a JSON-RPC
  * error with the error body as `data`).
  */
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
+import { sep } from 'node:path';
 import { OpenTabsError } from '../errors.ts';
 import type { ConfigState, ExtensionToServer, LogEntry, ServerParams } from '../protocol/methods.ts';
 import type { HandlerTable } from '../protocol/rpc-peer.ts';
@@ -110,7 +111,7 @@ export function extensionHandlers(ctx: HubDeps, hub: HandlerHub): HandlerTable<t
       const found = (await ctx.plugins.checkUpdates()) as unknown;
       return { updates: (Array.isArray(found) ? found : ((found as { updates?: unknown[] })?.updates ?? [])) as { name: string; current: string; latest: string }[] };
     },
-    'folder.open': (p) => openFolder(p.path),
+    'folder.open': (p) => openFolder(p.path, openableFolders(ctx)),
   };
 }
 
@@ -137,20 +138,49 @@ function resolveToolKey(ctx: HubDeps, plugin: string, tool: string): string {
   return t.name;
 }
 
-/** Open a folder in the desktop's file manager, when this machine has one. */
-async function openFolder(path: string): Promise<{ ok: true }> {
+/** Where a path really is (links followed), or null when it cannot be resolved. */
+function realPath(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** The folders folder.open may show: the config folder (and what is in it) and each plugin's folder. */
+function openableFolders(ctx: HubDeps): { under: string[]; exact: string[] } {
+  const under = [realPath(ctx.configDir)].filter((p): p is string => p !== null);
+  const exact = ctx.plugins
+    .list()
+    .map((p) => realPath(p.path))
+    .filter((p): p is string => p !== null);
+  return { under, exact };
+}
+
+/**
+ * Open a folder in the desktop's file manager, when this machine has one: only the config folder,
+ * a folder in it, or a plugin's folder. The opener does more than show folders (macOS `open` runs
+ * an .app bundle, which is a folder; a desktop's opener may run a folder's autorun or .desktop
+ * entries), so a request naming any other folder is refused, whatever sent it.
+ */
+async function openFolder(path: string, allowed: { under: string[]; exact: string[] }): Promise<{ ok: true }> {
   let isDir = false;
   try {
     isDir = statSync(path).isDirectory();
   } catch {}
   if (!isDir) throw new OpenTabsError('not_found', `No folder at ${path}.`, { category: 'not_found' });
+  const real = realPath(path);
+  const inside = real !== null && (allowed.exact.includes(real) || allowed.under.some((dir) => real === dir || real.startsWith(dir.endsWith(sep) ? dir : dir + sep)));
+  if (!inside || /\.app$/i.test(real)) {
+    throw new OpenTabsError('invalid_arguments', `${path} is not a folder OpenTabs opens: only its config folder, the folders in it, and plugin folders.`, { category: 'validation' });
+  }
   const opener = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
-  if (!Bun.which(opener)) {
+  if (!Bun.which(opener, { PATH: process.env.PATH ?? '' })) {
     throw new OpenTabsError('not_available', `Opening folders is not available in this environment (no ${opener}). The folder is ${path}.`);
   }
   // Loaded when used: opening a folder is rare, and the server starts faster without it.
   const { spawn } = await import('node:child_process');
-  const child = spawn(opener, [path], { detached: true, stdio: 'ignore' });
+  const child = spawn(opener, [real], { detached: true, stdio: 'ignore' });
   child.on('error', () => {});
   child.unref();
   return { ok: true };
