@@ -3,6 +3,8 @@
  * (POST /plugin-settings, POST /reload) so it validates and re-syncs the extension, else straight
  * into config.json with the same validation.
  */
+import { join } from 'node:path';
+import { ADMIN_RATE_LIMIT } from '../server/limits.ts';
 import { ConfigStore } from '../server/state/config.ts';
 import { ensureStateDirs } from '../server/state/paths.ts';
 import { configurePlugin } from '../server/plugins/offline.ts';
@@ -56,11 +58,20 @@ export async function reloadIfRunning(t: Target, secret?: string | null): Promis
   const notRecorded = t.portSource === 'default' || t.portSource === 'last';
   let r: { status: number };
   try {
-    r = await api(t, 'POST', '/reload', { secret, timeoutMs: 60_000, okStatuses: notRecorded ? [401] : [] });
+    r = await api(t, 'POST', '/reload', { secret, timeoutMs: 60_000, okStatuses: notRecorded ? [401, 429] : [429] });
   } catch (e) {
     // The process on the port could not prove it knows this config dir's secret (nothing was sent).
     if (!(notRecorded && e instanceof ServerUnverifiedError)) throw e;
     r = { status: 401 };
+  }
+  if (r.status === 429) {
+    // The server takes 10 reloads a minute: the change is on disk, but not in effect until the next one.
+    const retry = (r as { body?: { error?: { retryAfter?: unknown; message?: unknown } } }).body?.error;
+    const seconds = /retry after (\d+) s/.exec(typeof retry?.message === 'string' ? retry.message : '')?.[1];
+    throw new CliError(
+      `The change is saved in ${join(t.configDir, 'config.json')}, but it is not in effect yet: the running server on ${t.url} ` +
+        `refused to reload (at most ${ADMIN_RATE_LIMIT.max} reloads a minute). Run the same command again${seconds ? ` in ${seconds} s` : ' in a minute'}; any later reload applies it too.`,
+    );
   }
   if (r.status === 401) {
     err(`note: the server on ${t.url} is not this config dir's (it does not know the secret of ${t.configDir}; an OpenTabs server of another config dir?), so it was not reloaded; a server started with this config dir loads the change.`);

@@ -5,10 +5,12 @@ import { isAbsolute, join } from 'node:path';
 import { configPath, isPermission, isSessionsPerMinute, normalizeOrigin } from '../../server/state/config.ts';
 import { MCP_SESSION_RATE_LIMIT, MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
 import { PLUGIN_NAME_RE } from '../../server/protocol/plugin-manifest.ts';
+import { BROWSER_TOOL_NAMES } from '../../server/tools/browser-catalog.ts';
+import { closeToolNames } from '../../server/tools/suggest.ts';
 import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
 import { parse, parseBool } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
-import { CliError, c, out, printJson, runnableCommands, say, usageError } from '../output.ts';
+import { CliError, c, err, out, printJson, runnableCommands, say, usageError } from '../output.ts';
 import { shellWord } from '../../server/cli-command.ts';
 import { probePort, resolveTarget } from '../server-client.ts';
 import { openConfigForWrite, parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
@@ -110,6 +112,17 @@ async function show(argv: string[]): Promise<number> {
 }
 
 const BROWSER_PLUGIN = 'browser';
+const BUILTIN_PREFIX = /^(browser|extension|plugin|opentabs)_/;
+
+/** A built-in tool's name as config.json keys it, or a usage error naming the close ones. */
+function builtinTool(key: string, name: string): string {
+  if (BROWSER_TOOL_NAMES.includes(name)) return name;
+  const close = closeToolNames(name, BROWSER_TOOL_NAMES.map((n) => ({ name: n })));
+  throw usageError(
+    `Bad key "${key}": there is no built-in tool "${name}".${close.length ? ` Did you mean ${close.map((n) => `permission.${n}`).join(', ')}?` : ''} See \`opentabs tool list --plugin browser\`.`,
+    'config set',
+  );
+}
 
 /** permission.<…> key → the plugin and (optionally) the tool key config.json uses. */
 export function parsePermissionKey(key: string): { plugin: string; tool?: string } {
@@ -118,8 +131,10 @@ export function parsePermissionKey(key: string): { plugin: string; tool?: string
   if (rest === '' || parts.some((p) => p === '') || parts.length > 2) {
     throw usageError(`Bad key "${key}": expected permission.<plugin> or permission.<plugin>.<tool>.`, 'config set');
   }
-  // Built-in tools are stored by full name under the "browser" plugin.
-  if (parts.length === 1 && /^(browser|extension)_/.test(parts[0])) return { plugin: BROWSER_PLUGIN, tool: parts[0] };
+  // Built-in tools are stored by full name under the "browser" plugin. Their prefixes (browser_,
+  // extension_, plugin_, opentabs_) are reserved, so no plugin tool has one: an unknown name there
+  // is a typo, which would otherwise be saved for a tool that does not exist.
+  if (parts.length === 1 && BUILTIN_PREFIX.test(parts[0])) return { plugin: BROWSER_PLUGIN, tool: builtinTool(key, parts[0]) };
   // A full plugin tool name (permission.slack_send_message): plugin names never contain "_",
   // so the first "_" separates plugin and tool — otherwise this would silently set a plugin-wide
   // permission for a plugin that cannot exist.
@@ -134,7 +149,7 @@ export function parsePermissionKey(key: string): { plugin: string; tool?: string
     throw usageError(`Bad key "${key}": "${plugin}" is not a plugin name (lowercase words joined by "-").`, 'config set');
   }
   if (tool === undefined) return { plugin };
-  if (plugin === BROWSER_PLUGIN) return { plugin, tool };
+  if (plugin === BROWSER_PLUGIN) return { plugin, tool: builtinTool(key, tool) };
   // Accept the prefixed name too: permission.slack.slack_send_message → send_message.
   const prefixed = tool.startsWith(`${plugin}_`) || tool.startsWith(`${plugin.replace(/-/g, '_')}_`);
   return { plugin, tool: prefixed ? tool.slice(plugin.length + 1) : tool };
@@ -167,6 +182,10 @@ async function set(argv: string[]): Promise<number> {
     if (tool) await store.setToolPermission(plugin, tool, value);
     else await store.setPluginPermission(plugin, value);
     done = `Permission of ${tool ? `${plugin} tool ${tool}` : `plugin ${plugin}`} set to ${value}.`;
+    if (plugin !== BROWSER_PLUGIN) {
+      const note = await unknownPermissionTarget(t.configDir, plugin, tool);
+      if (note) err(c.yellow(`note: ${note}`));
+    }
   } else if (key.startsWith('pageOrigin.')) {
     const given = key.slice('pageOrigin.'.length);
     const origin = normalizeOrigin(given);
@@ -211,6 +230,24 @@ async function set(argv: string[]): Promise<number> {
   const reloaded = await reloadIfRunning(t);
   out(`${done}${reloaded ? ' The running server reloaded it.' : ''}`);
   return 0;
+}
+
+/**
+ * A permission saved for a plugin (or a plugin's tool) that no installed or added plugin has: kept
+ * (it applies once such a plugin is added, as permissions are kept by name), but most often a
+ * typo, so say so. null when the plugin and tool exist, or the plugin is there but failed to load.
+ */
+async function unknownPermissionTarget(dir: string, plugin: string, tool: string | undefined): Promise<string | null> {
+  const { scanPlugins } = await import('../plugin-lookup.ts');
+  const scan = await scanPlugins(dir).catch(() => null);
+  if (!scan || scan.failed.some((f) => f.name === plugin)) return null;
+  const found = scan.plugins.find((p) => p.name === plugin);
+  if (!found) {
+    const known = scan.plugins.map((p) => p.name);
+    return `no plugin named "${plugin}" is installed or added${known.length ? ` (known: ${known.join(', ')})` : ''}; the permission is kept and applies once one is. See \`opentabs plugin list\`.`;
+  }
+  if (tool === undefined || found.tools.some((x) => x.name === tool)) return null;
+  return `plugin ${plugin} has no tool "${tool}" (its tools: ${found.tools.map((x) => x.name).join(', ') || 'none'}); the permission is kept and applies if it gets one.`;
 }
 
 /** An origin as typed: scheme://host[:port] with nothing after it but an optional "/". */
