@@ -151,7 +151,7 @@ export const actingTools = [
   tool({
     name: 'browser_execute_script',
     group: 'acting',
-    description: 'Run JavaScript in the page and return its result: an expression, a function (called), or a body with `return`; promises are awaited; DOM elements come back as {tag, id, text, selector} usable by the other tools. Off by default: it runs code with your session.',
+    description: 'Run JavaScript in the page and return its result: an expression, a function (called), or a body with `return`; promises are awaited; DOM elements come back as {element (the tag), id, classes, text, selector}, the selector usable by the other tools. Off by default: it runs code with your session.',
     input: v.strictObject({
       tabId,
       code: v.pipe(v.string(), v.minLength(1), v.maxLength(1000000), v.description('An expression (`document.title`), a function (`() => document.title`, called with no arguments) or a function body with `return` (`const a = 1; return a + 1`). Promises are awaited.')),
