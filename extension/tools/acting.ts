@@ -215,11 +215,17 @@ export const actingTools = {
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = input.selector !== undefined || input.ref !== undefined ? await point(tab.id!, input, true, false, false, ctx.signal) : null;
       // Keys go to the focused element: not into an iframe showing a page the tools may not use.
-      await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref), modifierMask(input.modifiers));
-      ctx.signal.throwIfAborted(); // as for a click: no key press after the caller was told it failed
-      const r = await withDebugger(tab.id!, (send) =>
-        runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p?.oopif ?? null, p ?? { x: 0, y: 0 }, (s) => pressKey(s, String(input.key), modifierMask(input.modifiers)))),
-      );
+      // After the key: undoes what the guard pinned for a shortcut, and refuses when the page changed it meanwhile.
+      const keysSent = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref), modifierMask(input.modifiers));
+      let r: Awaited<ReturnType<typeof runWatchingDialogs>>;
+      try {
+        ctx.signal.throwIfAborted(); // as for a click: no key press after the caller was told it failed
+        r = await withDebugger(tab.id!, (send) =>
+          runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p?.oopif ?? null, p ?? { x: 0, y: 0 }, (s) => pressKey(s, String(input.key), modifierMask(input.modifiers)))),
+        );
+      } finally {
+        await keysSent();
+      }
       return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
   },

@@ -6,10 +6,12 @@
  * frame, and keys followed it there (Ctrl+A and Ctrl+C in the framed file, then Ctrl+V in a field
  * of the page, copied a hidden file into text the agent reads). So while a frame of the tab shows
  * a page the tools may not use (frameShowsRefusedPage), mouse input aimed at a frame-holding element
- * and key input while such an element has focus are refused.
+ * and key input while such an element has focus are refused, and shortcut keys while such a frame
+ * can take focus at all.
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { frameShowsRefusedPage, type ScriptTarget } from './frames.ts';
+import { refusedFrameReaching, unpin } from './refused-frame-reach.ts';
 import { checkedScriptTarget, redactedUrl } from './url-policy.ts';
 
 /** Elements that hold a frame: input at them goes into that frame. */
@@ -90,20 +92,58 @@ function focusedTag(): string {
   return el ? el.tagName.toLowerCase() : '';
 }
 
+/** Top documents (tab id, document id) that changed the style of a pinned iframe while a shortcut key was pressed: no more shortcut keys there. */
+const shortcutsOff = new Set<string>();
+
 /**
  * Refuses (page_not_allowed) key input into document `target` while its focus is on a
  * frame-holding element (the keys would go into that frame) and the tab shows a refused page in a
- * frame, and shortcuts (`modifiers`, CDP's bit field, with Alt, Ctrl or Meta) there at all.
- * Checked right before the keys are sent: a page can move focus in its own handlers.
+ * frame. Checked right before the keys are sent: a page can move focus in its own handlers.
+ *
+ * A shortcut (`modifiers`, CDP's bit field, with Alt, Ctrl or Meta: select all, copy, cut) is
+ * refused wherever focus is while such a frame can take focus (refusedFrameReaching 'focus': its
+ * iframe has a layout box, even 0×0 or visibility:hidden): a page's own timers can move focus into
+ * the frame between this check and the key, and Ctrl+A, Ctrl+C there is how its text would leave
+ * it. A display:none iframe can get focus but holds no layout, so nothing in it is selected or
+ * copied: other extensions' hidden inline menus leave shortcuts working. For the key, such iframes
+ * are pinned display:none (page stylesheets, :focus rules and animations cannot show them); the
+ * returned function, called once the key was sent, undoes that, and when the page changed their
+ * style meanwhile (it may have shown one for the key) refuses this and every later shortcut in
+ * that page.
  */
-export async function assertKeysStayOut(tabId: number, target: ScriptTarget, modifiers = 0): Promise<void> {
+export async function assertKeysStayOut(tabId: number, target: ScriptTarget, modifiers = 0): Promise<() => Promise<void>> {
+  const none = async () => {};
   const f = await refusedFrameOf(tabId);
-  if (!f) return;
-  // A shortcut (Ctrl/Alt/Meta held: select all, copy, cut) is refused wherever focus is now: a
-  // page's own timers can move focus into the frame between this check and the key, and a copy
-  // there is how its text would leave it.
-  if (modifiers & (1 | 2 | 4)) throw refused(tabId, f, 'a shortcut key');
-  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedTag }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
-  // Unknown focus counts as in a frame: the keys are not sent.
-  if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refused(tabId, f, 'keys, with focus in an iframe,');
+  if (!f) return none;
+  let after = none;
+  if (modifiers & (1 | 2 | 4)) {
+    const token = crypto.randomUUID();
+    const r = await refusedFrameReaching(tabId, 'focus', token);
+    const page = `${tabId}:${r.topDocumentId ?? ''}`;
+    if (r.frame || shortcutsOff.has(page)) {
+      await unpin(tabId, r.pinned, token);
+      throw refused(tabId, r.frame ?? f, 'a shortcut key');
+    }
+    let done = false;
+    after = async () => {
+      if (done) return;
+      done = true;
+      if (await unpin(tabId, r.pinned, token)) {
+        shortcutsOff.add(page);
+        throw new ToolError(
+          `Tab ${tabId} changed the style of an iframe showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while the key was pressed; shortcut keys are refused in this page from now on`,
+          { code: 'page_not_allowed', category: 'auth' },
+        );
+      }
+    };
+  }
+  try {
+    const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedTag }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+    // Unknown focus counts as in a frame: the keys are not sent.
+    if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refused(tabId, f, 'keys, with focus in an iframe,');
+  } catch (err) {
+    await after().catch(() => {});
+    throw err;
+  }
+  return after;
 }

@@ -10,6 +10,7 @@
 import { holdsSecretPiece, knownSecret } from '../background/own-secret.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { frameShowsRefusedPage } from './frames.ts';
+import { refusedFrameReaching, unpin } from './refused-frame-reach.ts';
 import { redactedUrl, refusalReason } from './url-policy.ts';
 
 /** Characters of text one frame sends back at most (runs of hex digits, or all of it for a secret that is not hex). */
@@ -48,14 +49,19 @@ function pageText(whole: boolean, maxChars: number): string {
   return parts.join('\n');
 }
 
-/** Refuses (page_not_allowed) when a frame of tab `tabId` shows a page the tools may not use (frameShowsRefusedPage). */
-async function refuseIfRefusedFrame(tabId: number, what: string): Promise<void> {
-  const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
-  for (const f of frames) {
-    if (f.frameId === 0) continue; // the tab's own page: the call's guard checked it
-    const why = frameShowsRefusedPage(f.url);
-    if (why) throw refusedFrameError(tabId, what, f.url, why);
+/**
+ * Refuses (page_not_allowed) when a frame of tab `tabId` shows a page the tools may not use
+ * (frameShowsRefusedPage) and its iframe can paint into the capture (refusedFrameReaching: hidden
+ * ones, such as other extensions' inline menus waiting to be used, cannot). With `pinToken`, the
+ * iframes that cannot are pinned so until unpin; the documents pinned are returned.
+ */
+async function refuseIfRefusedFrameShown(tabId: number, what: string, pinToken?: string): Promise<string[]> {
+  const r = await refusedFrameReaching(tabId, 'paint', pinToken);
+  if (r.frame) {
+    if (pinToken) await unpin(tabId, r.pinned, pinToken);
+    throw refusedFrameError(tabId, what, r.frame.url, r.frame.why);
   }
+  return r.pinned;
 }
 
 function refusedFrameError(tabId: number, what: string, url: string, why: string): ToolError {
@@ -66,7 +72,12 @@ function refusedFrameError(tabId: number, what: string, url: string, why: string
  * A screenshot or PDF of tab `tabId`, taken by `capture` only while the page shows neither the
  * secret nor a frame the tools may not use: checked before and after the capture, and every frame
  * that starts loading or commits a refused page in between (a page can swap an iframe to a hidden
- * file and back while the image is taken) makes the capture fail; nothing of it is returned.
+ * file and back while the image is taken) makes the capture fail; nothing of it is returned. A
+ * refused frame whose iframe cannot paint (display:none, 0×0, visibility:hidden: other
+ * extensions' inline menus until used) does not stop it; while the capture runs such iframes are
+ * pinned that way, since a page can show them from CSS alone (@media print for a PDF, a media query
+ * on the size the full-page shot lays it out at, an animation), and a page changing their style
+ * attribute meanwhile makes the capture fail.
  */
 export async function checkedCapture<T>(tabId: number, what: string, capture: () => Promise<T>): Promise<T> {
   let seen: ToolError | null = null;
@@ -77,19 +88,27 @@ export async function checkedCapture<T>(tabId: number, what: string, capture: ()
   };
   chrome.webNavigation.onBeforeNavigate.addListener(onNav);
   chrome.webNavigation.onCommitted.addListener(onNav);
+  const token = crypto.randomUUID();
+  let pinned: string[] = [];
   try {
-    await refuseIfRefusedFrame(tabId, what);
+    pinned = await refuseIfRefusedFrameShown(tabId, what, token);
     await refuseIfPageShowsSecret(tabId, what);
     const result = await capture();
     if (seen) throw seen;
+    const moved = await unpin(tabId, pinned, token);
+    pinned = [];
+    if (moved) {
+      throw new ToolError(`Tab ${tabId} changed the style of an iframe showing a page tools may not use while the ${what} was taken; no ${what} is taken of it`, { code: 'page_not_allowed', category: 'auth' });
+    }
     // Again as it was captured: the page may have shown the secret or such a frame meanwhile.
-    await refuseIfRefusedFrame(tabId, what);
+    await refuseIfRefusedFrameShown(tabId, what);
     await refuseIfPageShowsSecret(tabId, what);
     if (seen) throw seen;
     return result;
   } finally {
     chrome.webNavigation.onBeforeNavigate.removeListener(onNav);
     chrome.webNavigation.onCommitted.removeListener(onNav);
+    if (pinned.length) await unpin(tabId, pinned, token).catch(() => true);
   }
 }
 

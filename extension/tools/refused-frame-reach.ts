@@ -1,0 +1,159 @@
+/**
+ * Whether a frame showing a page the tools may not use (frameShowsRefusedPage) can reach a
+ * capture or take keys. Other extensions put iframes of their own pages into ordinary pages
+ * (password managers' inline menus, translators), most of the time hidden until used; such a
+ * frame blocks a screenshot, a PDF or a shortcut key only when its iframe element could paint or
+ * take focus. A frame's iframe is found in its parent's document by elimination: each frame of
+ * that document the tools may use says which of the window's frames it is (frameKeyInParent, in
+ * the extension's isolated world, where the page cannot lie for it), and every frame-holding
+ * element left over (inside shadow roots too, closed ones included) counts as the refused frame's.
+ * An element is judged in the isolated world (the page's own getClientRects, checkVisibility and
+ * getComputedStyle cannot be replaced there):
+ *  - paint: it has a layout box with an area and is not visibility:hidden. Opacity, clip-path and
+ *    position are not looked at: a full-page shot and a PDF take content outside the viewport,
+ *    and opacity and clipping change without a layout change (animations, the compositor).
+ *  - focus: it has a layout box at all. A 0×0 or visibility:hidden iframe takes focus (the page
+ *    calls its contentWindow.focus()) and Ctrl+A selects its text; a display:none one has focus
+ *    but no layout, so nothing in it can be selected.
+ * A page can change those styles at any moment, from its scripts or from CSS alone (@media print,
+ * animations, :focus). So while a capture or a shortcut key is under way, the leftover elements are
+ * pinned as they were judged (inline styles with !important, which page stylesheets and
+ * animations cannot override: visibility:hidden and no transition for a capture, display:none for
+ * keys) and watched; a page changing their style attribute meanwhile is told to the caller (pin,
+ * unpin).
+ */
+import { childFrames, frameRefusal, frameShowsRefusedPage, runInFrame } from './frames.ts';
+import { refusalReason } from './url-policy.ts';
+
+export type Reach = 'paint' | 'focus';
+export interface RefusedFrame {
+  url: string;
+  why: string;
+}
+
+/** Where the isolated world of a document keeps what it pinned, by token. */
+const PIN_STORE = 'opentabs.pinnedFrameOwners';
+
+/**
+ * Runs in a document (ISOLATED world): for each frame-holding element whose frame is not one of
+ * `claimed` (indexes among window.frames), whether it can paint and take focus. With `pin` and
+ * none of them able to `pin.reach`, each is pinned hidden and watched until unpinOwners(pin.token).
+ */
+function frameOwners(claimed: number[], pin: { token: string; reach: 'paint' | 'focus'; store: string } | null): { paint: boolean; focus: boolean }[] {
+  const tags = ['iframe', 'frame', 'object', 'embed', 'fencedframe', 'portal'];
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  const owners: HTMLElement[] = [];
+  const walk = (root: Document | ShadowRoot, depth: number) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (tags.includes(el.localName) && el instanceof HTMLElement) owners.push(el);
+      const shadow = (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
+      if (shadow && depth < 32) walk(shadow, depth + 1);
+    }
+  };
+  walk(document, 0);
+  const left = owners.filter((el) => {
+    const win = (el as HTMLIFrameElement).contentWindow ?? null;
+    if (!win) return true;
+    for (let i = 0; i < window.length; i++) if (window[i] === win) return !claimed.includes(i);
+    return true;
+  });
+  const states = left.map((el) => {
+    const laidOut = el.getClientRects().length > 0;
+    const visible = typeof el.checkVisibility === 'function' ? el.checkVisibility({ visibilityProperty: true } as CheckVisibilityOptions) : getComputedStyle(el).visibility === 'visible';
+    const box = el.getBoundingClientRect();
+    return { paint: laidOut && visible && box.width > 0 && box.height > 0, focus: laidOut };
+  });
+  if (pin && !states.some((s) => s[pin.reach])) {
+    const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition', 'none']] : [['display', 'none']];
+    const saved = left.map((el) => ({ el, old: props.map(([p]) => [p, el.style.getPropertyValue(p), el.style.getPropertyPriority(p)] as const) }));
+    for (const el of left) for (const [p, v] of props) el.style.setProperty(p, v, 'important');
+    const entry = { saved, disturbed: false, observer: null as MutationObserver | null };
+    entry.observer = new MutationObserver(() => {
+      entry.disturbed = true;
+    });
+    for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: ['style'] });
+    const g = globalThis as unknown as Record<string, Map<string, typeof entry>>;
+    (g[pin.store] ??= new Map()).set(pin.token, entry);
+  }
+  return states;
+}
+
+/** Runs in a document (ISOLATED world): the pins of `token` undone; whether the page changed a pinned element's style meanwhile, null when nothing was pinned there under it (the document went). */
+function unpinOwners(token: string, store: string): { disturbed: boolean } | null {
+  const g = globalThis as unknown as Record<string, Map<string, { saved: { el: HTMLElement; old: readonly (readonly [string, string, string])[] }[]; disturbed: boolean; observer: MutationObserver | null }> | undefined>;
+  const entry = g[store]?.get(token);
+  if (!entry) return null;
+  g[store]!.delete(token);
+  if (entry.observer?.takeRecords().length) entry.disturbed = true;
+  entry.observer?.disconnect();
+  for (const { el, old } of entry.saved) {
+    for (const [p, v, priority] of old) {
+      if (v) el.style.setProperty(p, v, priority);
+      else el.style.removeProperty(p);
+    }
+  }
+  return { disturbed: entry.disturbed };
+}
+
+/** What refusedFrameReaching found: a refused frame that can reach (null: none), the documents pinned under the token, and the tab's top document. */
+export interface Reached {
+  frame: RefusedFrame | null;
+  pinned: string[];
+  topDocumentId: string | undefined;
+}
+
+/**
+ * A frame of tab `tabId` showing a page the tools may not use whose iframe can `reach` (paint into
+ * a capture, take focus), or null; a frame whose iframe cannot be told apart from such elements, or
+ * whose parent document cannot be read, counts as reaching. With `pinToken`, when none reaches, the
+ * leftover elements are pinned (see above) until unpin(tabId, pinned, pinToken); the caller unpins
+ * `pinned` whatever the answer.
+ */
+export async function refusedFrameReaching(tabId: number, reach: Reach, pinToken?: string): Promise<Reached> {
+  const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  const byId = new Map(all.map((f) => [f.frameId, f]));
+  const topDocumentId = byId.get(0)?.documentId;
+  const pinned: string[] = [];
+  const refused = all.filter((f) => f.frameId !== 0 && frameShowsRefusedPage(f.url));
+  if (!refused.length) return { frame: null, pinned, topDocumentId };
+  const as = (f: { url: string }): RefusedFrame => ({ url: f.url, why: frameShowsRefusedPage(f.url) ?? 'a page tools may not use' });
+  // The documents holding the iframes of the refused frames; a refused frame inside another one
+  // is drawn (and focused) only inside it.
+  const parents = new Map<string, { frame: (typeof all)[number]; first: RefusedFrame }>();
+  for (const f of refused) {
+    const p = byId.get(f.parentFrameId);
+    if (p && p.frameId !== 0 && frameShowsRefusedPage(p.url)) continue;
+    const unreadable = !p?.documentId || (f.parentDocumentId !== undefined && f.parentDocumentId !== p.documentId) || (p.frameId === 0 ? refusalReason(p.url) : frameRefusal(p.url));
+    if (unreadable) return { frame: as(f), pinned, topDocumentId };
+    if (!parents.has(p.documentId!)) parents.set(p.documentId!, { frame: p, first: as(f) });
+  }
+  for (const [documentId, { frame: p, first }] of parents) {
+    const kids = childFrames(all, p.frameId, documentId).filter((k) => k.documentId && !frameShowsRefusedPage(k.url) && !frameRefusal(k.url));
+    const keys = await Promise.all(kids.map((k) => runInFrame(tabId, k, 'frameKeyInParent', [])));
+    const claimed = keys.flatMap((k) => (k && k[0] >= 0 ? [k[0]] : []));
+    const [r] = await chrome.scripting
+      .executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: frameOwners, args: [claimed, pinToken ? { token: pinToken, reach, store: PIN_STORE } : null] })
+      .catch(() => [] as chrome.scripting.InjectionResult<{ paint: boolean; focus: boolean }[]>[]);
+    const states = r?.result;
+    // Unknown, or no element left for a frame that is there: counts as reaching.
+    if (!Array.isArray(states) || states.length === 0) return { frame: first, pinned, topDocumentId };
+    if (states.some((s) => s[reach])) return { frame: first, pinned, topDocumentId };
+    if (pinToken) pinned.push(documentId);
+  }
+  return { frame: null, pinned, topDocumentId };
+}
+
+/**
+ * Undoes the pins of `token` in documents `pinned` of tab `tabId`; true when the page changed a
+ * pinned element's style meanwhile or a document cannot say (then the frame may have been shown).
+ */
+export async function unpin(tabId: number, pinned: string[], token: string): Promise<boolean> {
+  let disturbed = false;
+  for (const documentId of pinned) {
+    const [r] = await chrome.scripting
+      .executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: unpinOwners, args: [token, PIN_STORE] })
+      .catch(() => [] as chrome.scripting.InjectionResult<{ disturbed: boolean } | null>[]);
+    if (!r?.result || r.result.disturbed) disturbed = true;
+  }
+  return disturbed;
+}
