@@ -18,7 +18,7 @@
  * A page can change those styles at any moment, from its scripts or from CSS alone (@media print,
  * animations, :focus). So while a capture or a shortcut key is under way, the leftover elements are
  * pinned as they were judged (inline styles with !important, which page stylesheets and
- * animations cannot override: visibility:hidden and no transition for a capture, display:none for
+ * animations cannot override: visibility:hidden and transition-property:none for a capture, display:none for
  * keys) and watched; a page changing their style attribute meanwhile is told to the caller (pin,
  * unpin).
  */
@@ -64,8 +64,8 @@ function frameOwners(claimed: number[], pin: { token: string; reach: 'paint' | '
     return { paint: laidOut && visible && box.width > 0 && box.height > 0, focus: laidOut };
   });
   if (pin && !states.some((s) => s[pin.reach])) {
-    const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition', 'none']] : [['display', 'none']];
-    const saved = left.map((el) => ({ el, old: props.map(([p]) => [p, el.style.getPropertyValue(p), el.style.getPropertyPriority(p)] as const) }));
+    const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition-property', 'none']] : [['display', 'none']];
+    const saved = left.map((el) => ({ el, old: props.map(([p, pinned]) => [p, el.style.getPropertyValue(p), el.style.getPropertyPriority(p), pinned] as const) }));
     for (const el of left) for (const [p, v] of props) el.style.setProperty(p, v, 'important');
     const entry = { saved, disturbed: false, observer: null as MutationObserver | null };
     entry.observer = new MutationObserver(() => {
@@ -80,14 +80,16 @@ function frameOwners(claimed: number[], pin: { token: string; reach: 'paint' | '
 
 /** Runs in a document (ISOLATED world): the pins of `token` undone; whether the page changed a pinned element's style meanwhile, null when nothing was pinned there under it (the document went). */
 function unpinOwners(token: string, store: string): { disturbed: boolean } | null {
-  const g = globalThis as unknown as Record<string, Map<string, { saved: { el: HTMLElement; old: readonly (readonly [string, string, string])[] }[]; disturbed: boolean; observer: MutationObserver | null }> | undefined>;
+  const g = globalThis as unknown as Record<string, Map<string, { saved: { el: HTMLElement; old: readonly (readonly [string, string, string, string])[] }[]; disturbed: boolean; observer: MutationObserver | null }> | undefined>;
   const entry = g[store]?.get(token);
   if (!entry) return null;
   g[store]!.delete(token);
   if (entry.observer?.takeRecords().length) entry.disturbed = true;
   entry.observer?.disconnect();
   for (const { el, old } of entry.saved) {
-    for (const [p, v, priority] of old) {
+    for (const [p, v, priority, pinned] of old) {
+      // A value the page (or the extension owning the iframe) set meanwhile stays.
+      if (el.style.getPropertyValue(p) !== pinned || el.style.getPropertyPriority(p) !== 'important') continue;
       if (v) el.style.setProperty(p, v, priority);
       else el.style.removeProperty(p);
     }
