@@ -96,10 +96,13 @@ export async function runChecks(t: Target): Promise<Check[]> {
   // The port the user asked about (flag, PORT, server.pid, or the one this config dir's server last
   // ran on), so the fixes start the server there.
   const owner = await probePort(t.port);
-  // A server of another config dir on the port (this one has no secret yet): a start here would be
-  // refused, so the fixes start this config dir's server on the next port.
+  const pid = readPidFile(dir);
+  // An OpenTabs server on the port that this config dir's server.pid does not name: another config
+  // dir's. A start here would be refused, so the fixes start this config dir's server on the next
+  // port. `foreign`: this config dir has no secret yet, so it cannot be its server at all.
+  const ours = pid !== null && pid.port === t.port && isAlive(pid.pid);
   const foreign = owner.kind === 'opentabs' && secretFor(dir) === null;
-  const portArgs = foreign
+  const portArgs = foreign || (owner.kind === 'opentabs' && !ours)
     ? ` --port ${t.port === 65535 ? t.port - 1 : t.port + 1}`
     : t.portSource === 'default' || (t.portSource === 'last' && t.port === DEFAULT_PORT)
       ? ''
@@ -135,7 +138,6 @@ export async function runChecks(t: Target): Promise<Check[]> {
     }
   }
 
-  const pid = readPidFile(dir);
   if (pid && !isAlive(pid.pid)) {
     checks.push({ check: 'pid file', status: 'warn', detail: `${join(dir, 'server.pid')} names pid ${pid.pid}, which is not running (the server did not shut down cleanly)`, fix: '`opentabs stop` removes the stale file.' });
   }
@@ -160,7 +162,12 @@ export async function runChecks(t: Target): Promise<Check[]> {
       health = (await api<HealthPayload>(t, 'GET', '/health', { timeoutMs: 5000 })).body;
       checks.push({ check: 'server', status: 'ok', detail: `running on ${t.url} (v${health.version ?? '?'}, ${health.mode ?? '?'} mode)` });
     } catch (e) {
-      checks.push({ check: 'server auth', status: 'fail', detail: (e as CliError).message, fix: `Make sure OPENTABS_CONFIG_DIR matches the running server, or restart it: \`opentabs stop && opentabs start${portArgs}\`.` });
+      // This config dir's own server on the port (server.pid) with another secret: restarting it
+      // helps. Any other process: a start on this port would be refused, so name another port.
+      const fix = ours
+        ? `Make sure OPENTABS_CONFIG_DIR matches the running server, or restart it: \`opentabs stop && opentabs start${portArgs}\`.`
+        : `Use the OPENTABS_CONFIG_DIR that server was started with, or start this config dir's server on another port: \`opentabs start --port ${t.port === 65535 ? t.port - 1 : t.port + 1}\`.`;
+      checks.push({ check: 'server auth', status: 'fail', detail: (e as CliError).message, fix });
     }
   }
 

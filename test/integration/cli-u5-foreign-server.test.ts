@@ -68,3 +68,15 @@ test("the owner's own status is unchanged", async () => {
   expect(r.code).toBe(0);
   expect(r.stdout).toContain(`running on http://127.0.0.1:${port}`);
 });
+
+test('doctor: a config dir with a secret of its own, pointed at that server: no restart on the taken port', async () => {
+  const third = join(root, 'third');
+  expect((await runCli(['config', 'rotate-secret'], { configDir: third })).code).toBe(0);
+  const r = await runCli(['doctor', '--json', '--port', String(port)], { configDir: third });
+  expect(r.code).toBe(1);
+  const checks = JSON.parse(r.stdout) as Array<{ check: string; status: string; detail: string; fix?: string }>;
+  const auth = checks.find((c) => c.check === 'server auth')!;
+  expect(auth.detail).toContain(`The process on port ${port} is not this OpenTabs server`);
+  expect(auth.fix).toContain(`start --port ${next()}\``);
+  for (const c of checks) expect(c.fix ?? '').not.toContain(`start --port ${port}\``);
+});
