@@ -7,6 +7,9 @@
  * that document the tools may use says which of the window's frames it is (frameKeyInParent, in
  * the extension's isolated world, where the page cannot lie for it), and every frame-holding
  * element left over (inside shadow roots too, closed ones included) counts as the refused frame's.
+ * Indexes shift when the page adds, takes out or moves frames, so the document is watched from
+ * before the frames are asked until the elements are looked at, and a change there counts as the
+ * refused frame reaching (watchFrames). The in-page halves are in frame-owners-page.ts.
  * An element is judged in the isolated world (the page's own getClientRects, checkVisibility and
  * getComputedStyle cannot be replaced there):
  *  - paint: it has a layout box with an area and is not visibility:hidden. Opacity, clip-path and
@@ -23,6 +26,7 @@
  * unpin).
  */
 import { childFrames, frameRefusal, frameShowsRefusedPage, runInFrame } from './frames.ts';
+import { frameOwners, unpinOwners, watchFrames } from './frame-owners-page.ts';
 import { refusalReason } from './url-policy.ts';
 
 export type Reach = 'paint' | 'focus';
@@ -33,69 +37,8 @@ export interface RefusedFrame {
 
 /** Where the isolated world of a document keeps what it pinned, by token. */
 const PIN_STORE = 'opentabs.pinnedFrameOwners';
-
-/**
- * Runs in a document (ISOLATED world): for each frame-holding element whose frame is not one of
- * `claimed` (indexes among window.frames), whether it can paint and take focus. With `pin` and
- * none of them able to `pin.reach`, each is pinned hidden and watched until unpinOwners(pin.token).
- */
-function frameOwners(claimed: number[], pin: { token: string; reach: 'paint' | 'focus'; store: string } | null): { paint: boolean; focus: boolean }[] {
-  const tags = ['iframe', 'frame', 'object', 'embed', 'fencedframe', 'portal'];
-  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
-  const owners: HTMLElement[] = [];
-  const walk = (root: Document | ShadowRoot, depth: number) => {
-    for (const el of root.querySelectorAll('*')) {
-      if (tags.includes(el.localName) && el instanceof HTMLElement) owners.push(el);
-      const shadow = (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
-      if (shadow && depth < 32) walk(shadow, depth + 1);
-    }
-  };
-  walk(document, 0);
-  const left = owners.filter((el) => {
-    const win = (el as HTMLIFrameElement).contentWindow ?? null;
-    if (!win) return true;
-    for (let i = 0; i < window.length; i++) if (window[i] === win) return !claimed.includes(i);
-    return true;
-  });
-  const states = left.map((el) => {
-    const laidOut = el.getClientRects().length > 0;
-    const visible = typeof el.checkVisibility === 'function' ? el.checkVisibility({ visibilityProperty: true } as CheckVisibilityOptions) : getComputedStyle(el).visibility === 'visible';
-    const box = el.getBoundingClientRect();
-    return { paint: laidOut && visible && box.width > 0 && box.height > 0, focus: laidOut };
-  });
-  if (pin && !states.some((s) => s[pin.reach])) {
-    const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition-property', 'none']] : [['display', 'none']];
-    const saved = left.map((el) => ({ el, old: props.map(([p, pinned]) => [p, el.style.getPropertyValue(p), el.style.getPropertyPriority(p), pinned] as const) }));
-    for (const el of left) for (const [p, v] of props) el.style.setProperty(p, v, 'important');
-    const entry = { saved, disturbed: false, observer: null as MutationObserver | null };
-    entry.observer = new MutationObserver(() => {
-      entry.disturbed = true;
-    });
-    for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: ['style'] });
-    const g = globalThis as unknown as Record<string, Map<string, typeof entry>>;
-    (g[pin.store] ??= new Map()).set(pin.token, entry);
-  }
-  return states;
-}
-
-/** Runs in a document (ISOLATED world): the pins of `token` undone; whether the page changed a pinned element's style meanwhile, null when nothing was pinned there under it (the document went). */
-function unpinOwners(token: string, store: string): { disturbed: boolean } | null {
-  const g = globalThis as unknown as Record<string, Map<string, { saved: { el: HTMLElement; old: readonly (readonly [string, string, string, string])[] }[]; disturbed: boolean; observer: MutationObserver | null }> | undefined>;
-  const entry = g[store]?.get(token);
-  if (!entry) return null;
-  g[store]!.delete(token);
-  if (entry.observer?.takeRecords().length) entry.disturbed = true;
-  entry.observer?.disconnect();
-  for (const { el, old } of entry.saved) {
-    for (const [p, v, priority, pinned] of old) {
-      // A value the page (or the extension owning the iframe) set meanwhile stays.
-      if (el.style.getPropertyValue(p) !== pinned || el.style.getPropertyPriority(p) !== 'important') continue;
-      if (v) el.style.setProperty(p, v, priority);
-      else el.style.removeProperty(p);
-    }
-  }
-  return { disturbed: entry.disturbed };
-}
+/** Where it keeps its watches of frames moving (watchFrames), by token. */
+const WATCH_STORE = 'opentabs.frameWatches';
 
 /** What refusedFrameReaching found: a refused frame that can reach (null: none), the documents pinned under the token, and the tab's top document. */
 export interface Reached {
@@ -131,10 +74,13 @@ export async function refusedFrameReaching(tabId: number, reach: Reach, pinToken
   }
   for (const [documentId, { frame: p, first }] of parents) {
     const kids = childFrames(all, p.frameId, documentId).filter((k) => k.documentId && !frameShowsRefusedPage(k.url) && !frameRefusal(k.url));
+    const watch = { token: crypto.randomUUID(), store: WATCH_STORE };
+    const [w] = await chrome.scripting.executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: watchFrames, args: [watch.token, watch.store] }).catch(() => [] as chrome.scripting.InjectionResult<boolean>[]);
+    if (w?.result !== true) return { frame: first, pinned, topDocumentId };
     const keys = await Promise.all(kids.map((k) => runInFrame(tabId, k, 'frameKeyInParent', [])));
     const claimed = keys.flatMap((k) => (k && k[0] >= 0 ? [k[0]] : []));
     const [r] = await chrome.scripting
-      .executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: frameOwners, args: [claimed, pinToken ? { token: pinToken, reach, store: PIN_STORE } : null] })
+      .executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: frameOwners, args: [claimed, watch, pinToken ? { token: pinToken, reach, store: PIN_STORE } : null] })
       .catch(() => [] as chrome.scripting.InjectionResult<{ paint: boolean; focus: boolean }[]>[]);
     const states = r?.result;
     // Unknown, or no element left for a frame that is there: counts as reaching.

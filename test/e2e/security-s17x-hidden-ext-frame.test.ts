@@ -55,6 +55,19 @@ beforeAll(async () => {
   }
   // A hidden frame beside a shown one the tools may use.
   pageWith('beside', 'display:none', `<iframe id="p" src="file://${home}/Downloads/plain.html" style="width:300px;height:100px"></iframe>`);
+  // The key shown after a frame the tools may use, which the page takes out and puts back all the
+  // time (the key's frame then has that frame's index among the window's frames), and a hidden
+  // frame of its own beside them.
+  writeFileSync(
+    join(home, 'Downloads', 'shift.html'),
+    `<!doctype html><title>shift</title><body style="margin:0">
+    <iframe id="a" src="file://${home}/Downloads/plain.html" style="border:0;width:300px;height:50px"></iframe><iframe id="k" src="file://${home}/.ssh/key.html" style="border:0;width:300px;height:100px"></iframe>
+    <iframe srcdoc="<p>own</p>" style="display:none"></iframe><script>
+      const a = document.getElementById('a');
+      const k = document.getElementById('k');
+      setInterval(() => { if (a.isConnected) a.remove(); else k.before(a); }, 2);
+    </script>`,
+  );
   // Hidden on screen, printed: a check of the screen alone would let the PDF take the key.
   writeFileSync(
     join(home, 'Downloads', 'print.html'),
@@ -192,6 +205,20 @@ describe('a hidden iframe showing a page the tools may not use', () => {
       for (const [tool, args] of CAPTURES) expectPageRefused(await h.callTool(tool, { tabId, ...args }), `${tool} ${JSON.stringify(args)}`, REFUSED);
       expect((await h.callTool('browser_click_element', { tabId, selector: '#t' })).status).toBe(200);
       expectPageRefused(await h.callTool('browser_press_key', { tabId, key: 'a', modifiers: ['Control'] }), 'Ctrl+A', REFUSED);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('a shown one does not pass for a frame the tools may use when the page shifts the frames around', async () => {
+    const { page, tabId } = await opened('shift');
+    try {
+      for (let i = 0; i < 8; i++) {
+        for (const [tool, args] of CAPTURES) {
+          const r = await h.callTool(tool, { tabId, ...args });
+          expect([tool, JSON.stringify(args), i, r.status]).toEqual([tool, JSON.stringify(args), i, 403]);
+        }
+      }
     } finally {
       await page.close();
     }

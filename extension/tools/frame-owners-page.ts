@@ -1,0 +1,119 @@
+/**
+ * The in-page halves of refused-frame-reach.ts, run in a document's ISOLATED world through
+ * chrome.scripting (each uses nothing from outside itself): the frame-holding elements of a
+ * document that no frame the tools may use claims, whether they can paint or take focus, and the
+ * pins that keep them so while a capture or a shortcut key is under way.
+ */
+
+/**
+ * Runs in a document (ISOLATED world) before its frames are asked where they are: notes the
+ * window's frames and watches for frame-holding elements (or shadow hosts, which may hold one)
+ * added, removed or moved, under `token`. Frames say where they are by their index among the
+ * window's frames, which such a change shifts (remove the iframe before a refused frame's, and
+ * the refused frame takes the index another frame said was its own); frameOwners answers nothing
+ * when one happened in between.
+ */
+export function watchFrames(token: string, store: string): boolean {
+  const tags = ['iframe', 'frame', 'object', 'embed', 'fencedframe', 'portal'];
+  const selector = tags.join(',');
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  const shadowOf = (el: Element) => (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
+  const frames: unknown[] = [];
+  for (let i = 0; i < window.length; i++) frames.push(window[i]);
+  const entry = { moved: false, frames, observer: null as MutationObserver | null, judge: (_: MutationRecord[]) => {} };
+  /** Whether `n` is, holds or may hold (in a shadow root) a frame-holding element; unsure past 5000 elements. */
+  const holdsFrames = (n: Node): boolean => {
+    if (!(n instanceof Element)) return false;
+    if (tags.includes(n.localName) || n.querySelector(selector) || shadowOf(n)) return true;
+    const all = n.querySelectorAll('*');
+    if (all.length > 5_000) return true;
+    for (const el of all) if (shadowOf(el)) return true;
+    return false;
+  };
+  entry.judge = (records) => {
+    for (const r of records) for (const n of [...r.addedNodes, ...r.removedNodes]) if (holdsFrames(n)) entry.moved = true;
+  };
+  entry.observer = new MutationObserver((records) => entry.judge(records));
+  const observe = (root: Document | ShadowRoot, depth: number) => {
+    entry.observer!.observe(root, { childList: true, subtree: true });
+    for (const el of root.querySelectorAll('*')) {
+      const shadow = shadowOf(el);
+      if (shadow && depth < 32) observe(shadow, depth + 1);
+    }
+  };
+  observe(document, 0);
+  const g = globalThis as unknown as Record<string, Map<string, typeof entry>>;
+  (g[store] ??= new Map()).set(token, entry);
+  return true;
+}
+
+/**
+ * Runs in a document (ISOLATED world): for each frame-holding element whose frame is not one of
+ * `claimed` (indexes among window.frames), whether it can paint and take focus. With `pin` and
+ * none of them able to `pin.reach`, each is pinned hidden and watched until unpinOwners(pin.token).
+ */
+export function frameOwners(claimed: number[], watch: { token: string; store: string }, pin: { token: string; reach: 'paint' | 'focus'; store: string } | null): { paint: boolean; focus: boolean }[] | null {
+  const watches = (globalThis as unknown as Record<string, Map<string, { moved: boolean; frames: unknown[]; observer: MutationObserver | null; judge: (r: MutationRecord[]) => void }> | undefined>)[watch.store];
+  const seen = watches?.get(watch.token);
+  watches?.delete(watch.token);
+  if (!seen) return null;
+  seen.judge(seen.observer?.takeRecords() ?? []);
+  seen.observer?.disconnect();
+  // Frames added, removed or moved since the frames said where they are: their indexes may name others now.
+  if (seen.moved || seen.frames.length !== window.length || seen.frames.some((w, i) => window[i] !== w)) return null;
+  const tags = ['iframe', 'frame', 'object', 'embed', 'fencedframe', 'portal'];
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  const owners: HTMLElement[] = [];
+  const walk = (root: Document | ShadowRoot, depth: number) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (tags.includes(el.localName) && el instanceof HTMLElement) owners.push(el);
+      const shadow = (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
+      if (shadow && depth < 32) walk(shadow, depth + 1);
+    }
+  };
+  walk(document, 0);
+  const left = owners.filter((el) => {
+    const win = (el as HTMLIFrameElement).contentWindow ?? null;
+    if (!win) return true;
+    for (let i = 0; i < window.length; i++) if (window[i] === win) return !claimed.includes(i);
+    return true;
+  });
+  const states = left.map((el) => {
+    const laidOut = el.getClientRects().length > 0;
+    const visible = typeof el.checkVisibility === 'function' ? el.checkVisibility({ visibilityProperty: true } as CheckVisibilityOptions) : getComputedStyle(el).visibility === 'visible';
+    const box = el.getBoundingClientRect();
+    return { paint: laidOut && visible && box.width > 0 && box.height > 0, focus: laidOut };
+  });
+  if (pin && !states.some((s) => s[pin.reach])) {
+    const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition-property', 'none']] : [['display', 'none']];
+    const saved = left.map((el) => ({ el, old: props.map(([p, pinned]) => [p, el.style.getPropertyValue(p), el.style.getPropertyPriority(p), pinned] as const) }));
+    for (const el of left) for (const [p, v] of props) el.style.setProperty(p, v, 'important');
+    const entry = { saved, disturbed: false, observer: null as MutationObserver | null };
+    entry.observer = new MutationObserver(() => {
+      entry.disturbed = true;
+    });
+    for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: ['style'] });
+    const g = globalThis as unknown as Record<string, Map<string, typeof entry>>;
+    (g[pin.store] ??= new Map()).set(pin.token, entry);
+  }
+  return states;
+}
+
+/** Runs in a document (ISOLATED world): the pins of `token` undone; whether the page changed a pinned element's style meanwhile, null when nothing was pinned there under it (the document went). */
+export function unpinOwners(token: string, store: string): { disturbed: boolean } | null {
+  const g = globalThis as unknown as Record<string, Map<string, { saved: { el: HTMLElement; old: readonly (readonly [string, string, string, string])[] }[]; disturbed: boolean; observer: MutationObserver | null }> | undefined>;
+  const entry = g[store]?.get(token);
+  if (!entry) return null;
+  g[store]!.delete(token);
+  if (entry.observer?.takeRecords().length) entry.disturbed = true;
+  entry.observer?.disconnect();
+  for (const { el, old } of entry.saved) {
+    for (const [p, v, priority, pinned] of old) {
+      // A value the page (or the extension owning the iframe) set meanwhile stays.
+      if (el.style.getPropertyValue(p) !== pinned || el.style.getPropertyPriority(p) !== 'important') continue;
+      if (v) el.style.setProperty(p, v, priority);
+      else el.style.removeProperty(p);
+    }
+  }
+  return { disturbed: entry.disturbed };
+}
