@@ -86,34 +86,63 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
   });
   if (pin && !states.some((s) => s[pin.reach])) {
     const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition-property', 'none']] : [['display', 'none']];
-    const saved = left.map((el) => ({ el, old: props.map(([p, pinned]) => [p, el.style.getPropertyValue(p), el.style.getPropertyPriority(p), pinned] as const) }));
-    for (const el of left) for (const [p, v] of props) el.style.setProperty(p, v, 'important');
-    const entry = { saved, disturbed: false, observer: null as MutationObserver | null };
+    type Held = { n: number; value: string; priority: string; pinned: string };
+    type Entry = { els: HTMLElement[]; props: string[]; disturbed: boolean; observer: MutationObserver | null };
+    const g = globalThis as unknown as Record<string, { pins: Map<string, Entry>; held: Map<HTMLElement, Map<string, Held>> } | undefined>;
+    const store = (g[pin.store] ??= { pins: new Map(), held: new Map() });
+    // Pins of calls under way (a screenshot and a key at once) watch the same elements: what the
+    // page changed so far is theirs, the change made here is not.
+    for (const other of store.pins.values()) if (other.observer?.takeRecords().length) other.disturbed = true;
+    for (const el of left) {
+      const held = store.held.get(el) ?? new Map<string, Held>();
+      store.held.set(el, held);
+      for (const [p, v] of props) {
+        const h = held.get(p);
+        if (h) h.n++;
+        else held.set(p, { n: 1, value: el.style.getPropertyValue(p), priority: el.style.getPropertyPriority(p), pinned: v });
+        el.style.setProperty(p, v, 'important');
+      }
+    }
+    for (const other of store.pins.values()) other.observer?.takeRecords();
+    const entry: Entry = { els: left, props: props.map(([p]) => p), disturbed: false, observer: null };
     entry.observer = new MutationObserver(() => {
       entry.disturbed = true;
     });
     for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: ['style'] });
-    const g = globalThis as unknown as Record<string, Map<string, typeof entry>>;
-    (g[pin.store] ??= new Map()).set(pin.token, entry);
+    store.pins.set(pin.token, entry);
   }
   return states;
 }
 
-/** Runs in a document (ISOLATED world): the pins of `token` undone; whether the page changed a pinned element's style meanwhile, null when nothing was pinned there under it (the document went). */
+/**
+ * Runs in a document (ISOLATED world): the pins of `token` undone (an element's style is the
+ * page's again once no call under way pins it; a value the page or the extension owning the iframe
+ * set meanwhile stays); whether the page changed a pinned element's style meanwhile, null when
+ * nothing was pinned there under it (the document went).
+ */
 export function unpinOwners(token: string, store: string): { disturbed: boolean } | null {
-  const g = globalThis as unknown as Record<string, Map<string, { saved: { el: HTMLElement; old: readonly (readonly [string, string, string, string])[] }[]; disturbed: boolean; observer: MutationObserver | null }> | undefined>;
-  const entry = g[store]?.get(token);
-  if (!entry) return null;
-  g[store]!.delete(token);
+  type Held = { n: number; value: string; priority: string; pinned: string };
+  type Entry = { els: HTMLElement[]; props: string[]; disturbed: boolean; observer: MutationObserver | null };
+  const g = globalThis as unknown as Record<string, { pins: Map<string, Entry>; held: Map<HTMLElement, Map<string, Held>> } | undefined>;
+  const pins = g[store];
+  const entry = pins?.pins.get(token);
+  if (!pins || !entry) return null;
+  pins.pins.delete(token);
   if (entry.observer?.takeRecords().length) entry.disturbed = true;
   entry.observer?.disconnect();
-  for (const { el, old } of entry.saved) {
-    for (const [p, v, priority, pinned] of old) {
-      // A value the page (or the extension owning the iframe) set meanwhile stays.
-      if (el.style.getPropertyValue(p) !== pinned || el.style.getPropertyPriority(p) !== 'important') continue;
-      if (v) el.style.setProperty(p, v, priority);
+  for (const other of pins.pins.values()) if (other.observer?.takeRecords().length) other.disturbed = true;
+  for (const el of entry.els) {
+    const held = pins.held.get(el);
+    for (const p of entry.props) {
+      const h = held?.get(p);
+      if (!h || --h.n > 0) continue;
+      held!.delete(p);
+      if (el.style.getPropertyValue(p) !== h.pinned || el.style.getPropertyPriority(p) !== 'important') continue;
+      if (h.value) el.style.setProperty(p, h.value, h.priority);
       else el.style.removeProperty(p);
     }
+    if (held && held.size === 0) pins.held.delete(el);
   }
+  for (const other of pins.pins.values()) other.observer?.takeRecords();
   return { disturbed: entry.disturbed };
 }

@@ -96,4 +96,32 @@ describe('the leftover frame-holding elements', () => {
     expect(r.after).toBe('visible');
     expect(r.gone).toBeNull();
   });
+
+  test('pins of calls under way at once: neither takes the other for the page, the last one out gives the style back', async () => {
+    await load();
+    const r = await page.evaluate(async () => {
+      const g = globalThis as unknown as G;
+      document.getElementById('k')!.remove();
+      const h = document.getElementById('h')!;
+      const before = h.style.cssText;
+      const pin = (n: number, reach: 'paint' | 'focus') => {
+        g.watchFrames(`w${n}`, 'w');
+        return g.frameOwners([0], { token: `w${n}`, store: 'w' }, { token: `p${n}`, reach, store: 'q' });
+      };
+      pin(1, 'paint');
+      pin(2, 'focus');
+      pin(3, 'paint');
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const first = g.unpinOwners('p1', 'q');
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const held = h.style.cssText;
+      const rest = [g.unpinOwners('p3', 'q'), g.unpinOwners('p2', 'q')];
+      return { before, first, held, rest, after: h.style.cssText };
+    });
+    expect(r.first).toEqual({ disturbed: false });
+    expect(r.held).toContain('visibility: hidden !important');
+    expect(r.held).toContain('display: none !important');
+    expect(r.rest).toEqual([{ disturbed: false }, { disturbed: false }]);
+    expect(r.after).toBe(r.before);
+  });
 });
