@@ -79,6 +79,11 @@ export const fail = {
       `The OpenTabs server is shutting down, so "${name}" did not finish (or did not start). Retry once it runs again (\`opentabs start\`).`,
       { category: 'internal', retryable: true },
     ),
+  noPluginTab: (name: string) =>
+    new OpenTabsError('no_matching_tab', `No tab of the web app "${name}" works in is open; nothing was asked. Open the app in a Chrome tab (and log in), then call it again.`, {
+      category: 'not_found',
+      retryable: true,
+    }),
   internal: (message: string) => new OpenTabsError('internal', message, { category: 'internal' }),
 };
 

@@ -134,6 +134,10 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       // Tab ids are handed out in order: a card for a tab that does not exist yet would be an
       // approval for whatever page the agent opens next under that id.
       if (tabUrl === null) return { ok: false, tool, error: new OpenTabsError('tab_closed', `No tab with id ${tabId}; nothing was asked. Call browser_list_tabs for current ids.`, { category: 'not_found' }) };
+      // A plugin call that names no tab runs in a tab the card lists. With no tab of the plugin
+      // open there is nothing to list, and a card would only be allowed for a call that cannot
+      // run (a tab opened while it waits is not one the user saw): say so without asking.
+      if (tool.kind === 'plugin' && tabId === undefined && ctx.hub.connected && ctx.hub.tabsFor(tool.plugin).tabs.length === 0) return { ok: false, tool, error: fail.noPluginTab(tool.name) };
       const target = tool.kind === 'page' ? pageTarget(tool) : confirmationTarget(ctx.hub, tool, args as Record<string, unknown>, call.tabId, tabUrl ?? undefined);
       const d = await ctx.hub.confirm({
         tool: tool.name,

@@ -4,7 +4,8 @@
  * none, the call was bound to nothing, and the extension picked the tab when it ran: the agent
  * could open a tab of the app while the card waited (the user's other account, another workspace,
  * a page of its choosing that the plugin's patterns match) and the approved call ran there, in a
- * page the user never saw on the card. Now such a call is bound to no tab and does not run.
+ * page the user never saw on the card. Now such a call is not asked about (no_matching_tab), and
+ * one that was asked is bound to the tabs its card listed.
  * Real Chromium, the real extension, the fixture plugin.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
@@ -38,20 +39,18 @@ const readyTabs = (n: number) =>
     return tabs.length === n ? tabs : null;
   }, `${n} fixture tab(s) ready`);
 
-test('a call asked with no tab of its plugin open does not run in a tab opened while the card waited', async () => {
+test('a call asked with no tab of its plugin open is not asked, and cannot run in a tab opened meanwhile', async () => {
   expect(h.srv.ctx.hub.tabsFor('fixture').tabs).toEqual([]);
-  const call = h.callTool('fixture_echo', { text: 'send the report' });
-  const card = await waitUntil(() => h.srv.ctx.hub.confirmations.list()[0], 'the call to ask');
-  expect(card.target?.tabId).toBeUndefined();
-  expect(card.target?.candidateTabs ?? []).toEqual([]);
-  // While the card waits: a tab of the app, of the agent's choosing.
+  // Answered at once, with no card (a card listing no tab would approve whichever tab the agent
+  // opens while it waits; an asked call would wait here for the approval instead).
+  const r = await h.callTool('fixture_echo', { text: 'send the report' });
+  expect([r.status, r.body.error?.code, r.body.error?.retryable, r.body.result?.href]).toEqual([409, 'no_matching_tab', true, undefined]);
+  expect(r.body.error?.message).toContain('nothing was asked');
+  expect(h.srv.ctx.hub.confirmations.list()).toEqual([]);
+  // With a tab of the app open, the card names it and the call runs there.
   const opened = await h.callTool('browser_open_tab', { url: h.fixtureUrl('/pages/plugin-app.html?account=other'), active: true });
   expect(opened.status).toBe(200);
   await readyTabs(1);
-  h.srv.ctx.hub.confirmations.respond(card.id, 'allow');
-  const r = await call;
-  expect([r.status, r.body.error?.code, r.body.result?.href]).toEqual([409, 'tab_mismatch', undefined]);
-  // With that tab on the card, the next call runs in it.
   const again = h.callTool('fixture_echo', { text: 'send the report' });
   const next = await waitUntil(() => h.srv.ctx.hub.confirmations.list()[0], 'the next call to ask');
   expect(next.target?.tabId).toBe(opened.body.result.id);

@@ -70,7 +70,7 @@ export class FakeExtension {
   }
 
   /** Connect and wait for the server's sync.full. Rejects when the server refuses the socket. */
-  static async connect(httpUrl: string, secret: string, opts: { protocols?: string[]; timeoutMs?: number } = {}): Promise<FakeExtension> {
+  static async connect(httpUrl: string, secret: string, opts: { protocols?: string[]; timeoutMs?: number; pluginTabs?: boolean } = {}): Promise<FakeExtension> {
     const url = httpUrl.replace(/^http/, 'ws') + '/ws';
     const ws = new WebSocket(url, opts.protocols ?? ['opentabs', secret]);
     const ext = new FakeExtension(ws);
@@ -83,8 +83,21 @@ export class FakeExtension {
       ws.addEventListener('error', () => (clearTimeout(timer), reject(new Error('WebSocket connection refused'))), { once: true });
       ws.addEventListener('close', (e) => (clearTimeout(timer), reject(new Error(`WebSocket closed before open (${e.code})`))), { once: true });
     });
-    await synced;
+    const full = (await synced) as { plugins?: { name: string; urlPatterns: string[] }[] };
+    // Like a user with each plugin's app open: one ready tab per plugin (a plugin call that names no
+    // tab is asked about and runs in a tab of its plugin; with none open it is refused unasked).
+    if (opts.pluginTabs !== false) await ext.openPluginTabs((full.plugins ?? []).map((p) => p.name));
     return ext;
+  }
+
+  /** Report one ready tab for each of these plugins (ids from 9001), as the extension does when their pages load. */
+  async openPluginTabs(plugins: string[]): Promise<void> {
+    for (const [i, plugin] of plugins.entries()) {
+      const tabId = 9001 + i;
+      const url = `https://${plugin}.example/`;
+      this.tabPages.set(tabId, url);
+      await this.request('tab.stateChanged', { plugin, state: 'ready', tabs: [{ tabId, url, title: plugin, ready: true }] });
+    }
   }
 
   get protocol(): string {

@@ -37,7 +37,8 @@ beforeAll(async () => {
     // decide the outcome; the total cap stays below the progress loop's own length.
     limits: { dispatchTimeoutMs: 1000, dispatchMaxTotalMs: 3000 },
   });
-  ext = await FakeExtension.connect(srv.url, srv.secret);
+  // No plugin tabs reported: the tab-state tests below set their own.
+  ext = await FakeExtension.connect(srv.url, srv.secret, { pluginTabs: false });
 });
 
 afterAll(async () => {

@@ -62,7 +62,8 @@ export async function callPathParts(opts: { decision?: 'allow' | 'deny'; value?:
   const calls: HubCalls = { dispatched: [], asked: [] };
   const hub = {
     connected: true,
-    tabsFor: () => ({ state: 'closed', tabs: [] }),
+    // The user has the plugin's app open in one tab (an asked plugin call runs in a tab of its plugin).
+    tabsFor: () => ({ state: 'ready', tabs: [{ tabId: 7, url: 'https://notes.example/', title: 'Notes', ready: true }] }),
     allTabStates: () => new Map(),
     confirm: async (req: { tool: string }) => {
       calls.asked.push({ tool: req.tool });

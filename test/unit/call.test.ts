@@ -42,6 +42,15 @@ test('ask: the user is asked; a denial is permission_denied and nothing runs', a
   expect(calls.dispatched).toEqual([]);
 });
 
+test('ask with no tab of the plugin open: refused unasked (no_matching_tab), nothing runs', async () => {
+  const { deps, calls } = await callPathParts({ decision: 'allow' });
+  (deps.hub as { tabsFor: unknown }).tabsFor = () => ({ state: 'closed', tabs: [] });
+  const r = await callTool(deps, 'notes_get', { id: 1 }, { transport: 'rest' });
+  expect(r.ok ? null : [r.error.code, r.error.extra.retryable]).toEqual(['no_matching_tab', true]);
+  expect(calls.asked).toEqual([]);
+  expect(calls.dispatched).toEqual([]);
+});
+
 test('allowed: dispatched with the plugin\'s short name, the value comes back, and success is audited', async () => {
   const { deps, calls, audit } = await callPathParts({ value: { title: 'Note 1' } });
   const r = await callTool(deps, 'notes_get', { id: 1 }, { transport: 'rest' });
@@ -56,7 +65,7 @@ test('a built-in auto tool runs without asking; a server-served one never reache
   expect(calls.asked).toEqual([]);
   expect(calls.dispatched.map((d) => d.fullName)).toEqual(['browser_list_tabs']);
   const served = await callTool(deps, 'plugin_list_tabs', {}, { transport: 'rest' });
-  expect(served.ok && served.value).toMatchObject({ plugins: [{ plugin: 'notes', state: 'closed', tabs: [] }] });
+  expect(served.ok && served.value).toMatchObject({ plugins: [{ plugin: 'notes', state: 'ready', tabs: [{ tabId: 7 }] }] });
   expect(calls.dispatched.length).toBe(1);
 });
 
