@@ -79,6 +79,10 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     return true;
   });
   const states = left.map((el) => {
+    // A child of a shadow host may be slotted: the !important rules of that shadow root for it
+    // (::slotted) win over its own inline !important style, so a pin cannot hold it.
+    const host = el.parentElement;
+    if (host && ((dom?.openOrClosedShadowRoot?.(host) ?? null) ?? host.shadowRoot)) return { paint: true, focus: true };
     const laidOut = el.getClientRects().length > 0;
     const visible = typeof el.checkVisibility === 'function' ? el.checkVisibility({ visibilityProperty: true } as CheckVisibilityOptions) : getComputedStyle(el).visibility === 'visible';
     const box = el.getBoundingClientRect();

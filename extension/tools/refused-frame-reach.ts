@@ -18,6 +18,8 @@
  *  - focus: it has a layout box at all. A 0×0 or visibility:hidden iframe takes focus (the page
  *    calls its contentWindow.focus()) and Ctrl+A selects its text; a display:none one has focus
  *    but no layout, so nothing in it can be selected.
+ *  - a child of a shadow host counts as both: it may be slotted, and that shadow root's
+ *    !important rules for it (::slotted) beat any inline style, so the pin below cannot hold it.
  * A page can change those styles at any moment, from its scripts or from CSS alone (@media print,
  * animations, :focus). So while a capture or a shortcut key is under way, the leftover elements are
  * pinned as they were judged (inline styles with !important, which page stylesheets and

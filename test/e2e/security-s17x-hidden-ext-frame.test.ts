@@ -73,6 +73,14 @@ beforeAll(async () => {
     join(home, 'Downloads', 'print.html'),
     `<!doctype html><title>print</title><style>#k{display:none} @media print {#k{display:block !important;visibility:visible !important}}</style><body style="margin:0"><iframe id="k" src="file://${home}/.ssh/key.html" style="border:0;width:300px;height:100px"></iframe>`,
   );
+  // The same, from a shadow root the iframe is slotted into: its !important rules for the slotted
+  // iframe win over the iframe's own inline !important style.
+  writeFileSync(
+    join(home, 'Downloads', 'slotted.html'),
+    `<!doctype html><title>slotted</title><body style="margin:0"><x-host><iframe id="k" src="file://${home}/.ssh/key.html" style="border:0;width:300px;height:100px;display:none"></iframe></x-host><script>
+      document.querySelector('x-host').attachShadow({ mode: 'closed' }).innerHTML = '<slot></slot><style>@media print { ::slotted(iframe) { display: block !important; visibility: visible !important; } }</style>';
+    </script>`,
+  );
   // Shows the frame from a script while it is printed, and hides it again.
   pageWith('beforeprint', 'display:none', `<script>
     addEventListener('beforeprint', () => { document.getElementById('k').style.display = 'block'; });
@@ -233,6 +241,17 @@ describe('a hidden iframe showing a page the tools may not use', () => {
       expect(r.status).toBe(200);
       // The page has no text of its own: any font in the PDF would be the key's.
       expect(pdfOf(r)).not.toContain('/Font');
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('a page showing it in print from a shadow root it is slotted into: no PDF', async () => {
+    const { page, tabId } = await opened('slotted');
+    try {
+      const r = await h.callTool('browser_print_pdf', { tabId });
+      expectPageRefused(r, 'PDF', REFUSED);
+      expect(JSON.stringify(r.body)).not.toContain('JVBER');
     } finally {
       await page.close();
     }
