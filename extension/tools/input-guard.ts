@@ -53,18 +53,28 @@ function deepTagAt(x: number, y: number): string {
 }
 
 /**
- * Refuses (page_not_allowed) a mouse event while the tab shows a refused page in a frame, when it
- * is aimed at an element holding a frame: `tag`, the element the tool found, or, for a point of
- * the top document (`at`, viewport CSS pixels), what is drawn there, inside shadow roots too.
+ * Refuses (page_not_allowed) a mouse event while the tab shows a refused page in a frame that can
+ * be hit, when it is aimed at an element holding a frame: `tag`, the element the tool found, or,
+ * for a point of the top document (`at`, viewport CSS pixels), what is drawn there, inside shadow
+ * roots too.
  */
 export async function assertMouseStaysOut(tabId: number, tag: string | null | undefined, at?: { x: number; y: number }): Promise<void> {
   const f = await refusedFrameOf(tabId);
   if (!f) return;
-  if (tag && FRAME_TAGS.has(tag.toLowerCase())) throw refused(tabId, f, 'a mouse event at that iframe');
-  if (!at) return;
-  const [r] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), world: 'ISOLATED', func: deepTagAt, args: [at.x, at.y] }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
-  // Unknown: counts as an iframe, the event is not sent.
-  if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refused(tabId, f, 'a mouse event at that point, where an iframe is drawn,');
+  let what: string | null = null;
+  if (tag && FRAME_TAGS.has(tag.toLowerCase())) what = 'a mouse event at that iframe';
+  else if (at) {
+    const [r] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), world: 'ISOLATED', func: deepTagAt, args: [at.x, at.y] }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+    // Unknown: counts as an iframe, the event is not sent.
+    if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) what = 'a mouse event at that point, where an iframe is drawn,';
+  }
+  if (!what) return;
+  // At an iframe: one of the page's own or a site's (a video, a payment form) is fine while no
+  // refused frame can be hit, which takes a box with an area, not visibility:hidden (the same as
+  // painting: refusedFrameReaching). A page moving one under the pointer before the press is met
+  // by pressGuard, as one moving it over any other element.
+  const reach = await refusedFrameReaching(tabId, 'paint');
+  if (reach.frame) throw refused(tabId, reach.frame, what);
 }
 
 /**

@@ -3,7 +3,7 @@
  * menus, translators), hidden until used: display:none, 0×0, visibility:hidden. Such a frame shows
  * a page the tools may not use, but while its iframe cannot paint it does not stop a screenshot or
  * a PDF, and while it has no layout (display:none) it does not stop shortcut keys; clicks elsewhere
- * in the page work too. Here the hidden frame is a hidden file framed by a file:// page (file://
+ * in the page, other iframes included, work too. Here the hidden frame is a hidden file framed by a file:// page (file://
  * allowed), which the URL policy refuses the same way. A page cannot use the leeway to show the
  * frame while the capture or the key is under way: not from CSS alone (@media print), and not from
  * its scripts without the capture failing or shortcut keys being refused from then on.
@@ -193,6 +193,15 @@ describe('a hidden iframe showing a page the tools may not use', () => {
         for (const [tool, args] of CAPTURES) expect([name, tool, JSON.stringify(args), (await h.callTool(tool, { tabId, ...args })).status]).toEqual([name, tool, JSON.stringify(args), 200]);
         expect((await h.callTool('browser_click_element', { tabId, selector: '#t' })).status).toBe(200);
         expect((await h.callTool('browser_press_key', { tabId, key: 'a', modifiers: ['Control'] })).status).toBe(200);
+        if (name === 'beside') {
+          // The shown frame the tools may use takes clicks: the hidden one cannot be hit.
+          expect((await h.callTool('browser_click_element', { tabId, selector: '#p' })).status).toBe(200);
+          const box = await page.evaluate(() => {
+            const r = document.getElementById('p')!.getBoundingClientRect();
+            return { x: Math.round(r.x + r.width / 2), y: Math.round(r.y + r.height / 2) };
+          });
+          expect((await h.callTool('browser_click_at', { tabId, ...box })).status).toBe(200);
+        }
       } finally {
         await page.close();
       }
