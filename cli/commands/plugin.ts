@@ -116,7 +116,7 @@ async function install(argv: string[]): Promise<number> {
   const spec = /^(\.{1,2}\/|\/|~)/.test(raw) || raw.endsWith('.tgz') ? resolve(raw) : raw;
   let r;
   try {
-    r = await installPlugin(t.configDir, spec, (line) => err(c.dim(line)), { allowBroadPatterns: values['allow-broad-patterns'] === true });
+    r = await installPlugin(t.configDir, spec, (line) => err(c.dim(line)), { allowBroadPatterns: values['allow-broad-patterns'] === true, quietResult: true });
   } catch (e) {
     throw new CliError((e as Error).message);
   }

@@ -21,7 +21,13 @@ export interface NpmResult {
 
 const NPM = process.env.OPENTABS_NPM ?? 'npm';
 
-/** Run npm; every output line goes to onLine (progress), the full output is returned. */
+/** npm's own error lines (`npm error …`, older `npm ERR! …`): the thrown failure carries them. */
+const NPM_ERROR_LINE = /^npm (error|ERR!)( |$)/;
+
+/**
+ * Run npm; its output lines go to onLine (progress), except its error lines, which the failure
+ * built from the returned output reports (npmFailure) instead of showing them twice.
+ */
 export async function runNpm(args: string[], cwd: string, onLine?: (line: string) => void): Promise<NpmResult> {
   // Loaded on first use: node:child_process takes ≈ 2 ms to load, which every server start would
   // pay for what only plugin installs and searches use.
@@ -42,7 +48,7 @@ export async function runNpm(args: string[], cwd: string, onLine?: (line: string
         buf += s;
         const parts = buf.split('\n');
         buf = parts.pop() ?? '';
-        for (const l of parts) if (l.trim() && onLine) onLine(l.trimEnd());
+        for (const l of parts) if (l.trim() && onLine && !NPM_ERROR_LINE.test(l)) onLine(l.trimEnd());
       };
     };
     child.stdout.on('data', lines((s) => (stdout += s)));
@@ -106,9 +112,51 @@ export function registrySpecName(spec: string): string | null {
   return m ? m[1]! : null;
 }
 
-function npmFailure(what: string, r: NpmResult): OpenTabsError {
-  const tail = (r.stderr || r.stdout).trim().split('\n').filter((l) => l.trim()).slice(-5).join('\n');
+function npmFailure(what: string, r: NpmResult, spec?: string): OpenTabsError {
+  const lines = (r.stderr || r.stdout).trim().split('\n').filter((l) => l.trim());
+  const missing = missingPackage(lines);
+  if (missing) {
+    const asked = spec !== undefined ? registrySpecName(spec) : null;
+    const where = missing.registry ? ` (${missing.registry})` : '';
+    const scoped = missing.name.startsWith('@') ? ' (or it is private and npm is not logged in to its scope)' : '';
+    if (asked !== null && asked === missing.name) {
+      return new OpenTabsError(
+        'bad_request',
+        `npm has no package named "${missing.name}" in its registry${where}${scoped}. Check the name; plugin packages are named opentabs-plugin-<name> or @scope/opentabs-plugin-<name>.`,
+      );
+    }
+    return new OpenTabsError('bad_request', `${spec} was not installed: it depends on "${missing.name}", which npm has no package of in its registry${where}${scoped}.`);
+  }
+  // npm's error lines say what went wrong (the pointer to its debug log last); other output is progress.
+  const errors = lines.filter((l) => NPM_ERROR_LINE.test(l) && l.replace(NPM_ERROR_LINE, '').replace(/^\s*\d{3}\s*$/, '').trim());
+  const tail = (errors.length ? errors : lines).slice(-6).join('\n');
   return new OpenTabsError('bad_request', `${what} failed (npm exit ${r.code})${tail ? `:\n${tail}` : ''}`);
+}
+
+/**
+ * The package npm found no trace of (an E404 from the registry): its name, from the line that
+ * quotes its spec (`'name@range' is not in this registry` / `The requested resource 'name@range'
+ * could not be found`) or the URL npm asked for, and the registry's origin.
+ */
+function missingPackage(lines: string[]): { name: string; registry: string | null } | null {
+  if (!lines.some((l) => /^npm (error|ERR!) code E404\b/.test(l))) return null;
+  let name: string | null = null;
+  let registry: string | null = null;
+  for (const l of lines) {
+    const quoted = /^npm (?:error|ERR!) 404 .*'((?:@[^/'\s]+\/)?[^@'\s]+)(?:@[^'\s]*)?'/.exec(l);
+    if (quoted && name === null) name = quoted[1]!;
+    const got = /^npm (?:error|ERR!) 404 Not Found - GET (\S+)/.exec(l);
+    if (got) {
+      try {
+        const url = new URL(got[1]!);
+        registry = url.origin;
+        name ??= decodeURIComponent(url.pathname.split('/').filter(Boolean).join('/')) || null;
+      } catch {
+        // Not a URL: the name comes from the quoted spec.
+      }
+    }
+  }
+  return name ? { name, registry } : null;
 }
 
 /**
@@ -138,7 +186,7 @@ export async function npmInstall(configDir: string, spec: string, onLine?: (line
   const before = await readDeps(prefix);
   onLine?.(`Installing ${spec} into ${prefix} (install scripts disabled) …`);
   const r = await runNpm(['install', '--prefix', prefix, '--ignore-scripts', '--no-audit', '--no-fund', '--save', spec], prefix, onLine);
-  if (r.code !== 0) throw npmFailure(`npm install ${spec}`, r);
+  if (r.code !== 0) throw npmFailure(`npm install ${spec}`, r, spec);
   const after = await readDeps(prefix);
   const changed = Object.keys(after).filter((k) => before[k] !== after[k]);
   let name = changed[0];

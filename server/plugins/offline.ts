@@ -44,7 +44,7 @@ export async function installPlugin(
   configDir: string,
   spec: string,
   onProgress?: (line: string) => void,
-  o: AddOptions = {},
+  o: AddOptions & { /** Leave out the closing "Plugin … installed" progress line (the caller reports the result itself). */ quietResult?: boolean } = {},
 ): Promise<{ name: string; packageName: string; tools: number; broadPatterns?: string[] }> {
   const packageName = await npmInstall(configDir, spec, onProgress);
   const name = pluginNameFromPackage(packageName);
@@ -86,7 +86,7 @@ export async function installPlugin(
   const broad = consent.broad;
   if (consent.fresh) await store.update((d) => recordBroadConsent(d, name));
   else if (!store.get().permissions[name]?.default) await store.setPluginPermission(name, 'ask');
-  onProgress?.(`Plugin "${name}" installed (${loaded.plugin.tools.length === 1 ? '1 tool' : `${loaded.plugin.tools.length} tools`}; permission: ${store.permissionFor(name, '', 'ask')})`);
+  if (!o.quietResult) onProgress?.(`Plugin "${name}" installed (${loaded.plugin.tools.length === 1 ? '1 tool' : `${loaded.plugin.tools.length} tools`}; permission: ${store.permissionFor(name, '', 'ask')})`);
   return { name, packageName, tools: loaded.plugin.tools.length, ...(broad.length > 0 ? { broadPatterns: broad } : {}) };
 }
 
