@@ -9,6 +9,7 @@ import { extLog } from '../shared/ext-log.ts';
 import { cancelBuiltin, runBuiltin } from '../tools/run.ts';
 import { endAllEmulation } from '../tools/emulation.ts';
 import { endAllInterception } from '../tools/intercept.ts';
+import { endAllForcedStates } from '../tools/pseudo-state.ts';
 import { fileMayHoldSecret, redactedUrl, setUrlPolicy, tabRefusal } from '../tools/url-policy.ts';
 import { Connection, type ServerHandlers } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
@@ -135,15 +136,16 @@ chrome.runtime.onConnect.addListener((port) => {
 
 // ------------------------------------------------------------------ connection + tabs
 
-/** Ends what an agent set that changes how the user's tabs behave (emulation, request interception). */
+/** Ends what an agent set that changes how the user's tabs behave (emulation, request interception, forced pseudo states). */
 function endAgentOverrides(why: string): void {
   void endAllEmulation(why).catch(() => {});
   void endAllInterception(why).catch(() => {});
+  void endAllForcedStates(why).catch(() => {});
 }
 
 let lastLogged = '';
 conn.onState((s) => {
-  // No agent is left to undo what changes the user's tabs: emulation and request interception end.
+  // No agent is left to undo what changes the user's tabs: emulation, request interception and forced pseudo states end.
   if (s.status === 'disconnected') endAgentOverrides('the extension lost its connection to the OpenTabs server');
   const line = s.status === 'disconnected' ? `disconnected (${s.reason}): ${s.detail ?? ''}` : `${s.status}${s.port ? ` to port ${s.port}` : ''}`;
   if (line !== lastLogged) extLog(s.status === 'disconnected' ? 'warning' : 'info', line);

@@ -3,7 +3,9 @@
  * state" does (CSS.forcePseudoState), to read or screenshot those styles without moving the mouse.
  * Forced states live in the tab's debugger session (DOM and CSS agents), so the session is held
  * while any element of the tab has one; clearing the last one (states: []) or a navigation lets
- * it go.
+ * it go. Forced states also end when the extension loses its connection to the server
+ * (endAllForcedStates): no agent is left to clear them, and the user's page would go on showing
+ * :hover, :focus … styles nothing on it asked for. The next call on the tab says so.
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
@@ -21,6 +23,8 @@ interface TabForced {
   offEvents: () => void;
 }
 const forced = new Map<number, TabForced>();
+/** Why a tab's forced states ended by themselves, told once to the next call on it. */
+const endedNotes = new Map<number, string>();
 
 function drop(tabId: number): void {
   const t = forced.get(tabId);
@@ -28,6 +32,22 @@ function drop(tabId: number): void {
   forced.delete(tabId);
   t.offEvents();
   t.held.release();
+}
+
+/**
+ * Clears every forced state of every tab and lets the sessions go (the extension lost its
+ * connection to the server: the agent that forced them can no longer clear them).
+ */
+export async function endAllForcedStates(why: string): Promise<void> {
+  await Promise.all([...forced].map(async ([tabId, t]) => {
+    forced.delete(tabId);
+    if (t.nodes.size) endedNotes.set(tabId, `The pseudo states forced in tab ${tabId} were cleared when ${why}; force them again if still needed.`);
+    const nodes = [...t.nodes.keys()];
+    t.nodes.clear();
+    await Promise.all(nodes.map((nodeId) => t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: [] }).catch(() => {})));
+    t.offEvents();
+    t.held.release();
+  }));
 }
 
 async function session(tabId: number): Promise<TabForced> {
@@ -77,12 +97,14 @@ export const pseudoStateTools = {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     const states = [...new Set(input.states)];
+    const ended = endedNotes.get(tabId);
+    endedNotes.delete(tabId);
     if (states.length === 0 && !forced.has(tabId)) {
       // Nothing forced in this tab: nothing to clear (the element is still looked up, to report a wrong one).
       const { el } = await lookUp(tabId, (await session(tabId)).held.send, input.selector, input.ref).finally(() => {
         if (forced.get(tabId)?.nodes.size === 0) drop(tabId);
       });
-      return { value: { tag: el.tag, states: [], forcedElements: 0 } };
+      return { value: { tag: el.tag, states: [], forcedElements: 0, ...(ended ? { note: ended } : {}) } };
     }
     const t = await session(tabId);
     try {
@@ -94,15 +116,21 @@ export const pseudoStateTools = {
       // caller was told failed (and undo it if the page took it meanwhile).
       ctx.signal.throwIfAborted();
       await t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: states });
+      if (forced.get(tabId) !== t) {
+        // Every forced state ended (endAllForcedStates) while this call ran: none is kept.
+        await t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: [] }).catch(() => {});
+        throw new ToolError(`The pseudo states forced in tab ${tabId} ended while this call ran (${endedNotes.get(tabId) ?? 'the page navigated or the debugger left the tab'}); try again`, { code: 'not_available', category: 'validation', retryable: true });
+      }
       if (ctx.signal.aborted) {
         await t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: t.nodes.get(nodeId) ?? [] }).catch(() => {});
         ctx.signal.throwIfAborted();
       }
       if (states.length) t.nodes.set(nodeId, states);
       else t.nodes.delete(nodeId);
-      return { value: { tag: el.tag, ...(el.id ? { id: el.id } : {}), states, forcedElements: t.nodes.size, ...(t.nodes.size ? { note: 'Held until cleared with states: [] (or the page navigates).' } : {}) } };
+      const note = [ended, t.nodes.size ? 'Held until cleared with states: [] (or the page navigates).' : undefined].filter(Boolean).join(' ');
+      return { value: { tag: el.tag, ...(el.id ? { id: el.id } : {}), states, forcedElements: t.nodes.size, ...(note ? { note } : {}) } };
     } finally {
-      if (t.nodes.size === 0) drop(tabId);
+      if (t.nodes.size === 0 && forced.get(tabId) === t) drop(tabId);
     }
   },
 } satisfies Partial<Handlers>;
