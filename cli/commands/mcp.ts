@@ -57,15 +57,15 @@ export const command: Command = {
 };
 
 /**
- * `opentabs start --background` as a child. On success one line goes to stderr (the child's own
- * output holds the client config block, secret included, which is not for a client's log); on
- * failure the child's output is shown, since it says why.
+ * `opentabs start --background` as a child. On success one line goes to stderr; the child prints
+ * no client config block (secret included: not for a client's log), so a later `opentabs start`
+ * still shows it once. On failure the child's output is shown, since it says why.
  */
 async function autostart(t: Target): Promise<void> {
   const [cmd, ...args] = selfCommand();
   const child = spawn(cmd, [...args, 'start', '--background', '--port', String(t.port)], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
+    env: { ...process.env, NO_COLOR: '1', OPENTABS_START_NO_BANNER: '1' },
   });
   let stdout = '';
   let stderr = '';

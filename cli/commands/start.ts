@@ -3,7 +3,7 @@
  * detached one with --background), install the extension folder, and on first run print the
  * MCP client configuration.
  */
-import { existsSync, closeSync, fstatSync, readFileSync } from 'node:fs';
+import { existsSync, closeSync, fstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
@@ -26,7 +26,8 @@ Options:
                   last ran on, then ${DEFAULT_PORT}; 0 picks a free port)
   --dev           Dev mode: watch local plugins and hot-reload them on rebuild
   --background    Start detached; wait until /health answers; logs go to <config dir>/server.log
-  --show-config   Print the MCP client configuration (always printed on first run)
+  --show-config   Print the MCP client configuration in full (a shorter form is printed
+                  unasked until start has shown it once for this config dir)
   -h, --help      Show this help
 
 Environment: OPENTABS_CONFIG_DIR (default ~/.opentabs), PORT,
@@ -37,7 +38,34 @@ OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS=1 (treat every 'ask' tool as 'auto').`;
  * first run's banner is the shorter form; --show-config prints every block.
  */
 async function mcpConfig(url: string, secret: string, dir: string, full = true): Promise<string> {
-  return (await import('../mcp-config.ts')).renderMcpConfig(url, secret, dir, full);
+  const text = (await import('../mcp-config.ts')).renderMcpConfig(url, secret, dir, full);
+  markConfigShown(dir);
+  return text;
+}
+
+/**
+ * `<config dir>/mcp-config-shown`: written once `start` has printed the MCP client configuration.
+ * Until it exists, `start` prints it unasked. "First run" is not "no auth.json yet": the secret is
+ * also created by `opentabs config rotate-secret` and by a server the stdio bridge (`opentabs mcp`)
+ * started, and neither shows the configuration.
+ */
+const CONFIG_SHOWN = 'mcp-config-shown';
+/**
+ * Set by a caller that starts the server where nobody reads its output (the stdio bridge's
+ * autostart): the unasked configuration is then neither printed nor marked as shown.
+ */
+export const NO_BANNER_ENV = 'OPENTABS_START_NO_BANNER';
+
+function configShown(dir: string): boolean {
+  return existsSync(join(dir, CONFIG_SHOWN));
+}
+
+function markConfigShown(dir: string): void {
+  try {
+    writeFileSync(join(dir, CONFIG_SHOWN), `The MCP client configuration was printed by \`opentabs start\` on ${new Date().toISOString()}.\n`, { mode: 0o600 });
+  } catch {
+    // The config dir is not writable: the configuration shows again next time.
+  }
 }
 
 /** How long --background waits for the child's /health. Generous: the machine may be busy. */
@@ -70,7 +98,7 @@ export const command: Command = {
         : process.env.PORT
           ? parsePort(process.env.PORT, 'the PORT environment variable', true, 'start')
           : (lastPort(dir) ?? DEFAULT_PORT);
-    const firstRun = !existsSync(join(dir, 'extension', 'auth.json'));
+    const firstRun = process.env[NO_BANNER_ENV] !== '1' && !configShown(dir);
     const showConfig = Boolean(values['show-config']) || firstRun;
 
     // One server per config dir: a second one would fight the first over server.pid, the audit
@@ -82,7 +110,7 @@ export const command: Command = {
         if (values.dev) await requireDevMode(dir, existing.port, secretFor(dir), `${url} (pid ${existing.pid})`);
         say(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
         const secret = secretFor(dir);
-        if (values['show-config'] && secret) say(`\n${await mcpConfig(url, secret, dir)}`);
+        if ((values['show-config'] || firstRun) && secret) say(`\n${await mcpConfig(url, secret, dir, Boolean(values['show-config']))}`);
         return 0;
       }
       throw new CliError(
@@ -106,7 +134,7 @@ export const command: Command = {
         const pidNote = existing && existing.port === port && isAlive(existing.pid) ? ` (pid ${existing.pid})` : '';
         if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}${pidNote}`);
         say(`OpenTabs server is already running on http://${HOST}:${port}${pidNote}.`);
-        if (values['show-config'] && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir)}`);
+        if ((values['show-config'] || firstRun) && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir, Boolean(values['show-config']))}`);
         return 0;
       }
       if (owner.kind === 'other') {
