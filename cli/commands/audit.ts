@@ -9,6 +9,7 @@ import { c, oneLine, out, printJson, printable, table, usageError } from '../out
 import { api, configDir, resolveTarget } from '../server-client.ts';
 
 const HELP = `Usage: opentabs audit [--limit N] [--plugin P] [--tool T] [--success true|false] [--json] [--file]
+                      [--port N]
 
 Tool invocations, newest first: time, tool, result, duration and the error of failures.
 

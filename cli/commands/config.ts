@@ -30,7 +30,7 @@ permissions, page origins and plugin settings.
   --json          Machine-readable: {configDir, configFile, port, url, running, secret?, …config.json}
   --show-secret   Include the secret, e.g.  opentabs config show --json --show-secret | jq -r .secret`;
 
-const SET_HELP = `Usage: opentabs config set <key> <value>
+const SET_HELP = `Usage: opentabs config set <key> <value> [--port N]
 
 Keys:
   permission.<plugin> off|ask|auto           Default permission for every tool of a plugin
@@ -47,7 +47,8 @@ Keys:
   uploadFolders <folder>[,<folder>…]         Folders browser_upload_file may take files from
                                              (absolute paths; "" allows none, the default)
 
-config.json is written atomically; a running server reloads it at once.`;
+config.json is written atomically; a running server reloads it at once (--port N: the port it
+runs on, when it is not this config dir's last one).`;
 
 const ROTATE_HELP = `Usage: opentabs config rotate-secret [--port N]
 

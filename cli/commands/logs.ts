@@ -10,7 +10,7 @@ import type { Command } from '../command.ts';
 import { c, err, out, printable, usageError } from '../output.ts';
 import { api, configDir, probePort, requireVerifiedServer, resolveTarget, secretFor } from '../server-client.ts';
 
-const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json]
+const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json] [--port N]
 
 Print the server log (<config dir>/server.log), oldest first.
 

@@ -265,9 +265,9 @@ function requireAuthoringTools(command: string): void {
 async function create(argv: string[]): Promise<number> {
   const help = sub(
     'create',
-    '<name> [--dir D] [--url PATTERN] [--from-capture FILE|tab:ID|--tab ID]',
+    '<name> [--dir D] [--url PATTERN] [--from-capture FILE|tab:ID|--tab ID] [--port N]',
     'Scaffold a plugin project opentabs-plugin-<name> in D (default ./opentabs-plugin-<name>) that builds\nand passes its own test out of the box. --url sets the app\'s Chrome match pattern\n(default https://example.com/*), e.g. --url "https://app.example.com/*".\n' +
-      '--from-capture drafts the tools from recorded traffic instead: a file (browser_get_network_requests\nresult or HAR) or tab:ID (or --tab ID), the capture running in that tab (browser_enable_network_capture with\ncaptureBodies, then use the app). Secrets in the traffic are never written.',
+      '--from-capture drafts the tools from recorded traffic instead: a file (browser_get_network_requests\nresult or HAR) or tab:ID (or --tab ID), the capture running in that tab (browser_enable_network_capture with\ncaptureBodies, then use the app; --port N: the server that tab\'s capture runs in). Secrets in the\ntraffic are never written.',
   );
   // `--from-capture --tab <id>` is the same source as `--from-capture tab:<id>`.
   const i = argv.indexOf('--from-capture');
