@@ -4,17 +4,50 @@
  * that opens one would hang. Debugger-driven actions watch for dialogs (Page domain events):
  * when one opens, the action returns at once saying so, and browser_handle_dialog accepts or
  * dismisses it (with a prompt's text).
+ *
+ * A dialog opened by a frame showing a page the tools may not use (another extension's frame, a
+ * hidden file framed by a file:// page) is reported without its text or default answer: they are
+ * that page's content. It can still be accepted or dismissed. A frame with no address of its own
+ * (about:blank, about:srcdoc, data:) may have been written by such a page, so its dialog's text is
+ * left out too while the tab holds a refused frame.
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
+import { frameShowsRefusedPage } from './frames.ts';
 import { holdDebugger, type Held } from './held-debugger.ts';
 import type { Handlers } from './types.ts';
 
 export interface OpenDialog {
   type: 'alert' | 'confirm' | 'prompt' | 'beforeunload';
-  message: string;
+  /** Absent for a dialog of a refused frame (`refusedFrame`). */
+  message?: string;
   defaultPrompt?: string;
+  /** Opened by a frame showing a page the tools may not use: its text is left out. */
+  refusedFrame?: true;
+}
+
+const REFUSED_FRAME_TEXT = 'from a frame showing a page the tools may not use; its text is left out';
+
+/** How a dialog is named to the agent: its type and text, or where it comes from when that is refused. */
+const described = (d: OpenDialog) => (d.refusedFrame ? `${d.type} dialog (${REFUSED_FRAME_TEXT})` : `${d.type} dialog ("${(d.message ?? '').slice(0, 200)}")`);
+
+/** A frame URL that names no page of its own: its content is its parent's or opener's doing. */
+function addressless(url: string): boolean {
+  return url === '' || url.startsWith('about:') || url.startsWith('data:') || url.startsWith('blob:null/');
+}
+
+/**
+ * Whether a dialog opened by a frame showing `url` must leave its text out: the frame shows a
+ * refused page, or it has no address of its own and the tab holds a frame showing a refused page
+ * (which may have written it).
+ */
+async function fromRefusedFrame(tabId: number, url: string | undefined): Promise<boolean> {
+  if (typeof url !== 'string' || !addressless(url)) return typeof url === 'string' && frameShowsRefusedPage(url) !== null;
+  const frames = await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null);
+  // Frames unknown: the text is left out rather than risked.
+  if (!frames) return true;
+  return frames.some((f) => frameShowsRefusedPage(f.url) !== null);
 }
 
 const open = new Map<number, OpenDialog>();
@@ -77,25 +110,37 @@ export function openDialog(tabId: number): OpenDialog | undefined {
  * answered, so a call would only end at its timeout. It is refused at once instead.
  */
 export function dialogBlocksError(tabId: number, d: OpenDialog): ToolError {
-  return new ToolError(`A ${d.type} dialog ("${d.message.slice(0, 200)}") is open in tab ${tabId} and blocks its page: answer it with browser_handle_dialog first`, { code: 'not_available', category: 'validation', retryable: true });
+  return new ToolError(`A ${described(d)} is open in tab ${tabId} and blocks its page: answer it with browser_handle_dialog first`, { code: 'not_available', category: 'validation', retryable: true });
 }
 
 function track(tabId: number): void {
   if (pageEnabled.has(tabId)) return;
   pageEnabled.add(tabId);
+  // Events are handled in order: whether a dialog's frame is refused may take a look at the tab's frames.
+  let chain = Promise.resolve();
+  let live = true;
   const offEvents = debuggerEvents(tabId, (method, params) => {
     if (method === 'Page.javascriptDialogOpening') {
-      const p = params as { type: OpenDialog['type']; message: string; defaultPrompt?: string };
-      const d: OpenDialog = { type: p.type, message: p.message, ...(p.type === 'prompt' ? { defaultPrompt: p.defaultPrompt ?? '' } : {}) };
-      open.set(tabId, d);
-      holdWhileOpen(tabId);
-      for (const cb of watching.get(tabId) ?? []) cb(d);
+      const p = params as { type: OpenDialog['type']; message: string; defaultPrompt?: string; url?: string };
+      chain = chain.then(async () => {
+        const refused = await fromRefusedFrame(tabId, p.url);
+        const d: OpenDialog = refused
+          ? { type: p.type, refusedFrame: true }
+          : { type: p.type, message: p.message, ...(p.type === 'prompt' ? { defaultPrompt: p.defaultPrompt ?? '' } : {}) };
+        if (!live) return;
+        open.set(tabId, d);
+        holdWhileOpen(tabId);
+        for (const cb of watching.get(tabId) ?? []) cb(d);
+      });
     } else if (method === 'Page.javascriptDialogClosed') {
-      open.delete(tabId);
-      letGo(tabId);
+      chain = chain.then(() => {
+        open.delete(tabId);
+        letGo(tabId);
+      });
     }
   });
   const offGone = onDebuggerGone(tabId, () => {
+    live = false;
     pageEnabled.delete(tabId);
     open.delete(tabId);
     letGo(tabId);
@@ -133,7 +178,7 @@ export async function runWatchingDialogs<T>(tabId: number, send: CdpSend, action
 /** What an action that opened a dialog answers, so the agent knows what to do next. */
 export const dialogNote = (d: OpenDialog) => ({
   dialog: d,
-  note: `The page opened a ${d.type} dialog ("${d.message.slice(0, 200)}"); it blocks the page until answered: call browser_handle_dialog.`,
+  note: `The page opened a ${described(d)}; it blocks the page until answered: call browser_handle_dialog.`,
 });
 
 export const dialogTools = {
