@@ -39,11 +39,12 @@ function addressless(url: string): boolean {
 
 /**
  * Whether a dialog opened by a frame showing `url` must leave its text out: the frame shows a
- * refused page, or it has no address of its own and the tab holds a frame showing a refused page
- * (which may have written it).
+ * refused page, or it has no address of its own (or DevTools gave none) and the tab holds a frame
+ * showing a refused page (which may have written it).
  */
 async function fromRefusedFrame(tabId: number, url: string | undefined): Promise<boolean> {
-  if (typeof url !== 'string' || !addressless(url)) return typeof url === 'string' && frameShowsRefusedPage(url) !== null;
+  if (typeof url === 'string' && !addressless(url)) return frameShowsRefusedPage(url) !== null;
+  // No address of its own (or none given): judged by the tab's frames.
   const frames = await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null);
   // Frames unknown: the text is left out rather than risked.
   if (!frames) return true;
