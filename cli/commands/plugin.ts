@@ -8,7 +8,7 @@ import { join, resolve, sep } from 'node:path';
 import { ensureStateDirs } from '../../server/state/paths.ts';
 import { installPlugin, uninstallPlugin } from '../../server/plugins/offline.ts';
 import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
-import { broadPatterns, pluginNameFromPackage, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
+import { broadPatterns, PLUGIN_NAME_RE, pluginNameFromPackage, RESERVED_PLUGIN_NAMES, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
 import type { BuildResult } from '../../plugins/tooling/index.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
@@ -275,8 +275,13 @@ async function create(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { dir: { type: 'string' }, url: { type: 'string' }, 'from-capture': { type: 'string' }, port: { type: 'string' } }, 'plugin create');
   if (values.help) return (out(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin create');
+  const name = positionals[0]!;
+  // A name no plugin can have is a usage error (exit 2), refused before anything is read or written.
+  if (!PLUGIN_NAME_RE.test(name)) {
+    throw usageError(`${JSON.stringify(name)} is not a valid plugin name (lowercase letters and digits, words joined by "-", e.g. "my-app").`, 'plugin create');
+  }
+  if (RESERVED_PLUGIN_NAMES.includes(name)) throw usageError(`"${name}" is reserved: built-in tools are named ${name}_*; pick another plugin name.`, 'plugin create');
   requireAuthoringTools('plugin create');
-  const name = positionals[0];
   const dir = resolve(values.dir ?? `opentabs-plugin-${name}`);
   if (values['from-capture'] !== undefined) {
     const { draftFromCapture } = await import('./plugin-draft.ts');
@@ -287,7 +292,10 @@ async function create(argv: string[]): Promise<number> {
   try {
     r = await createPlugin(name, dir, { urlPattern: values.url });
   } catch (e) {
-    throw new CliError((e as Error).message);
+    const message = (e as Error).message;
+    // A --url that is not a match pattern is a bad flag value: a usage error too.
+    if (message.startsWith('url: ')) throw usageError(message, 'plugin create');
+    throw new CliError(message);
   }
   out(`Created plugin "${name}" (${r.packageName}) in ${r.dir}.`);
   // A pattern on every site or file: `plugin add` takes it only with --allow-broad-patterns.

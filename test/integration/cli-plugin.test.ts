@@ -151,11 +151,11 @@ describe('plugin create + build', () => {
     expect(readFileSync(join(root, 'eta', 'src', 'index.ts'), 'utf8')).toContain('urlPatterns: ["http://localhost:3000/*"]');
     expect(withPort.stdout).toContain('npm run build && npm test && npm run add');
     const badUrl = await cli(['plugin', 'create', 'zeta', '--dir', join(root, 'zeta'), '--url', 'localhost:3000/*']);
-    expect(badUrl.code).toBe(1);
+    expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toContain('is not a Chrome match pattern');
     expect(existsSync(join(root, 'zeta'))).toBe(false);
     const badName = await cli(['plugin', 'create', 'Bad_Name', '--dir', join(root, 'bad')]);
-    expect(badName.code).toBe(1);
+    expect(badName.code).toBe(2);
     expect(badName.stderr).toContain('not a valid plugin name');
   }, 150_000);
 
