@@ -68,6 +68,24 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
 }
 
 /**
+ * The client config files the configuration above tells users to put the secret in (absolute
+ * paths; the project-level ones in `cwd`), for `opentabs doctor` to check who can read them.
+ */
+export function clientConfigFiles(cwd: string, home = homeDir()): string[] {
+  return [
+    join(home, '.claude.json'),
+    join(cwd, '.cursor', 'mcp.json'),
+    join(home, '.cursor', 'mcp.json'),
+    join(cwd, 'opencode.json'),
+    join(home, '.config', 'opencode', 'opencode.json'),
+    join(home, '.codeium', 'windsurf', 'mcp_config.json'),
+    join(home, '.gemini', 'settings.json'),
+    join(home, '.codex', 'config.toml'),
+    join(cwd, '.vscode', 'mcp.json'),
+  ];
+}
+
+/**
  * A stdio client's server entry for `opentabs mcp`: always the absolute command (Bun and this
  * install's cli/main.ts, or the single-file binary), even when `opentabs` is on the shell's PATH:
  * clients started from a desktop launcher (Claude Desktop) get a PATH without npm's global bin

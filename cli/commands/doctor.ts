@@ -2,7 +2,7 @@
  * `opentabs doctor`: check the installation and explain each problem with its fix. Exit 1 when
  * any check fails (warnings alone exit 0).
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { DEFAULT_PORT } from '../../server/limits.ts';
 import { readSecretSync, secretPath } from '../../server/state/secret.ts';
@@ -11,15 +11,18 @@ import type { Command } from '../command.ts';
 import { c, out, printJson, runnableCommands, say, usageError } from '../output.ts';
 import { api, isAlive, noSecret, probePort, readPidFile, resolveTarget, secretFor, type HealthPayload, type Target } from '../server-client.ts';
 import { CliError } from '../output.ts';
-import { isCompiled } from '../self.ts';
+import { clientConfigFiles } from '../mcp-config.ts';
+import { isCompiled, shellWord } from '../self.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
 
 const HELP = `Usage: opentabs doctor [--json] [--port N]
 
 Check that everything OpenTabs needs is in place and say how to fix what is not:
-config dir, secret file (present, valid, mode 0600), the server (reachable, or who holds the
-port), the extension folder (installed) and the extension (connected), plugins that failed to load,
-new MCP sessions the session limit refused in the last 10 minutes, and a Chromium-based browser.
+config dir, secret file (present, valid, mode 0600), MCP client config files that hold the secret
+(~/.claude.json, opencode.json, ~/.codex/config.toml … readable by you only), the server (reachable,
+or who holds the port), the extension folder (installed) and the extension (connected), plugins
+that failed to load, new MCP sessions the session limit refused in the last 10 minutes, and a
+Chromium-based browser.
 Exits 1 if any check fails.
 
 Options:
@@ -85,6 +88,36 @@ export function findBrowsers(): string[] {
   return [...found];
 }
 
+/** Client config files larger than this are not read (none of them is anywhere near it). */
+const CLIENT_CONFIG_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * MCP client config files (those \`opentabs start --show-config\` names) that hold the secret and
+ * that other users can read (group or world read bit): one warning each, with the chmod that fixes it.
+ */
+export function clientConfigChecks(secret: string | null, cwd = process.cwd()): Check[] {
+  if (!secret || process.platform === 'win32') return [];
+  const checks: Check[] = [];
+  for (const path of new Set(clientConfigFiles(cwd))) {
+    let mode: number;
+    try {
+      const st = statSync(path);
+      if (!st.isFile() || st.size > CLIENT_CONFIG_MAX_BYTES) continue;
+      mode = st.mode & 0o777;
+      if ((mode & 0o044) === 0 || !readFileSync(path, 'utf8').includes(secret)) continue;
+    } catch {
+      continue;
+    }
+    checks.push({
+      check: 'client config file',
+      status: 'warn',
+      detail: `${path} holds the OpenTabs secret and is readable by other users (mode ${mode.toString(8).padStart(4, '0')})`,
+      fix: `chmod 600 ${shellWord(path)}`,
+    });
+  }
+  return checks;
+}
+
 /** "12 s ago", "3 min ago": under a minute in seconds, not rounded up to "1 min". */
 export function ago(ms: number): string {
   return ms < 60_000 ? `${Math.max(0, Math.round(ms / 1000))} s ago` : `${Math.round(ms / 60_000)} min ago`;
@@ -137,6 +170,8 @@ export async function runChecks(t: Target): Promise<Check[]> {
       checks.push({ check: 'secret', status: 'ok', detail: `${sp} (mode 0600)` });
     }
   }
+
+  checks.push(...clientConfigChecks(readSecretSync(dir)));
 
   if (pid && !isAlive(pid.pid)) {
     checks.push({ check: 'pid file', status: 'warn', detail: `${join(dir, 'server.pid')} names pid ${pid.pid}, which is not running (the server did not shut down cleanly)`, fix: '`opentabs stop` removes the stale file.' });
