@@ -6,7 +6,7 @@
  * against the plugin's patterns): if the tab has moved on to another document, injection fails
  * instead of landing there. Statuses belong to the document they were seen in.
  */
-import { ADAPTER_REGISTRY_KEY } from '../../server/protocol/page-channel.ts';
+import { ADAPTER_REGISTRY_KEY, truncateText } from '../../server/protocol/page-channel.ts';
 import type { PluginInfo } from '../../server/protocol/methods.ts';
 import { ToolError } from '../shared/tool-error.ts';
 
@@ -25,9 +25,30 @@ async function checkAdapterInPage(key: string, plugin: string, hash: string): Pr
   try {
     if (await h.isReady()) return { status: 'ready' };
   } catch {}
-  // Page-world text: only a string, and bounded (it goes into the call's error message).
+  // Page-world text: only a string; bounded by the worker (pageCheck), not here, where the page's
+  // own String.prototype methods run.
   const why = h.notReadyReason;
-  return typeof why === 'string' && why ? { status: 'unavailable', notReady: why.slice(0, 500) } : { status: 'unavailable' };
+  return typeof why === 'string' && why ? { status: 'unavailable', notReady: why } : { status: 'unavailable' };
+}
+
+/** Characters of a page's reason (load error, why not ready) the worker keeps. */
+export const PAGE_REASON_MAX_CHARS = 500;
+const STATUSES: ReadonlySet<string> = new Set<AdapterStatus>(['missing', 'stale', 'ready', 'unavailable', 'failed']);
+
+/**
+ * What checkAdapterInPage returned, checked in the worker. It ran in the page's world, where the
+ * page's script had its say first (a registry of its own making, String.prototype replaced): its
+ * reasons are page text of any length, which would go into the tab report (one frame to the
+ * server, at most WS_MAX_PAYLOAD_BYTES), the side panel and call errors. Each is cut here.
+ */
+function pageCheck(raw: unknown): AdapterCheck {
+  if (!raw || typeof raw !== 'object') throw new Error('the page returned no adapter check');
+  const r = raw as { status?: unknown; loadError?: unknown; notReady?: unknown };
+  const status = typeof r.status === 'string' && STATUSES.has(r.status) ? (r.status as AdapterStatus) : 'missing';
+  const text = (x: unknown) => (typeof x === 'string' && x ? truncateText(x, PAGE_REASON_MAX_CHARS) : undefined);
+  const loadError = status === 'failed' ? (text(r.loadError) ?? 'it threw') : undefined;
+  const notReady = status === 'unavailable' ? text(r.notReady) : undefined;
+  return { status, ...(loadError !== undefined ? { loadError } : {}), ...(notReady !== undefined ? { notReady } : {}) };
 }
 
 function disposeAdapterInPage(key: string, plugin: string): void {
@@ -104,7 +125,7 @@ export class Adapters {
         await chrome.scripting.executeScript({ target, files: ['tab-bridge.js'] });
         await this.waitForPort(tabId, documentId);
         const check = async () =>
-          (await chrome.scripting.executeScript({ target, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result as AdapterCheck;
+          pageCheck((await chrome.scripting.executeScript({ target, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result);
         let checked = await check();
         if (checked.status === 'missing' || checked.status === 'stale') {
           await chrome.scripting.executeScript({ target, world: 'MAIN', files: [plugin.adapterFile] });
@@ -139,7 +160,7 @@ export class Adapters {
     for (const t of tabs) {
       let checked: AdapterCheck | { status: 'no_access' };
       try {
-        checked = (await chrome.scripting.executeScript({ target: { tabId: t.id! }, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result as AdapterCheck;
+        checked = pageCheck((await chrome.scripting.executeScript({ target: { tabId: t.id! }, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result);
       } catch {
         checked = { status: 'no_access' };
       }

@@ -1,0 +1,107 @@
+/**
+ * A page the fixture plugin's patterns match attacks the extension through the adapter registry
+ * (globalThis.__opentabs_adapters__, in the page's own world), in real Chromium with the real
+ * extension. Its script runs before any adapter is injected: it makes the registry a Proxy that
+ * answers the extension's check with the real adapter's hash and a reason of 11 MB (a load error,
+ * or why isReady() says no), and replaces String.prototype.slice so that a bound applied in the
+ * page's world cuts nothing. The extension must bound that text itself: its tab report to the
+ * server (one WebSocket frame, at most 10 MB) and the call's error stay small, and its connection
+ * stays up (the same one; a frame over the limit closes it, and every reconnect's tab report
+ * would close it again).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { writeFixturePlugin } from '../fixtures/ext-plugin/plugin.ts';
+
+const html = (body: string) => new Response(body, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } });
+
+/** The page's own script: `field` is the handle field the fake registry entry fills with 11 MB. */
+const hostile = (field: 'loadError' | 'notReadyReason') => `<!doctype html><html><head><meta charset="utf-8"><title>Fixture Plugin App</title><script>
+(() => {
+  const huge = 'HUGE-REASON ' + 'x'.repeat(11 * 1024 * 1024);
+  const slice = String.prototype.slice;
+  String.prototype.slice = function (a, b) { return this.length > 1000000 ? String(this) : slice.call(this, a, b); };
+  const entries = {};
+  const registry = new Proxy(entries, {
+    get(t, k) {
+      const real = Reflect.get(t, k);
+      if (!real || typeof real !== 'object') return real;
+      return { hash: real.hash, ${field}: huge, isReady: async () => false, dispose() {} };
+    },
+  });
+  Object.defineProperty(window, '__opentabs_adapters__', { value: registry, writable: true, configurable: true });
+})();
+</script></head><body data-user="ada"><h1>Plugin app</h1></body></html>`;
+
+let h: BrowserHarness;
+let pluginParent = '';
+
+beforeAll(async () => {
+  pluginParent = mkdtempSync(join(tmpdir(), 'opentabs-s17z-registry-'));
+  h = await startBrowserHarness({
+    localPlugins: [writeFixturePlugin(pluginParent)],
+    permissions: { fixture: { default: 'auto' } },
+    routes: (req) => {
+      const { pathname } = new URL(req.url);
+      if (pathname === '/pages/plugin-app-hostile-load.html') return html(hostile('loadError'));
+      if (pathname === '/pages/plugin-app-hostile-ready.html') return html(hostile('notReadyReason'));
+      return undefined;
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await h?.stop();
+  if (pluginParent) rmSync(pluginParent, { recursive: true, force: true });
+});
+
+const fixtureTabs = async () => ((await h.health())?.pluginDetails ?? []).find((p: { name: string }) => p.name === 'fixture')?.tabs ?? [];
+/** The extension's current WebSocket on the server (a new one means it was dropped and reconnected). */
+const connId = () => (h.srv.ctx.hub as unknown as { active: { data: { connId: number } } | null }).active?.data.connId;
+
+describe("a page's adapter registry cannot flood the extension with its text", () => {
+  test('an 11 MB load error: the tab report and the call error are bounded, the connection stays', async () => {
+    const conn = connId();
+    expect(conn).toBeDefined();
+    const page = await h.context.newPage();
+    try {
+      await page.goto(h.fixtureUrl('/pages/plugin-app-hostile-load.html'));
+      const tab = await waitUntil(
+        async () => (await fixtureTabs()).find((t: { url: string; loadError?: string }) => t.url === page.url() && t.loadError !== undefined),
+        'the hostile tab reported with a load error',
+        30_000,
+      );
+      expect(tab.loadError.startsWith('HUGE-REASON')).toBe(true);
+      expect(tab.loadError.length).toBeLessThanOrEqual(1000);
+      const r = await h.callTool('fixture_echo', { text: 'hi' }, { tabId: await h.tabIdOf(page) });
+      expect(r.body.error?.code).toBe('adapter_load_failed');
+      expect(String(r.body.error.message)).toContain('HUGE-REASON');
+      expect(String(r.body.error.message).length).toBeLessThan(2000);
+      expect(connId()).toBe(conn);
+      expect((await h.health()).extensionConnected).toBe(true);
+    } finally {
+      await page.close().catch(() => {});
+    }
+  }, 120_000);
+
+  test("an 11 MB reason why isReady() says no: the call's error is bounded, the connection stays", async () => {
+    await waitUntil(async () => (await h.health())?.extensionConnected, 'the extension connected', 30_000);
+    const conn = connId();
+    const page = await h.context.newPage();
+    try {
+      await page.goto(h.fixtureUrl('/pages/plugin-app-hostile-ready.html'));
+      await waitUntil(async () => (await fixtureTabs()).some((t: { url: string }) => t.url === page.url()), 'the hostile tab known to the server', 30_000);
+      const r = await h.callTool('fixture_echo', { text: 'hi' }, { tabId: await h.tabIdOf(page) });
+      expect(r.body.error?.code).toBe('adapter_not_ready');
+      expect(String(r.body.error.message)).toContain('HUGE-REASON');
+      expect(String(r.body.error.message).length).toBeLessThan(2000);
+      expect(connId()).toBe(conn);
+      expect((await h.health()).extensionConnected).toBe(true);
+    } finally {
+      await page.close().catch(() => {});
+    }
+  }, 120_000);
+});
