@@ -59,6 +59,33 @@ function disposeAdapterInPage(key: string, plugin: string): void {
   if (reg) delete reg[plugin];
 }
 
+/**
+ * How long the worker waits for checkAdapterInPage. The SDK bounds isReady() to 5 s itself, but
+ * that bound runs in the page's world, where the page's script can take it away (a registry entry
+ * of its own whose isReady never settles, or its own setTimeout): a check that never answered held
+ * the tab's set-up, every later call to its plugin and extension_check_adapter until they timed out.
+ */
+export const PAGE_CHECK_TIMEOUT_MS = 10_000;
+
+/** checkAdapterInPage in `target`, checked by the worker (pageCheck) and bounded by PAGE_CHECK_TIMEOUT_MS. */
+async function runPageCheck(target: chrome.scripting.InjectionTarget, plugin: PluginInfo): Promise<AdapterCheck> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<AdapterCheck>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ status: 'unavailable', notReady: `the page did not answer the extension's adapter check within ${PAGE_CHECK_TIMEOUT_MS / 1000} s` }),
+      PAGE_CHECK_TIMEOUT_MS,
+    );
+  });
+  const asked = chrome.scripting
+    .executeScript({ target, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] })
+    .then((r) => pageCheck(r[0]?.result));
+  try {
+    return await Promise.race([asked, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class Adapters {
   /** tabId → the document the statuses were seen in, plugin → adapter status and why it is not ready, when known (cleared on navigation). */
   private tabs = new Map<number, { documentId: string; status: Map<string, AdapterStatus>; reasons: Map<string, string> }>();
@@ -124,8 +151,7 @@ export class Adapters {
       try {
         await chrome.scripting.executeScript({ target, files: ['tab-bridge.js'] });
         await this.waitForPort(tabId, documentId);
-        const check = async () =>
-          pageCheck((await chrome.scripting.executeScript({ target, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result);
+        const check = () => runPageCheck(target, plugin);
         let checked = await check();
         if (checked.status === 'missing' || checked.status === 'stale') {
           await chrome.scripting.executeScript({ target, world: 'MAIN', files: [plugin.adapterFile] });
@@ -160,7 +186,7 @@ export class Adapters {
     for (const t of tabs) {
       let checked: AdapterCheck | { status: 'no_access' };
       try {
-        checked = pageCheck((await chrome.scripting.executeScript({ target: { tabId: t.id! }, world: 'MAIN', func: checkAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name, plugin.adapterHash] }))[0]?.result);
+        checked = await runPageCheck({ tabId: t.id! }, plugin);
       } catch {
         checked = { status: 'no_access' };
       }

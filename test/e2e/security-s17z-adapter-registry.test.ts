@@ -7,7 +7,9 @@
  * page's world cuts nothing. The extension must bound that text itself: its tab report to the
  * server (one WebSocket frame, at most 10 MB) and the call's error stay small, and its connection
  * stays up (the same one; a frame over the limit closes it, and every reconnect's tab report
- * would close it again).
+ * would close it again). A registry entry whose isReady() never settles (the SDK's own 5 s bound
+ * runs in the page, which can take it away) does not hold the tab's calls until they time out:
+ * the extension bounds its check itself.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,8 +20,11 @@ import { writeFixturePlugin } from '../fixtures/ext-plugin/plugin.ts';
 
 const html = (body: string) => new Response(body, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } });
 
-/** The page's own script: `field` is the handle field the fake registry entry fills with 11 MB. */
-const hostile = (field: 'loadError' | 'notReadyReason') => `<!doctype html><html><head><meta charset="utf-8"><title>Fixture Plugin App</title><script>
+/**
+ * The page's own script: `field` is the handle field the fake registry entry fills with 11 MB;
+ * with `stuck`, the entry's isReady() never settles instead.
+ */
+const hostile = (field: 'loadError' | 'notReadyReason' | 'stuck') => `<!doctype html><html><head><meta charset="utf-8"><title>Fixture Plugin App</title><script>
 (() => {
   const huge = 'HUGE-REASON ' + 'x'.repeat(11 * 1024 * 1024);
   const slice = String.prototype.slice;
@@ -29,7 +34,7 @@ const hostile = (field: 'loadError' | 'notReadyReason') => `<!doctype html><html
     get(t, k) {
       const real = Reflect.get(t, k);
       if (!real || typeof real !== 'object') return real;
-      return { hash: real.hash, ${field}: huge, isReady: async () => false, dispose() {} };
+      ${field === 'stuck' ? 'return { hash: real.hash, isReady: () => new Promise(() => {}), dispose() {} };' : `return { hash: real.hash, ${field}: huge, isReady: async () => false, dispose() {} };`}
     },
   });
   Object.defineProperty(window, '__opentabs_adapters__', { value: registry, writable: true, configurable: true });
@@ -48,6 +53,7 @@ beforeAll(async () => {
       const { pathname } = new URL(req.url);
       if (pathname === '/pages/plugin-app-hostile-load.html') return html(hostile('loadError'));
       if (pathname === '/pages/plugin-app-hostile-ready.html') return html(hostile('notReadyReason'));
+      if (pathname === '/pages/plugin-app-hostile-stuck.html') return html(hostile('stuck'));
       return undefined;
     },
   });
@@ -100,6 +106,25 @@ describe("a page's adapter registry cannot flood the extension with its text", (
       expect(String(r.body.error.message).length).toBeLessThan(2000);
       expect(connId()).toBe(conn);
       expect((await h.health()).extensionConnected).toBe(true);
+    } finally {
+      await page.close().catch(() => {});
+    }
+  }, 120_000);
+
+  test("an isReady() that never settles: the extension's check gives up, each call is adapter_not_ready", async () => {
+    await waitUntil(async () => (await h.health())?.extensionConnected, 'the extension connected', 30_000);
+    const page = await h.context.newPage();
+    try {
+      await page.goto(h.fixtureUrl('/pages/plugin-app-hostile-stuck.html'));
+      await waitUntil(async () => (await fixtureTabs()).some((t: { url: string }) => t.url === page.url()), 'the hostile tab known to the server', 30_000);
+      const tabId = await h.tabIdOf(page);
+      // The first call waits for the extension's bound on the check; the second finds the tab's
+      // set-up finished, not still held by the first.
+      for (const text of ['first', 'second']) {
+        const r = await h.callTool('fixture_echo', { text }, { tabId });
+        expect(r.body.error?.code).toBe('adapter_not_ready');
+        expect(String(r.body.error.message)).toContain("did not answer the extension's adapter check");
+      }
     } finally {
       await page.close().catch(() => {});
     }
