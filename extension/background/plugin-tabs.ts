@@ -9,6 +9,7 @@
  * fragment changes), which costs no browser round trip on the call path.
  */
 import type { PluginInfo, TabInfo, TabState } from '../../server/protocol/methods.ts';
+import { truncateText } from '../../server/protocol/page-channel.ts';
 import { urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { fileMayHoldSecret } from '../tools/url-policy.ts';
@@ -111,12 +112,27 @@ export class TopDocuments {
   }
 }
 
+/**
+ * Characters of a tab's URL and title a tab snapshot carries. A page sets its own URL
+ * (history.replaceState) up to Chrome's 2 MB: a handful of such tabs made one tab.stateChanged or
+ * tab.syncAll frame larger than the server takes (WS_MAX_PAYLOAD_BYTES), which closed the
+ * extension's connection, and every reconnect's sync closed it again. The scheme and host, which
+ * the approval card and the call's site check use, are at the start.
+ */
+export const SNAPSHOT_TEXT_MAX_CHARS = 4096;
+
 /** Tab snapshot of one plugin, as tab.syncAll / tab.stateChanged carry it. */
 export function snapshotOf(plugin: PluginInfo, all: chrome.tabs.Tab[], ready: (tabId: number) => boolean, loadError: (tabId: number) => string | undefined = () => undefined): TabSnapshot {
   const tabs = all.filter((t) => t.id !== undefined && allowedFor(t.url, plugin));
   const infos = tabs.map((t) => {
     const error = loadError(t.id!);
-    return { tabId: t.id!, url: t.url ?? '', title: t.title ?? '', ready: ready(t.id!), ...(error !== undefined ? { loadError: error } : {}) };
+    return {
+      tabId: t.id!,
+      url: truncateText(t.url ?? '', SNAPSHOT_TEXT_MAX_CHARS),
+      title: truncateText(t.title ?? '', SNAPSHOT_TEXT_MAX_CHARS),
+      ready: ready(t.id!),
+      ...(error !== undefined ? { loadError: error } : {}),
+    };
   });
   const state: TabState = infos.length === 0 ? 'closed' : infos.some((t) => t.ready) ? 'ready' : 'unavailable';
   return { state, tabs: infos };

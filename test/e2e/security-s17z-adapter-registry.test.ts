@@ -129,4 +129,43 @@ describe("a page's adapter registry cannot flood the extension with its text", (
       await page.close().catch(() => {});
     }
   }, 120_000);
+
+  test("pages that set 2 MB URLs of their own: the tab report carries them cut, the connection stays", async () => {
+    await waitUntil(async () => (await h.health())?.extensionConnected, 'the extension connected', 30_000);
+    const conn = connId();
+    const pages = [];
+    try {
+      // Six tabs of the app (an XSS runs in each): 6 × 2 MB is over the server's 10 MB frame.
+      for (let i = 0; i < 6; i++) {
+        const page = await h.context.newPage();
+        pages.push(page);
+        await page.goto(h.fixtureUrl('/pages/plugin-app.html'));
+      }
+      await waitUntil(async () => (await fixtureTabs()).filter((t: { ready: boolean }) => t.ready).length === 6, 'six ready fixture tabs', 30_000);
+      const firstTab = await h.tabIdOf(pages[0]!);
+      for (const [i, page] of pages.entries()) {
+        await page.evaluate((i) => history.replaceState(null, '', `${location.pathname}?tab${i}=${'q'.repeat(2 * 1024 * 1024 - 200)}`), i);
+      }
+      const tabs = await waitUntil(
+        async () => {
+          const t = (await fixtureTabs()) as { url: string; title: string }[];
+          return t.length === 6 && t.every((x) => x.url.includes('?tab')) ? t : null;
+        },
+        'the six new URLs reported',
+        30_000,
+      );
+      for (const t of tabs) {
+        expect(t.url.length).toBeLessThanOrEqual(4096);
+        expect(t.url).toContain('[truncated by OpenTabs');
+      }
+      expect(connId()).toBe(conn);
+      expect((await h.health()).extensionConnected).toBe(true);
+      // A call still reaches one of them.
+      const r = await h.callTool('fixture_echo', { text: 'still here' }, { tabId: firstTab });
+      expect(r.body.error).toBeUndefined();
+      expect(JSON.stringify(r.body.result)).toContain('still here');
+    } finally {
+      for (const p of pages) await p.close().catch(() => {});
+    }
+  }, 120_000);
 });
