@@ -9,7 +9,8 @@
  * stays up (the same one; a frame over the limit closes it, and every reconnect's tab report
  * would close it again). A registry entry whose isReady() never settles (the SDK's own 5 s bound
  * runs in the page, which can take it away) does not hold the tab's calls until they time out:
- * the extension bounds its check itself.
+ * the extension bounds its check itself. Nor do pages that set URLs of 2 MB for themselves
+ * (history.replaceState) in six tabs of the plugin: the tab report cuts each one.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -68,7 +69,7 @@ const fixtureTabs = async () => ((await h.health())?.pluginDetails ?? []).find((
 /** The extension's current WebSocket on the server (a new one means it was dropped and reconnected). */
 const connId = () => (h.srv.ctx.hub as unknown as { active: { data: { connId: number } } | null }).active?.data.connId;
 
-describe("a page's adapter registry cannot flood the extension with its text", () => {
+describe("a plugin's pages cannot flood the extension with their text", () => {
   test('an 11 MB load error: the tab report and the call error are bounded, the connection stays', async () => {
     const conn = connId();
     expect(conn).toBeDefined();
