@@ -50,12 +50,29 @@ export async function endAllForcedStates(why: string): Promise<void> {
   }));
 }
 
+/** Sessions being opened, per tab: calls arriving meanwhile share the one being opened. */
+const opening = new Map<number, Promise<TabForced>>();
+
 async function session(tabId: number): Promise<TabForced> {
   const existing = forced.get(tabId);
   if (existing) {
     await existing.ready;
     return existing;
   }
+  // Two calls at once would each open a session, and the second would replace the first in
+  // `forced` (its hold never released, and the first call's states seen as ended).
+  const pending = opening.get(tabId);
+  if (pending) return pending;
+  const p = openSession(tabId);
+  opening.set(tabId, p);
+  try {
+    return await p;
+  } finally {
+    opening.delete(tabId);
+  }
+}
+
+async function openSession(tabId: number): Promise<TabForced> {
   const held = await holdDebugger(tabId, () => {
     const t = forced.get(tabId);
     if (t?.held === held) {
