@@ -3,7 +3,7 @@
  * detached one with --background), install the extension folder, and on first run print the
  * MCP client configuration.
  */
-import { existsSync, closeSync, fstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { constants, existsSync, closeSync, fstatSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
@@ -62,9 +62,16 @@ function configShown(dir: string): boolean {
 
 function markConfigShown(dir: string): void {
   try {
-    writeFileSync(join(dir, CONFIG_SHOWN), `The MCP client configuration was printed by \`opentabs start\` on ${new Date().toISOString()}.\n`, { mode: 0o600 });
+    // Created, never opened through an existing name: a link planted there is not followed (and
+    // its target not truncated); it only means the configuration shows again next time.
+    const fd = openSync(join(dir, CONFIG_SHOWN), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      writeSync(fd, `The MCP client configuration was printed by \`opentabs start\` on ${new Date().toISOString()}.\n`);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
-    // The config dir is not writable: the configuration shows again next time.
+    // Already marked, or the config dir is not writable: the configuration shows again next time.
   }
 }
 

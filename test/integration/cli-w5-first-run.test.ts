@@ -5,7 +5,7 @@
  * showing anything.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -84,5 +84,19 @@ test('a server the stdio bridge started: the next `opentabs start` shows the con
   expect(second.code).toBe(0);
   expect(second.stdout).toContain('already running');
   expect(second.stdout).not.toContain('claude mcp add');
+  expect((await runCli(['stop'], { configDir: cfg })).code).toBe(0);
+});
+
+test('a link planted as the marker is not followed: nothing is written where it points', async () => {
+  const cfg = join(root, 'planted');
+  mkdirSync(cfg, { recursive: true, mode: 0o700 });
+  // A dangling link (an existing target already counts as shown and is never written).
+  const target = join(root, 'bashrc');
+  symlinkSync(target, join(cfg, 'mcp-config-shown'));
+  const first = await runCli(['start', '--background', '--port', '0'], { configDir: cfg, timeoutMs: 90_000 });
+  expect(first.code).toBe(0);
+  started.push(serverPid(cfg));
+  expect(first.stdout).toContain('claude mcp add');
+  expect(existsSync(target)).toBe(false);
   expect((await runCli(['stop'], { configDir: cfg })).code).toBe(0);
 });
