@@ -279,7 +279,12 @@ export class PluginRuntime {
     const all = await this.ranking.ranked(plugin);
     const ranked = approvedTabs === undefined ? all : all.filter((t) => approvedTabs.includes(t.id!));
     if (approvedTabs !== undefined && ranked.length === 0) {
-      throw new ToolError(`None of the ${plugin.displayName} tabs this call was approved for (${approvedTabs.join(', ')}) is open on it any more; it did not run. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
+      throw new ToolError(
+        approvedTabs.length === 0
+          ? `No ${plugin.displayName} tab was open when this call was approved, so it runs in none opened since; it did not run. Call it again to ask again.`
+          : `None of the ${plugin.displayName} tabs this call was approved for (${approvedTabs.join(', ')}) is open on it any more; it did not run. Call it again to ask again.`,
+        { code: 'tab_mismatch', category: 'validation' },
+      );
     }
     if (ranked.length === 0) {
       const where = plugin.homepage ? ` at ${plugin.homepage}` : ` (${plugin.urlPatterns.join(', ')})`;
