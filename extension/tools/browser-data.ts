@@ -34,6 +34,16 @@ function listedPage(url: string, title: string): { url: string; title: string; r
 }
 
 /**
+ * Search results as listed: with words to find, a page the tools refuse is left out, not shown
+ * redacted — the words may have matched in the path or title the listing hides, and a redacted
+ * entry would still answer "does a hidden page hold this?" (a token in an extension page's URL,
+ * a file name in the config folder). Without words (everything, newest first) it is listed redacted.
+ */
+function matchesShown<T extends { url?: string }>(items: T[], query: string): T[] {
+  return query.trim() === '' ? items : items.filter((i) => !i.url || refusalReason(i.url) === null);
+}
+
+/**
  * A download's URL as list tools show a page's: one the tools refuse is shown by scheme and host
  * only. A page's data: download carries the whole file in its URL (an exported key or backup
  * would come back in full to any caller of browser_list_downloads, which needs no approval), and
@@ -144,14 +154,15 @@ export const browserDataTools = {
 
   async browser_search_history(input) {
     const days = input.days ?? 7;
-    const items = await chrome.history.search({ text: String(input.query ?? ''), startTime: Date.now() - days * 86_400_000, maxResults: Math.min(input.limit ?? 20, MAX_RESULTS) });
-    return { value: { items: items.map((i) => ({ ...listedPage(i.url ?? '', i.title ?? ''), lastVisit: i.lastVisitTime ?? null, visits: i.visitCount ?? 0 })) } };
+    const query = String(input.query ?? '');
+    const items = await chrome.history.search({ text: query, startTime: Date.now() - days * 86_400_000, maxResults: Math.min(input.limit ?? 20, MAX_RESULTS) });
+    return { value: { items: matchesShown(items, query).map((i) => ({ ...listedPage(i.url ?? '', i.title ?? ''), lastVisit: i.lastVisitTime ?? null, visits: i.visitCount ?? 0 })) } };
   },
 
   async browser_search_bookmarks(input) {
     const found = await chrome.bookmarks.search(String(input.query));
     const limit = Math.min(input.limit ?? 20, MAX_RESULTS);
-    return { value: { bookmarks: found.filter((b) => b.url).slice(0, limit).map((b) => ({ id: b.id, ...listedPage(b.url!, b.title) })) } };
+    return { value: { bookmarks: matchesShown(found.filter((b) => b.url), String(input.query)).slice(0, limit).map((b) => ({ id: b.id, ...listedPage(b.url!, b.title) })) } };
   },
 
   async browser_clear_site_data(input) {
