@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { expectPageRefused, startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { expectPageRefused, startBrowserHarness, waitUntil, type BrowserHarness, allowFileUrls } from '../harness/browser.ts';
 
 setDefaultTimeout(120_000);
 
@@ -56,16 +56,7 @@ beforeAll(async () => {
     },
   });
   // The user turned file:// pages on.
-  await h.srv.ctx.config.update((d) => {
-    d.allowFileUrls = true;
-  });
-  h.srv.ctx.hub.sendSyncFull();
-  await waitUntil(async () => {
-    const r = await h.callTool('browser_open_tab', { url: `file://${home}/Downloads/plain.html`, active: false });
-    if (r.status !== 200) return null;
-    await h.callTool('browser_close_tab', { tabId: r.body.result.id });
-    return true;
-  }, 'file:// pages allowed');
+  await allowFileUrls(h, `file://${home}/Downloads/plain.html`);
 }, 120_000);
 
 afterAll(async () => {

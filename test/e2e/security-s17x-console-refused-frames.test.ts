@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
+import { startBrowserHarness, waitUntil, type BrowserHarness, allowFileUrls } from '../harness/browser.ts';
 
 setDefaultTimeout(120_000);
 
@@ -33,16 +33,7 @@ beforeAll(async () => {
   writeFileSync(join(home, 'plain.html'), '<!doctype html><p>note</p>');
   h = await startBrowserHarness({ permissions: { browser: { default: 'auto' } } });
   // The user turned file:// pages on.
-  await h.srv.ctx.config.update((d) => {
-    d.allowFileUrls = true;
-  });
-  h.srv.ctx.hub.sendSyncFull();
-  await waitUntil(async () => {
-    const r = await h.callTool('browser_open_tab', { url: `file://${home}/plain.html`, active: false });
-    if (r.status !== 200) return null;
-    await h.callTool('browser_close_tab', { tabId: r.body.result.id });
-    return true;
-  }, 'file:// pages allowed');
+  await allowFileUrls(h, `file://${home}/plain.html`);
 }, 120_000);
 
 afterAll(async () => {

@@ -94,6 +94,23 @@ export async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeo
 }
 
 /**
+ * Turn file:// pages on as the user would (config.json allowFileUrls, then a sync to the
+ * extension) and wait until the extension opens `plainFileUrl`, an ordinary file:// page.
+ */
+export async function allowFileUrls(h: BrowserHarness, plainFileUrl: string): Promise<void> {
+  await h.srv.ctx.config.update((d) => {
+    d.allowFileUrls = true;
+  });
+  h.srv.ctx.hub.sendSyncFull();
+  await waitUntil(async () => {
+    const r = await h.callTool('browser_open_tab', { url: plainFileUrl, active: false });
+    if (r.status !== 200) return null;
+    await h.callTool('browser_close_tab', { tabId: r.body.result.id });
+    return true;
+  }, 'file:// pages allowed');
+}
+
+/**
  * Whether the extension holds a debugger session on the tab: a second attach by the extension is
  * refused then. (getTargets' `attached` would also count Playwright's own session.)
  */
