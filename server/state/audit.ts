@@ -13,6 +13,7 @@ import type { AuditEntry } from './audit-entry.ts';
 import { AuditRing } from './audit-ring.ts';
 import { countLastDayFromFiles, DayCounter } from './audit-day.ts';
 import { forEachLineFromEndSync } from './audit-tail.ts';
+import { truncateText } from '../protocol/page-channel.ts';
 
 export type { AuditEntry, AuditError } from './audit-entry.ts';
 
@@ -36,18 +37,26 @@ export function auditPath(dir: string): string {
   return join(dir, 'audit.log');
 }
 
-/** Keep only the fields of an entry (callers may pass richer objects). */
+/**
+ * Longest text of each field an entry keeps. An error message may quote what the caller or a page
+ * sent: unbounded, one call could append megabytes, hold them in the ring, and push the calls
+ * before it out of audit.log.1 at the next two rotations.
+ */
+export const AUDIT_FIELD_MAX_CHARS = { name: 300, code: 100, message: 2_000 } as const;
+const cut = (v: unknown, max: number) => truncateText(String(v), max);
+
+/** Keep only the fields of an entry (callers may pass richer objects), each of bounded length. */
 function cleanEntry(e: AuditEntry): AuditEntry {
   const out: AuditEntry = {
-    timestamp: String(e.timestamp),
-    tool: String(e.tool),
-    plugin: String(e.plugin),
+    timestamp: cut(e.timestamp, AUDIT_FIELD_MAX_CHARS.code),
+    tool: cut(e.tool, AUDIT_FIELD_MAX_CHARS.name),
+    plugin: cut(e.plugin, AUDIT_FIELD_MAX_CHARS.name),
     success: Boolean(e.success),
     durationMs: Number.isFinite(e.durationMs) ? Math.max(0, Math.round(e.durationMs)) : 0,
   };
   if (e.error) {
-    out.error = { code: String(e.error.code), message: String(e.error.message) };
-    if (e.error.category !== undefined) out.error.category = String(e.error.category);
+    out.error = { code: cut(e.error.code, AUDIT_FIELD_MAX_CHARS.code), message: cut(e.error.message, AUDIT_FIELD_MAX_CHARS.message) };
+    if (e.error.category !== undefined) out.error.category = cut(e.error.category, AUDIT_FIELD_MAX_CHARS.code);
   }
   return out;
 }

@@ -7,6 +7,15 @@ import { ERROR_CATEGORIES, OpenTabsError, type ErrorCategory } from '../errors.t
 import { resolveConfigDir } from '../state/paths.ts';
 import { IN_FLIGHT_RETRY_AFTER_MS } from '../limits.ts';
 import { RpcErrorCode, type RpcError } from '../protocol/jsonrpc.ts';
+import { truncateText } from '../protocol/page-channel.ts';
+
+/**
+ * Longest path (JSON pointer) and message an argument error repeats back. Both may quote the
+ * caller's own property names, of any length: a 5 MB name must not come back twice in the error,
+ * nor be written into the audit log.
+ */
+export const ARGUMENT_ERROR_PATH_MAX_CHARS = 500;
+export const ARGUMENT_ERROR_MESSAGE_MAX_CHARS = 1_000;
 
 /** The HTTP status per code is decided in one place (server/protocol/errors.ts). */
 export { STATUS_BY_CODE, statusFor } from '../errors.ts';
@@ -25,11 +34,13 @@ export const fail = {
         `permissions.${plugin}.tools.${shortName} in ${join(resolveConfigDir(), 'config.json')} and reload.`,
       { category: 'auth' },
     ),
-  invalidArguments: (name: string, path: string, message: string) =>
-    new OpenTabsError('invalid_arguments', `Invalid arguments for ${name} at ${path || '/'}: ${message}. Fix the input and call again.`, {
+  invalidArguments: (name: string, path: string, message: string) => {
+    const at = truncateText(path || '/', ARGUMENT_ERROR_PATH_MAX_CHARS);
+    return new OpenTabsError('invalid_arguments', `Invalid arguments for ${name} at ${at}: ${truncateText(message, ARGUMENT_ERROR_MESSAGE_MAX_CHARS)}. Fix the input and call again.`, {
       category: 'validation',
-      path: path || '/',
-    }),
+      path: at,
+    });
+  },
   brokenSchema: (name: string, message: string) =>
     new OpenTabsError('internal', `Tool "${name}" cannot be called: ${message}. Rebuild or fix the plugin.`, { category: 'internal' }),
   notConnected: () =>
