@@ -3,7 +3,7 @@
  * detached one with --background), install the extension folder, and on first run print the
  * MCP client configuration.
  */
-import { constants, existsSync, closeSync, fstatSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { constants, existsSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
@@ -56,22 +56,55 @@ const CONFIG_SHOWN = 'mcp-config-shown';
  */
 export const NO_BANNER_ENV = 'OPENTABS_START_NO_BANNER';
 
-function configShown(dir: string): boolean {
-  return existsSync(join(dir, CONFIG_SHOWN));
+/**
+ * `<config dir>/mcp-config-pending`: written by a start whose output nobody reads (the stdio
+ * bridge's autostart) in a config dir where no server has run yet, so that the configuration is
+ * still printed by the next `start` although a server has run here by then (see configShown).
+ */
+const CONFIG_PENDING = 'mcp-config-pending';
+
+/**
+ * Whether `start` has already shown the MCP client configuration for this config dir. Versions
+ * before the marker printed it on the start that created the secret and wrote no marker: a config
+ * dir where a server has run (extension/server.json, written by every server start) with neither
+ * file is one of theirs, and is marked as shown here so that an upgrade does not print it again.
+ */
+function configShown(dir: string, noBanner: boolean): boolean {
+  if (existsSync(join(dir, CONFIG_SHOWN))) return true;
+  if (existsSync(join(dir, CONFIG_PENDING))) return false;
+  if (existsSync(join(dir, 'extension', 'server.json'))) {
+    createMarker(dir, CONFIG_SHOWN, 'The MCP client configuration was printed by an earlier version of `opentabs start`.');
+    return true;
+  }
+  if (noBanner) {
+    // The bridge may be the first thing run with this config dir: the folder does not exist yet.
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {}
+    createMarker(dir, CONFIG_PENDING, 'A server was started here by the stdio bridge: `opentabs start` has not printed the MCP client configuration yet.');
+  }
+  return false;
 }
 
 function markConfigShown(dir: string): void {
+  createMarker(dir, CONFIG_SHOWN, `The MCP client configuration was printed by \`opentabs start\` on ${new Date().toISOString()}.`);
+  try {
+    rmSync(join(dir, CONFIG_PENDING), { force: true });
+  } catch {}
+}
+
+function createMarker(dir: string, name: string, text: string): void {
   try {
     // Created, never opened through an existing name: a link planted there is not followed (and
     // its target not truncated); it only means the configuration shows again next time.
-    const fd = openSync(join(dir, CONFIG_SHOWN), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    const fd = openSync(join(dir, name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     try {
-      writeSync(fd, `The MCP client configuration was printed by \`opentabs start\` on ${new Date().toISOString()}.\n`);
+      writeSync(fd, `${text}\n`);
     } finally {
       closeSync(fd);
     }
   } catch {
-    // Already marked, or the config dir is not writable: the configuration shows again next time.
+    // Already there, or the config dir does not exist yet or is not writable.
   }
 }
 
@@ -105,7 +138,8 @@ export const command: Command = {
         : process.env.PORT
           ? parsePort(process.env.PORT, 'the PORT environment variable', true, 'start')
           : (lastPort(dir) ?? DEFAULT_PORT);
-    const firstRun = process.env[NO_BANNER_ENV] !== '1' && !configShown(dir);
+    const noBanner = process.env[NO_BANNER_ENV] === '1';
+    const firstRun = !configShown(dir, noBanner) && !noBanner;
     const showConfig = Boolean(values['show-config']) || firstRun;
 
     // One server per config dir: a second one would fight the first over server.pid, the audit
