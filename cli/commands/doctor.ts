@@ -4,7 +4,7 @@
  */
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { DEFAULT_PORT } from '../../server/limits.ts';
+import { DEFAULT_PORT, MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
 import { readSecretSync, secretPath } from '../../server/state/secret.ts';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
@@ -236,11 +236,16 @@ export async function runChecks(t: Target): Promise<Check[]> {
     // A client the session limit refused shows only "failed to connect" (Claude Code, OpenCode).
     const refused = health.mcpSessionsRefused;
     if (refused && refused.count > 0 && refused.lastAt !== null && Date.now() - refused.lastAt < RECENT_REFUSAL_MS) {
+      // A value above the limit in force now (it may have been raised since those refusals).
+      const raised = Math.min(MCP_SESSIONS_PER_MINUTE_MAX, Math.max(30, refused.perMinute * 2));
       checks.push({
         check: 'MCP sessions',
         status: 'warn',
-        detail: `${refused.count} new MCP session${refused.count === 1 ? '' : 's'} refused since the server started, the last ${ago(Date.now() - refused.lastAt)}: at most ${refused.perMinute} per minute (a client that retries, or each \`claude mcp list\` / \`opencode mcp list\`, opens new ones)`,
-        fix: 'Raise the limit: `opentabs config set mcpSessionsPerMinute 30` (applies to the next new session), or wait a minute.',
+        detail: `${refused.count} new MCP session${refused.count === 1 ? '' : 's'} refused since the server started, the last ${ago(Date.now() - refused.lastAt)}; the limit is now ${refused.perMinute} per minute (a client that retries, or each \`claude mcp list\` / \`opencode mcp list\`, opens new ones)`,
+        fix:
+          raised > refused.perMinute
+            ? `Raise the limit: \`opentabs config set mcpSessionsPerMinute ${raised}\` (applies to the next new session), or wait a minute.`
+            : 'Wait a minute: the limit is at its highest.',
       });
     }
   }
