@@ -114,7 +114,7 @@ export function parsePort(raw: string, source: string, allowZero: boolean, comma
 export function parsePositiveInt(raw: string, flag: string, command: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
   if (!Number.isInteger(n) || n < 1 || n > max) {
-    throw usageError(`Invalid ${flag} ${JSON.stringify(raw)}: expected an integer 1–${max}.`, command);
+    throw usageError(`Invalid ${flag} ${JSON.stringify(raw)}: expected ${max === Number.MAX_SAFE_INTEGER ? 'a whole number of 1 or more' : `an integer 1–${max}`}.`, command);
   }
   return n;
 }

@@ -143,10 +143,13 @@ const formatPluginEntry = (plugin: string, e: PluginLogEntry, json: boolean) =>
     ? printable(JSON.stringify({ ts: new Date(e.ts).toISOString(), source: 'plugin', plugin, level: e.level, message: e.message, data: e.data }))
     : `${c.dim(new Date(e.ts).toISOString())} ${c.cyan(`[${plugin}]`)} ${printable(e.level.toUpperCase().padEnd(5))} ${printable(e.message)}${e.data === undefined ? '' : ` ${printable(JSON.stringify(e.data))}`}`;
 
-/** GET /plugins/:name/logs from a running server (nothing when none runs). */
+/** GET /plugins/:name/logs from a running server (when none runs, a note on stderr says so). */
 async function printBufferedPluginLogs(portFlag: string | undefined, plugin: string, lines: number, json: boolean): Promise<void> {
   const t = resolveTarget(portFlag, 'logs');
-  if ((await probePort(t.port)).kind !== 'opentabs') return;
+  if ((await probePort(t.port)).kind !== 'opentabs') {
+    err(`(no OpenTabs server is running on ${t.url}: only the server.log lines about "${plugin}" are shown; the plugin's own log entries are kept by the running server)`);
+    return;
+  }
   const r = await api<{ logs: PluginLogEntry[] }>(t, 'GET', `/plugins/${encodeURIComponent(plugin)}/logs`, { okStatuses: [404], timeoutMs: 5000 });
   if (r.status === 404) {
     err(`(no plugin "${plugin}" is loaded in the running server, so it has no plugin log)`);

@@ -1,0 +1,53 @@
+/**
+ * CLI answers a new user meets with no server running: a bad count names the range in words, and
+ * `opentabs logs --plugin P` says why the plugin's own log entries are missing.
+ */
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { removeDir, runCli, tempDir } from './cli-support.ts';
+
+setDefaultTimeout(60_000);
+
+let root: string;
+beforeAll(() => {
+  root = tempDir('opentabs-ux-s18e-input-');
+});
+afterAll(() => removeDir(root));
+
+async function freePort(): Promise<number> {
+  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+test('logs -n 0 and audit --file --limit 0: a whole number of 1 or more, not 1–9007199254740991', async () => {
+  const cfg = join(root, 'counts');
+  for (const args of [
+    ['logs', '-n', '0'],
+    ['audit', '--file', '--limit', '0'],
+  ]) {
+    const r = await runCli(args, { configDir: cfg });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('expected a whole number of 1 or more');
+    expect(r.stderr).not.toContain('9007199254740991');
+  }
+  // A flag with a real upper bound still names it.
+  const limit = await runCli(['audit', '--limit', '0'], { configDir: cfg });
+  expect(limit.code).toBe(2);
+  expect(limit.stderr).toContain('expected an integer 1–500');
+});
+
+test('logs --plugin P with no server running says the plugin log needs the server', async () => {
+  const cfg = join(root, 'plugin-logs');
+  // A server ran here before: its log is there, the server is not.
+  mkdirSync(cfg, { recursive: true });
+  writeFileSync(join(cfg, 'server.log'), `${JSON.stringify({ ts: new Date().toISOString(), level: 'info', msg: 'plugin_loaded', plugin: 'slack' })}\n`);
+  const port = await freePort();
+  const r = await runCli(['logs', '--plugin', 'slack', '--port', String(port)], { configDir: cfg });
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain('plugin_loaded');
+  expect(r.stderr).toContain(`no OpenTabs server is running on http://127.0.0.1:${port}`);
+  expect(r.stderr).toContain('server.log lines about "slack"');
+});
