@@ -84,8 +84,12 @@ async function autostart(t: Target): Promise<void> {
   // Another client may have started it at the same moment (our child then lost the port race):
   // what matters is that a server answers now.
   if ((await probePort(t.port)).kind !== 'opentabs') {
-    if (stderr.trim()) err(stderr);
-    throw new CliError(`Could not start the OpenTabs server on ${t.url} (exit ${code}); run \`${selfCommandText(['start', ...(t.port === DEFAULT_PORT ? [] : ['--port', String(t.port)])])}\` to see why.`);
+    const why = stderr.trim();
+    if (why) err(why);
+    throw new CliError(
+      `Could not start the OpenTabs server on ${t.url} (exit ${code})` +
+        (why ? ': see the error above.' : `; run \`${selfCommandText(['start', ...(t.port === DEFAULT_PORT ? [] : ['--port', String(t.port)])])}\` to see why.`),
+    );
   }
   const pid = /\(pid (\d+)\)/.exec(stdout)?.[1];
   log(`started the OpenTabs server on ${t.url} in the background${pid ? ` (pid ${pid})` : ''}; logs: ${join(t.configDir, 'server.log')}`);

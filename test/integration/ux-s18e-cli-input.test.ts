@@ -51,3 +51,18 @@ test('logs --plugin P with no server running says the plugin log needs the serve
   expect(r.stderr).toContain(`no OpenTabs server is running on http://127.0.0.1:${port}`);
   expect(r.stderr).toContain('server.log lines about "slack"');
 });
+
+test('the stdio bridge on a port another program holds: the reason once, not a command to run to find it', async () => {
+  const cfg = join(root, 'bridge-port-taken');
+  const other = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('not here', { status: 404 }) });
+  try {
+    const r = await runCli(['mcp', '--port', String(other.port)], { configDir: cfg, stdin: '', timeoutMs: 90_000 });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`Port ${other.port} is in use by another program`);
+    expect(r.stderr).toContain(`Could not start the OpenTabs server on http://127.0.0.1:${other.port} (exit 1): see the error above.`);
+    expect(r.stderr).not.toContain('to see why');
+  } finally {
+    other.stop(true);
+  }
+});
