@@ -9,6 +9,7 @@
  */
 import { holdsSecretPiece, knownSecret } from '../background/own-secret.ts';
 import { ToolError } from '../shared/tool-error.ts';
+import { refuseIfRefusedPictureShown } from './capture-resources.ts';
 import { frameShowsRefusedPage } from './frames.ts';
 import { refusedFrameReaching, unpin } from './refused-frame-reach.ts';
 import { redactedUrl, refusalReason } from './url-policy.ts';
@@ -70,7 +71,8 @@ function refusedFrameError(tabId: number, what: string, url: string, why: string
 
 /**
  * A screenshot or PDF of tab `tabId`, taken by `capture` only while the page shows neither the
- * secret nor a frame the tools may not use: checked before and after the capture, and every frame
+ * secret, nor a frame the tools may not use, nor a picture from a file they may not use
+ * (capture-resources.ts): checked before and after the capture, and every frame
  * that starts loading or commits a refused page in between (a page can swap an iframe to a hidden
  * file and back while the image is taken) makes the capture fail; nothing of it is returned. A
  * refused frame whose iframe cannot paint (display:none, 0×0, visibility:hidden: other
@@ -93,6 +95,7 @@ export async function checkedCapture<T>(tabId: number, what: string, capture: ()
   try {
     pinned = await refuseIfRefusedFrameShown(tabId, what, token);
     await refuseIfPageShowsSecret(tabId, what);
+    await refuseIfRefusedPictureShown(tabId, what);
     const result = await capture();
     if (seen) throw seen;
     const moved = await unpin(tabId, pinned, token);
@@ -103,6 +106,7 @@ export async function checkedCapture<T>(tabId: number, what: string, capture: ()
     // Again as it was captured: the page may have shown the secret or such a frame meanwhile.
     await refuseIfRefusedFrameShown(tabId, what);
     await refuseIfPageShowsSecret(tabId, what);
+    await refuseIfRefusedPictureShown(tabId, what);
     if (seen) throw seen;
     return result;
   } finally {

@@ -1,0 +1,159 @@
+/**
+ * Pictures a document paints that come from files the tools may not use. With file:// pages on,
+ * a file:// page can show another file as a picture without a frame: <img>, <picture>/srcset,
+ * <input type=image>, <video> and its poster, an image <object>/<embed>, SVG <image>/<feImage>/
+ * <use>, CSS images (background, content, list-style, border-image, mask, on ::before/::after/
+ * ::marker too), or a canvas it drew such a picture on. Only file:// documents (and about:blank/
+ * srcdoc ones inside them) can load file:// pictures (Chrome refuses local resources to http(s)
+ * pages), and other schemes' pictures are public by nature (other extensions' web-accessible
+ * icons, data:, blob:), so the refused set for pictures is the refused set for pages
+ * (refusalReason) among file:// URLs: the OpenTabs config folder, /proc and /dev, hidden files and
+ * folders, MCP client configs by name.
+ *
+ * A screenshot or PDF is refused while a document of the tab loaded such a picture, checked before
+ * and after the capture (checkedCapture), by two sources:
+ *  - the resources each document of the tab loaded, as the DevTools protocol lists them
+ *    (Page.getResourceTree): every picture the document fetched since it loaded, shown or not,
+ *    dropped or drawn on a canvas; the page cannot take one out of that list, and it can show such
+ *    a picture again from its memory at any moment (Chrome's resource timing, which a page reads
+ *    and clears, lists no file:// loads at all). Scripts and style sheets of such files count too:
+ *    they can write what they hold into the page;
+ *  - its elements and their computed styles (in the extension's isolated world), for what the
+ *    list may not hold: a <video>'s media.
+ */
+import { ToolError } from '../shared/tool-error.ts';
+import { withDebugger } from './debugger.ts';
+import { refusalReason, urlPolicy } from './url-policy.ts';
+
+/** file:// URLs one document sends back at most; a document with more is not captured. */
+const MAX_URLS = 5_000;
+
+/** A page whose main thread is busy longer than this is not captured (it cannot be checked). */
+const CHECK_TIMEOUT_MS = 5_000;
+
+/**
+ * Runs in each frame (ISOLATED world): for a file:// document (or an about: one under it), the
+ * file:// URLs of the pictures and media its elements show (more than `max`: `over`); null for
+ * any other document.
+ */
+export function fileResources(max: number): { urls: string[]; over: boolean } | null {
+  const fileDoc = location.protocol === 'file:' || (location.protocol === 'about:' && document.baseURI.startsWith('file:'));
+  if (!fileDoc) return null;
+  const urls = new Set<string>();
+  let over = false;
+  const add = (raw: string | null | undefined) => {
+    if (!raw || over) return;
+    let href: string;
+    try {
+      href = new URL(raw, document.baseURI).href;
+    } catch {
+      return;
+    }
+    if (!href.startsWith('file:')) return;
+    urls.add(href);
+    if (urls.size > max) over = true;
+  };
+  const cssUrls = (v: string) => {
+    if (!v || !v.includes('url(')) return;
+    for (const m of v.matchAll(/url\(\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^)\s]*))\s*\)/g)) add((m[1] ?? m[2] ?? m[3] ?? '').replace(/\\(.)/g, '$1'));
+  };
+  const PROPS = ['background-image', 'content', 'list-style-image', 'border-image-source', 'mask-image', '-webkit-mask-image', '-webkit-mask-box-image-source', '-webkit-box-reflect', 'filter'];
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  const walk = (root: Document | ShadowRoot, depth: number) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (over) return;
+      if (el instanceof HTMLImageElement) {
+        add(el.currentSrc);
+        add(el.src);
+      } else if (el instanceof HTMLInputElement) {
+        if (el.type === 'image') add(el.src);
+      } else if (el instanceof HTMLMediaElement) {
+        add(el.currentSrc);
+        add(el.src);
+        if (el instanceof HTMLVideoElement) add(el.poster);
+      } else if (el instanceof HTMLObjectElement) add(el.data);
+      else if (el instanceof HTMLEmbedElement) add(el.src);
+      else if (el instanceof HTMLSourceElement) {
+        add(el.src);
+        for (const part of el.srcset.split(',')) add(part.trim().split(/\s+/)[0]);
+      } else if (el instanceof SVGElement) {
+        add(el.getAttribute('href'));
+        add(el.getAttributeNS('http://www.w3.org/1999/xlink', 'href'));
+      }
+      for (const pseudo of [null, '::before', '::after', '::marker']) {
+        const cs = getComputedStyle(el, pseudo);
+        for (const p of PROPS) cssUrls(cs.getPropertyValue(p));
+      }
+      const shadow = (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
+      if (shadow && depth < 32) walk(shadow, depth + 1);
+    }
+  };
+  walk(document, 0);
+  return { urls: over ? [] : [...urls], over };
+}
+
+interface FrameTree {
+  frame: { url: string };
+  resources?: { url: string; type?: string }[];
+  childFrames?: FrameTree[];
+}
+
+/** The file:// resources the documents of `tree` loaded, by URL: their type (Image, Script …). */
+function treeFileUrls(tree: FrameTree | undefined, out: Map<string, string>, depth = 0): void {
+  if (!tree || depth > 64) return;
+  for (const r of tree.resources ?? []) if (r.url.startsWith('file:')) out.set(r.url, r.type ?? 'Other');
+  for (const c of tree.childFrames ?? []) treeFileUrls(c, out, depth + 1);
+}
+
+function pictureRefused(tabId: number, what: string, why: string, kind = 'a picture'): ToolError {
+  return new ToolError(`Tab ${tabId} shows ${kind} from a file tools may not use (${why}); no ${what} is taken of it`, { code: 'page_not_allowed', category: 'auth' });
+}
+
+/**
+ * Refuses (page_not_allowed) a `what` ("screenshot", "PDF") of tab `tabId` while one of its
+ * documents loaded or shows a picture from a file the tools may not use. Only with file:// pages
+ * on and a file:// frame in the tab (no other document can load file:// pictures). A page that
+ * cannot be read is not captured either (a retryable error).
+ */
+export async function refuseIfRefusedPictureShown(tabId: number, what: string): Promise<void> {
+  if (!urlPolicy().allowFileUrls) return;
+  const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  if (!frames.some((f) => f.url.startsWith('file:'))) return;
+  const unreadable = (err: unknown) =>
+    new ToolError(`Could not read tab ${tabId} to check it before the ${what}: ${(err as Error)?.message ?? err}; try again once it has loaded`, { code: 'not_available', category: 'internal', retryable: true });
+  let tree: FrameTree | undefined;
+  try {
+    tree = (await withDebugger(tabId, (send) => send<{ frameTree: FrameTree }>('Page.getResourceTree'))).frameTree;
+  } catch (err) {
+    if (err instanceof ToolError) throw err;
+    throw unreadable(err);
+  }
+  const loaded = new Map<string, string>();
+  treeFileUrls(tree, loaded);
+  for (const [url, type] of loaded) {
+    const why = refusalReason(url);
+    // Any type: a script or style sheet of such a file can put what it holds on the page too.
+    if (why) throw pictureRefused(tabId, what, why, type === 'Image' ? 'a picture' : `a resource (${type.toLowerCase()})`);
+  }
+  let results: chrome.scripting.InjectionResult<{ urls: string[]; over: boolean } | null>[];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const busy = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`its page did not answer within ${CHECK_TIMEOUT_MS / 1000} s (busy?)`)), CHECK_TIMEOUT_MS);
+    });
+    results = await Promise.race([chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: 'ISOLATED', func: fileResources, args: [MAX_URLS] }), busy]);
+  } catch (err) {
+    throw unreadable(err);
+  } finally {
+    clearTimeout(timer);
+  }
+  for (const r of results) {
+    const found = r.result;
+    if (!found) continue;
+    if (found.over) throw new ToolError(`Tab ${tabId} shows more than ${MAX_URLS} pictures and media from local files, too many to check; no ${what} is taken of it`, { code: 'page_not_allowed', category: 'auth' });
+    for (const url of found.urls) {
+      const why = refusalReason(url);
+      if (why) throw pictureRefused(tabId, what, why);
+    }
+  }
+}
