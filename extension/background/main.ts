@@ -10,6 +10,7 @@ import { cancelBuiltin, runBuiltin } from '../tools/run.ts';
 import { endAllEmulation } from '../tools/emulation.ts';
 import { endAllInterception } from '../tools/intercept.ts';
 import { endAllForcedStates } from '../tools/pseudo-state.ts';
+import { sessionEnded } from '../tools/session-owned.ts';
 import { fileMayHoldSecret, redactedUrl, setUrlPolicy, tabRefusal } from '../tools/url-policy.ts';
 import { Connection, type ServerHandlers } from './connection.ts';
 import { PluginRuntime } from './plugins.ts';
@@ -71,6 +72,8 @@ const serverHandlers: ServerHandlers = {
   },
   'confirmation.request': (p) => panels.confirmationRequested(p),
   'confirmation.resolved': (p) => panels.confirmationEnded(p.id),
+  // An agent's MCP session ended: what only it changed on tabs (emulation, interception, forced states) ends.
+  'session.ended': (p) => sessionEnded(p.session),
   // Let the notification's socket frame settle, then reload (the new worker reconnects).
   'extension.reload': () => void setTimeout(() => chrome.runtime.reload(), 50),
   pong: () => {},
@@ -91,7 +94,7 @@ plugins.hooks.callTab = (id, tabId, title, url) => activity.setTab(id, tabId, ti
 plugins.hooks.progress = (id, p) => activity.progress(id, p);
 
 async function runDispatch(p: ServerParams<'tool.dispatch'>): Promise<DispatchResult> {
-  if (p.plugin === 'browser') return runBuiltin({ dispatchId: p.dispatchId, tool: p.tool, input: p.input, ...(p.tabId !== undefined ? { tabId: p.tabId } : {}), ...(p.approvedUrl !== undefined ? { approvedUrl: p.approvedUrl } : {}) }, env);
+  if (p.plugin === 'browser') return runBuiltin({ dispatchId: p.dispatchId, tool: p.tool, input: p.input, ...(p.tabId !== undefined ? { tabId: p.tabId } : {}), ...(p.approvedUrl !== undefined ? { approvedUrl: p.approvedUrl } : {}), ...(p.session !== undefined ? { session: p.session } : {}) }, env);
   if (p.plugin.startsWith(PAGE_PLUGIN_PREFIX)) return pageTools.dispatch(p);
   return plugins.dispatch(p);
 }

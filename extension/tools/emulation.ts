@@ -3,8 +3,9 @@
  * user agent, geolocation, timezone, locale, color scheme and reduced motion, network and CPU
  * throttling — through the DevTools Emulation domain. Overrides live as long as the debugger
  * session, so an emulating tab holds one (like network capture) until `reset` ends it, the tab
- * closes, or the extension loses its connection to the server (endAllEmulation: no agent is left
- * to reset what it set on the user's tab); every call returns what is now in effect. Ending clears
+ * closes, the extension loses its connection to the server (endAllEmulation: no agent is left
+ * to reset what it set on the user's tab), or the MCP sessions that set it have ended and no call
+ * of no session (REST) did (session-owned.ts); every call returns what is now in effect. Ending clears
  * every override at once: the tab's debugger session can outlive it (network capture, another
  * tool), and the overrides would hold as long as it does.
  *
@@ -15,6 +16,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import type { CdpSend } from './debugger.ts';
 import { holdDebugger } from './held-debugger.ts';
+import { endedSession, Makers, onSessionEnded } from './session-owned.ts';
 import type { Handlers } from './types.ts';
 
 /** DevTools' own presets (download/upload in bytes per second, latency in ms). */
@@ -31,6 +33,8 @@ interface Held {
   active: Record<string, unknown>;
   /** Stops watching other tabs join the process (watchProcess). */
   unwatch: () => void;
+  /** The sessions whose calls set the tab's overrides. */
+  makers: Makers;
 }
 
 /** Overrides Chrome applies to the tab's whole renderer process, and so to every tab in it. */
@@ -119,6 +123,17 @@ export async function endAllEmulation(why: string): Promise<void> {
   }));
 }
 
+/** MCP session `session` ended: the emulation of each tab only it (and no REST call) set ends. */
+function sessionGone(tabId: number, session: string): Promise<void> {
+  const h = held.get(tabId);
+  if (!h || !h.makers.drop(session)) return Promise.resolve();
+  endedNotes.set(tabId, `The emulation of tab ${tabId} ended when the MCP session that set it ended; set it again if still needed.`);
+  return end(tabId, h);
+}
+onSessionEnded((session) => {
+  for (const tabId of [...held.keys()]) void sessionGone(tabId, session).catch(() => {});
+});
+
 async function hold(tabId: number): Promise<Held> {
   const existing = held.get(tabId);
   if (existing) return existing;
@@ -126,7 +141,7 @@ async function hold(tabId: number): Promise<Held> {
     if (held.get(tabId) === h) held.delete(tabId);
     h.unwatch();
   });
-  const h: Held = { send: session.send, release: session.release, active: {}, unwatch: () => {} };
+  const h: Held = { send: session.send, release: session.release, active: {}, unwatch: () => {}, makers: new Makers() };
   h.unwatch = watchProcess(tabId, h);
   held.set(tabId, h);
   return h;
@@ -154,6 +169,8 @@ export const emulationTools = {
     }
     const fresh = !held.has(tabId);
     const h = await hold(tabId);
+    // Recorded before the first override: a call that fails halfway has still changed the tab.
+    h.makers.add(ctx.session);
     const send = h.send;
     try {
       const vp = input.viewport as { width: number; height: number; deviceScaleFactor?: number; mobile?: boolean } | undefined;
@@ -199,11 +216,14 @@ export const emulationTools = {
       // it held the tab's debugger, with Chrome's debugging bar, and no emulation, until reset.
       if (fresh && held.get(tabId) === h) await end(tabId, h);
       throw new ToolError(`Chrome refused the emulation${fresh ? ' (nothing is emulated)' : ''}: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
+    } finally {
+      // The call's MCP session ended while it ran (session.ended came before this change).
+      if (endedSession(ctx.session)) await sessionGone(tabId, ctx.session);
     }
     // Cancelled or timed out while a busy page held the commands up: the caller was told it
     // failed, so a session this call began is let go (its detach ends the overrides).
     if (ctx.signal.aborted && fresh && held.get(tabId) === h) await end(tabId, h);
     ctx.signal.throwIfAborted();
-    return { value: { tabId, active: h.active, note: `${ended ? `${ended} ` : ''}In effect until browser_emulate with reset: true (or the tab closes).` } };
+    return { value: { tabId, active: h.active, note: `${ended ? `${ended} ` : ''}In effect until browser_emulate with reset: true${ctx.session !== undefined ? ', the tab closes, or every MCP session that emulated on this tab has ended.' : ' (or the tab closes).'}` } };
   },
 } satisfies Partial<Handlers>;

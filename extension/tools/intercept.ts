@@ -10,7 +10,9 @@
  *
  * Rules hold for the site the tab showed when they were set (the one an approval card named): when
  * the tab leaves it, interception ends before the new site's document is requested. They also end
- * when the extension loses its connection to the server (endAllInterception). Otherwise an
+ * when the extension loses its connection to the server (endAllInterception), and when the MCP
+ * session whose call set them ends (session-owned.ts; each call replaces the tab's rules, so the
+ * rules are that one call's; rules set by a call of no session, REST, stay). Otherwise an
  * agent could set rules on a harmless page, then navigate the tab (auto) to the user's bank and
  * answer its API calls there.
  */
@@ -18,6 +20,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import type { CdpSend } from './debugger.ts';
 import { holdDebugger } from './held-debugger.ts';
+import { endedSession, Makers, onSessionEnded } from './session-owned.ts';
 import type { Handlers } from './types.ts';
 import { redactedUrl, siteOf } from './url-policy.ts';
 import { wildcardMatch } from './wildcard.ts';
@@ -42,6 +45,8 @@ interface Interception {
   /** siteOf the tab's page when the rules were set. */
   site: string;
   stop: () => void;
+  /** The session of the call that set the rules (each call replaces them). */
+  makers: Makers;
 }
 const active = new Map<number, Interception>();
 /** Why a tab's interception ended by itself (it left the site), told once to the next call on it. */
@@ -84,7 +89,7 @@ async function frameSite(send: CdpSend, frameId: string): Promise<string | null>
 async function start(tabId: number, rules: Rule[], site: string): Promise<Interception> {
   const session = await holdDebugger(tabId, () => i.stop());
   const send = session.send;
-  const i: Interception = { send, rules, site, stop: () => {} };
+  const i: Interception = { send, rules, site, stop: () => {}, makers: new Makers() };
   const leave = (url: string) => {
     if (active.get(tabId) !== i) return;
     endedNotes.set(tabId, `Interception on tab ${tabId} ended when the tab left ${i.site} for ${siteOf(url)}; set the rules again to intercept there.`);
@@ -166,6 +171,18 @@ export async function endAllInterception(why: string): Promise<void> {
   }));
 }
 
+/** MCP session `session` ended: the interception of each tab whose rules it set ends. */
+async function sessionGone(tabId: number, session: string): Promise<void> {
+  const i = active.get(tabId);
+  if (!i || !i.makers.drop(session)) return;
+  endedNotes.set(tabId, `Interception on tab ${tabId} ended when the MCP session that set its rules ended; set the rules again to intercept.`);
+  await i.send('Fetch.disable').catch(() => {});
+  i.stop();
+}
+onSessionEnded((session) => {
+  for (const tabId of [...active.keys()]) void sessionGone(tabId, session).catch(() => {});
+});
+
 const summary = (rules: Rule[]) => rules.map(({ urlPattern, action, status, hits, skipped }) => ({ urlPattern, action, ...(action === 'fulfill' ? { status: status ?? 200 } : {}), hits, ...(skipped > 0 ? { skipped } : {}) }));
 
 export const interceptTools = {
@@ -201,6 +218,9 @@ export const interceptTools = {
     const i = current ?? (await start(tabId, rules, site));
     i.rules = rules;
     i.site = site;
+    // The rules are this call's now, whoever set the ones they replace.
+    i.makers = new Makers();
+    i.makers.add(ctx.session);
     try {
       await i.send('Fetch.enable', { patterns: [...rules.map((r) => ({ urlPattern: r.urlPattern, requestStage: 'Request' })), DOCUMENTS] });
     } catch (err) {
@@ -215,6 +235,8 @@ export const interceptTools = {
       i.stop();
       throw new ToolError(`Tab ${tabId} shows ${redactedUrl(shown)} now, not ${redactedUrl(site)} where this call was allowed; no rules were set. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
     }
-    return { value: { tabId, intercepting: true, rules: summary(rules), note: `In effect on ${site} until browser_intercept_requests with stop: true, the tab leaves that site, or it closes.` } };
+    // The call's MCP session ended while it ran (session.ended came before these rules).
+    if (endedSession(ctx.session)) await sessionGone(tabId, ctx.session);
+    return { value: { tabId, intercepting: true, rules: summary(rules), note: `In effect on ${site} until browser_intercept_requests with stop: true, the tab leaves that site, ${ctx.session !== undefined ? 'it closes, or this MCP session ends' : 'or it closes'}.` } };
   },
 } satisfies Partial<Handlers>;

@@ -5,7 +5,9 @@
  * while any element of the tab has one; clearing the last one (states: []) or a navigation lets
  * it go. Forced states also end when the extension loses its connection to the server
  * (endAllForcedStates): no agent is left to clear them, and the user's page would go on showing
- * :hover, :focus … styles nothing on it asked for. The next call on the tab says so.
+ * :hover, :focus … styles nothing on it asked for; and when every MCP session that forced states
+ * in the tab has ended, unless a call of no session (REST) forced some too (session-owned.ts).
+ * The next call on the tab says so.
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
@@ -13,6 +15,7 @@ import { elementObject } from './element-node.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameElementObject } from './frames.ts';
 import { holdDebugger, type Held } from './held-debugger.ts';
+import { endedSession, Makers, onSessionEnded } from './session-owned.ts';
 import type { Handlers } from './types.ts';
 
 interface TabForced {
@@ -21,6 +24,8 @@ interface TabForced {
   nodes: Map<number, string[]>;
   ready: Promise<void>;
   offEvents: () => void;
+  /** The sessions whose calls forced or cleared states in the tab. */
+  makers: Makers;
 }
 const forced = new Map<number, TabForced>();
 /** Why a tab's forced states ended by themselves, told once to the next call on it. */
@@ -39,16 +44,28 @@ function drop(tabId: number): void {
  * connection to the server: the agent that forced them can no longer clear them).
  */
 export async function endAllForcedStates(why: string): Promise<void> {
-  await Promise.all([...forced].map(async ([tabId, t]) => {
-    forced.delete(tabId);
-    if (t.nodes.size) endedNotes.set(tabId, `The pseudo states forced in tab ${tabId} were cleared when ${why}; force them again if still needed.`);
-    const nodes = [...t.nodes.keys()];
-    t.nodes.clear();
-    await Promise.all(nodes.map((nodeId) => t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: [] }).catch(() => {})));
-    t.offEvents();
-    t.held.release();
-  }));
+  await Promise.all([...forced].map(([tabId, t]) => clearAll(tabId, t, why)));
 }
+
+/** Clears every state forced in the tab and lets its session go; the next call is told why. */
+async function clearAll(tabId: number, t: TabForced, why: string): Promise<void> {
+  if (forced.get(tabId) === t) forced.delete(tabId);
+  if (t.nodes.size) endedNotes.set(tabId, `The pseudo states forced in tab ${tabId} were cleared when ${why}; force them again if still needed.`);
+  const nodes = [...t.nodes.keys()];
+  t.nodes.clear();
+  await Promise.all(nodes.map((nodeId) => t.held.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: [] }).catch(() => {})));
+  t.offEvents();
+  t.held.release();
+}
+
+/** MCP session `session` ended: the states of each tab only it (and no REST call) forced are cleared. */
+async function sessionGone(tabId: number, session: string): Promise<void> {
+  const t = forced.get(tabId);
+  if (t && t.makers.drop(session)) await clearAll(tabId, t, 'the MCP session that forced them ended');
+}
+onSessionEnded((session) => {
+  for (const tabId of [...forced.keys()]) void sessionGone(tabId, session).catch(() => {});
+});
 
 /** Sessions being opened, per tab: calls arriving meanwhile share the one being opened. */
 const opening = new Map<number, Promise<TabForced>>();
@@ -88,6 +105,7 @@ async function openSession(tabId: number): Promise<TabForced> {
     held,
     nodes: new Map(),
     offEvents,
+    makers: new Makers(),
     ready: (async () => {
       await held.send('DOM.enable');
       await held.send('CSS.enable');
@@ -144,7 +162,13 @@ export const pseudoStateTools = {
       }
       if (states.length) t.nodes.set(nodeId, states);
       else t.nodes.delete(nodeId);
-      const note = [ended, t.nodes.size ? 'Held until cleared with states: [] (or the page navigates).' : undefined].filter(Boolean).join(' ');
+      t.makers.add(ctx.session);
+      if (endedSession(ctx.session)) {
+        // The call's MCP session ended while it ran (session.ended came before this state).
+        await sessionGone(tabId, ctx.session);
+        ctx.signal.throwIfAborted();
+      }
+      const note = [ended, t.nodes.size ? (ctx.session !== undefined ? 'Held until cleared with states: [], the page navigates, or every MCP session that forced states in this tab has ended.' : 'Held until cleared with states: [] (or the page navigates).') : undefined].filter(Boolean).join(' ');
       return { value: { tag: el.tag, ...(el.id ? { id: el.id } : {}), states, forcedElements: t.nodes.size, ...(note ? { note } : {}) } };
     } finally {
       if (t.nodes.size === 0 && forced.get(tabId) === t) drop(tabId);

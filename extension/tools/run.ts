@@ -42,7 +42,7 @@ export function isBuiltinTool(name: string): boolean {
 }
 
 export async function runBuiltin(
-  call: { dispatchId: string; tool: string; input: Record<string, unknown>; tabId?: number; approvedUrl?: string },
+  call: { dispatchId: string; tool: string; input: Record<string, unknown>; tabId?: number; approvedUrl?: string; session?: string },
   env: ToolEnv,
 ): Promise<DispatchResult> {
   if (!isBuiltinTool(call.tool)) {
@@ -68,6 +68,7 @@ export async function runBuiltin(
   const ctx: ToolCtx = {
     ...env,
     signal: controller.signal,
+    ...(call.session !== undefined ? { session: call.session } : {}),
     progress: (p) => {
       if (!controller.signal.aborted) env.conn.notify('tool.progress', { dispatchId: call.dispatchId, ...p });
     },

@@ -25,6 +25,11 @@ export interface ToolCtx extends ToolEnv {
    * chrome.tabs.get), else looked up now; a tab that does not exist is a tab_closed error.
    */
   tab(tabId: unknown): Promise<chrome.tabs.Tab>;
+  /**
+   * The MCP session the call was made in, by the id tool.dispatch gave (session-owned.ts); absent
+   * for a call of no session (REST, the side panel).
+   */
+  session?: string;
 }
 
 

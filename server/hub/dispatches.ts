@@ -33,6 +33,11 @@ export class Dispatches {
   private recent = new Map<string, { plugin: string; sessionId: string | undefined }>();
   /** Plugin log lines for MCP sessions: (entry, the calling session or undefined for every session). */
   private logListeners = new Set<(entry: LogEntry, sessionId: string | undefined) => void>();
+  /**
+   * MCP session id → the id tool.dispatch names it by (`session`), for sessions that made a
+   * built-in call: session.ended goes out for these only, and the entry goes with the session.
+   */
+  private sessionNames = new Map<string, string>();
 
   constructor(private readonly link: DispatchLink) {}
 
@@ -64,6 +69,9 @@ export class Dispatches {
     if (req.settings !== undefined) params.settings = req.settings;
     if (req.approvedUrl !== undefined) params.approvedUrl = req.approvedUrl;
     if (req.approvedTabs !== undefined) params.approvedTabs = req.approvedTabs;
+    // Built-in tools may change the user's tab beyond the call (emulation, interception, forced
+    // states): the extension remembers the session they came from, under an id of its own.
+    if (req.sessionId !== undefined && req.plugin === 'browser') params.session = this.sessionName(req.sessionId);
     this.running.set(dispatchId, { dispatchId, plugin: req.plugin, sessionId: req.sessionId, onProgress: req.onProgress, onLog: req.onLog });
 
     let call!: Promise<DispatchResult>;
@@ -102,6 +110,27 @@ export class Dispatches {
         throw err;
       },
     );
+  }
+
+  private sessionName(sessionId: string): string {
+    let name = this.sessionNames.get(sessionId);
+    if (name === undefined) {
+      name = `s${crypto.randomUUID().replaceAll('-', '')}`;
+      this.sessionNames.set(sessionId, name);
+    }
+    return name;
+  }
+
+  /**
+   * An MCP session ended: when it made built-in calls, the extension is told (session.ended) so
+   * that what only that session changed on the user's tabs ends with it. Not connected: nothing
+   * to tell (the extension ended every such change when it lost the server).
+   */
+  sessionEnded(sessionId: string): void {
+    const name = this.sessionNames.get(sessionId);
+    if (name === undefined) return;
+    this.sessionNames.delete(sessionId);
+    this.link.notify('session.ended', { session: name });
   }
 
   private remember(dispatchId: string, plugin: string, sessionId: string | undefined): void {

@@ -71,6 +71,11 @@ export class ExtensionHub implements HubView {
     return this.dispatches.dispatch(req);
   }
 
+  /** An MCP session ended: the extension undoes what only it changed on the user's tabs (dispatches.ts). */
+  sessionEnded(sessionId: string): void {
+    this.dispatches.sessionEnded(sessionId);
+  }
+
   /** A plugin log line from the extension: to its call's session (dispatches.ts routeLog). */
   routeLog(entry: LogEntry): void {
     this.dispatches.routeLog(entry);

@@ -270,8 +270,11 @@ export class McpSessions {
   }
 
   private close(s: McpSession): void {
+    if (s.closed) return;
     if (this.sessions.get(s.sessionId) === s) this.sessions.delete(s.sessionId);
     s.close();
+    // What this session's agent changed on the user's tabs and no other session did ends with it.
+    this.ctx.hub.sessionEnded(s.sessionId);
     if (this.sessions.size === 0) this.stopSweeper();
   }
 

@@ -214,9 +214,22 @@ export const ServerToExtension = {
        * one of these, never in a tab opened since (else tab_mismatch).
        */
       approvedTabs: v.optional(v.array(v.pipe(v.number(), v.integer()))),
+      /**
+       * A built-in call made in an MCP session: an id of that session of its own (not the
+       * session's id, which lets a client use it). What the call changes on the tab beyond itself
+       * (emulation, request interception, forced pseudo states) remembers it, and ends when
+       * session.ended names it. Absent for calls of no session (REST).
+       */
+      session: v.optional(v.pipe(v.string(), v.maxLength(64))),
     }),
     result: DispatchResult,
   },
+  /**
+   * The MCP session that `tool.dispatch` named `session` ended (DELETE /mcp, the idle sweep, its
+   * stream closed, the server stopping): what only it changed on the user's tabs is undone. An id
+   * the extension does not know is ignored.
+   */
+  'session.ended': { kind: 'notification', params: v.object({ session: v.pipe(v.string(), v.maxLength(64)) }) },
   /** The page a tab shows, for an approval card: null when there is no such tab; scheme and host only for a page the tools refuse. */
   'tab.page': { kind: 'request', params: v.object({ tabId: v.pipe(v.number(), v.integer()) }), result: v.object({ url: v.nullable(v.string()) }) },
   /** Stop a running dispatch (client cancelled or server gave up); the extension aborts the handler's signal. */
