@@ -40,8 +40,37 @@ export function toErrorPayload(err: unknown, what: string): ErrorPayload {
       ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
     };
   }
-  const message = err instanceof Error ? err.message : String(err);
-  return { message: `${what} failed: ${message}`, code: 'internal', category: 'internal', retryable: false };
+  return { message: `${what} failed: ${thrownText(err)}`, code: 'internal', category: 'internal', retryable: false };
+}
+
+const THROWN_TEXT_MAX = 500;
+const NOT_AN_ERROR = 'throw an Error or a ToolError with a message instead';
+
+/**
+ * What a thrown value says. An Error (or anything with a non-empty string `message`, such as an
+ * error of another frame or an API's error body) gives its message; a fetch Response its status
+ * and URL; any other value is shown as JSON (cut at 500 characters) with what was thrown, so
+ * `throw {code: 'E'}` does not reach the agent as "[object Object]" nor `throw undefined` as "undefined".
+ */
+function thrownText(err: unknown): string {
+  if (typeof err === 'string') return err || `an empty string was thrown (${NOT_AN_ERROR})`;
+  if (typeof Response !== 'undefined' && err instanceof Response) {
+    return `a fetch Response was thrown: HTTP ${err.status}${err.statusText ? ` ${err.statusText}` : ''}${err.url ? ` from ${err.url}` : ''} (the SDK's fetchJson/request turn HTTP failures into ToolErrors)`;
+  }
+  if (typeof err === 'object' && err !== null) {
+    const message = (err as { message?: unknown }).message;
+    if (typeof message === 'string' && message.trim()) return message;
+    if (err instanceof Error) return `${err.name || 'Error'} with no message`;
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(err);
+    } catch {
+      json = undefined;
+    }
+    const shown = json && json !== '{}' ? (json.length > THROWN_TEXT_MAX ? `${json.slice(0, THROWN_TEXT_MAX)}…` : json) : Object.prototype.toString.call(err);
+    return `${shown} was thrown, not an Error (${NOT_AN_ERROR})`;
+  }
+  return `${String(err)} was thrown, not an Error (${NOT_AN_ERROR})`;
 }
 
 /**
