@@ -210,6 +210,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
   // From the start-up bundle, this is the bundle's own copy of the server (cli/main.ts chose it).
   const { runForeground } = await import('../../server/serve.ts');
   const embedded = await embeddedExtensionFiles();
+  const installedBefore = installHash(dir);
   let running;
   try {
     running = await runForeground({ port, configDir: dir, dev, quiet: true, installExtension: embedded ? false : undefined });
@@ -229,9 +230,12 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
     }
   }
   // The extension folder is installed after the bind (listen first); say so if that failed.
+  const started = running;
   void running.ready.then(() => {
     if (!existsSync(join(dir, 'extension', 'manifest.json'))) {
       err(`warning: the extension folder ${join(dir, 'extension')} was not installed; see ${join(dir, 'server.log')} (extension_install_failed).`);
+    } else if (installedBefore !== null && installHash(dir) !== installedBefore) {
+      reloadUpdatedExtension(dir, started);
     }
   });
   say(`OpenTabs server listening on ${running.url}${dev ? ' (dev mode: watching local plugins)' : ''}`);
@@ -250,6 +254,41 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
   // spell instead.
   await running.stopped;
   return 0;
+}
+
+/**
+ * The content hash of the extension copy installed in the config dir (`.install-hash`, written by
+ * server/extension-files.ts), or null when none is installed.
+ */
+function installHash(dir: string): string | null {
+  try {
+    return readFileSync(join(dir, 'extension', '.install-hash'), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** How often an updated extension's first connection is looked for. */
+const UPDATED_EXTENSION_POLL_MS = 500;
+
+/**
+ * This start installed a new copy of the extension over an older one (an upgrade, or extension
+ * sources changed). Chrome keeps running the copy it loaded, while pages it opens from then on
+ * (the side panel) come from the new files: the first time the extension connects, it is told to
+ * reload itself, which loads the new copy (it then connects again).
+ */
+function reloadUpdatedExtension(dir: string, running: Awaited<ReturnType<typeof import('../../server/serve.ts').runForeground>>): void {
+  say(
+    `The extension in ${join(dir, 'extension')} was updated: it reloads itself when it next connects ` +
+      '(or click its reload button in chrome://extensions).',
+  );
+  const hub = running.ctx.hub;
+  const timer = setInterval(() => {
+    if (!hub.connected) return;
+    clearInterval(timer);
+    if (hub.sendExtensionReload()) running.ctx.log.info('extension_reload_after_update', {});
+  }, UPDATED_EXTENSION_POLL_MS);
+  void running.stopped.then(() => clearInterval(timer));
 }
 
 async function startBackground(dir: string, port: number, dev: boolean, showConfig: boolean, fullConfig: boolean): Promise<number> {
