@@ -36,6 +36,8 @@ export class Dispatches {
   /**
    * MCP session id → the id tool.dispatch names it by (`session`), for sessions that made a
    * built-in call: session.ended goes out for these only, and the entry goes with the session.
+   * Stateless MCP requests (modern.ts) all come from one caller id that never ends: what they
+   * change stays as a REST call's does.
    */
   private sessionNames = new Map<string, string>();
 
