@@ -7,6 +7,8 @@ export const SNAPSHOT_MAX_CHARS = 100_000;
 export const SNAPSHOT_NESTING_MAX = 400;
 /** A text node (or preformatted block, or element's name) longer than this is read only this far. */
 const TEXT_SCAN_CHARS = 100_000;
+/** Shadow trees and slotted subtrees read at most when looking for what renders inside one element. */
+const SCOPES_MAX = 2000;
 /** The mark ending a snapshot cut at SNAPSHOT_MAX_CHARS. */
 export const snapshotCutMark = (chars: number) => `[snapshot cut at ${chars} characters: the rest of the page is not shown; snapshot a part with a selector, or pass a smaller maxDepth or interactiveOnly]`;
 
@@ -95,11 +97,71 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if (el.tagName === 'SECTION') return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : null;
     return IMPLICIT[el.tagName] ?? null;
   };
+  /**
+   * Does an element with this style show nothing of itself and its content? Its style decides, not
+   * the hidden attribute: a component's `:host { display: block }` shows a host marked hidden, and
+   * hidden="until-found" hides through content-visibility.
+   */
+  const unrendered = (cs: CSSStyleDeclaration) => cs.display === 'none' || cs.visibility === 'hidden' || cs.contentVisibility === 'hidden';
   const squash = (s: string | null | undefined) => (s ?? '').replace(/\s+/g, ' ').trim();
   const cut = (s: string, max: number, how: string) => (s.length <= max ? s : `${s.slice(0, max)}… [${s.length - max} more characters: ${how}]`);
   const quote = (s: string) => JSON.stringify(s);
   const clickable = (el: Element) => el.hasAttribute('onclick') || (el.hasAttribute('tabindex') && el.getAttribute('tabindex') !== '-1');
-  const hasActionable = (el: Element) => el.querySelector(ACTIONABLE_SELECTOR) !== null;
+  /**
+   * The trees whose content renders inside `el` beyond its own subtree: the open shadow roots of
+   * it and of elements in it, and what is slotted into its slots (found one level at a time, at
+   * most SCOPES_MAX of them).
+   */
+  const renderedScopes = (el: Element, visit: (scope: Element | ShadowRoot) => boolean): boolean => {
+    const scopes: (Element | ShadowRoot)[] = [el];
+    for (let i = 0; i < scopes.length && i < SCOPES_MAX; i++) {
+      const scope = scopes[i]!;
+      if (visit(scope)) return true;
+      const found = (e: Element) => {
+        if (e.shadowRoot) scopes.push(e.shadowRoot);
+        if (e instanceof HTMLSlotElement) scopes.push(...e.assignedElements({ flatten: true }));
+      };
+      if (scope instanceof Element) found(scope);
+      for (const e of scope.querySelectorAll('*')) found(e);
+    }
+    return false;
+  };
+  /** Does anything that can be acted on render inside `el` (its shadow trees and slotted content too)? */
+  const hasActionable = (el: Element) =>
+    el.querySelector(ACTIONABLE_SELECTOR) !== null || renderedScopes(el, (s) => s !== el && ((s instanceof Element && s.matches(ACTIONABLE_SELECTOR)) || s.querySelector(ACTIONABLE_SELECTOR) !== null));
+  /** Does `el` show content from a shadow tree or a slot (which its innerText leaves out)? */
+  const hasShadowContent = (el: Element) => el.querySelector('slot') !== null || renderedScopes(el, (s) => s !== el);
+  /** The children as the page renders them: an open shadow root's, a slot's assigned nodes (else its fallback), else its own. */
+  const renderedChildren = (el: Element): Iterable<Node> => {
+    if (el.shadowRoot) return el.shadowRoot.childNodes;
+    const assigned = el instanceof HTMLSlotElement ? el.assignedNodes({ flatten: true }) : [];
+    return assigned.length ? assigned : el.childNodes;
+  };
+  /**
+   * The text `el` renders, read through its shadow trees and slots (innerText stops at a shadow
+   * host): hidden elements left out, one space between blocks; at most TEXT_SCAN_CHARS.
+   */
+  const renderedText = (el: Element): string => {
+    let s = '';
+    const visit = (n: Node, nesting: number) => {
+      if (s.length > TEXT_SCAN_CHARS) return;
+      if (n.nodeType === Node.TEXT_NODE) {
+        s += n.textContent ?? '';
+        return;
+      }
+      if (n.nodeType !== Node.ELEMENT_NODE || nesting >= SNAPSHOT_NESTING_MAX) return;
+      const e = n as Element;
+      if (SKIP.has(e.tagName) || e.getAttribute('aria-hidden') === 'true') return;
+      const cs = getComputedStyle(e);
+      if (unrendered(cs)) return;
+      const block = !cs.display.startsWith('inline') && cs.display !== 'contents';
+      if (block) s += ' ';
+      for (const c of renderedChildren(e)) visit(c, nesting + 1);
+      if (block) s += ' ';
+    };
+    visit(el, 0);
+    return s.slice(0, TEXT_SCAN_CHARS);
+  };
   const isField = (el: Element): el is HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement =>
     el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement;
   /** A label's own text, without the fields (and their options) inside it. */
@@ -117,9 +179,20 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     const label = el.labels?.[0];
     return squash(el.getAttribute('aria-label') || (label ? labelText(label) : '') || el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name'));
   };
-  const ariaName = (el: Element): string => {
-    const by = el.getAttribute('aria-labelledby');
-    return squash(el.getAttribute('aria-label') || (by ? by.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' ') : ''));
+  /** The elements `el` names in aria-labelledby, looked up in its own tree (a shadow root's ids are its own). */
+  const labelledBy = (el: Element): Element[] => {
+    const ids = el.getAttribute('aria-labelledby')?.split(/\s+/).filter(Boolean) ?? [];
+    if (!ids.length) return [];
+    const tree = el.getRootNode() as Document | ShadowRoot;
+    return ids.map((id) => tree.getElementById?.(id)).filter((e): e is HTMLElement => !!e);
+  };
+  /** The name aria-labelledby gives (it comes before aria-label, as in the accessible name), else aria-label. */
+  const ariaName = (el: Element): string =>
+    squash(labelledBy(el).map((e) => (e === el ? '' : e.textContent ?? '')).join(' ')) || squash(el.getAttribute('aria-label'));
+  /** The text an element shows, squashed; a giant one read only as far as TEXT_SCAN_CHARS (layout of all of it for innerText is slow). */
+  const textOf = (el: Element): string => {
+    const all = el.textContent ?? '';
+    return squash(all.length > TEXT_SCAN_CHARS ? all.slice(0, TEXT_SCAN_CHARS) : hasShadowContent(el) ? renderedText(el) : (el as HTMLElement).innerText ?? all);
   };
   const nameOf = (el: Element): string => {
     const aria = ariaName(el);
@@ -130,9 +203,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       if (el instanceof HTMLInputElement && el.type === 'image') return squash(el.alt || 'submit');
       return fieldName(el);
     }
-    // A giant text is read only as far as TEXT_SCAN_CHARS (layout of all of it for innerText is slow).
-    const all = el.textContent ?? '';
-    const text = squash(all.length > TEXT_SCAN_CHARS ? all.slice(0, TEXT_SCAN_CHARS) : (el as HTMLElement).innerText ?? all);
+    const text = textOf(el);
     // The visible text is kept even when an aria-label names the element otherwise.
     if (aria && text) return aria.includes(text) ? aria : text.includes(aria) ? text : `${text} (${aria})`;
     if (aria || text) return aria || text;
@@ -145,6 +216,35 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     const f = el.control as HTMLElement;
     return !f.hasAttribute('aria-label') && !f.hasAttribute('aria-labelledby') && (f as HTMLInputElement).labels?.[0] === el && !(f instanceof HTMLInputElement && ['button', 'submit', 'reset', 'image', 'hidden'].includes(f.type));
   };
+  /** Per tree (document, shadow root): id → the elements naming it in aria-labelledby. */
+  const labelUsers = new Map<Node, Map<string, Element[]>>();
+  const isInRoot = (e: Element) => {
+    for (let n: Node | null = e; n; n = n instanceof ShadowRoot ? n.host : n.parentNode) if (n === root) return true;
+    return false;
+  };
+  /**
+   * Does this element's text name, through aria-labelledby, a control the snapshot shows with
+   * that name (so its text is said there, as a <label>'s is)? Only a shown control counts: one
+   * rendered, inside the part snapshotted, whose whole name is printed. A heading, landmark or
+   * control keeps its own text.
+   */
+  const namesControlByLabelledby = (el: Element, role: string | null): boolean => {
+    if (!el.id || role === 'heading' || (role && (LANDMARK[role] || IS_ACTIONABLE.has(role)))) return false;
+    const tree = el.getRootNode();
+    let users = labelUsers.get(tree);
+    if (!users) {
+      users = new Map();
+      for (const c of (tree as Document | ShadowRoot).querySelectorAll('[aria-labelledby]')) {
+        for (const id of c.getAttribute('aria-labelledby')!.split(/\s+/)) if (id) users.set(id, [...(users.get(id) ?? []), c]);
+      }
+      labelUsers.set(tree, users);
+    }
+    return (users.get(el.id) ?? []).some((c) => {
+      if (c === el || c.contains(el) || !c.checkVisibility({ visibilityProperty: true }) || !isInRoot(c)) return false;
+      const r = roleOf(c, getComputedStyle(c));
+      return (r !== null && IS_ACTIONABLE.has(r)) && ariaName(c).length <= NAME_MAX_CHARS;
+    });
+  };
   const refOf = (el: Element) => {
     let ref = refs.byEl.get(el);
     if (!ref) {
@@ -154,16 +254,42 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     return ref;
   };
-  /** One control as text: `[name](eN)` for a link, `[x] name [eN]` for a checkbox, `mark name = "value" [eN]` otherwise. */
+  /** Roles whose element holds a value apart from its name (a custom widget's text is its value). */
+  const VALUED = new Set(['combobox', 'textbox', 'searchbox', 'spinbutton', 'slider']);
+  /**
+   * One control as text: `[name](eN)` for a link, `[x] name [eN]` for a checkbox (`[-]` mixed),
+   * `mark name = "value" [eN]` otherwise, with its states: (expanded)/(collapsed), (selected),
+   * (pressed), (current), (invalid), (read-only), (disabled — by itself or by a disabled fieldset).
+   */
   const control = (el: Element, role: string, withName: boolean): string => {
     const ref = refOf(el);
-    const name = withName ? cut(nameOf(el), NAME_MAX_CHARS, 'see its text with browser_get_tab_content') : ariaName(el) || squash(el.getAttribute('title'));
-    const disabled = (el as HTMLButtonElement).disabled || el.getAttribute('aria-disabled') === 'true' ? ' (disabled)' : '';
-    if (role === 'link' && withName) return `[${name}](${ref})${disabled}`;
+    const valued = VALUED.has(role) && !isField(el);
+    // A custom text box, combobox or slider is named by its label; its text is its value.
+    const name = withName && !valued ? cut(nameOf(el), NAME_MAX_CHARS, 'see its text with browser_get_tab_content')
+      : cut(ariaName(el) || squash(el.getAttribute('title') || (valued ? el.getAttribute('aria-placeholder') : '')), NAME_MAX_CHARS, 'read it with browser_query_elements');
+    const states: string[] = [];
+    const ariaState = (attr: string) => {
+      const v = el.getAttribute(attr);
+      return v === null || v === 'false' || v === 'undefined' ? null : v;
+    };
+    if (el.tagName === 'SUMMARY' && el.parentElement instanceof HTMLDetailsElement) states.push(el.parentElement.open ? 'expanded' : 'collapsed');
+    else if (el.getAttribute('aria-expanded')) states.push(el.getAttribute('aria-expanded') === 'true' ? 'expanded' : 'collapsed');
+    if ((role === 'tab' || role === 'option' || role === 'treeitem' || role === 'row' || role === 'gridcell') && el.getAttribute('aria-selected') === 'true') states.push('selected');
+    const pressed = ariaState('aria-pressed');
+    if (pressed) states.push(pressed === 'mixed' ? 'partly pressed' : 'pressed');
+    if (ariaState('aria-current')) states.push('current');
+    if (ariaState('aria-invalid')) states.push('invalid');
+    if (((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && el.readOnly && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'range', 'color'].includes(el.type)) || el.getAttribute('aria-readonly') === 'true') states.push('read-only');
+    if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') states.push('disabled');
+    const state = states.map((t) => ` (${t})`).join('');
+    if (role === 'link' && withName) return `[${name}](${ref})${state}`;
     const checkedAttr = el.getAttribute('aria-checked');
-    const checked = el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio') ? el.checked : checkedAttr === 'true';
-    if (role === 'checkbox' || role === 'switch' || role === 'menuitemcheckbox') return `${checked ? '[x]' : '[ ]'}${name ? ` ${name}` : ''}${disabled} [${ref}]`;
-    if (role === 'radio' || role === 'menuitemradio') return `${checked ? '(x)' : '( )'}${name ? ` ${name}` : ''}${disabled} [${ref}]`;
+    const native = el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio');
+    const mixed = native ? el.type === 'checkbox' && el.indeterminate : checkedAttr === 'mixed';
+    const checked = native ? el.checked : checkedAttr === 'true';
+    const box = mixed ? '-' : checked ? 'x' : ' ';
+    if (role === 'checkbox' || role === 'switch' || role === 'menuitemcheckbox') return `[${box}]${name ? ` ${name}` : ''}${state} [${ref}]`;
+    if (role === 'radio' || role === 'menuitemradio') return `(${box})${name ? ` ${name}` : ''}${state} [${ref}]`;
     let mark = MARK[role] ?? role;
     if (el instanceof HTMLInputElement && TYPED.has(el.type)) mark = el.type;
     if (el instanceof HTMLTextAreaElement) mark = 'textarea';
@@ -183,10 +309,14 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     } else if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && el.value && el.type !== 'password') {
       value = ` = ${quote(cut(el.value, NAME_MAX_CHARS, 'read it with browser_query_elements'))}`;
     } else if (el instanceof HTMLInputElement && el.type === 'password' && el.value) value = ' = (filled)';
-    else if (role === 'tab' || role === 'option' || role === 'treeitem') value = el.getAttribute('aria-selected') === 'true' ? ' (selected)' : '';
-    if (el.tagName === 'SUMMARY' && el.parentElement instanceof HTMLDetailsElement) value += el.parentElement.open ? ' (expanded)' : ' (collapsed)';
-    else if (el.getAttribute('aria-expanded')) value += el.getAttribute('aria-expanded') === 'true' ? ' (expanded)' : ' (collapsed)';
-    return `${mark}${name ? ` ${name}` : ''}${value}${disabled} [${ref}]`;
+    else if (valued && (role === 'slider' || role === 'spinbutton')) {
+      const v = squash(el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow'));
+      if (v) value = ` = ${quote(cut(v, NAME_MAX_CHARS, 'read it with browser_query_elements'))}`;
+    } else if (valued && withName) {
+      const text = textOf(el);
+      if (text) value = ` = ${quote(cut(text, TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all'))}`;
+    }
+    return `${mark}${name ? ` ${name}` : ''}${value}${state} [${ref}]`;
   };
 
   // The output: finished lines, and the line being filled with inline content.
@@ -259,9 +389,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const walkChildrenNow = (el: Element, depth: number, inLabel: boolean, pre: boolean) => {
     // The page as it renders: a host of an open shadow root shows its shadow tree (web components
     // drew nothing here before), a <slot> the nodes assigned to it (else its fallback content).
-    const assigned = el instanceof HTMLSlotElement ? el.assignedNodes({ flatten: true }) : [];
-    const children = el.shadowRoot ? el.shadowRoot.childNodes : assigned.length ? assigned : el.childNodes;
-    for (const child of children) {
+    for (const child of renderedChildren(el)) {
       if (full) {
         stopped = true;
         break;
@@ -313,9 +441,9 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       return;
     }
     if (SKIP.has(el.tagName)) return;
-    if ((el as HTMLElement).hidden || el.getAttribute('aria-hidden') === 'true') return;
+    if (el.getAttribute('aria-hidden') === 'true') return;
     const cs = getComputedStyle(el);
-    if (cs.display === 'none' || cs.visibility === 'hidden') return;
+    if (unrendered(cs)) return;
     const block = !cs.display.startsWith('inline') && cs.display !== 'contents';
     const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
     const role = roleOf(el, cs);
@@ -366,16 +494,19 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       return;
     }
     if (depth > maxDepth) return;
-    const label = namesField(el);
     const landmark = role ? LANDMARK[role] : undefined;
     if (landmark && (role !== 'region' || ariaName(el))) {
       flush();
       count++;
-      const name = ariaName(el);
-      const head = `${landmark}${name ? ` ${name}` : ''}:`;
+      let name = ariaName(el);
       landmarkDepth++;
       const body = apart(() => walkChildren(el, depth + 1, inLabel, pre));
       landmarkDepth--;
+      // A name the landmark's own content says (its heading, or a shown label inside it) is not said twice.
+      const by = labelledBy(el);
+      if (by.length && by.every((e) => el.contains(e) && e.checkVisibility({ visibilityProperty: true }))) name = '';
+      if (name && body[0]?.replace(/^#+ /, '') === name) name = '';
+      const head = `${landmark}${name ? ` ${name}` : ''}:`;
       // A landmark whose content is one line shares it; a landmark inside another is indented.
       const indent = cont + (landmarkDepth ? '  ' : '');
       if (body.length === 1 && !/^(- |\d+\. )/.test(body[0]!)) lines.push(`${cont}${head} ${body[0]}`);
@@ -400,7 +531,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
           stopped = true;
           break;
         }
-        if (SKIP.has(c.tagName) || (c as HTMLElement).hidden || getComputedStyle(c).display === 'none') continue;
+        if (SKIP.has(c.tagName) || getComputedStyle(c).display === 'none') continue;
         cells.push(apart(() => walk(c, depth + 1, inLabel)).join(' '));
       }
       while (cells.length && !cells[cells.length - 1]) cells.pop();
@@ -461,6 +592,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       }
       return;
     }
+    const label = namesField(el) || namesControlByLabelledby(el, role);
     // A plain container adds no depth: maxDepth counts landmarks, lists, items, rows, headings.
     if (block) flush();
     walkChildren(el, depth, inLabel || label, pre);

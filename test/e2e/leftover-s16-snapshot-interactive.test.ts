@@ -269,12 +269,12 @@ for (const p of PAGES) {
     if (p.name.includes('nested past the bound')) expect(quick).toContain('elements nested more than');
     if (p.name === 'controls past the size bound') expect(quick).toContain('[snapshot cut at');
     if (p.name === 'elements editable through CSS alone') {
-      for (const name of ['Rich bold locked', 'By media', 'By supports', 'By attribute style']) expect(quick).toMatch(new RegExp(`textbox ${name} \\[e\\d+\\]`));
-      expect(quick).not.toMatch(/textbox (Overridden|Hidden editable|locked)/);
+      for (const name of ['Rich bold locked', 'By media', 'By supports', 'By attribute style']) expect(quick).toMatch(new RegExp(`textbox = "${name}" \\[e\\d+\\]`));
+      expect(quick).not.toMatch(/textbox = "(Overridden|Hidden editable|locked)/);
     }
-    // The shadow tree's editable part (its text is slotted in, which innerText does not give).
-    if (p.name.includes('CSS in a shadow tree')) expect(quick).toMatch(/^textbox \[e\d+\]$/m);
-    if (p.name.includes('nested rule')) expect(quick).toMatch(/textbox Nested rule \[e\d+\]/);
+    // The shadow tree's editable part: its text is slotted in (innerText does not give it; the snapshot reads it through the slot).
+    if (p.name.includes('CSS in a shadow tree')) expect(quick).toMatch(/^textbox = "Slotted into a CSS-editable part" \[e\d+\]$/m);
+    if (p.name.includes('nested rule')) expect(quick).toMatch(/textbox = "Nested rule" \[e\d+\]/);
     // And through the extension (its refs are its own), frames filled in.
     const tabId = await h.tabIdOf(page);
     const r = await h.callTool('browser_snapshot', { tabId, interactiveOnly: true, ...(p.selector ? { selector: p.selector } : {}) });
