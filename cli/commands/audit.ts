@@ -5,8 +5,8 @@ import { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT } from '../../server/l
 import type { AuditEntry } from '../../server/state/audit.ts';
 import { parse, parseBool, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
-import { c, oneLine, out, printJson, printable, table, usageError } from '../output.ts';
-import { api, configDir, resolveTarget } from '../server-client.ts';
+import { CliError, c, err, oneLine, out, printJson, printable, table, usageError } from '../output.ts';
+import { api, configDir, notRunningMessage, resolveTarget } from '../server-client.ts';
 
 const HELP = `Usage: opentabs audit [--limit N] [--plugin P] [--tool T] [--success true|false] [--json] [--file]
                       [--port N]
@@ -59,8 +59,15 @@ export const command: Command = {
       if (filter.plugin) q.set('plugin', filter.plugin);
       if (filter.tool) q.set('tool', filter.tool);
       if (success !== undefined) q.set('success', String(success));
-      const { body } = await api<unknown>(t, 'GET', `/audit?${q}`);
-      entries = (Array.isArray(body) ? body : ((body as { entries?: AuditEntry[] })?.entries ?? [])) as AuditEntry[];
+      try {
+        const { body } = await api<unknown>(t, 'GET', `/audit?${q}`);
+        entries = (Array.isArray(body) ? body : ((body as { entries?: AuditEntry[] })?.entries ?? [])) as AuditEntry[];
+      } catch (e) {
+        // No server: the log on disk holds the same entries (and more).
+        if (!(e instanceof CliError && e.message === notRunningMessage(t)) || !existsSync(join(t.configDir, 'audit.log'))) throw e;
+        err(`(no OpenTabs server is running on ${t.url}: entries from ${join(t.configDir, 'audit.log')}, as with --file)`);
+        entries = readAuditFiles(t.configDir, filter);
+      }
     }
     if (values.json) {
       printJson(entries);

@@ -66,3 +66,20 @@ test('the stdio bridge on a port another program holds: the reason once, not a c
     other.stop(true);
   }
 });
+
+test('audit with no server running reads the log on disk and says so; with no log either, says how to start the server', async () => {
+  const cfg = join(root, 'audit-offline');
+  mkdirSync(cfg, { recursive: true });
+  const entry = { timestamp: '2026-01-02T03:04:05.000Z', tool: 'browser_list_tabs', plugin: 'browser', success: true, durationMs: 7 };
+  writeFileSync(join(cfg, 'audit.log'), `${JSON.stringify(entry)}\n`);
+  const port = await freePort();
+  const r = await runCli(['audit', '--port', String(port)], { configDir: cfg });
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain('2026-01-02T03:04:05.000Z');
+  expect(r.stdout).toContain('browser_list_tabs');
+  expect(r.stderr).toContain(`no OpenTabs server is running on http://127.0.0.1:${port}: entries from ${join(cfg, 'audit.log')}, as with --file`);
+
+  const none = await runCli(['audit', '--port', String(port)], { configDir: join(root, 'audit-none') });
+  expect(none.code).toBe(1);
+  expect(none.stderr).toContain(`OpenTabs server is not running on http://127.0.0.1:${port}`);
+});
