@@ -18,6 +18,7 @@ import { isPluginDefinition, type PluginDefinition } from '../sdk/define.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { notifyServerReload } from './reload.ts';
 import { describeTypeErrors, typecheckPlugin } from './typecheck.ts';
+import { missingModuleHint } from './module-hints.ts';
 import { PluginBuildError } from './build-error.ts';
 import { manifestFromDefinition, readPackage, type PackageInfo } from './manifest.ts';
 
@@ -81,15 +82,31 @@ function resolveOptions(dir: string): Pick<esbuild.BuildOptions, 'alias' | 'node
   };
 }
 
-function describeEsbuildFailure(err: unknown): string {
+function describeEsbuildFailure(err: unknown, dir: string): string {
   const errors = (err as { errors?: esbuild.Message[] }).errors;
   if (errors?.length) {
     return errors
       .slice(0, 5)
-      .map((e) => `${e.location ? `${e.location.file}:${e.location.line}:${e.location.column}: ` : ''}${e.text}`)
+      .map((e) => {
+        const line = `${e.location ? `${e.location.file}:${e.location.line}:${e.location.column}: ` : ''}${e.text}`;
+        const hint = esbuildHint(e.text, dir);
+        return hint ? `${line}\n  ${hint}` : line;
+      })
       .join('\n');
   }
   return (err as Error).message;
+}
+
+/**
+ * What to do about the bundler errors plugin authors meet (esbuild's own notes speak of its
+ * options, "platform: 'node'" or "mark the path as external", which are no fix for an adapter).
+ */
+function esbuildHint(text: string, dir: string): string | undefined {
+  if (/^Top-level await is currently not supported with the "iife" output format/.test(text)) {
+    return 'dist/adapter.js is a plain script run in the page, so the module cannot await at its top level: move the await into a handler or isReady.';
+  }
+  const missing = /^Could not resolve "([^"]+)"/.exec(text)?.[1];
+  return missing === undefined ? undefined : missingModuleHint(missing, dir);
 }
 
 /** Names a module can only use in a page: the build runs the module outside one to read its tools. */
@@ -132,7 +149,7 @@ async function loadDefinition(dir: string, entry: string): Promise<PluginDefinit
         write: true,
       }));
     } catch (err) {
-      throw new PluginBuildError(`compile failed:\n${describeEsbuildFailure(err)}`);
+      throw new PluginBuildError(`compile failed:\n${describeEsbuildFailure(err, dir)}`);
     }
     let mod: Record<string, unknown>;
     try {
@@ -227,7 +244,7 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
     try {
       out = await esbuild.build(adapterBuildOptions(dir, entry, pkg.pluginName));
     } catch (err) {
-      throw new PluginBuildError(`compile failed:\n${describeEsbuildFailure(err)}`);
+      throw new PluginBuildError(`compile failed:\n${describeEsbuildFailure(err, dir)}`);
     }
     return emit(dir, entry, pkg, out.outputFiles![0]!.text, o);
   }
@@ -286,7 +303,7 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
               } else log(`Build failed: ${(err as Error).message}${firstSettled ? '' : '\nFix it and save: watching for changes …'}`);
             };
             const run = async () => {
-              if (result.errors.length) return failed(new PluginBuildError(`compile failed:\n${describeEsbuildFailure(result)}`));
+              if (result.errors.length) return failed(new PluginBuildError(`compile failed:\n${describeEsbuildFailure(result, dir)}`));
               try {
                 // Read again on every rebuild: the version (or anything else) may have changed.
                 const current = n === 0 ? pkg : await readPackage(dir);

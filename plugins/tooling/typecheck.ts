@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT_NODE_MODULES } from './paths.ts';
+import { missingModuleHint } from './module-hints.ts';
 
 /** A type check is bounded: a hung compiler must not hang the build. */
 export const TYPECHECK_TIMEOUT_MS = 120_000;
@@ -59,7 +60,13 @@ export async function typecheckPlugin(dir: string, signal?: AbortSignal): Promis
 
 /** The build failure's message: the first errors, paths relative to the plugin folder. */
 export function describeTypeErrors(dir: string, errors: string[]): string {
-  const shown = errors.slice(0, ERRORS_SHOWN).map((e) => `  ${(e.startsWith(dir + '/') ? e.slice(dir.length + 1) : e).split('\n').join('\n  ')}`);
+  const shown = errors.slice(0, ERRORS_SHOWN).map((e) => {
+    const text = `  ${(e.startsWith(dir + '/') ? e.slice(dir.length + 1) : e).split('\n').join('\n  ')}`;
+    // "Cannot find module 'x'": a package to install in the plugin folder, or a Node module the page lacks.
+    const spec = /error TS(?:2307|2792): Cannot find module '([^']+)'/.exec(e)?.[1];
+    const hint = spec === undefined ? undefined : missingModuleHint(spec, dir);
+    return hint ? `${text}\n    ${hint}` : text;
+  });
   const more = errors.length > ERRORS_SHOWN ? `\n  … and ${errors.length - ERRORS_SHOWN} more` : '';
   return `Type check failed (${errors.length} error${errors.length === 1 ? '' : 's'}):\n${shown.join('\n')}${more}`;
 }
