@@ -11,7 +11,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { withJson } from '../background/result-json.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
-import { guardBuiltinCall, pinApprovedSite } from './url-policy.ts';
+import { guardBuiltinCall, pinApprovedSite, resolveFileUrls, setFileResolver, urlPolicy } from './url-policy.ts';
 import { dialogBlocksError, openDialog } from './dialogs.ts';
 import { getTab } from './tabs.ts';
 
@@ -49,6 +49,9 @@ export async function runBuiltin(
     throw new ToolError(`This extension version does not implement ${call.tool}; update the extension`, { code: 'unknown_tool', category: 'not_found' });
   }
   const handler = TOOL_HANDLERS[call.tool as keyof typeof TOOL_HANDLERS] as (input: Record<string, unknown>, ctx: ToolCtx) => Promise<DispatchResult>;
+  // file:// URLs the call may meet are judged by the file they lead to (links followed), which
+  // only the server can tell: asked first, so the checks below and in the handler know it.
+  if (urlPolicy().allowFileUrls) await learnFileUrls(call, env);
   // Every built-in call: its url argument and the page of its tab must be allowed (url-policy.ts).
   // An approved call also runs only while its tab shows the site the user approved it for.
   const checked = await guardBuiltinCall(call.tool, call.input, call.tabId, call.approvedUrl);
@@ -93,6 +96,23 @@ export async function runBuiltin(
   } finally {
     running.delete(call.dispatchId);
   }
+}
+
+/**
+ * Where the file:// URLs a call may meet lead (url-policy.ts resolveFileUrls): its url argument,
+ * every tab's page (list tools show them; a tab is used by its URL) and the frames of the tabs it
+ * names. One request to the server; a URL it could not resolve stays refused.
+ */
+async function learnFileUrls(call: { input: Record<string, unknown>; tabId?: number }, env: ToolEnv): Promise<void> {
+  setFileResolver(async (paths) => (await env.conn.request('file.realPaths', { paths })).real);
+  const urls: (string | undefined)[] = [typeof call.input.url === 'string' ? call.input.url : undefined];
+  const tabs = await chrome.tabs.query({}).catch(() => [] as chrome.tabs.Tab[]);
+  for (const t of tabs) urls.push(t.url, t.pendingUrl);
+  for (const id of tabIdsOf(call)) {
+    const frames = (await chrome.webNavigation.getAllFrames({ tabId: id }).catch(() => null)) ?? [];
+    for (const f of frames) urls.push(f.url);
+  }
+  await resolveFileUrls(urls).catch(() => {});
 }
 
 /**

@@ -14,7 +14,8 @@
  * /proc and /dev, whose paths lead to any file, and hidden files and folders (a path segment
  * starting with '.'), where configuration and credentials live: MCP client configs holding the
  * OpenTabs secret (~/.claude.json, ~/.config/opencode/, .cursor/mcp.json), ~/.ssh, ~/.aws; and MCP
- * client configs by name where they are not hidden (a project's opencode.json).
+ * client configs by name where they are not hidden (a project's opencode.json). A file:// path is
+ * judged by where it leads too, symbolic links followed (realPaths, resolved by the server).
  */
 import { TAB_URL_WAIT_MS } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
@@ -44,8 +45,8 @@ const STORE_PAGES: { host: string; path: string }[] = [
   { host: 'microsoftedge.microsoft.com', path: '/addons' },
 ];
 
-/** '/'-separated, '.' and '..' resolved, lower-case (case-insensitive file systems), no trailing '/'. */
-function normalizePath(p: string): string {
+/** '/'-separated, '.' and '..' resolved, case kept, no trailing '/' (C:/… for a drive). */
+function lexicalPath(p: string): string {
   let s = p.replace(/\\/g, '/');
   if (/^\/[a-zA-Z]:/.test(s)) s = s.slice(1); // file:///C:/… → C:/…
   const out: string[] = [];
@@ -54,8 +55,13 @@ function normalizePath(p: string): string {
     if (seg === '..') out.pop();
     else out.push(seg);
   }
-  const joined = out.join('/').toLowerCase();
-  return /^[a-z]:/.test(joined) ? joined : `/${joined}`;
+  const joined = out.join('/');
+  return /^[a-zA-Z]:/.test(joined) ? joined : `/${joined}`;
+}
+
+/** '/'-separated, '.' and '..' resolved, lower-case (case-insensitive file systems), no trailing '/'. */
+function normalizePath(p: string): string {
+  return lexicalPath(p).toLowerCase();
 }
 
 /**
@@ -104,6 +110,86 @@ function filePath(u: URL): string | null {
   }
 }
 
+/**
+ * Where file:// paths really lead. Chrome follows symbolic links when it opens a file:// URL, so a
+ * visible path (file:///home/u/notes/key.txt) can show a hidden file (a link to ~/.ssh/id_rsa, as a
+ * cloned repository or an unpacked archive may hold) or the config folder: only the server, on the
+ * computer whose Chrome opens the file, can follow the link (file.realPaths). Filled before every
+ * built-in call for the URLs it may meet (resolveFileUrls, from run.ts) and as file:// documents
+ * commit; a file:// URL whose real path is not known yet is refused (it may lead anywhere).
+ * Keyed by the lexical path as written, case kept; the value is normalized (normalizePath).
+ */
+const realPaths = new Map<string, string>();
+/** Entries kept; the oldest go first past it. */
+const REAL_PATHS_MAX = 4096;
+/** Paths asked of the server in one request (the method's own limit). */
+const REAL_PATHS_PER_REQUEST = 256;
+let fileResolver: ((paths: string[]) => Promise<string[]>) | null = null;
+
+/** The lexical path of a file:// URL (the key of realPaths); null when it cannot be decoded. */
+function fileKey(u: URL): string | null {
+  try {
+    return lexicalPath(decodeURIComponent(u.pathname));
+  } catch {
+    return null;
+  }
+}
+
+/** Whether an absolute normalized path may not be shown: alias trees, the config folder, hidden, an MCP client config. */
+function pathRefusal(path: string): string | null {
+  if (isAliasPath(path)) return 'files under /proc and /dev are other names for any file, the OpenTabs config folder included';
+  if (inProtectedFolder(path)) return 'it is inside the OpenTabs config folder (holds the secret)';
+  if (isHiddenPath(path)) return HIDDEN_REFUSAL;
+  if (isMcpConfigFile(path)) return 'it is an MCP client configuration file, which holds the OpenTabs secret';
+  return null;
+}
+
+/** How the server is asked where paths lead (set by run.ts with the connection); also resolves file:// documents as they commit. */
+export function setFileResolver(fn: (paths: string[]) => Promise<string[]>): void {
+  const first = fileResolver === null;
+  fileResolver = fn;
+  if (first && typeof chrome !== 'undefined' && chrome.webNavigation) {
+    chrome.webNavigation.onCommitted.addListener((d) => {
+      if (state.allowFileUrls && d.url.startsWith('file:')) void resolveFileUrls([d.url]).catch(() => {});
+    });
+  }
+}
+
+/** Ask the server where the file:// URLs among `urls` lead (only while file:// pages are allowed); failures leave them unknown, i.e. refused. */
+export async function resolveFileUrls(urls: Iterable<string | undefined>): Promise<void> {
+  if (!state.allowFileUrls || !fileResolver) return;
+  const keys = new Set<string>();
+  for (const raw of urls) {
+    if (!raw || !/^file:/i.test(raw)) continue;
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      continue;
+    }
+    const key = u.protocol === 'file:' ? fileKey(u) : null;
+    if (key !== null) keys.add(key);
+  }
+  const all = [...keys];
+  for (let i = 0; i < all.length; i += REAL_PATHS_PER_REQUEST) {
+    const chunk = all.slice(i, i + REAL_PATHS_PER_REQUEST);
+    const real = await fileResolver(chunk);
+    chunk.forEach((key, j) => {
+      const r = real[j];
+      if (typeof r !== 'string') return;
+      realPaths.delete(key);
+      realPaths.set(key, normalizePath(r));
+    });
+  }
+  while (realPaths.size > REAL_PATHS_MAX) realPaths.delete(realPaths.keys().next().value!);
+}
+
+/** Where a file:// URL's path leads (normalized): undefined when not known yet. */
+function realPathOf(u: URL): string | undefined {
+  const key = fileKey(u);
+  return key === null ? undefined : realPaths.get(key);
+}
+
 /** Why the URL is refused, or null when tools may use it. */
 export function refusalReason(raw: string): string | null {
   if (raw === '') return 'the tab has no URL yet (still opening)';
@@ -124,10 +210,14 @@ export function refusalReason(raw: string): string | null {
     if (!state.allowFileUrls) return 'file:// pages are off (the user can allow them in the side panel or with `opentabs config set allowFileUrls true`)';
     if (u.hostname !== '' && u.hostname !== 'localhost') return 'file:// URLs with a host (network shares) are not allowed';
     const path = filePath(u);
-    if (path !== null && isAliasPath(path)) return 'files under /proc and /dev are other names for any file, the OpenTabs config folder included';
-    if (inProtectedFolder(path)) return 'it is inside the OpenTabs config folder (holds the secret)';
-    if (path !== null && isHiddenPath(path)) return HIDDEN_REFUSAL;
-    if (path !== null && isMcpConfigFile(path)) return 'it is an MCP client configuration file, which holds the OpenTabs secret';
+    if (path === null) return 'it is inside the OpenTabs config folder (holds the secret)';
+    const written = pathRefusal(path);
+    if (written) return written;
+    // Chrome opens the file the path leads to, links followed: that file must be allowed too.
+    const real = realPathOf(u);
+    if (real === undefined) return 'where its path leads (symbolic links followed) is not checked yet; try again';
+    const led = real === path ? null : pathRefusal(real);
+    if (led) return `it leads through a symbolic link to a file the tools may not open (${led})`;
     return null;
   }
   if (scheme === 'chrome-extension:' || scheme === 'moz-extension:' || scheme === 'extension:') return 'it is an extension page';
@@ -159,7 +249,17 @@ function inProtectedFolder(path: string | null): boolean {
  */
 export function insideProtectedFolder(raw: string): boolean {
   const path = filePathOfUrl(raw);
-  return path !== undefined && inProtectedFolder(path);
+  return path !== undefined && (inProtectedFolder(path) || inProtectedFolder(realPathOfUrl(raw) ?? path));
+}
+
+/** The real path of a file:// URL where the server told it (realPaths), else undefined. */
+function realPathOfUrl(raw: string): string | undefined {
+  try {
+    const u = new URL(raw);
+    return u.protocol === 'file:' ? realPathOf(u) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -170,7 +270,10 @@ export function insideProtectedFolder(raw: string): boolean {
  */
 export function fileMayHoldSecret(raw: string): boolean {
   const path = filePathOfUrl(raw);
-  return path !== undefined && (path === null || inProtectedFolder(path) || isHiddenPath(path) || isMcpConfigFile(path));
+  if (path === undefined) return false;
+  if (path === null) return true;
+  const real = realPathOfUrl(raw);
+  return [path, ...(real !== undefined && real !== path ? [real] : [])].some((p) => inProtectedFolder(p) || isHiddenPath(p) || isMcpConfigFile(p));
 }
 
 /** Scheme + host only: what list tools show of a refused tab's URL. */

@@ -5,8 +5,8 @@
  * handler runs. Requests return their result or throw an OpenTabsError (sent back as a JSON-RPC
  * error with the error body as `data`).
  */
-import { realpathSync, statSync } from 'node:fs';
-import { sep } from 'node:path';
+import { readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { OpenTabsError } from '../errors.ts';
 import type { ConfigState, ExtensionToServer, LogEntry, ServerParams } from '../protocol/methods.ts';
 import type { HandlerTable } from '../protocol/rpc-peer.ts';
@@ -112,7 +112,40 @@ export function extensionHandlers(ctx: HubDeps, hub: HandlerHub): HandlerTable<t
       return { updates: (Array.isArray(found) ? found : ((found as { updates?: unknown[] })?.updates ?? [])) as { name: string; current: string; latest: string }[] };
     },
     'folder.open': (p) => openFolder(p.path, openableFolders(ctx)),
+    'file.realPaths': (p) => ({ real: p.paths.map(realPathOf) }),
   };
+}
+
+/**
+ * Where an absolute path leads, symbolic links followed: realpath of the path, or of its deepest
+ * existing folder with the rest of the path appended (a file not there yet lies where its folder
+ * leads). A path that is not absolute comes back as it is.
+ */
+export function realPathOf(path: string): string {
+  if (!isAbsolute(path)) return path;
+  const rest: string[] = [];
+  let at = path;
+  for (let i = 0; i < 4096; i++) {
+    try {
+      const real = realpathSync(at);
+      return rest.length ? join(real, ...rest.reverse()) : real;
+    } catch {
+      // A link to a file not there (yet): where it points.
+      let target: string | null = null;
+      try {
+        target = readlinkSync(at);
+      } catch {}
+      if (target !== null) {
+        at = resolve(dirname(at), target);
+        continue;
+      }
+      const up = dirname(at);
+      if (up === at) return path;
+      rest.push(basename(at));
+      at = up;
+    }
+  }
+  return path;
 }
 
 function afterConfig(ctx: HubDeps): { ok: true } {

@@ -312,6 +312,17 @@ export const ExtensionToServer = {
   },
   'plugin.removeBySpecifier': { kind: 'request', params: v.object({ specifier: v.string() }), result: Ok },
   'folder.open': { kind: 'request', params: v.object({ path: v.string() }), result: Ok },
+  /**
+   * Where file paths lead on this computer (symbolic links followed, as Chrome follows them when it
+   * opens a file:// URL): the extension judges a file:// page by the file it really shows, not only
+   * by the path in its URL (a visible link to ~/.ssh/id_rsa). A path that does not exist yet is its
+   * deepest existing folder's real path with the rest appended.
+   */
+  'file.realPaths': {
+    kind: 'request',
+    params: v.object({ paths: v.pipe(v.array(v.pipe(v.string(), v.maxLength(8192))), v.maxLength(256)) }),
+    result: v.object({ real: v.array(v.string()) }),
+  },
   'confirmation.response': {
     kind: 'notification',
     params: v.object({ id: v.string(), decision: v.picklist(['allow', 'deny']), alwaysAllow: v.optional(v.boolean()) }),

@@ -4,7 +4,7 @@
  * sees only the URL, so both trees are refused outright, for tools and for plugin injection.
  */
 import { afterEach, describe, expect, test } from 'bun:test';
-import { insideProtectedFolder, refusalReason, setUrlPolicy } from '../../extension/tools/url-policy.ts';
+import { insideProtectedFolder, refusalReason, resolveFileUrls, setFileResolver, setUrlPolicy } from '../../extension/tools/url-policy.ts';
 
 afterEach(() => setUrlPolicy({}));
 
@@ -25,11 +25,14 @@ const aliases = [
 ];
 
 describe('file:// aliases of the config folder', () => {
-  test('refused for tools even with file:// allowed, with the reason', () => {
+  test('refused for tools even with file:// allowed, with the reason', async () => {
     setUrlPolicy({ allowFileUrls: true, protectedPaths: ['/home/u/.opentabs'] });
     for (const u of aliases) expect(refusalReason(u) ?? `allowed: ${u}`).toMatch(/\/proc and \/dev/);
-    // Neighbours that only look alike stay allowed.
-    for (const u of ['file:///home/u/proc/self/root/x.html', 'file:///procfs/x.html', 'file:///device/x.html', 'file:///home/u/notes.html']) expect(refusalReason(u)).toBeNull();
+    // Neighbours that only look alike stay allowed (none of them a link).
+    const neighbours = ['file:///home/u/proc/self/root/x.html', 'file:///procfs/x.html', 'file:///device/x.html', 'file:///home/u/notes.html'];
+    setFileResolver(async (paths) => paths);
+    await resolveFileUrls(neighbours);
+    for (const u of neighbours) expect(refusalReason(u)).toBeNull();
   });
 
   test('no plugin adapter is injected there, whatever its patterns', () => {

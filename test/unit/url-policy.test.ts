@@ -3,7 +3,10 @@
  * the spellings that try to sneak a refused page past a string check.
  */
 import { afterEach, describe, expect, test } from 'bun:test';
-import { insideProtectedFolder, redactedUrl, refusalReason, setUrlPolicy } from '../../extension/tools/url-policy.ts';
+import { insideProtectedFolder, redactedUrl, refusalReason, resolveFileUrls, setFileResolver, setUrlPolicy } from '../../extension/tools/url-policy.ts';
+
+/** The server's answer where no path is a link: each leads where it is written. */
+const asWritten = async (paths: string[]) => paths;
 
 afterEach(() => setUrlPolicy({}));
 
@@ -43,9 +46,11 @@ describe('url policy', () => {
     expect(refusalReason('https://chromewebstore.google.com.example.com/')).toBeNull();
   });
 
-  test('file:// is refused until allowed, and the config folder always', () => {
+  test('file:// is refused until allowed, and the config folder always', async () => {
     expect(refusalReason('file:///home/u/notes.html')).toMatch(/allowFileUrls/);
     setUrlPolicy({ allowFileUrls: true, protectedPaths: ['/home/u/.opentabs'] });
+    setFileResolver(asWritten);
+    await resolveFileUrls(['file:///home/u/notes.html', 'file:///home/u/opentabs-other/x', 'file:///home/u/not.hidden/a.b.html']);
     expect(refusalReason('file:///home/u/notes.html')).toBeNull();
     expect(refusalReason('file://localhost/home/u/notes.html')).toBeNull();
     expect(refusalReason('file:///home/u/opentabs-other/x')).toBeNull();
@@ -78,11 +83,24 @@ describe('url policy', () => {
     expect(insideProtectedFolder('https://example.com/home/u/.opentabs/')).toBe(false);
   });
 
-  test('Windows config folders are matched whatever the slashes and case', () => {
+  test('Windows config folders are matched whatever the slashes and case', async () => {
     setUrlPolicy({ allowFileUrls: true, protectedPaths: ['C:\\Users\\U\\.opentabs'] });
+    setFileResolver(asWritten);
+    await resolveFileUrls(['file:///C:/Users/U/Documents/a.html']);
     expect(refusalReason('file:///C:/Users/U/.opentabs/extension/auth.json')).not.toBeNull();
     expect(refusalReason('file:///c:/users/u/.OpenTabs/extension/auth.json')).not.toBeNull();
     expect(refusalReason('file:///C:/Users/U/Documents/a.html')).toBeNull();
+  });
+
+  test('file:// is judged by where its path leads too (symbolic links), and refused until that is known', async () => {
+    setUrlPolicy({ allowFileUrls: true, protectedPaths: ['/home/u/.opentabs'] });
+    expect(refusalReason('file:///home/u/p/never-asked.html')).toMatch(/not checked yet/);
+    const links: Record<string, string> = { '/home/u/p/notes.txt': '/home/u/.ssh/id_rsa', '/home/u/p/keys/a': '/home/u/.ssh/a', '/home/u/p/cfg': '/home/u/.opentabs/extension/auth.json', '/home/u/p/oc': '/home/u/x/opencode.json', '/home/u/p/ok.txt': '/home/u/docs/readme.txt' };
+    setFileResolver(async (paths) => paths.map((p) => links[p] ?? p));
+    await resolveFileUrls(Object.keys(links).map((p) => `file://${p}`));
+    for (const p of ['/home/u/p/notes.txt', '/home/u/p/keys/a', '/home/u/p/cfg', '/home/u/p/oc']) expect(refusalReason(`file://${p}`) ?? `allowed: ${p}`).toMatch(/symbolic link/);
+    expect(refusalReason('file:///home/u/p/ok.txt')).toBeNull();
+    expect(insideProtectedFolder('file:///home/u/p/cfg')).toBe(true);
   });
 
   test('refused tabs are listed with scheme and host only', () => {
