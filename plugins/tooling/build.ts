@@ -20,7 +20,7 @@ import { notifyServerReload } from './reload.ts';
 import { describeTypeErrors, typecheckPlugin } from './typecheck.ts';
 import { missingModuleHint } from './module-hints.ts';
 import { PluginBuildError } from './build-error.ts';
-import { manifestFromDefinition, readPackage, type PackageInfo } from './manifest.ts';
+import { manifestFromDefinition, patternWarnings, readPackage, type PackageInfo } from './manifest.ts';
 
 export { PluginBuildError } from './build-error.ts';
 export { manifestFromDefinition } from './manifest.ts';
@@ -206,7 +206,7 @@ async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: s
   const manifest = manifestFromDefinition(def, pkg);
   const bytes = Buffer.byteLength(adapterCode);
   if (bytes > MAX_ADAPTER_BYTES) throw new PluginBuildError(`dist/adapter.js: ${bytes} bytes is over the ${MAX_ADAPTER_BYTES}-byte limit`);
-  const warnings = [...pkg.warnings, ...evalWarnings(adapterCode)];
+  const warnings = [...pkg.warnings, ...patternWarnings(manifest.urlPatterns), ...evalWarnings(adapterCode)];
   const distDir = join(dir, 'dist');
   await mkdir(distDir, { recursive: true });
   const adapterPath = join(distDir, 'adapter.js');

@@ -147,12 +147,32 @@ function inputSchemaProblem(schema: Record<string, unknown>): string | null {
 /** ` Did you mean "…"?` for a URL pattern that lacks a path or a scheme, else ''. */
 export function patternSuggestion(pattern: string): string {
   const noScheme = !/^[a-z*][a-z0-9+.-]*:\/\//i.test(pattern);
+  // A local app (localhost, 127.x.x.x) is served over http, any other site over https.
+  const scheme = /^(localhost|127\.\d+\.\d+\.\d+)(:\d+)?(\/|$)/i.test(pattern) ? 'http' : 'https';
   const candidates = [
     `${pattern.replace(/\/+$/, '')}/*`,
-    ...(noScheme ? [`https://${pattern}`, `https://${pattern.replace(/\/+$/, '')}/*`] : []),
+    ...(noScheme ? [`${scheme}://${pattern}`, `${scheme}://${pattern.replace(/\/+$/, '')}/*`] : []),
   ];
   const fit = candidates.find((c) => isMatchPattern(c));
   return fit ? ` Did you mean ${JSON.stringify(fit)}?` : '';
+}
+
+/**
+ * Build warnings about valid urlPatterns that likely do not say what was meant: a path without
+ * "*" matches that one URL only (no page under it, no query string), so the plugin's tools find
+ * no tab on any other page of the app.
+ */
+export function patternWarnings(urlPatterns: readonly string[]): string[] {
+  const warnings: string[] = [];
+  urlPatterns.forEach((p, i) => {
+    const path = /^[^:]+:\/\/[^/]*(\/.*)$/.exec(p)?.[1];
+    if (path === undefined || path.includes('*')) return;
+    warnings.push(
+      `plugin urlPatterns.${i}: ${JSON.stringify(p)} has no "*" in its path, so it matches that one URL only ` +
+        `(not ${path === '/' ? 'any other page' : `${path}/… or ${path}?…`}); write ${JSON.stringify(`${p}*`)} for every page under it`,
+    );
+  });
+  return warnings;
 }
 
 /** The definition → tools.json, or a PluginBuildError naming the bad field. */
