@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, err, out } from '../output.ts';
-import { configDir, isAlive, probePort, readPidFile } from '../server-client.ts';
+import { HOST } from '../../server/limits.ts';
+import { checkServer, configDir, isAlive, readPidFile, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs stop [--force]
 
@@ -13,7 +14,7 @@ process is gone; SIGKILL if it has not exited after ${'10'}s). Says so and exits
 running.
 
 Options:
-  --force      Signal the pid even if its port does not answer as an OpenTabs server
+  --force      Signal the pid even if its port does not answer as this config dir's server
   -h, --help   Show this help`;
 
 const STOP_TIMEOUT_MS = 10_000;
@@ -42,12 +43,18 @@ export const command: Command = {
       out(`OpenTabs server is not running (removed stale ${pidPath} for pid ${info.pid}).`);
       return 0;
     }
-    // Guard against a recycled pid: the port recorded with it must answer as our server.
-    if (!values.force && info.port > 0 && (await probePort(info.port)).kind !== 'opentabs') {
-      throw new CliError(
-        `Process ${info.pid} from ${pidPath} is alive but nothing answers as OpenTabs on port ${info.port}; ` +
-          'it may be another program that reused the pid. Use `opentabs stop --force` to signal it anyway.',
-      );
+    // Guard against a recycled pid (after a crash or a reboot it may be any program of the user):
+    // the process on the port recorded with it must prove it knows this config dir's secret.
+    // Answering GET /health with {"status":"ok"} proves nothing: any HTTP server can, and so does
+    // an OpenTabs server of another config dir.
+    if (!values.force && info.port > 0) {
+      const why = await notThisServer(dir, info.port);
+      if (why !== null) {
+        throw new CliError(
+          `Process ${info.pid} from ${pidPath} is alive but ${why}; ` +
+            'it may be another program that reused the pid. Use `opentabs stop --force` to signal it anyway.',
+        );
+      }
     }
     process.kill(info.pid, 'SIGTERM');
     if (await waitGone(info.pid, STOP_TIMEOUT_MS)) {
@@ -66,6 +73,19 @@ export const command: Command = {
     throw new CliError(`Could not stop pid ${info.pid}.`);
   },
 };
+
+/** How long the proof check may take: a server busy stopping still answers it within this. */
+const PROOF_TIMEOUT_MS = 5_000;
+
+/** Null when this config dir's server answers on `port` (it proves it knows the secret), else why not. */
+async function notThisServer(dir: string, port: number): Promise<string | null> {
+  const secret = secretFor(dir);
+  if (!secret) return `${join(dir, 'extension', 'auth.json')} holds no secret, so nothing on port ${port} can be shown to be this config dir's server`;
+  const r = await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'pidfile' }, secret, PROOF_TIMEOUT_MS);
+  if (r.kind === 'verified') return null;
+  if (r.kind === 'unverified') return `the process on port ${port} is not this config dir's OpenTabs server (it ${r.why})`;
+  return `nothing answers as OpenTabs on port ${port}`;
+}
 
 async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
