@@ -10,32 +10,63 @@ import { close, fstat, open, read } from './fs-async.ts';
 import { O_NOFOLLOW } from './log-file.ts';
 
 const TAIL_CHUNK_BYTES = 64 * 1024;
+/**
+ * Longest line read. The server writes far shorter ones (audit.ts bounds every field of an
+ * entry); a longer line (a file written by hand, or by a version that did not bound them) is
+ * skipped without being put together: gathering a 20 MB line by copying it once per 64 KB read
+ * held the start-up ≈ 24 s.
+ */
+export const MAX_LINE_BYTES = 1024 * 1024;
 
 /** Splits chunks read backwards from a file's end into lines, newest first. */
 class LinesFromEnd {
-  private carry = Buffer.alloc(0);
+  /** The end of a line whose start lies in earlier chunks, in file order (each chunk is its own buffer). */
+  private pieces: Buffer[] = [];
+  private pieceBytes = 0;
+  /** The line being gathered is over MAX_LINE_BYTES: its pieces are dropped until its start. */
+  private overlong = false;
   constructor(private readonly visit: (line: string) => boolean) {}
 
   /** The chunk just before the previous one; false once `visit` asked to stop. */
   chunk(buf: Buffer): boolean {
-    const data = Buffer.concat([buf, this.carry]);
     // Complete lines from the end; what precedes the first newline may be a partial line and is
-    // carried into the next (earlier) chunk.
-    let end = data.length;
-    for (let i = data.length - 1; i >= 0; i--) {
-      if (data[i] !== 0x0a) continue;
-      const line = data.subarray(i + 1, end).toString('utf8');
+    // held for the next (earlier) chunk.
+    let end = buf.length;
+    for (let i = buf.lastIndexOf(0x0a, end - 1); i >= 0; i = end > 0 ? buf.lastIndexOf(0x0a, end - 1) : -1) {
+      if (!this.emit(buf.subarray(i + 1, end))) return false;
       end = i;
-      if (line.trim() !== '' && !this.visit(line)) return false;
     }
-    this.carry = data.subarray(0, end);
+    this.hold(buf.subarray(0, end));
     return true;
   }
 
-  /** The start of the file was reached: what is carried is its first line. */
+  /** The start of the file was reached: what is held is its first line. */
   finish(): void {
-    const line = this.carry.toString('utf8');
-    if (line.trim() !== '') this.visit(line);
+    this.emit(Buffer.alloc(0));
+  }
+
+  private hold(part: Buffer): void {
+    if (part.length === 0 || this.overlong) return;
+    if (this.pieceBytes + part.length > MAX_LINE_BYTES) {
+      this.overlong = true;
+      this.pieces = [];
+      this.pieceBytes = 0;
+      return;
+    }
+    this.pieces.unshift(part);
+    this.pieceBytes += part.length;
+  }
+
+  /** The line that starts with `head` and goes on with what is held; false once `visit` asked to stop. */
+  private emit(head: Buffer): boolean {
+    const skip = this.overlong || head.length + this.pieceBytes > MAX_LINE_BYTES;
+    const parts = this.pieces.length === 0 ? [head] : [head, ...this.pieces];
+    this.pieces = [];
+    this.pieceBytes = 0;
+    this.overlong = false;
+    if (skip) return true;
+    const line = (parts.length === 1 ? parts[0]! : Buffer.concat(parts)).toString('utf8');
+    return line.trim() === '' || this.visit(line);
   }
 }
 
