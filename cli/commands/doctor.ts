@@ -2,13 +2,14 @@
  * `opentabs doctor`: check the installation and explain each problem with its fix. Exit 1 when
  * any check fails (warnings alone exit 0).
  */
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
 import { DEFAULT_PORT, MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
 import { readSecretSync, secretPath } from '../../server/state/secret.ts';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { c, out, printJson, runnableCommands, say, usageError } from '../output.ts';
+import { c, oneLine, out, printJson, printable, runnableCommands, say, usageError } from '../output.ts';
+import { configPath, isSessionsPerMinute } from '../../server/state/config.ts';
 import { api, isAlive, noSecret, probePort, readPidFile, resolveTarget, secretFor, type HealthPayload, type Target } from '../server-client.ts';
 import { CliError } from '../output.ts';
 import { clientConfigFiles } from '../mcp-config.ts';
@@ -118,6 +119,65 @@ export function clientConfigChecks(secret: string | null, cwd = process.cwd()): 
   return checks;
 }
 
+/** The config.json settings a user may write by hand, with what the server accepts for each. */
+const HAND_SETTINGS: { key: string; valid: (v: unknown) => boolean; expected: string; example: string }[] = [
+  { key: 'skipPermissions', valid: (v) => typeof v === 'boolean', expected: 'true or false', example: 'false' },
+  { key: 'allowFileUrls', valid: (v) => typeof v === 'boolean', expected: 'true or false', example: 'false' },
+  { key: 'mcpSessionsPerMinute', valid: isSessionsPerMinute, expected: `a whole number 1–${MCP_SESSIONS_PER_MINUTE_MAX}`, example: '30' },
+  {
+    key: 'uploadFolders',
+    valid: (v) => Array.isArray(v) && v.every((f) => typeof f === 'string' && isAbsolute(f)),
+    expected: 'a list of absolute folder paths',
+    example: '""',
+  },
+];
+
+/**
+ * config.json as the server reads it: a file that was not JSON is moved aside at start (the server
+ * then runs on defaults, saying so only in server.log), and a hand-written setting with a value of
+ * the wrong kind is ignored. Each says what happened and how to set it right.
+ */
+export function configFileChecks(dir: string): Check[] {
+  const checks: Check[] = [];
+  let aside: { name: string; at: number } | null = null;
+  try {
+    for (const name of readdirSync(dir)) {
+      const m = /^config\.json\.corrupt-(\d+)$/.exec(name);
+      if (m && (!aside || Number(m[1]) > aside.at)) aside = { name, at: Number(m[1]) };
+    }
+  } catch {
+    return checks;
+  }
+  if (aside) {
+    const path = join(dir, aside.name);
+    checks.push({
+      check: 'config file',
+      status: 'warn',
+      detail: `config.json was not valid JSON on ${new Date(aside.at).toISOString()}: the server moved it to ${path} and went on with the default settings (permissions, plugin settings, local plugins)`,
+      fix: `Set again what you need from it (\`opentabs config set …\`), then delete it: \`rm ${shellWord(path)}\`.`,
+    });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(configPath(dir), 'utf8'));
+  } catch {
+    return checks;
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return checks;
+  for (const s of HAND_SETTINGS) {
+    if (!(s.key in raw)) continue;
+    const value = (raw as Record<string, unknown>)[s.key];
+    if (s.valid(value)) continue;
+    checks.push({
+      check: 'config file',
+      status: 'warn',
+      detail: `${s.key} in ${configPath(dir)} is ${printable(oneLine(JSON.stringify(value) ?? String(value), 80))}, not ${s.expected}: it is ignored`,
+      fix: `Set it with the CLI, which checks the value, e.g. \`opentabs config set ${s.key} ${s.example}\`.`,
+    });
+  }
+  return checks;
+}
+
 /** "12 s ago", "3 min ago": under a minute in seconds, not rounded up to "1 min". */
 export function ago(ms: number): string {
   return ms < 60_000 ? `${Math.max(0, Math.round(ms / 1000))} s ago` : `${Math.round(ms / 60_000)} min ago`;
@@ -171,6 +231,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
     }
   }
 
+  checks.push(...configFileChecks(dir));
   checks.push(...clientConfigChecks(readSecretSync(dir)));
 
   if (pid && !isAlive(pid.pid)) {
