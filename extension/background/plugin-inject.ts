@@ -9,6 +9,7 @@
 import { ADAPTER_REGISTRY_KEY, truncateText } from '../../server/protocol/page-channel.ts';
 import type { PluginInfo } from '../../server/protocol/methods.ts';
 import { ToolError } from '../shared/tool-error.ts';
+import { pageAddress, SNAPSHOT_TEXT_MAX_CHARS } from './plugin-tabs.ts';
 
 /** What the MAIN-world check returns. `failed`: the plugin's module threw while loading there. */
 export type AdapterStatus = 'missing' | 'stale' | 'ready' | 'unavailable' | 'failed';
@@ -190,7 +191,7 @@ export class Adapters {
       } catch {
         checked = { status: 'no_access' };
       }
-      out.push({ tabId: t.id!, url: t.url ?? '', title: t.title ?? '', adapter: checked.status, ...('loadError' in checked && checked.loadError !== undefined ? { loadError: checked.loadError } : {}), bridgeConnected: bridgeConnected(t.id!) });
+      out.push({ tabId: t.id!, url: pageAddress(t.url ?? ''), title: truncateText(t.title ?? '', SNAPSHOT_TEXT_MAX_CHARS), adapter: checked.status, ...('loadError' in checked && checked.loadError !== undefined ? { loadError: checked.loadError } : {}), bridgeConnected: bridgeConnected(t.id!) });
     }
     const tabState = out.length === 0 ? 'closed' : out.some((t) => t.adapter === 'ready') ? 'ready' : 'unavailable';
     return { plugin: plugin.name, adapterFile: plugin.adapterFile, adapterHash: plugin.adapterHash, tabState, tabs: out };

@@ -121,6 +121,27 @@ export class TopDocuments {
  */
 export const SNAPSHOT_TEXT_MAX_CHARS = 4096;
 
+/**
+ * A tab's address as a report for an agent lists it: scheme, host and path, without the query
+ * string, fragment or user name and password (they can carry sign-in tokens the agent has no use
+ * for), cut at SNAPSHOT_TEXT_MAX_CHARS as tab snapshots are (a page sets its own path, up to 2 MB).
+ */
+export function pageAddress(url: string): string {
+  let out = url;
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    u.hash = '';
+    out = u.href;
+  } catch {
+    const end = url.search(/[?#]/);
+    if (end >= 0) out = url.slice(0, end);
+  }
+  return truncateText(out, SNAPSHOT_TEXT_MAX_CHARS);
+}
+
 /** Tab snapshot of one plugin, as tab.syncAll / tab.stateChanged carry it. */
 export function snapshotOf(plugin: PluginInfo, all: chrome.tabs.Tab[], ready: (tabId: number) => boolean, loadError: (tabId: number) => string | undefined = () => undefined): TabSnapshot {
   const tabs = all.filter((t) => t.id !== undefined && allowedFor(t.url, plugin));

@@ -39,7 +39,7 @@ export const extensionTools = [
   tool({
     name: 'extension_check_adapter',
     group: 'extension',
-    description: 'Check a plugin\'s adapter in each matching tab: injected, current hash, isReady(), bridge connected.',
+    description: 'Check a plugin\'s adapter in each matching tab (listed by scheme, host and path: no query string or fragment): injected, current hash, isReady(), bridge connected.',
     input: v.strictObject({
       plugin: v.pipe(v.string(), v.minLength(1), v.description('Plugin name (see extension_get_state)')),
     }),
