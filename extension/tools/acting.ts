@@ -175,13 +175,18 @@ export const actingTools = {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
       const top = frameOfRef(input.ref) ? undefined : p;
       await assertMouseStaysOut(tab.id!, p.tag, top);
-      const beforePress = await pressGuard(tab.id!, top);
-      // A busy page can hold the lookup up past the call's timeout: then the caller was told it
-      // failed, and the click must not land later.
-      ctx.signal.throwIfAborted();
-      const r = await withDebugger(tab.id!, (send) =>
-        runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers), beforePress))),
-      );
+      const guard = await pressGuard(tab.id!, top);
+      let r: Awaited<ReturnType<typeof runWatchingDialogs>>;
+      try {
+        // A busy page can hold the lookup up past the call's timeout: then the caller was told it
+        // failed, and the click must not land later.
+        ctx.signal.throwIfAborted();
+        r = await withDebugger(tab.id!, (send) =>
+          runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers), guard?.beforePress))),
+        );
+      } finally {
+        await guard?.afterPress();
+      }
       return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
   },

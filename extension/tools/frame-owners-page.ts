@@ -52,7 +52,7 @@ export function watchFrames(token: string, store: string): boolean {
  * `claimed` (indexes among window.frames), whether it can paint and take focus. With `pin` and
  * none of them able to `pin.reach`, each is pinned hidden and watched until unpinOwners(pin.token).
  */
-export function frameOwners(claimed: number[], watch: { token: string; store: string }, pin: { token: string; reach: 'paint' | 'focus'; store: string } | null): { paint: boolean; focus: boolean }[] | null {
+export function frameOwners(claimed: number[], watch: { token: string; store: string }, pin: { token: string; reach: 'paint' | 'focus' | 'hit'; store: string } | null): { paint: boolean; focus: boolean; hit: boolean }[] | null {
   const watches = (globalThis as unknown as Record<string, Map<string, { moved: boolean; frames: unknown[]; observer: MutationObserver | null; judge: (r: MutationRecord[]) => void }> | undefined>)[watch.store];
   const seen = watches?.get(watch.token);
   watches?.delete(watch.token);
@@ -82,21 +82,22 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     // A child of a shadow host may be slotted: the !important rules of that shadow root for it
     // (::slotted) win over its own inline !important style, so a pin cannot hold it.
     const host = el.parentElement;
-    if (host && ((dom?.openOrClosedShadowRoot?.(host) ?? null) ?? host.shadowRoot)) return { paint: true, focus: true };
+    if (host && ((dom?.openOrClosedShadowRoot?.(host) ?? null) ?? host.shadowRoot)) return { paint: true, focus: true, hit: true };
     const laidOut = el.getClientRects().length > 0;
     const visible = typeof el.checkVisibility === 'function' ? el.checkVisibility({ visibilityProperty: true } as CheckVisibilityOptions) : getComputedStyle(el).visibility === 'visible';
     const box = el.getBoundingClientRect();
-    return { paint: laidOut && visible && box.width > 0 && box.height > 0, focus: laidOut };
+    // hit: what the 'hit' pin (pointer-events:none) cannot hold; any other element it holds.
+    return { paint: laidOut && visible && box.width > 0 && box.height > 0, focus: laidOut, hit: false };
   });
   if (pin && !states.some((s) => s[pin.reach])) {
-    const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition-property', 'none']] : [['display', 'none']];
+    const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition-property', 'none']] : pin.reach === 'hit' ? [['pointer-events', 'none']] : [['display', 'none']];
     type Held = { n: number; value: string; priority: string; pinned: string };
-    type Entry = { els: HTMLElement[]; props: string[]; disturbed: boolean; observer: MutationObserver | null };
+    type Entry = { els: HTMLElement[]; props: string[]; disturbed: boolean; observer: MutationObserver | null; judge: (records: MutationRecord[]) => void; settle: () => void };
     const g = globalThis as unknown as Record<string, { pins: Map<string, Entry>; held: Map<HTMLElement, Map<string, Held>> } | undefined>;
     const store = (g[pin.store] ??= { pins: new Map(), held: new Map() });
     // Pins of calls under way (a screenshot and a key at once) watch the same elements: what the
     // page changed so far is theirs, the change made here is not.
-    for (const other of store.pins.values()) if (other.observer?.takeRecords().length) other.disturbed = true;
+    for (const other of store.pins.values()) other.judge(other.observer?.takeRecords() ?? []);
     for (const el of left) {
       const held = store.held.get(el) ?? new Map<string, Held>();
       store.held.set(el, held);
@@ -108,11 +109,33 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
       }
     }
     for (const other of store.pins.values()) other.observer?.takeRecords();
-    const entry: Entry = { els: left, props: props.map(([p]) => p), disturbed: false, observer: null };
-    entry.observer = new MutationObserver(() => {
-      entry.disturbed = true;
-    });
-    for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: ['style'] });
+    const entry: Entry = { els: left, props: props.map(([p]) => p), disturbed: false, observer: null, judge: () => {}, settle: () => {} };
+    if (pin.reach === 'hit') {
+      // Pages and extensions restyle their iframes as they are used (moved, shown on focus): only
+      // the pin itself going, at any moment, counts. Each style the element had after a change is
+      // the next change's old value, or its style now.
+      const probe = document.createElement('div');
+      const held = (style: string | null) => {
+        probe.setAttribute('style', style ?? '');
+        return probe.style.getPropertyValue('pointer-events') === 'none' && probe.style.getPropertyPriority('pointer-events') === 'important';
+      };
+      const changed = new Set<Node>();
+      entry.judge = (records) => {
+        for (const r of records) {
+          if (changed.has(r.target) && !held(r.oldValue)) entry.disturbed = true;
+          changed.add(r.target);
+        }
+      };
+      entry.settle = () => {
+        for (const t of changed) if (!held((t as Element).getAttribute('style'))) entry.disturbed = true;
+      };
+    } else {
+      entry.judge = (records) => {
+        if (records.length) entry.disturbed = true;
+      };
+    }
+    entry.observer = new MutationObserver((records) => entry.judge(records));
+    for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: ['style'], attributeOldValue: true });
     store.pins.set(pin.token, entry);
   }
   return states;
@@ -126,15 +149,16 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
  */
 export function unpinOwners(token: string, store: string): { disturbed: boolean } | null {
   type Held = { n: number; value: string; priority: string; pinned: string };
-  type Entry = { els: HTMLElement[]; props: string[]; disturbed: boolean; observer: MutationObserver | null };
+  type Entry = { els: HTMLElement[]; props: string[]; disturbed: boolean; observer: MutationObserver | null; judge: (records: MutationRecord[]) => void; settle: () => void };
   const g = globalThis as unknown as Record<string, { pins: Map<string, Entry>; held: Map<HTMLElement, Map<string, Held>> } | undefined>;
   const pins = g[store];
   const entry = pins?.pins.get(token);
   if (!pins || !entry) return null;
   pins.pins.delete(token);
-  if (entry.observer?.takeRecords().length) entry.disturbed = true;
+  entry.judge(entry.observer?.takeRecords() ?? []);
+  entry.settle();
   entry.observer?.disconnect();
-  for (const other of pins.pins.values()) if (other.observer?.takeRecords().length) other.disturbed = true;
+  for (const other of pins.pins.values()) other.judge(other.observer?.takeRecords() ?? []);
   for (const el of entry.els) {
     const held = pins.held.get(el);
     for (const p of entry.props) {

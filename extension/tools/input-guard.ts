@@ -77,16 +77,64 @@ export async function assertMouseStaysOut(tabId: number, tag: string | null | un
   if (reach.frame) throw refused(tabId, reach.frame, what);
 }
 
+/** Top documents (tab id, document id) that took the pin off a refused frame's iframe while a click was pressed: no more clicks there. */
+const clicksOff = new Set<string>();
+
+export interface PressGuard {
+  /** Runs once the page has the mouse move, right before the press; throws to send no press. */
+  beforePress: () => Promise<void>;
+  /** Runs once the press and release were sent (also when they failed). */
+  afterPress: () => Promise<void>;
+}
+
 /**
- * For a click at top-document point `at` while the tab shows a refused page in a frame: the check
- * again once the page has the mouse move (acting.ts click's beforePress), since a page's
- * mousemove handler can move that frame under the pointer before the press. Undefined when no
- * such frame is in the tab (the click goes in one round trip) or the point is in an iframe's
- * document.
+ * For a click at top-document point `at` while the tab shows a refused page in a frame. The point
+ * is checked again once the page has the mouse move (acting.ts click's beforePress), since a
+ * page's mousemove handler can move that frame under the pointer; and a page timer can move it
+ * there between that check and the press, so from right after the check until the press was sent
+ * every iframe of such a frame is pinned pointer-events:none (an inline !important style, which
+ * page stylesheets and animations cannot override; a press at it goes to what is under it). A
+ * page that takes the pin off meanwhile (rewrites the iframe's style attribute) may have had the
+ * press go into the frame: the call fails and no more clicks are sent in that page. Iframes the
+ * pin cannot hold (a shadow host's child, which ::slotted rules may restyle) get the point check
+ * only. Undefined when no such frame is in the tab (the click goes in one round trip) or the point
+ * is in an iframe's document.
  */
-export async function pressGuard(tabId: number, at: { x: number; y: number } | undefined): Promise<(() => Promise<void>) | undefined> {
-  if (!at || !(await refusedFrameOf(tabId))) return undefined;
-  return () => assertMouseStaysOut(tabId, null, at);
+export async function pressGuard(tabId: number, at: { x: number; y: number } | undefined): Promise<PressGuard | undefined> {
+  const f = at ? await refusedFrameOf(tabId) : null;
+  if (!at || !f) return undefined;
+  const token = crypto.randomUUID();
+  let pinned: string[] = [];
+  let page = '';
+  let done = false;
+  const afterPress = async () => {
+    if (done) return;
+    done = true;
+    if (await unpin(tabId, pinned, token, false)) {
+      clicksOff.add(page);
+      throw new ToolError(
+        `Tab ${tabId} took the pointer-events pin off an iframe showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while the click was pressed; the click may have reached that frame, and clicks are refused in this page from now on`,
+        { code: 'page_not_allowed', category: 'auth' },
+      );
+    }
+  };
+  const beforePress = async () => {
+    try {
+      // The point first (pinned, a frame there would let the press through to what is under it,
+      // where a person's click would go into the frame: such a click is refused), then the pins.
+      await assertMouseStaysOut(tabId, null, at);
+      const r = await refusedFrameReaching(tabId, 'hit', token);
+      pinned = r.pinned;
+      page = `${tabId}:${r.topDocumentId ?? ''}`;
+      if (clicksOff.has(page)) throw refused(tabId, r.frame ?? f, 'a click');
+    } catch (err) {
+      // No press was sent: the pins go, whatever the page did to them.
+      done = true;
+      await unpin(tabId, pinned, token, false).catch(() => true);
+      throw err;
+    }
+  };
+  return { beforePress, afterPress };
 }
 
 /** Runs in the document keys would go to (ISOLATED world): the tag of its focused element, inside shadow roots too. */

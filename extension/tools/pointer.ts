@@ -109,10 +109,13 @@ export const pointerTools = {
     const count = input.clickCount ?? 1;
     const modifiers = modifierMask(input.modifiers);
     const p = { x: input.x, y: input.y };
-    const beforePress = await pressGuard(tabId, p);
-    const r = await withDebugger(tabId, (send) =>
-      runWatchingDialogs(tabId, send, () => click(send, p, button, count, modifiers, beforePress)),
-    );
+    const guard = await pressGuard(tabId, p);
+    let r: Awaited<ReturnType<typeof runWatchingDialogs>>;
+    try {
+      r = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => click(send, p, button, count, modifiers, guard?.beforePress)));
+    } finally {
+      await guard?.afterPress();
+    }
     lastMouse.set(tabId, p);
     return { value: { clicked: true, x: input.x, y: input.y, button, clickCount: count, hit, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
   },

@@ -18,7 +18,9 @@
  *  - focus: it has a layout box at all. A 0×0 or visibility:hidden iframe takes focus (the page
  *    calls its contentWindow.focus()) and Ctrl+A selects its text; a display:none one has focus
  *    but no layout, so nothing in it can be selected.
- *  - a child of a shadow host counts as both: it may be slotted, and that shadow root's
+ *  - hit (a mouse press, pressGuard in input-guard.ts): every element is pinned
+ *    pointer-events:none for the press, so none can be hit; only what the pin cannot hold counts.
+ *  - a child of a shadow host counts as all three: it may be slotted, and that shadow root's
  *    !important rules for it (::slotted) beat any inline style, so the pin below cannot hold it.
  * A page can change those styles at any moment, from its scripts or from CSS alone (@media print,
  * animations, :focus). So while a capture or a shortcut key is under way, the leftover elements are
@@ -31,7 +33,7 @@ import { childFrames, frameRefusal, frameShowsRefusedPage, runInFrame } from './
 import { frameOwners, unpinOwners, watchFrames } from './frame-owners-page.ts';
 import { refusalReason } from './url-policy.ts';
 
-export type Reach = 'paint' | 'focus';
+export type Reach = 'paint' | 'focus' | 'hit';
 export interface RefusedFrame {
   url: string;
   why: string;
@@ -83,7 +85,7 @@ export async function refusedFrameReaching(tabId: number, reach: Reach, pinToken
     const claimed = keys.flatMap((k) => (k && k[0] >= 0 ? [k[0]] : []));
     const [r] = await chrome.scripting
       .executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: frameOwners, args: [claimed, watch, pinToken ? { token: pinToken, reach, store: PIN_STORE } : null] })
-      .catch(() => [] as chrome.scripting.InjectionResult<{ paint: boolean; focus: boolean }[]>[]);
+      .catch(() => [] as chrome.scripting.InjectionResult<{ paint: boolean; focus: boolean; hit: boolean }[]>[]);
     const states = r?.result;
     // Unknown, or no element left for a frame that is there: counts as reaching.
     if (!Array.isArray(states) || states.length === 0) return { frame: first, pinned, topDocumentId };
@@ -95,15 +97,16 @@ export async function refusedFrameReaching(tabId: number, reach: Reach, pinToken
 
 /**
  * Undoes the pins of `token` in documents `pinned` of tab `tabId`; true when the page changed a
- * pinned element's style meanwhile or a document cannot say (then the frame may have been shown).
+ * pinned element's style meanwhile or, unless `goneCounts` is false, a document cannot say (then
+ * the frame may have been shown; a click may take its document away).
  */
-export async function unpin(tabId: number, pinned: string[], token: string): Promise<boolean> {
+export async function unpin(tabId: number, pinned: string[], token: string, goneCounts = true): Promise<boolean> {
   let disturbed = false;
   for (const documentId of pinned) {
     const [r] = await chrome.scripting
       .executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: unpinOwners, args: [token, PIN_STORE] })
       .catch(() => [] as chrome.scripting.InjectionResult<{ disturbed: boolean } | null>[]);
-    if (!r?.result || r.result.disturbed) disturbed = true;
+    if ((goneCounts && !r?.result) || r?.result?.disturbed) disturbed = true;
   }
   return disturbed;
 }
