@@ -3,7 +3,7 @@
  * detached one with --background), install the extension folder, and on first run print the
  * MCP client configuration.
  */
-import { constants, existsSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { constants, existsSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
@@ -211,6 +211,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
   const { runForeground } = await import('../../server/serve.ts');
   const embedded = await embeddedExtensionFiles();
   const installedBefore = installHash(dir);
+  const asideBefore = configsSetAside(dir);
   let running;
   try {
     running = await runForeground({ port, configDir: dir, dev, quiet: true, installExtension: embedded ? false : undefined });
@@ -221,6 +222,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
     }
     throw new CliError(`The server failed to start: ${(e as Error).message}`);
   }
+  warnConfigSetAside(dir, asideBefore);
   if (embedded) {
     try {
       const { installEmbeddedExtension } = await import('../embedded-extension.ts');
@@ -268,6 +270,25 @@ function installHash(dir: string): string | null {
   }
 }
 
+/** The config.json copies the server set aside because they were not JSON (config.json.corrupt-<time>). */
+function configsSetAside(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((n) => /^config\.json\.corrupt-\d+$/.test(n));
+  } catch {
+    return [];
+  }
+}
+
+/** Say so when this start found config.json unreadable (the server then runs on default settings). */
+function warnConfigSetAside(dir: string, before: string[]): void {
+  const added = configsSetAside(dir).filter((n) => !before.includes(n));
+  if (added.length === 0) return;
+  err(
+    `warning: ${join(dir, 'config.json')} was not valid JSON: it was moved to ${join(dir, added[added.length - 1]!)} and the server ` +
+      'runs on the default settings (permissions, plugin settings, local plugins); `opentabs doctor` says how to set them again.',
+  );
+}
+
 /** How often an updated extension's first connection is looked for. */
 const UPDATED_EXTENSION_POLL_MS = 500;
 
@@ -294,6 +315,7 @@ function reloadUpdatedExtension(dir: string, running: Awaited<ReturnType<typeof 
 async function startBackground(dir: string, port: number, dev: boolean, showConfig: boolean, fullConfig: boolean): Promise<number> {
   const { ensureStateDirs } = await import('../../server/state/paths.ts');
   await ensureStateDirs(dir);
+  const asideBefore = configsSetAside(dir);
   const logPath = join(dir, 'server.log');
   const { openLogForAppend } = await import('../../server/state/log-file.ts');
   const fd = openLogForAppend(logPath);
@@ -341,6 +363,7 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
   }
   const url = `http://${HOST}:${boundPort}`;
   say(`OpenTabs server started in the background on ${url} (pid ${child.pid}).`);
+  warnConfigSetAside(dir, asideBefore);
   say(c.dim(`Logs: ${logPath}  ·  Stop with \`opentabs stop\``));
   if (showConfig) {
     const secret = secretFor(dir) ?? '<secret>';

@@ -1,6 +1,6 @@
 /**
  * `opentabs doctor` on a hand-edited config.json: a file that was not JSON (the server set it
- * aside and ran on defaults, saying so only in server.log) and settings of the wrong kind (ignored
+ * aside and ran on defaults, saying so only in server.log; start now warns too) and settings of the wrong kind (ignored
  * by the server) are named, each with a command that runs as printed.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
@@ -26,12 +26,14 @@ async function configChecks(cfg: string): Promise<Check[]> {
   return (JSON.parse(r.stdout) as Check[]).filter((c) => c.check === 'config file');
 }
 
-test('a config.json that was not JSON: the file it was moved to is named, with the rm that clears the warning', async () => {
+test('a config.json that was not JSON: start warns, and doctor names the file it was moved to, with the rm that clears the warning', async () => {
   const cfg = join(root, 'corrupt');
   mkdirSync(cfg, { recursive: true, mode: 0o700 });
   writeFileSync(join(cfg, 'config.json'), '{"mcpSessionsPerMinute": 30,}');
   const start = await runCli(['start', '--background', '--port', '0'], { configDir: cfg, timeoutMs: 90_000 });
   expect(start.code).toBe(0);
+  // start says so itself (the server's own line goes only to server.log).
+  expect(start.stderr).toContain(`warning: ${join(cfg, 'config.json')} was not valid JSON: it was moved to ${join(cfg, 'config.json.corrupt-')}`);
   started.push((JSON.parse(readFileSync(join(cfg, 'server.pid'), 'utf8')) as { pid: number }).pid);
   expect((await runCli(['stop'], { configDir: cfg })).code).toBe(0);
   const aside = readdirSync(cfg).find((n) => n.startsWith('config.json.corrupt-'));
