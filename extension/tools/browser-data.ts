@@ -6,7 +6,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { getTab, tabSummary } from './tabs.ts';
-import { redactedUrl, refusalReason } from './url-policy.ts';
+import { redactedUrl, refusalReason, resolveFileUrls } from './url-policy.ts';
 import type { Handlers } from './types.ts';
 
 const MAX_RESULTS = 100;
@@ -68,6 +68,7 @@ async function restorableSession(sessionId: string | undefined): Promise<chrome.
   const closed = await chrome.sessions.getRecentlyClosed({ maxResults: chrome.sessions.MAX_SESSION_RESULTS });
   const s = sessionId === undefined ? closed[0] : closed.find((c) => (c.tab?.sessionId ?? c.window?.sessionId) === sessionId);
   if (!s) throw new ToolError(`Nothing to restore${sessionId ? ` with sessionId ${sessionId}` : ''}; call browser_list_recently_closed`, { code: 'not_found', category: 'not_found' });
+  await resolveFileUrls((s.tab ? [s.tab] : (s.window?.tabs ?? [])).map((t) => t.url)).catch(() => {});
   for (const t of s.tab ? [s.tab] : (s.window?.tabs ?? [])) {
     const url = t.url ?? '';
     const why = url === '' ? null : refusalReason(url);
@@ -136,6 +137,7 @@ export const browserDataTools = {
 
   async browser_list_recently_closed(input) {
     const sessions = await chrome.sessions.getRecentlyClosed({ maxResults: Math.min(input.limit ?? 10, 25) });
+    await resolveFileUrls(sessions.map((x) => x.tab?.url)).catch(() => {});
     return { value: { closed: sessions.map(sessionSummary) } };
   },
 
@@ -156,11 +158,13 @@ export const browserDataTools = {
     const days = input.days ?? 7;
     const query = String(input.query ?? '');
     const items = await chrome.history.search({ text: query, startTime: Date.now() - days * 86_400_000, maxResults: Math.min(input.limit ?? 20, MAX_RESULTS) });
+    await resolveFileUrls(items.map((i) => i.url)).catch(() => {});
     return { value: { items: matchesShown(items, query).map((i) => ({ ...listedPage(i.url ?? '', i.title ?? ''), lastVisit: i.lastVisitTime ?? null, visits: i.visitCount ?? 0 })) } };
   },
 
   async browser_search_bookmarks(input) {
     const found = await chrome.bookmarks.search(String(input.query));
+    await resolveFileUrls(found.map((b) => b.url)).catch(() => {});
     const limit = Math.min(input.limit ?? 20, MAX_RESULTS);
     return { value: { bookmarks: matchesShown(found.filter((b) => b.url), String(input.query)).slice(0, limit).map((b) => ({ id: b.id, ...listedPage(b.url!, b.title) })) } };
   },
@@ -192,6 +196,7 @@ export const browserDataTools = {
 
   async browser_list_downloads(input) {
     const items = await chrome.downloads.search({ orderBy: ['-startTime'], limit: Math.min(input.limit ?? 20, MAX_RESULTS), ...(input.downloadId !== undefined ? { id: input.downloadId } : {}) });
+    await resolveFileUrls(items.map((d) => d.finalUrl || d.url)).catch(() => {});
     return {
       value: {
         downloads: items.map((d) => ({ downloadId: d.id, ...downloadUrl(d.finalUrl || d.url), filename: d.filename, state: d.state, bytesReceived: d.bytesReceived, totalBytes: d.totalBytes, error: d.error ?? null })),

@@ -23,7 +23,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger } from './debugger.ts';
-import { refusalReason, urlPolicy } from './url-policy.ts';
+import { refusalReason, resolveFileUrls, urlPolicy } from './url-policy.ts';
 
 /** file:// URLs one document sends back at most; a document with more is not captured. */
 const MAX_URLS = 5_000;
@@ -130,6 +130,8 @@ export async function refuseIfRefusedPictureShown(tabId: number, what: string): 
   }
   const loaded = new Map<string, string>();
   treeFileUrls(tree, loaded);
+  // Judged by the file each leads to too (a visible link to a hidden picture): asked of the server first.
+  await resolveFileUrls(loaded.keys()).catch(() => {});
   for (const [url, type] of loaded) {
     const why = refusalReason(url);
     // Any type: a script or style sheet of such a file can put what it holds on the page too.
@@ -147,6 +149,7 @@ export async function refuseIfRefusedPictureShown(tabId: number, what: string): 
   } finally {
     clearTimeout(timer);
   }
+  await resolveFileUrls(results.flatMap((r) => r.result?.urls ?? [])).catch(() => {});
   for (const r of results) {
     const found = r.result;
     if (!found) continue;

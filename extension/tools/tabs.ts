@@ -5,7 +5,7 @@ import { waitForLoad } from '../background/plugins.ts';
 import type { Handlers } from './types.ts';
 import { withDebugger } from './debugger.ts';
 import { dialogNote, nextDialog, runWatchingDialogs, type OpenDialog } from './dialogs.ts';
-import { assertUrlAllowed, redactedUrl, refusalReason, tabRefusal, tabRefusedError } from './url-policy.ts';
+import { assertUrlAllowed, redactedUrl, refusalReason, resolveFileUrls, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /**
  * A tab as list tools show it. A tab tools may not use is listed (so the agent knows it exists
@@ -221,6 +221,7 @@ async function historyStep(tabId: unknown, dir: 'back' | 'forward') {
   const history = await withDebugger(tab.id!, (send) => send<{ currentIndex: number; entries: { url: string }[] }>('Page.getNavigationHistory'));
   const entry = history.entries[history.currentIndex + (dir === 'back' ? -1 : 1)];
   if (!entry) throw new ToolError(`Tab ${tab.id} has no ${dir === 'back' ? 'previous' : 'next'} page in its history`, { code: 'not_available', category: 'validation' });
+  await resolveFileUrls([entry.url]).catch(() => {});
   const why = refusalReason(entry.url);
   if (why) throw tabRefusedError(tab.id!, `its ${dir === 'back' ? 'previous' : 'next'} page is not allowed (${why}); the tab stays where it is`);
   const done = navigationDone(tab.id!, 'load', 30_000);

@@ -7,7 +7,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { waitInTab } from './reading.ts';
 import { getTab } from './tabs.ts';
 import type { Handlers } from './types.ts';
-import { tabRefusal, tabRefusedError } from './url-policy.ts';
+import { resolveFileUrls, tabRefusal, tabRefusedError } from './url-policy.ts';
 import { wildcardMatch } from './wildcard.ts';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -56,6 +56,7 @@ export const waitingTools = {
       const pattern = String(input.urlPattern);
       for (;;) {
         const now = await getTab(tab.id!);
+        await resolveFileUrls([now.url, now.pendingUrl]).catch(() => {});
         // The tab went (or is going) to a page the tools may not use: its URL is not the agent's to
         // see (list tools show it by scheme and host only), nor to test against a pattern.
         const why = tabRefusal(now);

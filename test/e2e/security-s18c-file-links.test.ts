@@ -114,6 +114,28 @@ describe('file:// through symbolic links', () => {
     }
   });
 
+  test('history: back to the link is refused, back from a visible page is not; history search leaves the link out', async () => {
+    const page = await h.context.newPage();
+    try {
+      await page.goto(fileUrl('project', 'notes.txt'));
+      const tabs = (await call('browser_list_tabs')).body.result.tabs as { id: number; url: string; restricted?: string }[];
+      const tabId = tabs.find((t) => t.restricted && t.url === 'file:')!.id;
+      // A refused tab may be navigated away; its history then leads back to the link.
+      expect((await call('browser_navigate_tab', { tabId, url: fileUrl('project', 'plain.html') })).status).toBe(200);
+      expectPageRefused(await call('browser_go_back', { tabId }), 'go_back to the link', /previous page is not allowed \(it leads through a symbolic link/);
+      expect((await call('browser_navigate_tab', { tabId, url: fileUrl('project', 'readme.txt') })).status).toBe(200);
+      // Back from the visible link's page: an allowed entry, not refused.
+      const back = await call('browser_go_back', { tabId });
+      expect(back.status).toBe(200);
+      expect(back.body.result.restricted).toBeUndefined();
+      const history = await call('browser_search_history', { query: 'notes', days: 1 });
+      expect(history.status).toBe(200);
+      expect(JSON.stringify(history.body)).not.toContain('notes.txt');
+    } finally {
+      await page.close();
+    }
+  });
+
   test('no response of this file holds the linked file', () => {
     expect(responses.length).toBeGreaterThan(15);
     for (const r of responses) expect(JSON.stringify(r.body)).not.toContain(KEY);
