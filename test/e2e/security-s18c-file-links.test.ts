@@ -43,6 +43,9 @@ beforeAll(async () => {
   symlinkSync('../.ssh/id_rsa', join(project, 'notes.txt'));
   symlinkSync('../.ssh', join(project, 'keys'));
   symlinkSync('../docs/readme.txt', join(project, 'readme.txt'));
+  // A 1×1 PNG in the hidden folder, shown by a visible page through the folder link.
+  writeFileSync(join(home, '.ssh', 'pic.png'), Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64'));
+  writeFileSync(join(project, 'pic.html'), '<p>picture page</p><img src="keys/pic.png" width="50" height="50">');
   writeFileSync(join(project, 'page.html'), '<p>project page</p><iframe src="notes.txt" style="width:400px;height:100px"></iframe>');
   h = await startBrowserHarness({ permissions: { browser: { default: 'auto' } } });
   // The link to the config folder needs the harness's config dir.
@@ -94,6 +97,18 @@ describe('file:// through symbolic links', () => {
     expect(JSON.stringify(r.body)).not.toContain(KEY);
     const shot = await call('browser_screenshot_tab', { tabId });
     expect(shot.status).toBe(403);
+    await call('browser_close_tab', { tabId });
+  });
+
+  test('a visible page showing a picture through a folder link to a hidden folder: no screenshot or PDF', async () => {
+    const opened = await call('browser_open_tab', { url: fileUrl('project', 'pic.html') });
+    expect(opened.status).toBe(200);
+    const tabId = opened.body.result.id as number;
+    await waitUntil(async () => (await call('browser_execute_script', { tabId, code: 'document.images[0]?.complete && document.images[0].naturalWidth > 0' })).body?.result?.value === true, 'the picture loaded');
+    for (const tool of ['browser_screenshot_tab', 'browser_print_pdf']) {
+      const r = await call(tool, { tabId });
+      expect([tool, r.status, r.body.error?.code]).toEqual([tool, 403, 'page_not_allowed']);
+    }
     await call('browser_close_tab', { tabId });
   });
 
