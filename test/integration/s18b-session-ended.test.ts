@@ -2,12 +2,14 @@
  * What an agent changes on the user's tab beyond a call (emulation, request interception, forced
  * pseudo states) ends with the agent's MCP session: built-in calls of a session carry an id of
  * that session (tool.dispatch `session`, never the session's own id), and when the session ends —
- * DELETE /mcp, the idle sweep, the gateway's too — the server sends session.ended naming it, once.
+ * DELETE /mcp, the idle sweep, the gateway's too, a legacy SSE stream closing — the server sends
+ * session.ended naming it, once.
  * Calls of no session (REST) carry none; a session that made no built-in call ends unannounced.
  * Official SDK clients against the fake extension.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestServer } from '../harness/server.ts';
 import { FakeExtension, connectMcp, startPluginServer, type RpcMessage } from '../harness/fake-extension.ts';
@@ -22,6 +24,7 @@ beforeAll(async () => {
   srv = await startPluginServer({
     plugins: [{ name: 'notes', tools: [{ name: 'find' }] }],
     permissions: { notes: { default: 'auto' } },
+    limits: { mcpSessionRate: { max: 1000, windowMs: 60_000 } },
   });
   ext = await FakeExtension.connect(srv.url, srv.secret);
   ext.onDispatch('browser_list_tabs', () => ({ value: TABS }));
@@ -109,4 +112,15 @@ test('REST calls carry no session; a session that made only plugin calls ends un
   // Notifications keep their order on the socket: had the first session been announced, it would come first.
   await ext.waitFor('session.ended', (x) => x.session === markerName);
   expect(ended().slice(before)).toEqual([markerName]);
+});
+
+test('a legacy HTTP+SSE session: its stream closing sends session.ended for it', async () => {
+  const c = new Client({ name: 't-sse', version: '1.0.0' }, { capabilities: {} });
+  await c.connect(new SSEClientTransport(new URL(`${srv.url}/sse`), { requestInit: { headers: srv.auth } }));
+  clients.push(c);
+  await c.callTool({ name: 'browser_list_tabs', arguments: {} });
+  const name = lastDispatchSession('browser_list_tabs')!;
+  expect(typeof name).toBe('string');
+  await c.close();
+  await ext.waitFor('session.ended', (p) => p.session === name);
 });
