@@ -10,7 +10,18 @@ export type Shape =
   | { kind: 'boolean' }
   | { kind: 'array'; items: Shape | null }
   | { kind: 'object'; props: Map<string, Prop>; samples: number }
+  /** An object with more distinct keys than DRAFT_MAX_PROPS: keyed by data (ids, dates), not a fixed set of fields. */
+  | { kind: 'record' }
   | { kind: 'unknown' };
+
+/**
+ * Objects with more distinct keys than this (over all samples) are drafted as a record of unknown
+ * values: a page's answer of 5,000 objects each with a key of its own made a 5,000-field schema,
+ * 30 MB of draft and ≈ 2 minutes of the server's time.
+ */
+export const DRAFT_MAX_PROPS = 200;
+/** Distinct strings kept per field: enough to tell whether it has the 2–3 values of a picklist. */
+const MAX_STRING_VALUES = 4;
 
 /** A property: its shape over the non-null values seen (null when only nulls), how often present, whether null was seen. */
 export interface Prop {
@@ -24,26 +35,47 @@ export interface Inferred {
   nullable: boolean;
 }
 
+/**
+ * `b` merged into `a`, which is changed in place and returned: every shape here is built by
+ * shapeOf for this inference alone, and copying `a` at each merge made a list of n objects cost n².
+ */
 function merge(a: Shape | null, b: Shape): Shape {
   if (!a) return b;
+  if (a.kind === 'record' && (b.kind === 'object' || b.kind === 'record')) return a;
+  if (b.kind === 'record' && a.kind === 'object') return b;
   if (a.kind !== b.kind) {
     // integer vs other numbers is one kind; anything else mixed is unknown.
     return { kind: 'unknown' };
   }
-  if (a.kind === 'string' && b.kind === 'string') return { kind: 'string', values: new Set([...a.values, ...b.values]) };
-  if (a.kind === 'number' && b.kind === 'number') return { kind: 'number', integer: a.integer && b.integer };
-  if (a.kind === 'array' && b.kind === 'array') return { kind: 'array', items: b.items ? merge(a.items, b.items) : a.items };
-  if (a.kind === 'object' && b.kind === 'object') {
-    const props = new Map(a.props);
-    for (const [k, v] of b.props) {
-      const cur = props.get(k);
-      props.set(k, {
-        shape: cur ? (v.shape ? merge(cur.shape, v.shape) : cur.shape) : v.shape,
-        seen: (cur?.seen ?? 0) + v.seen,
-        nullable: (cur?.nullable ?? false) || v.nullable,
-      });
+  if (a.kind === 'string' && b.kind === 'string') {
+    for (const v of b.values) {
+      if (a.values.size >= MAX_STRING_VALUES) break;
+      a.values.add(v);
     }
-    return { kind: 'object', props, samples: a.samples + b.samples };
+    return a;
+  }
+  if (a.kind === 'number' && b.kind === 'number') {
+    a.integer &&= b.integer;
+    return a;
+  }
+  if (a.kind === 'array' && b.kind === 'array') {
+    if (b.items) a.items = merge(a.items, b.items);
+    return a;
+  }
+  if (a.kind === 'object' && b.kind === 'object') {
+    for (const [k, v] of b.props) {
+      const cur = a.props.get(k);
+      if (!cur) {
+        if (a.props.size >= DRAFT_MAX_PROPS) return { kind: 'record' };
+        a.props.set(k, v);
+        continue;
+      }
+      if (v.shape) cur.shape = merge(cur.shape, v.shape);
+      cur.seen += v.seen;
+      cur.nullable ||= v.nullable;
+    }
+    a.samples += b.samples;
+    return a;
   }
   return a;
 }
@@ -55,8 +87,10 @@ function shapeOf(v: unknown): Shape | null {
   if (typeof v === 'boolean') return { kind: 'boolean' };
   if (Array.isArray(v)) return { kind: 'array', items: v.length ? infer(v).shape : null };
   if (typeof v === 'object') {
+    const entries = Object.entries(v);
+    if (entries.length > DRAFT_MAX_PROPS) return { kind: 'record' };
     const props = new Map<string, Prop>();
-    for (const [k, x] of Object.entries(v)) props.set(k, { shape: shapeOf(x), seen: 1, nullable: x === null });
+    for (const [k, x] of entries) props.set(k, { shape: shapeOf(x), seen: 1, nullable: x === null });
     return { kind: 'object', props, samples: 1 };
   }
   return { kind: 'unknown' };
@@ -93,6 +127,8 @@ export function toValibot(s: Shape, mode: 'input' | 'output', samples = 0, inden
       return 'v.boolean()';
     case 'array':
       return `v.array(${s.items ? toValibot(s.items, mode, 0, indent) : 'v.unknown()'})`;
+    case 'record':
+      return 'v.record(v.string(), v.unknown())';
     case 'object': {
       if (s.props.size === 0) return mode === 'input' ? 'v.object({})' : 'v.looseObject({})';
       const inner = indent + '  ';
