@@ -121,14 +121,27 @@ async function install(argv: string[]): Promise<number> {
     throw new CliError((e as Error).message);
   }
   const reloaded = await reloadIfRunning(t);
+  // A local folder of the same plugin name is loaded instead (discovery takes local folders first).
+  const shadow = (await scanPlugins(t.configDir)).plugins.find((p) => p.name === r.name && p.source === 'local');
+  const loaded = !reloaded ? '' : shadow ? " The running server keeps the local folder's plugin." : ' The running server loaded it.';
+  const shadowNote = () => {
+    if (shadow) {
+      say(
+        `note: the local folder ${shadow.path} also provides plugin "${r.name}" and is used instead: a local folder wins over an installed package. ` +
+          `To use the installed package: \`opentabs plugin remove ${shadow.path}\` (the folder itself is left alone).`,
+      );
+    }
+  };
   if (r.broadPatterns) {
-    say(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}). ${broadNote(r.name, r.broadPatterns)}${reloaded ? ' The running server loaded it.' : ''}`);
+    say(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}). ${broadNote(r.name, r.broadPatterns)}${loaded}`);
+    shadowNote();
     return 0;
   }
   // New plugins start at 'ask'; one installed again keeps the permission it had.
   const permission = readConfigSnapshot(t.configDir).permissions[r.name]?.default ?? 'ask';
   const how = permission === 'ask' ? `: each call waits for approval in the side panel, or \`opentabs config set permission.${r.name} auto\`` : '';
-  say(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}; permission ${permission}${how}).${reloaded ? ' The running server loaded it.' : ''}`);
+  say(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}; permission ${permission}${how}).${loaded}`);
+  shadowNote();
   return 0;
 }
 
@@ -197,6 +210,12 @@ async function remove(argv: string[]): Promise<number> {
     if ((e as { code?: string }).code !== 'unknown_plugin') throw new CliError((e as Error).message);
   }
   const reloaded = await reloadIfRunning(t);
+  // Removing a local folder leaves an installed package of the same name, which is loaded now.
+  const left = (await scanPlugins(t.configDir)).plugins.find((p) => p.name === shownName);
+  if (left) {
+    out(`Removed plugin "${shownName}" (${removed.join(', ')}). Plugin "${shownName}" is now the ${left.source === 'npm' ? 'installed package' : 'local folder'} at ${left.path}${reloaded ? ', which the running server loaded' : ''}.`);
+    return 0;
+  }
   out(`Removed plugin "${shownName}" (${removed.join(', ')}).${reloaded ? ' The running server unloaded it.' : ''}`);
   return 0;
 }
