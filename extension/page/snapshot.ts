@@ -102,7 +102,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
    * the hidden attribute: a component's `:host { display: block }` shows a host marked hidden, and
    * hidden="until-found" hides through content-visibility.
    */
-  const unrendered = (cs: CSSStyleDeclaration) => cs.display === 'none' || cs.visibility === 'hidden' || cs.contentVisibility === 'hidden';
+  const unrendered = (cs: CSSStyleDeclaration) => cs.display === 'none' || cs.contentVisibility === 'hidden';
   const squash = (s: string | null | undefined) => (s ?? '').replace(/\s+/g, ' ').trim();
   const cut = (s: string, max: number, how: string) => (s.length <= max ? s : `${s.slice(0, max)}… [${s.length - max} more characters: ${how}]`);
   const quote = (s: string) => JSON.stringify(s);
@@ -153,7 +153,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       const e = n as Element;
       if (SKIP.has(e.tagName) || e.getAttribute('aria-hidden') === 'true') return;
       const cs = getComputedStyle(e);
-      if (unrendered(cs)) return;
+      if (unrendered(cs) || cs.visibility === 'hidden') return;
       const block = !cs.display.startsWith('inline') && cs.display !== 'contents';
       if (block) s += ' ';
       for (const c of renderedChildren(e)) visit(c, nesting + 1);
@@ -214,7 +214,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const namesField = (el: Element) => {
     if (!(el instanceof HTMLLabelElement) || !el.control) return false;
     const f = el.control as HTMLElement;
-    return !f.hasAttribute('aria-label') && !f.hasAttribute('aria-labelledby') && (f as HTMLInputElement).labels?.[0] === el && !(f instanceof HTMLInputElement && ['button', 'submit', 'reset', 'image', 'hidden'].includes(f.type));
+    // A label of a field that is not rendered keeps its text (its field says nothing).
+    return f.checkVisibility() && !f.hasAttribute('aria-label') && !f.hasAttribute('aria-labelledby') && (f as HTMLInputElement).labels?.[0] === el && !(f instanceof HTMLInputElement && ['button', 'submit', 'reset', 'image', 'hidden'].includes(f.type));
   };
   /** Per tree (document, shadow root): id → the elements naming it in aria-labelledby. */
   const labelUsers = new Map<Node, Map<string, Element[]>>();
@@ -364,7 +365,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   let listDepth = 0;
   let landmarkDepth = 0;
 
-  const walkChildren = (el: Element, depth: number, inLabel: boolean, pre: boolean) => {
+  /** `ownTextHidden`: el's own text nodes are not shown (visibility: hidden), its elements decide for themselves. */
+  const walkChildren = (el: Element, depth: number, inLabel: boolean, pre: boolean, ownTextHidden = false) => {
     if (full) {
       stopped = true;
       return;
@@ -381,12 +383,12 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     nesting++;
     try {
-      walkChildrenNow(el, depth, inLabel, pre);
+      walkChildrenNow(el, depth, inLabel, pre, ownTextHidden);
     } finally {
       nesting--;
     }
   };
-  const walkChildrenNow = (el: Element, depth: number, inLabel: boolean, pre: boolean) => {
+  const walkChildrenNow = (el: Element, depth: number, inLabel: boolean, pre: boolean, ownTextHidden: boolean) => {
     // The page as it renders: a host of an open shadow root shows its shadow tree (web components
     // drew nothing here before), a <slot> the nodes assigned to it (else its fallback content).
     for (const child of renderedChildren(el)) {
@@ -395,7 +397,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
         break;
       }
       if (child.nodeType === Node.TEXT_NODE) {
-        if (inLabel || interactiveOnly) continue;
+        if (inLabel || interactiveOnly || ownTextHidden) continue;
         const raw = child.textContent ?? '';
         if (raw.length > TEXT_SCAN_CHARS) {
           // A giant text: only its start is read (squashing all of it could take seconds).
@@ -430,9 +432,30 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
   };
 
+  /** A table row on one line: `lead`, then its cells separated by CELL_SEP, controls inline. */
+  const row = (el: Element, depth: number, inLabel: boolean, lead: string) => {
+    flush();
+    const cells: string[] = [];
+    for (const c of el.children) {
+      if (full) {
+        stopped = true;
+        break;
+      }
+      if (SKIP.has(c.tagName) || getComputedStyle(c).display === 'none') continue;
+      cells.push(apart(() => walk(c, depth + 1, inLabel)).join(' '));
+    }
+    while (cells.length && !cells[cells.length - 1]) cells.pop();
+    if (cells.length || lead) lines.push(cont + lead + cells.join(CELL_SEP));
+  };
+  /** The checkbox or radio a label clicks when that one is not rendered itself, else null. */
+  const toggleOfLabel = (el: Element): HTMLInputElement | null => {
+    if (!(el instanceof HTMLLabelElement)) return null;
+    const f = el.control;
+    return f instanceof HTMLInputElement && (f.type === 'checkbox' || f.type === 'radio') && !f.checkVisibility() && f.labels?.[0] === el ? f : null;
+  };
   let deep: Element[] | undefined;
   /** With interactiveOnly: the elements the walk goes into (see interactiveParts); null: all. */
-  const parts = interactiveOnly && !readAll ? interactiveParts(root, `${ACTIONABLE_SELECTOR},a,input,[tabindex],[contenteditable],[role],iframe,frame,slot`) : null;
+  const parts = interactiveOnly && !readAll ? interactiveParts(root, `${ACTIONABLE_SELECTOR},a,input,label,[tabindex],[contenteditable],[role],iframe,frame,slot`) : null;
   /** Above zero while the walk is inside an element walked whole (see walkChildrenNow). */
   let whole = 0;
   const walk = (el: Element, depth: number, inLabel: boolean) => {
@@ -446,6 +469,11 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if (unrendered(cs)) return;
     const block = !cs.display.startsWith('inline') && cs.display !== 'contents';
     const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
+    if (cs.visibility === 'hidden') {
+      // Neither it nor its text is shown; a part of it made visible again (visibility: visible) is.
+      walkChildren(el, depth, inLabel, pre, true);
+      return;
+    }
     const role = roleOf(el, cs);
     const actionable = ((role !== null && IS_ACTIONABLE.has(role)) || clickable(el) || isField(el));
     if ((el.tagName === 'IFRAME' || el.tagName === 'FRAME') && (interactiveOnly || depth <= maxDepth)) {
@@ -466,6 +494,26 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     if (el.tagName === 'BR') {
       if (!interactiveOnly) flush();
+      return;
+    }
+    if (!interactiveOnly && actionable && role === 'row' && !isField(el)) {
+      // A row that can be clicked is still a row: its ref, then its cells.
+      count++;
+      row(el, depth, inLabel, `${control(el, role, false)} `);
+      return;
+    }
+    const toggle = toggleOfLabel(el);
+    if (toggle) {
+      // A label whose checkbox or radio is not rendered (a CSS-only toggle draws its own) is what
+      // is clicked: listed as that control, with its state.
+      count++;
+      const box = toggle.type === 'checkbox' && toggle.indeterminate ? '-' : toggle.checked ? 'x' : ' ';
+      const token = `${toggle.type === 'radio' ? `(${box})` : `[${box}]`} ${cut(labelText(el), NAME_MAX_CHARS, 'see its text with browser_get_tab_content')}${toggle.matches(':disabled') ? ' (disabled)' : ''} [${refOf(el)}]`;
+      if (interactiveOnly) {
+        lines.push(token);
+        grow(token.length + 1);
+      } else add(` ${token} `);
+      walkChildren(el, depth + 1, true, pre);
       return;
     }
     if (actionable) {
@@ -523,19 +571,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       return;
     }
     if (role === 'row') {
-      flush();
       count++;
-      const cells: string[] = [];
-      for (const c of el.children) {
-        if (full) {
-          stopped = true;
-          break;
-        }
-        if (SKIP.has(c.tagName) || getComputedStyle(c).display === 'none') continue;
-        cells.push(apart(() => walk(c, depth + 1, inLabel)).join(' '));
-      }
-      while (cells.length && !cells[cells.length - 1]) cells.pop();
-      if (cells.length) lines.push(cont + cells.join(CELL_SEP));
+      row(el, depth, inLabel, '');
       return;
     }
     if (role === 'list') {

@@ -3,7 +3,12 @@
  * an inbox, a settings page, a docs page, a dashboard built from web components, a chat app), in
  * Chromium with the real extension. On each: every visible text is there (shadow trees and
  * slotted content too, code indentation kept), nothing hidden is, every control that is shown has
- * a ref with its name and state, no label is said twice, and the refs click and type.
+ * a ref with its name and state, no label is said twice, and the refs click and type. Covered
+ * on the way: content and names inside shadow trees, aria-labelledby inside a shadow root, a host
+ * marked hidden that its component shows, a part made visible inside visibility: hidden, custom
+ * comboboxes, text boxes and sliders (label as name, text as value), controls disabled by their
+ * fieldset, mixed/pressed/current/invalid states, a CSS-only toggle (checkbox display:none, its
+ * label clicked) and table rows that can be clicked.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import type { Page } from 'playwright-core';
@@ -60,14 +65,18 @@ async function visibleTexts(page: Page): Promise<string[]> {
   });
 }
 
-/** The controls the page shows (as the snapshot's refs should list them), through shadow roots. */
+/**
+ * The controls the page shows (as the snapshot's refs should list them), through shadow roots; a
+ * label whose checkbox or radio is not rendered is that control.
+ */
 async function shownControls(page: Page): Promise<number> {
   return page.evaluate(() => {
     const sel = 'a[href],button,input:not([type=hidden]),select,textarea,summary,[contenteditable=true],[tabindex]:not([tabindex="-1"]),[role=button],[role=link],[role=checkbox],[role=radio],[role=switch],[role=tab],[role=option],[role=combobox],[role=slider],[role=textbox],[role=menuitem]';
     let n = 0;
     const visit = (root: Document | ShadowRoot) => {
       for (const e of root.querySelectorAll('*')) {
-        if (e.matches(sel) && e.checkVisibility({ visibilityProperty: true }) && !e.closest('[aria-hidden=true]')) n++;
+        const toggle = e instanceof HTMLLabelElement && e.control instanceof HTMLInputElement && ['checkbox', 'radio'].includes(e.control.type) && !e.control.checkVisibility();
+        if ((e.matches(sel) || toggle) && e.checkVisibility({ visibilityProperty: true }) && !e.closest('[aria-hidden=true]')) n++;
         if (e.shadowRoot) visit(e.shadowRoot);
       }
     };
@@ -109,8 +118,9 @@ test('nothing hidden is shown: hidden, aria-hidden, display:none, visibility:hid
     const { snap } = pages.get(name)!;
     for (const t of texts) expect({ name, t, shown: snap.includes(t) }).toEqual({ name, t, shown: false });
   }
-  // Offscreen but rendered is visible.
+  // Offscreen but rendered is visible; so is a part made visible again inside visibility: hidden.
   expect(pages.get('app-chat.html')!.snap).toContain('End of messages.');
+  expect(pages.get('app-chat.html')!.snap).toMatch(/^Good call\. Moving the canary to 14:10\.\n📌 Pinned by Sam$/m);
 });
 
 test('inbox: the toolbar of icon-only buttons, the search box and each row with its checkbox, star, sender, subject, snippet and date', () => {
@@ -147,6 +157,10 @@ test('settings: fieldsets, labelled fields with help text, switches, radio group
     /^ {2}\[x\] Allow guests \(disabled\) \[e\d+\]$/m,
     /^ {2}button Transfer ownership \(disabled\) \[e\d+\]$/m,
     /^\[Profile\]\(e\d+\) \(current\)$/m,
+    // A CSS-only toggle: its checkbox is display:none, its label is what is clicked.
+    /^ {2}\[x\] Compact mode \[e\d+\]$/m,
+    // Rows that can be clicked keep their cells.
+    /^Device\tLocation\tLast active\tActions\nrow \(selected\) \[e\d+\] Chrome on Linux\tPorto\tNow\tbutton Revoke \[e\d+\]\nrow \[e\d+\] Safari on iPhone\tLisbon\t2 days ago\tbutton Revoke \[e\d+\]$/m,
   ]) expect(snap).toMatch(line);
   // A label named through aria-labelledby is said once, on its control; so is a landmark's heading.
   for (const t of ['Time zone', 'Language', 'Email notifications', 'Push notifications', 'Quiet hours start', 'Danger zone', 'Full name']) expect({ t, times: count(snap, t) }).toEqual({ t, times: 1 });
@@ -237,7 +251,7 @@ test('chat: the scrolling message list read in order, buttons inside messages wi
   expect(await snapshot(tabId)).toContain(`textbox Message #deploys = "Canary is at 25 %" [${composer}]`);
 });
 
-test('settings: a switch and a custom option act through their refs, and the next snapshot shows the new state', async () => {
+test('settings: a switch, a custom option and a CSS-only toggle act through their refs, and the next snapshot shows the new state', async () => {
   const { page, tabId, snap } = pages.get('app-settings.html')!;
   await page.evaluate(() => {
     for (const el of document.querySelectorAll('[role=switch]:not(input), [role=option]')) {
@@ -247,11 +261,13 @@ test('settings: a switch and a custom option act through their refs, and the nex
       });
     }
   });
-  for (const ref of [refOn(snap, /\[ \] Push notifications \[e\d+\]$/m), refOn(snap, /option Português \[e\d+\]$/m)]) {
+  for (const ref of [refOn(snap, /\[ \] Push notifications \[e\d+\]$/m), refOn(snap, /option Português \[e\d+\]$/m), refOn(snap, /\[x\] Compact mode \[e\d+\]$/m)]) {
     const r = await h.callTool('browser_click_element', { tabId, ref });
     expect({ status: r.status, error: r.body.error }).toEqual({ status: 200, error: undefined });
   }
   const after = await snapshot(tabId);
   expect(after).toMatch(/^ {2}\[x\] Push notifications \[e\d+\]$/m);
   expect(after).toMatch(/^ {2}option Português \(selected\) \[e\d+\]$/m);
+  expect(after).toMatch(/^ {2}\[ \] Compact mode \[e\d+\]$/m);
+  expect(await page.evaluate(() => (document.getElementById('compact') as HTMLInputElement).checked)).toBe(false);
 });
