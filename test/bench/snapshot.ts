@@ -1,8 +1,11 @@
 /**
- * `bun test/bench/snapshot.ts`: what browser_snapshot costs the model on two fixture pages, in a
+ * `bun test/bench/snapshot.ts`: what browser_snapshot costs the model on fixture pages, in a
  * real headless Chromium with the real extension. A medium app page (sidebar of links, table,
- * form; test/fixtures/pages/bench-app.html) and an article (bench-article.html). Prints, per page,
- * the HTML bytes, the visible text bytes (document.body.innerText), the snapshot bytes as an MCP
+ * form; test/fixtures/pages/bench-app.html), an article (bench-article.html), and pages shaped
+ * like apps people work in (app-inbox, app-settings, app-docs, app-dashboard built from web
+ * components, app-chat). Prints, per page, the HTML bytes, the visible text bytes (the text of
+ * every text node in a rendered element, through open shadow roots and slots, one line per
+ * block; document.body.innerText leaves shadow trees out, printed beside it), the snapshot bytes as an MCP
  * client receives them, and tokens (bytes / 4), with the two goals beside them: snapshot ≤ 0.5×
  * the HTML and ≤ visible text + 25 %. Also the refs printed and the floor any format has: the
  * visible text plus the "Page: title (url)" line plus the ref ids themselves (e12 …), as a ratio
@@ -14,7 +17,7 @@ import { startBrowserHarness } from '../harness/browser.ts';
 import { connectMcp } from '../harness/fake-extension.ts';
 import { ROOT } from './lib/proc.ts';
 
-const PAGES = ['bench-app.html', 'bench-article.html'];
+const PAGES = ['bench-app.html', 'bench-article.html', 'app-inbox.html', 'app-settings.html', 'app-docs.html', 'app-dashboard.html', 'app-chat.html'];
 
 const h = await startBrowserHarness();
 const client = await connectMcp(h.url, h.srv.secret, '/mcp', 'snapshot-bench');
@@ -25,7 +28,26 @@ try {
     const page = await h.context.newPage();
     await page.goto(h.fixtureUrl(`/pages/${name}`));
     const tabId = await h.tabIdOf(page);
-    const visible = Buffer.byteLength(await page.evaluate(() => document.body.innerText));
+    const innerText = Buffer.byteLength(await page.evaluate(() => document.body.innerText));
+    const visible = Buffer.byteLength(await page.evaluate(() => {
+      let out = '';
+      const visit = (n: Node) => {
+        if (n.nodeType === Node.TEXT_NODE) {
+          const t = (n.textContent ?? '').replace(/\s+/g, ' ');
+          if (t.trim() && n.parentElement!.checkVisibility({ visibilityProperty: true })) out += t;
+          return;
+        }
+        if (!(n instanceof Element) || ['SCRIPT', 'STYLE', 'TEMPLATE', 'OPTION'].includes(n.tagName)) return;
+        const display = getComputedStyle(n).display;
+        const block = display !== 'contents' && !display.startsWith('inline');
+        if (block) out += '\n';
+        const assigned = n instanceof HTMLSlotElement ? n.assignedNodes({ flatten: true }) : [];
+        for (const c of n.shadowRoot ? n.shadowRoot.childNodes : assigned.length ? assigned : n.childNodes) visit(c);
+        if (block) out += '\n';
+      };
+      visit(document.body);
+      return out.split('\n').map((l) => l.trim()).filter(Boolean).join('\n');
+    }));
     const r = (await client.callTool({ name: 'browser_snapshot', arguments: { tabId } })) as { content: { type: string; text: string }[]; isError?: boolean };
     if (r.isError) throw new Error(`browser_snapshot failed on ${name}: ${r.content[0]?.text}`);
     const text = r.content.map((c) => c.text).join('');
@@ -36,6 +58,7 @@ try {
       page: name,
       htmlBytes: html.length,
       visibleTextBytes: visible,
+      innerTextBytes: innerText,
       snapshotBytes: snap,
       snapshotTokens: Math.round(snap / 4),
       'snapshot/html': +(snap / html.length).toFixed(2),
