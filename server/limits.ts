@@ -29,6 +29,12 @@ export const DISPATCH_MAX_TOTAL_MS = 5 * 60_000;
 /** Calls in flight per plugin; the next one is refused at once. */
 export const PLUGIN_MAX_CONCURRENCY = 5;
 /**
+ * Built-in tool calls in flight per caller (an MCP session; REST callers share one count, and so
+ * do stateless MCP requests); the next one is refused at once. One MCP batch of 10 MB holds about
+ * 100,000 calls, each sent to the extension at once.
+ */
+export const BUILTIN_MAX_IN_FLIGHT_PER_CALLER = 64;
+/**
  * When a call refused for too_many_in_flight should be retried (Retry-After): plugin calls take
  * milliseconds to a few seconds, and a slot frees as soon as one finishes.
  */
@@ -131,6 +137,7 @@ export interface Limits {
   dispatchTimeoutMs: number;
   dispatchMaxTotalMs: number;
   pluginMaxConcurrency: number;
+  builtinMaxInFlightPerCaller: number;
   confirmationTimeoutMs: number;
   mcpSessionIdleTtlMs: number;
   mcpSessionSweepIntervalMs: number;
@@ -149,6 +156,7 @@ export const DEFAULT_LIMITS: Limits = {
   dispatchTimeoutMs: DISPATCH_TIMEOUT_MS,
   dispatchMaxTotalMs: DISPATCH_MAX_TOTAL_MS,
   pluginMaxConcurrency: PLUGIN_MAX_CONCURRENCY,
+  builtinMaxInFlightPerCaller: BUILTIN_MAX_IN_FLIGHT_PER_CALLER,
   confirmationTimeoutMs: CONFIRMATION_TIMEOUT_MS,
   mcpSessionIdleTtlMs: MCP_SESSION_IDLE_TTL_MS,
   mcpSessionSweepIntervalMs: MCP_SESSION_SWEEP_INTERVAL_MS,

@@ -67,6 +67,13 @@ export const fail = {
         `a slot frees as soon as one of them finishes (run calls to one plugin one after another rather than all at once).`,
       { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
     ),
+  tooManyBuiltinInFlight: (name: string, limit: number) =>
+    new OpenTabsError(
+      'too_many_in_flight',
+      `${name} was not run: this client already has ${limit} built-in tool calls in flight, its limit. Retry in about ${IN_FLIGHT_RETRY_AFTER_MS / 1000} s: ` +
+        'a slot frees as soon as one of them finishes.',
+      { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
+    ),
   timeout: (name: string, ms: number) =>
     new OpenTabsError('timeout', `Tool "${name}" timed out after ${Math.round(ms / 1000)} s without progress. The page may be slow or stuck, or (a plugin tool) its handler awaits something that never settles; retry or check the tab.`, {
       category: 'timeout',

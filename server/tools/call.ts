@@ -112,10 +112,14 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     return { ok: false, tool, error: fail.invalidArguments(tool.name, '', `${tool.name} belongs to tab ${tool.tabId}; drop tabId or pass ${tool.tabId}`) };
   }
   // Built-in browser tools are not a plugin: the per-plugin gate applies to plugin tools, and
-  // per origin to page tools (tool.plugin is "page:<origin>").
+  // per origin to page tools (tool.plugin is "page:<origin>"). Built-in calls are counted per
+  // caller, so one client cannot have the extension run thousands at once (one MCP batch).
   const limit = tool.kind === 'page' ? PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN : ctx.limits.pluginMaxConcurrency;
-  const release = tool.kind !== 'browser' ? ctx.gate.tryAcquire(tool.plugin, limit) : () => {};
-  if (!release) return { ok: false, tool, error: fail.tooManyInFlight(tool.plugin, limit) };
+  const release =
+    tool.kind !== 'browser' ? ctx.gate.tryAcquire(tool.plugin, limit) : ctx.gate.tryAcquire(`builtin\0${call.sessionId ?? call.transport}`, ctx.limits.builtinMaxInFlightPerCaller);
+  if (!release) {
+    return { ok: false, tool, error: tool.kind === 'browser' ? fail.tooManyBuiltinInFlight(tool.name, ctx.limits.builtinMaxInFlightPerCaller) : fail.tooManyInFlight(tool.plugin, limit) };
+  }
   try {
     // A built-in call on a tab: the card names the page the tab shows, and the call runs only if
     // the tab still shows that site once allowed (the agent may navigate it while the card waits).
