@@ -188,6 +188,7 @@ function adapterBuildOptions(dir: string, entry: string, pluginName: string): es
     target: 'es2022',
     minifySyntax: true,
     legalComments: 'none',
+    metafile: true,
     write: false,
     outfile: join(dir, 'dist', 'adapter.js'),
   };
@@ -201,11 +202,31 @@ function evalWarnings(code: string): string[] {
   return w;
 }
 
-async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: string, o: BuildOptions): Promise<BuildResult> {
+/** The inputs that take most of the adapter, for the message of an adapter over the size limit. */
+function largestInputs(dir: string, metafile: esbuild.Metafile | undefined): string {
+  const output = metafile ? Object.values(metafile.outputs)[0] : undefined;
+  if (!output) return '';
+  const top = Object.entries(output.inputs)
+    .sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput)
+    .slice(0, 3)
+    .map(([file, i]) => {
+      // esbuild names inputs relative to the plugin folder: those outside it are shown absolute.
+      const abs = resolve(dir, file.replace(/^[a-z-]+:/, ''));
+      return `${abs.startsWith(dir + '/') ? relative(dir, abs) : abs} (${i.bytesInOutput} bytes)`;
+    });
+  return top.length ? `; the largest parts: ${top.join(', ')}` : '';
+}
+
+async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: string, o: BuildOptions, metafile?: esbuild.Metafile): Promise<BuildResult> {
   const def = await loadDefinition(dir, entry);
   const manifest = manifestFromDefinition(def, pkg);
   const bytes = Buffer.byteLength(adapterCode);
-  if (bytes > MAX_ADAPTER_BYTES) throw new PluginBuildError(`dist/adapter.js: ${bytes} bytes is over the ${MAX_ADAPTER_BYTES}-byte limit`);
+  if (bytes > MAX_ADAPTER_BYTES) {
+    throw new PluginBuildError(
+      `dist/adapter.js: ${bytes} bytes is over the ${MAX_ADAPTER_BYTES}-byte limit (the extension injects it into every page of the app)${largestInputs(dir, metafile)}. ` +
+        'Bundle less: fetch data from the app at call time instead of embedding it, or use a smaller dependency.',
+    );
+  }
   const warnings = [...pkg.warnings, ...patternWarnings(manifest.urlPatterns), ...evalWarnings(adapterCode)];
   const distDir = join(dir, 'dist');
   await mkdir(distDir, { recursive: true });
@@ -246,7 +267,7 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
     } catch (err) {
       throw new PluginBuildError(`compile failed:\n${describeEsbuildFailure(err, dir)}`);
     }
-    return emit(dir, entry, pkg, out.outputFiles![0]!.text, o);
+    return emit(dir, entry, pkg, out.outputFiles![0]!.text, o, out.metafile);
   }
 
   // Watch: esbuild rebuilds on source changes; each successful build re-derives tools.json.
@@ -307,7 +328,7 @@ export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise
               try {
                 // Read again on every rebuild: the version (or anything else) may have changed.
                 const current = n === 0 ? pkg : await readPackage(dir);
-                const r = await emit(dir, entry, current, result.outputFiles![0]!.text, o);
+                const r = await emit(dir, entry, current, result.outputFiles![0]!.text, o, result.metafile);
                 if (!firstSettled) {
                   firstSettled = true;
                   resolveFirst(r);

@@ -77,3 +77,12 @@ test('with the type check on, a package that is not installed gets the same npm 
   expect(r.stderr).toContain("Cannot find module 'pad-s18f-absent'");
   expect(r.stderr).toContain(`Install it in the plugin folder: \`cd ${dir} && npm install pad-s18f-absent\``);
 });
+
+test('an adapter over the size limit names its largest parts and what to do', async () => {
+  writeFileSync(join(dir, 'src', 'big-table.ts'), `export const TABLE = ${JSON.stringify('q'.repeat(5_300_000))};\n`);
+  const { code, out } = await buildWith(`import { TABLE } from './big-table.ts';\nexport const used = TABLE.length;`);
+  expect(code).toBe(1);
+  expect(out).toMatch(/dist\/adapter\.js: \d+ bytes is over the 5242880-byte limit/);
+  expect(out).toMatch(/the largest parts: src\/big-table\.ts \(\d+ bytes\), \/\S+\/valibot\//);
+  expect(out).toContain('fetch data from the app at call time instead of embedding it');
+});
