@@ -110,30 +110,25 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     }
     for (const other of store.pins.values()) other.observer?.takeRecords();
     const entry: Entry = { els: left, props: props.map(([p]) => p), disturbed: false, observer: null, judge: () => {}, settle: () => {} };
-    if (pin.reach === 'hit') {
-      // Pages and extensions restyle their iframes as they are used (moved, shown on focus): only
-      // the pin itself going, at any moment, counts. Each style the element had after a change is
-      // the next change's old value, or its style now.
-      const probe = document.createElement('div');
-      const held = (style: string | null) => {
-        probe.setAttribute('style', style ?? '');
-        return probe.style.getPropertyValue('pointer-events') === 'none' && probe.style.getPropertyPriority('pointer-events') === 'important';
-      };
-      const changed = new Set<Node>();
-      entry.judge = (records) => {
-        for (const r of records) {
-          if (changed.has(r.target) && !held(r.oldValue)) entry.disturbed = true;
-          changed.add(r.target);
-        }
-      };
-      entry.settle = () => {
-        for (const t of changed) if (!held((t as Element).getAttribute('style'))) entry.disturbed = true;
-      };
-    } else {
-      entry.judge = (records) => {
-        if (records.length) entry.disturbed = true;
-      };
-    }
+    // Pages and extensions restyle their iframes as they are used (moved, shown on focus and hidden
+    // again): only a pinned property going, at any moment, counts, since only then could the frame
+    // paint, take focus or be hit. Each style the element had after a change is the next change's
+    // old value, or its style now.
+    const probe = document.createElement('div');
+    const pinHeld = (style: string | null) => {
+      probe.setAttribute('style', style ?? '');
+      return props.every(([p, v]) => probe.style.getPropertyValue(p) === v && probe.style.getPropertyPriority(p) === 'important');
+    };
+    const changed = new Set<Node>();
+    entry.judge = (records) => {
+      for (const r of records) {
+        if (changed.has(r.target) && !pinHeld(r.oldValue)) entry.disturbed = true;
+        changed.add(r.target);
+      }
+    };
+    entry.settle = () => {
+      for (const t of changed) if (!pinHeld((t as Element).getAttribute('style'))) entry.disturbed = true;
+    };
     entry.observer = new MutationObserver((records) => entry.judge(records));
     for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: ['style'], attributeOldValue: true });
     store.pins.set(pin.token, entry);

@@ -20,6 +20,9 @@ const FRAME_TEXT_MAX_CHARS = 4_000_000;
 /** A page whose main thread is busy longer than this is not captured (it cannot be checked). */
 const CHECK_TIMEOUT_MS = 5_000;
 
+/** Captures taken at most for one call when a pinned iframe's pin goes for a moment while one is taken. */
+const CAPTURE_ATTEMPTS = 2;
+
 /** Runs in each frame (ISOLATED world): its text's runs of 16+ hex digits, or all of its text when `whole`. */
 function pageText(whole: boolean, maxChars: number): string {
   const parts: string[] = [];
@@ -78,8 +81,10 @@ function refusedFrameError(tabId: number, what: string, url: string, why: string
  * refused frame whose iframe cannot paint (display:none, 0×0, visibility:hidden: other
  * extensions' inline menus until used) does not stop it; while the capture runs such iframes are
  * pinned that way, since a page can show them from CSS alone (@media print for a PDF, a media query
- * on the size the full-page shot lays it out at, an animation), and a page changing their style
- * attribute meanwhile makes the capture fail.
+ * on the size the full-page shot lays it out at, an animation). Restyling them otherwise (moved,
+ * display changed: what other extensions do with their menus as they are used) leaves the pin and
+ * the capture alone; a page taking a pinned property off meanwhile has the image dropped: refused
+ * when the frame can paint afterwards, else taken again once (then refused, retryable).
  */
 export async function checkedCapture<T>(tabId: number, what: string, capture: () => Promise<T>): Promise<T> {
   let seen: ToolError | null = null;
@@ -90,29 +95,40 @@ export async function checkedCapture<T>(tabId: number, what: string, capture: ()
   };
   chrome.webNavigation.onBeforeNavigate.addListener(onNav);
   chrome.webNavigation.onCommitted.addListener(onNav);
-  const token = crypto.randomUUID();
-  let pinned: string[] = [];
+  let pins: { token: string; documents: string[] } | null = null;
   try {
-    pinned = await refuseIfRefusedFrameShown(tabId, what, token);
-    await refuseIfPageShowsSecret(tabId, what);
-    await refuseIfRefusedPictureShown(tabId, what);
-    const result = await capture();
-    if (seen) throw seen;
-    const moved = await unpin(tabId, pinned, token);
-    pinned = [];
-    if (moved) {
-      throw new ToolError(`Tab ${tabId} changed the style of an iframe showing a page tools may not use while the ${what} was taken; no ${what} is taken of it`, { code: 'page_not_allowed', category: 'auth' });
+    for (let attempt = 1; ; attempt++) {
+      const token = crypto.randomUUID();
+      pins = { token, documents: [] };
+      pins.documents = await refuseIfRefusedFrameShown(tabId, what, token);
+      await refuseIfPageShowsSecret(tabId, what);
+      await refuseIfRefusedPictureShown(tabId, what);
+      const result = await capture();
+      if (seen) throw seen;
+      const moved = await unpin(tabId, pins.documents, token);
+      pins = null;
+      // Again as it was captured: the page may have shown the secret or such a frame meanwhile; a
+      // frame that can paint now is refused whatever happened to the pin.
+      await refuseIfRefusedFrameShown(tabId, what);
+      if (moved) {
+        // The pin went for a moment and the frame is hidden again (another extension showing and
+        // hiding its inline menu as it is used): the image may hold the frame and is dropped; it
+        // is taken again, once.
+        if (attempt < CAPTURE_ATTEMPTS) continue;
+        throw new ToolError(
+          `Tab ${tabId} changed the style of an iframe showing a page tools may not use while the ${what} was taken (${attempt} times); no ${what} is taken of it. Try again once the page has settled`,
+          { code: 'page_not_allowed', category: 'auth', retryable: true },
+        );
+      }
+      await refuseIfPageShowsSecret(tabId, what);
+      await refuseIfRefusedPictureShown(tabId, what);
+      if (seen) throw seen;
+      return result;
     }
-    // Again as it was captured: the page may have shown the secret or such a frame meanwhile.
-    await refuseIfRefusedFrameShown(tabId, what);
-    await refuseIfPageShowsSecret(tabId, what);
-    await refuseIfRefusedPictureShown(tabId, what);
-    if (seen) throw seen;
-    return result;
   } finally {
     chrome.webNavigation.onBeforeNavigate.removeListener(onNav);
     chrome.webNavigation.onCommitted.removeListener(onNav);
-    if (pinned.length) await unpin(tabId, pinned, token).catch(() => true);
+    if (pins?.documents.length) await unpin(tabId, pins.documents, pins.token).catch(() => true);
   }
 }
 
