@@ -220,10 +220,17 @@ export const emulationTools = {
       // The call's MCP session ended while it ran (session.ended came before this change).
       if (endedSession(ctx.session)) await sessionGone(tabId, ctx.session);
     }
+    // The tab's emulation ended while this call ran (reset, its MCP session's end, the server
+    // lost): the overrides it set after that are undone too, or they would hold, untracked, as
+    // long as the debugger session does.
+    if (!held.has(tabId)) await clearOverrides(send);
     // Cancelled or timed out while a busy page held the commands up: the caller was told it
     // failed, so a session this call began is let go (its detach ends the overrides).
     if (ctx.signal.aborted && fresh && held.get(tabId) === h) await end(tabId, h);
     ctx.signal.throwIfAborted();
+    if (held.get(tabId) !== h) {
+      throw new ToolError(`The emulation of tab ${tabId} ended while this call ran (${endedNotes.get(tabId) ?? 'it was reset, or the debugger left the tab'}); nothing is emulated by it. Try again`, { code: 'not_available', category: 'validation', retryable: true });
+    }
     return { value: { tabId, active: h.active, note: `${ended ? `${ended} ` : ''}In effect until browser_emulate with reset: true${ctx.session !== undefined ? ', the tab closes, or every MCP session that emulated on this tab has ended.' : ' (or the tab closes).'}` } };
   },
 } satisfies Partial<Handlers>;

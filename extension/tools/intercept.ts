@@ -227,6 +227,12 @@ export const interceptTools = {
       i.stop();
       throw new ToolError(`Chrome refused the patterns: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
+    if (active.get(tabId) !== i) {
+      // Interception ended while the rules were being set (stop, its MCP session's end, the
+      // server lost): requests must not pause with nothing left to answer them.
+      await i.send('Fetch.disable').catch(() => {});
+      throw new ToolError(`Interception on tab ${tabId} ended while this call ran (${endedNotes.get(tabId) ?? 'it was stopped, or the debugger left the tab'}); no rules were set. Try again`, { code: 'not_available', category: 'validation', retryable: true });
+    }
     // Document requests pause from here on; a navigation that committed before (after the call's
     // check) is seen now: the page shown must be of the site the rules are for.
     const shown = await i.send<{ frameTree: { frame: { url: string } } }>('Page.getFrameTree').then((t) => t.frameTree.frame.url, () => null);

@@ -27,7 +27,7 @@ const clients: Client[] = [];
 
 beforeAll(async () => {
   h = await startBrowserHarness({
-    permissions: { browser: { default: 'auto', tools: { browser_intercept_requests: 'auto' } } },
+    permissions: { browser: { default: 'auto', tools: { browser_intercept_requests: 'auto', browser_enable_network_capture: 'auto' } } },
     // Six agents' sessions in a minute: over the default limit of new sessions.
     server: { limits: { mcpSessionRate: { max: 100, windowMs: 60_000 } } },
     routes: (req) => (new URL(req.url).pathname === '/s18b/api/balance' ? Response.json({ balance: 'real' }) : undefined),
@@ -95,6 +95,48 @@ describe("an agent's changes to the user's tab end with its MCP session", () => 
       expect(i.note).toContain('MCP session that set its rules ended');
     } finally {
       await quit(b);
+    }
+  });
+
+  test('a call still running when its session ends: what it sets after the end is undone too', async () => {
+    // Network capture holds the tab's debugger session: an override left behind would hold as long.
+    expect((await h.callTool('browser_enable_network_capture', { tabId: tabTwo })).status).toBe(200);
+    const worker = await h.serviceWorker();
+    try {
+      // In the worker: the call's user agent command waits until the test lets it go.
+      await worker.evaluate((tabId) => {
+        const g = globalThis as Record<string, unknown>;
+        const dbg = chrome.debugger as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+        const original = dbg.sendCommand!;
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        g.__s18b = { reached: false, done: false, release };
+        dbg.sendCommand = async function (...args: unknown[]) {
+          const [target, method, params] = args as [{ tabId?: number }, string, { userAgent?: string }];
+          if (target?.tabId === tabId && method === 'Emulation.setUserAgentOverride' && params?.userAgent === 'Race/1') {
+            dbg.sendCommand = original;
+            (g.__s18b as { reached: boolean }).reached = true;
+            await gate;
+            const r = await original.apply(chrome.debugger, args);
+            (g.__s18b as { done: boolean }).done = true;
+            return r;
+          }
+          return original.apply(chrome.debugger, args);
+        };
+      }, tabTwo);
+      const state = () => worker.evaluate(() => (globalThis as unknown as { __s18b: { reached: boolean; done: boolean } }).__s18b);
+      const a = await agent();
+      const pending = a.callTool({ name: 'browser_emulate', arguments: { tabId: tabTwo, viewport: { width: 520, height: 400 }, userAgent: 'Race/1' } }).catch(() => null);
+      await waitUntil(async () => (await state()).reached || null, 'the call at its user agent');
+      expect(await width(two)).toBe(520);
+      await quit(a);
+      await waitUntil(async () => (await width(two)) === ownWidth || null, 'the viewport back at the session end');
+      await worker.evaluate(() => (globalThis as unknown as { __s18b: { release: () => void } }).__s18b.release());
+      await waitUntil(async () => (await state()).done || null, 'the late user agent command sent');
+      await pending;
+      await waitUntil(async () => (await ua(two)) === ownUa || null, 'the late user agent undone');
+    } finally {
+      await h.callTool('browser_disable_network_capture', { tabId: tabTwo });
     }
   });
 
