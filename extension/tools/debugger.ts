@@ -11,7 +11,7 @@
  * navigation cannot carry a running session (e.g. network capture) into an extension page.
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { assertApprovedSite, assertTabAllowed, refusalReason, tabRefusedError } from './url-policy.ts';
+import { assertApprovedSite, assertTabAllowed, redactedUrl, refusalReason, tabRefusedError, urlPolicy } from './url-policy.ts';
 
 /** How long a tab stays attached after its last debugger-driven call. */
 export const DEBUGGER_IDLE_DETACH_MS = 5_000;
@@ -86,6 +86,7 @@ export async function withDebugger<T>(tabId: number, fn: (send: CdpSend) => Prom
     const tab = await assertTabAllowed(tabId);
     for (const u of [tab.url, tab.pendingUrl]) if (u) assertApprovedSite(tabId, u);
     const send: CdpSend = (method, params) => chrome.debugger.sendCommand(target, method, params) as Promise<never>;
+    if (tab.url?.startsWith('about:') || tab.pendingUrl?.startsWith('about:')) await assertBlankOrigin(tabId, send);
     return await fn(send);
   } finally {
     s.count--;
@@ -101,6 +102,51 @@ export async function withDebugger<T>(tabId: number, fn: (send: CdpSend) => Prom
       }, DEBUGGER_IDLE_DETACH_MS);
     }
   }
+}
+
+/**
+ * Why an about:blank document of origin `origin` (as DevTools reports it) may not be used, or null.
+ * about:blank has the origin of the page that opened or made it: one an extension's page opened
+ * (window.open() from its popup or options page) runs with that extension's rights — its page
+ * (opener), its files (our auth.json) and its chrome.* APIs — while its URL reads about:blank.
+ * Chrome keeps chrome.scripting out of such a document, not the debugger. Allowed: an opaque
+ * origin, an origin of pages the tools may use (http(s)), a file:// one while file:// pages are on.
+ */
+export function blankOriginRefusal(origin: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(origin);
+  } catch {
+    return null; // opaque ('null', '://'): a document of nobody's origin
+  }
+  if (u.protocol === 'file:') return urlPolicy().allowFileUrls ? null : refusalReason('file:///');
+  const why = refusalReason(`${u.origin === 'null' ? origin : u.origin}/`);
+  return why ? `its about:blank page was opened by ${redactedUrl(origin)} and has that page's rights (${why})` : null;
+}
+
+/** How long an about:blank page's origin is waited for (a busy page answers late). */
+const BLANK_ORIGIN_WAIT_MS = 5_000;
+
+/**
+ * Throws page_not_allowed when the tab's top document is about:blank of an origin tools may not
+ * use. The origin is read in an isolated world of ours (DevTools' securityOrigin says "://" for
+ * every about:blank, whoever made it; the page's own scripts cannot answer for the isolated world).
+ */
+async function assertBlankOrigin(tabId: number, send: CdpSend): Promise<void> {
+  const { frameTree } = await send<{ frameTree: { frame: { id: string; url: string } } }>('Page.getFrameTree');
+  if (!frameTree.frame.url.startsWith('about:')) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const origin = await Promise.race([
+    (async () => {
+      const w = await send<{ executionContextId: number }>('Page.createIsolatedWorld', { frameId: frameTree.frame.id, worldName: 'opentabs-utility', grantUniveralAccess: false });
+      const r = await send<{ result: { value?: unknown } }>('Runtime.evaluate', { expression: 'self.origin', contextId: w.executionContextId, returnByValue: true });
+      return typeof r.result.value === 'string' ? r.result.value : null;
+    })().catch(() => null),
+    new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), BLANK_ORIGIN_WAIT_MS))),
+  ]).finally(() => clearTimeout(timer));
+  if (origin === null) throw new ToolError(`Could not tell whose about:blank page tab ${tabId} shows (its page did not answer); try again`, { code: 'not_available', category: 'validation', retryable: true });
+  const why = blankOriginRefusal(origin);
+  if (why) throw tabRefusedError(tabId, why);
 }
 
 /** Tabs the debugger is attached to now (e2e tests and extension_get_state). */
