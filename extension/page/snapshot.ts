@@ -538,6 +538,12 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       return;
     }
     if (interactiveOnly) {
+      // A closed <details> shows only its summary: the controls in the rest are not on screen.
+      if (el instanceof HTMLDetailsElement && !el.open) {
+        const summary = [...el.children].find((c) => c.tagName === 'SUMMARY');
+        if (summary) walk(summary, depth, false);
+        return;
+      }
       walkChildren(el, depth, false, pre);
       return;
     }

@@ -123,6 +123,20 @@ test('nothing hidden is shown: hidden, aria-hidden, display:none, visibility:hid
   expect(pages.get('app-chat.html')!.snap).toMatch(/^Good call\. Moving the canary to 14:10\.\n📌 Pinned by Sam$/m);
 });
 
+test('interactiveOnly lists the shown controls of each page, none inside a closed <details>', async () => {
+  for (const name of APPS) {
+    const { page, tabId } = pages.get(name)!;
+    const r = await h.callTool('browser_snapshot', { tabId, interactiveOnly: true });
+    expect({ status: r.status, error: r.body.error }).toEqual({ status: 200, error: undefined });
+    const snap = r.body.result.snapshot as string;
+    expect({ name, refs: refs(snap).length }).toEqual({ name, refs: await shownControls(page) });
+    if (name === 'app-settings.html') {
+      expect(snap).toMatch(/^button Advanced \(collapsed\) \[e\d+\]$/m);
+      expect(snap).not.toContain('API base URL');
+    }
+  }
+});
+
 test('inbox: the toolbar of icon-only buttons, the search box and each row with its checkbox, star, sender, subject, snippet and date', () => {
   const { snap } = pages.get('app-inbox.html')!;
   expect(snap).toMatch(/^ {2}searchbox Search mail \[e\d+\]$/m);
