@@ -111,6 +111,8 @@ function createMarker(dir: string, name: string, text: string): void {
 /** How long --background waits for the child's /health. Generous: the machine may be busy. */
 const BACKGROUND_START_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
+/** How long a start that lost the port to a second start of this config dir waits for it to answer. */
+const RACE_WAIT_MS = 15_000;
 /** Set in the environment of the detached server that `start --background` spawns. */
 const BACKGROUND_CHILD_ENV = 'OPENTABS_BACKGROUND_CHILD';
 
@@ -179,6 +181,7 @@ export const command: Command = {
         return 0;
       }
       if (owner.kind === 'other') {
+        if (await startedMeanwhile(dir, port)) return 0;
         throw new CliError(
           `Port ${port} is in use by another program (${owner.detail}), not an OpenTabs server` +
             `${values.port === undefined && process.env.PORT ? `; port ${port} came from the PORT environment variable` : ''}. ` +
@@ -218,6 +221,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || /EADDRINUSE|address already in use|in use/i.test(String((e as Error).message))) {
+      if (await startedMeanwhile(dir, port)) return 0;
       throw new CliError(`Port ${port} is already in use (another program took it just now). Pick another port with --port.`);
     }
     throw new CliError(`The server failed to start: ${(e as Error).message}`);
@@ -348,6 +352,7 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
     await Bun.sleep(POLL_MS);
   }
   if (exited !== null || boundPort === 0 || !child.pid || !isAlive(child.pid)) {
+    if (exited !== null && (await startedMeanwhile(dir, port))) return 0;
     const tail = readLogTail(logPath, before);
     throw new CliError(
       `The background server did not start${exited !== null ? ` (exited with code ${exited})` : ' in time'}. ` +
@@ -392,6 +397,31 @@ async function requireDevMode(dir: string, port: number, secret: string | null, 
       `Restart it in dev mode: \`opentabs stop && opentabs start --dev${port === DEFAULT_PORT ? '' : ` --port ${port}`}\`.` +
       ' (`npm run dev` in a plugin folder loads each build into a running server in any mode.)',
   );
+}
+
+/**
+ * The port was free when checked, then taken before this start could bind it: by a second
+ * `opentabs start` of this config dir run at the same moment (two terminals, two clients' bridges)
+ * when the process there proves it knows this config dir's secret. Says so (true), as when the
+ * server was found running; else false (another program took it).
+ */
+async function startedMeanwhile(dir: string, port: number): Promise<boolean> {
+  if (port === 0) return false;
+  // A server that has just bound the port may not answer yet (a busy machine): wait while this
+  // config dir's server.pid names a live process on that port.
+  const deadline = Date.now() + RACE_WAIT_MS;
+  for (;;) {
+    const owner = await probePort(port);
+    if (owner.kind === 'opentabs') {
+      if (!(await acceptsSecret(dir, port, secretFor(dir)))) return false;
+      break;
+    }
+    const pid = readPidFile(dir);
+    if (owner.kind === 'free' || !pid || pid.port !== port || !isAlive(pid.pid) || Date.now() > deadline) return false;
+    await Bun.sleep(POLL_MS);
+  }
+  say(`OpenTabs server is already running on http://${HOST}:${port} (another start, run at the same moment, started it).`);
+  return true;
 }
 
 /**

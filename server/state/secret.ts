@@ -2,6 +2,7 @@
  * The bearer secret shared by the server, the CLI and the extension: created and rotated here,
  * written atomically (its location and format: server/protocol/local-files.ts).
  */
+import { closeSync, constants, existsSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
 import { chmod, mkdir } from './fs-async.ts';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic.ts';
@@ -16,7 +17,39 @@ async function writeSecret(dir: string, secret: string): Promise<void> {
   await writeFileAtomic(secretPath(dir), JSON.stringify({ secret }) + '\n', 0o600);
 }
 
-/** Reuse the stored secret; create one on first start (or when the file is corrupt). */
+/**
+ * Create the secret file only if there is none (no file, no link), complete or not at all: written
+ * to a temp file, then hard-linked to its name, which fails when another process made it first.
+ * True when this call created it, false when the name was taken meanwhile, null when the
+ * filesystem has no hard links.
+ */
+async function createSecretOnce(dir: string, secret: string): Promise<boolean | null> {
+  await mkdir(join(dir, 'extension'), { recursive: true, mode: DIR_MODE });
+  const path = secretPath(dir);
+  const tmp = join(dir, 'extension', `.auth.json.${process.pid}.${randomHex(6)}.tmp`);
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  try {
+    writeSync(fd, JSON.stringify({ secret }) + '\n');
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EEXIST' ? false : null;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/**
+ * Reuse the stored secret; create one on first start (or when the file is corrupt). Two servers
+ * started at the same moment on a new config dir (two terminals, two clients' stdio bridges) end
+ * with the same secret: the second one finds the first one's file instead of writing over it, so
+ * the server that won the port never holds a secret that is not the one on disk.
+ */
 export async function loadOrCreateSecret(dir: string): Promise<string> {
   const existing = readSecretSync(dir);
   if (existing) {
@@ -24,6 +57,12 @@ export async function loadOrCreateSecret(dir: string): Promise<string> {
     return existing;
   }
   const secret = randomHex(32);
+  if (!existsSync(secretPath(dir))) {
+    const created = await createSecretOnce(dir, secret);
+    if (created) return secret;
+    const theirs = readSecretSync(dir);
+    if (theirs) return theirs;
+  }
   await writeSecret(dir, secret);
   return secret;
 }
