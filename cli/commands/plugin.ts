@@ -27,7 +27,7 @@ const HELP = `Usage: opentabs plugin <command> …
   opentabs plugin add <path>                       Use a local plugin folder (built with \`plugin build\`)
       --allow-broad-patterns                       (install/add) accept a plugin that runs on every site
                                                    or every file (<all_urls>, *://*/*, file:///* …)
-  opentabs plugin remove <name>                    Uninstall an npm plugin or forget a local folder
+  opentabs plugin remove <name|path>               Uninstall an npm plugin or forget a local folder
   opentabs plugin configure <name> [key=value …]   Show or change a plugin's settings
   opentabs plugin create <name> [--dir D] [--url PATTERN]
                                                    Scaffold a new plugin project
@@ -182,7 +182,7 @@ function broadNote(name: string, patterns: string[]): string {
 }
 
 async function remove(argv: string[]): Promise<number> {
-  const help = sub('remove', '<name> [--port N]', 'Remove a plugin by name (or npm package name): npm-installed packages are uninstalled, local\nfolders are removed from config.json (the folder itself is left alone).');
+  const help = sub('remove', '<name|path> [--port N]', 'Remove a plugin by name (or npm package name): npm-installed packages are uninstalled, local\nfolders are removed from config.json (the folder itself is left alone).\nGiven the path of a local folder: only that folder.');
   const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'plugin remove');
   if (values.help) return (out(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin remove');
