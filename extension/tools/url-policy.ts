@@ -125,6 +125,14 @@ const REAL_PATHS_MAX = 4096;
 /** Paths asked of the server in one request (the method's own limit). */
 const REAL_PATHS_PER_REQUEST = 256;
 let fileResolver: ((paths: string[]) => Promise<string[]>) | null = null;
+/** chrome.storage.session key: what was learned outlives a worker restart (the side panel's card of an asked call reads a tab's URL before any call resolves it). */
+const REAL_PATHS_KEY = 'realPaths';
+if (typeof chrome !== 'undefined' && chrome.storage?.session) {
+  void chrome.storage.session.get(REAL_PATHS_KEY).then((saved) => {
+    const list = (saved as { realPaths?: [string, string][] }).realPaths;
+    if (Array.isArray(list)) for (const [key, real] of list) if (!realPaths.has(key) && typeof key === 'string' && typeof real === 'string') realPaths.set(key, real);
+  }, () => {});
+}
 
 /** The lexical path of a file:// URL (the key of realPaths); null when it cannot be decoded. */
 function fileKey(u: URL): string | null {
@@ -182,6 +190,7 @@ export async function resolveFileUrls(urls: Iterable<string | undefined>): Promi
     });
   }
   while (realPaths.size > REAL_PATHS_MAX) realPaths.delete(realPaths.keys().next().value!);
+  if (all.length && typeof chrome !== 'undefined' && chrome.storage?.session) void chrome.storage.session.set({ [REAL_PATHS_KEY]: [...realPaths] }).catch(() => {});
 }
 
 /** Where a file:// URL's path leads (normalized): undefined when not known yet. */

@@ -151,6 +151,29 @@ describe('file:// through symbolic links', () => {
     }
   });
 
+  test('after a worker restart, a visible file:// tab is still known where it leads (the card of an asked call names it)', async () => {
+    const opened = await call('browser_open_tab', { url: fileUrl('project', 'plain.html') });
+    expect(opened.status).toBe(200);
+    const tabId = opened.body.result.id as number;
+    const cdp = await h.context.browser()!.newBrowserCDPSession();
+    try {
+      const { targetInfos } = (await cdp.send('Target.getTargets')) as { targetInfos: { targetId: string; type: string; url: string }[] };
+      const sw = targetInfos.find((t) => t.type === 'service_worker' && t.url.startsWith(`chrome-extension://${h.extensionId}/`));
+      await cdp.send('Target.closeTarget', { targetId: sw!.targetId });
+    } finally {
+      await cdp.detach().catch(() => {});
+    }
+    await h.waitForHealth((x) => x.extensionConnected === false, 'the server to see the extension go', 15_000);
+    const wake = await h.context.newPage();
+    await wake.goto(h.fixtureUrl('/pages/index.html?wake'));
+    await h.waitForHealth((x) => x.extensionConnected === true, 'the restarted worker to reconnect', 20_000);
+    // What the server asks before showing an approval card, before any tool call resolved the tab.
+    const shown = await h.srv.ctx.hub.request('tab.page', { tabId });
+    expect(shown.url).toBe(fileUrl('project', 'plain.html'));
+    await wake.close();
+    await call('browser_close_tab', { tabId });
+  });
+
   test('no response of this file holds the linked file', () => {
     expect(responses.length).toBeGreaterThan(15);
     for (const r of responses) expect(JSON.stringify(r.body)).not.toContain(KEY);
