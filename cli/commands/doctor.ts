@@ -119,6 +119,42 @@ export function clientConfigChecks(secret: string | null, cwd = process.cwd()): 
   return checks;
 }
 
+/**
+ * MCP client config files that point a client at this config dir's server (its /mcp URL) with a
+ * bearer secret that is not this config dir's: after \`opentabs config rotate-secret\`, or copied
+ * from another config dir. The client is refused (401), which Claude Code shows as "Failed to
+ * connect" and OpenCode as "needs authentication". One warning each, with how to update it.
+ */
+export function staleClientConfigChecks(secret: string | null, port: number, portArg = '', cwd = process.cwd()): Check[] {
+  if (!secret) return [];
+  const checks: Check[] = [];
+  const url = new RegExp(`//(?:127\\.0\\.0\\.1|localhost):${port}/mcp\\b`);
+  for (const path of new Set(clientConfigFiles(cwd))) {
+    let text: string;
+    try {
+      const st = statSync(path);
+      if (!st.isFile() || st.size > CLIENT_CONFIG_MAX_BYTES) continue;
+      text = readFileSync(path, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!url.test(text) || text.includes(secret) || !/Bearer [0-9a-f]{64}\b/.test(text)) continue;
+    const fix =
+      path === join(cwd, 'opencode.json')
+        ? `\`opentabs setup opencode --dir ${shellWord(cwd)}${portArg}\` writes the new secret into it.`
+        : path.endsWith('.claude.json')
+          ? 'Run `claude mcp remove opentabs`, then the `claude mcp add` line that `opentabs start --show-config` prints.'
+          : 'Replace its Authorization header with the one `opentabs start --show-config` prints.';
+    checks.push({
+      check: 'client config file',
+      status: 'warn',
+      detail: `${path} points a client at http://127.0.0.1:${port}/mcp with a secret that is not this config dir's (the secret was rotated since, or the entry came from another config dir): the server refuses it`,
+      fix,
+    });
+  }
+  return checks;
+}
+
 /** The config.json settings a user may write by hand, with what the server accepts for each. */
 const HAND_SETTINGS: { key: string; valid: (v: unknown) => boolean; expected: string; example: string }[] = [
   { key: 'skipPermissions', valid: (v) => typeof v === 'boolean', expected: 'true or false', example: 'false' },
@@ -233,6 +269,8 @@ export async function runChecks(t: Target): Promise<Check[]> {
 
   checks.push(...configFileChecks(dir));
   checks.push(...clientConfigChecks(readSecretSync(dir)));
+  // setup finds the port as doctor did, unless it came from --port or PORT.
+  checks.push(...staleClientConfigChecks(readSecretSync(dir), t.port, t.portSource === 'flag' || t.portSource === 'env' ? ` --port ${t.port}` : ''));
 
   if (pid && !isAlive(pid.pid)) {
     checks.push({ check: 'pid file', status: 'warn', detail: `${join(dir, 'server.pid')} names pid ${pid.pid}, which is not running (the server did not shut down cleanly)`, fix: '`opentabs stop` removes the stale file.' });
