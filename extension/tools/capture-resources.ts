@@ -18,8 +18,9 @@
  *    a picture again from its memory at any moment (Chrome's resource timing, which a page reads
  *    and clears, lists no file:// loads at all). Scripts and style sheets of such files count too:
  *    they can write what they hold into the page;
- *  - its elements and their computed styles (in the extension's isolated world), for what the
- *    list may not hold: a <video>'s media.
+ *  - its elements (in the extension's isolated world), for what the list may not hold: a
+ *    <video>'s media. CSS pictures are in the list once used (reading every element's computed
+ *    styles, pseudo-elements included, took a PDF of a 1,000-element page from about 0.3 s to 0.9 s).
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger } from './debugger.ts';
@@ -33,7 +34,7 @@ const CHECK_TIMEOUT_MS = 5_000;
 
 /**
  * Runs in each frame (ISOLATED world): for a file:// document (or an about: one under it), the
- * file:// URLs of the pictures and media its elements show (more than `max`: `over`); null for
+ * file:// URLs of the pictures and media its elements name (more than `max`: `over`); null for
  * any other document.
  */
 export function fileResources(max: number): { urls: string[]; over: boolean } | null {
@@ -53,11 +54,6 @@ export function fileResources(max: number): { urls: string[]; over: boolean } | 
     urls.add(href);
     if (urls.size > max) over = true;
   };
-  const cssUrls = (v: string) => {
-    if (!v || !v.includes('url(')) return;
-    for (const m of v.matchAll(/url\(\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^)\s]*))\s*\)/g)) add((m[1] ?? m[2] ?? m[3] ?? '').replace(/\\(.)/g, '$1'));
-  };
-  const PROPS = ['background-image', 'content', 'list-style-image', 'border-image-source', 'mask-image', '-webkit-mask-image', '-webkit-mask-box-image-source', '-webkit-box-reflect', 'filter'];
   const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
   const walk = (root: Document | ShadowRoot, depth: number) => {
     for (const el of root.querySelectorAll('*')) {
@@ -79,10 +75,6 @@ export function fileResources(max: number): { urls: string[]; over: boolean } | 
       } else if (el instanceof SVGElement) {
         add(el.getAttribute('href'));
         add(el.getAttributeNS('http://www.w3.org/1999/xlink', 'href'));
-      }
-      for (const pseudo of [null, '::before', '::after', '::marker']) {
-        const cs = getComputedStyle(el, pseudo);
-        for (const p of PROPS) cssUrls(cs.getPropertyValue(p));
       }
       const shadow = (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
       if (shadow && depth < 32) walk(shadow, depth + 1);
