@@ -175,6 +175,27 @@ export function patternWarnings(urlPatterns: readonly string[]): string[] {
   return warnings;
 }
 
+/** Why an input schema that is not an object cannot be a tool's arguments, and what to write. */
+function notObjectInput(schema: Record<string, unknown>): string {
+  const type = typeof schema.type === 'string' ? schema.type : undefined;
+  const alternatives = Array.isArray(schema.anyOf) || Array.isArray(schema.oneOf);
+  const options = [...((schema.anyOf as unknown[]) ?? []), ...((schema.oneOf as unknown[]) ?? [])] as { type?: unknown }[];
+  if (options.length === 2 && options.some((o) => o?.type === 'null') && options.some((o) => o?.type === 'object')) {
+    return 'a nullable object, but a tool\'s arguments are always one JSON object (no arguments come as {}); drop v.nullable(...) and write v.object({...})';
+  }
+  const what = type ? `a schema of type "${type}"` : alternatives ? 'a schema with alternatives (a union or variant)' : 'a schema that is not an object';
+  const fix = alternatives
+    ? "write one v.object({...}) with the alternatives' fields as v.optional(...), and check the combination in handle"
+    : type === 'array'
+      ? 'write v.object({ items: v.array(...) })'
+      : type === 'string' || type === 'number' || type === 'boolean'
+        ? `write v.object({ value: v.${type}() })`
+        : type === 'integer'
+          ? 'write v.object({ value: v.pipe(v.number(), v.integer()) })'
+          : 'write v.object({...})';
+  return `${what}, but a tool's arguments are one JSON object; ${fix}`;
+}
+
 /** The definition → tools.json, or a PluginBuildError naming the bad field. */
 export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo): ToolsJson {
   const d = def as unknown as Record<string, unknown>;
@@ -206,6 +227,8 @@ export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo):
       );
     }
     const inputSchema = jsonSchemaOf(tool.input, 'input');
+    // MCP tool arguments are one JSON object: the input must be a v.object (or looseObject …).
+    if (inputSchema.type !== 'object') throw new PluginBuildError(`${label}.input: ${notObjectInput(inputSchema)}`);
     const problem = inputSchemaProblem(inputSchema);
     if (problem) throw new PluginBuildError(`${label}.input: the JSON Schema of its arguments does not compile: ${problem}`);
     return {
