@@ -217,6 +217,9 @@ export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo):
     }
     const earlier = (d.tools as unknown[]).findIndex((o) => (o as Record<string, unknown> | null)?.name === tool.name);
     if (earlier !== i) throw new PluginBuildError(`${label}.name: tools.${earlier} is named "${tool.name}" too; tool names must be unique within the plugin, rename one`);
+    if (typeof tool.description !== 'string' || tool.description.trim() === '') {
+      throw new PluginBuildError(`${label}.description: missing; say what the tool does and what it returns, for the agent choosing it, e.g. description: 'List items, newest first.'`);
+    }
     if (typeof tool.handle !== 'function') throw new PluginBuildError(`${label}.handle: must be a function`);
     if (!isValibotSchema(tool.input)) throw new PluginBuildError(`${label}.input: must be a valibot schema (v.object({...}))`);
     if (!isValibotSchema(tool.output)) throw new PluginBuildError(`${label}.output: must be a valibot schema`);

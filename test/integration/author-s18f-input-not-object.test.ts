@@ -47,3 +47,19 @@ test('each non-object input names the tool, what it is, and the v.object to writ
     expect(build(fixed)).toBe('built');
   }
 });
+
+test('a tool without a description, or an empty one, is named with what to write', () => {
+  for (const description of [undefined, '', '   ']) {
+    const plugin = definePlugin({
+      name: 'shapes',
+      displayName: 'Shapes',
+      description: 'Input shapes',
+      urlPatterns: ['http://127.0.0.1:45021/*'],
+      isReady: () => true,
+      tools: [defineTool({ name: 'take', description: description as string, input: v.object({}), output: v.object({}), handle: () => ({}) })],
+    });
+    expect(() => manifestFromDefinition(plugin, pkg)).toThrow(
+      "tools.0 (take).description: missing; say what the tool does and what it returns, for the agent choosing it, e.g. description: 'List items, newest first.'",
+    );
+  }
+});
