@@ -1,11 +1,11 @@
 /** `opentabs stop`: SIGTERM the pid in server.pid and wait until it is gone. */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, err, out } from '../output.ts';
 import { HOST } from '../../server/limits.ts';
-import { checkServer, configDir, isAlive, readPidFile, secretFor } from '../server-client.ts';
+import { checkServer, configDir, isAlive, probePort, readPidFile, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs stop [--force]
 
@@ -50,6 +50,14 @@ export const command: Command = {
     if (!values.force && info.port > 0) {
       const why = await notThisServer(dir, info.port);
       if (why !== null) {
+        const other = (await probePort(info.port)).kind === 'free' ? otherProgram(info.pid) : null;
+        if (other !== null) {
+          // The server died without removing its pid file (a crash, SIGKILL, a reboot) and its pid
+          // went to another program: nothing to stop, and that program is not signalled.
+          rmSync(pidPath, { force: true });
+          out(`OpenTabs server is not running (removed stale ${pidPath}: pid ${info.pid} is now another program, ${other}).`);
+          return 0;
+        }
         throw new CliError(
           `Process ${info.pid} from ${pidPath} is alive but ${why}; ` +
             'it may be another program that reused the pid. Use `opentabs stop --force` to signal it anyway.',
@@ -85,6 +93,26 @@ async function notThisServer(dir: string, port: number): Promise<string | null> 
   if (r.kind === 'verified') return null;
   if (r.kind === 'unverified') return `the process on port ${port} is not this config dir's OpenTabs server (it ${r.why})`;
   return `nothing answers as OpenTabs on port ${port}`;
+}
+
+/**
+ * The command line of a live pid when it is plainly not an OpenTabs server (read from Linux's
+ * /proc), else null: it may be one (a server closes its port before it exits), or there is no
+ * way to tell.
+ */
+function otherProgram(pid: number): string | null {
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return null;
+  }
+  if (args.length === 0) return null;
+  const text = args.join(' ');
+  // Every way the server runs: `bun …/cli/main.ts start`, `node …/cli/bin.mjs start`, the
+  // single-file binary `opentabs start`, a process embedding the server.
+  if (/opentabs|main\.ts|bin\.mjs|serve|bun|node/i.test(text)) return null;
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 }
 
 async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
