@@ -100,7 +100,7 @@ export const plugin = definePlugin({
     ['plugin name ≠ package name', (s) => s.replace(`name: 'bad'`, `name: 'other'`), /plugin name: "other" does not match package.json name opentabs-plugin-bad/],
     ['missing isReady', (s) => s.replace(/isReady: .*\n/, ''), /plugin isReady: must be a function/],
     ['input not a valibot schema', (s) => s.replace('input: v.object({})', 'input: {} as never'), /tools\.0 \(get_page_info\)\.input: must be a valibot schema/],
-    ['empty description', (s) => s.replace(/description: 'Title, URL[^']*'/, `description: ' '`), /plugin tools\.0\.description: description must not be empty/],
+    ['empty description', (s) => s.replace(/description: 'Title, URL[^']*'/, `description: ' '`), /tools\.0 \(get_page_info\)\.description: missing; say what the tool does/],
     ['no definePlugin export', (s) => s.replace('export default definePlugin', 'const unused = definePlugin'), /export the result of definePlugin/],
     ['compile error', (s) => s + '\nconst = ;\n', /compile failed:\n.*src\/index\.ts:\d+:\d+/],
   ];
