@@ -75,11 +75,30 @@ export function cssEditable(cs: CSSStyleDeclaration): boolean {
   return cs.getPropertyValue('-webkit-user-modify').startsWith('read-write');
 }
 
-/** What is drawn at a viewport point, looking into open shadow roots. */
+type DomApi = { dom?: { openOrClosedShadowRoot?: (el: HTMLElement) => ShadowRoot | null } };
+
+/**
+ * The shadow root an element renders, open or closed: a closed one is reached through the
+ * extension's chrome.dom (in the isolated world; elsewhere only open roots are seen). Looked for
+ * on custom elements only (where closed roots are made), one call each.
+ */
+export function shadowOf(el: Element): ShadowRoot | null {
+  if (el.shadowRoot) return el.shadowRoot;
+  if (!el.localName.includes('-') || !(el instanceof HTMLElement)) return null;
+  try {
+    return (globalThis as { chrome?: DomApi }).chrome?.dom?.openOrClosedShadowRoot?.(el) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** What is drawn at a viewport point, looking into shadow roots (closed ones where shadowOf reaches them). */
 export function elementAtPoint(x: number, y: number): Element | null {
   let hit = document.elementFromPoint(x, y);
-  for (let i = 0; i < 32 && hit?.shadowRoot; i++) {
-    const inner: Element | null = hit.shadowRoot.elementFromPoint(x, y);
+  for (let i = 0; i < 32 && hit; i++) {
+    const shadow = shadowOf(hit);
+    if (!shadow) break;
+    const inner: Element | null = shadow.elementFromPoint(x, y);
     if (!inner || inner === hit) break;
     hit = inner;
   }

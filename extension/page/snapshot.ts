@@ -1,4 +1,4 @@
-import { cssEditable, frameIndexOf, indexInParent, refsOrNew } from './dom.ts';
+import { cssEditable, frameIndexOf, indexInParent, refsOrNew, shadowOf } from './dom.ts';
 import { deepIndexInParent, framesDeep } from './frames.ts';
 
 /** Characters of snapshot text one document gives at most; the walk stops there, with a mark. */
@@ -118,7 +118,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       const scope = scopes[i]!;
       if (visit(scope)) return true;
       const found = (e: Element) => {
-        if (e.shadowRoot) scopes.push(e.shadowRoot);
+        const shadow = shadowOf(e);
+        if (shadow) scopes.push(shadow);
         if (e instanceof HTMLSlotElement) scopes.push(...e.assignedElements({ flatten: true }));
       };
       if (scope instanceof Element) found(scope);
@@ -133,7 +134,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const hasShadowContent = (el: Element) => el.querySelector('slot') !== null || renderedScopes(el, (s) => s !== el);
   /** The children as the page renders them: an open shadow root's, a slot's assigned nodes (else its fallback), else its own. */
   const renderedChildren = (el: Element): Iterable<Node> => {
-    if (el.shadowRoot) return el.shadowRoot.childNodes;
+    const shadow = shadowOf(el);
+    if (shadow) return shadow.childNodes;
     const assigned = el instanceof HTMLSlotElement ? el.assignedNodes({ flatten: true }) : [];
     return assigned.length ? assigned : el.childNodes;
   };
@@ -374,7 +376,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if (nesting >= SNAPSHOT_NESTING_MAX) {
       // The walk recurses: a page nesting thousands of elements (or shadow roots) would overflow
       // the stack (or hang the tab); what is below is said to be left out, once per subtree.
-      if (el.firstChild || el.shadowRoot) {
+      if (el.firstChild || shadowOf(el)) {
         const mark = `[elements nested more than ${SNAPSHOT_NESTING_MAX} deep are not shown: snapshot a deeper part with a selector]`;
         if (interactiveOnly) lines.push(mark);
         else add(` ${mark} `);
@@ -723,9 +725,10 @@ export function interactiveParts(root: Element, selector: string): { keep: Set<E
     for (let e: Element | null = from; e && !keep.has(e); e = e.parentElement) keep.add(e);
   };
   const trees: (Element | ShadowRoot)[] = [root];
-  if (root.shadowRoot) {
+  const rootShadow = shadowOf(root);
+  if (rootShadow) {
     keepUp(root);
-    trees.push(root.shadowRoot);
+    trees.push(rootShadow);
   }
   let shallow = SHALLOW_TREE;
   const documentEdits = userModifySelectors([...document.styleSheets, ...(document.adoptedStyleSheets ?? [])]);
@@ -749,9 +752,10 @@ export function interactiveParts(root: Element, selector: string): { keep: Set<E
       }
     }
     for (const e of tree.querySelectorAll('*')) {
-      if (!e.shadowRoot) continue;
+      const shadow = shadowOf(e);
+      if (!shadow) continue;
       keepUp(e);
-      trees.push(e.shadowRoot);
+      trees.push(shadow);
     }
     // An element SHALLOW_TREE deep (counted from the root, or from a shadow root whose top elements are 1 deep).
     if (shallow && tree.querySelector(tree instanceof Element ? `:scope${' > *'.repeat(SHALLOW_TREE)}` : `*${' > *'.repeat(SHALLOW_TREE - 1)}`)) shallow = 0;
