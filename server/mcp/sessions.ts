@@ -99,10 +99,14 @@ export class McpSessions {
       this.refusalLoggedAt = now;
       this.ctx.log?.warn('mcp_session_refused', { limit: spec.max, windowSeconds: Math.round(spec.windowMs / 1000), refusedSinceStart: this.refused.count });
     }
+    // A value above the limit in force (30 when it is the default 5), never the limit itself.
+    const raised = Math.min(MCP_SESSIONS_PER_MINUTE_MAX, Math.max(30, spec.max * 2));
     const message =
-      `Too many new MCP sessions: at most ${spec.max} per ${Math.round(spec.windowMs / 1000)} s. Retry in ${waitS} s, ` +
-      `or raise the limit: \`opentabs config set mcpSessionsPerMinute 30\` (1–${MCP_SESSIONS_PER_MINUTE_MAX}; it is "mcpSessionsPerMinute" in ${configPath(this.ctx.configDir)}); ` +
-      `the server reads it on the next new session.`;
+      `Too many new MCP sessions: at most ${spec.max} per ${Math.round(spec.windowMs / 1000)} s. Retry in ${waitS} s` +
+      (raised > spec.max
+        ? `, or raise the limit: \`opentabs config set mcpSessionsPerMinute ${raised}\` (1–${MCP_SESSIONS_PER_MINUTE_MAX}; it is "mcpSessionsPerMinute" in ${configPath(this.ctx.configDir)}); ` +
+          `the server reads it on the next new session.`
+        : '.');
     return rpcErrorResponse(429, -32000, message, { 'Retry-After': String(waitS) });
   }
 

@@ -44,3 +44,17 @@ test('after the limit was raised to 30, doctor suggests more than 30', async () 
   expect(at30?.fix).toContain('config set mcpSessionsPerMinute 60`');
   expect(at30?.fix).not.toContain('mcpSessionsPerMinute 30`');
 });
+
+test('the 429 at a limit of 30 suggests more than 30', async () => {
+  // The limit is 30 now (previous test); at most 31 more sessions reach it.
+  let refused: Response | null = null;
+  for (let i = 0; i < 31 && !refused; i++) {
+    const r = await postInit();
+    if (r.status === 429) refused = r;
+    else await r.body?.cancel();
+  }
+  expect(refused).not.toBeNull();
+  const message = ((await refused!.json()) as { error: { message: string } }).error.message;
+  expect(message).toContain('at most 30 per 60 s');
+  expect(message).toContain('config set mcpSessionsPerMinute 60`');
+});
