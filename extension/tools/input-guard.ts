@@ -113,7 +113,7 @@ export async function pressGuard(tabId: number, at: { x: number; y: number } | u
     if (await unpin(tabId, pinned, token, false)) {
       clicksOff.add(page);
       throw new ToolError(
-        `Tab ${tabId} took the pointer-events pin off an iframe showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while the click was pressed; the click may have reached that frame, and clicks are refused in this page from now on`,
+        `Tab ${tabId} took the pointer-events pin off an iframe showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while the mouse button was down; the mouse input may have reached that frame, and clicks are refused in this page from now on`,
         { code: 'page_not_allowed', category: 'auth' },
       );
     }

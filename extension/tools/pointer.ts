@@ -171,13 +171,23 @@ export const pointerTools = {
       }
       oopif = offset.oopif;
     }
-    ctx.signal.throwIfAborted(); // as for a click: no drag after the caller was told it failed
-    const out = await withDebugger(tabId, (send) =>
-      runWatchingDialogs(tabId, send, () =>
-        // A frame in a process of its own takes the events in its own viewport's coordinates.
-        withFrameInput(tabId, send, oopif, from, (s, at) => dragWith(tabId, s, at, { x: to.x - (from.x - at.x), y: to.y - (from.y - at.y) }, input.steps ?? 10, oopif ? send : undefined)),
-      ),
-    );
+    // In the top document, iframes of refused pages are pinned pointer-events:none for the whole
+    // drag, as for a click's press: a page moving one under the path or the target meanwhile gets
+    // the events on what is under it.
+    const guard = frameId ? undefined : await pressGuard(tabId, from);
+    let out: Awaited<ReturnType<typeof runWatchingDialogs<{ html5: boolean }>>>;
+    try {
+      ctx.signal.throwIfAborted(); // as for a click: no drag after the caller was told it failed
+      await guard?.beforePress();
+      out = await withDebugger(tabId, (send) =>
+        runWatchingDialogs(tabId, send, () =>
+          // A frame in a process of its own takes the events in its own viewport's coordinates.
+          withFrameInput(tabId, send, oopif, from, (s, at) => dragWith(tabId, s, at, { x: to.x - (from.x - at.x), y: to.y - (from.y - at.y) }, input.steps ?? 10, oopif ? send : undefined)),
+        ),
+      );
+    } finally {
+      await guard?.afterPress();
+    }
     lastMouse.set(tabId, { x: to.x, y: to.y });
     return {
       value: {

@@ -21,7 +21,7 @@ let h: BrowserHarness;
 let home = '';
 const ROUNDS = 20;
 
-/** A button at (0,0)–(200,100) and the key's iframe, moved over it and away by a timer every 2 ms; `move` is the timer's body. */
+/** A button at (0,0)–(200,100) and the key's iframe, moved over it and away by a timer every 2 ms; `move` is the timer's body. The frame counts the mouse events it gets. */
 function racePage(name: string, move: string): void {
   writeFileSync(
     join(home, 'Downloads', `${name}.html`),
@@ -43,7 +43,10 @@ beforeAll(async () => {
   mkdirSync(join(home, '.ssh'));
   mkdirSync(join(home, 'Downloads'));
   // The frame counts the presses it gets (Playwright reads it; the tools may not).
-  writeFileSync(join(home, '.ssh', 'key.html'), `<!doctype html><body style="margin:0;background:#f00;height:100px"><h1>PRIVATE-KEY-LINE-4b3a</h1><script>window.hits = 0; addEventListener('mousedown', () => { window.hits++; });</script>`);
+  writeFileSync(
+    join(home, '.ssh', 'key.html'),
+    `<!doctype html><body style="margin:0;background:#f00;height:100px"><h1>PRIVATE-KEY-LINE-4b3a</h1><script>window.hits = 0; window.events = 0; addEventListener('mousedown', () => { window.hits++; }); for (const t of ['mousedown', 'mousemove', 'mouseup']) addEventListener(t, () => { window.events++; });</script>`,
+  );
   writeFileSync(join(home, 'Downloads', 'plain.html'), '<!doctype html><p>an ordinary local note</p>');
   // Each mouse move brings the frame over the button a little later (0–15 ms, by turns) for 20 ms:
   // some rounds bring it there after the check that follows the move, before the press.
@@ -60,6 +63,17 @@ beforeAll(async () => {
       });
     </script>`,
   );
+  // A drag: as the button goes down on the source, the frame is put over the target.
+  writeFileSync(
+    join(home, 'Downloads', 'drag.html'),
+    `<!doctype html><title>drag</title><body style="margin:0">
+    <div id="src" style="position:absolute;left:0;top:0;width:100px;height:100px;background:#0a0">source</div>
+    <div id="dst" style="position:absolute;left:300px;top:0;width:200px;height:100px;background:#00a">target</div>
+    <iframe id="k" src="file://${home}/.ssh/key.html" style="position:absolute;left:600px;top:0;width:200px;height:100px;border:0"></iframe>
+    <script>
+      document.getElementById('src').addEventListener('mousedown', () => { document.getElementById('k').style.left = '300px'; });
+    </script>`,
+  );
   racePage('rewrite', `f.style.cssText = 'position:absolute;top:0;width:200px;height:100px;border:0;left:' + (over ? '0px' : '400px');`);
   h = await startBrowserHarness({ permissions: { browser: { default: 'auto' } } });
   await allowFileUrls(h, `file://${home}/Downloads/plain.html`);
@@ -70,12 +84,18 @@ afterAll(async () => {
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
-async function opened(name: string): Promise<{ page: Page; tabId: number; hits: () => Promise<number> }> {
+async function opened(name: string): Promise<{ page: Page; tabId: number; hits: () => Promise<number>; events: () => Promise<number> }> {
   const page = await h.context.newPage();
   await page.goto(`file://${home}/Downloads/${name}.html`);
   const frame = await waitUntil(async () => page.frames().find((f) => f.url().endsWith('/.ssh/key.html')) ?? null, 'the key frame');
   await waitUntil(async () => ((await frame.evaluate(() => typeof (window as unknown as { hits?: number }).hits)) === 'number' ? true : null), 'the key frame to count');
-  return { page, tabId: await h.tabIdOf(page), hits: () => frame.evaluate(() => (window as unknown as { hits: number }).hits) };
+  return {
+    page,
+    tabId: await h.tabIdOf(page),
+    // Presses, and mouse events of any kind, the frame got.
+    hits: () => frame.evaluate(() => (window as unknown as { hits: number }).hits),
+    events: () => frame.evaluate(() => (window as unknown as { events: number }).events),
+  };
 }
 
 describe('a page moving a refused frame under the pointer', () => {
@@ -100,6 +120,19 @@ describe('a page moving a refused frame under the pointer', () => {
       expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
       took.sort((a, b) => a - b);
       console.log(`click on a tab holding a moving refused frame: p50 ${took[took.length >> 1]!.toFixed(1)} ms over ${took.length} (${statuses.filter((s) => s === 200).length} sent)`);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('over a drag\'s target as the drag starts: no mouse event reaches the frame', async () => {
+    const { page, tabId, events } = await opened('drag');
+    try {
+      const r = await h.callTool('browser_drag', { tabId, sourceSelector: '#src', targetSelector: '#dst', steps: 5 });
+      expect([r.status, r.body?.error?.message]).toEqual([200, undefined]);
+      // The page did move the frame over the target.
+      expect(await page.evaluate(() => document.getElementById('k')!.style.left)).toBe('300px');
+      expect(await events()).toBe(0);
     } finally {
       await page.close();
     }
