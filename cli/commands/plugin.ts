@@ -297,7 +297,10 @@ async function create(argv: string[]): Promise<number> {
   const name = positionals[0]!;
   // A name no plugin can have is a usage error (exit 2), refused before anything is read or written.
   if (!PLUGIN_NAME_RE.test(name)) {
-    throw usageError(`${JSON.stringify(name)} is not a valid plugin name (lowercase letters and digits, words joined by "-", e.g. "my-app").`, 'plugin create');
+    // "My App", "my_app", "MyApp" → "my-app": said when that fits.
+    const fit = name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+    const hint = fit !== name && PLUGIN_NAME_RE.test(fit) && !RESERVED_PLUGIN_NAMES.includes(fit) ? ` Did you mean "${fit}"?` : '';
+    throw usageError(`${JSON.stringify(name)} is not a valid plugin name (lowercase letters and digits, words joined by "-", e.g. "my-app").${hint}`, 'plugin create');
   }
   if (RESERVED_PLUGIN_NAMES.includes(name)) throw usageError(`"${name}" is reserved: built-in tools are named ${name}_*; pick another plugin name.`, 'plugin create');
   requireAuthoringTools('plugin create');

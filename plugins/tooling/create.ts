@@ -12,6 +12,7 @@ import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
 import { CLI_BIN, ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { PluginBuildError } from './build-error.ts';
 import { patternSuggestion } from './manifest.ts';
+import { shellWord } from '../../server/cli-command.ts';
 
 export interface CreateOptions {
   /** Match pattern for the app (default https://example.com/*). */
@@ -37,7 +38,11 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
   if (RESERVED_PLUGIN_NAMES.includes(name)) throw new PluginBuildError(`name: "${name}" is reserved: built-in tools are named ${name}_*; pick another plugin name`);
   const dir = resolve(dirArg ?? `opentabs-plugin-${name}`);
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new PluginBuildError(`${dir} exists and is not a folder`);
-  if (existsSync(dir) && (await readdir(dir)).length > 0) throw new PluginBuildError(`folder ${dir} already exists and is not empty`);
+  if (existsSync(dir) && (await readdir(dir)).length > 0) {
+    throw new PluginBuildError(
+      `folder ${dir} already exists and is not empty (a plugin created before?): build that one (\`cd ${shellWord(dir)} && npm run build\`), or create into another folder with --dir`,
+    );
+  }
   const packageName = `opentabs-plugin-${name}`;
   const displayName = o.displayName ?? titleCase(name);
   const urlPattern = o.urlPattern ?? 'https://example.com/*';

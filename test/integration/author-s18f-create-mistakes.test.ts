@@ -1,0 +1,45 @@
+/**
+ * `opentabs plugin create` mistakes: a name in another case or with "_" or spaces gets the name
+ * to use, and that name is taken as written; creating into a folder that holds a plugin already
+ * says what to do, and the build command it prints runs.
+ */
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
+import { join } from 'node:path';
+import { cliEnv, removeDir, runCli, tempDir } from './cli-support.ts';
+
+setDefaultTimeout(240_000);
+
+let root: string;
+let cfg: string;
+
+beforeAll(() => {
+  root = tempDir('opentabs-author-s18f-create-');
+  cfg = join(root, 'state');
+});
+afterAll(() => removeDir(root));
+
+test('a name that is not lowercase-hyphenated gets the one to use, which works as written', async () => {
+  for (const bad of ['My-App', 'my_app', 'MyApp', 'my app']) {
+    const r = await runCli(['plugin', 'create', bad, '--dir', join(root, 'never')], { configDir: cfg });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('Did you mean "my-app"?');
+  }
+  // Nothing fits: no suggestion.
+  expect((await runCli(['plugin', 'create', '___', '--dir', join(root, 'never')], { configDir: cfg })).stderr).not.toContain('Did you mean');
+  const r = await runCli(['plugin', 'create', 'my-app', '--url', 'http://127.0.0.1:45021/*'], { configDir: cfg, cwd: root });
+  expect(r.code).toBe(0);
+});
+
+test('creating again into the same folder says what to do, and the build it prints runs', async () => {
+  const again = await runCli(['plugin', 'create', 'my-app'], { configDir: cfg, cwd: root });
+  expect(again.code).toBe(1);
+  const dir = join(root, 'opentabs-plugin-my-app');
+  expect(again.stderr).toContain(`folder ${dir} already exists and is not empty (a plugin created before?)`);
+  expect(again.stderr).toContain('or create into another folder with --dir');
+  const command = /build that one \(`([^`]+)`\)/.exec(again.stderr)?.[1];
+  expect(command).toBe(`cd ${dir} && npm run build`);
+  const proc = Bun.spawn(['sh', '-c', command!], { cwd: root, env: cliEnv(cfg), stdout: 'pipe', stderr: 'pipe' });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect(`${out}${err}`).toContain('Built plugin "my-app"');
+  expect(code).toBe(0);
+});
