@@ -83,12 +83,28 @@ const NON_JSON_TYPES: Record<string, string> = {
   nan: 'v.number()',
 };
 
-/** The first place in an input schema whose valibot type JSON cannot carry, as "a.b" and its type. */
-function nonJsonInput(schema: unknown, path: string, depth = 0): { path: string; type: string } | null {
+/**
+ * valibot types a result cannot be sent as: a BigInt fails every call that returns one
+ * (unserializable_result); a Map, Set, Blob or Promise becomes {} and a function or symbol is
+ * dropped, without an error. A Date is sent as its ISO string, which is fine.
+ */
+const NON_JSON_OUTPUT_TYPES: Record<string, string> = {
+  bigint: 'v.number(), or v.string() with String(value) in the handler',
+  map: 'v.record(v.string(), …), with Object.fromEntries(map) in the handler',
+  set: 'v.array(…), with [...set] in the handler',
+  blob: 'a string (base64) or a URL',
+  file: 'a string (base64) or a URL',
+  function: 'plain data',
+  promise: 'the awaited value',
+  symbol: 'a string',
+};
+
+/** The first place in a schema whose valibot type JSON cannot carry (`types`), as "a.b" and its type. */
+function nonJsonInput(schema: unknown, path: string, depth = 0, types: Record<string, string> = NON_JSON_TYPES): { path: string; type: string } | null {
   if (depth > 32 || typeof schema !== 'object' || schema === null) return null;
   const s = schema as Record<string, unknown>;
-  if (s.kind === 'schema' && typeof s.type === 'string' && Object.hasOwn(NON_JSON_TYPES, s.type)) return { path, type: s.type };
-  const at = (child: unknown, key: string) => nonJsonInput(child, path ? `${path}.${key}` : key, depth + 1);
+  if (s.kind === 'schema' && typeof s.type === 'string' && Object.hasOwn(types, s.type)) return { path, type: s.type };
+  const at = (child: unknown, key: string) => nonJsonInput(child, path ? `${path}.${key}` : key, depth + 1, types);
   if (s.entries && typeof s.entries === 'object') {
     for (const [k, child] of Object.entries(s.entries as Record<string, unknown>)) {
       const bad = at(child, k);
@@ -96,14 +112,14 @@ function nonJsonInput(schema: unknown, path: string, depth = 0): { path: string;
     }
   }
   for (const key of ['wrapped', 'item', 'value', 'rest'] as const) {
-    const bad = s[key] !== undefined ? nonJsonInput(s[key], key === 'item' ? `${path}[]` : key === 'value' ? `${path}{}` : path, depth + 1) : null;
+    const bad = s[key] !== undefined ? nonJsonInput(s[key], key === 'item' ? `${path}[]` : key === 'value' ? `${path}{}` : path, depth + 1, types) : null;
     if (bad) return bad;
   }
   for (const key of ['options', 'items'] as const) {
     if (!Array.isArray(s[key])) continue;
     for (const [i, child] of (s[key] as unknown[]).entries()) {
       // A union that also allows a JSON type can still be called; only report when every option is unusable.
-      const bad = nonJsonInput(child, key === 'items' ? `${path}[${i}]` : path, depth + 1);
+      const bad = nonJsonInput(child, key === 'items' ? `${path}[${i}]` : path, depth + 1, types);
       if (bad && key === 'items') return bad;
       if (!bad && key === 'options') return null;
       if (bad && key === 'options' && i === (s[key] as unknown[]).length - 1) return bad;
@@ -227,6 +243,12 @@ export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo):
     if (notJson) {
       throw new PluginBuildError(
         `${label}.input${notJson.path ? `.${notJson.path}` : ''}: v.${notJson.type}() cannot come in JSON arguments, so no agent could call the tool; use ${NON_JSON_TYPES[notJson.type]}`,
+      );
+    }
+    const notJsonOut = nonJsonInput(tool.output, '', 0, NON_JSON_OUTPUT_TYPES);
+    if (notJsonOut) {
+      throw new PluginBuildError(
+        `${label}.output${notJsonOut.path ? `.${notJsonOut.path}` : ''}: v.${notJsonOut.type}() cannot be sent as JSON (${notJsonOut.type === 'bigint' ? 'every call returning one would fail' : 'the agent would get {} or nothing'}); use ${NON_JSON_OUTPUT_TYPES[notJsonOut.type]}`,
       );
     }
     const inputSchema = jsonSchemaOf(tool.input, 'input');

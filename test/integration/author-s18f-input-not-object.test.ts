@@ -8,6 +8,7 @@ import { expect, test } from 'bun:test';
 import * as v from 'valibot';
 import { definePlugin, defineTool } from '../../plugins/sdk/index.ts';
 import { manifestFromDefinition } from '../../plugins/tooling/manifest.ts';
+import { runTool } from '../../plugins/sdk/testing.ts';
 
 const pkg = { name: 'opentabs-plugin-shapes', version: '1.0.0', pluginName: 'shapes', warnings: [] };
 
@@ -62,4 +63,45 @@ test('a tool without a description, or an empty one, is named with what to write
       "tools.0 (take).description: missing; say what the tool does and what it returns, for the agent choosing it, e.g. description: 'List items, newest first.'",
     );
   }
+});
+
+function buildOutput(output: v.GenericSchema): string {
+  const plugin = definePlugin({
+    name: 'shapes',
+    displayName: 'Shapes',
+    description: 'Output shapes',
+    urlPatterns: ['http://127.0.0.1:45021/*'],
+    isReady: () => true,
+    tools: [defineTool({ name: 'give', description: 'Give a result.', input: v.object({}), output, handle: () => ({}) as never })],
+  });
+  try {
+    manifestFromDefinition(plugin, pkg);
+    return 'built';
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+test('an output JSON cannot carry (BigInt, Map, Set) fails the build naming the field; a Date is fine', async () => {
+  expect(buildOutput(v.object({ total: v.bigint() }))).toBe(
+    'tools.0 (give).output.total: v.bigint() cannot be sent as JSON (every call returning one would fail); use v.number(), or v.string() with String(value) in the handler',
+  );
+  expect(buildOutput(v.object({ byId: v.map(v.string(), v.number()) }))).toBe(
+    'tools.0 (give).output.byId: v.map() cannot be sent as JSON (the agent would get {} or nothing); use v.record(v.string(), …), with Object.fromEntries(map) in the handler',
+  );
+  expect(buildOutput(v.object({ rows: v.array(v.object({ tags: v.set(v.string()) })) }))).toContain('tools.0 (give).output.rows[].tags: v.set() cannot be sent as JSON');
+  expect(buildOutput(v.object({ at: v.date(), total: v.number() }))).toBe('built');
+  expect(buildOutput(v.object({ total: v.union([v.bigint(), v.number()]) }))).toBe('built');
+  // What the build spares the author: such a result fails once called (BigInt) or arrives as {} (Map).
+  const plugin = definePlugin({
+    name: 'shapes', displayName: 'Shapes', description: 'Output shapes', urlPatterns: ['http://127.0.0.1:45021/*'], isReady: () => true,
+    tools: [
+      defineTool({ name: 'big', description: 'A BigInt.', input: v.object({}), output: v.object({ total: v.bigint() }), handle: () => ({ total: 1n }) }),
+      defineTool({ name: 'map', description: 'A Map.', input: v.object({}), output: v.object({ byId: v.map(v.string(), v.number()) }), handle: () => ({ byId: new Map([['a', 1]]) }) }),
+    ],
+  });
+  const big = await runTool(plugin, 'big', {});
+  expect(big.outcome.ok || big.outcome.error.code).toBe('unserializable_result');
+  const map = await runTool(plugin, 'map', {});
+  expect(JSON.stringify(map.outcome.ok && map.outcome.value)).toBe('{"byId":{}}');
 });
