@@ -176,7 +176,7 @@ export const actingTools = {
       const top = frameOfRef(input.ref) ? undefined : p;
       await assertMouseStaysOut(tab.id!, p.tag, top);
       const guard = await pressGuard(tab.id!, top);
-      let r: Awaited<ReturnType<typeof runWatchingDialogs>>;
+      let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
       try {
         // A busy page can hold the lookup up past the call's timeout: then the caller was told it
         // failed, and the click must not land later.
@@ -185,7 +185,7 @@ export const actingTools = {
           runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers), guard?.beforePress))),
         );
       } finally {
-        await guard?.afterPress();
+        await guard?.afterPress(r?.dialog !== undefined);
       }
       return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
@@ -222,14 +222,15 @@ export const actingTools = {
       // Keys go to the focused element: not into an iframe showing a page the tools may not use.
       // After the key: undoes what the guard pinned for a shortcut, and refuses when the page changed it meanwhile.
       const keysSent = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref), modifierMask(input.modifiers));
-      let r: Awaited<ReturnType<typeof runWatchingDialogs>>;
+      let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
       try {
         ctx.signal.throwIfAborted(); // as for a click: no key press after the caller was told it failed
         r = await withDebugger(tab.id!, (send) =>
           runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p?.oopif ?? null, p ?? { x: 0, y: 0 }, (s) => pressKey(s, String(input.key), modifierMask(input.modifiers)))),
         );
       } finally {
-        await keysSent();
+        // A dialog the key opened blocks the page's scripts: the guard's pins are undone once it is answered.
+        await keysSent(r?.dialog !== undefined);
       }
       return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });

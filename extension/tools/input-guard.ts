@@ -83,8 +83,12 @@ const clicksOff = new Set<string>();
 export interface PressGuard {
   /** Runs once the page has the mouse move, right before the press; throws to send no press. */
   beforePress: () => Promise<void>;
-  /** Runs once the press and release were sent (also when they failed). */
-  afterPress: () => Promise<void>;
+  /**
+   * Runs once the press and release were sent (also when they failed). With `dialog` (the input
+   * opened one, which blocks the page's scripts until it is answered) the pins are undone once the
+   * page runs again, and a page that took one off gets no more clicks from then on.
+   */
+  afterPress: (dialog?: boolean) => Promise<void>;
 }
 
 /**
@@ -107,9 +111,13 @@ export async function pressGuard(tabId: number, at: { x: number; y: number } | u
   let pinned: string[] = [];
   let page = '';
   let done = false;
-  const afterPress = async () => {
+  const afterPress = async (dialog = false) => {
     if (done) return;
     done = true;
+    if (dialog) {
+      void unpin(tabId, pinned, token, false).then((moved) => moved && clicksOff.add(page), () => {});
+      return;
+    }
     if (await unpin(tabId, pinned, token, false)) {
       clicksOff.add(page);
       throw new ToolError(
@@ -169,11 +177,11 @@ const shortcutsOff = new Set<string>();
  * style meanwhile (it may have shown one for the key) refuses this and every later shortcut in
  * that page.
  */
-export async function assertKeysStayOut(tabId: number, target: ScriptTarget, modifiers = 0): Promise<() => Promise<void>> {
+export async function assertKeysStayOut(tabId: number, target: ScriptTarget, modifiers = 0): Promise<(dialog?: boolean) => Promise<void>> {
   const none = async () => {};
   const f = await refusedFrameOf(tabId);
   if (!f) return none;
-  let after = none;
+  let after: (dialog?: boolean) => Promise<void> = none;
   if (modifiers & (1 | 2 | 4)) {
     const token = crypto.randomUUID();
     const r = await refusedFrameReaching(tabId, 'focus', token);
@@ -183,9 +191,14 @@ export async function assertKeysStayOut(tabId: number, target: ScriptTarget, mod
       throw refused(tabId, r.frame ?? f, 'a shortcut key');
     }
     let done = false;
-    after = async () => {
+    after = async (dialog = false) => {
       if (done) return;
       done = true;
+      // A dialog the key opened blocks the page's scripts until it is answered: undone then.
+      if (dialog) {
+        void unpin(tabId, r.pinned, token).then((moved) => moved && shortcutsOff.add(page), () => {});
+        return;
+      }
       if (await unpin(tabId, r.pinned, token)) {
         shortcutsOff.add(page);
         throw new ToolError(

@@ -110,11 +110,11 @@ export const pointerTools = {
     const modifiers = modifierMask(input.modifiers);
     const p = { x: input.x, y: input.y };
     const guard = await pressGuard(tabId, p);
-    let r: Awaited<ReturnType<typeof runWatchingDialogs>>;
+    let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
     try {
       r = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => click(send, p, button, count, modifiers, guard?.beforePress)));
     } finally {
-      await guard?.afterPress();
+      await guard?.afterPress(r?.dialog !== undefined);
     }
     lastMouse.set(tabId, p);
     return { value: { clicked: true, x: input.x, y: input.y, button, clickCount: count, hit, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
@@ -175,7 +175,7 @@ export const pointerTools = {
     // drag, as for a click's press: a page moving one under the path or the target meanwhile gets
     // the events on what is under it.
     const guard = frameId ? undefined : await pressGuard(tabId, from);
-    let out: Awaited<ReturnType<typeof runWatchingDialogs<{ html5: boolean }>>>;
+    let out: Awaited<ReturnType<typeof runWatchingDialogs<{ html5: boolean }>>> | undefined;
     try {
       ctx.signal.throwIfAborted(); // as for a click: no drag after the caller was told it failed
       await guard?.beforePress();
@@ -186,7 +186,7 @@ export const pointerTools = {
         ),
       );
     } finally {
-      await guard?.afterPress();
+      await guard?.afterPress(out?.dialog !== undefined);
     }
     lastMouse.set(tabId, { x: to.x, y: to.y });
     return {
