@@ -29,14 +29,19 @@ export function cutSnapshot(snapshot: string, max: number): string {
  *   # Orders                           a heading (one # per level)
  *   Paid on time, see [terms](e9).     plain text with its inline links, no role prefix
  *   Jan\t12\tpaid\tbutton Open [e5]  a table row: cells separated by tabs, controls inline
- *   textbox Email = "a@b.c" [e7]       a field: short role mark, name, value, [ref]
- *   [x] Remember me [e8]               a checkbox ([ ] unchecked; radios ( ) and (x))
+ *   textbox Email = "a@b.c" [e7]       a field: short role mark, name, value, [ref]; a custom
+ *                                      text box, combobox or slider too (its text is its value)
+ *   [x] Remember me [e8]               a checkbox ([ ] unchecked, [-] mixed; radios ( ) and (x))
+ *   button Bold (pressed) [e9]         states: (expanded)/(collapsed), (selected), (pressed),
+ *                                      (current), (invalid), (read-only), (disabled)
+ *   progress Upload = "40%"            a progress bar or meter: its value (no ref)
  *   iframe Pay (https://pay.example/): an iframe, its content indented below (refs f7e1 …: withFrames)
  * Honest compaction, not cutting: every visible text is kept (a text longer than TEXT_MAX_CHARS is
  * elided with an explicit mark saying how to read the rest); refs (eN, looked up in
  * __opentabs_refs__.byRef by the other tools) go only to what can be acted on (links, buttons,
  * fields, elements with a click handler or tabindex); a label is not listed beside the field it
- * names (the field carries it); inline content shares one line, as it reads on screen; a
+ * names (the field carries it), nor one named through aria-labelledby beside its shown control;
+ * open and closed shadow roots and slots are read where they render; inline content shares one line, as it reads on screen; a
  * landmark whose content is one line shares it, one inside another is indented; an aria-label
  * never hides an element's visible text. Runs in the page (ISOLATED world, where refs live).
  * Bounded on any page: the walk stops once the text reaches SNAPSHOT_MAX_CHARS and does not go
@@ -245,7 +250,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     return (users.get(el.id) ?? []).some((c) => {
       if (c === el || c.contains(el) || !c.checkVisibility({ visibilityProperty: true }) || !isInRoot(c)) return false;
       const r = roleOf(c, getComputedStyle(c));
-      return (r !== null && IS_ACTIONABLE.has(r)) && ariaName(c).length <= NAME_MAX_CHARS;
+      return r !== null && (IS_ACTIONABLE.has(r) || r === 'progressbar' || r === 'meter') && ariaName(c).length <= NAME_MAX_CHARS;
     });
   };
   const refOf = (el: Element) => {
@@ -607,6 +612,24 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       flush();
       bullet = '';
       cont = savedCont;
+      return;
+    }
+    const nativeGauge = el instanceof HTMLProgressElement || el instanceof HTMLMeterElement;
+    if (nativeGauge || role === 'progressbar' || role === 'meter') {
+      // A bar is not text: its value is said (a <progress> or <meter>'s own content is not shown).
+      const label = (el as HTMLProgressElement).labels?.[0];
+      const name = cut(ariaName(el) || (label ? labelText(label) : '') || squash(el.getAttribute('title')), NAME_MAX_CHARS, 'read it with browser_query_elements');
+      let value = squash(el.getAttribute('aria-valuetext'));
+      if (!value && el instanceof HTMLProgressElement) value = el.position < 0 ? '' : `${Math.round(el.position * 100)}%`;
+      else if (!value && el instanceof HTMLMeterElement) value = el.min === 0 && el.max === 1 ? `${Math.round(el.value * 100)}%` : `${el.value} of ${el.max}`;
+      else if (!value && el.getAttribute('aria-valuenow')) {
+        const [now, min, max] = [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemin') ?? '0', el.getAttribute('aria-valuemax') ?? '100'];
+        value = min === '0' && max === '100' ? `${now}%` : `${now} of ${max}`;
+      }
+      if (block) flush();
+      add(` ${role === 'meter' || el instanceof HTMLMeterElement ? 'meter' : 'progress'}${name ? ` ${name}` : ''}${value ? ` = ${quote(value)}` : ' (indeterminate)'} `);
+      if (!nativeGauge) walkChildren(el, depth, inLabel, pre);
+      if (block) flush();
       return;
     }
     if (el.tagName === 'IMG') {

@@ -7,7 +7,7 @@
  * on the way: content and names inside shadow trees (closed ones too), aria-labelledby inside a shadow root, a host
  * marked hidden that its component shows, a part made visible inside visibility: hidden, custom
  * comboboxes, text boxes and sliders (label as name, text as value), controls disabled by their
- * fieldset, mixed/pressed/current/invalid states, a CSS-only toggle (checkbox display:none, its
+ * fieldset, mixed/pressed/current/invalid states, progress bars' values, a CSS-only toggle (checkbox display:none, its
  * label clicked) and table rows that can be clicked.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
@@ -235,6 +235,9 @@ test('dashboard of web components: shadow trees and slots read in place; control
     /^Need help\? Ask Priya from the support team\nbutton Chat with support \[e\d+\]$/m,
   ]) expect(snap).toMatch(line);
   expect(snap).not.toContain('Not slotted');
+  // A progress bar says its value, named by its label (said once).
+  expect(snap).toMatch(/^progress Monthly revenue goal = "72%"$/m);
+  expect(count(snap, 'Monthly revenue goal')).toBe(1);
   expect(count(snap, 'Auto-refresh')).toBe(1);
   expect(count(snap, 'Recent orders')).toBe(1);
 
@@ -258,6 +261,9 @@ test('chat: the scrolling message list read in order, buttons inside messages wi
   expect(snap).toContain('```\nSELECT count(*)\n  FROM orders\n WHERE created_at > now() - interval \'1 day\';\n```');
   expect(snap).toMatch(/^button Bold \(pressed\) \[e\d+\]\nbutton Italic \[e\d+\]$/m);
   expect(snap).toMatch(/^textbox Message #deploys = "Sounds good, I will watch the dashboards during the canary" \[e\d+\]$/m);
+  // A <progress>: its value, named by its label; its fallback content is not on screen.
+  expect(snap).toMatch(/^progress Uploading deploy-plan\.pdf = "64%" button ✕ \(Cancel upload\) \[e\d+\]$/m);
+  expect(count(snap, 'Uploading deploy-plan.pdf')).toBe(1);
   // Messages in page order, the last one at the bottom of a list scrolled to its top.
   const order = ['9:00', '9:07', '13:23', 'End of messages.', 'Chen Wei is typing…'].map((t) => snap.indexOf(t));
   expect(order).toEqual([...order].sort((a, b) => a - b));
