@@ -3,14 +3,14 @@
  * detached one with --background), install the extension folder, and on first run print the
  * MCP client configuration.
  */
-import { constants, existsSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { constants, existsSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { EmbeddedFile } from '../embedded-extension.ts';
 import { CliError, c, err, out, say } from '../output.ts';
-import { selfCommand } from '../self.ts';
+import { isCompiled, selfCommand } from '../self.ts';
 import { checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
@@ -108,6 +108,9 @@ function createMarker(dir: string, name: string, text: string): void {
   }
 }
 
+/** The folder this CLI runs from (its cli/ and server/). */
+const INSTALL_ROOT = resolve(import.meta.dir, '..', '..');
+
 /** How long --background waits for the child's /health. Generous: the machine may be busy. */
 const BACKGROUND_START_TIMEOUT_MS = 60_000;
 const POLL_MS = 100;
@@ -152,6 +155,7 @@ export const command: Command = {
       if (values.port === undefined && !process.env.PORT) {
         if (values.dev) await requireDevMode(dir, existing.port, secretFor(dir), `${url} (pid ${existing.pid})`);
         say(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
+        noteOlderServer(existing.startedAt);
         const secret = secretFor(dir);
         if ((values['show-config'] || firstRun) && secret) say(`\n${await mcpConfig(url, secret, dir, Boolean(values['show-config']))}`);
         return 0;
@@ -177,6 +181,7 @@ export const command: Command = {
         const pidNote = existing && existing.port === port && isAlive(existing.pid) ? ` (pid ${existing.pid})` : '';
         if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}${pidNote}`);
         say(`OpenTabs server is already running on http://${HOST}:${port}${pidNote}.`);
+        if (pidNote) noteOlderServer(existing?.startedAt);
         if ((values['show-config'] || firstRun) && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir, Boolean(values['show-config']))}`);
         return 0;
       }
@@ -397,6 +402,40 @@ async function requireDevMode(dir: string, port: number, secret: string | null, 
       `Restart it in dev mode: \`opentabs stop && opentabs start --dev${port === DEFAULT_PORT ? '' : ` --port ${port}`}\`.` +
       ' (`npm run dev` in a plugin folder loads each build into a running server in any mode.)',
   );
+}
+
+/**
+ * The running server started before this install's files changed (an update: `git pull`,
+ * `npm install`, a new binary): it still runs the code it loaded. Says so, with the restart.
+ */
+function noteOlderServer(startedAt: unknown): void {
+  if (typeof startedAt !== 'number') return;
+  const changed = changedSince(startedAt);
+  if (changed === null) return;
+  say(`It started before ${changed} changed, and runs the code it loaded then: restart it to run this version (\`opentabs stop && opentabs start\`).`);
+}
+
+/** A file of this install (the server and CLI sources, or the single-file binary) changed after `time`, else null. */
+function changedSince(time: number): string | null {
+  if (isCompiled()) {
+    try {
+      return statSync(process.execPath).mtimeMs > time ? process.execPath : null;
+    } catch {
+      return null;
+    }
+  }
+  // The start-up bundle's stamp lists every source file of the server and the start command.
+  // Without one (never built), the files every version changes with.
+  let inputs = ['package.json', 'cli/main.ts', 'cli/commands/start.ts', 'server/serve.ts'];
+  try {
+    inputs = Object.keys((JSON.parse(readFileSync(join(INSTALL_ROOT, 'server', 'serve.bundle.cjs.stamp.json'), 'utf8')) as { inputs?: Record<string, unknown> }).inputs ?? {});
+  } catch {}
+  for (const file of inputs) {
+    try {
+      if (statSync(join(INSTALL_ROOT, file)).mtimeMs > time) return join(INSTALL_ROOT, file);
+    } catch {}
+  }
+  return null;
 }
 
 /**
