@@ -139,8 +139,9 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
 /**
  * Runs in a document (ISOLATED world): the pins of `token` undone (an element's style is the
  * page's again once no call under way pins it; a value the page or the extension owning the iframe
- * set meanwhile stays); whether the page changed a pinned element's style meanwhile, null when
- * nothing was pinned there under it (the document went).
+ * set meanwhile stays); whether a pinned property of a pinned element was off at any moment
+ * meanwhile (other restyling does not count), null when nothing was pinned there under it (the
+ * document went).
  */
 export function unpinOwners(token: string, store: string): { disturbed: boolean } | null {
   type Held = { n: number; value: string; priority: string; pinned: string };

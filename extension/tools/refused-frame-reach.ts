@@ -26,8 +26,9 @@
  * animations, :focus). So while a capture or a shortcut key is under way, the leftover elements are
  * pinned as they were judged (inline styles with !important, which page stylesheets and
  * animations cannot override: visibility:hidden and transition-property:none for a capture, display:none for
- * keys) and watched; a page changing their style attribute meanwhile is told to the caller (pin,
- * unpin).
+ * keys, pointer-events:none for a mouse press) and watched; a page taking a pinned property off
+ * meanwhile, even for a moment, is told to the caller (pin, unpin); moving them or changing their
+ * other properties is not.
  */
 import { childFrames, frameRefusal, frameShowsRefusedPage, runInFrame } from './frames.ts';
 import { frameOwners, unpinOwners, watchFrames } from './frame-owners-page.ts';
@@ -96,8 +97,8 @@ export async function refusedFrameReaching(tabId: number, reach: Reach, pinToken
 }
 
 /**
- * Undoes the pins of `token` in documents `pinned` of tab `tabId`; true when the page changed a
- * pinned element's style meanwhile or, unless `goneCounts` is false, a document cannot say (then
+ * Undoes the pins of `token` in documents `pinned` of tab `tabId`; true when the page took a
+ * pinned property off meanwhile or, unless `goneCounts` is false, a document cannot say (then
  * the frame may have been shown; a click may take its document away).
  */
 export async function unpin(tabId: number, pinned: string[], token: string, goneCounts = true): Promise<boolean> {
