@@ -1,8 +1,8 @@
 /**
  * With file:// pages on, a file:// page (one the agent saved with browser_download, say) can show
  * a file the tools may not use as a picture, without any frame: an <img>, a CSS background, an SVG
- * <image>, a video poster, an image <object>, a canvas it drew the picture on, or an image it only
- * loaded and can show at any moment (clearing its resource timing list does not hide it); or it
+ * <image>, a video poster, an image <object>, a canvas it drew the picture on, media of a <video>
+ * it keeps out of the page, or an image it only loaded and can show at any moment (clearing its resource timing list does not hide it); or it
  * runs a script of such a file, which writes what the file holds into the page. Chrome paints
  * them, and a screenshot or a PDF held them. Now such a capture is refused; a picture from a file
  * the tools may use does not stop it. Performed as an
@@ -50,6 +50,14 @@ function pages(src: string): Record<string, string> {
       const i = new Image();
       i.onload = () => { document.title = 'ready'; };
       i.src = '${src}';
+    </script>`,
+    // Media of a <video> no element holds (what it plays could be drawn on a canvas).
+    media: `<script>
+      const v = document.createElement('video');
+      v.preload = 'auto';
+      // A picture is no media: Chrome fetches it, then reports the error.
+      v.onerror = v.onloadedmetadata = () => { document.title = 'ready'; };
+      v.src = '${src}';
     </script>`,
     // Loaded into an <img> that is then dropped from the page, the list cleared: the picture is
     // the document's, which can show it again from its memory at any moment.
@@ -103,7 +111,7 @@ describe('a file:// page showing a picture', () => {
       try {
         for (const [tool, args] of CAPTURES) {
           const r = await h.callTool(tool, { tabId, ...args });
-          expectPageRefused(r, `${name}: ${tool} ${JSON.stringify(args)}`, /a picture from a file tools may not use \(it is a hidden file/);
+          expectPageRefused(r, `${name}: ${tool} ${JSON.stringify(args)}`, /(a picture|a resource \(media\)) from a file tools may not use \(it is a hidden file/);
           expect(JSON.stringify(r.body)).not.toContain('"images"');
           expect(JSON.stringify(r.body)).not.toContain('"resources"');
           expect(String(r.body.error.message)).not.toContain(home);
