@@ -24,6 +24,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger } from './debugger.ts';
+import { frameShowsRefusedPage } from './frames.ts';
 import { refusalReason, resolveFileUrls, urlPolicy } from './url-policy.ts';
 
 /** file:// URLs one document sends back at most; a document with more is not captured. */
@@ -90,9 +91,14 @@ interface FrameTree {
   childFrames?: FrameTree[];
 }
 
-/** The file:// resources the documents of `tree` loaded, by URL: their type (Image, Script …). */
+/**
+ * The file:// resources the documents of `tree` loaded, by URL: their type (Image, Script …).
+ * Not those of a frame showing a refused page, nor below it: what they load paints only inside
+ * that frame, which the frame checks of checkedCapture judge (a hidden one may stay).
+ */
 function treeFileUrls(tree: FrameTree | undefined, out: Map<string, string>, depth = 0): void {
   if (!tree || depth > 64) return;
+  if (depth > 0 && frameShowsRefusedPage(tree.frame.url)) return;
   for (const r of tree.resources ?? []) if (r.url.startsWith('file:')) out.set(r.url, r.type ?? 'Other');
   for (const c of tree.childFrames ?? []) treeFileUrls(c, out, depth + 1);
 }
@@ -111,6 +117,13 @@ export async function refuseIfRefusedPictureShown(tabId: number, what: string): 
   if (!urlPolicy().allowFileUrls) return;
   const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
   if (!frames.some((f) => f.url.startsWith('file:'))) return;
+  // Frames showing a refused page and those inside them (judged by the frame checks, as above).
+  const byId = new Map(frames.map((f) => [f.frameId, f]));
+  const insideRefused = (frameId: number): boolean => {
+    let f = byId.get(frameId);
+    for (let i = 0; f && f.frameId !== 0 && i < 64; i++, f = byId.get(f.parentFrameId)) if (frameShowsRefusedPage(f.url)) return true;
+    return false;
+  };
   const unreadable = (err: unknown) =>
     new ToolError(`Could not read tab ${tabId} to check it before the ${what}: ${(err as Error)?.message ?? err}; try again once it has loaded`, { code: 'not_available', category: 'internal', retryable: true });
   let tree: FrameTree | undefined;
@@ -144,7 +157,7 @@ export async function refuseIfRefusedPictureShown(tabId: number, what: string): 
   await resolveFileUrls(results.flatMap((r) => r.result?.urls ?? [])).catch(() => {});
   for (const r of results) {
     const found = r.result;
-    if (!found) continue;
+    if (!found || insideRefused(r.frameId)) continue;
     if (found.over) throw new ToolError(`Tab ${tabId} shows more than ${MAX_URLS} pictures and media from local files, too many to check; no ${what} is taken of it`, { code: 'page_not_allowed', category: 'auth' });
     for (const url of found.urls) {
       const why = refusalReason(url);

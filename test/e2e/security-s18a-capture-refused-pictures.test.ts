@@ -81,6 +81,9 @@ beforeAll(async () => {
   const ready = `<script>addEventListener('load', () => { document.title = 'ready'; });</script>`;
   writeFileSync(join(home, 'Downloads', 'text-object.html'), `<!doctype html><title>loading</title><object data="file://${home}/.ssh/id_rsa" type="text/plain" width="400" height="100"></object>${ready}`);
   writeFileSync(join(home, 'Downloads', 'text-embed.html'), `<!doctype html><title>loading</title><embed src="file://${home}/.ssh/id_rsa" type="text/plain" width="400" height="100">${ready}`);
+  // A hidden page showing a hidden picture, in an iframe kept hidden (as other extensions keep their menus).
+  writeFileSync(join(home, '.ssh', 'pic.html'), `<!doctype html><img src="key.png">`);
+  writeFileSync(join(home, 'Downloads', 'hidden-frame.html'), `<!doctype html><title>loading</title><p>a page</p><iframe src="file://${home}/.ssh/pic.html" style="display:none"></iframe>${ready}`);
   // A hidden file that happens to be a valid script, run by a page that shows what it holds.
   mkdirSync(join(home, '.config'));
   writeFileSync(join(home, '.config', 'settings.js'), `var SETTINGS = { token: 'TOKEN-IN-HIDDEN-FILE-7a6b' };`);
@@ -148,6 +151,19 @@ describe('a file:// page showing a picture', () => {
       } finally {
         await page.close();
       }
+    }
+  });
+
+  test('shown only inside a hidden iframe of a refused page: shot and printed (the frame cannot paint)', async () => {
+    const { page, tabId } = await opened(`file://${home}/Downloads/hidden-frame.html`);
+    try {
+      expect(page.frames().some((f) => f.url().endsWith('/.ssh/pic.html'))).toBe(true);
+      for (const [tool, args] of CAPTURES) {
+        const r = await h.callTool(tool, { tabId, ...args });
+        expect([tool, JSON.stringify(args), r.status, r.body?.error?.message]).toEqual([tool, JSON.stringify(args), 200, undefined]);
+      }
+    } finally {
+      await page.close();
     }
   });
 
