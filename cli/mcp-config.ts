@@ -143,7 +143,7 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
     `${c.cyan('CLI mode')} — no MCP at all; add this line to your agent's instructions (CLAUDE.md, AGENTS.md):`,
     m.cliModeLine,
     '',
-    `${c.cyan('Stdio-only clients')} (Claude Desktop, MCP Inspector): command \`opentabs mcp\`, e.g.:`,
+    `${c.cyan('Stdio-only clients')} (Claude Desktop: Settings → Developer → Edit Config, claude_desktop_config.json; MCP Inspector): command \`opentabs mcp\`, e.g.:`,
     json(stdioConfig(configDir)),
     '',
     c.bold('Load the Chrome extension (once)'),
