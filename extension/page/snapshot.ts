@@ -663,8 +663,12 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     const label = namesField(el) || namesControlByLabelledby(el, role);
     // A plain container adds no depth: maxDepth counts landmarks, lists, items, rows, headings.
     if (block) flush();
+    // An inline box (chips, badges, tags side by side) is apart from its neighbours on screen.
+    const box = !pre && cs.display.startsWith('inline-');
+    if (box) add(' ');
     walkChildren(el, depth, inLabel || label, pre);
     if (block) flush();
+    if (box) add(' ');
   };
   try {
     walk(root, 0, false);

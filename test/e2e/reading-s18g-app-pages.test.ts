@@ -150,6 +150,8 @@ test('inbox: the toolbar of icon-only buttons, the search box and each row with 
   expect(snap).toMatch(/^\[x\] Select conversation \[e\d+\]\tbutton Not starred \[e\d+\]\tElif Yilmaz\t\[Your flight to Lisbon is confirmed — Booking reference K7Q2ZP\. [^\n]*…\]\(e\d+\)\t\tNov 2$/m);
   expect(snap).toMatch(/^\[ \] Select conversation \[e\d+\]\tbutton Starred \(pressed\) \[e\d+\]\tBruno Keller\t/m);
   expect(count(snap, 'Select conversation')).toBe(36);
+  // Label chips (inline boxes side by side, no space between them in the HTML) read as two words.
+  expect(snap).toMatch(/^\[ \] Select conversation \[e\d+\]\tbutton Not starred \[e\d+\]\tAlice Moreau\tClients Finance \[Q3 budget review — /m);
 });
 
 test('settings: fieldsets, labelled fields with help text, switches, radio groups, a disabled fieldset and custom comboboxes, each label said once', () => {
