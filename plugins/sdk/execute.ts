@@ -51,9 +51,11 @@ const NOT_AN_ERROR = 'throw an Error or a ToolError with a message instead';
  * error of another frame or an API's error body) gives its message; a fetch Response its status
  * and URL; any other value is shown as JSON (cut at 500 characters) with what was thrown, so
  * `throw {code: 'E'}` does not reach the agent as "[object Object]" nor `throw undefined` as "undefined".
+ * `advice: false` leaves out what to throw instead (for isReady, which should return false).
  */
-function thrownText(err: unknown): string {
-  if (typeof err === 'string') return err || `an empty string was thrown (${NOT_AN_ERROR})`;
+export function thrownText(err: unknown, advice = true): string {
+  const not = advice ? ` (${NOT_AN_ERROR})` : '';
+  if (typeof err === 'string') return err || `an empty string was thrown${not}`;
   if (typeof Response !== 'undefined' && err instanceof Response) {
     return `a fetch Response was thrown: HTTP ${err.status}${err.statusText ? ` ${err.statusText}` : ''}${err.url ? ` from ${err.url}` : ''} (the SDK's fetchJson/request turn HTTP failures into ToolErrors)`;
   }
@@ -68,9 +70,9 @@ function thrownText(err: unknown): string {
       json = undefined;
     }
     const shown = json && json !== '{}' ? (json.length > THROWN_TEXT_MAX ? `${json.slice(0, THROWN_TEXT_MAX)}…` : json) : Object.prototype.toString.call(err);
-    return `${shown} was thrown, not an Error (${NOT_AN_ERROR})`;
+    return `${shown} was thrown, not an Error${not}`;
   }
-  return `${String(err)} was thrown, not an Error (${NOT_AN_ERROR})`;
+  return `${String(err)} was thrown, not an Error${not}`;
 }
 
 /**

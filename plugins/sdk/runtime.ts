@@ -28,7 +28,7 @@ import {
 } from '../../server/protocol/page-channel.ts';
 import type { LogLevel } from '../../server/protocol/methods.ts';
 import { isPluginDefinition, type PluginDefinition, type ToolDefinition } from './define.ts';
-import { executeTool, sendableResult, type ErrorPayload, type ExecuteOutcome } from './execute.ts';
+import { executeTool, sendableResult, thrownText, type ErrorPayload, type ExecuteOutcome } from './execute.ts';
 import { SDK_VERSION } from './version.ts';
 
 /** JSON-safe copy of log data (functions, cycles and DOM nodes must not break the channel). */
@@ -60,7 +60,7 @@ export interface StartedAdapter {
 
 /** One line of an exception's message (Chrome's cycle message spans several). */
 function errorText(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+  return thrownText(err, false).replace(/\s+/g, ' ').trim();
 }
 
 /** The `result` message of a call; an error result (naming the tool) for a value the channel cannot carry. */

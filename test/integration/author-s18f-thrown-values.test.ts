@@ -86,3 +86,56 @@ describe('a handler that throws a non-Error', () => {
     expect(await messageFor('str')).toBe('thrower_go failed: plain words');
   });
 });
+
+describe('in the page: an isReady() or a module that throws a non-Error', () => {
+  const g = globalThis as Record<string, unknown>;
+
+  test("isReady() throwing a plain object: the console and the not-ready reason show it, without advice to throw", async () => {
+    const { startAdapter } = await import('../../plugins/sdk/runtime.ts');
+    const { ADAPTER_REGISTRY_KEY } = await import('../../server/protocol/page-channel.ts');
+    g.document = new EventTarget();
+    const warnings: string[] = [];
+    const original = console.warn;
+    console.warn = (...a: unknown[]) => void warnings.push(String(a[0]));
+    try {
+      const p = definePlugin({ ...plugin, isReady: () => { throw { reason: 'no session' }; } });
+      const { handle } = startAdapter(p, 'h') as { handle: { isReady(): Promise<boolean>; notReadyReason?: string } };
+      expect(await handle.isReady()).toBe(false);
+      expect(handle.notReadyReason).toContain('threw: {"reason":"no session"} was thrown, not an Error');
+      expect(handle.notReadyReason).not.toContain('throw an Error');
+    } finally {
+      console.warn = original;
+      delete g.document;
+      delete g[ADAPTER_REGISTRY_KEY];
+    }
+    expect(warnings[0]).toContain('isReady() threw ({"reason":"no session"} was thrown, not an Error)');
+    expect(warnings[0]).not.toContain('[object Object]');
+  });
+
+  test('a module that throws a plain object while loading: every call says what it threw', async () => {
+    const { startFailedAdapter } = await import('../../plugins/sdk/runtime.ts');
+    const { ADAPTER_REGISTRY_KEY, BRIDGE_TO_PAGE_EVENT, PAGE_TO_BRIDGE_EVENT } = await import('../../server/protocol/page-channel.ts');
+    const doc = new EventTarget();
+    g.document = doc;
+    const messages: { type: string; id?: string; ok?: boolean; error?: { message: string; code: string } }[] = [];
+    doc.addEventListener(PAGE_TO_BRIDGE_EVENT, (e) => messages.push(JSON.parse((e as CustomEvent).detail as string)));
+    const original = console.error;
+    console.error = () => {};
+    try {
+      startFailedAdapter('thrower', { code: 'E_WIDGET' }, 'h');
+      doc.dispatchEvent(new CustomEvent(BRIDGE_TO_PAGE_EVENT, { detail: JSON.stringify({ type: 'call', id: 'c1', plugin: 'thrower', tool: 'go', input: {}, config: {} }) }));
+      let r: (typeof messages)[number] | undefined;
+      for (let i = 0; i < 400 && !r; i++) {
+        r = messages.find((m) => m.type === 'result' && m.id === 'c1');
+        if (!r) await Bun.sleep(5);
+      }
+      expect(r?.ok).toBe(false);
+      expect(r?.error?.code).toBe('adapter_load_failed');
+      expect(r?.error?.message).toContain('failed to load in this page ({"code":"E_WIDGET"} was thrown, not an Error)');
+    } finally {
+      console.error = original;
+      delete g.document;
+      delete g[ADAPTER_REGISTRY_KEY];
+    }
+  });
+});
