@@ -205,6 +205,12 @@ async function remove(argv: string[]): Promise<number> {
   } catch (e) {
     if (removed.length === 0) {
       const known = [...scan.plugins.map((p) => p.name), ...scan.failed.map((f) => f.name).filter(Boolean)];
+      // A path (a "/", and not a scoped package name): say which folders are added.
+      if (positionals[0]!.includes('/') && !positionals[0]!.startsWith('@')) {
+        throw new CliError(
+          `No local plugin folder ${resolve(positionals[0]!)} is added.${local.length ? ` Added folders: ${local.join(', ')}.` : ' No folder is added.'}${known.length ? ` Plugins by name: ${known.join(', ')}.` : ''} See \`opentabs plugin list\`.`,
+        );
+      }
       throw new CliError(`No plugin named "${positionals[0]}" is installed or added.${known.length ? ` Known: ${known.join(', ')}.` : ''} See \`opentabs plugin list\`.`);
     }
     if ((e as { code?: string }).code !== 'unknown_plugin') throw new CliError((e as Error).message);

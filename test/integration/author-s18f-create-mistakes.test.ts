@@ -43,3 +43,17 @@ test('creating again into the same folder says what to do, and the build it prin
   expect(`${out}${err}`).toContain('Built plugin "my-app"');
   expect(code).toBe(0);
 });
+
+test('plugin remove of a folder that is not added names the folders that are; a scoped package name stays a name', async () => {
+  const dir = join(root, 'opentabs-plugin-my-app');
+  expect((await runCli(['plugin', 'add', dir], { configDir: cfg })).code).toBe(0);
+  const r = await runCli(['plugin', 'remove', join(root, 'elsewhere')], { configDir: cfg });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(`No local plugin folder ${join(root, 'elsewhere')} is added. Added folders: ${dir}. Plugins by name: my-app.`);
+  const scoped = await runCli(['plugin', 'remove', '@acme/opentabs-plugin-gone'], { configDir: cfg });
+  expect(scoped.code).toBe(1);
+  expect(scoped.stderr).toContain('No plugin named "@acme/opentabs-plugin-gone" is installed or added.');
+  const removed = await runCli(['plugin', 'remove', dir], { configDir: cfg });
+  expect(removed.code).toBe(0);
+  expect(removed.stdout).toContain('Removed plugin "my-app" (local folder');
+});
