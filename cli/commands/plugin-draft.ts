@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { CliError, out } from '../output.ts';
 import { api, resolveTarget } from '../server-client.ts';
+import { withConfigDir } from './plugin.ts';
 
 export async function draftFromCapture(name: string, dir: string, source: string, port: string | undefined): Promise<number> {
   const { parseCapture } = await import('../../plugins/tooling/draft/capture.ts');
@@ -36,6 +37,6 @@ export async function draftFromCapture(name: string, dir: string, source: string
   out(`Drafted plugin "${name}" in ${r.dir} from ${r.origin}: ${r.tools.length} tool${r.tools.length === 1 ? '' : 's'}`);
   for (const t of r.tools) out(`  ${t.name}  ${t.method} ${t.path}  (${t.calls} call${t.calls === 1 ? '' : 's'})`);
   if (r.csrf) out(`CSRF: writes send ${r.csrf.header}${r.csrf.cookie ? ` from the ${r.csrf.cookie} cookie` : ' from the page'}.`);
-  out(`Read ${r.dir}/DRAFT.md, then: ${r.next}`);
+  out(`Read ${r.dir}/DRAFT.md, then: ${withConfigDir(r.next)}`);
   return 0;
 }

@@ -15,6 +15,7 @@ import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, out, plural, printJson, say, table, usageError } from '../output.ts';
 import { findPlugin, scanPlugins } from '../plugin-lookup.ts';
 import { isCompiled, selfCommandText } from '../self.ts';
+import { configDirAssignment } from '../../server/cli-command.ts';
 import { fetchHealth, resolveTarget } from '../server-client.ts';
 import { failedPluginFix } from '../failed-plugin.ts';
 import { parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
@@ -328,7 +329,8 @@ async function create(argv: string[]): Promise<number> {
   out(`Created plugin "${name}" (${r.packageName}) in ${r.dir}.`);
   // A pattern on every site or file: `plugin add` takes it only with --allow-broad-patterns.
   const broad = values.url !== undefined && broadPatterns([values.url]).length > 0;
-  out(`Next: ${broad ? r.next.replace(/npm run add$/, 'npm run add -- --allow-broad-patterns') : r.next}`);
+  const next = withConfigDir(r.next);
+  out(`Next: ${broad ? next.replace(/npm run add$/, 'npm run add -- --allow-broad-patterns') : next}`);
   if (broad) {
     say(
       `note: ${values.url} matches every site or file, so the plugin's code would run in all those pages: ` +
@@ -337,6 +339,16 @@ async function create(argv: string[]): Promise<number> {
     );
   }
   return 0;
+}
+
+/**
+ * The scaffold's "cd … && npm run build && npm test && npm run add" with OPENTABS_CONFIG_DIR on the
+ * steps that reach a server (the build's reload, add's config.json) when the config dir is not the
+ * default: run in a shell without the variable, they would otherwise use ~/.opentabs.
+ */
+export function withConfigDir(next: string): string {
+  const assign = configDirAssignment();
+  return assign ? next.replace(/&& npm run build\b/, `&& ${assign}npm run build`).replace(/&& npm run add$/, `&& ${assign}npm run add`) : next;
 }
 
 async function build(argv: string[]): Promise<number> {

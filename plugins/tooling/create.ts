@@ -12,7 +12,7 @@ import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
 import { CLI_BIN, ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { PluginBuildError } from './build-error.ts';
 import { patternSuggestion } from './manifest.ts';
-import { shellWord } from '../../server/cli-command.ts';
+import { configDirAssignment, shellWord } from '../../server/cli-command.ts';
 
 export interface CreateOptions {
   /** Match pattern for the app (default https://example.com/*). */
@@ -40,7 +40,7 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new PluginBuildError(`${dir} exists and is not a folder`);
   if (existsSync(dir) && (await readdir(dir)).length > 0) {
     throw new PluginBuildError(
-      `folder ${dir} already exists and is not empty (a plugin created before?): build that one (\`cd ${shellWord(dir)} && npm run build\`), or create into another folder with --dir`,
+      `folder ${dir} already exists and is not empty (a plugin created before?): build that one (\`cd ${shellWord(dir)} && ${configDirAssignment()}npm run build\`), or create into another folder with --dir`,
     );
   }
   const packageName = `opentabs-plugin-${name}`;

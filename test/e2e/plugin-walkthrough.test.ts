@@ -44,7 +44,9 @@ beforeAll(async () => {
   const created = spawnSync('node', [CLI_BIN, 'plugin', 'create', 'shop', '--url', `http://127.0.0.1:${app.port}/*`], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
   expect({ status: created.status, out: `${created.stdout}${created.stderr}` }).toMatchObject({ status: 0 });
   const dir = join(root, 'opentabs-plugin-shop');
-  expect(created.stdout).toContain(`Next: cd ${JSON.stringify(dir)} && npm run build && npm test && npm run add`);
+  // The config dir is not the default: the steps that reach a server carry it.
+  const assign = `OPENTABS_CONFIG_DIR=${join(root, 'state')} `;
+  expect(created.stdout).toContain(`Next: cd ${JSON.stringify(dir)} && ${assign}npm run build && npm test && ${assign}npm run add`);
   writeFileSync(
     join(dir, 'src/index.ts'),
     `import * as v from 'valibot';

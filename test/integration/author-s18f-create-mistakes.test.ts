@@ -37,8 +37,9 @@ test('creating again into the same folder says what to do, and the build it prin
   expect(again.stderr).toContain(`folder ${dir} already exists and is not empty (a plugin created before?)`);
   expect(again.stderr).toContain('or create into another folder with --dir');
   const command = /build that one \(`([^`]+)`\)/.exec(again.stderr)?.[1];
-  expect(command).toBe(`cd ${dir} && npm run build`);
-  const proc = Bun.spawn(['sh', '-c', command!], { cwd: root, env: cliEnv(cfg), stdout: 'pipe', stderr: 'pipe' });
+  // With the config dir (not the default here), so the build's reload reaches that server from any shell.
+  expect(command).toBe(`cd ${dir} && OPENTABS_CONFIG_DIR=${cfg} npm run build`);
+  const proc = Bun.spawn(['sh', '-c', command!], { cwd: root, env: cliEnv(cfg, { OPENTABS_CONFIG_DIR: undefined }), stdout: 'pipe', stderr: 'pipe' });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   expect(`${out}${err}`).toContain('Built plugin "my-app"');
   expect(code).toBe(0);
@@ -56,4 +57,20 @@ test('plugin remove of a folder that is not added names the folders that are; a 
   const removed = await runCli(['plugin', 'remove', dir], { configDir: cfg });
   expect(removed.code).toBe(0);
   expect(removed.stdout).toContain('Removed plugin "my-app" (local folder');
+});
+
+test('with a config dir that is not the default, the Next line run as printed in a shell without it adds the plugin there', async () => {
+  const home = join(root, 'home');
+  const r = await runCli(['plugin', 'create', 'elsewhere', '--url', 'http://127.0.0.1:45021/*'], { configDir: cfg, cwd: root });
+  expect(r.code).toBe(0);
+  const next = /^Next: (.*)$/m.exec(r.stdout)?.[1];
+  expect(next).toContain(`OPENTABS_CONFIG_DIR=${cfg} npm run build`);
+  expect(next).toContain(`OPENTABS_CONFIG_DIR=${cfg} npm run add`);
+  // The shell it is pasted into has no OPENTABS_CONFIG_DIR; its default would be this HOME's.
+  const proc = Bun.spawn(['sh', '-c', next!], { cwd: root, env: cliEnv(cfg, { OPENTABS_CONFIG_DIR: undefined, HOME: home }), stdout: 'pipe', stderr: 'pipe' });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect({ code, out: `${out}${err}`.slice(-2000) }).toMatchObject({ code: 0 });
+  const { readFileSync, existsSync } = await import('node:fs');
+  expect(JSON.parse(readFileSync(join(cfg, 'config.json'), 'utf8')).localPlugins).toContain(join(root, 'opentabs-plugin-elsewhere'));
+  expect(existsSync(join(home, '.opentabs', 'config.json'))).toBe(false);
 });

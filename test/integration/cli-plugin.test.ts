@@ -149,7 +149,7 @@ describe('plugin create + build', () => {
     const withPort = await cli(['plugin', 'create', 'eta', '--dir', join(root, 'eta'), '--url', 'http://localhost:3000/*']);
     expect(withPort.code).toBe(0);
     expect(readFileSync(join(root, 'eta', 'src', 'index.ts'), 'utf8')).toContain('urlPatterns: ["http://localhost:3000/*"]');
-    expect(withPort.stdout).toContain('npm run build && npm test && npm run add');
+    expect(withPort.stdout).toMatch(/npm run build && npm test && OPENTABS_CONFIG_DIR=\S+ npm run add\n/);
     const badUrl = await cli(['plugin', 'create', 'zeta', '--dir', join(root, 'zeta'), '--url', 'localhost:3000/*']);
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toContain('is not a Chrome match pattern');
