@@ -54,6 +54,15 @@ const NOT_AN_ERROR = 'throw an Error or a ToolError with a message instead';
  * `advice: false` leaves out what to throw instead (for isReady, which should return false).
  */
 export function thrownText(err: unknown, advice = true): string {
+  try {
+    return describeThrown(err, advice);
+  } catch {
+    // A getter or toString that throws itself.
+    return `a value that cannot be read was thrown${advice ? ` (${NOT_AN_ERROR})` : ''}`;
+  }
+}
+
+function describeThrown(err: unknown, advice: boolean): string {
   const not = advice ? ` (${NOT_AN_ERROR})` : '';
   if (typeof err === 'string') return err || `an empty string was thrown${not}`;
   if (typeof Response !== 'undefined' && err instanceof Response) {

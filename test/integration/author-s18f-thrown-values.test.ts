@@ -139,3 +139,20 @@ describe('in the page: an isReady() or a module that throws a non-Error', () => 
     }
   });
 });
+
+test('a thrown value whose message getter and toString throw still gets an answer', async () => {
+  const hostile = definePlugin({
+    name: 'thrower', displayName: 'Thrower', description: 'Throws things', urlPatterns: ['http://127.0.0.1/*'], isReady: () => true,
+    tools: [
+      defineTool({
+        name: 'go', description: 'Throw a hostile value.', input: v.object({}), output: v.object({}),
+        handle() {
+          throw { get message(): string { throw new Error('no'); }, toString() { throw new Error('no'); } };
+        },
+      }),
+    ],
+  });
+  const { outcome } = await runTool(hostile, 'go', {});
+  expect(outcome.ok).toBe(false);
+  if (!outcome.ok) expect(outcome.error.message).toBe('thrower_go failed: a value that cannot be read was thrown (throw an Error or a ToolError with a message instead)');
+});
