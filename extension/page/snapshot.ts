@@ -33,7 +33,8 @@ export function cutSnapshot(snapshot: string, max: number): string {
  *                                      text box, combobox or slider too (its text is its value)
  *   [x] Remember me [e8]               a checkbox ([ ] unchecked, [-] mixed; radios ( ) and (x))
  *   button Bold (pressed) [e9]         states: (expanded)/(collapsed), (selected), (pressed),
- *                                      (current), (invalid), (read-only), (disabled)
+ *                                      (current), (invalid), (read-only), (disabled), (inert:
+ *                                      outside an open modal dialog, or in [inert])
  *   progress Upload = "40%"            a progress bar or meter: its value (no ref)
  *   iframe Pay (https://pay.example/): an iframe, its content indented below (refs f7e1 …: withFrames)
  * Honest compaction, not cutting: every visible text is kept (a text longer than TEXT_MAX_CHARS is
@@ -262,6 +263,22 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     return ref;
   };
+  /** The open modal <dialog>, if any: while it is open, the rest of the page cannot be used. */
+  let modal: Element | null | undefined;
+  /** Can `el` not be used now: inside [inert], or outside the open modal dialog? */
+  const inert = (el: Element): boolean => {
+    if (el.closest('[inert]')) return true;
+    if (modal === undefined) {
+      try {
+        modal = document.querySelector('dialog:modal');
+      } catch {
+        modal = null;
+      }
+    }
+    if (!modal) return false;
+    for (let n: Node | null = el; n; n = n instanceof ShadowRoot ? n.host : n.parentNode) if (n === modal) return false;
+    return true;
+  };
   /** Roles whose element holds a value apart from its name (a custom widget's text is its value). */
   const VALUED = new Set(['combobox', 'textbox', 'searchbox', 'spinbutton', 'slider']);
   /**
@@ -289,6 +306,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if (ariaState('aria-invalid')) states.push('invalid');
     if (((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && el.readOnly && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'range', 'color'].includes(el.type)) || el.getAttribute('aria-readonly') === 'true') states.push('read-only');
     if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') states.push('disabled');
+    else if (inert(el)) states.push('inert');
     const state = states.map((t) => ` (${t})`).join('');
     if (role === 'link' && withName) return `[${name}](${ref})${state}`;
     const checkedAttr = el.getAttribute('aria-checked');
@@ -515,7 +533,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       // is clicked: listed as that control, with its state.
       count++;
       const box = toggle.type === 'checkbox' && toggle.indeterminate ? '-' : toggle.checked ? 'x' : ' ';
-      const token = `${toggle.type === 'radio' ? `(${box})` : `[${box}]`} ${cut(labelText(el), NAME_MAX_CHARS, 'see its text with browser_get_tab_content')}${toggle.matches(':disabled') ? ' (disabled)' : ''} [${refOf(el)}]`;
+      const token = `${toggle.type === 'radio' ? `(${box})` : `[${box}]`} ${cut(labelText(el), NAME_MAX_CHARS, 'see its text with browser_get_tab_content')}${toggle.matches(':disabled') ? ' (disabled)' : inert(el) ? ' (inert)' : ''} [${refOf(el)}]`;
       if (interactiveOnly) {
         lines.push(token);
         grow(token.length + 1);

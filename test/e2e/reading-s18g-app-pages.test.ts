@@ -7,7 +7,7 @@
  * on the way: content and names inside shadow trees (closed ones too), aria-labelledby inside a shadow root, a host
  * marked hidden that its component shows, a part made visible inside visibility: hidden, custom
  * comboboxes, text boxes and sliders (label as name, text as value), controls disabled by their
- * fieldset, mixed/pressed/current/invalid states, progress bars' values, a CSS-only toggle (checkbox display:none, its
+ * fieldset, mixed/pressed/current/invalid/inert states, progress bars' values, a CSS-only toggle (checkbox display:none, its
  * label clicked) and table rows that can be clicked.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
@@ -111,7 +111,7 @@ test('every visible text of each app page is in its snapshot, and every shown co
 test('nothing hidden is shown: hidden, aria-hidden, display:none, visibility:hidden, closed <details>, hidden="until-found", unslotted', async () => {
   const hidden: Record<string, string[]> = {
     'app-inbox.html': ['Old stuff', 'Mark all as read', 'Press ? for shortcuts', 'Has attachment'],
-    'app-settings.html': ['(UTC−08:00) Pacific Time', 'Saved', 'API base URL', 'Only change this if support asked you to'],
+    'app-settings.html': ['(UTC−08:00) Pacific Time', 'Saved', 'API base URL', 'Only change this if support asked you to', 'Delete for good'],
     'app-docs.html': ['Printed from docs.widget.dev', 'pnpm add @widget/sdk', 'Secret material ends up in bundles', 'Search-only text'],
     'app-dashboard.html': ['Refunds', 'internal: cache hit', 'Old alert', 'goes to no slot'],
     'app-chat.html': ['Add reaction', 'Reply in thread', 'More actions', 'Message actions'],
@@ -298,4 +298,24 @@ test('settings: a switch, a custom option and a CSS-only toggle act through thei
   expect(after).toMatch(/^ {2}option Português \(selected\) \[e\d+\]$/m);
   expect(after).toMatch(/^ {2}\[ \] Compact mode \[e\d+\]$/m);
   expect(await page.evaluate(() => (document.getElementById('compact') as HTMLInputElement).checked)).toBe(false);
+});
+
+test('settings: with a modal dialog open, the controls behind it say (inert); the controls in the dialog act and close it', async () => {
+  const { page, tabId, snap } = pages.get('app-settings.html')!;
+  expect(snap).not.toContain('(inert)');
+  const open = await h.callTool('browser_click_element', { tabId, ref: refOn(snap, /button Delete account… \[e\d+\]$/m) });
+  expect({ status: open.status, error: open.body.error }).toEqual({ status: 200, error: undefined });
+  const during = await snapshot(tabId);
+  expect(during).toMatch(/^ {2}dialog:\n {4}form:\n {6}## Delete your account\?\n {6}This cannot be undone\.\n {6}button Keep my account \[e\d+\] button Delete for good \[e\d+\]$/m);
+  expect(during).toMatch(/^ {2}\[[ x]\] Compact mode \(inert\) \[e\d+\]$/m);
+  expect(during).toMatch(/^ {2}button Save changes \(inert\) \[e\d+\]$/m);
+  expect(during).toMatch(/^\[Profile\]\(e\d+\) \(current\) \(inert\)$/m);
+  // Disabled stays disabled (not both).
+  expect(during).toMatch(/^ {2}button Transfer ownership \(disabled\) \[e\d+\]$/m);
+  const keep = await h.callTool('browser_click_element', { tabId, ref: refOn(during, /button Keep my account \[e\d+\]/m) });
+  expect({ status: keep.status, error: keep.body.error }).toEqual({ status: 200, error: undefined });
+  expect(await page.evaluate(() => (document.getElementById('confirm-delete') as HTMLDialogElement).open)).toBe(false);
+  const after = await snapshot(tabId);
+  expect(after).not.toContain('(inert)');
+  expect(after).not.toContain('Keep my account');
 });
