@@ -7,7 +7,7 @@
  * them; --show-config prints everything.
  */
 import { join, resolve } from 'node:path';
-import { selfCommand, shellWord } from './self.ts';
+import { runnableArgv, selfCommand, shellWord } from './self.ts';
 import { homeDir } from '../server/protocol/local-files.ts';
 import { c } from './output.ts';
 
@@ -31,7 +31,7 @@ export interface McpConfigs {
   /**
    * Codex CLI: `codex mcp add --bearer-token-env-var` keeps the secret out of config.toml; Codex
    * sends `Authorization: Bearer $OPENTABS_SECRET` when a session starts. The export line reads the
-   * current secret from auth.json (no Bun start in a shell profile), so it still holds after
+   * current secret with `opentabs config secret` (this CLI only: no jq), so it still holds after
    * `opentabs config rotate-secret` in a new shell.
    */
   codexCommand: string;
@@ -59,12 +59,21 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
     geminiCommand: `gemini mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
     gemini: { mcpServers: { opentabs: { httpUrl: url, headers } } },
     codexCommand: `codex mcp add opentabs --url ${url} --bearer-token-env-var ${CODEX_SECRET_VAR}`,
-    codexExport: `export ${CODEX_SECRET_VAR}="$(jq -r .secret ${shellWord(join(configDir, 'extension', 'auth.json'))})"`,
+    codexExport: `export ${CODEX_SECRET_VAR}="$(${secretCommand(configDir)})"`,
     codexToml: ['[mcp_servers.opentabs]', `url = ${JSON.stringify(url)}`, `http_headers = { Authorization = ${JSON.stringify(`Bearer ${secret}`)} }`].join('\n'),
     gateway: { mcpServers: { opentabs: { type: 'http', url: `${baseUrl}/mcp/gateway`, headers } } },
     cliModeLine: CLI_MODE_LINE,
     extensionDir: join(configDir, 'extension'),
   };
+}
+
+/**
+ * The command that prints the secret of `configDir` alone, as it runs in a shell: the absolute
+ * command when `opentabs` is not on PATH, with OPENTABS_CONFIG_DIR when the dir is not the default.
+ */
+export function secretCommand(configDir: string): string {
+  const assign = process.platform === 'win32' || resolve(configDir) === resolve(homeDir(), '.opentabs') ? '' : `OPENTABS_CONFIG_DIR=${shellWord(configDir)} `;
+  return assign + runnableArgv(['config', 'secret']).map(shellWord).join(' ');
 }
 
 /**
@@ -149,6 +158,6 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
     c.bold('Load the Chrome extension (once)'),
     `chrome://extensions → turn on Developer mode → Load unpacked → ${m.extensionDir}`,
     '',
-    `Show this again with \`opentabs start --show-config\`; print the secret with \`opentabs config show --json --show-secret | jq -r .secret\`.`,
+    `Show this again with \`opentabs start --show-config\`; print the secret with \`${secretCommand(configDir)}\`.`,
   ].join('\n');
 }

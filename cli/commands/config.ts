@@ -1,4 +1,4 @@
-/** `opentabs config show|set|rotate-secret`. */
+/** `opentabs config show|set|secret|rotate-secret`. */
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -12,13 +12,14 @@ import { parse, parseBool } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, out, printJson, runnableCommands, say, usageError } from '../output.ts';
 import { shellWord } from '../../server/cli-command.ts';
-import { probePort, resolveTarget } from '../server-client.ts';
+import { configDir, probePort, resolveTarget } from '../server-client.ts';
 import { openConfigForWrite, parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
 
-const HELP = `Usage: opentabs config <show|set|rotate-secret> …
+const HELP = `Usage: opentabs config <show|set|secret|rotate-secret> …
 
   opentabs config show [--json] [--show-secret]   Config dir, port, secret, permissions, settings
   opentabs config set <key> <value>               Change one setting (see \`opentabs config set --help\`)
+  opentabs config secret                          Print the bearer secret alone (for scripts)
   opentabs config rotate-secret                   Replace the bearer secret (running server picks it up)`;
 
 const SHOW_HELP = `Usage: opentabs config show [--json] [--show-secret] [--port N]
@@ -28,7 +29,13 @@ Show the config dir, the server URL/port and whether it runs, the secret (hidden
 permissions, page origins and plugin settings.
 
   --json          Machine-readable: {configDir, configFile, port, url, running, secret?, …config.json}
-  --show-secret   Include the secret, e.g.  opentabs config show --json --show-secret | jq -r .secret`;
+  --show-secret   Include the secret (\`opentabs config secret\` prints it alone)`;
+
+const SECRET_HELP = `Usage: opentabs config secret
+
+Print the bearer secret of this config dir (<config dir>/extension/auth.json) and nothing else,
+e.g.  export OPENTABS_SECRET="$(opentabs config secret)"
+Exits 1 when no secret has been created yet (\`opentabs start\` creates it).`;
 
 const SET_HELP = `Usage: opentabs config set <key> <value> [--port N]
 
@@ -60,8 +67,19 @@ export const command: Command = {
   name: 'config',
   summary: 'Configuration',
   help: HELP,
-  run: (argv) => runGroup('config', HELP, { show, set, 'rotate-secret': rotate }, argv),
+  run: (argv) => runGroup('config', HELP, { show, set, secret: printSecret, 'rotate-secret': rotate }, argv),
 };
+
+async function printSecret(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, {}, 'config secret');
+  if (values.help) return (out(SECRET_HELP), 0);
+  if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'config secret');
+  const dir = configDir();
+  const secret = readSecretSync(dir);
+  if (secret === null) throw new CliError(runnableCommands(`No secret in ${secretPath(dir)} yet: run \`opentabs start\` to create one.`));
+  out(secret);
+  return 0;
+}
 
 async function show(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' }, 'show-secret': { type: 'boolean' }, port: { type: 'string' } }, 'config show');

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mcpConfigs, renderMcpConfig } from '../../cli/mcp-config.ts';
+import { mcpConfigs, renderMcpConfig, secretCommand } from '../../cli/mcp-config.ts';
 
 const base = 'http://127.0.0.1:9731';
 const url = `${base}/mcp`;
@@ -35,14 +35,21 @@ describe('VS Code, Gemini CLI and Codex CLI blocks', () => {
     expect(renderMcpConfig(base, secret, '/tmp/cfg', false)).toContain('`claude mcp remove opentabs` first');
   });
 
-  test('Codex CLI command: --bearer-token-env-var, and an export line that reads the secret from auth.json', () => {
+  test('Codex CLI command: --bearer-token-env-var, and an export line that reads the secret with the CLI alone (no jq)', () => {
     expect(m.codexCommand).toBe(`codex mcp add opentabs --url ${url} --bearer-token-env-var OPENTABS_SECRET`);
     const dir = mkdtempSync(join(tmpdir(), "ot cfg '"));
     mkdirSync(join(dir, 'extension'));
     writeFileSync(join(dir, 'extension', 'auth.json'), JSON.stringify({ secret }));
     const line = mcpConfigs(base, secret, dir).codexExport;
-    const r = Bun.spawnSync(['bash', '-c', `${line}\nprintf %s "$OPENTABS_SECRET"`]);
+    expect(line).not.toContain('jq');
+    // A PATH with no jq (an empty folder) and no OPENTABS_CONFIG_DIR: the line carries what it needs.
+    const env = { ...process.env, PATH: mkdtempSync(join(tmpdir(), 'no-jq-')) } as Record<string, string>;
+    delete env.OPENTABS_CONFIG_DIR;
+    const r = Bun.spawnSync(['/bin/bash', '-c', `${line}\nprintf %s "$OPENTABS_SECRET"`], { env });
     expect(r.stdout.toString()).toBe(secret);
+    const text = renderMcpConfig(base, secret, dir, false);
+    expect(text).not.toContain('jq');
+    expect(text).toContain(`print the secret with \`${secretCommand(dir)}\``);
   });
 
   test('--show-config prints all three; the first-run banner keeps the short forms and says where the rest is', () => {
