@@ -8,7 +8,7 @@ import { join, resolve, sep } from 'node:path';
 import { ensureStateDirs } from '../../server/state/paths.ts';
 import { installPlugin, uninstallPlugin } from '../../server/plugins/offline.ts';
 import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
-import { broadPatterns, PLUGIN_NAME_RE, pluginNameFromPackage, RESERVED_PLUGIN_NAMES, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
+import { broadPatterns, PLUGIN_NAME_RE, pluginNameFromPackage, reservedPluginName, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
 import type { BuildResult } from '../../plugins/tooling/index.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
@@ -306,10 +306,11 @@ async function create(argv: string[]): Promise<number> {
   if (!PLUGIN_NAME_RE.test(name)) {
     // "My App", "my_app", "MyApp" → "my-app": said when that fits.
     const fit = name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-    const hint = fit !== name && PLUGIN_NAME_RE.test(fit) && !RESERVED_PLUGIN_NAMES.includes(fit) ? ` Did you mean "${fit}"?` : '';
+    const hint = fit !== name && PLUGIN_NAME_RE.test(fit) && reservedPluginName(fit) === null ? ` Did you mean "${fit}"?` : '';
     throw usageError(`${JSON.stringify(name)} is not a valid plugin name (lowercase letters and digits, words joined by "-", e.g. "my-app").${hint}`, 'plugin create');
   }
-  if (RESERVED_PLUGIN_NAMES.includes(name)) throw usageError(`"${name}" is reserved: built-in tools are named ${name}_*; pick another plugin name.`, 'plugin create');
+  const reserved = reservedPluginName(name);
+  if (reserved) throw usageError(`${reserved}.`, 'plugin create');
   requireAuthoringTools('plugin create');
   const dir = resolve(values.dir ?? `opentabs-plugin-${name}`);
   if (values['from-capture'] !== undefined) {

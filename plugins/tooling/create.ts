@@ -7,7 +7,7 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES } from '../../server/protocol/plugin-manifest.ts';
+import { PLUGIN_NAME_RE, reservedPluginName } from '../../server/protocol/plugin-manifest.ts';
 import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
 import { CLI_BIN, ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
 import { PluginBuildError } from './build-error.ts';
@@ -35,7 +35,8 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
   if (typeof name !== 'string' || !PLUGIN_NAME_RE.test(name)) {
     throw new PluginBuildError(`name: ${JSON.stringify(name)} is not a valid plugin name (lowercase letters and digits, words joined by "-", e.g. "my-app")`);
   }
-  if (RESERVED_PLUGIN_NAMES.includes(name)) throw new PluginBuildError(`name: "${name}" is reserved: built-in tools are named ${name}_*; pick another plugin name`);
+  const reserved = reservedPluginName(name);
+  if (reserved) throw new PluginBuildError(`name: ${reserved}`);
   const dir = resolve(dirArg ?? `opentabs-plugin-${name}`);
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new PluginBuildError(`${dir} exists and is not a folder`);
   if (existsSync(dir) && (await readdir(dir)).length > 0) {

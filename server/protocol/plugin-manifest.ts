@@ -31,6 +31,14 @@ export const PLUGIN_NAME_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const TOOL_NAME_RE = /^[a-z][a-z0-9_]*$/;
 /** Prefixes owned by built-in tools (browser_*, extension_*, opentabs_*, plugin_*), never a plugin name. */
 export const RESERVED_PLUGIN_NAMES: readonly string[] = ['browser', 'extension', 'opentabs', 'plugin'];
+/** Tools a web page registers are named `tab<tab id>_<name>`: a plugin named `tab<digits>` would share that form. */
+export const PAGE_TOOL_PREFIX_RE = /^tab\d+$/;
+/** Why `name` cannot be a plugin name because its tools would clash with built-in or page tools, or null. */
+export function reservedPluginName(name: string): string | null {
+  if (RESERVED_PLUGIN_NAMES.includes(name)) return `"${name}" is reserved: built-in tools are named ${name}_*; pick another plugin name`;
+  if (PAGE_TOOL_PREFIX_RE.test(name)) return `"${name}" is reserved: tools a web page registers are named tab<tab id>_*, the form of ${name}_*; pick another plugin name`;
+  return null;
+}
 /** MCP clients commonly cap tool names at 64 characters. */
 export const MAX_TOOL_FULL_NAME = 64;
 /**
@@ -140,7 +148,7 @@ export const ToolManifestSchema = v.object({
 export const ToolsJsonSchema = v.pipe(
   v.object({
     name: v.pipe(v.string(), v.regex(PLUGIN_NAME_RE, 'plugin names are lowercase words joined by hyphens'),
-      v.check((n) => !RESERVED_PLUGIN_NAMES.includes(n), (i) => `"${i.input}" is reserved: built-in tools are named ${i.input}_*; pick another plugin name`),
+      v.check((n) => reservedPluginName(n) === null, (i) => reservedPluginName(i.input) ?? ''),
       v.check((n) => !isForbiddenKey(n), (i) => `"${i.input}" cannot be a plugin name`)),
     displayName: NonEmpty('displayName'),
     description: NonEmpty('description'),
