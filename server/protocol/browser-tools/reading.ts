@@ -7,7 +7,7 @@ export const readingTools = [
   tool({
     name: 'browser_snapshot',
     group: 'reading',
-    description: 'The page as compact Markdown-like text (all visible text; # headings, - lists, tab-separated table rows, landmark lines such as "nav Main:"). What can be acted on carries a ref: links as [text](e12), other controls as `button Save [e13]`, `textbox Email = "a@b.c" [e14]`, `[x] Remember me [e15]`; pass e12 etc. as ref to the other tools. The content of an iframe is indented under its `iframe Name (url):` line, with refs such as f3e2. Refs stay valid until the next navigation. Cut at 100,000 characters and 400 nested elements, with a mark (then pass selector).',
+    description: 'The page as compact Markdown-like text (all visible text; # headings, - lists, tab-separated table rows, landmark lines such as "nav Main:"). What can be acted on carries a ref: links as [text](e12), other controls as `button Save [e13]`, `textbox Email = "a@b.c" [e14]` (its value), `[x] Remember me [e15]` ([-] mixed; radios (x)/( )); pass e12 etc. as ref to the other tools. States follow the name: (disabled), (inert: e.g. behind a modal), (read-only), (invalid), (expanded)/(collapsed), (selected), (pressed), (current). The content of an iframe is indented under its `iframe Name (url):` line, with refs such as f3e2. Refs stay valid until the next navigation. Cut at 100,000 characters and 400 nested elements, with a mark (then pass selector).',
     input: v.strictObject({
       tabId,
       selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Outline only this element'))),
