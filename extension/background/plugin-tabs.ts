@@ -10,7 +10,7 @@
  */
 import type { PluginInfo, TabInfo, TabState } from '../../server/protocol/methods.ts';
 import { truncateText } from '../../server/protocol/page-channel.ts';
-import { urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
+import { matchesPattern, urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { fileMayHoldSecret } from '../tools/url-policy.ts';
 
@@ -44,6 +44,43 @@ export function leftPluginError(tabId: number, url: string, plugin: PluginInfo, 
   return explicit
     ? new ToolError(`Tab ${tabId} (${url}) is not a ${plugin.displayName} tab; ${where}`, { code: 'tab_mismatch', category: 'validation' })
     : new ToolError(`The ${plugin.displayName} tab ${tabId} is now at ${url}, not a ${plugin.displayName} page; open ${plugin.displayName} again and retry`, { code: 'no_matching_tab', category: 'not_found', retryable: true });
+}
+
+/**
+ * For a call that found none of the plugin's tabs: open tabs on one of the hosts its URL patterns
+ * name (scheme, host and port as the pattern gives them, any path) whose URL no pattern matches or
+ * an exclude pattern drops. An author whose pattern's path is wrong then reads that, not only "open
+ * the app". Named by host only (the path or query may hold what the page put there); null when no
+ * such tab is open.
+ */
+export function patternMissHint(plugin: Pick<PluginInfo, 'urlPatterns' | 'excludePatterns'>, tabs: chrome.tabs.Tab[]): string | null {
+  const hostPatterns = plugin.urlPatterns.flatMap((p) => {
+    const authority = /^((?:\*|https?|wss?):\/\/[^/]+)\//.exec(p)?.[1];
+    // A pattern for every host (`*://*/…`) names no app's host.
+    return authority && !authority.endsWith('://*') ? [`${authority}/*`] : [];
+  });
+  if (hostPatterns.length === 0) return null;
+  const seen = new Map<string, number>();
+  for (const t of tabs) {
+    const url = t.url ?? '';
+    if (t.id === undefined || !isHttp(url) || allowedFor(url, plugin)) continue;
+    if (!hostPatterns.some((hp) => matchesPattern(url, hp))) continue;
+    let host: string;
+    try {
+      host = new URL(url).host;
+    } catch {
+      continue;
+    }
+    if (!seen.has(host)) seen.set(host, t.id);
+  }
+  if (seen.size === 0) return null;
+  const [host, tabId] = [...seen][0]!;
+  const excluded = plugin.excludePatterns.length > 0 && urlMatchesPlugin(tabs.find((t) => t.id === tabId)?.url, { urlPatterns: plugin.urlPatterns, excludePatterns: [] });
+  const why = excluded
+    ? `its URL is dropped by the plugin's excludePatterns (${plugin.excludePatterns.join(', ')})`
+    : `its URL matches none of the plugin's urlPatterns (${plugin.urlPatterns.join(', ')})`;
+  const more = seen.size > 1 ? ` (and tabs on ${seen.size - 1} more of its hosts)` : '';
+  return `Tab ${tabId} is open on ${host}${more}, a host of the plugin's patterns, but ${why}; if that is the page to use, the plugin's patterns (definePlugin urlPatterns / excludePatterns) need to match its path`;
 }
 
 /** Matching tabs, best first: active tab of the focused window, other active tabs, the focused window, the rest. */

@@ -15,7 +15,7 @@ import { extLog } from '../shared/ext-log.ts';
 import type { Connection } from './connection.ts';
 import { Adapters, type AdapterStatus } from './plugin-inject.ts';
 import { TabPorts } from './plugin-ports.ts';
-import { allowedFor, leftPluginError, rankedTabs, snapshotOf, TabRanking, TopDocuments, waitForLoad, type CheckedDocument, type TabSnapshot } from './plugin-tabs.ts';
+import { allowedFor, leftPluginError, patternMissHint, rankedTabs, snapshotOf, TabRanking, TopDocuments, waitForLoad, type CheckedDocument, type TabSnapshot } from './plugin-tabs.ts';
 import { redactedUrl, siteOf } from '../tools/url-policy.ts';
 
 export { waitForLoad } from './plugin-tabs.ts';
@@ -288,7 +288,9 @@ export class PluginRuntime {
     }
     if (ranked.length === 0) {
       const where = plugin.homepage ? ` at ${plugin.homepage}` : ` (${plugin.urlPatterns.join(', ')})`;
-      throw new ToolError(`No ${plugin.displayName} tab is open. Open ${plugin.displayName}${where} in Chrome, sign in, and retry.`, { code: 'no_matching_tab', category: 'not_found', retryable: true });
+      // A tab on the app's host whose path the patterns miss: say so (the author's pattern may be wrong).
+      const miss = patternMissHint(plugin, await chrome.tabs.query({}).catch(() => [] as chrome.tabs.Tab[]));
+      throw new ToolError(`No ${plugin.displayName} tab is open. ${miss ? `${miss}. ` : ''}Open ${plugin.displayName}${where} in Chrome, sign in, and retry.`, { code: 'no_matching_tab', category: 'not_found', retryable: true });
     }
     // Prefer a tab whose adapter is already ready (no injection on the call path).
     return ranked.find((t) => this.adapterStatus(t.id!, plugin.name) === 'ready') ?? ranked[0];

@@ -10,6 +10,8 @@ import { redactedUrl, refusalReason, resolveFileUrls } from './url-policy.ts';
 import type { Handlers } from './types.ts';
 
 const MAX_RESULTS = 100;
+/** History entries one search asks Chrome for at most, to fill its answer after refused pages are left out. */
+const HISTORY_ASK_MAX = 2000;
 
 function groupSummary(g: chrome.tabGroups.TabGroup, tabs: chrome.tabs.Tab[]) {
   return { groupId: g.id, title: g.title ?? '', color: g.color, collapsed: g.collapsed, windowId: g.windowId, tabIds: tabs.filter((t) => t.groupId === g.id).map((t) => t.id!) };
@@ -157,9 +159,19 @@ export const browserDataTools = {
   async browser_search_history(input) {
     const days = input.days ?? 7;
     const query = String(input.query ?? '');
-    const items = await chrome.history.search({ text: query, startTime: Date.now() - days * 86_400_000, maxResults: Math.min(input.limit ?? 20, MAX_RESULTS) });
-    await resolveFileUrls(items.map((i) => i.url)).catch(() => {});
-    return { value: { items: matchesShown(items, query).map((i) => ({ ...listedPage(i.url ?? '', i.title ?? ''), lastVisit: i.lastVisitTime ?? null, visits: i.visitCount ?? 0 })) } };
+    const limit = Math.min(input.limit ?? 20, MAX_RESULTS);
+    const startTime = Date.now() - days * 86_400_000;
+    // Refused pages are left out before the answer is cut at `limit`: cut first, an answer shorter
+    // than the limit would tell that hidden pages matched. Chrome is asked for more until `limit`
+    // entries remain, it has no more, or HISTORY_ASK_MAX were asked for.
+    let shown: chrome.history.HistoryItem[] = [];
+    for (let ask = limit; ; ask = Math.min(ask * 4, HISTORY_ASK_MAX)) {
+      const items = await chrome.history.search({ text: query, startTime, maxResults: ask });
+      await resolveFileUrls(items.map((i) => i.url)).catch(() => {});
+      shown = matchesShown(items, query);
+      if (shown.length >= limit || items.length < ask || ask >= HISTORY_ASK_MAX) break;
+    }
+    return { value: { items: shown.slice(0, limit).map((i) => ({ ...listedPage(i.url ?? '', i.title ?? ''), lastVisit: i.lastVisitTime ?? null, visits: i.visitCount ?? 0 })) } };
   },
 
   async browser_search_bookmarks(input) {

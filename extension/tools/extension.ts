@@ -1,6 +1,7 @@
 /** The extension group of built-in tools. */
 import { extLogs, type ExtLogLevel } from '../shared/ext-log.ts';
 import type { Handlers } from './types.ts';
+import { pageAddress } from '../background/plugin-tabs.ts';
 
 export const extensionTools = {
   async extension_get_state(_input, env) {
@@ -14,7 +15,8 @@ export const extensionTools = {
         version: p.version,
         adapterHash: p.adapterHash,
         tabState: snap.state,
-        tabs: snap.tabs.map((t) => ({ ...t, adapter: env.plugins.adapterStatus(t.tabId, p.name) ?? 'not_injected' })),
+        // Addresses as extension_check_adapter lists them: no query string, fragment or credentials.
+        tabs: snap.tabs.map((t) => ({ ...t, url: pageAddress(t.url), adapter: env.plugins.adapterStatus(t.tabId, p.name) ?? 'not_injected' })),
       });
     }
     const c = env.conn.state;

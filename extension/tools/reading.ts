@@ -9,7 +9,7 @@ import { runPage, type PageFn, type PageLib } from './page-run.ts';
 import { withFrames, type PageSnapshot } from './snapshot.ts';
 import type { Handlers, ToolCtx } from './types.ts';
 import { checkedCapture } from './secret-on-page.ts';
-import { checkedScriptTarget, redactedUrl, tabRefusal, tabRefusedError } from './url-policy.ts';
+import { checkedScriptTarget, redactedUrl, scrubRefusedUrls, tabRefusal, tabRefusedError } from './url-policy.ts';
 
 /**
  * Marks the lines of iframes in a snapshot, which withFrames fills with their frames' content. A
@@ -25,10 +25,12 @@ export async function runInTab<K extends PageFn>(tabId: number, name: K, args: P
   try {
     return (await runPage(target, name, args)) as Awaited<ReturnType<PageLib[K]>>;
   } catch (err) {
-    const m = (err as Error).message;
+    // Chrome's text may name the page it failed on: one the tools refuse only by scheme + host.
+    const m = scrubRefusedUrls(String((err as Error | null)?.message ?? err));
     if (/Cannot access|chrome:\/\/|extensions gallery/i.test(m)) {
       throw new ToolError(`This page cannot be read by extensions (${m})`, { code: 'not_available', category: 'validation' });
     }
+    if (err instanceof Error && err.message !== m) err.message = m;
     throw err;
   }
 }

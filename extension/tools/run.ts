@@ -11,7 +11,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { withJson } from '../background/result-json.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
-import { guardBuiltinCall, pinApprovedSite, resolveFileUrls, setFileResolver, urlPolicy } from './url-policy.ts';
+import { guardBuiltinCall, pinApprovedSite, redactedUrl, refusalReason, resolveFileUrls, scrubRefusedUrls, setFileResolver, urlPolicy } from './url-policy.ts';
 import { dialogBlocksError, openDialog } from './dialogs.ts';
 import { getTab } from './tabs.ts';
 
@@ -180,13 +180,18 @@ async function explainFailure(err: unknown, call: { tool: string; input: Record<
     }
     // A tab loading its first page has only the initial empty document, which scripts may not reach.
     if (tab.status === 'loading' && /Cannot access contents/i.test(message)) {
-      return new ToolError(`Tab ${id} is still loading ${tab.pendingUrl ?? tab.url ?? 'its page'}; wait for it (browser_wait_for with text or urlPattern), then retry`, { code: 'not_available', category: 'validation', retryable: true });
+      // A page the tools refuse is named by scheme + host only, as browser_list_tabs shows it.
+      const loading = tab.pendingUrl ?? tab.url;
+      const shown = loading ? (refusalReason(loading) === null ? loading : redactedUrl(loading) || 'a page') : 'its page';
+      return new ToolError(`Tab ${id} is still loading ${shown}; wait for it (browser_wait_for with text or urlPattern), then retry`, { code: 'not_available', category: 'validation', retryable: true });
     }
     // chrome.scripting cannot reach the page Chrome shows for a failed load.
     if (/showing error page/i.test(message)) {
       return new ToolError(`Tab ${id} shows Chrome's error page (its last load failed, e.g. the site did not answer): navigate it to a page that loads, then retry`, { code: 'not_available', category: 'validation' });
     }
   }
+  // Chrome's own error texts may name the page they failed on: a refused one by scheme + host only.
+  if (err instanceof Error && !(err instanceof ToolError)) err.message = scrubRefusedUrls(err.message);
   return err;
 }
 

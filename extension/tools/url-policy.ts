@@ -296,6 +296,18 @@ export function redactedUrl(raw: string): string {
   }
 }
 
+/** URLs in a text: anything with a scheme and "//", and the schemes that take none. */
+const URL_IN_TEXT = /\b(?:[a-z][a-z0-9+.-]*:\/\/|(?:about|blob|data|filesystem|javascript|view-source):)[^\s"'<>`]*/gi;
+
+/**
+ * The text with every URL of a page the tools refuse cut to scheme + host (redactedUrl): for
+ * Chrome's own error texts passed on to the agent, which name the page they failed on (`Cannot
+ * access contents of url "chrome-extension://…/sidepanel.html?…"`).
+ */
+export function scrubRefusedUrls(text: string): string {
+  return text.replace(URL_IN_TEXT, (url) => (refusalReason(url) === null ? url : redactedUrl(url) || 'a page'));
+}
+
 /** Throws invalid_arguments when a tool may not open `url`; returns the normalized href. */
 export function assertUrlAllowed(url: unknown, what = 'url'): string {
   const s = String(url);
