@@ -148,9 +148,18 @@ export const command: Command = {
     const showConfig = Boolean(values['show-config']) || firstRun;
 
     // One server per config dir: a second one would fight the first over server.pid, the audit
-    // log and the extension's connection. Found through server.pid, confirmed over /health.
+    // log and the extension's connection. Found through server.pid, confirmed by the process on
+    // its port proving it knows this config dir's secret: a pid outlives its process, and any
+    // HTTP server can answer GET /health with {"status":"ok"}.
     const existing = readPidFile(dir);
-    if (existing && existing.port > 0 && existing.port !== port && isAlive(existing.pid) && (await probePort(existing.port)).kind === 'opentabs') {
+    if (
+      existing &&
+      existing.port > 0 &&
+      existing.port !== port &&
+      isAlive(existing.pid) &&
+      (await probePort(existing.port)).kind === 'opentabs' &&
+      (await recordedServerIsOurs(dir, existing.pid, existing.port))
+    ) {
       const url = `http://${HOST}:${existing.port}`;
       if (values.port === undefined && !process.env.PORT) {
         if (values.dev) await requireDevMode(dir, existing.port, secretFor(dir), `${url} (pid ${existing.pid})`);
@@ -173,10 +182,7 @@ export const command: Command = {
         const secret = secretFor(dir);
         // Another config dir's server holds the port: commands run with this dir would all be refused (401).
         if (!(await acceptsSecret(dir, port, secret))) {
-          throw new CliError(
-            `Port ${port} is in use by an OpenTabs server of another config dir, or another program (it could not prove it knows the secret of ${dir}). ` +
-              `Pick another port: \`opentabs start --port ${port === 65535 ? port - 1 : port + 1}\`, or stop that server (opentabs stop, with the OPENTABS_CONFIG_DIR it was started with).`,
-          );
+          throw new CliError(`Port ${port} is held by ${await portHolder(dir, port, secret)}. ${await insteadOf(port)}`);
         }
         const pidNote = existing && existing.port === port && isAlive(existing.pid) ? ` (pid ${existing.pid})` : '';
         if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}${pidNote}`);
@@ -190,7 +196,7 @@ export const command: Command = {
         throw new CliError(
           `Port ${port} is in use by another program (${owner.detail}), not an OpenTabs server` +
             `${values.port === undefined && process.env.PORT ? `; port ${port} came from the PORT environment variable` : ''}. ` +
-            `Stop that program or pick another port: \`opentabs start --port ${port === 65535 ? port - 1 : port + 1}\` (or PORT=…).`,
+            (await insteadOf(port)),
         );
       }
     }
@@ -470,6 +476,59 @@ async function startedMeanwhile(dir: string, port: number): Promise<boolean> {
 async function acceptsSecret(dir: string, port: number, secret: string | null): Promise<boolean> {
   if (!secret) return false;
   return (await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'flag' }, secret, 2000)).kind !== 'unverified';
+}
+
+/** How long the proof check of a server found on a port may take (a busy server still answers). */
+const PROOF_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether the live process server.pid names, on its recorded port, is this config dir's server:
+ * the process on that port proves it knows the secret (a server too busy to answer in time is
+ * given the benefit of the doubt). When it cannot, server.pid is stale (the pid was reused, or
+ * another program took the port): says what holds the port, and this start goes on without it.
+ */
+async function recordedServerIsOurs(dir: string, pid: number, port: number): Promise<boolean> {
+  const secret = secretFor(dir);
+  const r = secret ? await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'pidfile' }, secret, PROOF_TIMEOUT_MS) : null;
+  if (r && r.kind !== 'unverified') return true;
+  err(
+    `note: ${join(dir, 'server.pid')} names pid ${pid} on port ${port}, but the process on that port is not this config dir's ` +
+      `OpenTabs server (${r?.kind === 'unverified' ? `it ${r.why}` : `there is no secret in ${join(dir, 'extension', 'auth.json')} to check it with`}): ` +
+      'another program, or the server of another config dir. Starting this config dir\'s server.',
+  );
+  return false;
+}
+
+/**
+ * What holds `port`, which answers GET /health like OpenTabs but did not prove it knows this
+ * config dir's secret: the reason, and the pid when server.pid names a live one on that port.
+ */
+async function portHolder(dir: string, port: number, secret: string | null): Promise<string> {
+  const r = secret ? await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'flag' }, secret, PROOF_TIMEOUT_MS) : null;
+  const why = r?.kind === 'unverified' ? `it ${r.why}` : secret ? 'it did not answer the secret check' : `there is no secret in ${join(dir, 'extension', 'auth.json')} to check it with`;
+  const pid = readPidFile(dir);
+  const pidNote =
+    pid && pid.port === port && isAlive(pid.pid) ? `; ${join(dir, 'server.pid')} names pid ${pid.pid} there, but that pid was reused or another program took the port` : '';
+  return (
+    `a process that answers GET /health like OpenTabs but is not this config dir's server (${why}${pidNote}): another program, ` +
+    'or the OpenTabs server of another config dir (opentabs stop, run with that config dir in OPENTABS_CONFIG_DIR, stops it)'
+  );
+}
+
+/** How many ports after a taken one are tried for a free one to suggest. */
+const FREE_PORT_TRIES = 20;
+
+/**
+ * The command to run instead of a start on a taken port: `opentabs start --port N` with a port
+ * found free just now (--port beats PORT), else --port 0 (the system picks one).
+ */
+async function insteadOf(port: number): Promise<string> {
+  for (let p = port + 1; p <= Math.min(65535, port + FREE_PORT_TRIES); p++) {
+    if ((await probePort(p, 1000)).kind === 'free') {
+      return `Stop that program, or start OpenTabs on port ${p} (free just now): \`opentabs start --port ${p}\`; MCP client configs that name port ${port} then need port ${p}.`;
+    }
+  }
+  return 'Stop that program, or start OpenTabs on a port the system picks: `opentabs start --port 0`.';
 }
 
 function readLogTail(path: string, from: number): string {
