@@ -47,6 +47,8 @@ interface Interception {
   stop: () => void;
   /** The session of the call that set the rules (each call replaces them). */
   makers: Makers;
+  /** The site a main-frame document request went to when the tab left `site` (the rules ended then). */
+  leftFor?: string;
 }
 const active = new Map<number, Interception>();
 /** Why a tab's interception ended by itself (it left the site), told once to the next call on it. */
@@ -92,6 +94,7 @@ async function start(tabId: number, rules: Rule[], site: string): Promise<Interc
   const i: Interception = { send, rules, site, stop: () => {}, makers: new Makers() };
   const leave = (url: string) => {
     if (active.get(tabId) !== i) return;
+    i.leftFor = siteOf(url);
     endedNotes.set(tabId, `Interception on tab ${tabId} ended when the tab left ${i.site} for ${siteOf(url)}; set the rules again to intercept there.`);
     void send('Fetch.disable').catch(() => {});
     i.stop();
@@ -226,6 +229,12 @@ export const interceptTools = {
     } catch (err) {
       i.stop();
       throw new ToolError(`Chrome refused the patterns: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
+    }
+    if (active.get(tabId) !== i && i.leftFor !== undefined) {
+      // The tab left the approved site while the rules were being set: the page is not the one
+      // this call was allowed for (as below, where the navigation is seen after the rules).
+      await i.send('Fetch.disable').catch(() => {});
+      throw new ToolError(`Tab ${tabId} went to ${redactedUrl(i.leftFor)} while this call ran, not ${redactedUrl(site)} where it was allowed; no rules were set. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
     }
     if (active.get(tabId) !== i) {
       // Interception ended while the rules were being set (stop, its MCP session's end, the
