@@ -12,7 +12,7 @@ import type { PluginInfo, TabInfo, TabState } from '../../server/protocol/method
 import { truncateText } from '../../server/protocol/page-channel.ts';
 import { matchesPattern, urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
 import { ToolError } from '../shared/tool-error.ts';
-import { fileMayHoldSecret } from '../tools/url-policy.ts';
+import { fileMayHoldSecret, redactedUrl, refusalReason } from '../tools/url-policy.ts';
 
 /** A tab's top document as webNavigation reports it now. */
 export interface CheckedDocument {
@@ -38,8 +38,15 @@ export function allowedFor(url: string | undefined, plugin: Pick<PluginInfo, 'ur
   return urlMatchesPlugin(url, plugin) && !(url !== undefined && !isHttp(url) && fileMayHoldSecret(url));
 }
 
+/** A tab's URL in an error: a page the built-in tools refuse (an extension page, chrome://, a hidden file) by scheme + host only. */
+export function urlInError(url: string | undefined): string {
+  if (!url) return 'no page';
+  return refusalReason(url) === null ? url : redactedUrl(url) || 'a page';
+}
+
 /** The tab picked for a call shows a page that is not the plugin's (any more). */
-export function leftPluginError(tabId: number, url: string, plugin: PluginInfo, explicit: boolean): ToolError {
+export function leftPluginError(tabId: number, rawUrl: string, plugin: PluginInfo, explicit: boolean): ToolError {
+  const url = urlInError(rawUrl);
   const where = `pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`;
   return explicit
     ? new ToolError(`Tab ${tabId} (${url}) is not a ${plugin.displayName} tab; ${where}`, { code: 'tab_mismatch', category: 'validation' })

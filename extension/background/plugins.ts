@@ -15,7 +15,7 @@ import { extLog } from '../shared/ext-log.ts';
 import type { Connection } from './connection.ts';
 import { Adapters, type AdapterStatus } from './plugin-inject.ts';
 import { TabPorts } from './plugin-ports.ts';
-import { allowedFor, leftPluginError, patternMissHint, rankedTabs, snapshotOf, TabRanking, TopDocuments, waitForLoad, type CheckedDocument, type TabSnapshot } from './plugin-tabs.ts';
+import { allowedFor, leftPluginError, patternMissHint, urlInError, rankedTabs, snapshotOf, TabRanking, TopDocuments, waitForLoad, type CheckedDocument, type TabSnapshot } from './plugin-tabs.ts';
 import { redactedUrl, siteOf } from '../tools/url-policy.ts';
 
 export { waitForLoad } from './plugin-tabs.ts';
@@ -272,7 +272,7 @@ export class PluginRuntime {
         throw new ToolError(`Tab ${tabId} does not exist (closed?); use plugin_list_tabs to find open tabs`, { code: 'tab_closed', category: 'not_found' });
       });
       if (!allowedFor(tab.url, plugin)) {
-        throw new ToolError(`Tab ${tabId} (${tab.url}) is not a ${plugin.displayName} tab; pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`, { code: 'tab_mismatch', category: 'validation' });
+        throw new ToolError(`Tab ${tabId} (${urlInError(tab.url)}) is not a ${plugin.displayName} tab; pick a tab whose URL matches ${plugin.urlPatterns.join(', ')}`, { code: 'tab_mismatch', category: 'validation' });
       }
       return tab;
     }

@@ -8,6 +8,7 @@
  *   told that hidden pages matched the words: refused entries are left out first, then the cut;
  * - extension_get_state listed plugin tabs with their query strings and fragments: it lists
  *   scheme, host and path as extension_check_adapter does;
+ * - a plugin call naming a tab on a refused page named its whole URL: scheme + host only;
  * - a plugin call with a tab open on the app's host whose path the patterns miss said only "No …
  *   tab is open": it names the host and the patterns (and nothing of the page's path or query).
  * Chrome's answers are changed in the extension's worker where a race cannot be made to happen on
@@ -150,6 +151,18 @@ describe('plugin tabs: what an agent is told', () => {
       await page.close().catch(() => {});
     }
   }, 120_000);
+
+  test('a plugin call naming a tab on an extension page names that page by scheme and host', async () => {
+    const worker = await h.serviceWorker();
+    const refused = `chrome-extension://${h.extensionId}/sidepanel.html?s18i-private-5`;
+    const tabId = await worker.evaluate(async (url) => (await chrome.tabs.create({ url, active: false })).id!, refused);
+    await waitUntil(async () => (await worker.evaluate((id) => chrome.tabs.get(id), tabId)).status === 'complete', 'the extension page loaded');
+    const r = await h.callTool('fixture_echo', { text: 'x' }, { tabId });
+    expect(r.body?.error?.code).toBe('tab_mismatch');
+    expect(String(r.body.error.message)).toContain(`Tab ${tabId} (chrome-extension://${h.extensionId}/) is not a Fixture App tab`);
+    expect(JSON.stringify(r.body)).not.toContain('s18i-private-5');
+    await worker.evaluate((id) => chrome.tabs.remove(id), tabId);
+  });
 
   test('a tab on the app host that no pattern matches: the host and the patterns are named', async () => {
     await h.waitForHealth((x) => x.pluginDetails?.find((p: any) => p.name === 'fixture')?.tabState === 'closed', 'fixture tab state closed');
