@@ -95,6 +95,12 @@ export const PAGE_TOOL_SCHEMA_CACHE_BYTES = 4 * 1024 * 1024;
 
 /** MCP sessions idle longer than this are closed by the sweeper. */
 export const MCP_SESSION_IDLE_TTL_MS = 30 * 60_000;
+/**
+ * An MCP session counts as active (in /health's mcpSessions and `opentabs status`) while a request
+ * of it runs, its stream is open, or its last request is at most this old; else as idle. A client
+ * that exited without DELETE (many do) leaves an idle session until MCP_SESSION_IDLE_TTL_MS.
+ */
+export const MCP_SESSION_ACTIVE_WINDOW_MS = 5 * 60_000;
 export const MCP_SESSION_SWEEP_INTERVAL_MS = 60_000;
 /**
  * MCP SSE streams (Streamable HTTP GET/POST streams, legacy /sse) send a comment this often, so
@@ -140,6 +146,7 @@ export interface Limits {
   builtinMaxInFlightPerCaller: number;
   confirmationTimeoutMs: number;
   mcpSessionIdleTtlMs: number;
+  mcpSessionActiveWindowMs: number;
   mcpSessionSweepIntervalMs: number;
   auditRotateBytes: number;
   maxBodyBytes: number;
@@ -159,6 +166,7 @@ export const DEFAULT_LIMITS: Limits = {
   builtinMaxInFlightPerCaller: BUILTIN_MAX_IN_FLIGHT_PER_CALLER,
   confirmationTimeoutMs: CONFIRMATION_TIMEOUT_MS,
   mcpSessionIdleTtlMs: MCP_SESSION_IDLE_TTL_MS,
+  mcpSessionActiveWindowMs: MCP_SESSION_ACTIVE_WINDOW_MS,
   mcpSessionSweepIntervalMs: MCP_SESSION_SWEEP_INTERVAL_MS,
   auditRotateBytes: AUDIT_ROTATE_BYTES,
   maxBodyBytes: MAX_BODY_BYTES,

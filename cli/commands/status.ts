@@ -57,6 +57,21 @@ export function formatUptime(seconds: number | undefined): string {
   return `${s}s`;
 }
 
+/**
+ * Open MCP sessions, split into active and idle ones when the server reports it: a client that
+ * exited without closing its session (many do) leaves an idle one until the server closes it.
+ */
+export function mcpClientsText(h: HealthPayload): string {
+  const s = h.mcpSessions;
+  if (!s || typeof s.active !== 'number' || typeof s.idle !== 'number') return String(h.mcpClients ?? 0);
+  const minutes = (sec: number) => (sec < 60 ? `${sec} s` : `${Math.round(sec / 60)} min`);
+  const idle =
+    s.idle > 0
+      ? `, ${s.idle} idle (no request for ${minutes(s.activeWindowSeconds)}+, often a client that has exited; closed after ${minutes(s.idleCloseSeconds)} idle)`
+      : '';
+  return `${s.active} active${idle}`;
+}
+
 function renderStatus(h: HealthPayload, url: string, dir: string): string {
   const lines: string[] = [];
   lines.push(
@@ -69,7 +84,7 @@ function renderStatus(h: HealthPayload, url: string, dir: string): string {
         : `${c.yellow('not connected')} — load it once: chrome://extensions → Developer mode → Load unpacked → ${join(dir, 'extension')}`
     }`,
   );
-  lines.push(`${c.bold('MCP clients')} ${h.mcpClients ?? 0}`);
+  lines.push(`${c.bold('MCP clients')} ${mcpClientsText(h)}`);
   lines.push(
     `${c.bold('Tools')}       ${h.toolCount ?? 0} (${h.browserToolCount ?? 0} browser, ${h.pluginToolCount ?? 0} plugin)${
       h.skipPermissions ? c.yellow('  · permission prompts skipped') : ''

@@ -114,6 +114,23 @@ export class McpSessions {
     return this.sessions.size;
   }
 
+  /**
+   * Open sessions split by recent use: active while a request runs, the outbound stream is open,
+   * or the last request is within the active window (server/limits.ts); else idle (the client may have
+   * exited without closing it; the sweeper closes it after the idle TTL).
+   */
+  activity(now = Date.now()): { active: number; idle: number; activeWindowSeconds: number; idleCloseSeconds: number } {
+    const window = this.ctx.limits.mcpSessionActiveWindowMs;
+    let active = 0;
+    for (const s of this.sessions.values()) if (s.inFlight > 0 || s.outbound?.isOpen || now - s.lastSeen <= window) active++;
+    return {
+      active,
+      idle: this.sessions.size - active,
+      activeWindowSeconds: Math.round(window / 1000),
+      idleCloseSeconds: Math.round(this.ctx.limits.mcpSessionIdleTtlMs / 1000),
+    };
+  }
+
   /** New sessions refused by the session limit since the server started, the last one's time, and the limit now. */
   refusals(): { count: number; lastAt: number | null; perMinute: number } {
     const spec = this.sessionRate();

@@ -74,6 +74,9 @@ export function fullHealth(ctx: ServerContext) {
     extensionConnected: safe(ctx, 'extensionConnected', () => ctx.hub.connected, false),
     extensionConnections: safe(ctx, 'extensionConnections', () => ctx.hub.connectionCount, 0),
     mcpClients: safe(ctx, 'mcpClients', () => ctx.mcp.count, 0),
+    // mcpClients split by recent use: a client that exited without closing its session (many do)
+    // stays counted in mcpClients until the session has been idle for idleCloseSeconds.
+    mcpSessions: safe(ctx, 'mcpSessions', () => ctx.mcp.activity(), { active: 0, idle: 0, activeWindowSeconds: 0, idleCloseSeconds: 0 }),
     // New MCP sessions the session limit refused (a client then often says only "failed to connect").
     mcpSessionsRefused: safe(ctx, 'mcpSessionsRefused', () => ctx.mcp.refusals(), { count: 0, lastAt: null as number | null, perMinute: 0 }),
     plugins: plugins.length,
