@@ -32,7 +32,8 @@ const names = () => srv.ctx.catalog.current().tools.filter((t) => t.kind === 'pa
 beforeAll(async () => {
   root = tempDir('opentabs-page-tools-');
   cfg = join(root, 'state');
-  // A plugin called "tab9" owns tab9_echo: a page in tab 9 must not take that name.
+  // A plugin called "tab9" would own tab9_echo, a page tool's name in tab 9: such plugin names are
+  // reserved, so discovery refuses it and the name stays the page's.
   const plugin = writeTestPlugin(join(root, 'plugins'), 'tab9', [{ name: 'echo' }]);
   srv = await startTestServer({ configDir: cfg, limits: { adminRate: { max: 10_000, windowMs: 60_000 } } });
   writeTestConfig(cfg, { localPlugins: [plugin] });
@@ -65,9 +66,10 @@ describe('page tool lists from hostile pages', () => {
   });
 
   test('a page cannot shadow a plugin or built-in tool', async () => {
+    expect(srv.ctx.plugins.failed().map((f) => f.error)).toEqual([expect.stringContaining('"tab9" is reserved')]);
     const r = await update(9, 'https://b.example/', [tool('echo'), tool('other')]);
-    expect(r.refused).toEqual([{ name: 'echo', reason: expect.stringContaining('taken by a plugin tool') }]);
-    expect(srv.ctx.catalog.current().get('tab9_echo')?.kind).toBe('plugin');
+    expect(r.refused).toEqual([]);
+    expect(srv.ctx.catalog.current().get('tab9_echo')?.kind).toBe('page');
     expect(names()).toContain('tab9_other');
     // A page tool called like a built-in is only ever tab<id>_<that name>.
     await update(10, 'https://b.example/', [tool(BROWSER_TOOLS[0]!.name)]);
