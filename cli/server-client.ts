@@ -215,6 +215,24 @@ export async function checkServer(t: Target, secret: string, timeoutMs = 30_000)
   return { kind: 'verified' };
 }
 
+/** How long proving a server found on a port may take (a busy server still answers within it). */
+export const SERVER_PROOF_TIMEOUT_MS = 5_000;
+
+/**
+ * checkServer against `dir`'s own secret for the process on `port` (start and stop asking whether
+ * what holds a port is this config dir's server). Null when the dir has no secret yet: nothing on
+ * any port can be shown to be its server.
+ */
+export async function checkConfigServer(
+  dir: string,
+  port: number,
+  portSource: Target['portSource'],
+  timeoutMs = SERVER_PROOF_TIMEOUT_MS,
+): Promise<ServerCheck | null> {
+  const secret = secretFor(dir);
+  return secret ? checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource }, secret, timeoutMs) : null;
+}
+
 export function unverifiedMessage(t: Target, why: string): string {
   const head = `The process on port ${t.port} is not this OpenTabs server: it ${why} in ${join(t.configDir, 'extension', 'auth.json')}, so the secret was not sent to it.`;
   const elsewhere = elsewhereHint(t);

@@ -11,7 +11,7 @@ import type { Command } from '../command.ts';
 import type { EmbeddedFile } from '../embedded-extension.ts';
 import { CliError, c, err, out, say } from '../output.ts';
 import { isCompiled, selfCommand } from '../self.ts';
-import { checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor } from '../server-client.ts';
+import { checkConfigServer, checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
 
@@ -181,8 +181,8 @@ export const command: Command = {
       if (owner.kind === 'opentabs') {
         const secret = secretFor(dir);
         // Another config dir's server holds the port: commands run with this dir would all be refused (401).
-        if (!(await acceptsSecret(dir, port, secret))) {
-          throw new CliError(`Port ${port} is held by ${await portHolder(dir, port, secret)}. ${await insteadOf(port)}`);
+        if (!(await acceptsSecret(dir, port))) {
+          throw new CliError(`Port ${port} is held by ${await portHolder(dir, port)}. ${await insteadOf(port)}`);
         }
         const pidNote = existing && existing.port === port && isAlive(existing.pid) ? ` (pid ${existing.pid})` : '';
         if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}${pidNote}`);
@@ -458,7 +458,7 @@ async function startedMeanwhile(dir: string, port: number): Promise<boolean> {
   for (;;) {
     const owner = await probePort(port);
     if (owner.kind === 'opentabs') {
-      if (!(await acceptsSecret(dir, port, secretFor(dir)))) return false;
+      if (!(await acceptsSecret(dir, port))) return false;
       break;
     }
     const pid = readPidFile(dir);
@@ -471,15 +471,13 @@ async function startedMeanwhile(dir: string, port: number): Promise<boolean> {
 
 /**
  * Whether the process on the port proves it knows this config dir's secret (the extension's
- * handshake; the secret itself is not sent). No secret yet: it cannot be this dir's server.
+ * handshake; the secret itself is not sent), or is too slow to tell. No secret yet: it cannot be
+ * this dir's server.
  */
-async function acceptsSecret(dir: string, port: number, secret: string | null): Promise<boolean> {
-  if (!secret) return false;
-  return (await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'flag' }, secret, 2000)).kind !== 'unverified';
+async function acceptsSecret(dir: string, port: number): Promise<boolean> {
+  const r = await checkConfigServer(dir, port, 'flag', 2000);
+  return r !== null && r.kind !== 'unverified';
 }
-
-/** How long the proof check of a server found on a port may take (a busy server still answers). */
-const PROOF_TIMEOUT_MS = 5_000;
 
 /**
  * Whether the live process server.pid names, on its recorded port, is this config dir's server:
@@ -488,8 +486,7 @@ const PROOF_TIMEOUT_MS = 5_000;
  * another program took the port): says what holds the port, and this start goes on without it.
  */
 async function recordedServerIsOurs(dir: string, pid: number, port: number): Promise<boolean> {
-  const secret = secretFor(dir);
-  const r = secret ? await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'pidfile' }, secret, PROOF_TIMEOUT_MS) : null;
+  const r = await checkConfigServer(dir, port, 'pidfile');
   if (r && r.kind !== 'unverified') return true;
   err(
     `note: ${join(dir, 'server.pid')} names pid ${pid} on port ${port}, but the process on that port is not this config dir's ` +
@@ -503,9 +500,9 @@ async function recordedServerIsOurs(dir: string, pid: number, port: number): Pro
  * What holds `port`, which answers GET /health like OpenTabs but did not prove it knows this
  * config dir's secret: the reason, and the pid when server.pid names a live one on that port.
  */
-async function portHolder(dir: string, port: number, secret: string | null): Promise<string> {
-  const r = secret ? await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'flag' }, secret, PROOF_TIMEOUT_MS) : null;
-  const why = r?.kind === 'unverified' ? `it ${r.why}` : secret ? 'it did not answer the secret check' : `there is no secret in ${join(dir, 'extension', 'auth.json')} to check it with`;
+async function portHolder(dir: string, port: number): Promise<string> {
+  const r = await checkConfigServer(dir, port, 'flag');
+  const why = r?.kind === 'unverified' ? `it ${r.why}` : r ? 'it did not answer the secret check' : `there is no secret in ${join(dir, 'extension', 'auth.json')} to check it with`;
   const pid = readPidFile(dir);
   const pidNote =
     pid && pid.port === port && isAlive(pid.pid) ? `; ${join(dir, 'server.pid')} names pid ${pid.pid} there, but that pid was reused or another program took the port` : '';

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, err, out } from '../output.ts';
-import { HOST } from '../../server/limits.ts';
-import { checkServer, configDir, isAlive, probePort, readPidFile, secretFor } from '../server-client.ts';
+import { checkConfigServer, configDir, isAlive, probePort, readPidFile } from '../server-client.ts';
 
 const HELP = `Usage: opentabs stop [--force]
 
@@ -82,14 +81,10 @@ export const command: Command = {
   },
 };
 
-/** How long the proof check may take: a server busy stopping still answers it within this. */
-const PROOF_TIMEOUT_MS = 5_000;
-
 /** Null when this config dir's server answers on `port` (it proves it knows the secret), else why not. */
 async function notThisServer(dir: string, port: number): Promise<string | null> {
-  const secret = secretFor(dir);
-  if (!secret) return `${join(dir, 'extension', 'auth.json')} holds no secret, so nothing on port ${port} can be shown to be this config dir's server`;
-  const r = await checkServer({ configDir: dir, port, url: `http://${HOST}:${port}`, portSource: 'pidfile' }, secret, PROOF_TIMEOUT_MS);
+  const r = await checkConfigServer(dir, port, 'pidfile');
+  if (r === null) return `${join(dir, 'extension', 'auth.json')} holds no secret, so nothing on port ${port} can be shown to be this config dir's server`;
   if (r.kind === 'verified') return null;
   if (r.kind === 'unverified') return `the process on port ${port} is not this config dir's OpenTabs server (it ${r.why})`;
   return `nothing answers as OpenTabs on port ${port}`;
