@@ -12,7 +12,7 @@ import type { PluginInfo, TabInfo, TabState } from '../../server/protocol/method
 import { truncateText } from '../../server/protocol/page-channel.ts';
 import { matchesPattern, urlMatchesPlugin } from '../../server/protocol/match-pattern.ts';
 import { ToolError } from '../shared/tool-error.ts';
-import { fileMayHoldSecret, redactedUrl, refusalReason } from '../tools/url-policy.ts';
+import { fileMayHoldSecret, shownUrl } from '../tools/url-policy.ts';
 
 /** A tab's top document as webNavigation reports it now. */
 export interface CheckedDocument {
@@ -41,7 +41,7 @@ export function allowedFor(url: string | undefined, plugin: Pick<PluginInfo, 'ur
 /** A tab's URL in an error: a page the built-in tools refuse (an extension page, chrome://, a hidden file) by scheme + host only. */
 export function urlInError(url: string | undefined): string {
   if (!url) return 'no page';
-  return refusalReason(url) === null ? url : redactedUrl(url) || 'a page';
+  return shownUrl(url);
 }
 
 /** The tab picked for a call shows a page that is not the plugin's (any more). */

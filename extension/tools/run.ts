@@ -11,7 +11,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { withJson } from '../background/result-json.ts';
 import { TOOL_HANDLERS } from './index.ts';
 import type { ToolCtx, ToolEnv } from './types.ts';
-import { guardBuiltinCall, pinApprovedSite, redactedUrl, refusalReason, resolveFileUrls, scrubRefusedUrls, setFileResolver, urlPolicy } from './url-policy.ts';
+import { guardBuiltinCall, pinApprovedSite, resolveFileUrls, scrubRefusedUrls, setFileResolver, shownUrl, urlPolicy } from './url-policy.ts';
 import { dialogBlocksError, openDialog } from './dialogs.ts';
 import { getTab } from './tabs.ts';
 
@@ -182,7 +182,7 @@ async function explainFailure(err: unknown, call: { tool: string; input: Record<
     if (tab.status === 'loading' && /Cannot access contents/i.test(message)) {
       // A page the tools refuse is named by scheme + host only, as browser_list_tabs shows it.
       const loading = tab.pendingUrl ?? tab.url;
-      const shown = loading ? (refusalReason(loading) === null ? loading : redactedUrl(loading) || 'a page') : 'its page';
+      const shown = loading ? shownUrl(loading) : 'its page';
       return new ToolError(`Tab ${id} is still loading ${shown}; wait for it (browser_wait_for with text or urlPattern), then retry`, { code: 'not_available', category: 'validation', retryable: true });
     }
     // chrome.scripting cannot reach the page Chrome shows for a failed load.

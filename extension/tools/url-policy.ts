@@ -296,6 +296,11 @@ export function redactedUrl(raw: string): string {
   }
 }
 
+/** A URL as an error message or a text passed on may name it: a page the tools refuse by scheme + host only. */
+export function shownUrl(url: string): string {
+  return refusalReason(url) === null ? url : redactedUrl(url) || 'a page';
+}
+
 /** URLs in a text: anything with a scheme and "//", and the schemes that take none. */
 const URL_IN_TEXT = /\b(?:[a-z][a-z0-9+.-]*:\/\/|(?:about|blob|data|filesystem|javascript|view-source):)[^\s"'<>`]*/gi;
 
@@ -305,7 +310,7 @@ const URL_IN_TEXT = /\b(?:[a-z][a-z0-9+.-]*:\/\/|(?:about|blob|data|filesystem|j
  * access contents of url "chrome-extension://…/sidepanel.html?…"`).
  */
 export function scrubRefusedUrls(text: string): string {
-  return text.replace(URL_IN_TEXT, (url) => (refusalReason(url) === null ? url : redactedUrl(url) || 'a page'));
+  return text.replace(URL_IN_TEXT, shownUrl);
 }
 
 /** Throws invalid_arguments when a tool may not open `url`; returns the normalized href. */
