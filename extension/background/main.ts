@@ -8,6 +8,7 @@ import { PANEL_PORT_NAME } from '../shared/panel-protocol.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { cancelBuiltin, runBuiltin } from '../tools/run.ts';
 import { endAllEmulation } from '../tools/emulation.ts';
+import { endLeftoverSessions } from '../tools/debugger.ts';
 import { endAllInterception } from '../tools/intercept.ts';
 import { endAllForcedStates } from '../tools/pseudo-state.ts';
 import { sessionEnded } from '../tools/session-owned.ts';
@@ -226,6 +227,8 @@ chrome.runtime.onInstalled.addListener(() => {
 
 // The worker can be stopped and restarted by Chrome at any time: restore what must survive, then connect.
 void chrome.alarms.create(WAKE_ALARM, { periodInMinutes: 0.5 });
+// Debugger sessions a stopped worker held outlive it in Chrome: they end (debugger.ts).
+void endLeftoverSessions();
 void (async () => {
   await panels.restore();
   await plugins.restore();

@@ -62,8 +62,33 @@ function watchNavigations(): void {
   });
 }
 
+/**
+ * Chrome keeps the extension's debugger sessions when it stops the service worker: the new
+ * worker starts with none in `sessions`, while tabs still carry what the old one set (emulation,
+ * request interception, forced pseudo states, network capture), and every attach to such a tab
+ * failed with "Another debugger is already attached" until the browser restarted. Whatever the
+ * old worker held is detached when the worker starts: Chrome then clears that session's overrides,
+ * as when the extension loses the server (no agent is left to undo them). chrome.debugger.detach
+ * only ever detaches this extension's own session, so DevTools or another extension keep theirs.
+ * Attaching waits for this.
+ */
+let leftovers: Promise<void> | null = null;
+
+export function endLeftoverSessions(): Promise<void> {
+  leftovers ??= (async () => {
+    const targets = await chrome.debugger.getTargets().catch(() => [] as chrome.debugger.TargetInfo[]);
+    await Promise.all(
+      targets
+        .filter((t) => t.attached && t.type === 'page' && typeof t.tabId === 'number')
+        .map((t) => chrome.debugger.detach({ tabId: t.tabId }).catch(() => {})),
+    );
+  })();
+  return leftovers;
+}
+
 export async function withDebugger<T>(tabId: number, fn: (send: CdpSend) => Promise<T>): Promise<T> {
   watchNavigations();
+  await endLeftoverSessions();
   await assertTabAllowed(tabId);
   const target = { tabId };
   let s = sessions.get(tabId);
