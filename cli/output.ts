@@ -88,30 +88,66 @@ export const ce = {
 };
 
 /**
+ * Characters a terminal does not simply show: C0 controls but newline and tab (ESC starts the
+ * sequences that erase or rewrite lines, move the cursor, set the title, write the clipboard with
+ * OSC 52 or make OSC 8 links; CR and BS overwrite what was printed), DEL and C1 (U+0080–U+009F:
+ * CSI and others some terminals obey), format characters (bidi embeddings, overrides, isolates and
+ * marks that reorder text, zero-width spaces and joiners, tag characters), the line and paragraph
+ * separators, and the other invisible ones (variation selectors, fillers). Shown, an approval's
+ * arguments or a page title could read otherwise than the text is.
+ */
+// eslint-disable-next-line no-control-regex
+const UNSHOWN = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+
+/** A character as \uXXXX (astral ones as their two UTF-16 halves: valid in JSON text too). */
+function escaped(ch: string): string {
+  let s = '';
+  for (let i = 0; i < ch.length; i++) s += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
+  return s;
+}
+
+/**
+ * Text for the terminal, with what UNSHOWN matches as \uXXXX: the one reading of untrusted text
+ * (a page's title, URL, log line or error; a tool call's arguments; a plugin package's name,
+ * description or load error; server.log and audit.log lines) the CLI prints. Newlines and tabs
+ * stay. out() and err() apply it to everything they print (see terminalText).
+ */
+export function printable(s: string): string {
+  return s.replace(UNSHOWN, escaped);
+}
+
+/** The colour sequences paint() writes: the only escape sequences the CLI's output carries. */
+const OWN_SGR = /\x1b\[(?:0|1|2|31|32|33|36)m/y;
+
+/**
+ * What out() and err() write: printable(), except for the CLI's own colours (bold, dim, red,
+ * green, yellow, cyan, reset). Untrusted text that reaches a message without printable() still
+ * cannot move the cursor, erase, retitle, link or write the clipboard, hide or reorder text.
+ */
+export function terminalText(s: string): string {
+  return s.replace(UNSHOWN, (ch, at: number) => {
+    if (ch === '\x1b') {
+      OWN_SGR.lastIndex = at;
+      if (OWN_SGR.test(s)) return ch;
+    }
+    return escaped(ch);
+  });
+}
+
+/**
  * Data and messages on stdout go out through console.log: in Bun it writes synchronously (a slow
  * pipe reader gets everything even when the process exits right after), prints a single string
  * argument as is (no % formatting, no colour of its own), ends quietly at a closed pipe (`| head`)
  * instead of an EPIPE crash, and does not build Node's stdout stream (see isTerminal).
  */
-/**
- * Text a web page wrote (a plugin's log line, a tool's error or progress message) with its control
- * characters as \uXXXX: printed raw, an escape sequence could rewrite the user's terminal — erase
- * or overwrite lines, set the title, put text on the clipboard (OSC 52). Direction-changing and
- * invisible characters (U+202E, isolates, zero-width spaces, the line separator) too: a terminal
- * that reorders text would show arguments in another order than they run. Newlines and tabs stay.
- */
-export function printable(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200c\u200e\u200f\u202a-\u202e\u2028\u2029\u2060-\u2064\u2066-\u2069\ufeff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
 export function out(text = ''): void {
+  text = terminalText(text);
   console.log(text.endsWith('\n') ? text.slice(0, -1) : text);
 }
 
 /** Messages and errors on stderr are the CLI's own text: suggested commands made runnable. */
 export function err(text: string): void {
-  text = runnableCommands(text);
+  text = terminalText(runnableCommands(text));
   writeStderr(text.endsWith('\n') ? text : `${text}\n`);
 }
 
@@ -137,9 +173,9 @@ function writeStderr(text: string): void {
 }
 
 export function printJson(value: unknown): void {
-  // JSON escapes C0 controls itself; printable also escapes DEL and C1 (U+0080–U+009F: CSI and
-  // others some terminals obey), as \uXXXX, which is the same JSON.
-  out(printable(JSON.stringify(value, null, 2)));
+  // JSON escapes C0 controls itself; out() escapes the rest of what a terminal would not simply
+  // show as \uXXXX, which is the same JSON.
+  out(JSON.stringify(value, null, 2));
 }
 
 /** out() for the CLI's own messages (never for data such as tool results): suggested commands made runnable. */

@@ -4,7 +4,7 @@
  * result is printed; otherwise (a pipe, a log file) each change is one plain line, and progress
  * is printed only when its percentage moves by PLAIN_PROGRESS_STEP or its message changes.
  */
-import { ce, err, isTerminal, printable, stderrStream } from './output.ts';
+import { ce, err, isTerminal, printable, stderrStream, terminalText } from './output.ts';
 import type { CallEvent } from './call-stream.ts';
 
 const BAR_WIDTH = 20;
@@ -58,6 +58,8 @@ export class StatusLine {
   }
 
   private draw(text: string): void {
+    // What err() writes elsewhere: the line's own colours, nothing else that a terminal obeys.
+    text = terminalText(text);
     const width = stderrStream().columns ?? 100;
     // Cut to the terminal width so the line never wraps (a wrapped line cannot be redrawn in place).
     stderrStream().write(`\r\x1b[K${text.length > width - 1 ? `${text.slice(0, width - 2)}…` : text}`);
