@@ -104,7 +104,7 @@ export async function runBuiltin(
  * names. One request to the server; a URL it could not resolve stays refused.
  */
 async function learnFileUrls(call: { input: Record<string, unknown>; tabId?: number }, env: ToolEnv): Promise<void> {
-  setFileResolver(async (paths) => (await env.conn.request('file.realPaths', { paths })).real);
+  setFileResolver((paths) => env.conn.request('file.realPaths', { paths }));
   const urls: (string | undefined)[] = [typeof call.input.url === 'string' ? call.input.url : undefined];
   const tabs = await chrome.tabs.query({}).catch(() => [] as chrome.tabs.Tab[]);
   for (const t of tabs) urls.push(t.url, t.pendingUrl);

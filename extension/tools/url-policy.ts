@@ -15,7 +15,8 @@
  * starting with '.'), where configuration and credentials live: MCP client configs holding the
  * OpenTabs secret (~/.claude.json, ~/.config/opencode/, .cursor/mcp.json), ~/.ssh, ~/.aws; and MCP
  * client configs by name where they are not hidden (a project's opencode.json). A file:// path is
- * judged by where it leads too, symbolic links followed (realPaths, resolved by the server).
+ * judged by where it leads too, symbolic links followed (realPaths, resolved by the server), and a
+ * file with more than one name (a hard link) is refused: its other names may be any of those.
  */
 import { TAB_URL_WAIT_MS } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
@@ -120,17 +121,30 @@ function filePath(u: URL): string | null {
  * Keyed by the lexical path as written, case kept; the value is normalized (normalizePath).
  */
 const realPaths = new Map<string, string>();
+/**
+ * Keys of realPaths whose file has more than one name (a hard link, as the server saw it). Chrome
+ * opens such a file by any of its names, and a hard link to ~/.ssh/id_rsa or auth.json at a visible
+ * path is the same file: no path shows where its other names are, so such files are refused.
+ */
+const linkedPaths = new Set<string>();
 /** Entries kept; the oldest go first past it. */
 const REAL_PATHS_MAX = 4096;
 /** Paths asked of the server in one request (the method's own limit). */
 const REAL_PATHS_PER_REQUEST = 256;
-let fileResolver: ((paths: string[]) => Promise<string[]>) | null = null;
+/** What the server says of file paths (file.realPaths): where each leads, and whether it has other names (hard links). */
+type Resolved = { real: string[]; linked?: boolean[] };
+let fileResolver: ((paths: string[]) => Promise<Resolved>) | null = null;
 /** chrome.storage.session key: what was learned outlives a worker restart (the side panel's card of an asked call reads a tab's URL before any call resolves it). */
 const REAL_PATHS_KEY = 'realPaths';
 if (typeof chrome !== 'undefined' && chrome.storage?.session) {
   void chrome.storage.session.get(REAL_PATHS_KEY).then((saved) => {
-    const list = (saved as { realPaths?: [string, string][] }).realPaths;
-    if (Array.isArray(list)) for (const [key, real] of list) if (!realPaths.has(key) && typeof key === 'string' && typeof real === 'string') realPaths.set(key, real);
+    const list = (saved as { realPaths?: [string, string, boolean?][] }).realPaths;
+    if (!Array.isArray(list)) return;
+    for (const [key, real, linked] of list) {
+      if (realPaths.has(key) || typeof key !== 'string' || typeof real !== 'string') continue;
+      realPaths.set(key, real);
+      if (linked === true) linkedPaths.add(key);
+    }
   }, () => {});
 }
 
@@ -153,7 +167,7 @@ function pathRefusal(path: string): string | null {
 }
 
 /** How the server is asked where paths lead (set by run.ts with the connection); also resolves file:// documents as they commit. */
-export function setFileResolver(fn: (paths: string[]) => Promise<string[]>): void {
+export function setFileResolver(fn: (paths: string[]) => Promise<Resolved>): void {
   const first = fileResolver === null;
   fileResolver = fn;
   if (first && typeof chrome !== 'undefined' && chrome.webNavigation) {
@@ -181,16 +195,32 @@ export async function resolveFileUrls(urls: Iterable<string | undefined>): Promi
   const all = [...keys];
   for (let i = 0; i < all.length; i += REAL_PATHS_PER_REQUEST) {
     const chunk = all.slice(i, i + REAL_PATHS_PER_REQUEST);
-    const real = await fileResolver(chunk);
+    const { real, linked } = await fileResolver(chunk);
     chunk.forEach((key, j) => {
       const r = real[j];
       if (typeof r !== 'string') return;
       realPaths.delete(key);
       realPaths.set(key, normalizePath(r));
+      // A server that does not say counts as saying no other names.
+      if (linked?.[j] === true) linkedPaths.add(key);
+      else linkedPaths.delete(key);
     });
   }
-  while (realPaths.size > REAL_PATHS_MAX) realPaths.delete(realPaths.keys().next().value!);
-  if (all.length && typeof chrome !== 'undefined' && chrome.storage?.session) void chrome.storage.session.set({ [REAL_PATHS_KEY]: [...realPaths] }).catch(() => {});
+  while (realPaths.size > REAL_PATHS_MAX) {
+    const oldest = realPaths.keys().next().value!;
+    realPaths.delete(oldest);
+    linkedPaths.delete(oldest);
+  }
+  const saved = [...realPaths].map(([key, real]) => (linkedPaths.has(key) ? [key, real, true] : [key, real]));
+  if (all.length && typeof chrome !== 'undefined' && chrome.storage?.session) void chrome.storage.session.set({ [REAL_PATHS_KEY]: saved }).catch(() => {});
+}
+
+const LINKED_REFUSAL = 'it is a file with more than one name (a hard link), and its other names, which no path shows, may be a hidden file\'s or the OpenTabs config folder\'s';
+
+/** Whether the server said the file of a file:// URL has more than one name (a hard link). */
+function hasOtherNames(u: URL): boolean {
+  const key = fileKey(u);
+  return key !== null && linkedPaths.has(key);
 }
 
 /** Where a file:// URL's path leads (normalized): undefined when not known yet. */
@@ -227,6 +257,7 @@ export function refusalReason(raw: string): string | null {
     if (real === undefined) return 'where its path leads (symbolic links followed) is not checked yet; try again';
     const led = real === path ? null : pathRefusal(real);
     if (led) return `it leads through a symbolic link to a file the tools may not open (${led})`;
+    if (hasOtherNames(u)) return LINKED_REFUSAL;
     return null;
   }
   if (scheme === 'chrome-extension:' || scheme === 'moz-extension:' || scheme === 'extension:') return 'it is an extension page';
@@ -261,6 +292,16 @@ export function insideProtectedFolder(raw: string): boolean {
   return path !== undefined && (inProtectedFolder(path) || inProtectedFolder(realPathOfUrl(raw) ?? path));
 }
 
+/** Whether the server said the file of a file:// URL has more than one name. */
+function linkedUrl(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    return u.protocol === 'file:' && hasOtherNames(u);
+  } catch {
+    return false;
+  }
+}
+
 /** The real path of a file:// URL where the server told it (realPaths), else undefined. */
 function realPathOfUrl(raw: string): string | undefined {
   try {
@@ -275,13 +316,15 @@ function realPathOfUrl(raw: string): string | undefined {
  * For plugin adapters (background/plugin-tabs.ts): a file:// page that holds or may hold the
  * secret whatever a plugin's patterns say — inside the config folder, under /proc or /dev, a hidden
  * file or folder (~/.claude.json, ~/.config/opencode/), or an MCP client config by name
- * (opencode.json, claude_desktop_config.json …). Built-in tools refuse the same pages.
+ * (opencode.json, claude_desktop_config.json …), or a file with more than one name (a hard link).
+ * Built-in tools refuse the same pages.
  */
 export function fileMayHoldSecret(raw: string): boolean {
   const path = filePathOfUrl(raw);
   if (path === undefined) return false;
   if (path === null) return true;
   const real = realPathOfUrl(raw);
+  if (linkedUrl(raw)) return true;
   return [path, ...(real !== undefined && real !== path ? [real] : [])].some((p) => inProtectedFolder(p) || isHiddenPath(p) || isMcpConfigFile(p));
 }
 

@@ -112,7 +112,7 @@ export function extensionHandlers(ctx: HubDeps, hub: HandlerHub): HandlerTable<t
       return { updates: (Array.isArray(found) ? found : ((found as { updates?: unknown[] })?.updates ?? [])) as { name: string; current: string; latest: string }[] };
     },
     'folder.open': (p) => openFolder(p.path, openableFolders(ctx)),
-    'file.realPaths': (p) => ({ real: p.paths.map(realPathOf) }),
+    'file.realPaths': (p) => ({ real: p.paths.map(realPathOf), linked: p.paths.map(hasOtherNames) }),
   };
 }
 
@@ -146,6 +146,21 @@ export function realPathOf(path: string): string {
     }
   }
   return path;
+}
+
+/**
+ * Whether an absolute path leads (symbolic links followed) to a regular file with more than one
+ * name: a hard link. Its other names cannot be found from this one, and any of them may be a hidden
+ * file's (~/.ssh/id_rsa) or in the OpenTabs config folder, which a path check cannot see.
+ */
+export function hasOtherNames(path: string): boolean {
+  if (!isAbsolute(path)) return false;
+  try {
+    const s = statSync(path);
+    return s.isFile() && s.nlink > 1;
+  } catch {
+    return false;
+  }
 }
 
 function afterConfig(ctx: HubDeps): { ok: true } {

@@ -316,12 +316,13 @@ export const ExtensionToServer = {
    * Where file paths lead on this computer (symbolic links followed, as Chrome follows them when it
    * opens a file:// URL): the extension judges a file:// page by the file it really shows, not only
    * by the path in its URL (a visible link to ~/.ssh/id_rsa). A path that does not exist yet is its
-   * deepest existing folder's real path with the rest appended.
+   * deepest existing folder's real path with the rest appended. `linked`: whether the path leads to
+   * a regular file with more than one name (a hard link), whose other names may be hidden files'.
    */
   'file.realPaths': {
     kind: 'request',
     params: v.object({ paths: v.pipe(v.array(v.pipe(v.string(), v.maxLength(8192))), v.maxLength(256)) }),
-    result: v.object({ real: v.array(v.string()) }),
+    result: v.object({ real: v.array(v.string()), linked: v.optional(v.array(v.boolean())) }),
   },
   'confirmation.response': {
     kind: 'notification',

@@ -1,9 +1,9 @@
 /** realPathOf (server/hub/handlers.ts): where a file:// path leads, for the extension's URL policy. */
 import { afterAll, describe, expect, test } from 'bun:test';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { realPathOf } from '../../server/hub/handlers.ts';
+import { hasOtherNames, realPathOf } from '../../server/hub/handlers.ts';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'opentabs-realpath-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -30,5 +30,20 @@ describe('realPathOf', () => {
     symlinkSync('loop-b', join(root, 'loop-a'));
     symlinkSync('loop-a', join(root, 'loop-b'));
     expect(typeof realPathOf(join(root, 'loop-a'))).toBe('string');
+  });
+
+  test('hasOtherNames: a regular file with a hard link, by either name and through a symbolic link; not a file of one name, a folder, a missing path', () => {
+    mkdirSync(join(root, 'h'));
+    writeFileSync(join(root, 'h', 'secret'), 's');
+    linkSync(join(root, 'h', 'secret'), join(root, 'h', 'visible.txt'));
+    symlinkSync('visible.txt', join(root, 'h', 'via-link'));
+    writeFileSync(join(root, 'h', 'single.txt'), 'x');
+    expect(hasOtherNames(join(root, 'h', 'visible.txt'))).toBe(true);
+    expect(hasOtherNames(join(root, 'h', 'secret'))).toBe(true);
+    expect(hasOtherNames(join(root, 'h', 'via-link'))).toBe(true);
+    expect(hasOtherNames(join(root, 'h', 'single.txt'))).toBe(false);
+    expect(hasOtherNames(join(root, 'h'))).toBe(false);
+    expect(hasOtherNames(join(root, 'h', 'missing'))).toBe(false);
+    expect(hasOtherNames('relative/x')).toBe(false);
   });
 });

@@ -30,7 +30,7 @@ describe('file:// aliases of the config folder', () => {
     for (const u of aliases) expect(refusalReason(u) ?? `allowed: ${u}`).toMatch(/\/proc and \/dev/);
     // Neighbours that only look alike stay allowed (none of them a link).
     const neighbours = ['file:///home/u/proc/self/root/x.html', 'file:///procfs/x.html', 'file:///device/x.html', 'file:///home/u/notes.html'];
-    setFileResolver(async (paths) => paths);
+    setFileResolver(async (paths) => ({ real: paths }));
     await resolveFileUrls(neighbours);
     for (const u of neighbours) expect(refusalReason(u)).toBeNull();
   });

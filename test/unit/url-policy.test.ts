@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { insideProtectedFolder, redactedUrl, refusalReason, resolveFileUrls, setFileResolver, setUrlPolicy } from '../../extension/tools/url-policy.ts';
 
 /** The server's answer where no path is a link: each leads where it is written. */
-const asWritten = async (paths: string[]) => paths;
+const asWritten = async (paths: string[]) => ({ real: paths });
 
 afterEach(() => setUrlPolicy({}));
 
@@ -96,11 +96,23 @@ describe('url policy', () => {
     setUrlPolicy({ allowFileUrls: true, protectedPaths: ['/home/u/.opentabs'] });
     expect(refusalReason('file:///home/u/p/never-asked.html')).toMatch(/not checked yet/);
     const links: Record<string, string> = { '/home/u/p/notes.txt': '/home/u/.ssh/id_rsa', '/home/u/p/keys/a': '/home/u/.ssh/a', '/home/u/p/cfg': '/home/u/.opentabs/extension/auth.json', '/home/u/p/oc': '/home/u/x/opencode.json', '/home/u/p/ok.txt': '/home/u/docs/readme.txt' };
-    setFileResolver(async (paths) => paths.map((p) => links[p] ?? p));
+    setFileResolver(async (paths) => ({ real: paths.map((p) => links[p] ?? p) }));
     await resolveFileUrls(Object.keys(links).map((p) => `file://${p}`));
     for (const p of ['/home/u/p/notes.txt', '/home/u/p/keys/a', '/home/u/p/cfg', '/home/u/p/oc']) expect(refusalReason(`file://${p}`) ?? `allowed: ${p}`).toMatch(/symbolic link/);
     expect(refusalReason('file:///home/u/p/ok.txt')).toBeNull();
     expect(insideProtectedFolder('file:///home/u/p/cfg')).toBe(true);
+  });
+
+  test('a file with more than one name (a hard link) is refused; asked again once it has one name, it opens', async () => {
+    setUrlPolicy({ allowFileUrls: true, protectedPaths: ['/home/u/.opentabs'] });
+    let linked = true;
+    setFileResolver(async (paths) => ({ real: paths, linked: paths.map((p) => linked && p === '/home/u/p/hard.txt') }));
+    await resolveFileUrls(['file:///home/u/p/hard.txt', 'file:///home/u/p/one.txt']);
+    expect(refusalReason('file:///home/u/p/hard.txt') ?? 'allowed').toMatch(/hard link/);
+    expect(refusalReason('file:///home/u/p/one.txt')).toBeNull();
+    linked = false;
+    await resolveFileUrls(['file:///home/u/p/hard.txt']);
+    expect(refusalReason('file:///home/u/p/hard.txt')).toBeNull();
   });
 
   test('refused tabs are listed with scheme and host only', () => {
