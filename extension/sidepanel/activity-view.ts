@@ -2,6 +2,9 @@
  * Activity: calls running now (tool, plugin or "browser", the tab's title and origin, elapsed
  * time, a progress bar when the tool reports progress, Stop), then the last finished ones
  * (status, duration, error; expand for the masked arguments summary).
+ *
+ * A page tool's name here is the one the page gave it (any characters, up to 128), and the tab's
+ * title is the page's too: both show hidden and direction-changing characters as \uXXXX.
  */
 import type { ActivityCall, ActivityDone } from '../shared/panel-protocol.ts';
 import { formatDuration, h, showHidden } from './dom.ts';
@@ -44,7 +47,7 @@ export function renderActivity(running: ActivityCall[], history: ActivityDone[],
       h(
         'div',
         { class: 'card call running-call', 'data-testid': 'activity-running', 'data-dispatch': c.dispatchId, 'data-tool': c.tool },
-        h('div', { class: 'row' }, h('strong', { class: 'name' }, c.tool), h('span', { class: 'muted elapsed', 'data-started': c.startedAt }, formatDuration(Date.now() - c.startedAt))),
+        h('div', { class: 'row' }, h('strong', { class: 'name' }, showHidden(c.tool)), h('span', { class: 'muted elapsed', 'data-started': c.startedAt }, formatDuration(Date.now() - c.startedAt))),
         h('div', { class: 'muted' }, who(c)),
         where(c),
         progressBar(c),
@@ -64,7 +67,7 @@ export function renderActivity(running: ActivityCall[], history: ActivityDone[],
           {},
           h('span', { class: `status status-${c.status}`, title: c.status }, c.status === 'ok' ? '✓' : c.status === 'cancelled' ? '■' : '✗'),
           ' ',
-          h('span', { class: 'name' }, c.tool),
+          h('span', { class: 'name' }, showHidden(c.tool)),
           ' ',
           h('span', { class: 'muted' }, formatDuration(c.durationMs)),
         ),

@@ -70,8 +70,11 @@ const shownWhole = new Set<string>();
 
 /**
  * The arguments, cut at APPROVAL_ARGS_PREVIEW_CHARS with a mark and a button that shows them
- * whole (in the card's scrolling box): what is past the cut (the end of a script) is what runs
- * too, and the user must be able to read it before allowing.
+ * whole: what is past the cut (the end of a script) is what runs too, and the user must be able
+ * to read it before allowing. The text is drawn whole in the card, never in a box of its own that
+ * scrolls (sidepanel.css): the end of a script inside the preview would sit out of sight below
+ * its first lines, with no mark and, where scroll bars hide, no sign of it, above an Allow that
+ * works. The buttons come after the last character shown.
  */
 function approvalArgs(p: PendingConfirmation): HTMLElement[] {
   const text = showHidden(JSON.stringify(shortFirst(p.params), null, 1) ?? 'null');

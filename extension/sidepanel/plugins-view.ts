@@ -5,7 +5,7 @@
  */
 import type { ConfigState, PluginInfo, TabState } from '../../server/protocol/methods.ts';
 import type { ConfigField } from '../../plugins/sdk/define.ts';
-import { h, permissionSelect } from './dom.ts';
+import { h, permissionSelect, showHidden } from './dom.ts';
 import type { Permission } from '../../server/protocol/methods.ts';
 
 function settingsForm(p: PluginInfo, save: (plugin: string, settings: Record<string, unknown>) => void): HTMLElement | null {
@@ -58,7 +58,7 @@ export function renderPlugins(
         h('span', { class: 'state', 'data-state': tabState, 'data-testid': `tab-state-${p.name}`, title: 'Tab state' }, tabState),
       ),
       ...tabs.map((t) =>
-        h('div', { class: `muted tab${busyTabs.has(t.tabId) ? ' busy' : ''}`, 'data-testid': `plugin-tab-${t.tabId}`, 'data-busy': busyTabs.has(t.tabId), title: t.url }, `${busyTabs.has(t.tabId) ? '● ' : ''}${t.title || t.url}`),
+        h('div', { class: `muted tab${busyTabs.has(t.tabId) ? ' busy' : ''}`, 'data-testid': `plugin-tab-${t.tabId}`, 'data-busy': busyTabs.has(t.tabId), title: t.url }, `${busyTabs.has(t.tabId) ? '● ' : ''}${showHidden(t.title || t.url)}`),
       ),
       // The plugin's module threw in that page: the author's error, where they look first.
       ...tabs
