@@ -114,12 +114,18 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
   // Built-in browser tools are not a plugin: the per-plugin gate applies to plugin tools, and
   // per origin to page tools (tool.plugin is "page:<origin>"). Built-in calls are counted per
   // caller, so one client cannot have the extension run thousands at once (one MCP batch).
-  const limit = tool.kind === 'page' ? PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN : ctx.limits.pluginMaxConcurrency;
-  const release =
-    tool.kind !== 'browser' ? ctx.gate.tryAcquire(tool.plugin, limit) : ctx.gate.tryAcquire(`builtin\0${call.sessionId ?? call.transport}`, ctx.limits.builtinMaxInFlightPerCaller);
-  if (!release) {
-    return { ok: false, tool, error: tool.kind === 'browser' ? fail.tooManyBuiltinInFlight(tool.name, ctx.limits.builtinMaxInFlightPerCaller) : fail.tooManyInFlight(tool.plugin, limit) };
-  }
+  // A call takes its slot once it may run: one waiting for approval runs nothing, and a client
+  // holding its pending approvals in a plugin's slots would leave every other caller of that plugin
+  // too_many_in_flight for as long as the cards wait. A plugin at its limit is refused before asking.
+  const limit = tool.kind === 'page' ? PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN : tool.kind === 'browser' ? ctx.limits.builtinMaxInFlightPerCaller : ctx.limits.pluginMaxConcurrency;
+  const gateKey = tool.kind !== 'browser' ? tool.plugin : `builtin\0${call.sessionId ?? call.transport}`;
+  const busy = (): ToolOutcome => ({
+    ok: false,
+    tool,
+    error: tool.kind === 'browser' ? fail.tooManyBuiltinInFlight(tool.name, ctx.limits.builtinMaxInFlightPerCaller) : fail.tooManyInFlight(tool.plugin, limit),
+  });
+  if (ctx.gate.count(gateKey) >= limit) return busy();
+  let release: (() => void) | null = null;
   try {
     // A built-in call on a tab: the card names the page the tab shows, and the call runs only if
     // the tab still shows that site once allowed (the agent may navigate it while the card waits).
@@ -181,6 +187,8 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
         }
       }
     }
+    release = ctx.gate.tryAcquire(gateKey, limit);
+    if (!release) return busy();
     // Served by the server, after the same permission step as every other tool.
     if (tool.servedBy === 'server') {
       const handler = serverToolHandler(tool.name);
@@ -211,7 +219,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       ...(typeof result.text === 'string' ? { text: result.text } : {}),
     };
   } finally {
-    release();
+    release?.();
   }
 }
 

@@ -31,7 +31,7 @@ beforeAll(async () => {
   srv = await startPluginServer({
     plugins: [{ name: 'mail', tools: [{ name: 'send', inputSchema: { type: 'object', properties: { to: { type: 'string' } } } }] }],
     permissions: { mail: { default: 'ask' }, browser: { tools: { browser_open_tab: 'ask' } } },
-    // Room for more calls in flight than approvals may wait (the per-plugin gate is taken before asking).
+    // Room for more calls in flight than approvals may wait.
     limits: { mcpSessionRate: { max: 100, windowMs: 60_000 }, pluginMaxConcurrency: 50 },
   });
   ext = await FakeExtension.connect(srv.url, srv.secret);
