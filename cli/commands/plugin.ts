@@ -8,6 +8,8 @@ import { join, resolve, sep } from 'node:path';
 import { ensureStateDirs } from '../../server/state/paths.ts';
 import { installPlugin, uninstallPlugin } from '../../server/plugins/offline.ts';
 import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
+import type { ConfigField, ConfigSchema } from '../../server/protocol/plugin-manifest.ts';
+import type { LoadedPlugin } from '../../server/plugins/types.ts';
 import { broadPatterns, PLUGIN_NAME_RE, pluginNameFromPackage, reservedPluginName, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
 import type { BuildResult } from '../../plugins/tooling/index.ts';
 import { parse } from '../args.ts';
@@ -115,6 +117,8 @@ async function install(argv: string[]): Promise<number> {
   // A local tarball/folder path must be absolute for npm running in the prefix dir.
   const raw = positionals[0];
   const spec = /^(\.{1,2}\/|\/|~)/.test(raw) || raw.endsWith('.tgz') ? resolve(raw) : raw;
+  // What was installed before, to say what an update changed.
+  const before = (await scanPlugins(t.configDir)).plugins.filter((p) => p.source === 'npm');
   let r;
   try {
     r = await installPlugin(t.configDir, spec, (line) => err(c.dim(line)), { allowBroadPatterns: values['allow-broad-patterns'] === true, quietResult: true });
@@ -122,8 +126,21 @@ async function install(argv: string[]): Promise<number> {
     throw new CliError((e as Error).message);
   }
   const reloaded = await reloadIfRunning(t);
+  const afterScan = await scanPlugins(t.configDir);
+  const now = afterScan.plugins.find((p) => p.name === r.name && p.source === 'npm' && p.packageName === r.packageName);
+  const previous = before.find((p) => p.packageName === r.packageName);
   // A local folder of the same plugin name is loaded instead (discovery takes local folders first).
-  const shadow = (await scanPlugins(t.configDir)).plugins.find((p) => p.name === r.name && p.source === 'local');
+  const shadow = afterScan.plugins.find((p) => p.name === r.name && p.source === 'local');
+  const changes = () => {
+    if (previous && now) say(updateNote(previous, now));
+    if (now) {
+      const missing = missingRequiredSettings(now.configSchema, readConfigSnapshot(t.configDir).pluginSettings[r.name]);
+      for (const [key, field] of missing) {
+        const choices = field.type === 'select' && field.options?.length ? ` (one of ${field.options.join(', ')})` : field.type === 'boolean' ? ' (true or false)' : '';
+        say(`Setting "${key}"${choices} is required and not set: its tools get no value for it until you set it in the side panel or with \`opentabs plugin configure ${r.name} ${key}=${settingExample(field)}\`.`);
+      }
+    }
+  };
   const loaded = !reloaded ? '' : shadow ? " The running server keeps the local folder's plugin." : ' The running server loaded it.';
   const shadowNote = () => {
     if (shadow) {
@@ -135,6 +152,7 @@ async function install(argv: string[]): Promise<number> {
   };
   if (r.broadPatterns) {
     say(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}). ${broadNote(r.name, r.broadPatterns)}${loaded}`);
+    changes();
     shadowNote();
     return 0;
   }
@@ -142,8 +160,40 @@ async function install(argv: string[]): Promise<number> {
   const permission = readConfigSnapshot(t.configDir).permissions[r.name]?.default ?? 'ask';
   const how = permission === 'ask' ? `: each call waits for approval in the side panel, or \`opentabs config set permission.${r.name} auto\`` : '';
   say(`Installed ${r.packageName} → plugin "${r.name}" (${plural(r.tools, 'tool')}; permission ${permission}${how}).${loaded}`);
+  changes();
   shadowNote();
   return 0;
+}
+
+/**
+ * What installing over an installed package changed: its version and its tools. Permissions and
+ * settings are kept by plugin and tool name, so a tool that keeps its name keeps its permission.
+ */
+function updateNote(previous: LoadedPlugin, now: LoadedPlugin): string {
+  const version = previous.version === now.version ? `Installed version ${now.version} again` : `Updated from ${previous.version} to ${now.version}`;
+  const oldTools = new Map(previous.tools.map((x) => [x.name, x]));
+  const newTools = new Map(now.tools.map((x) => [x.name, x]));
+  const added = now.tools.filter((x) => !oldTools.has(x.name)).map((x) => x.fullName);
+  const removed = previous.tools.filter((x) => !newTools.has(x.name)).map((x) => x.fullName);
+  const changed = now.tools.filter((x) => oldTools.has(x.name) && JSON.stringify(oldTools.get(x.name)!.inputSchema) !== JSON.stringify(x.inputSchema)).map((x) => x.fullName);
+  const parts = [
+    added.length ? `new: ${added.join(', ')}` : '',
+    removed.length ? `gone: ${removed.join(', ')}` : '',
+    changed.length ? `input changed: ${changed.join(', ')}` : '',
+  ].filter(Boolean);
+  return `${version}${parts.length ? ` (${parts.join('; ')})` : ''}; permissions and settings are kept.`;
+}
+
+/** Required settings with no default and no saved value. */
+function missingRequiredSettings(schema: ConfigSchema | undefined, saved: Record<string, unknown> | undefined): [string, ConfigField][] {
+  return Object.entries(schema ?? {}).filter(([key, f]) => f.required === true && f.default === undefined && (saved?.[key] === undefined || saved[key] === null));
+}
+
+/** A value that runs as printed in a shell: a select's first choice, `true`, else a quoted placeholder. */
+function settingExample(field: ConfigField): string {
+  if (field.type === 'select' && field.options?.length) return /^[\w.:/@-]+$/.test(field.options[0]!) ? field.options[0]! : `'${field.options[0]!.replace(/'/g, `'\\''`)}'`;
+  if (field.type === 'boolean') return 'true';
+  return `'<${field.type === 'url' ? 'https://…' : field.type}>'`;
 }
 
 async function add(argv: string[]): Promise<number> {

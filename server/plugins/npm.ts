@@ -36,7 +36,9 @@ export async function runNpm(args: string[], cwd: string, onLine?: (line: string
     const child = spawn(NPM, args, {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, npm_config_ignore_scripts: 'true', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' },
+      // install_links: a plugin installed from a folder is copied (packed as it would be
+      // published), not linked to that folder, and stays copied when npm installs the next one.
+      env: { ...process.env, npm_config_ignore_scripts: 'true', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false', npm_config_install_links: 'true' },
     });
     let stdout = '';
     let stderr = '';
@@ -181,6 +183,9 @@ export async function npmInstall(configDir: string, spec: string, onLine?: (line
         (PLUGIN_NAME_RE.test(bare) ? ` (did you mean ${registryName.replace(bare, `opentabs-plugin-${bare}`)}?)` : ''),
     );
   }
+  // A bare name means the newest version: npm alone would keep the range saved by an earlier
+  // install (`^1.0.0`), so installing a plugin again by name would not update it past that.
+  if (registryName !== null && spec === registryName) spec = `${spec}@latest`;
   const prefix = installPrefix(configDir);
   await ensurePrefix(prefix);
   const before = await readDeps(prefix);
