@@ -117,7 +117,10 @@ async function leaveWatchingDialogs(tab: chrome.tabs.Tab, start: () => Promise<u
     await start();
     if (done) await done;
   };
-  if (tabRefusal(tab) || tab.discarded) {
+  // A tab whose renderer stopped (crashed: status "unloaded" but not discarded) has no page to ask
+  // anything, and the debugger's Page.enable there never answers: the reload that brings it back
+  // ran into its timeout, and the tab stayed crashed.
+  if (tabRefusal(tab) || tab.discarded || tab.status === 'unloaded') {
     await until();
     return null;
   }
