@@ -60,18 +60,21 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
     }
     return errorResponse('not_found', `No endpoint ${c.req.method} ${path}`);
   });
-  app.onError((err, c) => {
-    // Expected failures thrown by handlers/middleware keep their status and code.
-    if (err instanceof OpenTabsError) {
-      // Expected failures (bad input, extension not connected …) keep their status, code and message.
-      if (err.status >= 500) ctx.log.warn('request_failed', { method: c.req.method, path: new URL(c.req.url).pathname, code: err.code, error: err.message });
-      return errorResponse(err.code, err.message, err.extra, {}, err.status);
-    }
-    if (err instanceof HTTPException && err.status < 500) {
-      return errorResponse(err.status === 413 ? 'payload_too_large' : 'bad_request', err.message || 'Bad request', {}, {}, err.status);
-    }
-    ctx.log.error('request_error', { method: c.req.method, path: new URL(c.req.url).pathname, error: String(err?.message ?? err) });
-    return errorResponse('internal', 'Internal server error; see server.log');
-  });
+  app.onError((err, c) => errorToResponse(ctx, err, c.req.raw));
   return app;
+}
+
+/** What a request that threw gets (Hono's onError, and the direct tool call of routes/tool-call-direct.ts). */
+export function errorToResponse(ctx: ServerContext, err: unknown, req: Request): Response {
+  // Expected failures thrown by handlers/middleware keep their status and code.
+  if (err instanceof OpenTabsError) {
+    // Expected failures (bad input, extension not connected …) keep their status, code and message.
+    if (err.status >= 500) ctx.log.warn('request_failed', { method: req.method, path: new URL(req.url).pathname, code: err.code, error: err.message });
+    return errorResponse(err.code, err.message, err.extra, {}, err.status);
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    return errorResponse(err.status === 413 ? 'payload_too_large' : 'bad_request', err.message || 'Bad request', {}, {}, err.status);
+  }
+  ctx.log.error('request_error', { method: req.method, path: new URL(req.url).pathname, error: String((err as Error)?.message ?? err) });
+  return errorResponse('internal', 'Internal server error; see server.log');
 }

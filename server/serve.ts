@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { DEFAULT_LIMITS, DEFAULT_PORT, EXTENSION_INSTALL_DELAY_MS, HOST, SHUTDOWN_FLUSH_MS, SHUTDOWN_GRACE_MS, WS_MAX_PAYLOAD_BYTES, type Limits } from './limits.ts';
 import type { ReloadResult, ServerContext, ServerOptions } from './context.ts';
 import { createApp } from './app.ts';
+import { directToolCall } from './routes/tool-call-direct.ts';
 import { ensureStateDirs, resolveConfigDir } from './state/paths.ts';
 import { loadOrCreateSecret } from './state/secret.ts';
 import { ConfigStore } from './state/config.ts';
@@ -136,6 +137,8 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   followPluginChanges(ctx);
 
   const app = createApp(ctx);
+  // REST tool calls skip Hono's router (same checks, same answers; see tool-call-direct.ts).
+  const direct = directToolCall(ctx);
   const memory = startMemoryKeeper(undefined, limits.memoryReleaseIdleMs);
   let server: ReturnType<typeof Bun.serve>;
   try {
@@ -148,7 +151,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // Silent connections are closed; bearerAuth lifts this for authenticated (possibly long) requests.
       idleTimeout: limits.httpIdleTimeoutSeconds,
-      fetch: (req, srv) => (memory.touch(), app.fetch(req, { server: srv })),
+      fetch: (req, srv) => (memory.touch(), direct(req, srv) ?? app.fetch(req, { server: srv })),
       websocket: ctx.hub.websocketHandlers({ maxPayloadLength: WS_MAX_PAYLOAD_BYTES }),
     });
   } catch (err) {

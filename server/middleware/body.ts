@@ -62,7 +62,11 @@ export interface ReadJsonOptions {
  * (app.onError turns these into JSON responses).
  */
 export function readJson(c: Context, ctx: ServerContext, opts: ReadJsonOptions = {}): Promise<unknown> {
-  const req = c.req.raw;
+  return readRequestJson(c.req.raw, ctx, opts);
+}
+
+/** readJson on the request itself (routes/tool-call-direct.ts, which has no Hono context). */
+export function readRequestJson(req: Request, ctx: ServerContext, opts: ReadJsonOptions = {}): Promise<unknown> {
   let p = parsed.get(req);
   if (!p) {
     p = (async () => {

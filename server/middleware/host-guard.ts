@@ -16,15 +16,18 @@ export function isAllowedHost(host: string | null | undefined): boolean {
   return ALLOWED_HOSTS.has(m[1]);
 }
 
+/** The answer to a request whose Host is not a loopback name. */
+export function forbiddenHostResponse(): Response {
+  return errorResponse(
+    'forbidden_host',
+    'Host header must be localhost, 127.0.0.1 or [::1]; requests for other host names are refused (DNS rebinding protection)',
+    { category: 'auth' },
+  );
+}
+
 export function hostGuard(): MiddlewareHandler {
   return async (c, next) => {
-    if (!isAllowedHost(c.req.header('host'))) {
-      return errorResponse(
-        'forbidden_host',
-        'Host header must be localhost, 127.0.0.1 or [::1]; requests for other host names are refused (DNS rebinding protection)',
-        { category: 'auth' },
-      );
-    }
+    if (!isAllowedHost(c.req.header('host'))) return forbiddenHostResponse();
     await next();
   };
 }

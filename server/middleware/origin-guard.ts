@@ -13,15 +13,18 @@ export function isAllowedOrigin(origin: string | null | undefined): boolean {
   return EXTENSION_ORIGIN_RE.test(origin.trim());
 }
 
+/** The answer to a request from a web page's origin. */
+export function forbiddenOriginResponse(): Response {
+  return errorResponse(
+    'forbidden_origin',
+    'Requests from web pages are refused: only chrome-extension:// origins (or clients sending no Origin) may call this server',
+    { category: 'auth' },
+  );
+}
+
 export function originGuard(): MiddlewareHandler {
   return async (c, next) => {
-    if (!isAllowedOrigin(c.req.header('origin'))) {
-      return errorResponse(
-        'forbidden_origin',
-        'Requests from web pages are refused: only chrome-extension:// origins (or clients sending no Origin) may call this server',
-        { category: 'auth' },
-      );
-    }
+    if (!isAllowedOrigin(c.req.header('origin'))) return forbiddenOriginResponse();
     await next();
   };
 }

@@ -39,31 +39,42 @@ export function toolRoutes(ctx: ServerContext): Hono {
     return new Response(catalog.listingsJson(plugin), { headers: JSON_HEADERS });
   });
 
-  r.post('/tools/:name/call', bearerAuth(ctx), jsonBody(ctx, { allowEmpty: true }), async (c) => {
-    const name = c.req.param('name');
-    const body = (await readJson(c, ctx, { allowEmpty: true })) ?? {};
-    if (!isObject(body)) return badRequest('Body must be a JSON object: {"arguments": {...}, "tabId"?: <tab id>}', '/');
-    const unknownKey = Object.keys(body).find((k) => k !== 'arguments' && k !== 'tabId');
-    if (unknownKey) return badRequest(`Unknown body field "${unknownKey}": send {"arguments": {...}, "tabId"?: <tab id>}`, `/${unknownKey}`);
-    const args = body.arguments;
-    if (args !== undefined && !isObject(args)) return badRequest('Field "arguments" must be a JSON object of the tool\'s arguments', '/arguments');
-    const tabId = body.tabId;
-    if (tabId !== undefined && !(typeof tabId === 'number' && Number.isInteger(tabId) && tabId > 0)) {
-      return badRequest('Field "tabId" must be a positive integer tab id (see browser_list_tabs)', '/tabId');
-    }
-
-    const call = { transport: 'rest' as const, tabId: tabId as number | undefined, signal: c.req.raw.signal };
-    const format = streamFormat(c.req.header('accept'));
-    if (format) return streamCall(ctx, format, name, args ?? {}, call);
-    const outcome = await callTool(ctx, name, args ?? {}, call);
-    if (!outcome.ok) return errorResponse(outcome.error.code, outcome.error.message, outcome.error.extra, {}, outcome.error.status);
-    const payload: { result: unknown; images?: unknown; resources?: unknown } = { result: outcome.value === undefined ? null : outcome.value };
-    if (outcome.images) payload.images = outcome.images;
-    if (outcome.resources) payload.resources = outcome.resources;
-    return new Response(JSON.stringify(payload), { headers: JSON_HEADERS });
-  });
+  r.post('/tools/:name/call', bearerAuth(ctx), jsonBody(ctx, CALL_BODY), async (c) =>
+    restToolCall(ctx, c.req.param('name'), await readJson(c, ctx, CALL_BODY), c.req.raw.signal, c.req.header('accept')),
+  );
 
   return r;
+}
+
+/** The call's body may be empty (no arguments). */
+export const CALL_BODY = { allowEmpty: true } as const;
+
+/**
+ * POST /tools/:name/call once the request passed the guards, auth and the body's size and JSON
+ * checks: the body's envelope, then callTool(). Shared by the routed request and the direct one
+ * (tool-call-direct.ts).
+ */
+export async function restToolCall(ctx: ServerContext, name: string, parsedBody: unknown, signal: AbortSignal, accept: string | undefined): Promise<Response> {
+  const body = parsedBody ?? {};
+  if (!isObject(body)) return badRequest('Body must be a JSON object: {"arguments": {...}, "tabId"?: <tab id>}', '/');
+  const unknownKey = Object.keys(body).find((k) => k !== 'arguments' && k !== 'tabId');
+  if (unknownKey) return badRequest(`Unknown body field "${unknownKey}": send {"arguments": {...}, "tabId"?: <tab id>}`, `/${unknownKey}`);
+  const args = body.arguments;
+  if (args !== undefined && !isObject(args)) return badRequest('Field "arguments" must be a JSON object of the tool\'s arguments', '/arguments');
+  const tabId = body.tabId;
+  if (tabId !== undefined && !(typeof tabId === 'number' && Number.isInteger(tabId) && tabId > 0)) {
+    return badRequest('Field "tabId" must be a positive integer tab id (see browser_list_tabs)', '/tabId');
+  }
+
+  const call = { transport: 'rest' as const, tabId: tabId as number | undefined, signal };
+  const format = streamFormat(accept);
+  if (format) return streamCall(ctx, format, name, args ?? {}, call);
+  const outcome = await callTool(ctx, name, args ?? {}, call);
+  if (!outcome.ok) return errorResponse(outcome.error.code, outcome.error.message, outcome.error.extra, {}, outcome.error.status);
+  const payload: { result: unknown; images?: unknown; resources?: unknown } = { result: outcome.value === undefined ? null : outcome.value };
+  if (outcome.images) payload.images = outcome.images;
+  if (outcome.resources) payload.resources = outcome.resources;
+  return new Response(JSON.stringify(payload), { headers: JSON_HEADERS });
 }
 
 /** The call's envelope (arguments, tabId) is part of its arguments: the same code as a schema failure. */
