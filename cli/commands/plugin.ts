@@ -137,7 +137,7 @@ async function install(argv: string[]): Promise<number> {
       const missing = missingRequiredSettings(now.configSchema, readConfigSnapshot(t.configDir).pluginSettings[r.name]);
       for (const [key, field] of missing) {
         const choices = field.type === 'select' && field.options?.length ? ` (one of ${field.options.join(', ')})` : field.type === 'boolean' ? ' (true or false)' : '';
-        say(`Setting "${key}"${choices} is required and not set: its tools get no value for it until you set it in the side panel or with \`opentabs plugin configure ${r.name} ${key}=${settingExample(field)}\`.`);
+        say(`Setting "${key}"${choices} is required and not set: its tools refuse to run (setting_required) until you set it in the side panel or with \`opentabs plugin configure ${r.name} ${key}=${settingExample(field)}\`.`);
       }
     }
   };

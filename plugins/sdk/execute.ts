@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { utf8Bytes, type PageToBridge } from '../../server/protocol/page-channel.ts';
 import { PLUGIN_RESULT_MAX_BYTES } from '../../server/protocol/limits.ts';
 import type { LogLevel } from '../../server/protocol/methods.ts';
-import type { ToolContext, ToolDefinition } from './define.ts';
+import type { ConfigField, ConfigSchema, ToolContext, ToolDefinition } from './define.ts';
 import { isToolError } from './errors.ts';
 
 export type ErrorPayload = Extract<PageToBridge, { ok: false }>['error'];
@@ -18,6 +18,8 @@ export interface ExecuteOptions {
   callId: string;
   onProgress(p: { progress: number; total?: number; message?: string }): void;
   onLog(level: LogLevel, message: string, data?: unknown): void;
+  /** The plugin's settings schema: a required setting with no value fails the call before its handler runs. */
+  configSchema?: ConfigSchema;
 }
 
 export type ExecuteOutcome = { ok: true; value: unknown } | { ok: false; error: ErrorPayload };
@@ -122,6 +124,37 @@ export function sendableResult(fullName: string, value: unknown): { ok: true; js
 
 type AnySchema = v.GenericSchema | v.GenericSchemaAsync;
 
+/** A value for `key=…` that runs as typed in a shell: a select's first choice, `true`, else a quoted placeholder. */
+function settingExample(field: ConfigField): string {
+  const first = field.type === 'select' ? field.options?.[0] : undefined;
+  if (first !== undefined) return /^[\w.:/@-]+$/.test(first) ? first : `'${first.replace(/'/g, `'\\''`)}'`;
+  if (field.type === 'boolean') return 'true';
+  return `'<${field.type === 'url' ? 'https://…' : field.type}>'`;
+}
+
+/**
+ * The error for a required setting (no default) the user has not set: the handler would read
+ * undefined where its type promises a value. Names the setting and how the user sets it.
+ */
+function missingSetting(plugin: string, full: string, schema: ConfigSchema | undefined, config: Record<string, unknown>): ErrorPayload | null {
+  for (const [key, field] of Object.entries(schema ?? {})) {
+    if (field.required !== true || field.default !== undefined) continue;
+    const value = Object.hasOwn(config, key) ? config[key] : undefined;
+    if (value !== undefined && value !== null && value !== '') continue;
+    const label = field.label ? ` (${field.label})` : '';
+    const choices = field.type === 'select' && field.options?.length ? `, one of ${field.options.join(', ')}` : '';
+    return {
+      message:
+        `${full} did not run: the ${plugin} plugin's setting "${key}"${label} is required and not set${choices}. ` +
+        `Ask the user to set it in the OpenTabs side panel (the plugin's settings) or with \`opentabs plugin configure ${plugin} ${key}=${settingExample(field)}\`, then call again.`,
+      code: 'setting_required',
+      category: 'validation',
+      retryable: false,
+    };
+  }
+  return null;
+}
+
 /**
  * safeParse for a synchronous schema, safeParseAsync for an asynchronous one (valibot marks
  * each): the same result either way, without a promise per check for the usual sync schema.
@@ -137,6 +170,8 @@ export async function executeTool(plugin: string, tool: ToolDefinition, rawInput
     if (!input.success) {
       return { ok: false, error: { message: `Invalid arguments for ${full}: ${issueText(input.issues)}`, code: 'invalid_arguments', category: 'validation', retryable: false } };
     }
+    const unset = missingSetting(plugin, full, o.configSchema, o.config);
+    if (unset) return { ok: false, error: unset };
     const ctx: ToolContext = {
       signal: o.signal,
       config: { ...o.config },

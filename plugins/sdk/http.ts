@@ -43,8 +43,12 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
  * What an HTTP status tells the AI client, so it does not ask the user to log in when the real
  * cause is a stale CSRF token, a permission or a conflict.
  */
-export function hintForStatus(status: number, retryAfterMs?: number): string {
-  if (status === 401) return ' (not logged in: log in to the app in this tab)';
+export function hintForStatus(status: number, retryAfterMs?: number, site?: string): string {
+  if (status === 401) {
+    // The agent cannot log in: it has to ask the user, in words the user can act on.
+    const where = site ? ` at ${site}` : '';
+    return ` (not logged in: the session in the browser has ended or was never started; ask the user to log in to the app${where} in their browser, then call again)`;
+  }
   if (status === 403) return ' (forbidden: the session lacks permission for this resource, or a CSRF token is missing or stale; reload the tab to refresh the token)';
   if (status === 404 || status === 410) return ' (not found: check the id or path)';
   if (status === 409) return ' (conflict: the resource changed or already exists; re-read it and retry)';
@@ -100,6 +104,17 @@ function takesDefaultHeaders(target: string): boolean {
     return false;
   }
   return origin === page.origin || defaultHeaderOrigins.includes(origin);
+}
+
+/** Where the user logs in: the page's origin (an app whose API is on another host logs in on its own). */
+function loginSite(target: string): string | undefined {
+  const page = (globalThis as { location?: { href?: string; origin?: string } }).location;
+  if (page?.origin && page.origin !== 'null') return page.origin;
+  try {
+    return new URL(target).origin;
+  } catch {
+    return undefined;
+  }
 }
 
 function headersRecord(h: HeadersInit | undefined): Record<string, string> {
@@ -175,7 +190,7 @@ export async function request(url: string, options: FetchOptions = {}): Promise<
     const text = await res.text().catch(() => '');
     const detail = messageFromBody(text);
     const retryAfterMs = category === 'rate_limited' ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
-    const hint = hintForStatus(res.status, retryAfterMs);
+    const hint = hintForStatus(res.status, retryAfterMs, res.status === 401 ? loginSite(target) : undefined);
     throw new ToolError(`${method} ${url} returned HTTP ${res.status}${detail ? `: ${detail}` : ''}${hint}`, {
       category,
       code: `http_${res.status}`,

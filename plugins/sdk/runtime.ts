@@ -82,6 +82,12 @@ type ReadyVerdict = { ready: true } | { ready: false; why?: string; stuck?: true
 
 const isThenable = (x: unknown): x is PromiseLike<unknown> => (typeof x === 'object' || typeof x === 'function') && x !== null && typeof (x as { then?: unknown }).then === 'function';
 
+/** The page's origin, for messages the user acts on. */
+function pageSite(): string {
+  const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
+  return origin && origin !== 'null' ? origin : 'this page';
+}
+
 export function startAdapter(
   plugin: PluginDefinition,
   hash: string = ADAPTER_HASH_PLACEHOLDER,
@@ -137,7 +143,7 @@ export function startAdapter(
         fail({
           message: verdict.why
             ? `${name}_${tool.name} did not run: ${name}'s isReady() ${verdict.why}`
-            : `${name} is not ready in this tab (its isReady() check is false now): log in to the app or wait for the page to finish loading, then retry`,
+            : `${name} is not ready in this tab (${pageSite()}): its isReady() check is false now, so the user is probably logged out; ask the user to log in to ${plugin.displayName || name} in their browser (or wait for the page to finish loading), then call again`,
           code: 'adapter_not_ready',
           category: 'auth',
           retryable: !verdict.stuck,
@@ -147,6 +153,7 @@ export function startAdapter(
       const outcome = await executeTool(name, tool, msg.input ?? {}, {
         signal: controller.signal,
         config: msg.config ?? {},
+        configSchema: plugin.configSchema,
         callId: msg.id,
         onProgress: (p) => {
           if (!inFlight.has(msg.id)) return;

@@ -33,8 +33,9 @@ export interface RunToolOptions {
   /** Stand-in page: document (title, meta, cookie, querySelector) and location, for this call only. */
   page?: FakePage;
   /**
-   * Fake fetch for this call only: keys are "METHOD /path" or "/path" (any method); requests that
-   * match no route get a 404, so a tool never reaches the network from a unit test.
+   * Fake fetch for this call only: keys are "METHOD /path" or "/path" (any method, any host), or
+   * with the origin, "METHOD https://api.example.com/path" (that host only, tried first); requests
+   * that match no route get a 404, so a tool never reaches the network from a unit test.
    */
   routes?: Record<string, FakeRoute>;
   /** Every request the tool made, in order (filled when routes are given). */
@@ -88,9 +89,12 @@ function installFakes(options: RunToolOptions): () => void {
     set('fetch', async (input: RequestInfo | URL, init?: RequestInit) => {
       const req = new Request(typeof input === 'string' || input instanceof URL ? new URL(String(input), base) : input, init);
       options.requests?.push(req.clone());
-      const path = new URL(req.url).pathname;
-      const route = routes[`${req.method} ${path}`] ?? routes[path];
-      if (!route) return Response.json({ error: `no fake route for ${req.method} ${path}` }, { status: 404 });
+      const u = new URL(req.url);
+      const path = u.pathname;
+      // "GET https://api.example.com/me" (another host than the page's) before "GET /me" (any host).
+      const full = `${u.origin}${path}`;
+      const route = routes[`${req.method} ${full}`] ?? routes[full] ?? routes[`${req.method} ${path}`] ?? routes[path];
+      if (!route) return Response.json({ error: `no fake route for ${req.method} ${u.origin === new URL(base).origin ? path : full}` }, { status: 404 });
       const answer = await route(req);
       return answer instanceof Response ? answer : Response.json(answer ?? null);
     });
@@ -151,6 +155,7 @@ export async function runTool(plugin: PluginDefinition, toolName: string, input:
       executeTool(plugin.name, tool, input, {
         signal: controller.signal,
         config: { ...defaults, ...options.config },
+        configSchema: plugin.configSchema,
         callId: `test-${Math.random().toString(36).slice(2)}`,
         onProgress: (p) => {
           progress.push(p);
