@@ -240,10 +240,20 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
-      await assertMouseStaysOut(tab.id!, p.tag, frameOfRef(input.ref) ? undefined : p);
-      ctx.signal.throwIfAborted();
-      await withDebugger(tab.id!, (send) => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => moveMouse(s, { x: at.x, y: at.y })));
-      return { value: { hovered: true, tag: p.tag, text: p.text } };
+      const top = frameOfRef(input.ref) ? undefined : p;
+      await assertMouseStaysOut(tab.id!, p.tag, top);
+      // As for a click's press: a page moving a refused frame's iframe under the pointer between
+      // the check and the move gets the move on what is under it (pinned pointer-events:none).
+      const guard = await pressGuard(tab.id!, top, 'move');
+      let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
+      try {
+        ctx.signal.throwIfAborted();
+        await guard?.beforePress();
+        r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => moveMouse(s, { x: at.x, y: at.y }))));
+      } finally {
+        await guard?.afterPress(r?.dialog !== undefined);
+      }
+      return { value: { hovered: true, tag: p.tag, text: p.text, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
   },
 

@@ -92,7 +92,11 @@ export interface PressGuard {
 }
 
 /**
- * For a click at top-document point `at` while the tab shows a refused page in a frame. The point
+ * For a click (`kind` 'press'; a drag likewise) or mouse moves (`kind` 'move': a hover, or
+ * browser_move_mouse's steps, which pass over whatever lies between two points) at top-document
+ * point `at` while the tab shows a refused page in a frame. For moves, beforePress runs before the
+ * first move and afterPress after the last, so no move of the call reaches such a frame, whether
+ * the page moves it under the pointer or the steps cross it. The point
  * is checked again once the page has the mouse move (acting.ts click's beforePress), since a
  * page's mousemove handler can move that frame under the pointer; and a page timer can move it
  * there between that check and the press, so from right after the check until the press was sent
@@ -104,7 +108,7 @@ export interface PressGuard {
  * only. Undefined when no such frame is in the tab (the click goes in one round trip) or the point
  * is in an iframe's document.
  */
-export async function pressGuard(tabId: number, at: { x: number; y: number } | undefined): Promise<PressGuard | undefined> {
+export async function pressGuard(tabId: number, at: { x: number; y: number } | undefined, kind: 'press' | 'move' = 'press'): Promise<PressGuard | undefined> {
   const f = at ? await refusedFrameOf(tabId) : null;
   if (!at || !f) return undefined;
   const token = crypto.randomUUID();
@@ -121,7 +125,7 @@ export async function pressGuard(tabId: number, at: { x: number; y: number } | u
     if (await unpin(tabId, pinned, token, false)) {
       clicksOff.add(page);
       throw new ToolError(
-        `Tab ${tabId} took the pointer-events pin off an iframe showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while the mouse button was down; the mouse input may have reached that frame, and clicks are refused in this page from now on`,
+        `Tab ${tabId} took the pointer-events pin off an iframe showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while the mouse ${kind === 'move' ? 'moved' : 'button was down'}; the mouse input may have reached that frame, and clicks are refused in this page from now on`,
         { code: 'page_not_allowed', category: 'auth' },
       );
     }
@@ -134,7 +138,7 @@ export async function pressGuard(tabId: number, at: { x: number; y: number } | u
       const r = await refusedFrameReaching(tabId, 'hit', token);
       pinned = r.pinned;
       page = `${tabId}:${r.topDocumentId ?? ''}`;
-      if (clicksOff.has(page)) throw refused(tabId, r.frame ?? f, 'a click');
+      if (clicksOff.has(page)) throw refused(tabId, r.frame ?? f, kind === 'move' ? 'a mouse move' : 'a click');
     } catch (err) {
       // No press was sent: the pins go, whatever the page did to them.
       done = true;

@@ -128,14 +128,25 @@ export const pointerTools = {
     const to = { x: input.x, y: input.y };
     const steps = input.steps ?? 1;
     const from = lastMouse.get(tabId) ?? to;
-    await withDebugger(tabId, async (send) => {
-      for (let i = 1; i <= steps; i++) {
-        const t = i / steps;
-        await moveMouse(send, { x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t });
-      }
-    });
+    // The steps pass over whatever lies between the two points, and a page can move a refused
+    // frame's iframe under them: such iframes are pinned pointer-events:none for all the moves.
+    const guard = await pressGuard(tabId, to, 'move');
+    let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
+    try {
+      await guard?.beforePress();
+      r = await withDebugger(tabId, (send) =>
+        runWatchingDialogs(tabId, send, async () => {
+          for (let i = 1; i <= steps; i++) {
+            const t = i / steps;
+            await moveMouse(send, { x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t });
+          }
+        }),
+      );
+    } finally {
+      await guard?.afterPress(r?.dialog !== undefined);
+    }
     lastMouse.set(tabId, to);
-    return { value: { moved: true, x: input.x, y: input.y, hit } };
+    return { value: { moved: true, x: input.x, y: input.y, hit, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
   },
 
   async browser_drag(input, ctx) {
