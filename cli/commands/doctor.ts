@@ -13,6 +13,7 @@ import { configPath, isSessionsPerMinute } from '../../server/state/config.ts';
 import { api, isAlive, noSecret, probePort, readPidFile, resolveTarget, secretFor, type HealthPayload, type Target } from '../server-client.ts';
 import { CliError } from '../output.ts';
 import { clientConfigFiles } from '../mcp-config.ts';
+import { describePortHolder, insteadOf } from '../port-holder.ts';
 import { isCompiled, shellWord } from '../self.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
 
@@ -286,8 +287,8 @@ export async function runChecks(t: Target): Promise<Check[]> {
     checks.push({
       check: 'port owner',
       status: 'fail',
-      detail: `port ${t.port} is held by another program: ${owner.detail}`,
-      fix: `Stop that program, or run OpenTabs on another port: \`opentabs start --port ${t.port + 1}\` and use the same --port/PORT for other commands.`,
+      detail: `port ${t.port} is held by another program: ${owner.detail}; ${describePortHolder(t.port)}`,
+      fix: await insteadOf(t.port),
     });
   } else if (foreign) {
     checks.push({ check: 'server', status: 'fail', ...noSecret(t) });

@@ -11,6 +11,7 @@ import type { Command } from '../command.ts';
 import type { EmbeddedFile } from '../embedded-extension.ts';
 import { CliError, c, err, out, say } from '../output.ts';
 import { isCompiled, selfCommand } from '../self.ts';
+import { describePortHolder, findPortHolder, insteadOf, stopCommandFor } from '../port-holder.ts';
 import { checkConfigServer, checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
@@ -182,7 +183,8 @@ export const command: Command = {
         const secret = secretFor(dir);
         // Another config dir's server holds the port: commands run with this dir would all be refused (401).
         if (!(await acceptsSecret(dir, port))) {
-          throw new CliError(`Port ${port} is held by ${await portHolder(dir, port)}. ${await insteadOf(port)}`);
+          const holder = await portHolder(dir, port);
+          throw new CliError(`Port ${port} is held by ${holder.text}. ${await insteadOf(port, !holder.stopNamed)}`);
         }
         const pidNote = existing && existing.port === port && isAlive(existing.pid) ? ` (pid ${existing.pid})` : '';
         if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}${pidNote}`);
@@ -194,7 +196,7 @@ export const command: Command = {
       if (owner.kind === 'other') {
         if (await startedMeanwhile(dir, port)) return 0;
         throw new CliError(
-          `Port ${port} is in use by another program (${owner.detail}), not an OpenTabs server` +
+          `Port ${port} is in use by another program (${owner.detail}), not an OpenTabs server: ${describePortHolder(port)}` +
             `${values.port === undefined && process.env.PORT ? `; port ${port} came from the PORT environment variable` : ''}. ` +
             (await insteadOf(port)),
         );
@@ -233,7 +235,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || /EADDRINUSE|address already in use|in use/i.test(String((e as Error).message))) {
       if (await startedMeanwhile(dir, port)) return 0;
-      throw new CliError(`Port ${port} is already in use (another program took it just now). Pick another port with --port.`);
+      throw new CliError(`Port ${port} is already in use (another program took it just now): ${describePortHolder(port)}. ${await insteadOf(port)}`);
     }
     throw new CliError(`The server failed to start: ${(e as Error).message}`);
   }
@@ -500,32 +502,27 @@ async function recordedServerIsOurs(dir: string, pid: number, port: number): Pro
  * What holds `port`, which answers GET /health like OpenTabs but did not prove it knows this
  * config dir's secret: the reason, and the pid when server.pid names a live one on that port.
  */
-async function portHolder(dir: string, port: number): Promise<string> {
+async function portHolder(dir: string, port: number): Promise<{ text: string; stopNamed: boolean }> {
   const r = await checkConfigServer(dir, port, 'flag');
   const why = r?.kind === 'unverified' ? `it ${r.why}` : r ? 'it did not answer the secret check' : `there is no secret in ${join(dir, 'extension', 'auth.json')} to check it with`;
   const pid = readPidFile(dir);
   const pidNote =
     pid && pid.port === port && isAlive(pid.pid) ? `; ${join(dir, 'server.pid')} names pid ${pid.pid} there, but that pid was reused or another program took the port` : '';
-  return (
-    `a process that answers GET /health like OpenTabs but is not this config dir's server (${why}${pidNote}): another program, ` +
-    'or the OpenTabs server of another config dir (opentabs stop, run with that config dir in OPENTABS_CONFIG_DIR, stops it)'
-  );
-}
-
-/** How many ports after a taken one are tried for a free one to suggest. */
-const FREE_PORT_TRIES = 20;
-
-/**
- * The command to run instead of a start on a taken port: `opentabs start --port N` with a port
- * found free just now (--port beats PORT), else --port 0 (the system picks one).
- */
-async function insteadOf(port: number): Promise<string> {
-  for (let p = port + 1; p <= Math.min(65535, port + FREE_PORT_TRIES); p++) {
-    if ((await probePort(p, 1000)).kind === 'free') {
-      return `Stop that program, or start OpenTabs on port ${p} (free just now): \`opentabs start --port ${p}\`; MCP client configs that name port ${port} then need port ${p}.`;
-    }
+  const holder = findPortHolder(port);
+  if (holder?.configDir && holder.configDir !== dir) {
+    return {
+      text:
+        `pid ${holder.pid} (${holder.command}), the OpenTabs server of config dir ${holder.configDir}, not this config dir's (${dir}; ${why}${pidNote}). ` +
+        `To stop that server: \`${stopCommandFor(holder.configDir)}\``,
+      stopNamed: true,
+    };
   }
-  return 'Stop that program, or start OpenTabs on a port the system picks: `opentabs start --port 0`.';
+  return {
+    text:
+      `a process that answers GET /health like OpenTabs but is not this config dir's server (${why}${pidNote}): ${describePortHolder(port)}; another program, ` +
+      'or the OpenTabs server of another config dir (opentabs stop, run with that config dir in OPENTABS_CONFIG_DIR, stops it)',
+    stopNamed: false,
+  };
 }
 
 function readLogTail(path: string, from: number): string {

@@ -156,7 +156,9 @@ describe('suggested commands run without opentabs on PATH', () => {
       const cli = argv.slice(prefix.length);
       const asHelp = cli.at(-1) === '--help' || cli.at(-1) === '-h';
       // Anything but --help talks to the server or the config dir: it must carry the config dir.
-      if (!asHelp && assign.OPENTABS_CONFIG_DIR !== dir) failures.push(`${where}: \`${argv.join(' ')}\` does not name the config dir (OPENTABS_CONFIG_DIR=${dir})`);
+      // The stop named for the server of another config dir that holds the port stops that one.
+      const want = where === 'start on a port another config dir holds' && cli[0] === 'stop' ? cfg : dir;
+      if (!asHelp && assign.OPENTABS_CONFIG_DIR !== want) failures.push(`${where}: \`${argv.join(' ')}\` does not name the config dir (OPENTABS_CONFIG_DIR=${want})`);
       const r = await runCli([...cli, ...(asHelp ? [] : ['--help'])], { configDir: cfg, env: { ...bareEnv, ...assign } });
       if (r.code !== 0) failures.push(`${where}: \`${argv.join(' ')}\` does not parse: ${r.stderr.trim()}`);
       // `config set` changes only this test's config dir: run it for real, so its key and value are checked too.
@@ -204,7 +206,8 @@ describe('suggested commands run without opentabs on PATH', () => {
     for (const s of doctorStarts) expect(s.argv.slice(prefix.length + 1).filter((w) => w !== '--background')).toEqual(['--port', String(port)]);
     // Another config dir's start on this port is refused (exit 1), naming a different port that was free.
     const foreign = outputs.find((o) => o.where === 'start on a port another config dir holds')!.text;
-    expect(foreign).toContain('or the OpenTabs server of another config dir');
+    expect(foreign).toContain(`the OpenTabs server of config dir ${cfg}`);
+    expect(find('start on a port another config dir holds', ['stop']).assign.OPENTABS_CONFIG_DIR).toBe(cfg);
     const other = find('start on a port another config dir holds', ['start']).argv.slice(prefix.length);
     expect(other.slice(0, 2)).toEqual(['start', '--port']);
     expect(Number(other[2])).toBeGreaterThan(port);

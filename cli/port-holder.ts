@@ -1,0 +1,175 @@
+/**
+ * Which process listens on a TCP port, for the messages about a port that is taken: on Linux from
+ * /proc (the listening socket's inode in /proc/net/tcp{,6}, then the process whose fd is that
+ * socket), elsewhere from `lsof` when it is installed. Only processes the user may inspect are
+ * named; otherwise the message says which command finds the holder.
+ */
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { printable } from './output.ts';
+import { probePort } from './server-client.ts';
+import { runnableArgv, shellWord } from './self.ts';
+
+export interface PortHolder {
+  pid: number;
+  /** The process's command line (or its name), shortened, control characters shown as \uXXXX. */
+  command: string;
+  /** For an OpenTabs server: the config dir it runs with (OPENTABS_CONFIG_DIR, else HOME/.opentabs). */
+  configDir?: string;
+}
+
+/** Longest command line shown. */
+const COMMAND_MAX = 120;
+/** Upper bound on the /proc/<pid>/fd entries read while looking for the socket. */
+const FD_SCAN_MAX = 200_000;
+
+/** The process listening on `port` (any local address), or null when it cannot be told cheaply. */
+export function findPortHolder(port: number): PortHolder | null {
+  try {
+    if (process.platform === 'linux') return fromProc(port);
+    if (process.platform === 'darwin' || process.platform === 'freebsd' || process.platform === 'openbsd') return fromLsof(port);
+  } catch {
+    // Best effort: the caller then says how to look it up.
+  }
+  return null;
+}
+
+/** How to find the holder by hand, for when findPortHolder could not. */
+export function howToFindHolder(port: number): string {
+  return process.platform === 'win32'
+    ? `\`netstat -ano | findstr :${port}\` names its pid`
+    : `\`lsof -nP -iTCP:${port} -sTCP:LISTEN\`${process.platform === 'linux' ? ` or \`ss -ltnp 'sport = :${port}'\`` : ''} names it (run with sudo if it belongs to another user)`;
+}
+
+/**
+ * One phrase naming what holds the port: "pid 1234 (python3 -m http.server 9731)", or how to
+ * find it. An OpenTabs server of another config dir is named with that config dir.
+ */
+export function describePortHolder(port: number): string {
+  const h = findPortHolder(port);
+  if (!h) return `what holds it: ${howToFindHolder(port)}`;
+  return `pid ${h.pid} (${h.command})${h.configDir ? `, the OpenTabs server of config dir ${h.configDir}` : ''}`;
+}
+
+/**
+ * The command that stops another config dir's OpenTabs server, written out in full (the config dir
+ * in front, and the absolute command when `opentabs` is not on PATH).
+ */
+export function stopCommandFor(configDir: string): string {
+  return `OPENTABS_CONFIG_DIR=${shellWord(configDir)} ${runnableArgv(['stop']).map(shellWord).join(' ')}`;
+}
+
+function fromProc(port: number): PortHolder | null {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // sl local_address rem_address st … uid timeout inode; st 0A is LISTEN.
+      if (f.length < 10 || f[3] !== '0A') continue;
+      const local = f[1]!;
+      if (Number.parseInt(local.slice(local.lastIndexOf(':') + 1), 16) !== port) continue;
+      if (f[9] !== '0') inodes.add(f[9]!);
+    }
+  }
+  if (inodes.size === 0) return null;
+  const wanted = new Set([...inodes].map((i) => `socket:[${i}]`));
+  let read = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue; // another user's process, or gone
+    }
+    for (const fd of fds) {
+      if (++read > FD_SCAN_MAX) return null;
+      let target: string;
+      try {
+        target = readlinkSync(`/proc/${entry}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (wanted.has(target)) return describeProc(Number(entry));
+    }
+  }
+  return null;
+}
+
+function describeProc(pid: number): PortHolder {
+  let argv: string[] = [];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+  } catch {}
+  if (argv.length === 0) {
+    try {
+      argv = [readFileSync(`/proc/${pid}/comm`, 'utf8').trim()];
+    } catch {}
+  }
+  const holder: PortHolder = { pid, command: shortCommand(argv) };
+  if (looksLikeOpenTabs(argv)) {
+    try {
+      const env = new Map(
+        readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as const),
+      );
+      const dir = env.get('OPENTABS_CONFIG_DIR')?.trim();
+      let cwd: string | undefined;
+      try {
+        cwd = readlinkSync(`/proc/${pid}/cwd`);
+      } catch {}
+      if (dir) holder.configDir = cwd ? resolve(cwd, dir) : dir;
+      else if (env.get('HOME')) holder.configDir = join(env.get('HOME')!, '.opentabs');
+    } catch {}
+  }
+  return holder;
+}
+
+function fromLsof(port: number): PortHolder | null {
+  const lsof = Bun.which('lsof') ?? ['/usr/sbin/lsof', '/usr/bin/lsof'].find((p) => existsSync(p));
+  if (!lsof) return null;
+  const r = Bun.spawnSync([lsof, '-nP', `-iTCP:${port}`, '-sTCP:LISTEN', '-Fpc'], { stdout: 'pipe', stderr: 'ignore', timeout: 3000 });
+  const text = r.stdout.toString();
+  const pid = Number(/^p(\d+)$/m.exec(text)?.[1]);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  const name = /^c(.*)$/m.exec(text)?.[1] ?? '?';
+  let argv = [name];
+  const ps = Bun.spawnSync(['ps', '-o', 'command=', '-p', String(pid)], { stdout: 'pipe', stderr: 'ignore', timeout: 3000 });
+  const full = ps.stdout.toString().trim();
+  if (full) argv = [full];
+  return { pid, command: shortCommand(argv) };
+}
+
+/** Bun running cli/main.ts or cli/bin.mjs start, or a single-file `opentabs` binary. */
+function looksLikeOpenTabs(argv: string[]): boolean {
+  return argv.some((a) => /(^|\/)cli\/(main\.ts|bin\.mjs)$/.test(a) || /(^|\/)opentabs$/.test(a)) && argv.includes('start');
+}
+
+function shortCommand(argv: string[]): string {
+  const text = printable(argv.join(' ').replace(/\s+/g, ' ').trim()) || '?';
+  return text.length > COMMAND_MAX ? `${text.slice(0, COMMAND_MAX - 1)}…` : text;
+}
+
+/** How many ports after a taken one are tried for a free one to suggest. */
+const FREE_PORT_TRIES = 20;
+
+/**
+ * The command to run instead of a start on a taken port: `opentabs start --port N` with a port
+ * found free just now (--port beats PORT), else --port 0 (the system picks one).
+ */
+export async function insteadOf(port: number, stopFirst = true): Promise<string> {
+  const lead = stopFirst ? 'Stop that program, or start' : 'Or start';
+  for (let p = port + 1; p <= Math.min(65535, port + FREE_PORT_TRIES); p++) {
+    if ((await probePort(p, 1000)).kind === 'free') {
+      return `${lead} OpenTabs on port ${p} (free just now): \`opentabs start --port ${p}\`; MCP client configs that name port ${port} then need port ${p}.`;
+    }
+  }
+  return `${lead} OpenTabs on a port the system picks: \`opentabs start --port 0\`.`;
+}

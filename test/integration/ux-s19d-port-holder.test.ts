@@ -1,0 +1,74 @@
+/**
+ * A port that is taken: `opentabs start` and `opentabs doctor` name the process that holds it
+ * (pid and command line, found through /proc on Linux), and when it is the OpenTabs server of
+ * another config dir, that config dir and the command that stops it, runnable as printed from a
+ * shell without OPENTABS_CONFIG_DIR.
+ */
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cliEnv, collect, killPid, pidAlive, removeDir, runCli, tempDir, waitFor } from './cli-support.ts';
+
+setDefaultTimeout(180_000);
+
+let dirA: string;
+let dirB: string;
+let holder: ReturnType<typeof Bun.spawn> | undefined;
+let holderPort = 0;
+
+beforeAll(async () => {
+  dirA = tempDir();
+  dirB = tempDir();
+  // Another program of the user: an HTTP server in its own process, on a port the system picks.
+  holder = Bun.spawn(
+    [process.execPath, '-e', "const s = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('no', { status: 404 }) }); console.log('port=' + s.port);", 'ux-s19d-holder'],
+    { stdout: 'pipe', stderr: 'ignore' },
+  );
+  const out = collect(holder.stdout as ReadableStream<Uint8Array>);
+  const m = await out.until(/port=(\d+)/, 30_000);
+  holderPort = Number(m?.[1]);
+  expect(holderPort).toBeGreaterThan(0);
+});
+
+afterAll(async () => {
+  holder?.kill('SIGKILL');
+  for (const dir of [dirA, dirB]) {
+    await runCli(['stop', '--force'], { configDir: dir, timeoutMs: 60_000 }).catch(() => {});
+    removeDir(dir);
+  }
+});
+
+test.skipIf(process.platform !== 'linux')('start on a port another program holds names its pid and command line', async () => {
+  const r = await runCli(['start', '--port', String(holderPort)], { configDir: dirB, timeoutMs: 60_000 });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(`Port ${holderPort} is in use by another program`);
+  expect(r.stderr).toContain(`pid ${holder!.pid} (`);
+  expect(r.stderr).toContain('-e const s = Bun.serve(');
+
+  const d = await runCli(['doctor', '--port', String(holderPort)], { configDir: dirB, timeoutMs: 60_000 });
+  expect(d.stdout).toContain(`port ${holderPort} is held by another program`);
+  expect(d.stdout).toContain(`pid ${holder!.pid} (`);
+});
+
+test.skipIf(process.platform !== 'linux')('the OpenTabs server of another config dir is named with its config dir and a stop command that runs as printed', async () => {
+  const a = await runCli(['start', '--background', '--port', '0'], { configDir: dirA, timeoutMs: 90_000 });
+  expect(a.code).toBe(0);
+  const pidA = JSON.parse(readFileSync(join(dirA, 'server.pid'), 'utf8')) as { pid: number; port: number };
+
+  const r = await runCli(['start', '--port', String(pidA.port)], { configDir: dirB, timeoutMs: 60_000 });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(`pid ${pidA.pid} (`);
+  expect(r.stderr).toContain(`the OpenTabs server of config dir ${dirA}`);
+  const stop = /To stop that server: `([^`]+)`/.exec(r.stderr)?.[1];
+  expect(stop).toBeDefined();
+
+  // Run it as a user would paste it: in a shell where OPENTABS_CONFIG_DIR is not set.
+  const sh = Bun.spawn(['sh', '-c', stop!], { env: cliEnv(dirB, { OPENTABS_CONFIG_DIR: undefined }), stdout: 'pipe', stderr: 'pipe' });
+  const timer = setTimeout(() => sh.kill('SIGKILL'), 60_000);
+  const [stdout, , code] = await Promise.all([new Response(sh.stdout).text(), new Response(sh.stderr).text(), sh.exited]);
+  clearTimeout(timer);
+  expect(code).toBe(0);
+  expect(stdout).toContain(`Stopped OpenTabs server (pid ${pidA.pid})`);
+  await waitFor(() => !pidAlive(pidA.pid), 30_000, 'the other config dir’s server to exit');
+  await killPid(pidA.pid);
+});
