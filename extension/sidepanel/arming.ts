@@ -3,6 +3,13 @@
  * shows whenever it likes (calls start and end, approval cards come and go), and each change can
  * move what is below it; a click aimed at one control then lands on whatever slid under the
  * pointer. A guarded control counts a click only once it has been at the same place for ARM_MS.
+ *
+ * The same holds for what lies over the panel: another window (one the agent made and placed,
+ * or a page's popup) can cover it with a button of its own and go away under the pointer just
+ * before the click, which then lands on the panel. When the browser's windows change (one
+ * appears, goes, moves or resizes, focus comes to the panel's window from another of the
+ * browser's windows) or the panel is shown again, every guarded control starts its wait anew
+ * (forgetAll).
  */
 
 /** How long a guarded control must stay in place before a click on it counts. */
@@ -29,4 +36,9 @@ export function stillFor(key: string, el: Element): number {
 /** Drops the keys starting with `prefix` that are not in `keep` (elements that are gone). */
 export function forgetOthers(prefix: string, keep: ReadonlySet<string>): void {
   for (const k of [...placed.keys()]) if (k.startsWith(prefix) && !keep.has(k)) placed.delete(k);
+}
+
+/** Every element counts as just placed: the next check of each waits ARM_MS again. */
+export function forgetAll(): void {
+  placed.clear();
 }

@@ -9,7 +9,7 @@ import type { Permission } from '../../server/protocol/methods.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import { renderActivity, tickElapsed } from './activity-view.ts';
 import { armApprovalButtons, renderApprovals } from './approvals.ts';
-import { ARM_MS, stillFor } from './arming.ts';
+import { ARM_MS, forgetAll, stillFor } from './arming.ts';
 import { h } from './dom.ts';
 import { heldForUser } from './in-use.ts';
 import { renderHeader } from './header.ts';
@@ -166,6 +166,36 @@ function armToggles(): void {
     armToggles();
   }, Math.ceil(next) + 10);
 }
+
+/**
+ * Something over the panel may have gone away from under the pointer (arming.ts): the approval
+ * buttons and the guarded toggles wait ARM_MS again before a click on them counts.
+ */
+function uncovered(): void {
+  forgetAll();
+  armApprovalButtons(document.getElementById('approvals')!);
+  armToggles();
+}
+chrome.windows.onCreated.addListener(uncovered);
+chrome.windows.onRemoved.addListener(uncovered);
+chrome.windows.onBoundsChanged.addListener(uncovered);
+/**
+ * Focus coming to the panel's window from another window of the browser brings the panel's window
+ * in front of that one (the agent can focus windows). Focus coming back from outside the browser
+ * (the terminal the agent runs in) does not count: the last window of the browser that had focus
+ * is then the panel's own (Chrome may report "no window" in between: it is skipped).
+ */
+let panelWindow: number | undefined;
+let lastFocused: number | undefined;
+void chrome.windows.getCurrent().then((w) => (panelWindow = lastFocused = w.id));
+chrome.windows.onFocusChanged.addListener((id) => {
+  if (id === chrome.windows.WINDOW_ID_NONE) return;
+  if (id === panelWindow && lastFocused !== undefined && lastFocused !== panelWindow) uncovered();
+  lastFocused = id;
+});
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible') uncovered();
+});
 
 const filterBox = document.getElementById('tool-filter') as HTMLInputElement;
 filterBox.addEventListener('input', () => {
