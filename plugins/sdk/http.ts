@@ -249,3 +249,82 @@ export function patchJson<T = unknown>(url: string, body: unknown, options: Fetc
 export function deleteJson<T = unknown>(url: string, body?: unknown, options: FetchOptions = {}): Promise<T> {
   return sendJson<T>('DELETE', url, body, options);
 }
+
+/** A GraphQL error as servers send it (`extensions.code` is Apollo's convention, widely followed). */
+export interface GraphqlError {
+  message: string;
+  path?: (string | number)[];
+  extensions?: { code?: string; [key: string]: unknown };
+}
+
+/** ToolError category of a GraphQL error code (UNAUTHENTICATED, FORBIDDEN, BAD_USER_INPUT …). */
+function graphqlCategory(code: string | undefined): ToolErrorCategory {
+  const c = (code ?? '').toUpperCase();
+  if (c === 'UNAUTHENTICATED' || c === 'UNAUTHORIZED' || c === 'FORBIDDEN') return 'auth';
+  if (c === 'NOT_FOUND') return 'not_found';
+  if (c === 'RATE_LIMITED' || c === 'TOO_MANY_REQUESTS' || c === 'THROTTLED') return 'rate_limited';
+  if (c === 'BAD_USER_INPUT' || c === 'GRAPHQL_VALIDATION_FAILED' || c === 'GRAPHQL_PARSE_FAILED' || c === 'BAD_REQUEST') return 'validation';
+  return 'internal';
+}
+
+/**
+ * POST a GraphQL operation (`{query, variables, operationName}`) and return its `data`. GraphQL
+ * servers answer errors with HTTP 200 and an `errors` list: any error becomes a ToolError with the
+ * errors' messages (and paths), its category from the first error's `extensions.code`
+ * (UNAUTHENTICATED → auth with the same "ask the user to log in" hint as a 401, BAD_USER_INPUT →
+ * validation, RATE_LIMITED → rate_limited …). HTTP failures are mapped as for fetchJson.
+ */
+export async function graphql<T = unknown>(url: string, query: string, variables?: Record<string, unknown>, options: FetchOptions & { operationName?: string } = {}): Promise<T> {
+  const { operationName, ...rest } = options;
+  const body = { query, ...(variables !== undefined ? { variables } : {}), ...(operationName ? { operationName } : {}) };
+  const res = await postJson<{ data?: T | null; errors?: GraphqlError[] } | undefined>(url, body, rest);
+  const errors = Array.isArray(res?.errors) ? res.errors : [];
+  if (errors.length > 0) {
+    const first = errors[0]!;
+    const category = graphqlCategory(first.extensions?.code);
+    const text = errors
+      .slice(0, 5)
+      .map((e) => `${typeof e?.message === 'string' ? e.message : JSON.stringify(e)}${Array.isArray(e?.path) ? ` (at ${e.path.join('.')})` : ''}`)
+      .join('; ');
+    const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
+    const hint = category === 'auth' && (first.extensions?.code ?? '').toUpperCase() !== 'FORBIDDEN' ? hintForStatus(401, undefined, loginSite(url)) : category === 'rate_limited' ? hintForStatus(429) : '';
+    throw new ToolError(`GraphQL ${operationName ?? 'operation'} at ${url} failed: ${text}${more}${hint}`, {
+      category,
+      code: `graphql_${(first.extensions?.code ?? 'error').toLowerCase()}`,
+      ...(category === 'rate_limited' ? { retryable: true } : {}),
+    });
+  }
+  if (res?.data === undefined || res.data === null) {
+    throw ToolError.internal(`GraphQL ${operationName ?? 'operation'} at ${url} returned no data and no errors`, { code: 'bad_response', retryable: false });
+  }
+  return res.data;
+}
+
+/** Bytes as base64, in chunks (String.fromCharCode of a whole large file would overflow the stack). */
+export function bytesToBase64(bytes: Uint8Array): string {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}
+
+/**
+ * GET a file (an image, a PDF, an export) as base64 with its MIME type, for a tool result:
+ * results are JSON, so binary data travels as a base64 string. HTTP failures are mapped as for
+ * fetchJson; `maxBytes` (default 6 MB, which stays under the 8 MB result limit once base64)
+ * refuses a larger file with a validation error naming its size.
+ */
+export async function fetchBase64(url: string, options: FetchOptions & { maxBytes?: number } = {}): Promise<{ mimeType: string; base64: string; bytes: number }> {
+  const { maxBytes = 6 * 1024 * 1024, ...rest } = options;
+  const res = await request(url, rest);
+  const declared = Number(res.headers.get('content-length'));
+  const tooLarge = (n: number) =>
+    ToolError.validation(`${url} is ${n} bytes, over the ${maxBytes}-byte limit of this tool (fetchBase64 maxBytes); ask for a smaller version or a part of it`, { code: 'file_too_large' });
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw tooLarge(declared);
+  }
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  if (bytes.length > maxBytes) throw tooLarge(bytes.length);
+  const mimeType = (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
+  return { mimeType, base64: bytesToBase64(bytes), bytes: bytes.length };
+}

@@ -7,7 +7,7 @@
  */
 import { expect, test } from 'bun:test';
 import * as v from 'valibot';
-import { definePlugin, defineTool, fetchJson, setDefaultHeaders, type ConfigOf, type ToolContext } from '../../plugins/sdk/index.ts';
+import { definePlugin, defineTool, fetchBase64, fetchJson, graphql, setDefaultHeaders, type ConfigOf, type ToolContext } from '../../plugins/sdk/index.ts';
 import { runTool } from '../../plugins/sdk/testing.ts';
 
 const configSchema = {
@@ -90,4 +90,69 @@ test('a required setting that is not set fails the call by name, with the comman
   });
   // Set (as the server sends it with each call): the handler runs.
   expect((await runTool(plugin, 'whoami', {}, { page, config, routes })).outcome.ok).toBe(true);
+});
+
+const gql = definePlugin({
+  name: 'shop',
+  displayName: 'Shop',
+  description: 'Shop',
+  urlPatterns: ['https://app.shop.test/*'],
+  isReady: () => true,
+  tools: [
+    defineTool({
+      name: 'search',
+      description: 'Search products (GraphQL).',
+      input: v.object({ q: v.string() }),
+      output: v.object({ products: v.array(v.object({ id: v.string() })) }),
+      handle: (input, ctx) => graphql('/graphql', 'query Search($q: String!) { products(q: $q) { id } }', { q: input.q }, { operationName: 'Search', signal: ctx.signal }),
+    }),
+    defineTool({
+      name: 'picture',
+      description: 'A product picture.',
+      input: v.object({ id: v.string() }),
+      output: v.object({ mimeType: v.string(), base64: v.string(), bytes: v.number() }),
+      handle: (input, ctx) => fetchBase64(`/img/${input.id}`, { signal: ctx.signal, maxBytes: 100_000 }),
+    }),
+  ],
+});
+
+test('graphql(): data on success; errors sent with HTTP 200 become ToolErrors with their category and words', async () => {
+  const answers: Record<string, unknown> = {
+    shoe: { data: { products: [{ id: 'p1' }] } },
+    expired: { data: null, errors: [{ message: 'session expired', extensions: { code: 'UNAUTHENTICATED' } }] },
+    bad: { data: null, errors: [{ message: 'q is too short', path: ['products'], extensions: { code: 'BAD_USER_INPUT' } }] },
+    slow: { errors: [{ message: 'throttled', extensions: { code: 'RATE_LIMITED' } }] },
+  };
+  const sent: Request[] = [];
+  const routes = { 'POST /graphql': async (req: Request) => answers[((await req.json()) as { variables: { q: string } }).variables.q] };
+  const ok = await runTool(gql, 'search', { q: 'shoe' }, { page, routes, requests: sent });
+  expect(ok.outcome).toEqual({ ok: true, value: { products: [{ id: 'p1' }] } });
+  expect(await sent[0]!.json()).toEqual({ query: 'query Search($q: String!) { products(q: $q) { id } }', variables: { q: 'shoe' }, operationName: 'Search' });
+
+  const expired = (await runTool(gql, 'search', { q: 'expired' }, { page, routes })).outcome;
+  expect(expired).toMatchObject({ ok: false, error: { category: 'auth', code: 'graphql_unauthenticated' } });
+  expect(JSON.stringify(expired)).toContain('GraphQL Search at /graphql failed: session expired (not logged in');
+  expect(JSON.stringify(expired)).toContain('ask the user to log in to the app at https://app.shop.test in their browser');
+  const bad = (await runTool(gql, 'search', { q: 'bad' }, { page, routes })).outcome;
+  expect(bad).toMatchObject({ ok: false, error: { category: 'validation', code: 'graphql_bad_user_input', message: 'GraphQL Search at /graphql failed: q is too short (at products)' } });
+  expect((await runTool(gql, 'search', { q: 'slow' }, { page, routes })).outcome).toMatchObject({ ok: false, error: { category: 'rate_limited', retryable: true } });
+});
+
+test('fetchBase64(): a picture as base64 with its type; a file over maxBytes is refused by size', async () => {
+  const png = new Uint8Array(70_000).map((_, i) => (i * 7) % 256);
+  png.set([0x89, 0x50, 0x4e, 0x47], 0);
+  const routes = {
+    '/img/p1': () => new Response(png, { headers: { 'content-type': 'image/png' } }),
+    '/img/big': () => new Response(new Uint8Array(200_000), { headers: { 'content-type': 'image/png' } }),
+  };
+  const { outcome } = await runTool(gql, 'picture', { id: 'p1' }, { page, routes });
+  expect(outcome.ok).toBe(true);
+  if (!outcome.ok) return;
+  const value = outcome.value as { mimeType: string; base64: string; bytes: number };
+  expect(value.mimeType).toBe('image/png');
+  expect(value.bytes).toBe(70_000);
+  expect(Buffer.from(value.base64, 'base64').equals(Buffer.from(png))).toBe(true);
+  const big = (await runTool(gql, 'picture', { id: 'big' }, { page, routes })).outcome;
+  expect(big).toMatchObject({ ok: false, error: { category: 'validation', code: 'file_too_large' } });
+  expect(JSON.stringify(big)).toContain('/img/big is 200000 bytes, over the 100000-byte limit');
 });
