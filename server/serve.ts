@@ -137,7 +137,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   followPluginChanges(ctx);
 
   const app = createApp(ctx);
-  // REST tool calls skip Hono's router (same checks, same answers; see tool-call-direct.ts).
+  // REST and MCP tool calls skip Hono's router (same checks, same answers; see tool-call-direct.ts).
   const direct = directToolCall(ctx);
   const memory = startMemoryKeeper(undefined, limits.memoryReleaseIdleMs);
   let server: ReturnType<typeof Bun.serve>;

@@ -22,12 +22,18 @@ function rpcJsonBody(ctx: ServerContext): MiddlewareHandler {
     try {
       await readJson(c, ctx);
     } catch (err) {
-      if (err instanceof OpenTabsError && err.code === 'invalid_json') {
-        return c.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${err.message}` } }, 400);
-      }
+      if (err instanceof OpenTabsError && err.code === 'invalid_json') return rpcParseError(err);
     }
     return rest(c, next);
   };
+}
+
+/** A JSON-RPC post whose body is not JSON (or is empty): parse error -32700, id null, status 400. */
+export function rpcParseError(err: OpenTabsError): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${err.message}` } }), {
+    status: 400,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 export function mcpRoutes(ctx: ServerContext): Hono {

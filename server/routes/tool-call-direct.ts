@@ -1,39 +1,51 @@
 /**
- * POST /tools/:name/call without Hono's router, for the endpoint every REST tool call takes: the
- * same checks in the same order as the routed request (app.ts: host guard → origin guard; tools.ts:
- * bearer auth → JSON body), the same answers, then the same handler (restToolCall). Hono's match
- * and the composition of its middleware cost ≈ 70 µs of a call on a busy machine (BENCHMARKS.md,
- * 2026-11-28 (later)). A request this does not recognise exactly (another method, a query string,
- * a trailing slash, an encoded or unusual tool name) goes to Hono as before.
+ * The two requests every tool call takes, answered without Hono's router: POST /tools/:name/call
+ * (REST) and POST /mcp, /mcp/gateway (MCP Streamable HTTP). The same checks run in the same order
+ * as on the routed request (app.ts: host guard → origin guard; tools.ts / mcp.ts: bearer auth →
+ * the body's size and JSON checks), with the same answers, then the same handler (restToolCall,
+ * McpSessions.handle). Hono's match and the composition of its middleware cost ≈ 70 µs of a call
+ * on a busy machine (BENCHMARKS.md, 2026-11-28 (later)). A request this does not recognise
+ * exactly (another method or path, a query string, a trailing slash, an encoded or unusual tool
+ * name) goes to Hono as before.
  */
 import type { Server } from 'bun';
 import type { ServerContext } from '../context.ts';
 import { errorToResponse } from '../app.ts';
 import { OpenTabsError, errorResponse } from '../errors.ts';
 import { authState, liftIdleTimeout, unauthorizedResponse } from '../middleware/auth.ts';
-import { readRequestJson } from '../middleware/body.ts';
+import { readRequestJson, type ReadJsonOptions } from '../middleware/body.ts';
 import { forbiddenHostResponse, isAllowedHost } from '../middleware/host-guard.ts';
 import { forbiddenOriginResponse, isAllowedOrigin } from '../middleware/origin-guard.ts';
+import type { SessionKind } from '../mcp/tool-calls.ts';
 import { secretPath } from '../state/secret.ts';
+import { rpcParseError } from './mcp.ts';
 import { CALL_BODY, restToolCall } from './tools.ts';
 
 /** The path with a plain tool name (Hono would hand the same name to the handler undecoded). */
 const CALL_PATH = /^\/tools\/([A-Za-z0-9_-]{1,200})\/call$/;
+const MCP_PATHS = new Map<string, SessionKind>([
+  ['/mcp', 'full'],
+  ['/mcp/gateway', 'gateway'],
+]);
 
-/** The direct answer to a REST tool call, or undefined: let Hono route the request. */
+/** The direct answer to a tool call's request, or undefined: let Hono route the request. */
 export function directToolCall(ctx: ServerContext): (req: Request, server: Server<unknown>) => Promise<Response> | undefined {
   return (req, server) => {
     if (req.method !== 'POST') return undefined;
     const url = req.url;
     const pathStart = url.indexOf('/', url.indexOf('//') + 2);
     if (pathStart < 0) return undefined;
-    const m = CALL_PATH.exec(url.slice(pathStart));
+    const path = url.slice(pathStart);
+    const kind = MCP_PATHS.get(path);
+    if (kind !== undefined) return mcpPost(ctx, req, server, kind).catch((err: unknown) => errorToResponse(ctx, err, req));
+    const m = CALL_PATH.exec(path);
     if (!m) return undefined;
-    return answer(ctx, req, server, m[1]!).catch((err: unknown) => errorToResponse(ctx, err, req));
+    return restCall(ctx, req, server, m[1]!).catch((err: unknown) => errorToResponse(ctx, err, req));
   };
 }
 
-async function answer(ctx: ServerContext, req: Request, server: Server<unknown>, name: string): Promise<Response> {
+/** The guards and auth of the routed request: its refusal, or undefined to go on. */
+function refused(ctx: ServerContext, req: Request, server: Server<unknown>): Response | undefined {
   const headers = req.headers;
   if (!isAllowedHost(headers.get('host'))) return forbiddenHostResponse();
   if (!isAllowedOrigin(headers.get('origin'))) return forbiddenOriginResponse();
@@ -41,13 +53,32 @@ async function answer(ctx: ServerContext, req: Request, server: Server<unknown>,
   const state = authState(ctx, authorization);
   if (state !== 'valid') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
   liftIdleTimeout({ server }, req);
-  let body: unknown;
+  return undefined;
+}
+
+/** The body as jsonBody reads it: the value, or its 413 / 400 answer (`rpc`: a JSON-RPC parse error for bad JSON, as mcp.ts answers). */
+async function body(ctx: ServerContext, req: Request, opts: ReadJsonOptions, rpc: boolean): Promise<{ value: unknown } | { answer: Response }> {
   try {
-    body = await readRequestJson(req, ctx, CALL_BODY);
+    return { value: await readRequestJson(req, ctx, opts) };
   } catch (err) {
-    // As jsonBody answers them: 413 payload_too_large, 400 invalid_json.
-    if (err instanceof OpenTabsError) return errorResponse(err.code, err.message, err.extra, {}, err.status);
-    throw err;
+    if (!(err instanceof OpenTabsError)) throw err;
+    if (rpc && err.code === 'invalid_json') return { answer: rpcParseError(err) };
+    return { answer: errorResponse(err.code, err.message, err.extra, {}, err.status) };
   }
-  return restToolCall(ctx, name, body, req.signal, headers.get('accept') ?? undefined);
+}
+
+async function restCall(ctx: ServerContext, req: Request, server: Server<unknown>, name: string): Promise<Response> {
+  const no = refused(ctx, req, server);
+  if (no) return no;
+  const b = await body(ctx, req, CALL_BODY, false);
+  if ('answer' in b) return b.answer;
+  return restToolCall(ctx, name, b.value, req.signal, req.headers.get('accept') ?? undefined);
+}
+
+async function mcpPost(ctx: ServerContext, req: Request, server: Server<unknown>, kind: SessionKind): Promise<Response> {
+  const no = refused(ctx, req, server);
+  if (no) return no;
+  const b = await body(ctx, req, {}, true);
+  if ('answer' in b) return b.answer;
+  return ctx.mcp.handle(req, kind, b.value);
 }
