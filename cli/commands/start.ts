@@ -256,6 +256,8 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
     } else if (installedBefore !== null && installHash(dir) !== installedBefore) {
       reloadUpdatedExtension(dir, started);
     }
+    // The parent (`start --background`) reads server.log up to this line and shows the user what came before it.
+    if (process.env[BACKGROUND_CHILD_ENV] === '1') say(`${EXTENSION_CHECKED} ${join(dir, 'extension')}`);
   });
   say(`OpenTabs server listening on ${running.url}${dev ? ' (dev mode: watching local plugins)' : ''}`);
   // A background child's stdout is server.log: no terminal to press Ctrl-C in.
@@ -304,6 +306,38 @@ function warnConfigSetAside(dir: string, before: string[]): void {
     `warning: ${join(dir, 'config.json')} was not valid JSON: it was moved to ${join(dir, added[added.length - 1]!)} and the server ` +
       'runs on the default settings (permissions, plugin settings, local plugins); `opentabs doctor` says how to set them again.',
   );
+}
+
+/**
+ * The line a background server writes to server.log once the extension folder is installed (or
+ * found up to date); what it said about the extension before it is shown by `start --background`.
+ */
+const EXTENSION_CHECKED = 'Extension folder checked:';
+/** How long `start --background` waits for that line after the server answers. */
+const EXTENSION_CHECK_WAIT_MS = 30_000;
+
+/**
+ * After a background start: the lines the server wrote to server.log about the extension folder
+ * (updated, so it reloads itself; or not installed), which the user would otherwise never see.
+ * Waits, bounded, for the server's EXTENSION_CHECKED line.
+ */
+async function relayExtensionNotes(logPath: string, from: number, pid: number): Promise<void> {
+  const deadline = Date.now() + EXTENSION_CHECK_WAIT_MS;
+  let text = '';
+  for (;;) {
+    try {
+      // `from` is a byte offset (the log's size before the spawn).
+      text = readFileSync(logPath).subarray(from).toString('utf8');
+    } catch {
+      return;
+    }
+    if (text.includes(EXTENSION_CHECKED) || Date.now() > deadline || !isAlive(pid)) break;
+    await Bun.sleep(POLL_MS);
+  }
+  for (const line of text.split('\n')) {
+    if (line.startsWith('The extension in ') && line.includes(' was updated:')) say(line);
+    else if (line.startsWith('warning: the extension folder ')) err(line);
+  }
 }
 
 /** How often an updated extension's first connection is looked for. */
@@ -381,6 +415,7 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
   }
   const url = `http://${HOST}:${boundPort}`;
   say(`OpenTabs server started in the background on ${url} (pid ${child.pid}).`);
+  await relayExtensionNotes(logPath, before, child.pid);
   warnConfigSetAside(dir, asideBefore);
   say(c.dim(`Logs: ${logPath}  ·  Stop with \`opentabs stop\``));
   if (showConfig) {
