@@ -9,6 +9,8 @@ export const SNAPSHOT_NESTING_MAX = 400;
 const TEXT_SCAN_CHARS = 100_000;
 /** Shadow trees and slotted subtrees read at most when looking for what renders inside one element. */
 const SCOPES_MAX = 2000;
+/** Children of a flex or grid container read for their CSS order at most (more are taken in document order). */
+const ORDERED_MAX = 2000;
 /** The mark ending a snapshot cut at SNAPSHOT_MAX_CHARS. */
 export const snapshotCutMark = (chars: number) => `[snapshot cut at ${chars} characters: the rest of the page is not shown; snapshot a part with a selector, or pass a smaller maxDepth or interactiveOnly]`;
 
@@ -42,6 +44,14 @@ export function cutSnapshot(snapshot: string, max: number): string {
  * __opentabs_refs__.byRef by the other tools) go only to what can be acted on (links, buttons,
  * fields, elements with a click handler or tabindex); a label is not listed beside the field it
  * names (the field carries it), nor one named through aria-labelledby beside its shown control;
+ * a name no text shows (aria-label) of a control in a table row is said in the first row with a
+ * control at that place only, the later rows' controls with that same name there are written
+ * without it (`[ ] [e30]`: the row's text is their context; interactiveOnly keeps every name); an
+ * aria-label said after a control's text (`button 👍 3 (3 people liked) [e5]`) is said once per
+ * role, text and states, unless that text goes with several; a container's or landmark's
+ * aria-label made of words its content shows is not said; fully transparent (opacity 0) text,
+ * links and buttons are not shown (a see-through field is: it takes the click); the children of a
+ * flex or grid container read in the order they are laid out (CSS order, -reverse directions);
  * open and closed shadow roots and slots are read where they render; inline content shares one line, as it reads on screen; a
  * landmark whose content is one line shares it, one inside another is indented; an aria-label
  * never hides an element's visible text. Runs in the page (ISOLATED world, where refs live).
@@ -145,6 +155,27 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     const assigned = el instanceof HTMLSlotElement ? el.assignedNodes({ flatten: true }) : [];
     return assigned.length ? assigned : el.childNodes;
   };
+  /** The computed style of each element the walk has been into. */
+  const styleOf = new WeakMap<Element, CSSStyleDeclaration>();
+  /**
+   * A flex or grid container's children in the order they are laid out: by their CSS order, then
+   * reversed for flex-direction row-reverse or column-reverse (a chat's newest-at-the-bottom list
+   * is often column-reverse). Text between elements is an item of order 0. A container of more than
+   * ORDERED_MAX children is only reversed.
+   */
+  const inVisualOrder = (el: Element, children: Iterable<Node>): Iterable<Node> => {
+    const cs = styleOf.get(el) ?? getComputedStyle(el);
+    const flex = cs.display.endsWith('flex');
+    if (!flex && !cs.display.endsWith('grid')) return children;
+    const reverse = flex && cs.flexDirection.endsWith('-reverse');
+    const items = [...children];
+    // Each child's style is read only for a container of at most ORDERED_MAX children.
+    if (items.length > ORDERED_MAX) return reverse ? items.reverse() : items;
+    const orders = items.map((n) => (n.nodeType === Node.ELEMENT_NODE ? Number(getComputedStyle(n as Element).order) || 0 : 0));
+    if (!reverse && orders.every((o) => o === 0)) return items;
+    const sorted = items.map((n, i) => ({ n, o: orders[i]!, i })).sort((a, b) => a.o - b.o || a.i - b.i).map((x) => x.n);
+    return reverse ? sorted.reverse() : sorted;
+  };
   /**
    * The text `el` renders, read through its shadow trees and slots (innerText stops at a shadow
    * host): hidden elements left out, one space between blocks; at most TEXT_SCAN_CHARS.
@@ -202,6 +233,15 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     const all = el.textContent ?? '';
     return squash(all.length > TEXT_SCAN_CHARS ? all.slice(0, TEXT_SCAN_CHARS) : hasShadowContent(el) ? renderedText(el) : (el as HTMLElement).innerText ?? all);
   };
+  /** The words (letters and digits) of a text, lower-cased. */
+  const wordsOf = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  /** Does `text` show every word of `name` (so saying the name beside it repeats it)? */
+  const wordsIn = (name: string, text: string): boolean => {
+    const words = wordsOf(name);
+    if (!words.length) return false;
+    const shown = new Set(wordsOf(text));
+    return words.every((w) => shown.has(w));
+  };
   const nameOf = (el: Element): string => {
     const aria = ariaName(el);
     if (el.tagName === 'IMG') return aria || squash(el.getAttribute('alt'));
@@ -213,7 +253,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     const text = textOf(el);
     // The visible text is kept even when an aria-label names the element otherwise.
-    if (aria && text) return aria.includes(text) ? aria : text.includes(aria) ? text : `${text} (${aria})`;
+    if (aria && text) return aria.includes(text) ? aria : wordsIn(aria, text) ? text : `${text} (${aria})`;
     if (aria || text) return aria || text;
     const img = el.querySelector('img[alt]');
     return squash(el.getAttribute('title') || img?.getAttribute('alt') || el.querySelector('svg title')?.textContent);
@@ -290,8 +330,19 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     const ref = refOf(el);
     const valued = VALUED.has(role) && !isField(el);
     // A custom text box, combobox or slider is named by its label; its text is its value.
-    const name = withName && !valued ? cut(nameOf(el), NAME_MAX_CHARS, 'see its text with browser_get_tab_content')
+    let name = withName && !valued ? cut(nameOf(el), NAME_MAX_CHARS, 'see its text with browser_get_tab_content')
       : cut(ariaName(el) || squash(el.getAttribute('title') || (valued ? el.getAttribute('aria-placeholder') : '')), NAME_MAX_CHARS, 'read it with browser_query_elements');
+    // A container's aria-label that only says words its content shows is not said before them.
+    if (!withName && name && !valued && wordsIn(name, textOf(el))) name = '';
+    const hiddenName = name !== '' && !el.hasAttribute('aria-labelledby') && name === squash(el.getAttribute('aria-label')) && (isField(el) || textOf(el) === '');
+    if (place) {
+      // In a table row: a name no text shows, the same as the one at this place (cell, then
+      // n-th control in it) of the first row of the table with a control there, is said there only.
+      const key = `${place.cell}:${place.n++}:${role}`;
+      const first = place.seen.get(key);
+      if (first === undefined) place.seen.set(key, hiddenName ? name : '');
+      else if (hiddenName && first === name) name = '';
+    }
     const states: string[] = [];
     const ariaState = (attr: string) => {
       const v = el.getAttribute(attr);
@@ -308,6 +359,13 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') states.push('disabled');
     else if (inert(el)) states.push('inert');
     const state = states.map((t) => ` (${t})`).join('');
+    if (withName && !valued && name && !isField(el) && el.tagName !== 'IMG') {
+      // `text (aria-label)`: the aria-label is said once for the same role, text and states
+      // (resolved when the walk ends, see spoken), unless that text goes with several.
+      const text = textOf(el);
+      const aria = ariaName(el);
+      if (text && aria && name === `${text} (${aria})`) name = `${text}${spoken(`${role}\n${text}\n${state}`, aria)}`;
+    }
     if (role === 'link' && withName) return `[${name}](${ref})${state}`;
     const checkedAttr = el.getAttribute('aria-checked');
     const native = el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio');
@@ -343,6 +401,36 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       if (text) value = ` = ${quote(cut(text, TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all'))}`;
     }
     return `${mark}${name ? ` ${name}` : ''}${value}${state} [${ref}]`;
+  };
+
+  /** While a table row's cells are walked: the names seen per place in the table, and where the walk is. */
+  let place: { seen: Map<string, string>; cell: number; n: number } | null = null;
+  const placesByTable = new Map<Element, Map<string, string>>();
+  /**
+   * Aria-labels said beside a control's text: a mark in the text for each (PARENS_MARK, its
+   * index), replaced when the walk ends by ` (label)` for the first of each key (role, text,
+   * states) and for every one whose key goes with more than one label, by nothing for the rest.
+   */
+  const PARENS_MARK = `\u0001${Math.random().toString(36).slice(2)}:`;
+  const parens: { key: string; aria: string }[] = [];
+  const spoken = (key: string, aria: string) => `${PARENS_MARK}${parens.push({ key, aria }) - 1}\u0001`;
+  const unmark = (text: string): string => {
+    if (!parens.length) return text;
+    const labels = new Map<string, Set<string>>();
+    for (const p of parens) labels.set(p.key, (labels.get(p.key) ?? new Set()).add(p.aria));
+    const said = new Set<string>();
+    const keep = parens.map((p) => {
+      if (labels.get(p.key)!.size > 1 || !said.has(p.key)) {
+        said.add(p.key);
+        return ` (${p.aria})`;
+      }
+      return '';
+    });
+    return text.split(PARENS_MARK).map((part, i) => {
+      if (!i) return part;
+      const end = part.indexOf('\u0001');
+      return (keep[Number(part.slice(0, end))] ?? '') + part.slice(end + 1);
+    }).join('');
   };
 
   // The output: finished lines, and the line being filled with inline content.
@@ -416,7 +504,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const walkChildrenNow = (el: Element, depth: number, inLabel: boolean, pre: boolean, ownTextHidden: boolean) => {
     // The page as it renders: a host of an open shadow root shows its shadow tree (web components
     // drew nothing here before), a <slot> the nodes assigned to it (else its fallback content).
-    for (const child of renderedChildren(el)) {
+    for (const child of inVisualOrder(el, renderedChildren(el))) {
       if (full) {
         stopped = true;
         break;
@@ -461,13 +549,22 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const row = (el: Element, depth: number, inLabel: boolean, lead: string) => {
     flush();
     const cells: string[] = [];
-    for (const c of el.children) {
-      if (full) {
-        stopped = true;
-        break;
+    const table = el.closest('table,[role=table],[role=grid],[role=treegrid]') ?? el.parentElement ?? el;
+    let seen = placesByTable.get(table);
+    if (!seen) placesByTable.set(table, (seen = new Map()));
+    const outer = place;
+    try {
+      for (const c of el.children) {
+        if (full) {
+          stopped = true;
+          break;
+        }
+        if (SKIP.has(c.tagName) || getComputedStyle(c).display === 'none') continue;
+        place = { seen, cell: cells.length, n: 0 };
+        cells.push(apart(() => walk(c, depth + 1, inLabel)).join(' '));
       }
-      if (SKIP.has(c.tagName) || getComputedStyle(c).display === 'none') continue;
-      cells.push(apart(() => walk(c, depth + 1, inLabel)).join(' '));
+    } finally {
+      place = outer;
     }
     while (cells.length && !cells[cells.length - 1]) cells.pop();
     if (cells.length || lead) lines.push(cont + lead + cells.join(CELL_SEP));
@@ -481,6 +578,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   let deep: Element[] | undefined;
   /** With interactiveOnly: the elements the walk goes into (see interactiveParts); null: all. */
   const parts = interactiveOnly && !readAll ? interactiveParts(root, `${ACTIONABLE_SELECTOR},a,input,label,[tabindex],[contenteditable],[role],iframe,frame,slot`) : null;
+  /** Above zero while the walk is inside an element of opacity 0. */
+  let transparent = 0;
   /** Above zero while the walk is inside an element walked whole (see walkChildrenNow). */
   let whole = 0;
   const walk = (el: Element, depth: number, inLabel: boolean) => {
@@ -492,11 +591,24 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     if (el.getAttribute('aria-hidden') === 'true') return;
     const cs = getComputedStyle(el);
     if (unrendered(cs)) return;
+    styleOf.set(el, cs);
     const block = !cs.display.startsWith('inline') && cs.display !== 'contents';
     const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
     if (cs.visibility === 'hidden') {
       // Neither it nor its text is shown; a part of it made visible again (visibility: visible) is.
       walkChildren(el, depth, inLabel, pre, true);
+      return;
+    }
+    if ((transparent || cs.opacity === '0') && !isField(el)) {
+      // Fully transparent (opacity 0, which nothing inside can undo): its text, links and buttons
+      // are not seen. A field in it is listed: a see-through checkbox or file input over a drawn
+      // one is what takes the click.
+      transparent++;
+      try {
+        walkChildren(el, depth, inLabel, pre, true);
+      } finally {
+        transparent--;
+      }
       return;
     }
     const role = roleOf(el, cs);
@@ -585,6 +697,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       const by = labelledBy(el);
       if (by.length && by.every((e) => el.contains(e) && e.checkVisibility({ visibilityProperty: true }))) name = '';
       if (name && body[0]?.replace(/^#+ /, '') === name) name = '';
+      // Nor one made of words its content shows (an aria-label repeating the text inside).
+      if (name && wordsIn(name, body.join(' ').replace(/\[(?:f\d+)?e\d+\]|\]\((?:f\d+)?e\d+\)/g, ' '))) name = '';
       const head = `${landmark}${name ? ` ${name}` : ''}:`;
       // A landmark whose content is one line shares it; a landmark inside another is indented.
       const indent = cont + (landmarkDepth ? '  ' : '');
@@ -696,7 +810,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     throw err;
   }
   flush();
-  let snapshot = lines.join('\n');
+  let snapshot = unmark(lines.join('\n'));
   // Indentation is not counted while walking: the whole is held to the bound at a line's end too.
   if (stopped || snapshot.length > SNAPSHOT_MAX_CHARS) snapshot = cutSnapshot(snapshot, SNAPSHOT_MAX_CHARS);
   return { url: location.href, title: document.title, elements: count, snapshot, frameIndex: indexInParent(), frameDeep: deepIndexInParent() };
