@@ -18,7 +18,8 @@
  *   - first calls (also alone with --first-calls): every built-in tool called twice on a started
  *     server, from the start-up bundle and from source: what the first call of each costs more
  *     (its argument validator), and RSS before and after
- * Prints a table and writes bench-results/server-<timestamp>.json.
+ * Prints a table and writes bench-results/server-<timestamp>.json. `--calls` runs the call path
+ * section alone and only prints it (for comparing two checkouts in turn).
  * BENCH_PROFILE=1 also writes a CPU profile (markdown) of the call-path server to bench-results/.
  * Memory knobs (to compare variants; never in the product): BENCH_MEM_CALLS (default 100000),
  * BENCH_MEM_MODE=rest|mcp|mixed (default mixed: half each), BENCH_MEM_CONC (default 8),
@@ -93,6 +94,9 @@ interface MemReading {
   mallocCommitted: number;
   heapCapacity: number;
 }
+
+/** `--calls`: the call-path section only (floors, REST and MCP at 1, 8, 32 in flight; ≈ 20 s), printed, not written. */
+const CALLS_ONLY = process.argv.includes('--calls');
 
 /** BENCH_PROFILE=1: the call-path server child writes a markdown CPU profile to bench-results/. */
 const PROFILE = process.env.BENCH_PROFILE === '1';
@@ -320,6 +324,12 @@ async function main(): Promise<void> {
     ext?.close();
     await stopChild(calls);
   }
+  const pad = (s: string, n: number) => s.padEnd(n);
+  if (CALLS_ONLY) {
+    for (const [name, s] of rows) if (typeof s !== 'string') console.log(`${pad(name, 58)} ${pad(String(s.p50), 9)} ${pad(String(s.p99), 9)} ${pad(String(s.callsPerSec), 9)} ${pad(s.serverCpuUs === undefined ? '-' : String(s.serverCpuUs), 16)} ${s.n}`);
+    console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    return;
+  }
 
   // ---- tools/list at 100 and 2,000 plugin tools
   for (const [plugins, each] of [
@@ -345,7 +355,6 @@ async function main(): Promise<void> {
   results.loadavg = loadavg();
 
   // ---- print + write
-  const pad = (s: string, n: number) => s.padEnd(n);
   console.log(`\nOpenTabs server benchmark (bun ${Bun.version}, ${navigator.hardwareConcurrency} cpus)\n`);
   console.log(`${pad('scenario', 58)} ${pad('p50 ms', 9)} ${pad('p99 ms', 9)} ${pad('calls/s', 9)} ${pad('srv CPU µs/call', 16)} n`);
   for (const [name, s] of rows) {
