@@ -33,10 +33,16 @@ function targetText(s: string): string {
   return `${shown.slice(0, TARGET_PREVIEW_CHARS)} … ${more.toLocaleString('en-US')} more character${more === 1 ? '' : 's'}`;
 }
 
+/** Where the tool comes from: built-in, a plugin, or a web page's own tools (WebMCP, plugin "page:<origin>"). */
+function who(plugin: string): string {
+  if (plugin === 'browser') return 'built-in';
+  return plugin.startsWith('page:') ? `page tool · ${plugin.slice('page:'.length)}` : `plugin ${plugin}`;
+}
+
 function approvalTarget(p: PendingConfirmation): HTMLElement {
   const t = p.target ?? {};
   const lines: HTMLElement[] = [
-    h('div', { class: 'row' }, h('strong', { class: 'name', 'data-testid': 'approval-tool' }, p.tool), h('span', { class: 'muted', 'data-testid': 'approval-plugin' }, p.plugin === 'browser' ? 'built-in' : `plugin ${p.plugin}`)),
+    h('div', { class: 'row' }, h('strong', { class: 'name', 'data-testid': 'approval-tool' }, p.tool), h('span', { class: 'muted', 'data-testid': 'approval-plugin' }, who(p.plugin))),
   ];
   if (t.domain) lines.push(h('div', { class: 'domain', 'data-testid': 'approval-domain' }, targetText(t.domain)));
   if (t.url) lines.push(h('div', { class: 'url', 'data-testid': 'approval-url' }, targetText(t.url)));

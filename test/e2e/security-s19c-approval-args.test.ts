@@ -9,7 +9,8 @@
  * Characters the user cannot see are written as \uXXXX on the card: not only format characters
  * (U+202E) but every default-ignorable one — variation selectors, which can spell out a whole
  * hidden text after one visible letter, the Hangul fillers drawn as blank — and C1 controls. And
- * a page tool's own name (any characters) shows them so in the activity list.
+ * a page tool's own name (any characters) shows them so in the activity list; its card says
+ * "page tool · <origin>", not "plugin page:<origin>".
  * Real side panel of the real extension.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
@@ -132,8 +133,7 @@ describe('the activity list', () => {
     await page.goto(h.fixtureUrl('/pages/index.html?tool-name'));
     const pageTab = await h.tabIdOf(page);
     const name = 'export_report\u202egnp.exe';
-    await h.srv.ctx.config.setOriginPermission(new URL(h.fixtureUrl('/')).origin, 'auto');
-    h.srv.ctx.catalog.rebuild();
+    const origin = new URL(h.fixtureUrl('/')).origin;
     await page.evaluate((n) => {
       const tools = new Map<string, unknown>();
       (navigator as any).modelContext = { registerTool: (t: { name: string }) => void tools.set(t.name, t), unregisterTool: (x: string) => void tools.delete(x) };
@@ -141,6 +141,15 @@ describe('the activity list', () => {
     }, name);
     const full = await waitUntil(() => h.srv.ctx.catalog.pageTools.summary().find((t) => t.tabId === pageTab)?.tools[0], 'the page tool listed');
     const panel = await h.openSidePanel();
+    // Its card says it is a page's tool, and whose (not "plugin page:…").
+    const ask = h.callTool(full, {});
+    const card = panel.locator(`[data-testid="confirm-${full}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    expect(await card.locator('[data-testid="approval-plugin"]').textContent()).toBe(`page tool \u00b7 ${origin}`);
+    await card.locator('[data-testid="deny"]').click({ timeout: 20_000 });
+    expect((await ask).status).toBe(403);
+    await h.srv.ctx.config.setOriginPermission(origin, 'auto');
+    h.srv.ctx.catalog.rebuild();
     expect((await h.callTool(full, {})).status).toBe(200);
     const line = await waitUntil(
       () => panel.evaluate(() => [...document.querySelectorAll('[data-testid="activity-done"] summary .name')].map((e) => e.textContent ?? '').find((t) => t.includes('export_report')) ?? null),
