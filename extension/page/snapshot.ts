@@ -48,7 +48,8 @@ export function cutSnapshot(snapshot: string, max: number): string {
  * control at that place only, the later rows' controls with that same name there are written
  * without it (`[ ] [e30]`: the row's text is their context; interactiveOnly keeps every name); an
  * aria-label said after a control's text (`button 👍 3 (3 people liked) [e5]`) is said once per
- * role, text and states, unless that text goes with several; a container's or landmark's
+ * role, text and states, unless that text goes with several; an aria-label that the text just
+ * before the control ends with is not said again on it; a container's or landmark's
  * aria-label made of words its content shows is not said; fully transparent (opacity 0) text,
  * links and buttons are not shown (a see-through field is: it takes the click); the children of a
  * flex or grid container read in the order they are laid out (CSS order, -reverse directions);
@@ -342,6 +343,12 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       const first = place.seen.get(key);
       if (first === undefined) place.seen.set(key, hiddenName ? name : '');
       else if (hiddenName && first === name) name = '';
+    }
+    if (hiddenName && name) {
+      // The text said just before it (on this line, else the line above) ending with its name:
+      // a shown label beside a control named the same by aria-label. Not said twice.
+      const before = cur.trim() || (lines.length ? lines[lines.length - 1]!.trim() : '');
+      if (before.endsWith(name) && (before.length === name.length || /[^\p{L}\p{N}]/u.test(before[before.length - name.length - 1]!))) name = '';
     }
     const states: string[] = [];
     const ariaState = (attr: string) => {

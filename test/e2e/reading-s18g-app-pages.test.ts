@@ -181,11 +181,13 @@ test('settings: fieldsets, labelled fields with help text, switches, radio group
     /^\[Profile\]\(e\d+\) \(current\)$/m,
     // A CSS-only toggle: its checkbox is display:none, its label is what is clicked.
     /^ {2}\[x\] Compact mode \[e\d+\]$/m,
+    // A shown text just before a switch that an aria-label names the same: said once, before it.
+    /^ {2}Desktop badge\n {2}\[ \] \(disabled\) \[e\d+\]$/m,
     // Rows that can be clicked keep their cells.
     /^Device\tLocation\tLast active\tActions\nrow \(selected\) \[e\d+\] Chrome on Linux\tPorto\tNow\tbutton Revoke \[e\d+\]\nrow \[e\d+\] Safari on iPhone\tLisbon\t2 days ago\tbutton Revoke \[e\d+\]$/m,
   ]) expect(snap).toMatch(line);
   // A label named through aria-labelledby is said once, on its control; so is a landmark's heading.
-  for (const t of ['Time zone', 'Language', 'Email notifications', 'Push notifications', 'Quiet hours start', 'Danger zone', 'Full name']) expect({ t, times: count(snap, t) }).toEqual({ t, times: 1 });
+  for (const t of ['Time zone', 'Language', 'Email notifications', 'Push notifications', 'Quiet hours start', 'Danger zone', 'Full name', 'Desktop badge']) expect({ t, times: count(snap, t) }).toEqual({ t, times: 1 });
   expect(snap).toMatch(/^region:\n {2}## Danger zone$/m);
   // A radio group's label names no single control: it stays.
   expect(snap).toMatch(/^ {2}Digest frequency\n {2}\( \) Daily \[e\d+\]$/m);

@@ -2,7 +2,8 @@
  * browser_snapshot says each thing once, in Chromium with the real extension: in a table, a
  * control whose name no text shows (an aria-label) and is the same as in the first row's same
  * place is named only there (the row's text is its context), while a name the page shows is kept
- * in every row; `text (aria-label)` is said in full once per role, text and states; a container's
+ * in every row; `text (aria-label)` is said in full once per role, text and states; a name the
+ * text just before the control says is not said again on it; a container's
  * aria-label made of the words inside it is not said before them; fully transparent (opacity: 0)
  * text and links are left out, a see-through field is kept; flex and grid children read in the
  * order they are laid out (CSS order, row-reverse, column-reverse). The refs still act on the
@@ -37,6 +38,9 @@ const PAGES: Record<string, string> = {
 <div id="card" role="group" tabindex="0" aria-label="Alice Moreau, 9:00: Morning!"><b>Alice Moreau</b> <i>9:00</i><p>Morning!</p></div>
 <section aria-label="Billing history"><p>Your billing history is below.</p><button>Download</button></section>
 <button id="who" aria-label="Sam Rivera, online">Sam Rivera · online</button>
+<div><span>Desktop badge</span> <span role="switch" tabindex="0" aria-checked="true" aria-label="Desktop badge"></span></div>
+<div><span>Sound</span></div><div role="switch" tabindex="0" aria-checked="false" aria-label="Sound"></div>
+<div><span>Loud sound</span> <input type="checkbox" aria-label="Sound alerts"></div>
 </body></html>`,
   '/see-through.html': `<!doctype html><html><head><meta charset="utf-8"><title>See-through</title>
 <style>.ghost { opacity: 0; } .fancy { position: relative; } .fancy input { opacity: 0; position: absolute; inset: 0; }</style></head><body>
@@ -123,6 +127,14 @@ test('an aria-label made of the words shown inside is not said again: on a focus
   expect(snap).toMatch(/^region:\nYour billing history is below\.\nbutton Download \[e\d+\]$/m);
   expect(snap).toMatch(/^button Sam Rivera · online \[e\d+\]$/m);
   expect(snap).not.toContain('Sam Rivera, online');
+});
+
+test('a shown text just before a control that an aria-label names the same is said once, before it', () => {
+  const { snap } = tabs.get('/said.html')!;
+  expect(snap).toMatch(/^Desktop badge \[x\] \[e\d+\]$/m);
+  expect(snap).toMatch(/^Sound\n\[ \] \[e\d+\]$/m);
+  // A name that says more than the text before it keeps it.
+  expect(snap).toMatch(/^Loud sound\n\[ \] Sound alerts \[e\d+\]$/m);
 });
 
 test('opacity 0 hides text and links (a hover-only permalink too); a see-through checkbox over its drawn one stays listed and clickable', async () => {
