@@ -193,6 +193,7 @@ chrome.windows.onFocusChanged.addListener((id) => {
   if (id === panelWindow && lastFocused !== undefined && lastFocused !== panelWindow) uncovered();
   lastFocused = id;
 });
+// Shown again: what hid it (a tab in full screen) may have just gone from under the pointer.
 document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible') uncovered();
 });
