@@ -10,7 +10,7 @@
  * can take focus at all.
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { frameShowsRefusedPage, type ScriptTarget } from './frames.ts';
+import { frameShowsRefusedPage, runInFrame, type ScriptTarget } from './frames.ts';
 import { refusedFrameReaching, unpin } from './refused-frame-reach.ts';
 import { checkedScriptTarget, redactedUrl } from './url-policy.ts';
 
@@ -162,13 +162,67 @@ function focusedTag(): string {
   return el ? el.tagName.toLowerCase() : '';
 }
 
+/**
+ * Runs in a document (ISOLATED world): whether its focused element, inside shadow roots too, is the
+ * iframe of the child frame that names itself [`index` among window.frames, `deep` among the
+ * document's iframes in tree order, open shadow roots' included] (frameKeyInParent).
+ */
+function focusIsFrame(index: number, deep: number): boolean {
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  let el: Element | null = document.activeElement;
+  for (let i = 0; el && i < 32; i++) {
+    const root = (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) : null) ?? el.shadowRoot;
+    const inner = root?.activeElement ?? null;
+    if (!inner || inner === el) break;
+    el = inner;
+  }
+  if (!el || (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME')) return false;
+  if (index >= 0) return (el as HTMLIFrameElement).contentWindow === window[index];
+  if (deep < 0) return false;
+  const all: Element[] = [];
+  const walk = (root: Document | ShadowRoot, depth: number) => {
+    for (const e of root.querySelectorAll('*')) {
+      if (e.tagName === 'IFRAME' || e.tagName === 'FRAME') all.push(e);
+      if (e.shadowRoot && depth < 32) walk(e.shadowRoot, depth + 1);
+    }
+  };
+  walk(document, 0);
+  return all[deep] === el;
+}
+
+/**
+ * Keys go to the frame that has focus, which for an iframe's element is that frame only while
+ * every document above it has its focus on the iframe leading there: a document keeps naming its
+ * field as focused after focus went on to another frame (the page called a sibling iframe's
+ * focus()). Throws (page_not_allowed) unless, from the frame of `target` up to the top document,
+ * each parent's focused element is the iframe of the frame below it.
+ */
+async function assertFocusReaches(tabId: number, target: ScriptTarget, f: { url: string; why: string }): Promise<void> {
+  const documentId = target.documentIds?.[0];
+  if (!documentId) return;
+  const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  let frame = all.find((x) => x.documentId === documentId);
+  const away = () => refused(tabId, f, 'keys, with focus gone on from the frame of that element,');
+  if (!frame) throw away();
+  for (let i = 0; frame.frameId !== 0; i++) {
+    const child: chrome.webNavigation.GetAllFrameResultDetails = frame;
+    const parent = all.find((x) => x.frameId === child.parentFrameId && (child.parentDocumentId === undefined || x.documentId === child.parentDocumentId));
+    const key = i < 32 && parent?.documentId ? await runInFrame(tabId, child, 'frameKeyInParent', []) : undefined;
+    if (!parent?.documentId || !key) throw away();
+    const [r] = await chrome.scripting.executeScript({ target: { tabId, documentIds: [parent.documentId] }, world: 'ISOLATED', func: focusIsFrame, args: [key[0], key[1]] }).catch(() => [] as chrome.scripting.InjectionResult<boolean>[]);
+    if (r?.result !== true) throw away();
+    frame = parent;
+  }
+}
+
 /** Top documents (tab id, document id) that changed the style of a pinned iframe while a shortcut key was pressed: no more shortcut keys there. */
 const shortcutsOff = new Set<string>();
 
 /**
  * Refuses (page_not_allowed) key input into document `target` while its focus is on a
- * frame-holding element (the keys would go into that frame) and the tab shows a refused page in a
- * frame. Checked right before the keys are sent: a page can move focus in its own handlers.
+ * frame-holding element (the keys would go into that frame), or, for a document in an iframe, while
+ * focus does not lead there from the top document (assertFocusReaches), and the tab shows a refused
+ * page in a frame. Checked right before the keys are sent: a page can move focus in its own handlers.
  *
  * A shortcut (`modifiers`, CDP's bit field, with Alt, Ctrl or Meta: select all, copy, cut) is
  * refused wherever focus is while such a frame can take focus (refusedFrameReaching 'focus': its
@@ -216,6 +270,8 @@ export async function assertKeysStayOut(tabId: number, target: ScriptTarget, mod
     const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedTag }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
     // Unknown focus counts as in a frame: the keys are not sent.
     if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refused(tabId, f, 'keys, with focus in an iframe,');
+    // An iframe's element (a ref fFeN): focus must lead there from the top document.
+    await assertFocusReaches(tabId, target, f);
   } catch (err) {
     await after().catch(() => {});
     throw err;
