@@ -3,6 +3,7 @@
  * messages and errors on stderr, and one error type that carries the exit code.
  */
 import { runnableCommands } from '../server/cli-command.ts';
+import { escapedChar, printable, UNSHOWN } from '../server/shown-text.ts';
 
 /** Suggested commands in CLI output run as printed (see server/cli-command.ts). */
 export { runnableCommands };
@@ -87,34 +88,8 @@ export const ce = {
   dim: paint('2', 2),
 };
 
-/**
- * Characters a terminal does not simply show: C0 controls but newline and tab (ESC starts the
- * sequences that erase or rewrite lines, move the cursor, set the title, write the clipboard with
- * OSC 52 or make OSC 8 links; CR and BS overwrite what was printed), DEL and C1 (U+0080–U+009F:
- * CSI and others some terminals obey), format characters (bidi embeddings, overrides, isolates and
- * marks that reorder text, zero-width spaces and joiners, tag characters), the line and paragraph
- * separators, and the other invisible ones (variation selectors, fillers). Shown, an approval's
- * arguments or a page title could read otherwise than the text is.
- */
-// eslint-disable-next-line no-control-regex
-const UNSHOWN = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
-
-/** A character as \uXXXX (astral ones as their two UTF-16 halves: valid in JSON text too). */
-function escaped(ch: string): string {
-  let s = '';
-  for (let i = 0; i < ch.length; i++) s += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
-  return s;
-}
-
-/**
- * Text for the terminal, with what UNSHOWN matches as \uXXXX: the one reading of untrusted text
- * (a page's title, URL, log line or error; a tool call's arguments; a plugin package's name,
- * description or load error; server.log and audit.log lines) the CLI prints. Newlines and tabs
- * stay. out() and err() apply it to everything they print (see terminalText).
- */
-export function printable(s: string): string {
-  return s.replace(UNSHOWN, escaped);
-}
+/** printable(): the one reading of untrusted text shown on a terminal (server/shown-text.ts). */
+export { printable };
 
 /** The colour sequences paint() writes: the only escape sequences the CLI's output carries. */
 const OWN_SGR = /\x1b\[(?:0|1|2|31|32|33|36)m/y;
@@ -130,7 +105,7 @@ export function terminalText(s: string): string {
       OWN_SGR.lastIndex = at;
       if (OWN_SGR.test(s)) return ch;
     }
-    return escaped(ch);
+    return escapedChar(ch);
   });
 }
 

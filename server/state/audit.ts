@@ -14,6 +14,7 @@ import { AuditRing } from './audit-ring.ts';
 import { countLastDayFromFiles, DayCounter } from './audit-day.ts';
 import { forEachLineFromEndSync } from './audit-tail.ts';
 import { truncateText } from '../protocol/page-channel.ts';
+import { printable } from '../shown-text.ts';
 
 export type { AuditEntry, AuditError } from './audit-entry.ts';
 
@@ -166,7 +167,8 @@ export class AuditLog {
     const at = Date.parse(e.timestamp);
     this.ring.push(e, at);
     this.day.add(at, e.success);
-    const line = Buffer.from(JSON.stringify(e) + '\n');
+    // printable: the same JSON, with nothing a terminal would obey, reorder or hide (cat, tail -f).
+    const line = Buffer.from(printable(JSON.stringify(e)) + '\n');
     try {
       if (this.closed) {
         // A call that finishes during shutdown still reaches the disk (no descriptor to reuse).

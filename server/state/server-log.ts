@@ -5,6 +5,7 @@
  */
 import { lstatSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { printable } from '../shown-text.ts';
 import { appendToLog } from './log-file.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -43,8 +44,9 @@ export class ServerLog {
   }
 
   private write(level: LogLevel, event: string, fields: object): void {
+    // printable: the same JSON, with nothing a terminal would obey, reorder or hide (cat, tail -f).
     const line =
-      JSON.stringify({ ts: new Date().toISOString(), level, event: String(event), ...(redact(fields) as object) }) + '\n';
+      printable(JSON.stringify({ ts: new Date().toISOString(), level, event: String(event), ...(redact(fields) as object) })) + '\n';
     try {
       if (this.size < 0) {
         mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
