@@ -46,7 +46,8 @@ export function cutSnapshot(snapshot: string, max: number): string {
  * names (the field carries it), nor one named through aria-labelledby beside its shown control;
  * a name no text shows (aria-label) of a control in a table row is said in the first row with a
  * control at that place only, the later rows' controls with that same name there are written
- * without it (`[ ] [e30]`: the row's text is their context; interactiveOnly keeps every name); an
+ * without it (`[ ] [e30]`: the row's text is their context; interactiveOnly keeps every name), and
+ * a named one there without its role word (`Open [e31]` under `button Open [e25]`); an
  * aria-label said after a control's text (`button 👍 3 (3 people liked) [e5]`) is said once per
  * role, text and states, unless that text goes with several; an aria-label that the text just
  * before the control ends with is not said again on it; a container's or landmark's
@@ -336,13 +337,18 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     // A container's aria-label that only says words its content shows is not said before them.
     if (!withName && name && !valued && wordsIn(name, textOf(el))) name = '';
     const hiddenName = name !== '' && !el.hasAttribute('aria-labelledby') && name === squash(el.getAttribute('aria-label')) && (isField(el) || textOf(el) === '');
+    /** Whether an earlier row of this table had a control of this role at this place (its role word is left out then). */
+    let roleSaid = false;
     if (place) {
       // In a table row: a name no text shows, the same as the one at this place (cell, then
       // n-th control in it) of the first row of the table with a control there, is said there only.
       const key = `${place.cell}:${place.n++}:${role}`;
       const first = place.seen.get(key);
       if (first === undefined) place.seen.set(key, hiddenName ? name : '');
-      else if (hiddenName && first === name) name = '';
+      else {
+        roleSaid = true;
+        if (hiddenName && first === name) name = '';
+      }
     }
     if (hiddenName && name) {
       // The text said just before it (on this line, else the line above) ending with its name:
@@ -407,6 +413,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       const text = textOf(el);
       if (text) value = ` = ${quote(cut(text, TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all'))}`;
     }
+    // In a later row of a table, a named control's role word is the first row's at that place.
+    if (roleSaid && name) return `${name}${value}${state} [${ref}]`;
     return `${mark}${name ? ` ${name}` : ''}${value}${state} [${ref}]`;
   };
 
