@@ -1,5 +1,5 @@
 /**
- * The panel's header: connected (server version, port, MCP clients) or why not and what to do.
+ * The panel's header: connected (server version, port, MCP clients active and idle) or why not and what to do.
  * data-state on #conn is connected | connecting | <DisconnectReason> (what the e2e tests read).
  */
 import type { ConfigState } from '../../server/protocol/methods.ts';
@@ -36,6 +36,21 @@ function whatToDo(reason: string, cli: string, port: number | undefined): string
   }
 }
 
+/**
+ * MCP clients as `opentabs status` counts them: the active sessions, and the idle ones apart (a
+ * client that exited without closing its session stays open until the server closes it).
+ */
+function mcpClientsText(config: ConfigState): { text: string; title: string } {
+  const s = config.mcpSessions;
+  const clients = (n: number) => `${n} MCP client${n === 1 ? '' : 's'}`;
+  if (!s) return { text: clients(config.mcpClients ?? 0), title: '' };
+  const minutes = (sec: number) => (sec < 60 ? `${sec} s` : `${Math.round(sec / 60)} min`);
+  const title =
+    `Active: a request running or in the last ${minutes(s.activeWindowSeconds)}, or a stream open. ` +
+    `Idle: no request for ${minutes(s.activeWindowSeconds)}+, often a client that has exited; closed after ${minutes(s.idleCloseSeconds)} idle.`;
+  return { text: s.idle > 0 ? `${clients(s.active)} active, ${s.idle} idle` : clients(s.active), title };
+}
+
 export function renderHeader(c: ConnectionState, config: ConfigState | null): void {
   const pill = document.getElementById('conn')!;
   pill.dataset.status = c.status;
@@ -43,8 +58,9 @@ export function renderHeader(c: ConnectionState, config: ConfigState | null): vo
   pill.textContent = c.status === 'connected' ? `Connected :${c.port}` : c.status === 'connecting' ? 'Connecting…' : (REASONS[c.reason ?? ''] ?? 'Disconnected');
   const info = document.getElementById('server-info')!;
   if (c.status === 'connected' && config) {
-    const clients = config.mcpClients ?? 0;
-    info.textContent = `server ${config.serverVersion} · port ${c.port} · ${clients} MCP client${clients === 1 ? '' : 's'}`;
+    const { text, title } = mcpClientsText(config);
+    info.textContent = `server ${config.serverVersion} · port ${c.port} · ${text}`;
+    info.title = title;
     info.hidden = false;
   } else info.hidden = true;
   const detail = document.getElementById('conn-detail')!;

@@ -54,6 +54,7 @@ export function buildConfigState(ctx: HubDeps, pendingConfirmations: ConfigState
   return {
     serverVersion: VERSION,
     mcpClients: ctx.mcp.count,
+    mcpSessions: ctx.mcp.activity(),
     skipPermissions: skipPermissions(ctx),
     allowFileUrls: ctx.config.get().allowFileUrls === true,
     plugins: ctx.plugins.list().map((p) => toPluginInfo(ctx, p)),

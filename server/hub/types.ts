@@ -67,4 +67,6 @@ export interface RunningDispatch {
 }
 
 /** What the hub uses besides itself: the core parts, and how many MCP clients are connected (config.getState). */
-export type HubDeps = CoreDeps & { readonly mcp: { readonly count: number } };
+export type HubDeps = CoreDeps & {
+  readonly mcp: { readonly count: number; activity(): { active: number; idle: number; activeWindowSeconds: number; idleCloseSeconds: number } };
+};

@@ -145,8 +145,14 @@ export type PendingConfirmation = v.InferOutput<typeof PendingConfirmation>;
 
 export const ConfigState = v.object({
   serverVersion: v.string(),
-  /** MCP sessions open now (the side panel's header). */
+  /** MCP sessions open now. */
   mcpClients: v.optional(v.number()),
+  /**
+   * mcpClients split as /health's mcpSessions and `opentabs status` split them (the side panel's
+   * header): active (a request running, a stream open, or a request within activeWindowSeconds)
+   * and idle (often a client that exited without closing its session; closed after idleCloseSeconds).
+   */
+  mcpSessions: v.optional(v.object({ active: v.number(), idle: v.number(), activeWindowSeconds: v.number(), idleCloseSeconds: v.number() })),
   skipPermissions: v.boolean(),
   /** config.json allowFileUrls (the side panel's file:// toggle). */
   allowFileUrls: v.optional(v.boolean()),
