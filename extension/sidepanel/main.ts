@@ -10,7 +10,7 @@ import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type WorkerToPane
 import { renderActivity, tickElapsed } from './activity-view.ts';
 import { armApprovalButtons, renderApprovals } from './approvals.ts';
 import { ARM_MS, forgetAll, stillFor } from './arming.ts';
-import { h } from './dom.ts';
+import { h, showHidden } from './dom.ts';
 import { heldForUser } from './in-use.ts';
 import { renderHeader } from './header.ts';
 import { renderPageOrigins, renderPlugins } from './plugins-view.ts';
@@ -132,7 +132,7 @@ function render(): void {
       ...(cfg?.failedPlugins.length
         ? [
             h('h2', {}, 'Failed to load'),
-            ...cfg.failedPlugins.map((f) => h('div', { class: 'card', 'data-failed': f.name ?? f.path, 'data-testid': 'failed-plugin' }, h('strong', {}, f.name ?? f.path), h('div', { class: 'error' }, f.error))),
+            ...cfg.failedPlugins.map((f) => h('div', { class: 'card', 'data-failed': f.name ?? f.path, 'data-testid': 'failed-plugin' }, h('strong', {}, showHidden(f.name ?? f.path)), h('div', { class: 'error' }, showHidden(f.error)))),
           ]
         : []),
     ];

@@ -1,7 +1,9 @@
 /**
  * Plugins: each with its version, tab state (is the app open and ready?), warnings (runs on every
  * site, not allowed, all tools off) and its settings form; page tools (WebMCP) by origin. Tool
- * permissions are in the Tools section (tools-view.ts).
+ * permissions are in the Tools section (tools-view.ts). What a plugin package says of itself
+ * (display name, version, labels, its module's error) and its tabs' titles show hidden and
+ * direction-changing characters as \uXXXX.
  */
 import type { ConfigState, PluginInfo, TabState } from '../../server/protocol/methods.ts';
 import type { ConfigField } from '../../plugins/sdk/define.ts';
@@ -18,7 +20,7 @@ function settingsForm(p: PluginInfo, save: (plugin: string, settings: Record<str
     if (f.type === 'boolean') input = h('input', { type: 'checkbox', name: key, checked: cur === true });
     else if (f.type === 'select') input = h('select', { name: key }, ...(f.options ?? []).map((o) => h('option', { value: o, selected: o === cur }, o)));
     else input = h('input', { type: f.type === 'number' ? 'number' : 'text', name: key, value: String(cur), placeholder: f.type === 'url' ? 'https://…' : undefined, required: f.required });
-    form.append(h('label', {}, `${f.label ?? key}${f.required ? ' *' : ''}`, input, f.description ? h('div', { class: 'muted' }, f.description) : null));
+    form.append(h('label', {}, `${showHidden(f.label ?? key)}${f.required ? ' *' : ''}`, input, f.description ? h('div', { class: 'muted' }, showHidden(f.description)) : null));
   }
   form.append(h('button', { type: 'submit', class: 'primary' }, 'Save settings'));
   form.addEventListener('submit', (e) => {
@@ -54,7 +56,7 @@ export function renderPlugins(
       h(
         'div',
         { class: 'row' },
-        h('strong', {}, `${p.displayName} `, h('span', { class: 'muted' }, `v${p.version}`)),
+        h('strong', {}, `${showHidden(p.displayName)} `, h('span', { class: 'muted' }, `v${showHidden(p.version)}`)),
         h('span', { class: 'state', 'data-state': tabState, 'data-testid': `tab-state-${p.name}`, title: 'Tab state' }, tabState),
       ),
       ...tabs.map((t) =>
@@ -63,7 +65,7 @@ export function renderPlugins(
       // The plugin's module threw in that page: the author's error, where they look first.
       ...tabs
         .filter((t) => t.loadError !== undefined)
-        .map((t) => h('div', { class: 'warning', 'data-testid': `load-error-${p.name}-${t.tabId}` }, `Failed to load in tab ${t.tabId}: ${t.loadError}`)),
+        .map((t) => h('div', { class: 'warning', 'data-testid': `load-error-${p.name}-${t.tabId}` }, `Failed to load in tab ${t.tabId}: ${showHidden(t.loadError ?? '')}`)),
       p.broadPatterns?.length
         ? h('div', { class: 'warning', 'data-testid': `broad-warning-${p.name}`, title: p.broadPatterns.join(', ') }, `⚠ Runs on every site (${p.broadPatterns.join(', ')}): its code runs in every page it matches while any of its tools is on.`)
         : null,

@@ -2,10 +2,11 @@
  * Permissions you can manage: every tool in a group (one per plugin, then the built-in groups:
  * tabs, windows, reading, acting, …) with a group-level off/ask/auto that sets all of its tools,
  * a filter box, each tool's description on expand, and tools that run code or touch cookies,
- * storage or recorded traffic marked.
+ * storage or recorded traffic marked. A plugin's display name and tool descriptions are its
+ * package's words: hidden and direction-changing characters show as \uXXXX.
  */
 import type { BrowserToolInfo, ConfigState, Permission } from '../../server/protocol/methods.ts';
-import { h, permissionSelect } from './dom.ts';
+import { h, permissionSelect, showHidden } from './dom.ts';
 
 export interface ToolActions {
   setTool(plugin: string, tool: string, p: Permission): void;
@@ -81,7 +82,7 @@ function groups(cfg: ConfigState, act: ToolActions): Group[] {
 }
 
 function toolRow(r: Row): HTMLElement {
-  const desc = h('div', { class: 'muted description', 'data-testid': `tool-description-${r.name}`, hidden: !open.has(r.name) }, r.description);
+  const desc = h('div', { class: 'muted description', 'data-testid': `tool-description-${r.name}`, hidden: !open.has(r.name) }, showHidden(r.description));
   const toggle = h('button', { class: 'link name', 'aria-expanded': String(open.has(r.name)), title: 'Show what it does' }, r.name);
   toggle.addEventListener('click', () => {
     if (open.has(r.name)) open.delete(r.name);
@@ -118,7 +119,7 @@ export function renderToolGroups(cfg: ConfigState | null, filter: string, act: T
         h(
           'div',
           { class: 'row group-head' },
-          h('strong', {}, `${g.title} `, h('span', { class: 'muted' }, `${g.rows.length} tool${g.rows.length === 1 ? '' : 's'}`)),
+          h('strong', {}, `${showHidden(g.title)} `, h('span', { class: 'muted' }, `${g.rows.length} tool${g.rows.length === 1 ? '' : 's'}`)),
           permissionSelect(g.permission, g.set, { ...g.attrs, 'data-testid': g.testid, title: 'Set every tool of this group' }),
         ),
         ...rows.map(toolRow),
