@@ -17,7 +17,7 @@ interface Waiting {
   plugin: string;
   params: unknown;
   expiresAt: number;
-  target?: { tabId?: number; url?: string; domain?: string };
+  target?: { tabId?: number; url?: string; domain?: string; candidateTabs?: { tabId: number; url: string }[] };
 }
 
 const LIST_HELP = `Usage: opentabs approvals [--json] [--port N]
@@ -53,8 +53,24 @@ function wholeArguments(list: Waiting[]): string {
   return cut.map((w) => `\nArguments of ${w.id} (${w.tool}):\n${printable(JSON.stringify(w.params ?? {}, null, 2))}`).join('\n');
 }
 
+/**
+ * What the call touches, as the side panel's card names it: the tab and the page it shows, the
+ * domain when the URL does not say it all (a cookie domain and its subdomains), and for a plugin
+ * call that names no tab, every tab of the plugin it may run in (another account, another
+ * workspace of the app).
+ */
+function targetOf(t: Waiting['target']): string {
+  if (!t) return '';
+  const parts: string[] = [];
+  if (t.tabId !== undefined) parts.push(`tab ${t.tabId}`);
+  if (t.url !== undefined) parts.push(t.url);
+  if (t.domain !== undefined && (t.url === undefined || / /.test(t.domain))) parts.push(t.domain);
+  if (t.candidateTabs?.length) parts.push(`one of ${t.candidateTabs.map((c) => `tab ${c.tabId} ${c.url}`).join(', ')}`);
+  return parts.join(' ');
+}
+
 function describe(w: Waiting): string[] {
-  const where = w.target?.url ?? w.target?.domain ?? (w.target?.tabId !== undefined ? `tab ${w.target.tabId}` : '');
+  const where = targetOf(w.target);
   const args = JSON.stringify(w.params ?? {});
   return [w.id, w.tool, printable(where), printable(args.length > TABLE_ARGS_CHARS ? `${args.slice(0, TABLE_ARGS_CHARS - 1)}…` : args), `${Math.max(0, Math.round((w.expiresAt - Date.now()) / 1000))} s`];
 }
