@@ -54,17 +54,17 @@ function wholeArguments(list: Waiting[]): string {
 }
 
 /**
- * What the call touches, as the side panel's card names it: the tab and the page it shows, the
- * domain when the URL does not say it all (a cookie domain and its subdomains), and for a plugin
- * call that names no tab, every tab of the plugin it may run in (another account, another
- * workspace of the app).
+ * What the call touches, as the side panel's card names it: the tab, the domain as the browser
+ * reads it (a URL argument written with look-alike letters, gооgle.com in Cyrillic, is
+ * xn--ggle-55da.com; a cookie domain covers its subdomains), the URL, and for a plugin call that
+ * names no tab, every tab of the plugin it may run in (another account, another workspace).
  */
 function targetOf(t: Waiting['target']): string {
   if (!t) return '';
   const parts: string[] = [];
   if (t.tabId !== undefined) parts.push(`tab ${t.tabId}`);
+  if (t.domain !== undefined) parts.push(t.domain);
   if (t.url !== undefined) parts.push(t.url);
-  if (t.domain !== undefined && (t.url === undefined || / /.test(t.domain))) parts.push(t.domain);
   if (t.candidateTabs?.length) parts.push(`one of ${t.candidateTabs.map((c) => `tab ${c.tabId} ${c.url}`).join(', ')}`);
   return parts.join(' ');
 }

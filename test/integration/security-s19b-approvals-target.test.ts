@@ -47,3 +47,17 @@ test('a plugin call that names no tab lists every tab it may run in', async () =
   expect((await runCli(['deny', waiting!.id, '--port', String(srv.port)], { configDir: srv.configDir })).code).toBe(0);
   expect(await call).toBe(403);
 });
+
+test('a URL argument written with look-alike letters is named by the domain the browser reads', async () => {
+  await srv.ctx.config.setToolPermission('browser', 'browser_open_tab', 'ask');
+  srv.ctx.catalog.rebuild();
+  const url = 'https://g\u043e\u043egle.com/accounts';
+  const call = fetch(`${srv.url}/tools/browser_open_tab/call`, { method: 'POST', headers: { ...srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { url } }) }).then((r) => r.status);
+  for (let i = 0; i < 300 && srv.ctx.hub.confirmations.list().length === 0; i++) await Bun.sleep(20);
+  const [waiting] = srv.ctx.hub.confirmations.list();
+  expect(waiting?.tool).toBe('browser_open_tab');
+  const r = await runCli(['approvals', '--port', String(srv.port)], { configDir: srv.configDir });
+  expect(r.stdout).toContain(`xn--ggle-55da.com ${url}`);
+  expect((await runCli(['deny', waiting!.id, '--port', String(srv.port)], { configDir: srv.configDir })).code).toBe(0);
+  expect(await call).toBe(403);
+});
