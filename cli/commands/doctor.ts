@@ -14,6 +14,7 @@ import { api, isAlive, noSecret, probePort, readPidFile, resolveTarget, secretFo
 import { CliError } from '../output.ts';
 import { clientConfigFiles } from '../mcp-config.ts';
 import { describePortHolder, insteadOf } from '../port-holder.ts';
+import { mcpClientsText } from './status.ts';
 import { isCompiled, shellWord } from '../self.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
 
@@ -333,6 +334,8 @@ export async function runChecks(t: Target): Promise<Check[]> {
       });
     }
     if ((health.failedPlugins ?? []).length === 0) checks.push({ check: 'plugins', status: 'ok', detail: `${health.plugins ?? 0} loaded, none failed` });
+    // Counted as `opentabs status` counts them: sessions in use apart from idle ones exited clients left.
+    checks.push({ check: 'MCP clients', status: 'ok', detail: mcpClientsText(health) });
     // A client the session limit refused shows only "failed to connect" (Claude Code, OpenCode).
     const refused = health.mcpSessionsRefused;
     if (refused && refused.count > 0 && refused.lastAt !== null && Date.now() - refused.lastAt < RECENT_REFUSAL_MS) {
