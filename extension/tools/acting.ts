@@ -173,9 +173,10 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
-      const top = frameOfRef(input.ref) ? undefined : p;
-      await assertMouseStaysOut(tab.id!, p.tag, top);
-      const guard = await pressGuard(tab.id!, top);
+      const inFrame = frameOfRef(input.ref) !== 0;
+      await assertMouseStaysOut(tab.id!, p.tag, inFrame ? undefined : p);
+      // An iframe's element too: a page can move a refused frame's iframe over that iframe.
+      const guard = await pressGuard(tab.id!, p, 'press', inFrame);
       let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
       try {
         // A busy page can hold the lookup up past the call's timeout: then the caller was told it
@@ -240,11 +241,11 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, false, false, false, ctx.signal);
-      const top = frameOfRef(input.ref) ? undefined : p;
-      await assertMouseStaysOut(tab.id!, p.tag, top);
+      const inFrame = frameOfRef(input.ref) !== 0;
+      await assertMouseStaysOut(tab.id!, p.tag, inFrame ? undefined : p);
       // As for a click's press: a page moving a refused frame's iframe under the pointer between
       // the check and the move gets the move on what is under it (pinned pointer-events:none).
-      const guard = await pressGuard(tab.id!, top, 'move');
+      const guard = await pressGuard(tab.id!, p, 'move', inFrame);
       let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
       try {
         ctx.signal.throwIfAborted();

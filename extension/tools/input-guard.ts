@@ -105,10 +105,12 @@ export interface PressGuard {
  * page that takes the pin off meanwhile (rewrites the iframe's style attribute) may have had the
  * press go into the frame: the call fails and no more clicks are sent in that page. Iframes the
  * pin cannot hold (a shadow host's child, which ::slotted rules may restyle) get the point check
- * only. Undefined when no such frame is in the tab (the click goes in one round trip) or the point
- * is in an iframe's document.
+ * only. With `inFrame`, `at` is the tab's point of an element of an allowed iframe, already
+ * checked against what covers that iframe: only the pins are added (a page moving a refused frame
+ * over that iframe meanwhile gets the events on what is under it). Undefined when no such frame is
+ * in the tab (the click goes in one round trip).
  */
-export async function pressGuard(tabId: number, at: { x: number; y: number } | undefined, kind: 'press' | 'move' = 'press'): Promise<PressGuard | undefined> {
+export async function pressGuard(tabId: number, at: { x: number; y: number } | undefined, kind: 'press' | 'move' = 'press', inFrame = false): Promise<PressGuard | undefined> {
   const f = at ? await refusedFrameOf(tabId) : null;
   if (!at || !f) return undefined;
   const token = crypto.randomUUID();
@@ -134,7 +136,8 @@ export async function pressGuard(tabId: number, at: { x: number; y: number } | u
     try {
       // The point first (pinned, a frame there would let the press through to what is under it,
       // where a person's click would go into the frame: such a click is refused), then the pins.
-      await assertMouseStaysOut(tabId, null, at);
+      // A point of an iframe's element was checked against what covers that iframe (frameOffset).
+      if (!inFrame) await assertMouseStaysOut(tabId, null, at);
       const r = await refusedFrameReaching(tabId, 'hit', token);
       pinned = r.pinned;
       page = `${tabId}:${r.topDocumentId ?? ''}`;

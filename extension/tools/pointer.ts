@@ -182,10 +182,10 @@ export const pointerTools = {
       }
       oopif = offset.oopif;
     }
-    // In the top document, iframes of refused pages are pinned pointer-events:none for the whole
-    // drag, as for a click's press: a page moving one under the path or the target meanwhile gets
-    // the events on what is under it.
-    const guard = frameId ? undefined : await pressGuard(tabId, from);
+    // Iframes of refused pages are pinned pointer-events:none for the whole drag, as for a click's
+    // press: a page moving one under the path or the target meanwhile gets the events on what is
+    // under it (an iframe's elements too: the page can move one over that iframe).
+    const guard = await pressGuard(tabId, from, 'press', frameId !== 0);
     let out: Awaited<ReturnType<typeof runWatchingDialogs<{ html5: boolean }>>> | undefined;
     try {
       ctx.signal.throwIfAborted(); // as for a click: no drag after the caller was told it failed
