@@ -12,7 +12,12 @@
  * bench-results/), BENCH_PROFILE_EXT=1 (V8 CPU profiles of the extension's service worker, the
  * floor's and the page during sequential REST calls and floor round trips, to bench-results/), BENCH_SEQ (sequential calls per figure and round, default 300),
  * BENCH_CONCURRENT (calls per throughput figure and round, default 2,000), BENCH_VARIANT (parts of
- * the server switched off for cost attribution, as lib/server-child.ts `variant`; bench only).
+ * the server switched off for cost attribution, as lib/server-child.ts `variant`; bench only),
+ * BENCH_INTERLEAVE=N (instead of the rounds: N cycles of one call of each kind, in a new shuffled
+ * order every cycle so each kind follows each other kind about equally often; prints p25/p50/p75 per
+ * kind and each kind's p50 by the kind called just before it. A busy minute then falls on every
+ * kind alike; a call made right after a floor round trip is slower than one after a product call,
+ * so a fixed order would favour whichever kind never follows the floor).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -34,6 +39,7 @@ const SEQ = Number(process.env.BENCH_SEQ ?? 300);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 2000);
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const PROFILE_EXT = process.env.BENCH_PROFILE_EXT === '1';
+const INTERLEAVE = Number(process.env.BENCH_INTERLEAVE ?? 0);
 const CHROMIUM = process.env.OPENTABS_CHROMIUM ?? '/usr/bin/chromium';
 const RESULTS_DIR = join(ROOT, 'bench-results');
 
@@ -114,6 +120,14 @@ async function main(): Promise<void> {
   const spans: number[] = [];
   const framesPerCall: number[] = [];
   if (process.env.BENCH_VARIANT) log(`server variant: ${JSON.stringify(await srv.command(`variant ${process.env.BENCH_VARIANT}`))}`);
+  if (INTERLEAVE > 0) {
+    await interleaved(callers, INTERLEAVE, load0);
+    await mcp.close();
+    await gw.close();
+    await srv.stop();
+    await cleanup();
+    return;
+  }
   const groups = processGroups(srv.pid);
   /** CPU ms per call by process group, at 8 in flight (medians over rounds). */
   const cpu: Record<string, Record<string, number[]>> = { floor: {}, rest: {}, mcp: {} };
@@ -194,6 +208,47 @@ async function main(): Promise<void> {
     ),
   );
   console.log(`hub.dispatch (server → extension → page → server) p50 ${ms(out.hubDispatchP50)} ms; ${out.extensionFramesPerCall.toFixed(2)} frames from the extension per call; load ${out.load.join(' → ')}; ${ROUNDS} rounds`);
+}
+
+/** BENCH_INTERLEAVE: one call of each kind per cycle, in a shuffled order (see the header). */
+async function interleaved(callers: Record<string, () => Promise<unknown>>, cycles: number, load0: number): Promise<void> {
+  const kinds = Object.keys(callers);
+  for (let i = 0; i < 50; i++) for (const k of kinds) await callers[k]!();
+  const all: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
+  const after: Record<string, Record<string, number[]>> = Object.fromEntries(kinds.map((k) => [k, {}]));
+  let prev = '';
+  // A fixed-seed shuffle per cycle (xorshift32): every kind follows every other kind, in every position.
+  let seed = 0x9e3779b9;
+  const rand = (n: number) => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) % n;
+  };
+  for (let i = 0; i < cycles; i++) {
+    const order = [...kinds];
+    for (let j = order.length - 1; j > 0; j--) {
+      const r = rand(j + 1);
+      [order[j], order[r]] = [order[r]!, order[j]!];
+    }
+    for (const k of order) {
+      const t0 = performance.now();
+      await callers[k]!();
+      const t = performance.now() - t0;
+      all[k]!.push(t);
+      if (prev) (after[k]![prev] ??= []).push(t);
+      prev = k;
+    }
+  }
+  const q = (a: number[], p: number) => [...a].sort((x, y) => x - y)[Math.floor(p * (a.length - 1))]!;
+  const floor = q(all.floor!, 0.5);
+  console.log(
+    table(
+      ['bench_echo, interleaved', 'p25 ms', 'p50 ms', 'p75 ms', '÷ floor p50', ...kinds.map((k) => `p50 after ${k}`)],
+      kinds.map((k) => [k, ms(q(all[k]!, 0.25)), ms(q(all[k]!, 0.5)), ms(q(all[k]!, 0.75)), k === 'floor' ? '' : `${(q(all[k]!, 0.5) / floor).toFixed(2)}×`, ...kinds.map((p) => (after[k]![p] ? ms(q(after[k]![p]!, 0.5)) : ''))]),
+    ),
+  );
+  console.log(`${cycles} cycles; load ${load0.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`);
 }
 
 process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
