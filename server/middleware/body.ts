@@ -32,10 +32,12 @@ function declaredTooLarge(req: Request, max: number): boolean {
 
 async function readCapped(req: Request, max: number): Promise<string> {
   if (declaredTooLarge(req, max)) throw tooLarge(max);
-  if (!req.body) return '';
   // With a Content-Length within the cap, HTTP framing bounds the body already: read it in one
-  // go (the streamed path below costs ~40 µs more per call and exists for chunked bodies).
+  // go (the streamed path below costs ~40 µs more per call and exists for chunked bodies). Read
+  // before `req.body` is touched: that getter makes a ReadableStream (≈ 3 µs of a call) that
+  // text() does not need, and text() of a request without a body is ''.
   if (req.headers.get('content-length') !== null) return req.text();
+  if (!req.body) return '';
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
