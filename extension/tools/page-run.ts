@@ -82,8 +82,30 @@ async function injectLibrary(target: ScriptTarget, early = false): Promise<void>
   }
 }
 
-async function runStub(target: ScriptTarget, name: string, args: unknown[], notAfter: number | null): Promise<{ answer: StubAnswer | undefined; documentId?: string }> {
-  const [res] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: stub, args: [PAGE_LIB_KEY, name, args, notAfter] });
+/**
+ * How long a script waits for its document to finish loading before it runs in the document as
+ * parsed so far. chrome.scripting runs a script once the document is idle (parsed, or
+ * DOMContentLoaded plus a moment), and a page whose response never ends (a stalled server, a
+ * stream that is never closed) never gets there: every call on it waited for the server's
+ * dispatch timeout and failed without a word about the page.
+ */
+export const LOADING_WAIT_MS = 3_000;
+
+/** The page is still loading after LOADING_WAIT_MS: the call goes on in the document as it is. */
+const STILL_LOADING: unique symbol = Symbol('still loading');
+
+/**
+ * The library into a document still loading, at once. Not through `injecting`: a file injection
+ * already queued there waits for the document to be idle, which it may never be.
+ */
+async function injectNow(target: ScriptTarget): Promise<void> {
+  const results = await chrome.scripting.executeScript({ target, world: 'ISOLATED', files: [PAGE_LIB_FILE], injectImmediately: true });
+  for (const res of results) remember(res.documentId);
+}
+
+async function runStub(target: ScriptTarget, name: string, args: unknown[], notAfter: number | null, immediately: boolean): Promise<{ answer: StubAnswer | undefined; documentId?: string }> {
+  const run = chrome.scripting.executeScript({ target, world: 'ISOLATED', func: stub, args: [PAGE_LIB_KEY, name, args, notAfter], ...(immediately ? { injectImmediately: true } : {}) });
+  const [res] = immediately ? await run : await untilLoadedOrStuck(target, run);
   if (res && 'error' in res && res.error) throw new Error(String((res as { error: unknown }).error));
   return { answer: res?.result as StubAnswer | undefined, documentId: res?.documentId };
 }
@@ -120,6 +142,61 @@ function noteTab(tabId: number): void {
   });
 }
 
+/** Tabs whose page was found still loading after LOADING_WAIT_MS, bounded. */
+const stuckLoading = new Set<number>();
+const STUCK_MAX = 64;
+
+function noteStuck(tabId: number): void {
+  stuckLoading.delete(tabId);
+  stuckLoading.add(tabId);
+  if (stuckLoading.size > STUCK_MAX) stuckLoading.delete(stuckLoading.values().next().value!);
+}
+
+/** How long the look at a document's readyState may take (a busy page does not answer). */
+const READY_STATE_WAIT_MS = 1_000;
+
+/**
+ * The target document's readyState, read at once; null when the page did not answer within
+ * READY_STATE_WAIT_MS (its main thread busy, a dialog open) or could not be read. Chrome's tab
+ * status is no guide: it may say "complete" for a page whose response has not ended.
+ */
+async function readyState(target: ScriptTarget): Promise<string | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const look = chrome.scripting
+    .executeScript({ target, world: 'ISOLATED', func: () => document.readyState, injectImmediately: true })
+    .then(([res]) => (typeof res?.result === 'string' ? res.result : null), () => null);
+  return Promise.race([look, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), READY_STATE_WAIT_MS)))]).finally(() => clearTimeout(timer));
+}
+
+const stillParsing = (state: string | null) => state === 'loading' || state === 'interactive';
+
+/** The tab's page was found still loading, and still is: later calls do not wait again. */
+async function stillStuck(target: ScriptTarget): Promise<boolean> {
+  if (!stuckLoading.has(target.tabId)) return false;
+  if (stillParsing(await readyState(target))) return true;
+  stuckLoading.delete(target.tabId);
+  return false;
+}
+
+/**
+ * `run`'s results, or (thrown as STILL_LOADING) the news that its document has not finished
+ * loading after LOADING_WAIT_MS. A loaded page that does not answer (its main thread busy, a
+ * dialog open) is waited for as before: the call's signal ends that wait.
+ */
+async function untilLoadedOrStuck<T>(target: ScriptTarget, run: Promise<T>): Promise<T> {
+  run.catch(() => {}); // may settle after the race is decided
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), LOADING_WAIT_MS)));
+  try {
+    const first = await Promise.race([run, late]);
+    if (first !== 'late') return first;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (stillParsing(await readyState(target))) throw STILL_LOADING;
+  return run;
+}
+
 /**
  * `lib[name](...args)` in the target's document (ISOLATED world), injecting the library into a
  * document not known to hold it; the result, or undefined when Chrome ran the script nowhere.
@@ -135,10 +212,26 @@ export async function runPage<K extends PageFn>(target: ScriptTarget, name: K, a
   // otherwise the call finds no library, does nothing, and goes again once the file is in.
   let sent: Promise<void> | null = target.documentIds?.length && !known ? injectLibrary(target) : null;
   sent?.catch(() => {});
+  // Set once the document was found still loading after LOADING_WAIT_MS: scripts (the library's
+  // file too) then run in it at once, as parsed so far.
+  let immediately = await stillStuck(target);
   for (let attempt = 0, late = 0, injected = 0; attempt < 10; attempt++) {
     signal?.throwIfAborted();
     const notAfter = signal && late < STALE_RETRIES ? Date.now() + STALE_MS : null;
-    const { answer, documentId } = await runStub(target, name, args as unknown[], notAfter);
+    const ran = await runStub(target, name, args as unknown[], notAfter, immediately).catch((err: unknown): typeof STILL_LOADING => {
+      if (err === STILL_LOADING) return STILL_LOADING;
+      throw err;
+    });
+    if (ran === STILL_LOADING) {
+      // The copy still queued runs (if ever) once the page is idle: a page action's has its
+      // deadline long past by then and does nothing; a reading's only reads.
+      immediately = true;
+      noteStuck(target.tabId);
+      sent = null;
+      attempt--;
+      continue;
+    }
+    const { answer, documentId } = ran;
     if (!answer) return undefined;
     if ('missing' in answer) {
       if (sent) {
@@ -150,7 +243,8 @@ export async function runPage<K extends PageFn>(target: ScriptTarget, name: K, a
       // inject it and call again, once.
       if (injected++) break;
       if (documentId) withLibrary.delete(documentId);
-      await injectLibrary(target);
+      if (immediately) await injectNow(target);
+      else await injectLibrary(target);
       continue;
     }
     if ('stale' in answer) {

@@ -135,7 +135,8 @@ export async function checkedCapture<T>(tabId: number, what: string, capture: ()
 /**
  * Refuses (page_not_allowed) when a frame of tab `tabId` shows the secret or a long piece of it;
  * `what` names the capture ("screenshot", "PDF"). A page that cannot be read is not captured
- * either (a retryable error).
+ * either (a retryable error). The text is read at once, as the page shows it now (what the
+ * capture shows): a page still loading is never idle, and a check waiting for that never ran.
  */
 export async function refuseIfPageShowsSecret(tabId: number, what: string): Promise<void> {
   const secret = knownSecret();
@@ -146,7 +147,7 @@ export async function refuseIfPageShowsSecret(tabId: number, what: string): Prom
     const busy = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`its page did not answer within ${CHECK_TIMEOUT_MS / 1000} s (busy?)`)), CHECK_TIMEOUT_MS);
     });
-    results = await Promise.race([chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: 'ISOLATED', func: pageText, args: [!/^[0-9a-f]+$/.test(secret), FRAME_TEXT_MAX_CHARS] }), busy]);
+    results = await Promise.race([chrome.scripting.executeScript({ target: { tabId, allFrames: true }, world: 'ISOLATED', func: pageText, args: [!/^[0-9a-f]+$/.test(secret), FRAME_TEXT_MAX_CHARS], injectImmediately: true }), busy]);
   } catch (err) {
     throw new ToolError(`Could not read tab ${tabId} to check it before the ${what}: ${(err as Error)?.message ?? err}; try again once it has loaded`, { code: 'not_available', category: 'internal', retryable: true });
   } finally {

@@ -52,7 +52,7 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
     };
     const timer = setTimeout(() => {
       cleanup();
-      reject(new ToolError(`Tab ${tabId} did not finish loading within ${timeoutMs} ms`, { code: 'timeout', category: 'timeout', retryable: true }));
+      reject(new ToolError(`Tab ${tabId} did not finish loading within ${timeoutMs} ms (the site is slow or never ends its page); what it shows so far can be read (browser_snapshot, browser_get_tab_content), or navigate with waitUntil "domcontentloaded" or "none"`, { code: 'timeout', category: 'timeout', retryable: true }));
     }, timeoutMs);
     const mine = (d: { tabId: number; frameId: number }) => d.tabId === tabId && d.frameId === 0;
     const onCommitted = (d: { tabId: number; frameId: number; timeStamp: number }) => {
@@ -102,6 +102,21 @@ export function navigationDone(tabId: number, until: 'load' | 'domcontentloaded'
     chrome.webNavigation.onErrorOccurred.addListener(onError);
     chrome.tabs.onRemoved.addListener(onRemoved);
   });
+}
+
+/** How often a navigation that is still loading says so (each report restarts the server's timeout). */
+const LOAD_PROGRESS_MS = 5_000;
+
+/**
+ * Progress reports while a navigation loads: without them the server's dispatch timeout (30 s
+ * without progress) cut the call first, with a message that names no page, and a timeoutMs above
+ * it never took effect. With them the wait ends at the tool's own timeout, which says the tab
+ * did not finish loading.
+ */
+function reportWaiting(ctx: { progress(p: { progress: number; total?: number; message?: string }): void }, tabId: number, timeoutMs: number): () => void {
+  const t0 = Date.now();
+  const tick = setInterval(() => ctx.progress({ progress: Date.now() - t0, total: timeoutMs, message: `tab ${tabId} is loading` }), LOAD_PROGRESS_MS);
+  return () => clearInterval(tick);
 }
 
 /**
@@ -180,12 +195,17 @@ export const tabTools = {
     const waitUntil = input.waitUntil ?? 'load';
     const timeoutMs = input.timeoutMs ?? 30_000;
     const done = waitUntil === 'none' ? null : navigationDone(tab.id!, waitUntil as 'load' | 'domcontentloaded', timeoutMs);
-    const asked = await leaveWatchingDialogs(tab, () => chrome.tabs.update(tab.id!, { url }), done);
-    if (asked) return { value: { ...tabSummary(await getTab(tab.id)), ...dialogNote(asked) } };
-    // webNavigation can report completion a moment before the tab's own status flips; the tab
-    // waitForLoad resolves with is the one described (no second lookup).
-    const loaded = waitUntil === 'load' ? await waitForLoad(tab.id!, timeoutMs) : await getTab(tab.id);
-    return { value: tabSummary(loaded) };
+    const stopReporting = reportWaiting(ctx, tab.id!, timeoutMs);
+    try {
+      const asked = await leaveWatchingDialogs(tab, () => chrome.tabs.update(tab.id!, { url }), done);
+      if (asked) return { value: { ...tabSummary(await getTab(tab.id)), ...dialogNote(asked) } };
+      // webNavigation can report completion a moment before the tab's own status flips; the tab
+      // waitForLoad resolves with is the one described (no second lookup).
+      const loaded = waitUntil === 'load' ? await waitForLoad(tab.id!, timeoutMs) : await getTab(tab.id);
+      return { value: tabSummary(loaded) };
+    } finally {
+      stopReporting();
+    }
   },
 
   async browser_go_back(input) {
@@ -199,9 +219,14 @@ export const tabTools = {
   async browser_reload_tab(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const done = navigationDone(tab.id!, 'load', 30_000);
-    const asked = await leaveWatchingDialogs(tab, () => chrome.tabs.reload(tab.id!, { bypassCache: input.bypassCache === true }), done);
-    if (asked) return { value: { ...tabSummary(await getTab(tab.id)), ...dialogNote(asked) } };
-    return { value: tabSummary(await waitForLoad(tab.id!)) };
+    const stopReporting = reportWaiting(ctx, tab.id!, 30_000);
+    try {
+      const asked = await leaveWatchingDialogs(tab, () => chrome.tabs.reload(tab.id!, { bypassCache: input.bypassCache === true }), done);
+      if (asked) return { value: { ...tabSummary(await getTab(tab.id)), ...dialogNote(asked) } };
+      return { value: tabSummary(await waitForLoad(tab.id!)) };
+    } finally {
+      stopReporting();
+    }
   },
 
   async browser_focus_tab(input, ctx) {
