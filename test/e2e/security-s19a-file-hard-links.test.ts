@@ -57,6 +57,8 @@ describe('file:// through hard links', () => {
     for (const url of urls) {
       expectLinkRefused(await call('browser_open_tab', { url }), `open_tab ${url}`);
       expectLinkRefused(await call('browser_create_window', { url }), `create_window ${url}`);
+      // A copy in Downloads would be a file of one name, at a visible path.
+      expectLinkRefused(await call('browser_download', { url, filename: 's19a-copy.txt' }), `download ${url}`);
     }
     const opened = await call('browser_open_tab', { url: fileUrl('project', 'plain.html') });
     expect(opened.status).toBe(200);
