@@ -10,6 +10,8 @@ import { resolveConfigDir } from '../server/state/paths.ts';
 import { readSecretSync } from '../server/state/secret.ts';
 import { parsePort } from './args.ts';
 import { CliError } from './output.ts';
+import { describePortHolder, findPortHolder, stopCommandFor } from './port-holder.ts';
+import { shellWord } from './self.ts';
 import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../server/protocol/handshake.ts';
 import type { FullHealth } from '../server/routes/health.ts';
 
@@ -237,10 +239,17 @@ export function unverifiedMessage(t: Target, why: string): string {
   const head = `The process on port ${t.port} is not this OpenTabs server: it ${why} in ${join(t.configDir, 'extension', 'auth.json')}, so the secret was not sent to it.`;
   const elsewhere = elsewhereHint(t);
   if (elsewhere) return `${head} ${elsewhere}`;
+  const holder = findPortHolder(t.port);
+  if (holder?.configDir && holder.configDir !== t.configDir) {
+    return (
+      `${head} It is pid ${holder.pid} (${holder.command}), the OpenTabs server of config dir ${holder.configDir}: to use it, ` +
+      `put OPENTABS_CONFIG_DIR=${shellWord(holder.configDir)} in front of the command; to stop it: \`${stopCommandFor(holder.configDir)}\`.`
+    );
+  }
   return (
-    `${head} ` +
+    `${head} It is ${describePortHolder(t.port)}. ` +
     `If it is an OpenTabs server of another config dir, run the command with that OPENTABS_CONFIG_DIR; otherwise stop it, ` +
-    `or start OpenTabs on another port with \`opentabs start --port N\` (and pass --port N to commands).`
+    `or start this config dir's server on a port the system picks: \`opentabs start --port 0\` (later commands find it through server.pid).`
   );
 }
 

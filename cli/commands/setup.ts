@@ -48,7 +48,7 @@ async function opencode(argv: string[]): Promise<number> {
   if (values.help) return (out(OPENCODE_HELP), 0);
   if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'setup opencode');
   const dir = resolve(values.dir ?? '.');
-  if (!existsSync(dir)) throw new CliError(`${dir} does not exist; create the project folder first (or pass --dir).`);
+  if (!existsSync(dir)) throw new CliError(`${dir} does not exist: create the project folder first, or give an existing one with --dir.`);
   if (!statSync(dir).isDirectory()) throw new CliError(`${dir} is not a folder.`);
   const t = resolveTarget(values.port, 'setup opencode');
   const secret = secretFor(t.configDir);

@@ -115,7 +115,7 @@ for (const withWsInfo of [true, false]) {
         expect(r.code).not.toBe(0);
         expect(r.stderr).toContain(`The process on port ${sq.port} is not this OpenTabs server`);
         expect(r.stderr).toContain('so the secret was not sent to it');
-        expect(r.stderr).toContain(' start --port N');
+        expect(r.stderr).toContain(' start --port 0`');
         expect(r.stdout).not.toContain(secret);
       });
     }

@@ -62,6 +62,14 @@ test.skipIf(process.platform !== 'linux')('the OpenTabs server of another config
   const stop = /To stop that server: `([^`]+)`/.exec(r.stderr)?.[1];
   expect(stop).toBeDefined();
 
+  // A command of this config dir (which has a secret now) sent to that port says whose server it is.
+  expect((await runCli(['config', 'rotate-secret'], { configDir: dirB, timeoutMs: 60_000 })).code).toBe(0);
+  const status = await runCli(['status', '--port', String(pidA.port)], { configDir: dirB, timeoutMs: 60_000 });
+  expect(status.code).toBe(1);
+  expect(status.stderr).toContain('so the secret was not sent to it');
+  expect(status.stderr).toContain(`It is pid ${pidA.pid} (`);
+  expect(status.stderr).toContain(`the OpenTabs server of config dir ${dirA}: to use it, put OPENTABS_CONFIG_DIR=${dirA} in front of the command`);
+
   // Run it as a user would paste it: in a shell where OPENTABS_CONFIG_DIR is not set.
   const sh = Bun.spawn(['sh', '-c', stop!], { env: cliEnv(dirB, { OPENTABS_CONFIG_DIR: undefined }), stdout: 'pipe', stderr: 'pipe' });
   const timer = setTimeout(() => sh.kill('SIGKILL'), 60_000);
