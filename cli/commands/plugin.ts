@@ -17,7 +17,7 @@ import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, out, plural, printJson, say, table, usageError } from '../output.ts';
 import { findPlugin, scanPlugins } from '../plugin-lookup.ts';
 import { isCompiled, selfCommandText } from '../self.ts';
-import { configDirAssignment } from '../../server/cli-command.ts';
+import { configDirAssignment, shellWord } from '../../server/cli-command.ts';
 import { fetchHealth, resolveTarget } from '../server-client.ts';
 import { failedPluginFix } from '../failed-plugin.ts';
 import { parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
@@ -318,7 +318,12 @@ async function configure(argv: string[]): Promise<number> {
       ['SETTING', 'VALUE', 'TYPE', 'DEFAULT', 'DESCRIPTION'],
     ),
   );
-  say(c.dim(`Change with: \`opentabs plugin configure ${name} <setting>=<value>\``));
+  // An example that runs as printed: a required setting not set yet (its first choice), else the
+  // first setting with its current value; `key=` puts one back to its default.
+  const [key, field] = Object.entries(schema).find(([k, f]) => f.required && !(k in resolved)) ?? Object.entries(schema)[0]!;
+  const value = key in resolved ? (typeof resolved[key] === 'string' ? (resolved[key] as string) : JSON.stringify(resolved[key])) : null;
+  const example = value === null ? `${key}=${settingExample(field)}` : shellWord(`${key}=${value}`);
+  say(c.dim(`Change with: \`opentabs plugin configure ${name} ${example}\` (any number of setting=value; \`${key}=\` puts a setting back to its default)`));
   return 0;
 }
 

@@ -178,7 +178,7 @@ const dir = join(root, 'opentabs-plugin-shop');
 let h: BrowserHarness;
 let mcp: Client;
 const cli = (args: string[]) => runCli(args, { configDir: h.configDir, env: { PORT: new URL(h.url).port }, timeoutMs: 60_000 });
-const text = (r: { content?: unknown }) => (r.content as { type: string; text: string }[])[0]!.text;
+const text = (r: unknown) => (r as { content: { type: string; text: string }[] }).content[0]!.text;
 
 beforeAll(async () => {
   const env = { ...process.env, PATH: '/usr/local/bin:/usr/bin:/bin', OPENTABS_CONFIG_DIR: join(root, 'state') };

@@ -184,3 +184,14 @@ test('install name@version from a registry on 127.0.0.1, and back to the newest'
   expect(latest.stdout).toContain('Updated from 4.0.0 to 5.0.0 (new: shop_refund); permissions and settings are kept.');
   expect((await tools()).find((t) => t.name === 'shop_list_orders')!.permission).toBe('auto');
 });
+
+test("plugin configure's 'Change with' line runs as printed", async () => {
+  const shown = await cli(['plugin', 'configure', 'shop']);
+  expect(shown.code).toBe(0);
+  const command = /Change with: `([^`]+)`/.exec(shown.stdout)?.[1];
+  expect(command).toBeDefined();
+  const proc = Bun.spawn(['sh', '-c', command!], { cwd: root, env: cliEnv(cfg, { OPENTABS_CONFIG_DIR: undefined }), stdout: 'pipe', stderr: 'pipe' });
+  const [out, errText, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect({ code, errText }).toEqual({ code: 0, errText: '' });
+  expect(out).toContain('Saved settings for shop: pageSize=5');
+});
