@@ -1,5 +1,44 @@
 import { cssEditable, frameIndexOf, indexInParent, refsOrNew, shadowOf } from './dom.ts';
-import { deepIndexInParent, framesDeep } from './frames.ts';
+
+/**
+ * The shadow root `el` renders, open or closed, as shadowOf (dom.ts) finds it, for an element of
+ * this document or of a parent's (another realm, where `instanceof HTMLElement` is false).
+ */
+function anyShadowOf(el: Element): ShadowRoot | null {
+  if (el.shadowRoot) return el.shadowRoot;
+  if (!el.localName.includes('-') || el.namespaceURI !== 'http://www.w3.org/1999/xhtml') return null;
+  try {
+    return (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (el: Element) => ShadowRoot | null } } }).chrome?.dom?.openOrClosedShadowRoot?.(el) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The document's iframe and frame elements in tree order, those inside open and closed shadow
+ * roots included: how a snapshot numbers a document's iframes, the same in the parent (each
+ * iframe's line) and in the frame (snapshotPage's frameDeep), so that withFrames tells apart the
+ * frames of iframes inside closed shadow roots too. (framesDeep in frames.ts, which the element
+ * tools share with code run through the DevTools protocol, sees open roots only.)
+ */
+function framesDeepAll(root: Document | ShadowRoot, out: Element[] = []): Element[] {
+  for (const e of root.querySelectorAll('*')) {
+    if (e.tagName === 'IFRAME' || e.tagName === 'FRAME') out.push(e);
+    const shadow = anyShadowOf(e);
+    if (shadow) framesDeepAll(shadow, out);
+  }
+  return out;
+}
+
+/** In a frame: its iframe's position in framesDeepAll of the parent's document; -1 when that document is of another origin, or this is the top. */
+function deepIndexAllInParent(): number {
+  try {
+    const el = window.frameElement;
+    return el ? framesDeepAll(el.ownerDocument).indexOf(el) : -1;
+  } catch {
+    return -1;
+  }
+}
 
 /** Characters of snapshot text one document gives at most; the walk stops there, with a mark. */
 export const SNAPSHOT_MAX_CHARS = 100_000;
@@ -632,9 +671,9 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       // A line the worker replaces with the frame's own snapshot: the caller's mark (which the
       // page cannot know, so its text cannot pose as one), the frame's index among this window's
       // frames, the iframe's name, its src (said for a frame whose content is not shown) and its
-      // position among the document's iframes (framesDeep: one in a shadow root has no index).
+      // position among the document's iframes (framesDeepAll: one in a shadow root has no index).
       const index = frameIndexOf(el);
-      deep ??= framesDeep(document);
+      deep ??= framesDeepAll(document);
       const name = cut(squash(ariaName(el) || el.getAttribute('title') || el.getAttribute('name')), NAME_MAX_CHARS, 'read it with browser_query_elements');
       flush();
       count++;
@@ -828,7 +867,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   let snapshot = unmark(lines.join('\n'));
   // Indentation is not counted while walking: the whole is held to the bound at a line's end too.
   if (stopped || snapshot.length > SNAPSHOT_MAX_CHARS) snapshot = cutSnapshot(snapshot, SNAPSHOT_MAX_CHARS);
-  return { url: location.href, title: document.title, elements: count, snapshot, frameIndex: indexInParent(), frameDeep: deepIndexInParent() };
+  return { url: location.href, title: document.title, elements: count, snapshot, frameIndex: indexInParent(), frameDeep: deepIndexAllInParent() };
 }
 
 /** Elements whose style attribute may set -webkit-user-modify. */
