@@ -4,8 +4,8 @@
  * The file rotates to audit.log.1 (one generation) when it would pass `rotateBytes`.
  * On open the ring refills from the tail of the file(s), reading only the last few blocks.
  */
-import { closeSync, fchmodSync, fdatasyncSync, fstatSync, renameSync, writeSync } from 'node:fs';
-import { appendToLog, openLogForAppend } from './log-file.ts';
+import { closeSync, fchmodSync, fdatasyncSync, fstatSync, renameSync } from 'node:fs';
+import { appendToLog, appendWhole, openLogForAppend } from './log-file.ts';
 import { stat } from './fs-async.ts';
 import { join } from 'node:path';
 import { AUDIT_RING_SIZE } from '../limits.ts';
@@ -177,8 +177,8 @@ export class AuditLog {
       }
       if (this.fd === null) this.openFile();
       if (this.size > 0 && this.size + line.length > this.rotateBytes) this.rotate();
-      let off = 0;
-      while (off < line.length) off += writeSync(this.fd!, line, off, line.length - off);
+      // Whole lines only: a disk that fills up mid-line leaves no cut line behind (log-file.ts).
+      appendWhole(this.fd!, line);
       this.size += line.length;
       return Promise.resolve();
     } catch (err) {

@@ -210,8 +210,16 @@ export class ConfigStore {
     return p;
   }
 
+  /**
+   * A write that fails (a full disk, a read-only folder, a folder where the file should be) leaves
+   * config.json as it was (atomic.ts) and the change unmade; the error names the file and why.
+   */
   private async write(data: ConfigData): Promise<void> {
-    await writeFileAtomic(this.path, JSON.stringify(data, null, 2) + '\n', 0o600);
+    try {
+      await writeFileAtomic(this.path, JSON.stringify(data, null, 2) + '\n', 0o600);
+    } catch (err) {
+      throw new OpenTabsError('internal', `Could not save ${this.path}: ${writeFailure(err)}; the change was not made`, { category: 'internal' });
+    }
   }
 
   /** Effective permission; tool override > plugin default > fallback. */
@@ -287,4 +295,14 @@ async function removeStaleTempFiles(dir: string): Promise<void> {
       if (now - (await stat(p)).mtimeMs > STALE_TEMP_MS) await rm(p, { force: true });
     } catch {}
   }
+}
+
+/** Why a file could not be written, in words, with the system's text. */
+export function writeFailure(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const text = String((err as Error | null)?.message ?? err);
+  if (code === 'ENOSPC' || code === 'EDQUOT') return `the disk is full (${text})`;
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return `its folder is not writable (${text})`;
+  if (code === 'ENOTDIR' || code === 'EISDIR') return `a file or folder is in the way (${text})`;
+  return text;
 }

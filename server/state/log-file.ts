@@ -5,7 +5,7 @@
  * and a regular file is created in its place, with one line on stderr naming it: the logs keep
  * being written, so planting a link cannot switch the audit trail off either.
  */
-import { closeSync, constants, lstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { FILE_MODE } from './paths.ts';
 
 /** 0 where the platform has no O_NOFOLLOW (the lstat check below still applies). */
@@ -33,13 +33,33 @@ export function openLogForAppend(path: string, mode: number = FILE_MODE): number
   return openSync(path, APPEND_FLAGS, mode);
 }
 
-/** Appends `data` to `path` through openLogForAppend. */
+/**
+ * Writes all of `buf` to `fd` (opened for appending), or none of it. A full disk can take the
+ * first bytes of a line and refuse the rest: the line would stay cut in the file, and the next
+ * line appended once there is room again would run on from it, so that neither parses. On a
+ * failure after part of it was written, those bytes are cut off the end again, then the error is
+ * thrown.
+ */
+export function appendWhole(fd: number, buf: Uint8Array): void {
+  let off = 0;
+  try {
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  } catch (err) {
+    if (off > 0) {
+      try {
+        ftruncateSync(fd, Math.max(0, fstatSync(fd).size - off));
+      } catch {}
+    }
+    throw err;
+  }
+}
+
+/** Appends `data` to `path` through openLogForAppend, whole or not at all (appendWhole). */
 export function appendToLog(path: string, data: string | Uint8Array, mode: number = FILE_MODE): void {
   const buf = typeof data === 'string' ? Buffer.from(data) : data;
   const fd = openLogForAppend(path, mode);
   try {
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    appendWhole(fd, buf);
   } finally {
     closeSync(fd);
   }
