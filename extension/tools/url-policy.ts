@@ -60,9 +60,27 @@ function lexicalPath(p: string): string {
   return /^[a-zA-Z]:/.test(joined) ? joined : `/${joined}`;
 }
 
-/** '/'-separated, '.' and '..' resolved, lower-case (case-insensitive file systems), no trailing '/'. */
+/**
+ * '/'-separated, '.' and '..' resolved, lower-case (case-insensitive file systems), no trailing '/',
+ * and, on a drive path (C:/…), each name without trailing dots and spaces: Windows drops them when
+ * it opens a path, so file:///C:/…/claude_desktop_config.json. opens claude_desktop_config.json.
+ */
 function normalizePath(p: string): string {
-  return lexicalPath(p).toLowerCase();
+  const lower = lexicalPath(p).toLowerCase();
+  if (!/^[a-z]:/.test(lower)) return lower;
+  return lower
+    .split('/')
+    .map((seg) => seg.replace(/[. ]+$/, '') || seg)
+    .join('/');
+}
+
+/**
+ * Windows short (8.3) names: NAME~N with up to 6 characters before the '~' and an extension of up
+ * to 3 (OPENTA~1 for .opentabs, CLAUDE~1.JSO for .claude.json). Windows opens a path by them, and
+ * neither the path's own names nor where its links lead say which long name they stand for.
+ */
+function hasShortName(path: string): boolean {
+  return /^[a-z]:/.test(path) && path.split('/').some((seg) => /^[^.~/]{1,6}~\d{1,6}(\.[^.]{0,3})?$/.test(seg));
 }
 
 /**
@@ -160,6 +178,7 @@ function fileKey(u: URL): string | null {
 /** Whether an absolute normalized path may not be shown: alias trees, the config folder, hidden, an MCP client config. */
 function pathRefusal(path: string): string | null {
   if (isAliasPath(path)) return 'files under /proc and /dev are other names for any file, the OpenTabs config folder included';
+  if (hasShortName(path)) return 'it holds a Windows short (8.3) name such as OPENTA~1, which may stand for a hidden folder or the OpenTabs config folder';
   if (inProtectedFolder(path)) return 'it is inside the OpenTabs config folder (holds the secret)';
   if (isHiddenPath(path)) return HIDDEN_REFUSAL;
   if (isMcpConfigFile(path)) return 'it is an MCP client configuration file, which holds the OpenTabs secret';
@@ -278,7 +297,8 @@ function filePathOfUrl(raw: string): string | null | undefined {
 
 /** A file path inside the OpenTabs config folder, under /proc or /dev, or one that cannot be decoded (null). */
 function inProtectedFolder(path: string | null): boolean {
-  if (path === null || isAliasPath(path)) return true;
+  // A Windows short name may be the config folder's.
+  if (path === null || isAliasPath(path) || hasShortName(path)) return true;
   return state.protectedPaths.some((p) => path === p || path.startsWith(`${p}/`));
 }
 

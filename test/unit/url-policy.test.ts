@@ -92,6 +92,34 @@ describe('url policy', () => {
     expect(refusalReason('file:///C:/Users/U/Documents/a.html')).toBeNull();
   });
 
+  test('Windows: names with trailing dots or spaces and short (8.3) names do not get past the checks', async () => {
+    setUrlPolicy({ allowFileUrls: true, protectedPaths: ['C:\\Users\\U\\otcfg'] });
+    setFileResolver(asWritten);
+    const refused = [
+      // Windows opens these as the names without the trailing dots and spaces.
+      'file:///C:/Users/U/AppData/Roaming/Claude/claude_desktop_config.json.',
+      'file:///C:/Users/U/AppData/Roaming/Claude/claude_desktop_config.json%20',
+      'file:///C:/Users/U/project/opencode.json..',
+      'file:///C:/Users/U/otcfg./extension/auth.json',
+      'file:///C:/Users/U/otcfg%20/extension/auth.json',
+      // Short names of .opentabs, .ssh and .claude.json.
+      'file:///C:/Users/U/OPENTA~1/extension/auth.json',
+      'file:///C:/Users/U/SSH~1/id_rsa',
+      'file:///C:/Users/U/CLAUDE~1.JSO',
+    ];
+    const allowed = ['file:///C:/Users/U/Documents/a.html', 'file:///C:/Users/U/Documents/v1.2.html', 'file:///C:/Users/U/Documents/notes~draft.txt'];
+    await resolveFileUrls([...refused, ...allowed]);
+    for (const u of refused) expect(refusalReason(u) ?? `allowed: ${u}`).not.toMatch(/^allowed/);
+    for (const u of allowed) expect(refusalReason(u)).toBeNull();
+    expect(insideProtectedFolder('file:///C:/Users/U/otcfg./extension/auth.json')).toBe(true);
+    expect(insideProtectedFolder('file:///C:/Users/U/OPENTA~1/extension/auth.json')).toBe(true);
+    // Not a drive path: a POSIX name may end in a dot or hold ~1.
+    setUrlPolicy({ allowFileUrls: true, protectedPaths: ['/home/u/.opentabs'] });
+    await resolveFileUrls(['file:///home/u/v1./a.html', 'file:///home/u/BACKUP~1/a.html']);
+    expect(refusalReason('file:///home/u/v1./a.html')).toBeNull();
+    expect(refusalReason('file:///home/u/BACKUP~1/a.html')).toBeNull();
+  });
+
   test('file:// is judged by where its path leads too (symbolic links), and refused until that is known', async () => {
     setUrlPolicy({ allowFileUrls: true, protectedPaths: ['/home/u/.opentabs'] });
     expect(refusalReason('file:///home/u/p/never-asked.html')).toMatch(/not checked yet/);
