@@ -62,15 +62,17 @@ function lexicalPath(p: string): string {
 
 /**
  * '/'-separated, '.' and '..' resolved, lower-case (case-insensitive file systems), no trailing '/',
- * and, on a drive path (C:/…), each name without trailing dots and spaces: Windows drops them when
- * it opens a path, so file:///C:/…/claude_desktop_config.json. opens claude_desktop_config.json.
+ * and, on a drive path (C:/…), each name without trailing dots and spaces or an NTFS stream
+ * (':…'): Windows drops them when it opens a path, so file:///C:/…/claude_desktop_config.json. and
+ * …/claude_desktop_config.json::$DATA open claude_desktop_config.json.
  */
 function normalizePath(p: string): string {
   const lower = lexicalPath(p).toLowerCase();
   if (!/^[a-z]:/.test(lower)) return lower;
+  // After the drive, a ':' starts an NTFS stream name (auth.json::$DATA is auth.json's content).
   return lower
     .split('/')
-    .map((seg) => seg.replace(/[. ]+$/, '') || seg)
+    .map((seg, i) => (i === 0 ? seg : seg.split(':')[0]!.replace(/[. ]+$/, '') || seg))
     .join('/');
 }
 

@@ -102,6 +102,8 @@ describe('url policy', () => {
       'file:///C:/Users/U/project/opencode.json..',
       'file:///C:/Users/U/otcfg./extension/auth.json',
       'file:///C:/Users/U/otcfg%20/extension/auth.json',
+      // An NTFS stream name: ::$DATA is the file's own content.
+      'file:///C:/Users/U/AppData/Roaming/Claude/claude_desktop_config.json::$DATA',
       // Short names of .opentabs, .ssh and .claude.json.
       'file:///C:/Users/U/OPENTA~1/extension/auth.json',
       'file:///C:/Users/U/SSH~1/id_rsa',
