@@ -193,6 +193,13 @@ chrome.windows.onFocusChanged.addListener((id) => {
   if (id === panelWindow && lastFocused !== undefined && lastFocused !== panelWindow) uncovered();
   lastFocused = id;
 });
+// The panel resized (its width changed, text wrapped anew): cards and toggles may have moved
+// with no render to see it; measured now, a moved one is disabled for its wait rather than
+// looking enabled and dropping the click that comes.
+window.addEventListener('resize', () => {
+  armApprovalButtons(document.getElementById('approvals')!);
+  armToggles();
+});
 // Shown again: what hid it (a tab in full screen) may have just gone from under the pointer.
 document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible') uncovered();
