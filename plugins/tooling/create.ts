@@ -68,6 +68,8 @@ export async function createPlugin(name: string, dirArg?: string, o: CreateOptio
             test: `${JSON.stringify(join(ROOT_NODE_MODULES, '.bin', 'bun'))} test`,
             typecheck: `node ${JSON.stringify(join(ROOT_NODE_MODULES, 'typescript', 'bin', 'tsc'))} --noEmit -p .`,
             add: `node ${JSON.stringify(CLI_BIN)} plugin add .`,
+            // npm pack / npm publish ship dist/ as it is: build it from the sources first.
+            prepack: `node ${JSON.stringify(CLI_BIN)} plugin build`,
           },
         },
         null,
