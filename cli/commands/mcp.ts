@@ -47,11 +47,18 @@ export const command: Command = {
     if (values.help) return (out(HELP), 0);
     if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'mcp');
     const t = resolveTarget(values.port, 'mcp');
-    if ((await probePort(t.port)).kind !== 'opentabs') {
-      if (values['no-start']) throw new CliError(`${notRunningMessage(t)} (With --no-start the bridge does not start it.)`);
-      await autostart(t);
+    try {
+      if ((await probePort(t.port)).kind !== 'opentabs') {
+        if (values['no-start']) throw new CliError(`${notRunningMessage(t)} (With --no-start the bridge does not start it.)`);
+        await autostart(t);
+      }
+      await runBridge(t, values.gateway ? '/mcp/gateway' : '/mcp');
+    } catch (e) {
+      // The client started the bridge and shows only "connection closed" when it exits: answer
+      // what it already sent with the reason, which it shows, then exit with the error on stderr.
+      if (e instanceof CliError) await answerWithError(e instanceof StartFailed ? e.reason : e.message);
+      throw e;
     }
-    await runBridge(t, values.gateway ? '/mcp/gateway' : '/mcp');
     return -1;
   },
 };
@@ -86,13 +93,60 @@ async function autostart(t: Target): Promise<void> {
   if ((await probePort(t.port)).kind !== 'opentabs') {
     const why = stderr.trim();
     if (why) err(why);
-    throw new CliError(
-      `Could not start the OpenTabs server on ${t.url} (exit ${code})` +
-        (why ? ': see the error above.' : `; run \`${selfCommandText(['start', ...(t.port === DEFAULT_PORT ? [] : ['--port', String(t.port)])])}\` to see why.`),
-    );
+    const head = `Could not start the OpenTabs server on ${t.url} (exit ${code})`;
+    const runIt = `; run \`${selfCommandText(['start', ...(t.port === DEFAULT_PORT ? [] : ['--port', String(t.port)])])}\` to see why.`;
+    throw new StartFailed(`${head}${why ? ': see the error above.' : runIt}`, why ? `${head}: ${why.replace(/^error: /, '')}` : `${head}${runIt}`);
   }
   const pid = /\(pid (\d+)\)/.exec(stdout)?.[1];
   log(`started the OpenTabs server on ${t.url} in the background${pid ? ` (pid ${pid})` : ''}; logs: ${join(t.configDir, 'server.log')}`);
+}
+
+/** The autostart failed: `reason` is the whole story (the start's own error included) for the client. */
+class StartFailed extends CliError {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+/** How long a bridge that cannot reach a server waits for the client's first request to answer it. */
+const ERROR_ANSWER_WAIT_MS = 10_000;
+
+/**
+ * The bridge cannot serve (no server, or one it cannot trust): answer the requests the client
+ * has written (or writes within ERROR_ANSWER_WAIT_MS) with a JSON-RPC error carrying `message`,
+ * so that a client such as Claude Desktop or the MCP Inspector shows why instead of "connection
+ * closed". Not when stdin is a terminal: a person there reads stderr.
+ */
+async function answerWithError(message: string): Promise<void> {
+  if ((await import('node:tty')).isatty(0)) return;
+  const stdio = new StdioServerTransport();
+  await new Promise<void>((resolve) => {
+    let answering = false;
+    const timer = setTimeout(() => {
+      if (!answering) resolve();
+    }, ERROR_ANSWER_WAIT_MS);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    stdio.onmessage = (msg) => {
+      if (!isJSONRPCRequest(msg)) return;
+      answering = true;
+      void stdio
+        .send({ jsonrpc: '2.0', id: msg.id, error: { code: -32603, message } })
+        .catch(() => {})
+        .finally(done);
+    };
+    stdio.onerror = () => {};
+    process.stdin.once('end', () => {
+      if (!answering) done();
+    });
+    void stdio.start();
+  });
+  await stdio.close().catch(() => {});
 }
 
 /** The 2026-era revision a message names in its _meta, if any. */
