@@ -13,7 +13,7 @@ import { configPath, isSessionsPerMinute } from '../../server/state/config.ts';
 import { api, isAlive, noSecret, probePort, readPidFile, resolveTarget, secretFor, type HealthPayload, type Target } from '../server-client.ts';
 import { CliError } from '../output.ts';
 import { clientConfigFiles } from '../mcp-config.ts';
-import { describePortHolder, insteadOf } from '../port-holder.ts';
+import { describePortHolder, findPortHolder, insteadOf, stopCommandFor } from '../port-holder.ts';
 import { mcpClientsText } from './status.ts';
 import { isCompiled, shellWord } from '../self.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
@@ -292,7 +292,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
       fix: await insteadOf(t.port),
     });
   } else if (foreign) {
-    checks.push({ check: 'server', status: 'fail', ...noSecret(t) });
+    checks.push({ check: 'server', status: 'fail', detail: noSecret(t).detail, fix: await otherServerFix(t) });
   } else {
     try {
       health = (await api<HealthPayload>(t, 'GET', '/health', { timeoutMs: 5000 })).body;
@@ -302,7 +302,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
       // helps. Any other process: a start on this port would be refused, so name another port.
       const fix = ours
         ? `Make sure OPENTABS_CONFIG_DIR matches the running server, or restart it: \`opentabs stop && opentabs start${portArgs}\`.`
-        : `Use the OPENTABS_CONFIG_DIR that server was started with, or start this config dir's server on another port: \`opentabs start --port ${t.port === 65535 ? t.port - 1 : t.port + 1}\`.`;
+        : await otherServerFix(t);
       checks.push({ check: 'server auth', status: 'fail', detail: (e as CliError).message, fix });
     }
   }
@@ -379,6 +379,22 @@ export async function runChecks(t: Target): Promise<Check[]> {
         },
   );
   return checks;
+}
+
+/**
+ * The port is held by a server that is not this config dir's: the other config dir's server when
+ * the holder is one (use it, or stop it), and a port found free for this config dir's own.
+ */
+async function otherServerFix(t: Target): Promise<string> {
+  const holder = findPortHolder(t.port);
+  const instead = await insteadOf(t.port, false);
+  if (holder?.configDir && holder.configDir !== t.configDir) {
+    return (
+      `Port ${t.port} is held by pid ${holder.pid}, the OpenTabs server of config dir ${holder.configDir}: put OPENTABS_CONFIG_DIR=${shellWord(holder.configDir)} ` +
+      `in front of commands to use it, or stop it: \`${stopCommandFor(holder.configDir)}\`. ${instead}`
+    );
+  }
+  return `Use the OPENTABS_CONFIG_DIR that server was started with (it is ${describePortHolder(t.port)}). ${instead}`;
 }
 
 export const command: Command = {

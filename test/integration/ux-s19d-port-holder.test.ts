@@ -70,6 +70,11 @@ test.skipIf(process.platform !== 'linux')('the OpenTabs server of another config
   expect(status.stderr).toContain(`It is pid ${pidA.pid} (`);
   expect(status.stderr).toContain(`the OpenTabs server of config dir ${dirA}: to use it, put OPENTABS_CONFIG_DIR=${dirA} in front of the command`);
 
+  const doctor = JSON.parse((await runCli(['doctor', '--json', '--port', String(pidA.port)], { configDir: dirB, timeoutMs: 60_000 })).stdout) as { check: string; fix?: string }[];
+  const auth = doctor.find((c) => c.check === 'server auth');
+  expect(auth?.fix).toContain(`pid ${pidA.pid}, the OpenTabs server of config dir ${dirA}`);
+  expect(auth?.fix).toContain(`\`${stop}\``);
+
   // Run it as a user would paste it: in a shell where OPENTABS_CONFIG_DIR is not set.
   const sh = Bun.spawn(['sh', '-c', stop!], { env: cliEnv(dirB, { OPENTABS_CONFIG_DIR: undefined }), stdout: 'pipe', stderr: 'pipe' });
   const timer = setTimeout(() => sh.kill('SIGKILL'), 60_000);
