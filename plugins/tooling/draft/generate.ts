@@ -145,11 +145,8 @@ function toolCode(op: Operation, f: Fields, appName: string, csrfCall: string): 
   const body = f.body ? `{ ${f.body.map((k) => `${objectKey(k)}: ${prop(k)}`).join(', ')} }` : f.hasBody ? 'input.body' : 'undefined';
   let call: string;
   if (op.kind === 'graphql') {
-    call = [
-      `const res = await postJson<{ data?: unknown; errors?: { message: string }[] }>(${url}, { operationName: ${JSON.stringify(op.graphql!.operationName)}, query: ${JSON.stringify(redactGraphqlQuery(op.graphql!.query))}, variables: input }, { ${opts.join(', ')} });`,
-      `    if (res.errors?.length) throw ToolError.validation(res.errors.map((e) => e.message).join('; '));`,
-      `    return res.data as never;`,
-    ].join('\n');
+    // graphql() turns the errors a GraphQL server sends with HTTP 200 into ToolErrors by their code.
+    call = `return (await graphql(${url}, ${JSON.stringify(redactGraphqlQuery(op.graphql!.query))}, input, { operationName: ${JSON.stringify(op.graphql!.operationName)}, ${opts.join(', ')} })) as never;`;
   } else {
     const fn = ({ GET: 'fetchJson', POST: 'postJson', PUT: 'putJson', PATCH: 'patchJson', DELETE: 'deleteJson' } as Record<string, string>)[op.method] ?? 'fetchJson';
     const args = fn === 'fetchJson' ? `${url}, { ${opts.join(', ')}${op.method !== 'GET' ? `, method: ${JSON.stringify(op.method)}` : ''} }` : `${url}, ${body}, { ${opts.join(', ')} }`;
@@ -224,7 +221,7 @@ export async function draftPlugin(name: string, captured: Captured[], o: DraftOp
     : '';
   const created = await createPlugin(name, o.dir, { urlPattern: `${origin}/*` });
   const fields = new Map(grouped.operations.map((op) => [op, fieldsOf(op)] as const));
-  const helpers = ['definePlugin', 'defineTool', ...(csrf?.fromResponse ? ['fetchJson'] : []), ...new Set(grouped.operations.flatMap((op) => (op.kind === 'graphql' ? ['postJson', 'ToolError'] : [({ GET: 'fetchJson', POST: 'postJson', PUT: 'putJson', PATCH: 'patchJson', DELETE: 'deleteJson' } as Record<string, string>)[op.method] ?? 'fetchJson']))), ...(csrf && !csrf.fromResponse ? ['csrfHeaders'] : [])];
+  const helpers = ['definePlugin', 'defineTool', ...(csrf?.fromResponse ? ['fetchJson'] : []), ...new Set(grouped.operations.flatMap((op) => (op.kind === 'graphql' ? ['graphql'] : [({ GET: 'fetchJson', POST: 'postJson', PUT: 'putJson', PATCH: 'patchJson', DELETE: 'deleteJson' } as Record<string, string>)[op.method] ?? 'fetchJson']))), ...(csrf && !csrf.fromResponse ? ['csrfHeaders'] : [])];
   const index = `// Drafted by \`opentabs plugin create ${name} --from-capture\` from recorded traffic of ${origin}.
 // Read DRAFT.md, check each tool's name, description and schemas, then build and test.
 import * as v from 'valibot';
