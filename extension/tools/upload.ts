@@ -13,6 +13,8 @@ import { ToolError } from '../shared/tool-error.ts';
 import { click, point } from './acting.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
+import { runWatchingDialogs } from './dialogs.ts';
+import { assertMouseStaysOut, pressGuard } from './input-guard.ts';
 import { markElement, markedObject, utilityWorld } from './element-node.ts';
 import type { Handlers } from './types.ts';
 import { assertApprovedSite, insideProtectedFolder, refusalReason, tabRefusedError } from './url-policy.ts';
@@ -87,6 +89,9 @@ const CHOOSER_WAIT_MS = 3_000;
 /** Click the element with file choosers intercepted and give the chooser that opens the files. */
 async function throughChooser(tabId: number, send: CdpSend, input: { selector?: string; ref?: string; paths: readonly string[] }, what: string, tag: string, signal: AbortSignal): Promise<void> {
   const p = await point(tabId, input, false, false, false, signal);
+  // As browser_click_element: not at an iframe of a page the tools may not use, and such iframes
+  // pinned pointer-events:none until the press was sent (a page moving one over the button).
+  await assertMouseStaysOut(tabId, p.tag, p);
   // A busy page can hold the lookup up past the call's end: no click (and no chooser) after it.
   signal.throwIfAborted();
   let onOpen!: (e: { mode: string; backendNodeId?: number }) => void;
@@ -98,8 +103,15 @@ async function throughChooser(tabId: number, send: CdpSend, input: { selector?: 
     await send('Page.enable');
     await send('Page.setInterceptFileChooserDialog', { enabled: true });
     // One pipelined gesture: a lone move would wait for the page's next frame, ≈ 5 s in a hidden
-    // tab (see moveMouse in acting.ts); the press hands it over at once.
-    await click(send, p, 'left', 1, 0);
+    // tab (see moveMouse in acting.ts); the press hands it over at once. Not so while the tab
+    // shows a refused page in a frame: then the point is checked again once the page has the move.
+    const guard = await pressGuard(tabId, p);
+    let pressed: { dialog?: unknown } | undefined;
+    try {
+      pressed = await runWatchingDialogs(tabId, send, () => click(send, p, 'left', 1, 0, guard?.beforePress));
+    } finally {
+      await guard?.afterPress(pressed?.dialog !== undefined);
+    }
     const chooser = await Promise.race([opened, new Promise<null>((r) => setTimeout(() => r(null), CHOOSER_WAIT_MS))]);
     if (!chooser) {
       throw new ToolError(`${what} is a <${tag}>, not an <input type=file>, and clicking it opened no file chooser; pass the file input (or the button that opens one)`, { code: 'invalid_arguments', category: 'validation' });
