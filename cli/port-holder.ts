@@ -143,7 +143,7 @@ function fromLsof(port: number): PortHolder | null {
   let argv = [name];
   const ps = Bun.spawnSync(['ps', '-o', 'command=', '-p', String(pid)], { stdout: 'pipe', stderr: 'ignore', timeout: 3000 });
   const full = ps.stdout.toString().trim();
-  if (full) argv = [full];
+  if (full) argv = full.split(/\s+/);
   return { pid, command: shortCommand(argv) };
 }
 
@@ -152,8 +152,25 @@ function looksLikeOpenTabs(argv: string[]): boolean {
   return argv.some((a) => /(^|\/)cli\/(main\.ts|bin\.mjs)$/.test(a) || /(^|\/)opentabs$/.test(a)) && argv.includes('start');
 }
 
+/** An argument that names a secret (`--token=…`, `API_KEY=…`). */
+const SECRET_NAME = /token|secret|passw|api[-_]?key|bearer|credential|auth/i;
+/** A value that looks like a key or token: a long run of letters, digits and + _ = - with a digit in it. */
+const SECRET_VALUE = /(?=[A-Za-z0-9+_=-]*\d)[A-Za-z0-9+_=-]{24,}/;
+
+/**
+ * The command line as shown in a message, which may reach an agent reading the CLI's output or
+ * an MCP client: arguments that look like secrets are replaced by …, whole or after their '='.
+ */
+function redact(arg: string): string {
+  const eq = arg.indexOf('=');
+  if (eq > 0 && SECRET_NAME.test(arg.slice(0, eq))) return `${arg.slice(0, eq + 1)}…`;
+  // A path is not a secret (its folder names may be long).
+  if (arg.includes('/')) return arg;
+  return SECRET_NAME.test(arg) || SECRET_VALUE.test(arg) ? '…' : arg;
+}
+
 function shortCommand(argv: string[]): string {
-  const text = printable(argv.join(' ').replace(/\s+/g, ' ').trim()) || '?';
+  const text = printable(argv.map(redact).join(' ').replace(/\s+/g, ' ').trim()) || '?';
   return text.length > COMMAND_MAX ? `${text.slice(0, COMMAND_MAX - 1)}…` : text;
 }
 

@@ -5,7 +5,7 @@
  * shell without OPENTABS_CONFIG_DIR.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliEnv, collect, killPid, pidAlive, removeDir, runCli, tempDir, waitFor } from './cli-support.ts';
 
@@ -15,15 +15,17 @@ let dirA: string;
 let dirB: string;
 let holder: ReturnType<typeof Bun.spawn> | undefined;
 let holderPort = 0;
+let script = '';
+/** A key on the holder's command line: shown as …, never printed. */
+const KEY = 'k3y'.repeat(12);
 
 beforeAll(async () => {
   dirA = tempDir();
   dirB = tempDir();
   // Another program of the user: an HTTP server in its own process, on a port the system picks.
-  holder = Bun.spawn(
-    [process.execPath, '-e', "const s = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('no', { status: 404 }) }); console.log('port=' + s.port);", 'ux-s19d-holder'],
-    { stdout: 'pipe', stderr: 'ignore' },
-  );
+  script = join(dirB, 'holder.ts');
+  writeFileSync(script, "const s = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('no', { status: 404 }) }); console.log('port=' + s.port);\n");
+  holder = Bun.spawn([process.execPath, script, `--api-key=${KEY}`, KEY.toUpperCase()], { stdout: 'pipe', stderr: 'ignore' });
   const out = collect(holder.stdout as ReadableStream<Uint8Array>);
   const m = await out.until(/port=(\d+)/, 30_000);
   holderPort = Number(m?.[1]);
@@ -43,7 +45,8 @@ test.skipIf(process.platform !== 'linux')('start on a port another program holds
   expect(r.code).toBe(1);
   expect(r.stderr).toContain(`Port ${holderPort} is in use by another program`);
   expect(r.stderr).toContain(`pid ${holder!.pid} (`);
-  expect(r.stderr).toContain('-e const s = Bun.serve(');
+  expect(r.stderr).toContain(`${script} --api-key=… …)`);
+  expect(r.stderr.toLowerCase()).not.toContain(KEY);
 
   const d = await runCli(['doctor', '--port', String(holderPort)], { configDir: dirB, timeoutMs: 60_000 });
   expect(d.stdout).toContain(`port ${holderPort} is held by another program`);
