@@ -173,7 +173,13 @@ function armToggles(): void {
  */
 function uncovered(): void {
   forgetAll();
-  armApprovalButtons(document.getElementById('approvals')!);
+  rearm();
+}
+
+/** Measures the cards and toggles now (none when this page, opened in a tab, shows only its note). */
+function rearm(): void {
+  const approvals = document.getElementById('approvals');
+  if (approvals) armApprovalButtons(approvals);
   armToggles();
 }
 chrome.windows.onCreated.addListener(uncovered);
@@ -196,10 +202,7 @@ chrome.windows.onFocusChanged.addListener((id) => {
 // The panel resized (its width changed, text wrapped anew): cards and toggles may have moved
 // with no render to see it; measured now, a moved one is disabled for its wait rather than
 // looking enabled and dropping the click that comes.
-window.addEventListener('resize', () => {
-  armApprovalButtons(document.getElementById('approvals')!);
-  armToggles();
-});
+window.addEventListener('resize', rearm);
 // Shown again: what hid it (a tab in full screen) may have just gone from under the pointer.
 document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible') uncovered();
