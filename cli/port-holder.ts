@@ -127,6 +127,8 @@ function describeProc(pid: number): PortHolder {
       } catch {}
       if (dir) holder.configDir = cwd ? resolve(cwd, dir) : dir;
       else if (env.get('HOME')) holder.configDir = join(env.get('HOME')!, '.opentabs');
+      // Printed and put into a command to paste: one with control or invisible characters is not named.
+      if (holder.configDir !== undefined && printable(holder.configDir) !== holder.configDir) delete holder.configDir;
     } catch {}
   }
   return holder;
