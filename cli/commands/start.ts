@@ -415,7 +415,8 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
   }
   const url = `http://${HOST}:${boundPort}`;
   say(`OpenTabs server started in the background on ${url} (pid ${child.pid}).`);
-  await relayExtensionNotes(logPath, before, child.pid);
+  // Not for the stdio bridge's autostart: nobody reads that output, and its client is waiting.
+  if (process.env[NO_BANNER_ENV] !== '1') await relayExtensionNotes(logPath, before, child.pid);
   warnConfigSetAside(dir, asideBefore);
   say(c.dim(`Logs: ${logPath}  ·  Stop with \`opentabs stop\``));
   if (showConfig) {
