@@ -165,7 +165,7 @@ export const command: Command = {
       if (values.port === undefined && !process.env.PORT) {
         if (values.dev) await requireDevMode(dir, existing.port, secretFor(dir), `${url} (pid ${existing.pid})`);
         say(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
-        noteOlderServer(existing.startedAt);
+        noteOlderServer(existing.startedAt, Boolean(values.background));
         const secret = secretFor(dir);
         if ((values['show-config'] || firstRun) && secret) say(`\n${await mcpConfig(url, secret, dir, Boolean(values['show-config']))}`);
         return 0;
@@ -189,7 +189,7 @@ export const command: Command = {
         const pidNote = existing && existing.port === port && isAlive(existing.pid) ? ` (pid ${existing.pid})` : '';
         if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}${pidNote}`);
         say(`OpenTabs server is already running on http://${HOST}:${port}${pidNote}.`);
-        if (pidNote) noteOlderServer(existing?.startedAt);
+        if (pidNote) noteOlderServer(existing?.startedAt, Boolean(values.background));
         if ((values['show-config'] || firstRun) && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir, Boolean(values['show-config']))}`);
         return 0;
       }
@@ -452,11 +452,11 @@ async function requireDevMode(dir: string, port: number, secret: string | null, 
  * The running server started before this install's files changed (an update: `git pull`,
  * `npm install`, a new binary): it still runs the code it loaded. Says so, with the restart.
  */
-function noteOlderServer(startedAt: unknown): void {
+function noteOlderServer(startedAt: unknown, background: boolean): void {
   if (typeof startedAt !== 'number') return;
   const changed = changedSince(startedAt);
   if (changed === null) return;
-  say(`It started before ${changed} changed, and runs the code it loaded then: restart it to run this version (\`opentabs stop && opentabs start\`).`);
+  say(`It started before ${changed} changed, and runs the code it loaded then: restart it to run this version (\`opentabs stop && opentabs start${background ? ' --background' : ''}\`).`);
 }
 
 /** A file of this install (the server and CLI sources, or the single-file binary) changed after `time`, else null. */

@@ -46,3 +46,16 @@ test('a background start that updates the extension folder says so on the termin
   expect(third.code).toBe(0);
   expect(third.stdout).not.toContain('was updated');
 });
+
+test('start --background while a server of the previous version runs: the restart it names is a background one', async () => {
+  const pidPath = join(dir, 'server.pid');
+  const pid = JSON.parse(readFileSync(pidPath, 'utf8')) as { pid: number; port: number; startedAt: number };
+  // As if it had started before every file of this install was written (an update since).
+  writeFileSync(pidPath, JSON.stringify({ ...pid, startedAt: 1 }));
+  const again = await runCli(['start', '--background'], { configDir: dir, timeoutMs: 60_000 });
+  expect(again.code).toBe(0);
+  expect(again.stdout).toContain('runs the code it loaded then: restart it to run this version');
+  expect(again.stdout).toMatch(/ stop && \S.* start --background`\)/);
+  const fg = await runCli(['start'], { configDir: dir, timeoutMs: 60_000 });
+  expect(fg.stdout).toMatch(/ stop && \S.* start`\)/);
+});
