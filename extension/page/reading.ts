@@ -83,17 +83,19 @@ export function readPage(mode: 'text' | 'html', selector: string | null, maxLeng
 /** The elements matching a selector (piercing open shadow roots), at most `limit`, and how many iframes the page has. */
 export function queryPage(selector: string, limit: number, attributes: string[] | null) {
   // The page's matches first, then those in open shadow roots, as the selector argument promises.
+  // One by one, not out.push(...matches): spreading 300,000 matches (a 100,000-row table's cells)
+  // overflows the call stack, which was then reported as an invalid selector.
   const deepAll = (root: Document | ShadowRoot, out: Element[]): Element[] => {
-    out.push(...root.querySelectorAll(selector));
+    for (const e of root.querySelectorAll(selector)) out.push(e);
     for (const e of root.querySelectorAll('*')) if (e.shadowRoot) deepAll(e.shadowRoot, out);
     return out;
   };
-  let nodes: Element[];
   try {
-    nodes = deepAll(document, []);
+    document.createDocumentFragment().querySelector(selector);
   } catch {
     return { error: `Invalid CSS selector: ${selector}` };
   }
+  const nodes = deepAll(document, []);
   const elements = nodes.slice(0, limit).map((el, index) => {
     const r = el.getBoundingClientRect();
     const attrs: Record<string, string> = {};
