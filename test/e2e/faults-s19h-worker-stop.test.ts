@@ -40,7 +40,7 @@ async function stopAndWake(tag: string): Promise<void> {
 
 beforeAll(async () => {
   h = await startBrowserHarness({
-    permissions: { browser: { tools: { browser_intercept_requests: 'auto' } } },
+    permissions: { browser: { tools: { browser_intercept_requests: 'auto', browser_get_page_html: 'ask' } } },
     routes: (req) => (new URL(req.url).pathname.startsWith('/api/') ? Response.json({ real: new URL(req.url).pathname }) : undefined),
   });
   a = await h.context.newPage();
@@ -95,5 +95,30 @@ describe('the service worker is stopped by Chrome', () => {
     const reset = await h.callTool('browser_emulate', { tabId: tabA, reset: true });
     expect(reset.status).toBe(200);
     expect(await a.evaluate(() => navigator.userAgent)).not.toBe('FaultAgent/2.0');
+  }, 90_000);
+
+  test('a call waiting for approval when the worker stops: the restarted worker shows it again, and an answer lets it run', async () => {
+    const waiting = h.callTool('browser_get_page_html', { tabId: tabA });
+    const pending = await waitUntil(async () => {
+      const r = await fetch(`${h.url}/approvals`, { headers: h.srv.auth });
+      const list = (await r.json()).approvals as { id: string }[];
+      return list.length ? list : null;
+    }, 'the approval to be asked');
+    const id = pending[0]!.id;
+    await waitUntil(async () => (await (await h.serviceWorker()).evaluate(() => (globalThis as any).__opentabs.panelState().pending.length)) === 1, 'the worker to hold the card');
+
+    await stopAndWake('approval');
+
+    // The new worker has the card again (for the side panel), and the server still waits.
+    await waitUntil(
+      async () => (await (await h.serviceWorker()).evaluate(() => (globalThis as any).__opentabs.panelState().pending.map((p: { id: string }) => p.id))).includes(id),
+      'the restarted worker to show the waiting approval',
+    );
+    const decided = await fetch(`${h.url}/approvals/${id}`, { method: 'POST', headers: { ...h.srv.auth, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'allow' }) });
+    expect(decided.status).toBe(200);
+    const r = await waiting;
+    expect(r.status).toBe(200);
+    expect(r.body.result.content).toContain('<html');
+    await waitUntil(async () => (await (await h.serviceWorker()).evaluate(() => (globalThis as any).__opentabs.panelState().pending.length)) === 0, 'the card to go');
   }, 90_000);
 });
