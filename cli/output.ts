@@ -13,13 +13,18 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-/** A failure the CLI reports as one line on stderr (no stack trace) with this exit code. */
+/**
+ * A failure the CLI reports as one line on stderr (no stack trace) with this exit code. The message
+ * may hold literal() spans: `shown` keeps them for err(), `message` is the plain text.
+ */
 export class CliError extends Error {
+  readonly shown: string;
   constructor(
     message: string,
     public readonly exitCode: number = EXIT_FAILURE,
   ) {
-    super(message);
+    super(withoutMarks(message));
+    this.shown = message;
     this.name = 'CliError';
   }
 }
@@ -120,9 +125,48 @@ export function out(text = ''): void {
   console.log(text.endsWith('\n') ? text.slice(0, -1) : text);
 }
 
-/** Messages and errors on stderr are the CLI's own text: suggested commands made runnable. */
+/**
+ * Marks around text the CLI did not write (a page's or a plugin's error, a progress message, an
+ * answer from the server, a tool call's arguments): err() and say() make the CLI's own suggested
+ * commands runnable (runnableCommands), never a backticked `opentabs …` inside these marks. Two
+ * C0 controls, so nothing shown ever carries them (terminalText writes a stray one as \u0002).
+ */
+const LITERAL_START = '\u0002';
+const LITERAL_END = '\u0003';
+// eslint-disable-next-line no-control-regex
+const LITERAL_SPAN = /\u0002([^\u0002\u0003]*)\u0003/g;
+
+/**
+ * `s` for err(), say() or a CliError message, printed as it is: its backticked commands are not
+ * rewritten into the CLI's own runnable form. Marks already inside `s` are dropped, so the whole of
+ * it stays one literal span (a message from literal() text put in literal() again, or marks the
+ * text brought itself to end the span early).
+ */
+export function literal(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return `${LITERAL_START}${s.replace(/[\u0002\u0003]/g, '')}${LITERAL_END}`;
+}
+
+/** The CLI's own message: runnableCommands() on its text outside literal() spans, and the marks taken out. */
+export function ownText(text: string): string {
+  if (!text.includes(LITERAL_START)) return runnableCommands(text);
+  let result = '';
+  let from = 0;
+  for (const m of text.matchAll(LITERAL_SPAN)) {
+    result += runnableCommands(text.slice(from, m.index)) + m[1];
+    from = m.index + m[0].length;
+  }
+  return result + runnableCommands(text.slice(from));
+}
+
+/** `text` with the marks of its literal() spans taken out (nothing rewritten). */
+export function withoutMarks(text: string): string {
+  return text.includes(LITERAL_START) ? text.replace(LITERAL_SPAN, '$1') : text;
+}
+
+/** Messages and errors on stderr are the CLI's own text: suggested commands made runnable, except in literal() spans. */
 export function err(text: string): void {
-  text = terminalText(runnableCommands(text));
+  text = terminalText(ownText(text));
   writeStderr(text.endsWith('\n') ? text : `${text}\n`);
 }
 
@@ -153,9 +197,9 @@ export function printJson(value: unknown): void {
   out(JSON.stringify(value, null, 2));
 }
 
-/** out() for the CLI's own messages (never for data such as tool results): suggested commands made runnable. */
+/** out() for the CLI's own messages (never for data such as tool results): suggested commands made runnable, except in literal() spans. */
 export function say(text = ''): void {
-  out(runnableCommands(text));
+  out(ownText(text));
 }
 
 /** A plain text table: columns padded to the widest cell, last column unpadded. */

@@ -75,7 +75,7 @@ export async function runCli(argv: string[]): Promise<void> {
     if (code >= 0) await flushAndExit(code);
   } catch (e) {
     if (e instanceof CliError) {
-      err(`${ce.red('error:')} ${e.message}`);
+      err(`${ce.red('error:')} ${e.shown}`);
       await flushAndExit(e.exitCode);
     } else {
       err(`${ce.red('error:')} ${(e as Error)?.stack ?? String(e)}`);

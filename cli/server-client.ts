@@ -9,7 +9,7 @@ import { DEFAULT_PORT, HOST } from '../server/limits.ts';
 import { resolveConfigDir } from '../server/state/paths.ts';
 import { readSecretSync } from '../server/state/secret.ts';
 import { parsePort } from './args.ts';
-import { CliError } from './output.ts';
+import { CliError, literal } from './output.ts';
 import { describePortHolder, findPortHolder, stopCommandFor } from './port-holder.ts';
 import { shellWord } from './self.ts';
 import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../server/protocol/handshake.ts';
@@ -315,7 +315,9 @@ export async function api<T = unknown>(
     );
   }
   if (!res.ok && !(opts.okStatuses ?? []).includes(res.status)) {
-    throw new CliError(`${method} ${path} failed: ${errorMessage(res.status, body)}`);
+    // The server's words (a page's or a plugin's error among them): its suggested commands are
+    // already written to run where it runs, so the CLI rewrites none of them (output.ts literal()).
+    throw new CliError(`${method} ${path} failed: ${literal(errorMessage(res.status, body))}`);
   }
   return { status: res.status, body: body as T };
 }

@@ -4,7 +4,7 @@
  * result is printed; otherwise (a pipe, a log file) each change is one plain line, and progress
  * is printed only when its percentage moves by PLAIN_PROGRESS_STEP or its message changes.
  */
-import { ce, err, isTerminal, printable, stderrStream, terminalText } from './output.ts';
+import { ce, err, isTerminal, literal, printable, stderrStream, terminalText, withoutMarks } from './output.ts';
 import type { CallEvent } from './call-stream.ts';
 
 const BAR_WIDTH = 20;
@@ -22,13 +22,13 @@ export class StatusLine {
 
   update(e: CallEvent): void {
     // A progress message is the page's text: its control characters are shown, not run.
-    if (e.type === 'progress') return this.progress(e.progress, e.total, e.message === undefined ? undefined : printable(e.message));
+    if (e.type === 'progress') return this.progress(e.progress, e.total, e.message === undefined ? undefined : literal(printable(e.message)));
     if (e.type !== 'approval') return;
     this.stopTicker();
     if (e.state === 'waiting') {
       const started = Date.now();
       const draw = () => this.draw(`${ce.yellow('⏳')} ${e.message} ${ce.dim(`(${Math.round((Date.now() - started) / 1000)} s)`)}`);
-      if (!this.tty) return this.plain(e.message);
+      if (!this.tty) return this.plain(literal(e.message));
       // Only on a terminal, where a person reads it: an agent running this command through its
       // shell has no terminal, and must not be handed the command that approves its own call.
       this.plain(`Or allow it from another terminal: \`opentabs approve ${e.id}\` (\`opentabs deny ${e.id}\` to refuse).`);
@@ -59,7 +59,7 @@ export class StatusLine {
 
   private draw(text: string): void {
     // What err() writes elsewhere: the line's own colours, nothing else that a terminal obeys.
-    text = terminalText(text);
+    text = terminalText(withoutMarks(text));
     const width = stderrStream().columns ?? 100;
     // Cut to the terminal width so the line never wraps (a wrapped line cannot be redrawn in place).
     stderrStream().write(`\r\x1b[K${text.length > width - 1 ? `${text.slice(0, width - 2)}…` : text}`);

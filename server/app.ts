@@ -6,7 +6,7 @@
 import { Hono } from 'hono';
 import { TrieRouter } from 'hono/router/trie-router';
 import type { ServerContext } from './context.ts';
-import { OpenTabsError, errorResponse } from './errors.ts';
+import { OpenTabsError, errorResponse, errorResponseOf } from './errors.ts';
 import { HTTPException } from 'hono/http-exception';
 import { hostGuard } from './middleware/host-guard.ts';
 import { originGuard } from './middleware/origin-guard.ts';
@@ -70,7 +70,7 @@ export function errorToResponse(ctx: ServerContext, err: unknown, req: Request):
   if (err instanceof OpenTabsError) {
     // Expected failures (bad input, extension not connected …) keep their status, code and message.
     if (err.status >= 500) ctx.log.warn('request_failed', { method: req.method, path: new URL(req.url).pathname, code: err.code, error: err.message });
-    return errorResponse(err.code, err.message, err.extra, {}, err.status);
+    return errorResponseOf(err);
   }
   if (err instanceof HTTPException && err.status < 500) {
     return errorResponse(err.status === 413 ? 'payload_too_large' : 'bad_request', err.message || 'Bad request', {}, {}, err.status);

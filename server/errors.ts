@@ -20,6 +20,17 @@ export class OpenTabsError extends Error {
     this.name = 'OpenTabsError';
   }
 
+  /**
+   * An error whose message is not the server's own words (a page's, a plugin adapter's or the
+   * extension's text): kept as it is, a backticked `opentabs …` in it is not made runnable, so a
+   * page cannot have the product present a command of its choosing as the product's own.
+   */
+  static verbatim(code: ErrorCode | string, message: string, extra: Omit<ErrorBody, 'code' | 'message'> = {}): OpenTabsError {
+    const e = new OpenTabsError(code, '', extra);
+    e.message = message;
+    return e;
+  }
+
   toBody(): ErrorBody {
     return { code: this.code, message: this.message, ...this.extra };
   }
@@ -38,10 +49,24 @@ export function errorResponse(
   headers: Record<string, string> = {},
   status: number = statusFor(code),
 ): Response {
+  return jsonError(errorBody(code, message, extra, status), status, headers);
+}
+
+/**
+ * The JSON error response of an OpenTabsError: its message as it is (the constructor made the
+ * server's suggested commands runnable already; OpenTabsError.verbatim() kept another's text as it is).
+ */
+export function errorResponseOf(err: OpenTabsError, headers: Record<string, string> = {}): Response {
+  const { code, message, ...extra } = err.toBody();
+  return jsonError({ error: { code, message, category: categoryFor(code, err.status), ...extra } }, err.status, headers);
+}
+
+function jsonError(body: { error: Record<string, unknown> & { retryAfterMs?: number } }, status: number, headers: Record<string, string>): Response {
   // An error that says when to retry says it in the standard header too (whole seconds, at least 1).
+  const retryAfterMs = body.error.retryAfterMs;
   const retryAfter: Record<string, string> =
-    extra.retryAfterMs !== undefined && !('Retry-After' in headers) ? { 'Retry-After': String(Math.max(1, Math.ceil(extra.retryAfterMs / 1000))) } : {};
-  return new Response(JSON.stringify(errorBody(code, message, extra, status)), {
+    retryAfterMs !== undefined && !('Retry-After' in headers) ? { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } : {};
+  return new Response(JSON.stringify(body), {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...retryAfter, ...headers },
   });

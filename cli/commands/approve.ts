@@ -8,7 +8,7 @@
  */
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, out, plural, printJson, printable, table } from '../output.ts';
+import { CliError, literal, out, plural, printJson, printable, table } from '../output.ts';
 import { api, resolveTarget, type Target } from '../server-client.ts';
 
 interface Waiting {
@@ -109,7 +109,8 @@ function decideCommand(verb: 'approve' | 'deny'): Command {
         const list = await waiting(t);
         if (list.length === 0) throw new CliError('No call is waiting for approval.');
         if (list.length > 1 || verb === 'approve') {
-          const shown = table(list.map(describe), ['ID', 'TOOL', 'TARGET', 'ARGUMENTS', 'EXPIRES IN']) + wholeArguments(list);
+          // The arguments are the agent's: shown as they are (literal()), never as the CLI's commands.
+          const shown = literal(table(list.map(describe), ['ID', 'TOOL', 'TARGET', 'ARGUMENTS', 'EXPIRES IN']) + wholeArguments(list));
           throw new CliError(
             list.length > 1
               ? `${plural(list.length, 'call')} wait for approval; pass the id of one:\n${shown}\ne.g. \`opentabs ${verb} ${list[0]!.id}\``
@@ -122,7 +123,7 @@ function decideCommand(verb: 'approve' | 'deny'): Command {
         body: { decision: verb === 'approve' ? 'allow' : 'deny' },
         okStatuses: [404],
       });
-      if (r.status === 404) throw new CliError(r.body.error?.message ?? `No call is waiting for approval with id "${id}".`);
+      if (r.status === 404) throw new CliError(r.body.error?.message !== undefined ? literal(r.body.error.message) : `No call is waiting for approval with id "${id}".`);
       out(verb === 'approve' ? `Allowed ${id}.` : `Denied ${id}.`);
       return 0;
     },

@@ -6,7 +6,7 @@ import { parse, parsePositiveInt } from '../args.ts';
 import { streamToolCall, type CallOutcome } from '../call-stream.ts';
 import { StatusLine } from '../status-line.ts';
 import { runGroup, type Command } from '../command.ts';
-import { CliError, c, err, oneLine, out, printJson, printable, say, table, usageError } from '../output.ts';
+import { CliError, c, err, literal, oneLine, out, printJson, printable, say, table, usageError, withoutMarks } from '../output.ts';
 import { api, errorMessage, fetchHealth, resolveTarget, type Target } from '../server-client.ts';
 import { staleLocalPlugin } from '../stale-build.ts';
 import { shellWord } from '../../server/cli-command.ts';
@@ -172,7 +172,8 @@ async function call(argv: string[]): Promise<number> {
   }
   if (outcome.type === 'error') {
     // The message may be the page's or the web app's own text.
-    let message = toolErrorMessage(outcome.status, { error: outcome.error });
+    // Printed as it is (literal()): a backticked `opentabs …` in it is not the CLI's to make runnable.
+    let message = literal(toolErrorMessage(outcome.status, { error: outcome.error }));
     if (outcome.error?.code === 'unknown_tool') {
       // A typo in the name (or a plugin not loaded): name the tools it may have meant.
       const failed = await fetchHealth(t).then((h) => h?.failedPlugins ?? [], () => []);
@@ -181,9 +182,9 @@ async function call(argv: string[]): Promise<number> {
       // suggested commands may be written another way (with OPENTABS_CONFIG_DIR, or the absolute
       // command the server runs from), so compare the text around them.
       const bare = (s: string) => s.replace(/`[^`]*`/g, '``').trim();
-      if (hint && !bare(message).includes(bare(hint))) message = `${message}${hint}`;
+      if (hint && !bare(withoutMarks(message)).includes(bare(hint))) message = `${message}${hint}`;
     }
-    err(printable(message));
+    err(message);
     return 1;
   }
   printJson(resultOf(outcome.images ? { result: outcome.result, images: outcome.images } : { result: outcome.result }));

@@ -13,7 +13,7 @@
  */
 import { Hono } from 'hono';
 import type { ServerContext } from '../context.ts';
-import { errorResponse } from '../errors.ts';
+import { errorResponse, errorResponseOf } from '../errors.ts';
 import { bearerAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
 import { callTool } from '../tools/call.ts';
@@ -70,7 +70,7 @@ export async function restToolCall(ctx: ServerContext, name: string, parsedBody:
   const format = streamFormat(accept);
   if (format) return streamCall(ctx, format, name, args ?? {}, call);
   const outcome = await callTool(ctx, name, args ?? {}, call);
-  if (!outcome.ok) return errorResponse(outcome.error.code, outcome.error.message, outcome.error.extra, {}, outcome.error.status);
+  if (!outcome.ok) return errorResponseOf(outcome.error);
   const payload: { result: unknown; images?: unknown; resources?: unknown } = { result: outcome.value === undefined ? null : outcome.value };
   if (outcome.images) payload.images = outcome.images;
   if (outcome.resources) payload.resources = outcome.resources;

@@ -117,7 +117,8 @@ export function fromRpcError(err: RpcError, toolName: string): OpenTabsError {
   if (typeof data.retryable === 'boolean') extra.retryable = data.retryable;
   if (typeof data.retryAfterMs === 'number') extra.retryAfterMs = data.retryAfterMs;
   const message = err.message || `Tool "${toolName}" failed`;
-  return new OpenTabsError(code, hintFor(code, message, toolName), extra);
+  // The message is the extension's, which passes on a page's or an adapter's words: verbatim.
+  return OpenTabsError.verbatim(code, hintFor(code, message, toolName), extra);
 }
 
 /** Add the "what to do" part to the extension's errors that lack it. */
