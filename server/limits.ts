@@ -71,6 +71,12 @@ export const TAB_PAGE_TIMEOUT_MS = 5_000;
 export const MAX_PENDING_APPROVALS_PER_CALLER = 3;
 export const MAX_PENDING_APPROVALS = 10;
 /**
+ * Characters of one waiting call's arguments (as JSON) that GET /approvals carries. Longer ones
+ * (up to 10 MB each) come as `paramsCut` (their length and first characters); GET /approvals/:id
+ * has them whole, which `opentabs approvals` prints, and so does the side panel.
+ */
+export const APPROVALS_LIST_PARAMS_MAX_CHARS = 16 * 1024;
+/**
  * Tool arguments nested deeper than this (objects and arrays) are refused before anything else
  * reads them: serializing one a hundred thousand levels deep overflows the stack (the approval
  * card, the listing of waiting approvals, the dispatch to the extension).

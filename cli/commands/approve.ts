@@ -15,7 +15,9 @@ interface Waiting {
   id: string;
   tool: string;
   plugin: string;
-  params: unknown;
+  params?: unknown;
+  /** GET /approvals leaves out arguments longer than its cap; GET /approvals/:id has them whole. */
+  paramsCut?: { chars: number; preview: string; whole: string };
   expiresAt: number;
   target?: { tabId?: number; url?: string; domain?: string; candidateTabs?: { tabId: number; url: string }[] };
 }
@@ -37,8 +39,23 @@ looked at, not one the agent put in its place since.`
 Refuse a tool call that waits for approval, as the side panel's Deny does.
 Without an id: the one waiting call (when several wait, they are listed; pass an id).`;
 
+/**
+ * The waiting calls, each with its arguments whole: the listing carries a bounded part of long
+ * ones, which are read one by one (the user approves what is printed here). A call answered in
+ * the meantime is left out: it no longer waits.
+ */
 async function waiting(t: Target): Promise<Waiting[]> {
-  return (await api<{ approvals: Waiting[] }>(t, 'GET', '/approvals')).body.approvals;
+  const list = (await api<{ approvals: Waiting[] }>(t, 'GET', '/approvals')).body.approvals;
+  const whole: Waiting[] = [];
+  for (const w of list) {
+    if (!w.paramsCut) {
+      whole.push(w);
+      continue;
+    }
+    const r = await api<{ approval?: Waiting }>(t, 'GET', `/approvals/${encodeURIComponent(w.id)}`, { okStatuses: [404] });
+    if (r.status === 200 && r.body.approval) whole.push(r.body.approval);
+  }
+  return whole;
 }
 
 /** Characters of a call's arguments shown in the table; longer ones are also printed whole below it. */
