@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { printable } from './output.ts';
-import { probePort } from './server-client.ts';
+import { probePort, type Target } from './server-client.ts';
 import { runnableArgv, shellWord } from './self.ts';
 
 export interface PortHolder {
@@ -185,10 +185,34 @@ const FREE_PORT_TRIES = 20;
  */
 export async function insteadOf(port: number, stopFirst = true): Promise<string> {
   const lead = stopFirst ? 'Stop that program, or start' : 'Or start';
-  for (let p = port + 1; p <= Math.min(65535, port + FREE_PORT_TRIES); p++) {
-    if ((await probePort(p, 1000)).kind === 'free') {
-      return `${lead} OpenTabs on port ${p} (free just now): \`opentabs start --port ${p}\`; MCP client configs that name port ${port} then need port ${p}.`;
-    }
+  const p = await freePortAfter(port);
+  if (p !== null) {
+    return `${lead} OpenTabs on port ${p} (free just now): \`opentabs start --port ${p}\`; MCP client configs that name port ${port} then need port ${p}.`;
   }
   return `${lead} OpenTabs on a port the system picks: \`opentabs start --port 0\`.`;
+}
+
+/** A port after `port` that nothing listens on just now, or null. */
+export async function freePortAfter(port: number): Promise<number | null> {
+  for (let p = port + 1; p <= Math.min(65535, port + FREE_PORT_TRIES); p++) {
+    if ((await probePort(p, 1000)).kind === 'free') return p;
+  }
+  return null;
+}
+
+/**
+ * The fix for a port held by an OpenTabs server that is not this config dir's: the other config
+ * dir's server when the holder is one (use it, or stop it), and a port found free for this
+ * config dir's own.
+ */
+export async function otherServerFix(t: Target): Promise<string> {
+  const holder = findPortHolder(t.port);
+  const instead = await insteadOf(t.port, false);
+  if (holder?.configDir && holder.configDir !== t.configDir) {
+    return (
+      `Port ${t.port} is held by pid ${holder.pid}, the OpenTabs server of config dir ${holder.configDir}: put OPENTABS_CONFIG_DIR=${shellWord(holder.configDir)} ` +
+      `in front of commands to use it, or stop it: \`${stopCommandFor(holder.configDir)}\`. ${instead}`
+    );
+  }
+  return `Use the OPENTABS_CONFIG_DIR that server was started with (it is ${describePortHolder(t.port)}). ${instead}`;
 }

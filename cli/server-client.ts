@@ -10,7 +10,7 @@ import { resolveConfigDir } from '../server/state/paths.ts';
 import { readSecretSync } from '../server/state/secret.ts';
 import { parsePort } from './args.ts';
 import { CliError, literal } from './output.ts';
-import { describePortHolder, findPortHolder, stopCommandFor } from './port-holder.ts';
+import { describePortHolder, findPortHolder, otherServerFix, stopCommandFor } from './port-holder.ts';
 import { shellWord } from './self.ts';
 import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../server/protocol/handshake.ts';
 import type { FullHealth } from '../server/routes/health.ts';
@@ -326,12 +326,11 @@ export async function api<T = unknown>(
  * A server answers on the target's port, but this config dir holds no secret: every server writes
  * its config dir's secret when it starts, so that server belongs to another config dir.
  */
-export function noSecret(t: Target): { detail: string; fix: string } {
+export function noSecret(t: Target): { detail: string } {
   return {
     detail:
       `a server answers on ${t.url}, but it is not this config dir's: ${t.configDir} holds no secret ` +
       `(${join(t.configDir, 'extension', 'auth.json')} is missing; a server writes it when it starts)`,
-    fix: `Use the OPENTABS_CONFIG_DIR that server was started with, or start one for this config dir on another port: \`opentabs start --port ${t.port === 65535 ? t.port - 1 : t.port + 1}\`.`,
   };
 }
 
@@ -340,8 +339,8 @@ export async function fetchHealth(t: Target): Promise<HealthPayload | null> {
   if (secretFor(t.configDir) === null) {
     // Unauthenticated, /health says only {"status":"ok"}: not enough to report as this dir's server.
     if ((await probePort(t.port)).kind === 'free') return null;
-    const { detail, fix } = noSecret(t);
-    throw new CliError(`${detail[0]!.toUpperCase()}${detail.slice(1)}. ${fix}`);
+    const { detail } = noSecret(t);
+    throw new CliError(`${detail[0]!.toUpperCase()}${detail.slice(1)}. ${await otherServerFix(t)}`);
   }
   try {
     const r = await api<HealthPayload>(t, 'GET', '/health', { timeoutMs: 5000 });

@@ -13,7 +13,7 @@ import { configPath, isSessionsPerMinute } from '../../server/state/config.ts';
 import { api, isAlive, noSecret, probePort, readPidFile, resolveTarget, secretFor, type HealthPayload, type Target } from '../server-client.ts';
 import { CliError } from '../output.ts';
 import { clientConfigFiles } from '../mcp-config.ts';
-import { describePortHolder, findPortHolder, insteadOf, stopCommandFor } from '../port-holder.ts';
+import { describePortHolder, freePortAfter, insteadOf, otherServerFix } from '../port-holder.ts';
 import { mcpClientsText } from './status.ts';
 import { isCompiled, shellWord } from '../self.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
@@ -234,7 +234,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
   const ours = pid !== null && pid.port === t.port && isAlive(pid.pid);
   const foreign = owner.kind === 'opentabs' && secretFor(dir) === null;
   const portArgs = foreign || (owner.kind === 'opentabs' && !ours)
-    ? ` --port ${t.port === 65535 ? t.port - 1 : t.port + 1}`
+    ? ` --port ${(await freePortAfter(t.port)) ?? 0}`
     : t.portSource === 'default' || (t.portSource === 'last' && t.port === DEFAULT_PORT)
       ? ''
       : ` --port ${t.port}`;
@@ -379,22 +379,6 @@ export async function runChecks(t: Target): Promise<Check[]> {
         },
   );
   return checks;
-}
-
-/**
- * The port is held by a server that is not this config dir's: the other config dir's server when
- * the holder is one (use it, or stop it), and a port found free for this config dir's own.
- */
-async function otherServerFix(t: Target): Promise<string> {
-  const holder = findPortHolder(t.port);
-  const instead = await insteadOf(t.port, false);
-  if (holder?.configDir && holder.configDir !== t.configDir) {
-    return (
-      `Port ${t.port} is held by pid ${holder.pid}, the OpenTabs server of config dir ${holder.configDir}: put OPENTABS_CONFIG_DIR=${shellWord(holder.configDir)} ` +
-      `in front of commands to use it, or stop it: \`${stopCommandFor(holder.configDir)}\`. ${instead}`
-    );
-  }
-  return `Use the OPENTABS_CONFIG_DIR that server was started with (it is ${describePortHolder(t.port)}). ${instead}`;
 }
 
 export const command: Command = {
