@@ -14,7 +14,11 @@
  * (the HTTP request) cancels the call, and so does a client that leaves more than
  * limits.streamMaxQueuedBytes of it unread. Calls go through handleToolsCall like every transport, so
  * permissions, approvals and audit are the same. Stateless callers share one caller identity for
- * the pending-approval caps (a fresh identity per request would escape the per-caller cap).
+ * the pending-approval and built-in in-flight caps: a fresh identity per request would escape the
+ * per-caller caps, and nothing a request carries tells clients apart that a client could not
+ * change at will (all send the same bearer token; clientInfo and User-Agent are self-declared), so
+ * an identity per name would hand one client as many shares as names it makes up. A client that
+ * needs its own share uses a session (README, protocol revisions).
  */
 import { VERSION } from '../version.ts';
 import { FULL_INSTRUCTIONS, GATEWAY_INSTRUCTIONS } from './instructions.ts';
