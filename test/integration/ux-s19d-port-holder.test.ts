@@ -5,7 +5,7 @@
  * shell without OPENTABS_CONFIG_DIR.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliEnv, collect, killPid, pidAlive, removeDir, runCli, tempDir, waitFor } from './cli-support.ts';
 
@@ -64,6 +64,13 @@ test.skipIf(process.platform !== 'linux')('the OpenTabs server of another config
   expect(r.stderr).toContain(`the OpenTabs server of config dir ${dirA}`);
   const stop = /To stop that server: `([^`]+)`/.exec(r.stderr)?.[1];
   expect(stop).toBeDefined();
+
+  // A command of this config dir, which has no secret yet, sent to that port: whose server it is, and a free port.
+  expect(existsSync(join(dirB, 'extension', 'auth.json'))).toBe(false);
+  const noSecret = await runCli(['status', '--port', String(pidA.port)], { configDir: dirB, timeoutMs: 60_000 });
+  expect(noSecret.code).toBe(1);
+  expect(noSecret.stderr).toContain(`held by pid ${pidA.pid}, the OpenTabs server of config dir ${dirA}`);
+  expect(noSecret.stderr).toMatch(/Or start OpenTabs on port \d+ \(free just now\)/);
 
   // A command of this config dir (which has a secret now) sent to that port says whose server it is.
   expect((await runCli(['config', 'rotate-secret'], { configDir: dirB, timeoutMs: 60_000 })).code).toBe(0);
