@@ -7,7 +7,7 @@ import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
-import { c, err, out, printable, usageError } from '../output.ts';
+import { c, err, literal, out, printable, usageError } from '../output.ts';
 import { api, configDir, probePort, requireVerifiedServer, resolveTarget, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json] [--port N]
@@ -181,6 +181,7 @@ async function followPluginLogs(portFlag: string | undefined, plugin: string, js
     );
     await client.setLoggingLevel('debug').catch(() => {});
   } catch (e) {
-    err(`(live plugin logs unavailable: ${(e as Error).message})`);
+    // The server's (or the connection's) words, printed as they are.
+    err(`(live plugin logs unavailable: ${literal((e as Error).message)})`);
   }
 }
