@@ -201,18 +201,25 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = await point(tab.id!, input, true, replace, true, ctx.signal);
-      // Focus may have gone on into an iframe (the page's own handlers move it).
-      await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref));
-      ctx.signal.throwIfAborted(); // as for a click: no typing after the caller was told it failed
+      // Focus may have gone on into an iframe (the page's own handlers move it). After the typing:
+      // undoes what the guard pinned, and refuses when the page took it off meanwhile.
+      const keysSent = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref));
       const text = String(input.text);
-      await withDebugger(tab.id!, (tabSend) => withFrameInput(tab.id!, tabSend, p.oopif ?? null, p, async (send) => {
-        // point() selected what the field holds: inserted text replaces the selection (one input
-        // event, as when a person types over it); only an empty text needs a Backspace to delete it.
-        if (replace && text === '') await pressKey(send, 'Backspace', 0);
-        else await send('Input.insertText', { text });
-        if (input.submit === true) await pressKey(send, 'Enter', 0);
-      }));
-      return { value: { typed: text.length, tag: p.tag, replaced: replace, submitted: input.submit === true } };
+      let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
+      try {
+        ctx.signal.throwIfAborted(); // as for a click: no typing after the caller was told it failed
+        r = await withDebugger(tab.id!, (tabSend) => runWatchingDialogs(tab.id!, tabSend, () => withFrameInput(tab.id!, tabSend, p.oopif ?? null, p, async (send) => {
+          // point() selected what the field holds: inserted text replaces the selection (one input
+          // event, as when a person types over it); only an empty text needs a Backspace to delete it.
+          if (replace && text === '') await pressKey(send, 'Backspace', 0);
+          else await send('Input.insertText', { text });
+          if (input.submit === true) await pressKey(send, 'Enter', 0);
+        })));
+      } finally {
+        // A dialog the typing opened blocks the page's scripts: the guard's pins are undone once it is answered.
+        await keysSent(r?.dialog !== undefined);
+      }
+      return { value: { typed: text.length, tag: p.tag, replaced: replace, submitted: input.submit === true, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
   },
 

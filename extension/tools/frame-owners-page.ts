@@ -52,7 +52,7 @@ export function watchFrames(token: string, store: string): boolean {
  * `claimed` (indexes among window.frames), whether it can paint and take focus. With `pin` and
  * none of them able to `pin.reach`, each is pinned hidden and watched until unpinOwners(pin.token).
  */
-export function frameOwners(claimed: number[], watch: { token: string; store: string }, pin: { token: string; reach: 'paint' | 'focus' | 'hit'; store: string } | null): { paint: boolean; focus: boolean; hit: boolean }[] | null {
+export function frameOwners(claimed: number[], watch: { token: string; store: string }, pin: { token: string; reach: 'paint' | 'focus' | 'hit' | 'inert'; store: string } | null): { paint: boolean; focus: boolean; hit: boolean; inert: boolean }[] | null {
   const watches = (globalThis as unknown as Record<string, Map<string, { moved: boolean; frames: unknown[]; observer: MutationObserver | null; judge: (r: MutationRecord[]) => void }> | undefined>)[watch.store];
   const seen = watches?.get(watch.token);
   watches?.delete(watch.token);
@@ -82,15 +82,21 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     // A child of a shadow host may be slotted: the !important rules of that shadow root for it
     // (::slotted) win over its own inline !important style, so a pin cannot hold it.
     const host = el.parentElement;
-    if (host && ((dom?.openOrClosedShadowRoot?.(host) ?? null) ?? host.shadowRoot)) return { paint: true, focus: true, hit: true };
+    // The inert attribute holds whatever the styles say (checked: a page's interactivity:auto
+    // !important leaves an inert iframe unfocusable), so such a child can be held inert.
+    if (host && ((dom?.openOrClosedShadowRoot?.(host) ?? null) ?? host.shadowRoot)) return { paint: true, focus: true, hit: true, inert: false };
     const laidOut = el.getClientRects().length > 0;
     const visible = typeof el.checkVisibility === 'function' ? el.checkVisibility({ visibilityProperty: true } as CheckVisibilityOptions) : getComputedStyle(el).visibility === 'visible';
     const box = el.getBoundingClientRect();
     // hit: what the 'hit' pin (pointer-events:none) cannot hold; any other element it holds.
-    return { paint: laidOut && visible && box.width > 0 && box.height > 0, focus: laidOut, hit: false };
+    return { paint: laidOut && visible && box.width > 0 && box.height > 0, focus: laidOut, hit: false, inert: false };
   });
   if (pin && !states.some((s) => s[pin.reach])) {
-    const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition-property', 'none']] : pin.reach === 'hit' ? [['pointer-events', 'none']] : [['display', 'none']];
+    // '@inert': the HTML inert attribute (an inert iframe cannot take focus, so no key goes into
+    // its frame); the others are inline styles. Keys pin it: a shortcut together with display:none.
+    const props: [string, string][] = pin.reach === 'paint' ? [['visibility', 'hidden'], ['transition-property', 'none']] : pin.reach === 'hit' ? [['pointer-events', 'none']] : pin.reach === 'inert' ? [['@inert', '']] : [['display', 'none'], ['@inert', '']];
+    const styles = props.filter(([p]) => !p.startsWith('@'));
+    const attrs = props.filter(([p]) => p.startsWith('@')).map(([p]) => p.slice(1));
     type Held = { n: number; value: string; priority: string; pinned: string };
     type Entry = { els: HTMLElement[]; props: string[]; disturbed: boolean; observer: MutationObserver | null; judge: (records: MutationRecord[]) => void; settle: () => void };
     const g = globalThis as unknown as Record<string, { pins: Map<string, Entry>; held: Map<HTMLElement, Map<string, Held>> } | undefined>;
@@ -103,9 +109,13 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
       store.held.set(el, held);
       for (const [p, v] of props) {
         const h = held.get(p);
+        const attr = p.startsWith('@') ? p.slice(1) : null;
         if (h) h.n++;
+        // An attribute the element had already is the page's own: it stays when unpinned.
+        else if (attr) held.set(p, { n: 1, value: el.hasAttribute(attr) ? 'had' : '', priority: '', pinned: v });
         else held.set(p, { n: 1, value: el.style.getPropertyValue(p), priority: el.style.getPropertyPriority(p), pinned: v });
-        el.style.setProperty(p, v, 'important');
+        if (attr) el.setAttribute(attr, v);
+        else el.style.setProperty(p, v, 'important');
       }
     }
     for (const other of store.pins.values()) other.observer?.takeRecords();
@@ -115,22 +125,28 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     // paint, take focus or be hit. Each style the element had after a change is the next change's
     // old value, or its style now.
     const probe = document.createElement('div');
-    const pinHeld = (style: string | null) => {
-      probe.setAttribute('style', style ?? '');
-      return props.every(([p, v]) => probe.style.getPropertyValue(p) === v && probe.style.getPropertyPriority(p) === 'important');
+    const pinHeld = (name: string, value: string | null) => {
+      // A pinned attribute holds while it is there.
+      if (name !== 'style') return value !== null;
+      probe.setAttribute('style', value ?? '');
+      return styles.every(([p, v]) => probe.style.getPropertyValue(p) === v && probe.style.getPropertyPriority(p) === 'important');
     };
-    const changed = new Set<Node>();
+    const changed = new Map<Node, Set<string>>();
     entry.judge = (records) => {
       for (const r of records) {
-        if (changed.has(r.target) && !pinHeld(r.oldValue)) entry.disturbed = true;
-        changed.add(r.target);
+        const name = r.attributeName ?? 'style';
+        const seen = changed.get(r.target) ?? new Set<string>();
+        if (seen.has(name) && !pinHeld(name, r.oldValue)) entry.disturbed = true;
+        seen.add(name);
+        changed.set(r.target, seen);
       }
     };
     entry.settle = () => {
-      for (const t of changed) if (!pinHeld((t as Element).getAttribute('style'))) entry.disturbed = true;
+      for (const [t, names] of changed) for (const name of names) if (!pinHeld(name, (t as Element).getAttribute(name))) entry.disturbed = true;
     };
     entry.observer = new MutationObserver((records) => entry.judge(records));
-    for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: ['style'], attributeOldValue: true });
+    const watched = [...(styles.length ? ['style'] : []), ...attrs];
+    for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: watched, attributeOldValue: true });
     store.pins.set(pin.token, entry);
   }
   return states;
@@ -161,6 +177,10 @@ export function unpinOwners(token: string, store: string): { disturbed: boolean 
       const h = held?.get(p);
       if (!h || --h.n > 0) continue;
       held!.delete(p);
+      if (p.startsWith('@')) {
+        if (!h.value) el.removeAttribute(p.slice(1));
+        continue;
+      }
       if (el.style.getPropertyValue(p) !== h.pinned || el.style.getPropertyPriority(p) !== 'important') continue;
       if (h.value) el.style.setProperty(p, h.value, h.priority);
       else el.style.removeProperty(p);

@@ -218,8 +218,15 @@ async function assertFocusReaches(tabId: number, target: ScriptTarget, f: { url:
   }
 }
 
-/** Top documents (tab id, document id) that changed the style of a pinned iframe while a shortcut key was pressed: no more shortcut keys there. */
-const shortcutsOff = new Set<string>();
+/** Throws `refusal()` when the focused element of document `target` holds a frame, or cannot be told. */
+async function assertFocusNotOnFrame(target: ScriptTarget, refusal: () => ToolError): Promise<void> {
+  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedTag }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+  // Unknown focus counts as in a frame: the keys are not sent.
+  if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refusal();
+}
+
+/** Top documents (tab id, document id) that took a key pin off a refused frame's iframe while keys were sent: no more keys there. */
+const keysOff = new Set<string>();
 
 /**
  * Refuses (page_not_allowed) key input into document `target` while its focus is on a
@@ -227,56 +234,63 @@ const shortcutsOff = new Set<string>();
  * focus does not lead there from the top document (assertFocusReaches), and the tab shows a refused
  * page in a frame. Checked right before the keys are sent: a page can move focus in its own handlers.
  *
- * A shortcut (`modifiers`, CDP's bit field, with Alt, Ctrl or Meta: select all, copy, cut) is
- * refused wherever focus is while such a frame can take focus (refusedFrameReaching 'focus': its
- * iframe has a layout box, even 0×0 or visibility:hidden): a page's own timers can move focus into
- * the frame between this check and the key, and Ctrl+A, Ctrl+C there is how its text would leave
- * it. A display:none iframe can get focus but holds no layout, so nothing in it is selected or
- * copied: other extensions' hidden inline menus leave shortcuts working. For the key, such iframes
- * are pinned display:none (page stylesheets, :focus rules and animations cannot show them); the
- * returned function, called once the key was sent, undoes that, and when the page changed their
- * style meanwhile (it may have shown one for the key) refuses this and every later shortcut in
- * that page.
+ * A page timer can move focus into such a frame between this check and the key (another
+ * extension's inline menu, where Enter picks an entry), so from before the check until the keys
+ * were sent every iframe of such a frame carries the HTML inert attribute (an inert iframe cannot
+ * take focus; refusedFrameReaching 'inert'). A shortcut (`modifiers`, CDP's bit field, with Alt,
+ * Ctrl or Meta: select all, copy, cut) is refused wherever focus is while such a frame can take
+ * focus (refusedFrameReaching 'focus': its iframe has a layout box, even 0×0 or
+ * visibility:hidden), since Ctrl+A, Ctrl+C there is how its text would leave it. A display:none
+ * iframe holds no layout, so nothing in it is selected or copied: other extensions' hidden inline
+ * menus leave shortcuts working; for the shortcut such iframes are also pinned display:none (page
+ * stylesheets, :focus rules and animations cannot show them). The returned function, called once
+ * the keys were sent, undoes the pins, and when the page took one off meanwhile (the keys may have
+ * gone into the frame) fails the call and refuses every later key in that page.
  */
 export async function assertKeysStayOut(tabId: number, target: ScriptTarget, modifiers = 0): Promise<(dialog?: boolean) => Promise<void>> {
   const none = async () => {};
   const f = await refusedFrameOf(tabId);
   if (!f) return none;
-  let after: (dialog?: boolean) => Promise<void> = none;
-  if (modifiers & (1 | 2 | 4)) {
-    const token = crypto.randomUUID();
-    const r = await refusedFrameReaching(tabId, 'focus', token);
-    const page = `${tabId}:${r.topDocumentId ?? ''}`;
-    if (r.frame || shortcutsOff.has(page)) {
-      await unpin(tabId, r.pinned, token);
-      throw refused(tabId, r.frame ?? f, 'a shortcut key');
-    }
-    let done = false;
-    after = async (dialog = false) => {
-      if (done) return;
-      done = true;
-      // A dialog the key opened blocks the page's scripts until it is answered: undone then.
-      if (dialog) {
-        void unpin(tabId, r.pinned, token).then((moved) => moved && shortcutsOff.add(page), () => {});
-        return;
-      }
-      if (await unpin(tabId, r.pinned, token)) {
-        shortcutsOff.add(page);
-        throw new ToolError(
-          `Tab ${tabId} changed the style of an iframe showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while the key was pressed; shortcut keys are refused in this page from now on`,
-          { code: 'page_not_allowed', category: 'auth' },
-        );
-      }
-    };
+  const shortcut = (modifiers & (1 | 2 | 4)) !== 0;
+  // Focus already in such an iframe: refused before anything is pinned (pinned inert, the iframe
+  // would lose focus and the keys would go to the page's body instead of where they were aimed).
+  await assertFocusNotOnFrame(target, () => refused(tabId, f, 'keys, with focus in an iframe,'));
+  // A key may navigate (Enter submitting a form), taking the pinned document away with its
+  // frames: that does not count for plain keys.
+  const goneCounts = shortcut;
+  const token = crypto.randomUUID();
+  const r = await refusedFrameReaching(tabId, shortcut ? 'focus' : 'inert', token);
+  const page = `${tabId}:${r.topDocumentId ?? ''}`;
+  if (r.frame || keysOff.has(page)) {
+    await unpin(tabId, r.pinned, token, goneCounts).catch(() => true);
+    if (r.frame) throw refused(tabId, r.frame, shortcut ? 'a shortcut key' : 'a key');
+    throw refused(tabId, f, 'a key (this page took the pin off such an iframe while keys were sent before: no keys are sent in it any more)');
   }
+  let done = false;
+  const after = async (dialog = false) => {
+    if (done) return;
+    done = true;
+    // A dialog the key opened blocks the page's scripts until it is answered: undone then.
+    if (dialog) {
+      void unpin(tabId, r.pinned, token, goneCounts).then((moved) => moved && keysOff.add(page), () => {});
+      return;
+    }
+    if (await unpin(tabId, r.pinned, token, goneCounts)) {
+      keysOff.add(page);
+      throw new ToolError(
+        `Tab ${tabId} ${shortcut ? 'changed the style of an iframe or took its inert attribute off' : 'took the inert attribute off an iframe'} showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while keys were sent; the keys may have reached that frame, and keys are refused in this page from now on`,
+        { code: 'page_not_allowed', category: 'auth' },
+      );
+    }
+  };
   try {
-    const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedTag }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
-    // Unknown focus counts as in a frame: the keys are not sent.
-    if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refused(tabId, f, 'keys, with focus in an iframe,');
+    await assertFocusNotOnFrame(target, () => refused(tabId, f, 'keys, with focus in an iframe,'));
     // An iframe's element (a ref fFeN): focus must lead there from the top document.
     await assertFocusReaches(tabId, target, f);
   } catch (err) {
-    await after().catch(() => {});
+    // No key was sent: the pins go, whatever the page did to them.
+    done = true;
+    await unpin(tabId, r.pinned, token, goneCounts).catch(() => true);
     throw err;
   }
   return after;

@@ -20,13 +20,17 @@
  *    but no layout, so nothing in it can be selected.
  *  - hit (a mouse press, pressGuard in input-guard.ts): every element is pinned
  *    pointer-events:none for the press, so none can be hit; only what the pin cannot hold counts.
- *  - a child of a shadow host counts as all three: it may be slotted, and that shadow root's
- *    !important rules for it (::slotted) beat any inline style, so the pin below cannot hold it.
+ *  - inert (keys, assertKeysStayOut in input-guard.ts): every element gets the HTML inert
+ *    attribute while keys are sent, so none can take focus; none counts.
+ *  - a child of a shadow host counts as paint, focus and hit: it may be slotted, and that shadow
+ *    root's !important rules for it (::slotted) beat any inline style, so the style pins below
+ *    cannot hold it (the inert attribute holds whatever the styles say).
  * A page can change those styles at any moment, from its scripts or from CSS alone (@media print,
  * animations, :focus). So while a capture or a shortcut key is under way, the leftover elements are
  * pinned as they were judged (inline styles with !important, which page stylesheets and
  * animations cannot override: visibility:hidden and transition-property:none for a capture, display:none for
- * keys, pointer-events:none for a mouse press) and watched; a page taking a pinned property off
+ * a shortcut key, pointer-events:none for a mouse press; the inert attribute for any key) and
+ * watched; a page taking a pinned property or the attribute off
  * meanwhile, even for a moment, is told to the caller (pin, unpin); moving them or changing their
  * other properties is not.
  */
@@ -34,7 +38,7 @@ import { childFrames, frameRefusal, frameShowsRefusedPage, runInFrame } from './
 import { frameOwners, unpinOwners, watchFrames } from './frame-owners-page.ts';
 import { refusalReason } from './url-policy.ts';
 
-export type Reach = 'paint' | 'focus' | 'hit';
+export type Reach = 'paint' | 'focus' | 'hit' | 'inert';
 export interface RefusedFrame {
   url: string;
   why: string;
@@ -86,7 +90,7 @@ export async function refusedFrameReaching(tabId: number, reach: Reach, pinToken
     const claimed = keys.flatMap((k) => (k && k[0] >= 0 ? [k[0]] : []));
     const [r] = await chrome.scripting
       .executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: frameOwners, args: [claimed, watch, pinToken ? { token: pinToken, reach, store: PIN_STORE } : null] })
-      .catch(() => [] as chrome.scripting.InjectionResult<{ paint: boolean; focus: boolean; hit: boolean }[]>[]);
+      .catch(() => [] as chrome.scripting.InjectionResult<{ paint: boolean; focus: boolean; hit: boolean; inert: boolean }[]>[]);
     const states = r?.result;
     // Unknown, or no element left for a frame that is there: counts as reaching.
     if (!Array.isArray(states) || states.length === 0) return { frame: first, pinned, topDocumentId };

@@ -65,8 +65,8 @@ describe('the leftover frame-holding elements', () => {
       return g.frameOwners([0], { token: 't2', store: 'w' }, null);
     });
     expect(r).toEqual([
-      { paint: true, focus: true, hit: false },
-      { paint: false, focus: false, hit: false },
+      { paint: true, focus: true, hit: false, inert: false },
+      { paint: false, focus: false, hit: false, inert: false },
     ]);
   });
 
