@@ -11,7 +11,7 @@ import { PLUGIN_LOG_BUFFER_SIZE, WATCH_POLL_INTERVAL_MS } from '../limits.ts';
 import type { LogEntry } from '../protocol/methods.ts';
 import { pruneAdapters, writeAdapter } from './adapters.ts';
 import { discoverPlugins, localPluginPaths } from './discover.ts';
-import { resolveSettings, pluginNameFromPackage } from '../protocol/plugin-manifest.ts';
+import { resolveSettings, pluginNameFromPackage, type ConfigField } from '../protocol/plugin-manifest.ts';
 import { installPlugin } from './offline.ts';
 import { mergeSettings } from './settings.ts';
 import { installedPluginDirs, npmOutdated, npmSearch, npmUninstall, type SearchHit, type UpdateInfo } from './npm.ts';
@@ -133,6 +133,19 @@ export class PluginManager {
       d.pluginSettings[name] = merged;
     });
     this.afterSettingsChange(name);
+  }
+
+  /**
+   * A required setting (no default) the user has not set, or null: a call of the plugin is refused
+   * naming it, before anyone is asked, instead of running with the value missing.
+   */
+  missingRequiredSetting(name: string): { key: string; field: ConfigField } | null {
+    const plugin = this.plugins.get(name);
+    const resolved = this.resolvedSettings(name);
+    for (const [key, field] of Object.entries(plugin?.configSchema ?? {})) {
+      if (field.required === true && field.default === undefined && (resolved[key] === undefined || resolved[key] === '')) return { key, field };
+    }
+    return null;
   }
 
   resolvedSettings(name: string): Record<string, unknown> {

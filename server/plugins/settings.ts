@@ -1,7 +1,7 @@
 /** Applying a settings change: merge onto what is saved (null clears a field), then validate. */
 import { OpenTabsError } from '../errors.ts';
 import { isForbiddenKey, validateSettings } from '../protocol/plugin-manifest.ts';
-import type { ConfigSchema } from './types.ts';
+import type { ConfigField, ConfigSchema } from './types.ts';
 
 export function mergeSettings(
   plugin: string,
@@ -32,4 +32,25 @@ export function mergeSettings(
     throw new OpenTabsError('invalid_settings', `Invalid settings for ${plugin}: ${problem}`, { category: 'validation', path: `/settings/${field}` });
   }
   return merged;
+}
+
+/** A value for `key=…` that runs as typed in a shell: a select's first choice, `true`, else a quoted placeholder. */
+function settingExample(field: ConfigField): string {
+  const first = field.type === 'select' ? field.options?.[0] : undefined;
+  if (first !== undefined) return /^[\w.:/@-]+$/.test(first) ? first : `'${first.replace(/'/g, `'\\''`)}'`;
+  if (field.type === 'boolean') return 'true';
+  return `'<${field.type === 'url' ? 'https://…' : field.type}>'`;
+}
+
+/** The error for a call of a plugin whose required setting `key` is not set (nothing was asked or run). */
+export function settingRequiredError(toolName: string, plugin: string, key: string, field: ConfigField): OpenTabsError {
+  const label = field.label ? ` (${field.label})` : '';
+  const choices = field.type === 'select' && field.options?.length ? `, one of ${field.options.join(', ')}` : '';
+  return new OpenTabsError(
+    'setting_required',
+    `${toolName} did not run: the ${plugin} plugin's setting "${key}"${label} is required and not set${choices}. ` +
+      `Ask the user to set it in the OpenTabs side panel (the plugin's settings) or with \`opentabs plugin configure ${plugin} ${key}=${settingExample(field)}\`, then call again.`,
+    { category: 'validation' },
+    400,
+  );
 }

@@ -23,6 +23,7 @@ import { effectivePermission } from './permissions.ts';
 import { serverToolHandler } from './server-tools.ts';
 import { suggestTools } from './suggest.ts';
 import { uploadPathsError } from './upload-guard.ts';
+import { settingRequiredError } from '../plugins/settings.ts';
 
 export interface CallContext {
   transport: 'mcp' | 'gateway' | 'rest';
@@ -99,6 +100,12 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
   if (failure) {
     const error = failure.schemaError ? fail.brokenSchema(tool.name, failure.message) : fail.invalidArguments(tool.name, failure.path, failure.message);
     return { ok: false, tool, error };
+  }
+
+  // A plugin whose required setting is not set: said before anyone is asked (the page checks too).
+  if (tool.kind === 'plugin') {
+    const unset = ctx.plugins.missingRequiredSetting(tool.plugin);
+    if (unset) return { ok: false, tool, error: settingRequiredError(tool.name, tool.plugin, unset.key, unset.field) };
   }
 
   // Files the page would get: where they really are is checked here, before the user is asked.
