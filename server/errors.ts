@@ -4,7 +4,7 @@
  * commands; they are written so they run where the server runs (runnableCommands).
  */
 import { runnableCommands } from './cli-command.ts';
-import { categoryFor, statusFor, type ErrorBody, type ErrorCode } from './protocol/errors.ts';
+import { EXTENSION_HINT_COMMANDS, categoryFor, statusFor, type ErrorBody, type ErrorCode } from './protocol/errors.ts';
 
 export { ERROR_CATEGORIES, STATUS_BY_CODE, categoryFor, statusFor, type ErrorBody, type ErrorCategory, type ErrorCode } from './protocol/errors.ts';
 
@@ -27,7 +27,7 @@ export class OpenTabsError extends Error {
    */
   static verbatim(code: ErrorCode | string, message: string, extra: Omit<ErrorBody, 'code' | 'message'> = {}): OpenTabsError {
     const e = new OpenTabsError(code, '', extra);
-    e.message = message;
+    e.message = withExtensionHintsRunnable(message);
     return e;
   }
 
@@ -70,4 +70,15 @@ function jsonError(body: { error: Record<string, unknown> & { retryAfterMs?: num
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...retryAfter, ...headers },
   });
+}
+
+/** The extension's own hint commands (EXTENSION_HINT_COMMANDS), exactly as written, made runnable; nothing else in the text. */
+function withExtensionHintsRunnable(text: string): string {
+  if (!text.includes('`opentabs')) return text;
+  let out = text;
+  for (const command of Object.values(EXTENSION_HINT_COMMANDS)) {
+    const quoted = `\`${command}\``;
+    if (out.includes(quoted)) out = out.split(quoted).join(runnableCommands(quoted));
+  }
+  return out;
 }

@@ -19,6 +19,7 @@
  * file with more than one name (a hard link) is refused: its other names may be any of those.
  */
 import { TAB_URL_WAIT_MS } from '../../server/protocol/limits.ts';
+import { EXTENSION_HINT_COMMANDS } from '../../server/protocol/errors.ts';
 import { ToolError } from '../shared/tool-error.ts';
 
 interface PolicyState {
@@ -267,7 +268,7 @@ export function refusalReason(raw: string): string | null {
   }
   if (scheme === 'about:') return u.pathname === 'blank' ? null : `about:${u.pathname} is a browser page`;
   if (scheme === 'file:') {
-    if (!state.allowFileUrls) return 'file:// pages are off (the user can allow them in the side panel or with `opentabs config set allowFileUrls true`)';
+    if (!state.allowFileUrls) return `file:// pages are off (the user can allow them in the side panel or with \`${EXTENSION_HINT_COMMANDS.allowFileUrls}\`)`;
     if (u.hostname !== '' && u.hostname !== 'localhost') return 'file:// URLs with a host (network shares) are not allowed';
     const path = filePath(u);
     if (path === null) return 'it is inside the OpenTabs config folder (holds the secret)';

@@ -4,6 +4,16 @@
  * `{ "error": { code, message, ... } }`; tool failures carry the same fields.
  */
 
+/**
+ * The commands the extension's own error texts name (written in backticks). The server passes
+ * the extension's errors on verbatim — they may carry a page's or an adapter's words — except
+ * that these exact commands are made runnable (config dir, how to reach the CLI), so a user with
+ * a non-default config dir can run them as printed. A page naming one of them gains nothing.
+ */
+export const EXTENSION_HINT_COMMANDS = {
+  allowFileUrls: 'opentabs config set allowFileUrls true',
+} as const;
+
 /** What kind of failure it is, and so whether retrying can help. */
 export const ERROR_CATEGORIES = ['auth', 'not_found', 'rate_limited', 'validation', 'timeout', 'internal'] as const;
 export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
