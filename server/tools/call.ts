@@ -140,7 +140,10 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     // agent could open another tab of the plugin (another account, another workspace of the same
     // app) while the card waits, and the extension would have picked it.
     let approvedUrl: string | undefined;
-    let dispatchTabId = tool.kind === 'page' ? tool.tabId : call.tabId;
+    // A plugin tool that takes an integer `tabId` argument names its tab with it, as REST's tabId
+    // does: the same tab whether the call is asked about (the card names it) or runs on `auto`.
+    const pluginArgTab = tool.kind === 'plugin' && typeof (args as { tabId?: unknown }).tabId === 'number' ? ((args as { tabId: number }).tabId) : undefined;
+    let dispatchTabId = tool.kind === 'page' ? tool.tabId : call.tabId ?? pluginArgTab;
     let approvedTabs: number[] | undefined;
     if (permission === 'ask') {
       let approvalId: string | undefined;

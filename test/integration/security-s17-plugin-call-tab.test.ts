@@ -79,3 +79,19 @@ test('the card names the page the tab shows, and the call is bound to it', async
     expect(sent[0]!.params).toMatchObject({ tabId: 5, approvedUrl: BOARD });
   }
 });
+
+test('on auto, a tabId argument names the tab just as it does when asked', async () => {
+  await srv.ctx.config.setToolPermission('notes', 'archive', 'auto');
+  srv.ctx.catalog.rebuild();
+  try {
+    const before = ext.sent('tool.dispatch').length;
+    const r = await call({ tabId: 5, note: 'n' });
+    expect(r.status).toBe(200);
+    const sent = ext.sent('tool.dispatch').slice(before);
+    expect(sent.length).toBe(1);
+    expect(sent[0]!.params).toMatchObject({ tabId: 5 });
+  } finally {
+    await srv.ctx.config.setToolPermission('notes', 'archive', 'ask');
+    srv.ctx.catalog.rebuild();
+  }
+});
