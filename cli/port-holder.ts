@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { printable } from './output.ts';
-import { probePort, type Target } from './server-client.ts';
+import { probePort, type Target } from './port-probe.ts';
 import { runnableArgv, shellWord } from './self.ts';
 
 export interface PortHolder {

@@ -11,6 +11,9 @@ import { readSecretSync } from '../server/state/secret.ts';
 import { parsePort } from './args.ts';
 import { CliError, literal } from './output.ts';
 import { describePortHolder, findPortHolder, otherServerFix, stopCommandFor } from './port-holder.ts';
+import { probePort, type Target } from './port-probe.ts';
+
+export { probePort, type PortOwner, type Target } from './port-probe.ts';
 import { shellWord } from './self.ts';
 import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../server/protocol/handshake.ts';
 import type { FullHealth } from '../server/routes/health.ts';
@@ -21,13 +24,6 @@ export interface PidFile {
   startedAt?: number;
 }
 
-export interface Target {
-  configDir: string;
-  port: number;
-  url: string;
-  /** 'last': no server runs; the port this config dir's server last listened on (extension/server.json). */
-  portSource: 'flag' | 'env' | 'pidfile' | 'last' | 'default';
-}
 
 export function configDir(): string {
   return resolveConfigDir();
@@ -115,38 +111,6 @@ export function secretFor(dir: string): string | null {
     return readSecretSync(dir);
   } catch {
     return null;
-  }
-}
-
-export type PortOwner = { kind: 'opentabs' } | { kind: 'free' } | { kind: 'other'; detail: string };
-
-/** Who answers on a port: our server (GET /health → {"status":"ok"}), nobody, or something else. */
-export async function probePort(port: number, timeoutMs = 2000): Promise<PortOwner> {
-  try {
-    const res = await fetch(`http://${HOST}:${port}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    const text = await res.text();
-    try {
-      const body = JSON.parse(text);
-      if (res.ok && body && body.status === 'ok') return { kind: 'opentabs' };
-    } catch {}
-    const server = res.headers.get('server');
-    return { kind: 'other', detail: `an HTTP server answered GET /health with ${res.status}${server ? ` (Server: ${server})` : ''}` };
-  } catch {
-    // No HTTP answer: tell "nothing listening" from "something non-HTTP listening". (node:net is
-    // loaded only here: ≈ 5–9 ms of module evaluation `opentabs start` on a free port never needs.)
-    const { connect } = await import('node:net');
-    return await new Promise<PortOwner>((resolve) => {
-      const sock = connect({ host: HOST, port });
-      const done = (r: PortOwner) => {
-        sock.destroy();
-        resolve(r);
-      };
-      sock.setTimeout(timeoutMs, () => done({ kind: 'other', detail: 'a process accepted the connection but did not answer HTTP' }));
-      sock.once('connect', () => done({ kind: 'other', detail: 'a process accepted the connection but did not answer HTTP' }));
-      sock.once('error', (e: NodeJS.ErrnoException) =>
-        done(e.code === 'ECONNREFUSED' ? { kind: 'free' } : { kind: 'other', detail: `connecting failed: ${e.code ?? e.message}` }),
-      );
-    });
   }
 }
 
