@@ -245,7 +245,7 @@ export class PluginRuntime {
         // The SDK says why when isReady() threw or never settled; otherwise the usual reasons.
         const why = this.adapters.notReadyReason(tabId, plugin.name);
         throw new ToolError(
-          why ? `${plugin.displayName} is not ready in tab ${tabId}: ${why}` : `${plugin.displayName} is not ready in tab ${tabId} (signed out or still loading?); sign in and retry`,
+          why ? `${plugin.displayName} is not ready in tab ${tabId}: ${why}` : `${plugin.displayName} is not ready in tab ${tabId} (logged out, or the page is still loading): ask the user to log in to ${plugin.displayName} in their browser (or wait for the page to finish loading), then call again`,
           { code: 'adapter_not_ready', category: 'auth', retryable: true },
         );
       }
@@ -290,7 +290,7 @@ export class PluginRuntime {
       const where = plugin.homepage ? ` at ${plugin.homepage}` : ` (${plugin.urlPatterns.join(', ')})`;
       // A tab on the app's host whose path the patterns miss: say so (the author's pattern may be wrong).
       const miss = patternMissHint(plugin, await chrome.tabs.query({}).catch(() => [] as chrome.tabs.Tab[]));
-      throw new ToolError(`No ${plugin.displayName} tab is open. ${miss ? `${miss}. ` : ''}Open ${plugin.displayName}${where} in Chrome, sign in, and retry.`, { code: 'no_matching_tab', category: 'not_found', retryable: true });
+      throw new ToolError(`No ${plugin.displayName} tab is open. ${miss ? `${miss}. ` : ''}Open ${plugin.displayName}${where} in a Chrome tab (the user must be logged in there: if the page asks to log in, ask the user to), then call again.`, { code: 'no_matching_tab', category: 'not_found', retryable: true });
     }
     // Prefer a tab whose adapter is already ready (no injection on the call path).
     return ranked.find((t) => this.adapterStatus(t.id!, plugin.name) === 'ready') ?? ranked[0];
