@@ -56,6 +56,7 @@ export async function callPathParts(opts: { decision?: 'allow' | 'deny'; value?:
     list: () => plugins,
     get: (name: string) => plugins.find((p) => p.name === name),
     resolvedSettings: () => ({}),
+    missingRequiredSetting: () => null,
     failed: () => [],
   } as unknown as PluginManager;
   const catalog = new CatalogStore({ config, plugins: pluginManager, log });
