@@ -75,7 +75,7 @@ export const fail = {
       { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
     ),
   timeout: (name: string, ms: number) =>
-    new OpenTabsError('timeout', `Tool "${name}" timed out after ${Math.round(ms / 1000)} s without progress. The page may be slow or stuck, or (a plugin tool) its handler awaits something that never settles; retry or check the tab.`, {
+    new OpenTabsError('timeout', `Tool "${name}" timed out after ${Math.round(ms / 1000)} s without progress. The page may be slow or stuck (its main thread busy, or showing a dialog it opened on its own that only the user can close: ask them to), or (a plugin tool) its handler awaits something that never settles; retry or check the tab.`, {
       category: 'timeout',
       retryable: true,
     }),
