@@ -104,7 +104,8 @@ describe('plugin packages', () => {
   test('an alias installed before (by hand or an older version) does not load as the plugin inside it', async () => {
     const prefix = join(cfg, 'plugins');
     const pkg = JSON.parse(readFileSync(join(prefix, 'package.json'), 'utf8'));
-    pkg.dependencies['opentabs-plugin-bar'] = 'file:../src';
+    // An alias of a folder that exists (npm installs folders as copies and packs them again).
+    pkg.dependencies['opentabs-plugin-bar'] = `file:${join(root, 'src', '@aaa+opentabs-plugin-github')}`;
     writeFileSync(join(prefix, 'package.json'), JSON.stringify(pkg));
     cpSync(join(root, 'src', '@aaa+opentabs-plugin-github'), join(prefix, 'node_modules', 'opentabs-plugin-bar'), { recursive: true });
     const j = JSON.parse((await cli(['plugin', 'list', '--json'])).stdout);
