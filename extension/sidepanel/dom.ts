@@ -1,5 +1,6 @@
 /** Tiny DOM helpers for the side panel (no framework: the panel re-renders from state). */
 import type { Permission } from '../../server/protocol/methods.ts';
+import { UNSHOWN } from '../../server/shown-text.ts';
 
 export type Attrs = Record<string, string | number | boolean | undefined | ((e: Event) => void)>;
 export type Child = Node | string | null | false | undefined;
@@ -22,15 +23,11 @@ export const PERMISSIONS: Permission[] = ['off', 'ask', 'auto'];
  * Invisible and direction-changing characters written as \uXXXX (\u{XXXXX} past U+FFFF): the
  * agent writes arguments and pages write titles, and with them they could make the panel show
  * text in another order than it is (code on an approval card, a site name in the activity list),
- * or carry text the user cannot see. These are the Unicode format characters (U+202E, zero-width
- * joiners), every other default-ignorable one (variation selectors U+FE00–FE0F and
- * U+E0100–E01EF, which can spell out a whole hidden text after one visible letter; the Hangul
- * fillers U+115F, U+1160, U+3164, U+FFA0, drawn as blank but letters in a script), the C1
- * controls U+007F–U+009F, and the line and paragraph separators JSON leaves as they are.
+ * or carry text the user cannot see (variation selectors can spell out a whole hidden text after
+ * one visible letter). Which characters: UNSHOWN, the same set the CLI and the logs escape.
  */
-const HIDDEN_CHARS = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u007f-\u009f\u2028\u2029]/gu;
 export const showHidden = (s: string) =>
-  s.replace(HIDDEN_CHARS, (c) => {
+  s.replace(UNSHOWN, (c) => {
     const cp = c.codePointAt(0)!;
     return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
   });
