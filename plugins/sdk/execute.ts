@@ -86,26 +86,137 @@ function describeThrown(err: unknown, advice: boolean): string {
   return `${String(err)} was thrown, not an Error${not}`;
 }
 
+/** A value in a result that JSON cannot carry: what it is and what to return instead. */
+interface Unsendable {
+  what: string;
+  /** What JSON.stringify would make of it, when it does not throw. */
+  becomes?: string;
+  fix: string;
+}
+
+const isThenableValue = (x: object): boolean => {
+  try {
+    return typeof (x as { then?: unknown }).then === 'function';
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Values JSON.stringify sends as `{}` (a Map, a Set, a Promise, an Error, a DOM node …), as an
+ * object of numbered keys (a Uint8Array) or cannot send at all (a BigInt): the agent would get
+ * `{}` where the author meant data, without any error. A Date (toJSON) and plain objects are fine.
+ */
+function unsendable(val: unknown): Unsendable | null {
+  if (typeof val === 'bigint') return { what: 'a BigInt', fix: 'return Number(value) or String(value)' };
+  if (typeof val !== 'object' || val === null) return null;
+  const g = globalThis as Record<string, unknown>;
+  const is = (ctor: string) => typeof g[ctor] === 'function' && val instanceof (g[ctor] as new () => unknown);
+  if (is('Map') || is('WeakMap')) return { what: 'a Map', becomes: '{}', fix: 'return Object.fromEntries(map) (string keys) or [...map] (entries)' };
+  if (is('Set') || is('WeakSet')) return { what: 'a Set', becomes: '{}', fix: 'return [...set]' };
+  if (is('Response')) return { what: 'a fetch Response', becomes: '{}', fix: 'return its parsed body (fetchJson/fetchText read it for you)' };
+  if (is('Promise') || isThenableValue(val)) return { what: 'a Promise', becomes: '{}', fix: 'await it (an `await` is missing) before returning' };
+  if (is('Error')) return { what: 'an Error', becomes: '{}', fix: 'throw it (a ToolError says what went wrong), or return its message as a string' };
+  if (is('Node')) {
+    const name = String((val as { nodeName?: unknown }).nodeName ?? 'node').toLowerCase();
+    return { what: `a DOM node (<${name}>)`, becomes: '{}', fix: 'return the data it shows (el.textContent, el.getAttribute(…)), not the element' };
+  }
+  if (is('Blob')) return { what: 'a Blob', becomes: '{}', fix: 'return fetchBase64(url) or { base64: bytesToBase64(new Uint8Array(await blob.arrayBuffer())) }' };
+  if (is('ArrayBuffer') || ArrayBuffer.isView(val)) {
+    return { what: 'binary data (an ArrayBuffer or typed array)', becomes: '{} or an object of numbered keys', fix: 'return bytesToBase64(bytes) (see "Files and binary data")' };
+  }
+  return null;
+}
+
+const SEARCH_MAX_NODES = 200_000;
+
+/**
+ * The first place in `root` (depth first, in JSON's order) holding a value JSON cannot carry, or
+ * a reference back to an object that contains it (a cycle); undefined when there is none (or
+ * after SEARCH_MAX_NODES objects). Objects with a toJSON (a Date) are taken as they are.
+ */
+function findUnsendable(root: unknown): { path: string; found?: Unsendable; cycle?: true } | undefined {
+  const ancestors = new Set<object>();
+  /** Keys from the root to the node being looked at, joined only for the answer. */
+  const keys: string[] = [];
+  let budget = SEARCH_MAX_NODES;
+  const at = (extra?: string) => (extra === undefined ? keys : [...keys, extra]).join('.');
+  const walk = (node: unknown): { path: string; found?: Unsendable; cycle?: true } | undefined => {
+    if (typeof node !== 'object' || node === null) {
+      const bad = typeof node === 'bigint' ? unsendable(node) : null;
+      return bad ? { path: at(), found: bad } : undefined;
+    }
+    if (--budget < 0) return undefined;
+    let own: string[];
+    try {
+      // Plain objects and arrays (nearly every node) skip the checks of what else a value may be.
+      const proto = Object.getPrototypeOf(node);
+      if (proto !== Object.prototype && proto !== null && !Array.isArray(node)) {
+        const bad = unsendable(node);
+        if (bad) return { path: at(), found: bad };
+        if (typeof (node as { toJSON?: unknown }).toJSON === 'function') return undefined;
+      }
+      if (ancestors.has(node)) return { path: at(), cycle: true };
+      own = Object.keys(node);
+    } catch {
+      return undefined;
+    }
+    ancestors.add(node);
+    try {
+      for (const key of own) {
+        let child: unknown;
+        try {
+          child = (node as Record<string, unknown>)[key];
+        } catch {
+          continue;
+        }
+        if (typeof child !== 'object' && typeof child !== 'bigint') continue;
+        keys.push(key);
+        const hit = walk(child);
+        keys.pop();
+        if (hit) return hit;
+      }
+    } finally {
+      ancestors.delete(node);
+    }
+    return undefined;
+  };
+  return walk(root);
+}
+
+/** The words for a value found by findUnsendable. */
+function unsendableText(hit: { path: string; found?: Unsendable; cycle?: true }, why: string): string {
+  if (hit.cycle) {
+    return `${hit.path || 'the result itself'} refers back to an object that contains it (a circular reference${why ? `; ${why}` : ''}); return plain data, copying the fields the agent needs`;
+  }
+  const f = hit.found!;
+  return `${f.what} ${hit.path ? `at ${hit.path}` : 'as the result'}${f.becomes ? ` (JSON would send it as ${f.becomes})` : ''}; ${f.fix}`;
+}
+
 /**
  * A result as the page channel sends it: its JSON text, or the error naming the tool when JSON
- * cannot carry it (a cycle, a BigInt) or it is over PLUGIN_RESULT_MAX_BYTES (the extension would
- * refuse it without knowing the tool).
+ * cannot carry it (a cycle, a BigInt, or a Map, Promise or DOM node that would arrive as `{}`:
+ * the error names where in the result and what to return instead) or it is over
+ * PLUGIN_RESULT_MAX_BYTES (the extension would refuse it without knowing the tool).
  */
 export function sendableResult(fullName: string, value: unknown): { ok: true; json: string } | { ok: false; error: ErrorPayload } {
+  const failed = (detail: string): { ok: false; error: ErrorPayload } => ({
+    ok: false,
+    error: { message: `${fullName} returned a value that cannot be sent as JSON: ${detail}`, code: 'unserializable_result', category: 'internal', retryable: false },
+  });
   let json: string;
   try {
     json = JSON.stringify(value) ?? 'null';
   } catch (err) {
     const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
-    return {
-      ok: false,
-      error: {
-        message: `${fullName} returned a value that cannot be sent as JSON (${why}); return plain data without circular references or BigInt values`,
-        code: 'unserializable_result',
-        category: 'internal',
-        retryable: false,
-      },
-    };
+    const hit = findUnsendable(value);
+    return failed(hit ? unsendableText(hit, hit.cycle ? why : '') : `${why}; return plain data`);
+  }
+  // Those values are written as {} (a typed array as {"0":…}): only a text with one is searched,
+  // so the usual result costs no second pass.
+  if (json.includes('{}') || json.includes('{"0":')) {
+    const hit = findUnsendable(value);
+    if (hit?.found) return failed(unsendableText(hit, ''));
   }
   const bytes = utf8Bytes(json);
   if (bytes > PLUGIN_RESULT_MAX_BYTES) {
