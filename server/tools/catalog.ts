@@ -110,15 +110,15 @@ function toMcpEntry(t: CatalogTool): McpToolEntry {
   return {
     name: t.name,
     description: t.permission === 'off' ? DISABLED_PREFIX + t.description : t.description,
-    inputSchema: mcpInputSchema(t.inputSchema),
+    inputSchema: mcpInputSchema(t.inputSchema, t.kind === 'browser'),
     ...(t.outputSchema ? { outputSchema: mcpOutputSchema(t.outputSchema) } : {}),
     ...(t.annotations ? { annotations: t.annotations } : {}),
   };
 }
 
-/** MCP requires `type: "object"` at the top of every input schema. */
-function mcpInputSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  const compact = compactSchema(schema) as Record<string, unknown>;
+/** MCP requires `type: "object"` at the top of every input schema. `builtin`: see compactSchema. */
+function mcpInputSchema(schema: Record<string, unknown>, builtin = false): Record<string, unknown> {
+  const compact = compactSchema(schema, builtin) as Record<string, unknown>;
   if (compact.type === 'object') return compact;
   return { ...compact, type: 'object' };
 }
@@ -142,11 +142,14 @@ export function mcpOutputSchema(schema: Record<string, unknown>): Record<string,
  * turn. Drops what carries no meaning for choosing arguments: `$schema` (added by the valibot
  * converter to every plugin tool), `additionalProperties: false`, empty `required` lists, trivial
  * lower bounds (minimum 0 or 1, minLength / minItems 1) and `type` beside an enum of strings.
- * Validation still runs against the full schema, so an argument out of bounds, or an extra one,
- * gets a clear error naming it.
+ * For a built-in tool (`builtin`), also `pattern`, `maxLength`, `maxItems` and a `maximum` of
+ * 100,000 or more: each built-in argument with a pattern says its form in its description
+ * (`fNeN`, `'1-5, 8'`, `lowercase words joined by "-"`), and those caps only bound what no call
+ * needs (a 1 MB script, 100 tab ids, a point 100,000 pixels away). Validation still runs against the full schema, so an argument out of
+ * bounds, of the wrong form, or an extra one, gets a clear error naming it.
  */
-function compactSchema(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(compactSchema);
+function compactSchema(node: unknown, builtin = false): unknown {
+  if (Array.isArray(node)) return node.map((n) => compactSchema(n, builtin));
   if (node === null || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
@@ -156,12 +159,13 @@ function compactSchema(node: unknown): unknown {
     // Lower bounds that only say "not empty / not negative / at least one" tell a model nothing.
     if ((k === 'minLength' || k === 'minItems') && v === 1) continue;
     if (k === 'minimum' && (v === 0 || v === 1)) continue;
+    if (builtin && (k === 'pattern' || k === 'maxLength' || k === 'maxItems' || (k === 'maximum' && typeof v === 'number' && v >= 100_000))) continue;
     // An enum of strings says its type itself.
     if (k === 'type' && v === 'string' && Array.isArray((node as { enum?: unknown }).enum) && ((node as { enum: unknown[] }).enum).every((e) => typeof e === 'string')) continue;
     // `properties` maps names to schemas: compact each value, keep every name.
     out[k] = k === 'properties' && v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, sub]) => [name, compactSchema(sub)]))
-      : compactSchema(v);
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, sub]) => [name, compactSchema(sub, builtin)]))
+      : compactSchema(v, builtin);
   }
   return out;
 }

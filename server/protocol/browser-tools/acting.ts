@@ -7,7 +7,7 @@ export const actingTools = [
   tool({
     name: 'browser_click_element',
     group: 'acting',
-    description: 'Click an element (CSS selector or snapshot ref) with a real, trusted mouse event.',
+    description: 'Click an element with a real, trusted mouse event.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
@@ -22,7 +22,7 @@ export const actingTools = [
   tool({
     name: 'browser_type_text',
     group: 'acting',
-    description: 'Type text into a field (CSS selector or snapshot ref) as real input. Replaces what the field holds unless append is true; optionally presses Enter after.',
+    description: 'Type text into a field as real input. Replaces what the field holds unless append is true; optionally presses Enter after.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
@@ -82,7 +82,7 @@ export const actingTools = [
   tool({
     name: 'browser_hover_element',
     group: 'acting',
-    description: 'Move the mouse over an element (CSS selector or snapshot ref) with a real event.',
+    description: 'Move the mouse over an element with a real event.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),

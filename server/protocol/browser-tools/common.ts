@@ -3,9 +3,9 @@ import * as v from 'valibot';
 
 export const tabId = v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Tab id'));
 export const tabIds = v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(1))), v.minLength(1), v.maxLength(100), v.description('Tab ids from browser_list_tabs'));
-export const ref = v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Element ref from browser_snapshot (fNeN: inside an iframe)'));
+export const ref = v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Ref from browser_snapshot (fNeN: in an iframe)'));
 export const selector = v.pipe(v.string(), v.minLength(1), v.description('CSS selector (pierces open shadow roots)'));
-export const modifiers = v.pipe(v.array(v.picklist(['Alt', 'Control', 'Meta', 'Shift'])), v.description('Keys held down during the action'));
+export const modifiers = v.pipe(v.array(v.picklist(['Alt', 'Control', 'Meta', 'Shift'])), v.description('Keys held down'));
 /** How a click presses: which button, how many times. */
 export const mouseButton = v.pipe(v.picklist(['left', 'right', 'middle']), v.description('Default left'));
 export const clickCount = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3), v.description('2 for a double click'));

@@ -10,7 +10,7 @@ export const dataTools = [
     input: v.strictObject({
       query: v.optional(v.pipe(v.string(), v.description('Words to find in URLs and titles (empty: everything)'))),
       days: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(365), v.description('How far back (default 7)'))),
-      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('At most this many (default 20)'))),
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Default 20'))),
     }),
     defaultPermission: 'ask',
     annotations: { readOnlyHint: true },
@@ -22,7 +22,7 @@ export const dataTools = [
     description: 'Find bookmarks whose title or URL matches.',
     input: v.strictObject({
       query: v.pipe(v.string(), v.minLength(1), v.description('Words to find in bookmark titles and URLs')),
-      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('At most this many (default 20)'))),
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Default 20'))),
     }),
     defaultPermission: 'ask',
     annotations: { readOnlyHint: true },
@@ -58,7 +58,7 @@ export const dataTools = [
     description: 'Recent downloads, newest first: URL, file, state (in_progress, complete, interrupted) and bytes; or one by downloadId.',
     input: v.strictObject({
       downloadId: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Only this download (from browser_download)'))),
-      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('At most this many (default 20)'))),
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Default 20'))),
     }),
     defaultPermission: 'auto',
     annotations: { readOnlyHint: true },

@@ -48,9 +48,9 @@ export const inputPageTools = [
     input: v.strictObject({
       tabId,
       sourceSelector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector of the element to drag (or give sourceRef)'))),
-      sourceRef: v.optional(v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Ref (browser_snapshot) of the element to drag'))),
+      sourceRef: v.optional(v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Ref (browser_snapshot; fNeN: in an iframe) of the element to drag'))),
       targetSelector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector of the element to drop on (or give targetRef)'))),
-      targetRef: v.optional(v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Ref (browser_snapshot) of the element to drop on'))),
+      targetRef: v.optional(v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Ref (browser_snapshot; fNeN: in an iframe) of the element to drop on'))),
       steps: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Mouse moves between press and release (default 10)'))),
     }),
     defaultPermission: 'auto',

@@ -151,7 +151,7 @@ export const tabsTools = [
     group: 'tabs',
     description: 'Recently closed tabs and windows, newest first, with the sessionId browser_restore_closed takes.',
     input: v.strictObject({
-      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(25), v.description('At most this many (default 10)'))),
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(25), v.description('Default 10'))),
     }),
     defaultPermission: 'auto',
     annotations: { readOnlyHint: true },
