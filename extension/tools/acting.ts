@@ -203,7 +203,7 @@ export const actingTools = {
       const p = await point(tab.id!, input, true, replace, true, ctx.signal);
       // Focus may have gone on into an iframe (the page's own handlers move it). After the typing:
       // undoes what the guard pinned, and refuses when the page took it off meanwhile.
-      const keysSent = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref));
+      const keys = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref));
       const text = String(input.text);
       let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
       try {
@@ -211,13 +211,17 @@ export const actingTools = {
         r = await withDebugger(tab.id!, (tabSend) => runWatchingDialogs(tab.id!, tabSend, () => withFrameInput(tab.id!, tabSend, p.oopif ?? null, p, async (send) => {
           // point() selected what the field holds: inserted text replaces the selection (one input
           // event, as when a person types over it); only an empty text needs a Backspace to delete it.
+          keys.beforeKey();
           if (replace && text === '') await pressKey(send, 'Backspace', 0);
           else await send('Input.insertText', { text });
-          if (input.submit === true) await pressKey(send, 'Enter', 0);
+          if (input.submit === true) {
+            keys.beforeKey();
+            await pressKey(send, 'Enter', 0);
+          }
         })));
       } finally {
         // A dialog the typing opened blocks the page's scripts: the guard's pins are undone once it is answered.
-        await keysSent(r?.dialog !== undefined);
+        await keys.done(r?.dialog !== undefined);
       }
       return { value: { typed: text.length, tag: p.tag, replaced: replace, submitted: input.submit === true, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
@@ -229,16 +233,21 @@ export const actingTools = {
       const p = input.selector !== undefined || input.ref !== undefined ? await point(tab.id!, input, true, false, false, ctx.signal) : null;
       // Keys go to the focused element: not into an iframe showing a page the tools may not use.
       // After the key: undoes what the guard pinned for a shortcut, and refuses when the page changed it meanwhile.
-      const keysSent = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref), modifierMask(input.modifiers));
+      const keys = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref), modifierMask(input.modifiers));
       let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
       try {
         ctx.signal.throwIfAborted(); // as for a click: no key press after the caller was told it failed
         r = await withDebugger(tab.id!, (send) =>
-          runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p?.oopif ?? null, p ?? { x: 0, y: 0 }, (s) => pressKey(s, String(input.key), modifierMask(input.modifiers)))),
+          runWatchingDialogs(tab.id!, send, () =>
+            withFrameInput(tab.id!, send, p?.oopif ?? null, p ?? { x: 0, y: 0 }, (s) => {
+              keys.beforeKey();
+              return pressKey(s, String(input.key), modifierMask(input.modifiers));
+            }),
+          ),
         );
       } finally {
         // A dialog the key opened blocks the page's scripts: the guard's pins are undone once it is answered.
-        await keysSent(r?.dialog !== undefined);
+        await keys.done(r?.dialog !== undefined);
       }
       return { value: { pressed: input.key, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });

@@ -229,6 +229,43 @@ async function assertFocusNotOnFrame(target: ScriptTarget, refusal: () => ToolEr
 const keysOff = new Set<string>();
 
 /**
+ * Watches tab `tabId` from now until stop() for a frame (not the tab's own page) starting to load,
+ * or committing, a page the tools may not use: the first one seen.
+ */
+function watchRefusedLoads(tabId: number): { seen: () => { url: string; why: string } | null; stop: () => void } {
+  let seen: { url: string; why: string } | null = null;
+  const on = (d: { tabId: number; frameId: number; url: string }) => {
+    if (seen || d.tabId !== tabId || d.frameId === 0) return;
+    const why = frameShowsRefusedPage(d.url);
+    if (why) seen = { url: d.url, why };
+  };
+  chrome.webNavigation.onBeforeNavigate.addListener(on);
+  chrome.webNavigation.onCommitted.addListener(on);
+  return {
+    seen: () => seen,
+    stop: () => {
+      chrome.webNavigation.onBeforeNavigate.removeListener(on);
+      chrome.webNavigation.onCommitted.removeListener(on);
+    },
+  };
+}
+
+/** What assertKeysStayOut hands the key-sending tool. */
+export interface KeyGuard {
+  /**
+   * Runs right before each key (or text) is sent: throws (page_not_allowed), and nothing more is
+   * sent, once a frame of the tab started loading a page the tools may not use since the guard began.
+   */
+  beforeKey: () => void;
+  /**
+   * Runs once the keys were sent (also when they failed): undoes the pins, and fails the call when
+   * the keys may have reached a refused frame. With `dialog` (a key opened one, which blocks the
+   * page's scripts until it is answered) the pins are undone once the page runs again.
+   */
+  done: (dialog?: boolean) => Promise<void>;
+}
+
+/**
  * Refuses (page_not_allowed) key input into document `target` while its focus is on a
  * frame-holding element (the keys would go into that frame), or, for a document in an iframe, while
  * focus does not lead there from the top document (assertFocusReaches), and the tab shows a refused
@@ -243,14 +280,72 @@ const keysOff = new Set<string>();
  * visibility:hidden), since Ctrl+A, Ctrl+C there is how its text would leave it. A display:none
  * iframe holds no layout, so nothing in it is selected or copied: other extensions' hidden inline
  * menus leave shortcuts working; for the shortcut such iframes are also pinned display:none (page
- * stylesheets, :focus rules and animations cannot show them). The returned function, called once
- * the keys were sent, undoes the pins, and when the page took one off meanwhile (the keys may have
- * gone into the frame) fails the call and refuses every later key in that page.
+ * stylesheets, :focus rules and animations cannot show them). done() undoes the pins, and when
+ * the page took one off meanwhile (the keys may have gone into the frame) fails the call and
+ * refuses every later key in that page.
+ *
+ * A frame that starts loading a refused page while the call is under way (the page adds an iframe
+ * of one, or sends an iframe there, when the field gets focus, and focuses it once it loaded) was
+ * not there to be pinned: the tab is watched from before the checks until the keys were sent
+ * (watchRefusedLoads), whether or not such a frame was there at first. Once one is seen, no
+ * further key is sent (beforeKey); one seen only after the last key was sent fails the call, and
+ * refuses later keys in that page, when focus no longer leads to the document the keys were for.
  */
-export async function assertKeysStayOut(tabId: number, target: ScriptTarget, modifiers = 0): Promise<(dialog?: boolean) => Promise<void>> {
-  const none = async () => {};
-  const f = await refusedFrameOf(tabId);
-  if (!f) return none;
+export async function assertKeysStayOut(tabId: number, target: ScriptTarget, modifiers = 0): Promise<KeyGuard> {
+  const loads = watchRefusedLoads(tabId);
+  let checked = false;
+  const beforeKey = () => {
+    const seen = loads.seen();
+    if (seen) throw refused(tabId, seen, 'a key, with that frame loading while keys were sent,');
+    checked = true;
+  };
+  const topDocument = async () => (await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null))?.documentId;
+  const startTop = await topDocument();
+  /** After the keys: a refused page that started loading once the last key was let through, with focus gone elsewhere, fails the call. */
+  const afterLoads = async () => {
+    loads.stop();
+    const seen = loads.seen();
+    if (!seen || !checked) return;
+    // The keys' page went (Enter submitted a form): the new page's frames got no key meant for the old one.
+    if (startTop === undefined || (await topDocument()) !== startTop) return;
+    const away = () => refused(tabId, seen, 'keys');
+    try {
+      await assertFocusNotOnFrame(target, away);
+      await assertFocusReaches(tabId, target, seen);
+    } catch {
+      keysOff.add(`${tabId}:${startTop}`);
+      throw new ToolError(
+        `Tab ${tabId} loaded ${redactedUrl(seen.url) || 'a page'} in an iframe, which tools may not use (${seen.why}), while keys were sent, and focus went on from where they were aimed; the keys may have reached that frame, and keys are refused in this page from now on`,
+        { code: 'page_not_allowed', category: 'auth' },
+      );
+    }
+  };
+  try {
+    const f = await refusedFrameOf(tabId);
+    if (!f) {
+      if (keysOff.has(`${tabId}:${startTop ?? ''}`)) {
+        throw new ToolError(`Keys sent to tab ${tabId} may have reached a frame showing a page tools may not use before: no keys are sent in this page any more`, { code: 'page_not_allowed', category: 'auth' });
+      }
+      let finished = false;
+      return {
+        beforeKey,
+        done: async (dialog = false) => {
+          if (finished) return;
+          finished = true;
+          // A dialog blocks the page's scripts until it is answered: focus is looked at then.
+          if (dialog) void afterLoads().catch(() => {});
+          else await afterLoads();
+        },
+      };
+    }
+    return await pinnedKeys(tabId, target, modifiers, f, beforeKey, afterLoads);
+  } catch (err) {
+    loads.stop();
+    throw err;
+  }
+}
+
+async function pinnedKeys(tabId: number, target: ScriptTarget, modifiers: number, f: { url: string; why: string }, beforeKey: () => void, afterLoads: () => Promise<void>): Promise<KeyGuard> {
   const shortcut = (modifiers & (1 | 2 | 4)) !== 0;
   // Focus already in such an iframe: refused before anything is pinned (pinned inert, the iframe
   // would lose focus and the keys would go to the page's body instead of where they were aimed).
@@ -273,15 +368,19 @@ export async function assertKeysStayOut(tabId: number, target: ScriptTarget, mod
     // A dialog the key opened blocks the page's scripts until it is answered: undone then.
     if (dialog) {
       void unpin(tabId, r.pinned, token, goneCounts).then((moved) => moved && keysOff.add(page), () => {});
+      void afterLoads().catch(() => {});
       return;
     }
-    if (await unpin(tabId, r.pinned, token, goneCounts)) {
+    const moved = await unpin(tabId, r.pinned, token, goneCounts);
+    if (moved) {
       keysOff.add(page);
+      await afterLoads().catch(() => {});
       throw new ToolError(
         `Tab ${tabId} ${shortcut ? 'changed the style of an iframe or took its inert attribute off' : 'took the inert attribute off an iframe'} showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while keys were sent; the keys may have reached that frame, and keys are refused in this page from now on`,
         { code: 'page_not_allowed', category: 'auth' },
       );
     }
+    await afterLoads();
   };
   try {
     await assertFocusNotOnFrame(target, () => refused(tabId, f, 'keys, with focus in an iframe,'));
@@ -293,5 +392,5 @@ export async function assertKeysStayOut(tabId: number, target: ScriptTarget, mod
     await unpin(tabId, r.pinned, token, goneCounts).catch(() => true);
     throw err;
   }
-  return after;
+  return { beforeKey, done: after };
 }
