@@ -10,7 +10,8 @@
  * Stop) down under it. Until the card has been still that long, its buttons are disabled, so a
  * click aimed at what was there before does nothing. The same wait starts again when the
  * browser's windows change: a window over the panel that goes away puts the card under a click
- * aimed at that window (arming.ts).
+ * aimed at that window, and so does a page's popup (a select's list) drawn over the panel
+ * (arming.ts).
  */
 import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/protocol/limits.ts';
 import type { PendingConfirmation } from '../shared/panel-protocol.ts';
@@ -139,7 +140,7 @@ export function armApprovalButtons(root: ParentNode = document): void {
     for (const b of card.querySelectorAll<HTMLButtonElement>('.buttons button')) {
       b.disabled = !armed;
       if (armed) b.removeAttribute('title');
-      else b.title = 'This card just appeared or moved, or a window over the panel just went away; its buttons work in a moment';
+      else b.title = 'This card just appeared or moved, or something over the panel just went away; its buttons work in a moment';
     }
     if (!armed) nextCheck = Math.min(nextCheck, wait);
   }

@@ -42,3 +42,42 @@ export function forgetOthers(prefix: string, keep: ReadonlySet<string>): void {
 export function forgetAll(): void {
   placed.clear();
 }
+
+/**
+ * How far inside the panel (CSS px from an edge) a mouse pointer coming from outside it may first
+ * be seen and still count as having crossed that edge. The first button of a card is 23 px in.
+ */
+export const EDGE_PX = 8;
+
+/**
+ * What covers the panel is not always a window of the browser: a page's popups — a `<select>`'s
+ * list, a datalist, a date or colour picker, an autofill list — are drawn where the page's widget
+ * is placed and may reach over the side panel, and no chrome.windows event tells when one goes
+ * away. The page closes its own popup whenever it likes (a timer, its pointer leaving), so the
+ * user's click aimed at an item of it lands on the panel. The panel sees the pointer leave its
+ * document when something comes over it (or the pointer goes elsewhere), and where the pointer is
+ * first seen again: a pointer moved into the panel is first seen at an edge; one first seen inside
+ * it was there when what covered it went away, and `uncovered` runs (the guarded controls wait
+ * again) before the click reaches the page. Only mouse pointers: a touch always starts where it is.
+ */
+export function watchPointerArrivals(uncovered: () => void): void {
+  // Until a pointer is seen, it is outside.
+  let outside = true;
+  document.addEventListener(
+    'pointerout',
+    (e) => {
+      if (e.pointerType === 'mouse' && e.relatedTarget === null) outside = true;
+    },
+    true,
+  );
+  const seen = (e: PointerEvent) => {
+    if (e.pointerType !== 'mouse' || !outside) return;
+    outside = false;
+    const width = document.documentElement.clientWidth;
+    const height = document.documentElement.clientHeight;
+    const atEdge = e.clientX <= EDGE_PX || e.clientY <= EDGE_PX || e.clientX >= width - EDGE_PX || e.clientY >= height - EDGE_PX;
+    if (!atEdge) uncovered();
+  };
+  // Chrome sends pointerover before pointerdown when the pointer is first seen at a press.
+  for (const type of ['pointerover', 'pointermove', 'pointerdown'] as const) document.addEventListener(type, seen, true);
+}

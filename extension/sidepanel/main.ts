@@ -9,7 +9,7 @@ import type { Permission } from '../../server/protocol/methods.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import { renderActivity, tickElapsed } from './activity-view.ts';
 import { armApprovalButtons, renderApprovals } from './approvals.ts';
-import { ARM_MS, forgetAll, stillFor } from './arming.ts';
+import { ARM_MS, forgetAll, stillFor, watchPointerArrivals } from './arming.ts';
 import { h, showHidden } from './dom.ts';
 import { heldForUser } from './in-use.ts';
 import { renderHeader } from './header.ts';
@@ -183,6 +183,8 @@ function rearm(): void {
   armToggles();
 }
 chrome.windows.onCreated.addListener(uncovered);
+// A page's popup (a select's list, a date picker) over the panel went away under the pointer.
+watchPointerArrivals(uncovered);
 chrome.windows.onRemoved.addListener(uncovered);
 chrome.windows.onBoundsChanged.addListener(uncovered);
 /**

@@ -292,6 +292,9 @@ async function openSidePanelOnce(context: BrowserContext, extensionId: string, n
     // A real side panel is no tab.
     const inTab = await panel.evaluate(async () => (await chrome.tabs.getCurrent()) !== undefined);
     if (inTab) throw new Error('openSidePanel: attached to a tab, not to the side panel');
+    // A user's pointer comes into the panel across its edge (from the toolbar icon or the page);
+    // one first seen inside it counts as uncovered by a popup there (guarded controls wait again).
+    await panel.mouse.move(1, 1);
     return panel;
   } finally {
     await opener.close().catch(() => {});
