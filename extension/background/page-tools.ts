@@ -17,7 +17,7 @@ import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageTools
 import { withJson } from './result-json.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
-import { refusalReason } from '../tools/url-policy.ts';
+import { refusalReason, shownUrl } from '../tools/url-policy.ts';
 import { TokenBucket } from '../../server/protocol/token-bucket.ts';
 import { PAGE_TOOLS_LISTS_ALL_TABS_BURST, PAGE_TOOLS_LISTS_ALL_TABS_PER_SECOND, PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/protocol/limits.ts';
 import type { Connection } from './connection.ts';
@@ -308,11 +308,19 @@ export class PageTools {
     return out;
   }
 
-  dispatch(p: { dispatchId: string; plugin: string; tool: string; input: Record<string, unknown>; tabId?: number }): Promise<DispatchResult> {
+  /**
+   * A call the user approved (`approvedUrl`, the page its card named) runs only in a document of
+   * that URL: the agent may navigate the tab while the card waits, and another page of the same
+   * origin can offer a tool of the same name that does something else.
+   */
+  dispatch(p: { dispatchId: string; plugin: string; tool: string; input: Record<string, unknown>; tabId?: number; approvedUrl?: string }): Promise<DispatchResult> {
     const tab = p.tabId === undefined ? undefined : this.tabs.get(p.tabId);
     if (!tab) throw new ToolError(`Tab ${p.tabId ?? '?'} no longer offers page tools (closed or navigated); list the tools again`, { code: 'tab_closed', category: 'not_found', retryable: true });
     // The call is for the origin the server listed the tool under; the tab may have moved on.
     if (p.plugin !== PAGE_PLUGIN_PREFIX + tab.origin) throw new ToolError(`Tab ${tab.tabId} now shows ${tab.origin}, not the page that offered this tool; list the tools again`, { code: 'tab_closed', category: 'not_found', retryable: true });
+    if (p.approvedUrl !== undefined && tab.url !== p.approvedUrl) {
+      throw new ToolError(`Tab ${tab.tabId} shows ${shownUrl(tab.url)} now, not ${shownUrl(p.approvedUrl)} whose tool this call was approved for; it did not run. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
+    }
     if (!tab.tools.some((t) => t.name === p.tool)) throw new ToolError(`The page in tab ${tab.tabId} no longer offers "${p.tool}"; list the tools again`, { code: 'unknown_tool', category: 'not_found', retryable: true });
     return new Promise<DispatchResult>((resolve, reject) => {
       this.calls.set(p.dispatchId, { via: tab, resolve, reject });

@@ -178,6 +178,8 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
       approvedUrl = tabUrl ?? undefined;
+      // A page tool's card names the page that offered it: the call runs in a document of that URL only.
+      if (tool.kind === 'page') approvedUrl = tool.url;
       // The files again, as they are now: the card may have waited minutes, and a path checked
       // then may lead elsewhere since (a file replaced by a link to another one).
       if (tool.kind === 'browser' && tool.name === 'browser_upload_file') {
