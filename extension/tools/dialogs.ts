@@ -19,18 +19,38 @@ import { holdDebugger, type Held } from './held-debugger.ts';
 import type { Handlers } from './types.ts';
 
 export interface OpenDialog {
-  type: 'alert' | 'confirm' | 'prompt' | 'beforeunload';
-  /** Absent for a dialog of a refused frame (`refusedFrame`). */
+  /** 'unknown' for a dialog that opened before the tools watched the tab (`unseen`). */
+  type: 'alert' | 'confirm' | 'prompt' | 'beforeunload' | 'unknown';
+  /** Absent for a dialog of a refused frame (`refusedFrame`) and for an `unseen` one. */
   message?: string;
   defaultPrompt?: string;
   /** Opened by a frame showing a page the tools may not use: its text is left out. */
   refusedFrame?: true;
+  /**
+   * Opened before any debugger session of ours watched the tab (an alert() or confirm() while the
+   * page loaded, before the agent first used the tab). DevTools tells a session only of dialogs
+   * that open while it watches: such a dialog's type and text cannot be read, and
+   * Page.handleJavaScriptDialog answers "No dialog is showing". Only the user can answer it; a
+   * navigation of the tab dismisses it.
+   */
+  unseen?: true;
 }
+
+/** Said of a dialog the tools cannot answer (`unseen`): who can, and the way around it. */
+const UNSEEN_WAY_OUT =
+  'the tools cannot read or answer a dialog that opened before they watched the tab. Ask the user to answer it in the browser, ' +
+  'or reload the tab (browser_reload_tab: that dismisses it, and a dialog the page opens again while loading comes back to be answered with browser_handle_dialog), ' +
+  'or navigate it elsewhere (browser_navigate_tab) or close it';
 
 const REFUSED_FRAME_TEXT = 'from a frame showing a page the tools may not use; its text is left out';
 
 /** How a dialog is named to the agent: its type and text, or where it comes from when that is refused. */
-const described = (d: OpenDialog) => (d.refusedFrame ? `${d.type} dialog (${REFUSED_FRAME_TEXT})` : `${d.type} dialog ("${(d.message ?? '').slice(0, 200)}")`);
+const described = (d: OpenDialog) =>
+  d.unseen
+    ? 'dialog (opened by the page before the tools watched the tab, e.g. alert() or confirm() while it loaded; its text cannot be read)'
+    : d.refusedFrame
+      ? `${d.type} dialog (${REFUSED_FRAME_TEXT})`
+      : `${d.type} dialog ("${(d.message ?? '').slice(0, 200)}")`;
 
 /** A frame URL that names no page of its own: its content is its parent's or opener's doing. */
 function addressless(url: string): boolean {
@@ -111,8 +131,12 @@ export function openDialog(tabId: number): OpenDialog | undefined {
  * answered, so a call would only end at its timeout. It is refused at once instead.
  */
 export function dialogBlocksError(tabId: number, d: OpenDialog): ToolError {
-  return new ToolError(`A ${described(d)} is open in tab ${tabId} and blocks its page: answer it with browser_handle_dialog first`, { code: 'not_available', category: 'validation', retryable: true });
+  const next = d.unseen ? UNSEEN_WAY_OUT : 'answer it with browser_handle_dialog first';
+  return new ToolError(`A ${described(d)} is open in tab ${tabId} and blocks its page: ${next}`, { code: 'not_available', category: 'validation', retryable: true });
 }
+
+/** Stop watching the tab's dialogs in this session (its Page.enable failed). */
+const untrackers = new Map<number, () => void>();
 
 function track(tabId: number): void {
   if (pageEnabled.has(tabId)) return;
@@ -140,24 +164,126 @@ function track(tabId: number): void {
       });
     }
   });
-  const offGone = onDebuggerGone(tabId, () => {
+  const stop = () => {
+    if (!live) return;
     live = false;
     pageEnabled.delete(tabId);
-    open.delete(tabId);
-    letGo(tabId);
+    enabling.delete(tabId);
+    untrackers.delete(tabId);
     offEvents();
     offGone();
+  };
+  untrackers.set(tabId, stop);
+  const offGone = onDebuggerGone(tabId, () => {
+    stop();
+    open.delete(tabId);
+    letGo(tabId);
   });
 }
 
 /**
- * Run a debugger-driven action; if a dialog opens meanwhile, resolve at once with it (the action's
- * own CDP commands finish once the dialog is handled).
+ * How long Page.enable may take before the tab is looked at for a dialog nobody saw open. A page
+ * whose main thread is blocked (by a dialog, or by its own busy script) answers it only once free.
  */
-export async function runWatchingDialogs<T>(tabId: number, send: CdpSend, action: () => Promise<T>): Promise<{ result?: T; dialog?: OpenDialog }> {
-  if (!pageEnabled.has(tabId)) {
-    await send('Page.enable');
-    track(tabId);
+const PAGE_ENABLE_WAIT_MS = 1_500;
+/** How long the browser may take to take an input event (it drops them at once while a dialog blocks the page). */
+const INPUT_PROBE_WAIT_MS = 500;
+/** After the probe was taken: a page that was only busy a moment has answered Page.enable by then. */
+const PROBE_SETTLE_MS = 250;
+
+/** Page.enable sent in the tab's session and not answered yet. */
+const enabling = new Map<number, Promise<void>>();
+
+/**
+ * Watch the tab's dialogs in the current session: the events first, then Page.enable. The browser
+ * reports dialogs from the moment the command reaches it, even while the page has not answered it.
+ */
+function startWatching(tabId: number, send: CdpSend): void {
+  if (pageEnabled.has(tabId)) return;
+  track(tabId);
+  const p = send('Page.enable').then(() => {});
+  enabling.set(tabId, p);
+  const settled = () => {
+    if (enabling.get(tabId) === p) enabling.delete(tabId);
+    // The page answers again: a dialog that blocked it unseen is gone.
+    if (open.get(tabId)?.unseen) {
+      open.delete(tabId);
+      letGo(tabId);
+    }
+  };
+  p.then(settled, () => {
+    settled();
+    // Not watching after all: the next call enables the Page domain again.
+    if (enabling.get(tabId) === undefined) untrackers.get(tabId)?.();
+  });
+}
+
+/**
+ * Whether the browser drops input to the tab: it does while a JavaScript dialog blocks the page,
+ * and answers a dropped event at once; a page whose own script is busy takes input only once free
+ * (the event is delivered then: a Shift key let go, which no page acts on).
+ */
+async function inputDropped(send: CdpSend): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const taken = send('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Shift', code: 'ShiftLeft', windowsVirtualKeyCode: 16 }).then(() => true, () => false);
+  return Promise.race([taken, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), INPUT_PROBE_WAIT_MS)))]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The tab's page as the dialog watch finds it: 'ready' (it answers; dialogs are watched),
+ * 'dialog' (a dialog blocks it: one seen opening, or one that opened before the tools watched,
+ * now known as `unseen`), or 'busy' (it does not answer yet; dialogs are watched all the same).
+ * Throws what Page.enable failed with.
+ */
+async function pageState(tabId: number, send: CdpSend): Promise<'ready' | 'dialog' | 'busy'> {
+  startWatching(tabId, send);
+  if (open.has(tabId)) return 'dialog';
+  const p = enabling.get(tabId);
+  if (!p) return 'ready';
+  const answered = (ms: number) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    return Promise.race([p.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]).finally(() => clearTimeout(timer));
+  };
+  if (await answered(PAGE_ENABLE_WAIT_MS)) return 'ready';
+  if (open.has(tabId)) return 'dialog';
+  if (!(await inputDropped(send))) return 'busy';
+  // A page busy only a moment could have taken the probe as it came free: it answers Page.enable too.
+  if (await answered(PROBE_SETTLE_MS)) return 'ready';
+  if (!open.has(tabId)) {
+    open.set(tabId, { type: 'unknown', unseen: true });
+    holdWhileOpen(tabId);
+  }
+  return 'dialog';
+}
+
+/**
+ * For a call whose page did not answer: throws dialogBlocksError when a dialog blocks the tab,
+ * also one that opened before the tools watched it (the call would otherwise wait for its timeout
+ * with nothing said of the dialog). Returns when no dialog is found (the page is busy) or the
+ * debugger cannot be used on the tab.
+ */
+export async function throwIfDialogBlocks(tabId: number): Promise<void> {
+  const known = open.get(tabId);
+  if (known) throw dialogBlocksError(tabId, known);
+  const state = await withDebugger(tabId, (send) => pageState(tabId, send)).catch(() => null);
+  const d = open.get(tabId);
+  if (state === 'dialog' && d) throw dialogBlocksError(tabId, d);
+}
+
+/**
+ * Run a debugger-driven action; if a dialog opens meanwhile, resolve at once with it (the action's
+ * own CDP commands finish once the dialog is handled). A dialog already blocking the page is
+ * refused at once (dialogBlocksError), unless `leaves`: the action leaves the page.
+ */
+export async function runWatchingDialogs<T>(tabId: number, send: CdpSend, action: () => Promise<T>, opts: { leaves?: boolean } = {}): Promise<{ result?: T; dialog?: OpenDialog }> {
+  const state = await pageState(tabId, send);
+  // An action that leaves the page (navigation, reload) goes ahead on a blocked page: it
+  // dismisses a dialog the tools could not answer, and the new page's dialogs are watched.
+  if (!opts.leaves) {
+    const d = open.get(tabId);
+    if (state === 'dialog' && d) throw dialogBlocksError(tabId, d);
+    // A busy page: the action waits for it, as its commands would.
+    if (state === 'busy') await enabling.get(tabId);
   }
   let onDialog!: (d: OpenDialog) => void;
   const opened = new Promise<OpenDialog>((resolve) => (onDialog = resolve));
@@ -187,13 +313,13 @@ export const dialogTools = {
     const tab = await ctx.tab(input.tabId);
     const accept = input.action !== 'dismiss';
     const promptText = input.promptText;
-    const known = open.get(tab.id!);
+    let known = open.get(tab.id!);
     try {
       await withDebugger(tab.id!, async (send) => {
-        if (!pageEnabled.has(tab.id!)) {
-          await send('Page.enable');
-          track(tab.id!);
-        }
+        // A page that does not answer is looked at for a dialog the tools did not see open.
+        await pageState(tab.id!, send);
+        known = open.get(tab.id!);
+        if (known?.unseen) throw new ToolError(`A ${described(known)} is open in tab ${tab.id}: ${UNSEEN_WAY_OUT}`, { code: 'not_available', category: 'validation' });
         await send('Page.handleJavaScriptDialog', { accept, ...(promptText !== undefined ? { promptText } : {}) });
       });
     } catch (err) {

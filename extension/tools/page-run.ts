@@ -8,6 +8,7 @@
 import type { PageLib } from '../page/index.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { refusalReason } from './url-policy.ts';
+import { throwIfDialogBlocks } from './dialogs.ts';
 
 export type { PageLib };
 export type PageFn = keyof PageLib;
@@ -105,7 +106,7 @@ async function injectNow(target: ScriptTarget): Promise<void> {
 
 async function runStub(target: ScriptTarget, name: string, args: unknown[], notAfter: number | null, immediately: boolean): Promise<{ answer: StubAnswer | undefined; documentId?: string }> {
   const run = chrome.scripting.executeScript({ target, world: 'ISOLATED', func: stub, args: [PAGE_LIB_KEY, name, args, notAfter], ...(immediately ? { injectImmediately: true } : {}) });
-  const [res] = immediately ? await run : await untilLoadedOrStuck(target, run);
+  const [res] = immediately ? await untilAnswered(target, run) : await untilLoadedOrStuck(target, run);
   if (res && 'error' in res && res.error) throw new Error(String((res as { error: unknown }).error));
   return { answer: res?.result as StubAnswer | undefined, documentId: res?.documentId };
 }
@@ -180,8 +181,10 @@ async function stillStuck(target: ScriptTarget): Promise<boolean> {
 
 /**
  * `run`'s results, or (thrown as STILL_LOADING) the news that its document has not finished
- * loading after LOADING_WAIT_MS. A loaded page that does not answer (its main thread busy, a
- * dialog open) is waited for as before: the call's signal ends that wait.
+ * loading after LOADING_WAIT_MS. A page that does not answer is looked at for a dialog blocking it
+ * (throwIfDialogBlocks: also one that opened before the tools watched the tab, e.g. alert() while
+ * loading, which the call would otherwise wait on until its timeout); a busy one is waited for as
+ * before: the call's signal ends that wait.
  */
 async function untilLoadedOrStuck<T>(target: ScriptTarget, run: Promise<T>): Promise<T> {
   run.catch(() => {}); // may settle after the race is decided
@@ -193,7 +196,28 @@ async function untilLoadedOrStuck<T>(target: ScriptTarget, run: Promise<T>): Pro
   } finally {
     clearTimeout(timer);
   }
-  if (stillParsing(await readyState(target))) throw STILL_LOADING;
+  const state = await readyState(target);
+  if (stillParsing(state)) throw STILL_LOADING;
+  if (state === null) await throwIfDialogBlocks(target.tabId);
+  return run;
+}
+
+/**
+ * `run`'s results, from a document known to be still loading (scripts run in it at once). One
+ * that has not answered after LOADING_WAIT_MS and does not answer a look either may be blocked
+ * by a dialog: that is said at once (throwIfDialogBlocks); a busy page is waited for.
+ */
+async function untilAnswered<T>(target: ScriptTarget, run: Promise<T>): Promise<T> {
+  run.catch(() => {}); // may settle after the race is decided
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), LOADING_WAIT_MS)));
+  try {
+    const first = await Promise.race([run, late]);
+    if (first !== 'late') return first;
+  } finally {
+    clearTimeout(timer);
+  }
+  if ((await readyState(target)) === null) await throwIfDialogBlocks(target.tabId);
   return run;
 }
 

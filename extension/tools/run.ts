@@ -27,6 +27,9 @@ const RUNS_WITH_DIALOG: ReadonlySet<string> = new Set([
   'browser_get_network_request', 'browser_get_websocket_frames', 'browser_export_har',
 ]);
 
+/** Tools that leave the tab's page: they dismiss a dialog it shows. */
+const LEAVES_PAGE: ReadonlySet<string> = new Set(['browser_navigate_tab', 'browser_reload_tab', 'browser_go_back', 'browser_go_forward']);
+
 function tabIdsOf(call: { input: Record<string, unknown>; tabId?: number }): Set<number> {
   const ids = new Set<number>();
   if (typeof call.input.tabId === 'number') ids.add(call.input.tabId);
@@ -61,7 +64,8 @@ export async function runBuiltin(
   if (!RUNS_WITH_DIALOG.has(call.tool)) {
     for (const id of tabIdsOf(call)) {
       const d = openDialog(id);
-      if (d) throw dialogBlocksError(id, d);
+      // A dialog the tools cannot answer (it opened before they watched the tab) is dismissed by leaving the page.
+      if (d && !(d.unseen && LEAVES_PAGE.has(call.tool))) throw dialogBlocksError(id, d);
     }
   }
   // Until the call ends, its page actions go only to documents of the approved site (url-policy.ts).

@@ -125,7 +125,10 @@ function reportWaiting(ctx: { progress(p: { progress: number; total?: number; me
  * Page domain, enabled before the dialog opens, can see or answer that dialog (the call ran into
  * its timeout, and every later call on the tab hung behind the dialog). So on a page tools may use,
  * the navigation starts with the debugger watching dialogs, as a click does: the dialog comes back
- * at once and browser_handle_dialog answers it (accept leaves, dismiss stays).
+ * at once and browser_handle_dialog answers it (accept leaves, dismiss stays). A page blocked by a
+ * dialog the tools could not see open (it opened before they watched the tab), or by its own busy
+ * script, is left all the same: the navigation dismisses that dialog, and a dialog the new page
+ * opens while loading is watched (the tab was navigated without waiting for the blocked page).
  */
 async function leaveWatchingDialogs(tab: chrome.tabs.Tab, start: () => Promise<unknown>, done: Promise<void> | null): Promise<OpenDialog | null> {
   const until = async () => {
@@ -139,7 +142,7 @@ async function leaveWatchingDialogs(tab: chrome.tabs.Tab, start: () => Promise<u
     await until();
     return null;
   }
-  const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, until));
+  const r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, until, { leaves: true }));
   if (!r.dialog) return null;
   done?.catch(() => {}); // settles once the dialog is answered (or times out)
   return r.dialog;
