@@ -4,6 +4,7 @@
  * turns HTTP error bodies into one clear CLI error.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { readRegularFileSync } from '../server/protocol/regular-file.ts';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../server/limits.ts';
 import { resolveConfigDir } from '../server/state/paths.ts';
@@ -33,7 +34,7 @@ export function readPidFile(dir: string): PidFile | null {
   const path = join(dir, 'server.pid');
   if (!existsSync(path)) return null;
   try {
-    const raw = readFileSync(path, 'utf8').trim();
+    const raw = readRegularFileSync(path).trim();
     // Accept both the JSON form serve.ts writes and a bare pid.
     const parsed = raw.startsWith('{') ? JSON.parse(raw) : { pid: Number(raw), port: 0 };
     if (!Number.isInteger(parsed.pid) || parsed.pid <= 0) return null;
@@ -69,7 +70,7 @@ function isZombie(pid: number): boolean {
  */
 export function lastPort(dir: string): number | null {
   try {
-    const port = (JSON.parse(readFileSync(join(dir, 'extension', 'server.json'), 'utf8')) as { port?: unknown }).port;
+    const port = (JSON.parse(readRegularFileSync(join(dir, 'extension', 'server.json'))) as { port?: unknown }).port;
     return typeof port === 'number' && Number.isInteger(port) && port > 0 && port <= 65535 ? port : null;
   } catch {
     return null;

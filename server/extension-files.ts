@@ -5,7 +5,7 @@
  * executable (cli/embedded-extension.ts).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readRegularFileSync } from './protocol/regular-file.ts';
 import { mkdir, readdir, rm } from './state/fs-async.ts';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from './state/atomic.ts';
@@ -38,7 +38,12 @@ export async function installEmbeddedExtension(files: EmbeddedFile[], configDir:
   for (const f of contents) hash.update(f.path).update('\0').update(f.data).update('\0');
   const digest = hash.digest('hex');
   const hashPath = join(dir, HASH_FILE);
-  const current = existsSync(hashPath) ? readFileSync(hashPath, 'utf8').trim() : '';
+  // Not read from a FIFO or a device put in its place (the read would hold the server for good):
+  // anything but a regular file there counts as no hash, and the copy below writes over it.
+  let current = '';
+  try {
+    current = readRegularFileSync(hashPath).trim();
+  } catch {}
   let copied = false;
   if (current !== digest) {
     await mkdir(dir, { recursive: true, mode: 0o700 });

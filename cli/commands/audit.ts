@@ -1,5 +1,6 @@
 /** `opentabs audit`: tool invocation history from GET /audit, or the on-disk log with --file. */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { NotRegularFileError, readRegularFileSync } from '../../server/protocol/regular-file.ts';
 import { join } from 'node:path';
 import { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT } from '../../server/limits.ts';
 import type { AuditEntry } from '../../server/state/audit.ts';
@@ -102,7 +103,16 @@ export function readAuditFiles(
   for (const name of ['audit.log.1', 'audit.log']) {
     const path = join(dir, name);
     if (!existsSync(path)) continue;
-    for (const line of readFileSync(path, 'utf8').split('\n')) {
+    let text: string;
+    try {
+      text = readRegularFileSync(path);
+    } catch (e) {
+      // A FIFO or a device in the log's place: opening or reading it would never end.
+      if (!(e instanceof NotRegularFileError)) throw e;
+      err(`(${e.message} Its entries are not shown.)`);
+      continue;
+    }
+    for (const line of text.split('\n')) {
       if (!line.trim()) continue;
       try {
         const e = JSON.parse(line) as AuditEntry;

@@ -3,6 +3,7 @@
  * any check fails (warnings alone exit 0).
  */
 import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { readRegularFileSync } from '../../server/protocol/regular-file.ts';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { DEFAULT_PORT, MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
 import { readSecretSync, secretPath } from '../../server/state/secret.ts';
@@ -197,7 +198,7 @@ export function configFileChecks(dir: string): Check[] {
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(configPath(dir), 'utf8'));
+    raw = JSON.parse(readRegularFileSync(configPath(dir)));
   } catch {
     return checks;
   }

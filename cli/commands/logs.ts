@@ -3,11 +3,12 @@
  * followed; with --plugin, only lines about that plugin — and, while following a running server,
  * the plugin's own log entries as the server publishes them over MCP logging.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, readSync, statSync } from 'node:fs';
+import { NotRegularFileError, openRegularSync } from '../../server/protocol/regular-file.ts';
 import { join } from 'node:path';
 import { parse, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
-import { c, err, literal, out, printable, usageError } from '../output.ts';
+import { CliError, c, err, literal, out, printable, usageError } from '../output.ts';
 import { api, configDir, probePort, requireVerifiedServer, resolveTarget, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json] [--port N]
@@ -71,7 +72,9 @@ export const command: Command = {
     // Poll: simple, works across rotation (server.log renamed to server.log.1 and recreated).
     setInterval(() => {
       if (!existsSync(path)) return;
-      const size = statSync(path).size;
+      const st = statSync(path);
+      if (!st.isFile()) return;
+      const size = st.size;
       if (size < offset) offset = 0;
       if (size === offset) return;
       const chunk = readFrom(path, offset);
@@ -85,9 +88,16 @@ export const command: Command = {
 };
 
 function readFrom(path: string, offset: number): string {
-  const fd = openSync(path, 'r');
+  let fd: number;
   try {
-    const size = statSync(path).size;
+    // Not a FIFO or a device another program put there: opening or reading one would never end.
+    fd = openRegularSync(path, constants.O_RDONLY);
+  } catch (e) {
+    if (e instanceof NotRegularFileError) throw new CliError(e.message);
+    throw e;
+  }
+  try {
+    const size = fstatSync(fd).size;
     if (size <= offset) return '';
     const buf = Buffer.alloc(size - offset);
     const n = readSync(fd, buf, 0, buf.length, offset);

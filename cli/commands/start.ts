@@ -4,6 +4,7 @@
  * MCP client configuration.
  */
 import { constants, existsSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { readRegularFileBytesSync, readRegularFileSync } from '../../server/protocol/regular-file.ts';
 import { join, resolve } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
@@ -283,7 +284,7 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
  */
 function installHash(dir: string): string | null {
   try {
-    return readFileSync(join(dir, 'extension', '.install-hash'), 'utf8').trim() || null;
+    return readRegularFileSync(join(dir, 'extension', '.install-hash')).trim() || null;
   } catch {
     return null;
   }
@@ -327,7 +328,7 @@ async function relayExtensionNotes(logPath: string, from: number, pid: number): 
   for (;;) {
     try {
       // `from` is a byte offset (the log's size before the spawn).
-      text = readFileSync(logPath).subarray(from).toString('utf8');
+      text = readRegularFileBytesSync(logPath).subarray(from).toString('utf8');
     } catch {
       return;
     }
@@ -563,7 +564,7 @@ async function portHolder(dir: string, port: number): Promise<{ text: string; st
 
 function readLogTail(path: string, from: number): string {
   try {
-    const text = readFileSync(path, 'utf8').slice(from);
+    const text = readRegularFileSync(path).slice(from);
     return text.split('\n').slice(-20).join('\n').trim();
   } catch {
     return '';

@@ -3,8 +3,8 @@
  * `~/.opentabs`) and the bearer secret in `<dir>/extension/auth.json` (`{"secret": "<64 hex>"}`,
  * mode 0600). The server writes them (server/state/); the CLI and the plugin tooling read them.
  */
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { readRegularFileSync } from './regular-file.ts';
 
 /**
  * os.homedir(): on POSIX that is $HOME when it is set, read here without loading node:os (≈ 1 ms
@@ -31,11 +31,11 @@ export function isValidSecret(s: unknown): s is string {
   return typeof s === 'string' && SECRET_RE.test(s);
 }
 
-/** The stored secret, or null when the file is missing or not a valid secret. */
+/** The stored secret, or null when the file is missing, not a regular file, or not a valid secret. */
 export function readSecretSync(dir: string): string | null {
   let text: string;
   try {
-    text = readFileSync(secretPath(dir), 'utf8');
+    text = readRegularFileSync(secretPath(dir));
   } catch {
     return null;
   }

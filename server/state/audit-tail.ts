@@ -9,6 +9,9 @@ import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { close, fstat, open, read } from './fs-async.ts';
 import { O_NOFOLLOW } from './log-file.ts';
 
+const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
+const NO_LINES = new Set(['ENOENT', 'ELOOP', 'ENXIO']);
+
 const TAIL_CHUNK_BYTES = 64 * 1024;
 /**
  * Longest line read. The server writes far shorter ones (audit.ts bounds every field of an
@@ -77,15 +80,19 @@ class LinesFromEnd {
 export async function forEachLineFromEnd(path: string, visit: (line: string) => boolean, endOffset?: number): Promise<void> {
   let fd: number;
   try {
-    fd = await open(path, constants.O_RDONLY | O_NOFOLLOW);
+    fd = await open(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (err) {
-    // A symbolic link in the log's place (ELOOP) is not read: its target is some other file.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ELOOP') return;
+    // A symbolic link in the log's place (ELOOP) is not read: its target is some other file. A
+    // socket there (ENXIO) has no lines either.
+    if (NO_LINES.has((err as NodeJS.ErrnoException).code ?? '')) return;
     throw err;
   }
   try {
+    const st = await fstat(fd);
+    // A FIFO, socket or device in the log's place has no lines (reading a FIFO waits for a writer).
+    if (!st.isFile()) return;
     const lines = new LinesFromEnd(visit);
-    let pos = Math.min((await fstat(fd)).size, endOffset ?? Infinity);
+    let pos = Math.min(st.size, endOffset ?? Infinity);
     while (pos > 0) {
       const len = Math.min(TAIL_CHUNK_BYTES, pos);
       pos -= len;
@@ -103,15 +110,19 @@ export async function forEachLineFromEnd(path: string, visit: (line: string) => 
 export function forEachLineFromEndSync(path: string, visit: (line: string) => boolean, endOffset?: number): void {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW);
+    fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (err) {
-    // A symbolic link in the log's place (ELOOP) is not read: its target is some other file.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ELOOP') return;
+    // A symbolic link in the log's place (ELOOP) is not read: its target is some other file. A
+    // socket there (ENXIO) has no lines either.
+    if (NO_LINES.has((err as NodeJS.ErrnoException).code ?? '')) return;
     throw err;
   }
   try {
+    const st = fstatSync(fd);
+    // A FIFO, socket or device in the log's place has no lines (reading a FIFO waits for a writer).
+    if (!st.isFile()) return;
     const lines = new LinesFromEnd(visit);
-    let pos = Math.min(fstatSync(fd).size, endOffset ?? Infinity);
+    let pos = Math.min(st.size, endOffset ?? Infinity);
     while (pos > 0) {
       const len = Math.min(TAIL_CHUNK_BYTES, pos);
       pos -= len;

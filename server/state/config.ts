@@ -3,7 +3,8 @@
  * Written atomically (0600) and never drops keys this version does not know, so an older server
  * cannot erase settings written by a newer one (or by hand).
  */
-import { chmod, readdir, readFile, rename, rm, stat } from './fs-async.ts';
+import { chmod, readdir, rename, rm, stat } from './fs-async.ts';
+import { NotRegularFileError, readRegularFileSync } from '../protocol/regular-file.ts';
 import { isAbsolute, join } from 'node:path';
 import type { Permission } from '../protocol/methods.ts';
 import { OpenTabsError } from '../errors.ts';
@@ -124,14 +125,17 @@ export function normalizeOrigin(input: string): string | null {
   }
 }
 
-type ReadResult = { kind: 'missing' } | { kind: 'ok'; data: ConfigData } | { kind: 'corrupt'; error: string };
+type ReadResult = { kind: 'missing' } | { kind: 'ok'; data: ConfigData } | { kind: 'corrupt'; error: string } | { kind: 'notRegular'; what: string };
 
 async function readConfigFile(path: string): Promise<ReadResult> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // A FIFO, socket or device in config.json's place is not opened for reading: its open or its
+    // read would never end (regular-file.ts). The file is small: read in one go.
+    text = readRegularFileSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    if (err instanceof NotRegularFileError) return { kind: 'notRegular', what: err.kind };
     throw err;
   }
   try {
@@ -183,7 +187,10 @@ export class ConfigStore {
     }
     const aside = `${this.path}.corrupt-${Date.now()}`;
     await rename(this.path, aside).catch(() => {});
-    this.lastLoadError = `config.json was not valid JSON (${r.error}); moved to ${aside} and started from defaults`;
+    this.lastLoadError =
+      r.kind === 'notRegular'
+        ? `config.json was ${r.what}, not a regular file; moved to ${aside} and started from defaults`
+        : `config.json was not valid JSON (${r.error}); moved to ${aside} and started from defaults`;
     this.data = defaultConfig();
     await this.write(this.data);
   }

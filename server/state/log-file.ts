@@ -3,10 +3,13 @@
  * link. A link planted in a log's place (audit.log → ~/.bashrc) would otherwise have every line
  * appended to its target. Such a link is removed — only the link, its target is not touched —
  * and a regular file is created in its place, with one line on stderr naming it: the logs keep
- * being written, so planting a link cannot switch the audit trail off either.
+ * being written, so planting a link cannot switch the audit trail off either. A named pipe, a
+ * socket or a device node in a log's place is removed the same way (opening a FIFO to write
+ * waited for a reader for good: the server never started); a folder there is an error naming it.
  */
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, unlinkSync, writeSync } from 'node:fs';
 import { FILE_MODE } from './paths.ts';
+import { NotRegularFileError, openRegularSync } from '../protocol/regular-file.ts';
 
 /** 0 where the platform has no O_NOFOLLOW (the lstat check below still applies). */
 export const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -22,15 +25,21 @@ function isSymlink(path: string): boolean {
 
 /** A descriptor appending to `path`, a regular file (created with `mode` when missing), never a link's target. */
 export function openLogForAppend(path: string, mode: number = FILE_MODE): number {
+  let what = 'a symbolic link';
+  let detail = ' (its target is left as it was)';
   try {
-    if (!isSymlink(path)) return openSync(path, APPEND_FLAGS, mode);
+    if (!isSymlink(path)) return openRegularSync(path, APPEND_FLAGS, mode);
   } catch (err) {
-    if (!isSymlink(path)) throw err;
+    if (err instanceof NotRegularFileError) {
+      if (err.isFolder) throw err;
+      what = err.kind;
+      detail = '';
+    } else if (!isSymlink(path)) throw err;
   }
   unlinkSync(path);
-  console.error(`opentabs: ${path} was a symbolic link; removed the link (its target is left as it was) and writing to a new file there`);
-  // One retry: a link planted again in between makes this open fail (O_NOFOLLOW) and throw.
-  return openSync(path, APPEND_FLAGS, mode);
+  console.error(`opentabs: ${path} was ${what}; removed it${detail} and writing to a new file there`);
+  // One retry: a link or pipe planted again in between makes this open fail and throw.
+  return openRegularSync(path, APPEND_FLAGS, mode);
 }
 
 /**
