@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { parseToolsJson, pluginNameFromPackage, TOOL_NAME_RE, type ToolsJson } from '../../server/protocol/plugin-manifest.ts';
+import { isBroadPattern, parseToolsJson, pluginNameFromPackage, TOOL_NAME_RE, type ToolsJson } from '../../server/protocol/plugin-manifest.ts';
 import { SDK_VERSION } from '../sdk/version.ts';
 import type { PluginDefinition } from '../sdk/define.ts';
 import { PluginBuildError } from './build-error.ts';
@@ -174,13 +174,22 @@ export function patternSuggestion(pattern: string): string {
 }
 
 /**
- * Build warnings about valid urlPatterns that likely do not say what was meant: a path without
- * "*" matches that one URL only (no page under it, no query string), so the plugin's tools find
- * no tab on any other page of the app.
+ * Build warnings about valid urlPatterns that likely do not say what was meant: one that matches
+ * every site (`<all_urls>`, a `*` host, a whole top-level domain), which users must consent to
+ * when adding the plugin; a path without "*" matches that one URL only (no page under it, no query string), so
+ * the plugin's tools find no tab on any other page of the app.
  */
 export function patternWarnings(urlPatterns: readonly string[]): string[] {
   const warnings: string[] = [];
   urlPatterns.forEach((p, i) => {
+    if (isBroadPattern(p)) {
+      warnings.push(
+        `plugin urlPatterns.${i}: ${JSON.stringify(p)} matches every site${p.startsWith('file:') ? ' or local file' : ''}, so the adapter would run in all those pages and their scripts could read the plugin's settings; ` +
+          '`opentabs plugin add` and `install` refuse it without --allow-broad-patterns, and its tools then start off. ' +
+          "List the app's own pages instead, e.g. 'https://app.example.com/*'",
+      );
+      return;
+    }
     const path = /^[^:]+:\/\/[^/]*(\/.*)$/.exec(p)?.[1];
     if (path === undefined || path.includes('*')) return;
     warnings.push(

@@ -40,7 +40,7 @@ export function checkBroadConsent(d: ConfigData, name: string, urlPatterns: read
     throw new OpenTabsError(
       'broad_patterns_need_consent',
       `Plugin "${name}" asks to run on every site or every file (${broad.join(', ')}): its code would run in every page those patterns match. ` +
-        `Nothing was added. If you trust it, repeat with --allow-broad-patterns; its tools then start off until you turn them on in the side panel or with \`opentabs config set\`.`,
+        `Nothing was added. If you trust it, repeat with --allow-broad-patterns; its tools then start off until you turn them on in the side panel or with \`opentabs config set permission.${name} ask\`.`,
       { category: 'validation' },
     );
   }
