@@ -156,6 +156,24 @@ export function csrfHeaders(header = 'x-csrf-token', opts: { meta?: string; cook
   return token ? { [header]: token } : {};
 }
 
+/** What a Response must have for the helpers to read it (a page's fetch replacement may return anything). */
+function isResponseLike(x: unknown): x is Response {
+  if (typeof x !== 'object' || x === null) return false;
+  const r = x as Record<string, unknown>;
+  return typeof r.status === 'number' && typeof r.text === 'function' && typeof (r.headers as { get?: unknown } | undefined)?.get === 'function';
+}
+
+function describeNonResponse(x: unknown): string {
+  if (x === null || x === undefined) return String(x);
+  if (typeof x !== 'object') return `a ${typeof x}`;
+  try {
+    const name = (x as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof name === 'string' && name && name !== 'Object' ? `a ${name}` : 'an object';
+  } catch {
+    return 'an object';
+  }
+}
+
 /**
  * fetch() with cookies, timeout and cancellation; throws ToolError for network failures, timeouts
  * and non-2xx statuses. Returns the Response for the caller to read.
@@ -176,7 +194,20 @@ export async function request(url: string, options: FetchOptions = {}): Promise<
   init.headers = { ...(takesDefaultHeaders(target) ? defaultHeaders : {}), ...headersRecord(init.headers) };
   let res: Response;
   try {
-    res = await fetch(target, { credentials: 'include', ...init, method, signal: controller.signal });
+    // A call cancelled before this request sends nothing (a page's fetch may not honour the signal).
+    if (controller.signal.aborted) throw controller.signal.reason;
+    // The page's own fetch runs (an app's wrapper may add its auth), and it may be one that drops
+    // the signal: the timeout and the cancel end the request here whether or not it honours it.
+    let stopWaiting!: () => void;
+    const aborted = new Promise<never>((_, reject) => {
+      stopWaiting = () => reject(controller.signal.reason);
+      controller.signal.addEventListener('abort', stopWaiting, { once: true });
+    });
+    try {
+      res = await Promise.race([fetch(target, { credentials: 'include', ...init, method, signal: controller.signal }), aborted]);
+    } finally {
+      controller.signal.removeEventListener('abort', stopWaiting);
+    }
   } catch (err) {
     if (timedOut) throw ToolError.timeout(`${method} ${url} timed out after ${timeoutMs} ms`);
     if (signal?.aborted) throw new ToolError(`${method} ${url} was cancelled`, { code: 'cancelled', category: 'internal', retryable: false });
@@ -184,6 +215,12 @@ export async function request(url: string, options: FetchOptions = {}): Promise<
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
+  }
+  if (!isResponseLike(res)) {
+    throw ToolError.internal(
+      `${method} ${url}: the page's fetch returned ${describeNonResponse(res)} instead of a Response (the page has replaced window.fetch with one that does not answer like it); read the data another way, e.g. from the page's own state`,
+      { code: 'bad_response', retryable: false },
+    );
   }
   const category = categoryForStatus(res.status);
   if (category) {
