@@ -14,6 +14,7 @@ import type { ToolCtx, ToolEnv } from './types.ts';
 import { guardBuiltinCall, pinApprovedSite, resolveFileUrls, scrubRefusedUrls, setFileResolver, shownUrl, urlPolicy } from './url-policy.ts';
 import { dialogBlocksError, openDialog } from './dialogs.ts';
 import { getTab } from './tabs.ts';
+import { replacedText, replacementOf, watchReplacedTabs } from './tab-lookup.ts';
 
 /** Tools that work on a discarded tab (they reload or describe the tab, or read what was recorded). */
 const RUNS_ON_DISCARDED: ReadonlySet<string> = new Set([
@@ -51,6 +52,7 @@ export async function runBuiltin(
   if (!isBuiltinTool(call.tool)) {
     throw new ToolError(`This extension version does not implement ${call.tool}; update the extension`, { code: 'unknown_tool', category: 'not_found' });
   }
+  watchReplacedTabs();
   const handler = TOOL_HANDLERS[call.tool as keyof typeof TOOL_HANDLERS] as (input: Record<string, unknown>, ctx: ToolCtx) => Promise<DispatchResult>;
   // file:// URLs the call may meet are judged by the file they lead to (links followed), which
   // only the server can tell: asked first, so the checks below and in the handler know it.
@@ -171,7 +173,12 @@ async function explainFailure(err: unknown, call: { tool: string; input: Record<
   if (code === 'cancelled' || code === 'tab_closed' || code === 'invalid_arguments' || code === 'page_not_allowed') return err;
   for (const id of tabIdsOf(call)) {
     const tab = await chrome.tabs.get(id).catch(() => null);
-    if (!tab) return new ToolError(`Tab ${id} was closed while ${call.tool} ran on it. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
+    if (!tab) {
+      // Discarded (or its page swapped for a prerendered one) under a new id: not closed.
+      const now = await replacementOf(id);
+      if (now) return new ToolError(`${replacedText(id, now)} (${call.tool} was running on it and did not finish)`, { code: 'tab_closed', category: 'not_found' });
+      return new ToolError(`Tab ${id} was closed while ${call.tool} ran on it. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
+    }
     if (tab.discarded) return discardedError(id);
     // Not discarded yet unloaded: its renderer stopped (a crash, e.g. on a page nested too deep
     // for Chrome to lay out); every call on it fails until it is reloaded.

@@ -21,6 +21,7 @@
 import { TAB_URL_WAIT_MS } from '../../server/protocol/limits.ts';
 import { EXTENSION_HINT_COMMANDS } from '../../server/protocol/errors.ts';
 import { ToolError } from '../shared/tool-error.ts';
+import { getTab } from './tab-lookup.ts';
 
 interface PolicyState {
   allowFileUrls: boolean;
@@ -411,13 +412,8 @@ export function tabRefusedError(tabId: number, why: string): ToolError {
   return new ToolError(`Tools may not use tab ${tabId}: ${why}. ${allowedText()}`, { code: 'page_not_allowed', category: 'auth' });
 }
 
-async function getTabOrFail(tabId: number): Promise<chrome.tabs.Tab> {
-  try {
-    return await chrome.tabs.get(tabId);
-  } catch {
-    throw new ToolError(`No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
-  }
-}
+/** The tab, or tab_closed naming it (or the id Chrome gave it when it discarded it: tab-lookup.ts). */
+const getTabOrFail = (tabId: number): Promise<chrome.tabs.Tab> => getTab(tabId);
 
 /** A tab just opened may not know its URL yet (file:// has no pendingUrl): wait, bounded, for one. */
 async function tabWithUrl(tabId: number): Promise<chrome.tabs.Tab> {
