@@ -16,7 +16,11 @@ if (process.versions.bun) {
   await runCli(process.argv.slice(2));
 } else {
   const bun = findBun();
-  const child = spawn(bun, [entry, ...process.argv.slice(2)], { stdio: 'inherit' });
+  // JavaScriptCore options for a server this process may become (cli/server-env.ts: same names
+  // and values); one already set in the environment wins.
+  const env = { ...process.env };
+  if (env.BUN_JSC_useFTLJIT === undefined) env.BUN_JSC_useFTLJIT = '0';
+  const child = spawn(bun, [entry, ...process.argv.slice(2)], { stdio: 'inherit', env });
   // Ctrl-C in a terminal already reaches the child (same process group): forwarding it too would
   // make the server see a second SIGINT mid-shutdown. Signals sent to this process alone are passed on.
   process.on('SIGINT', () => {

@@ -12,6 +12,7 @@ import type { Command } from '../command.ts';
 import type { EmbeddedFile } from '../embedded-extension.ts';
 import { CliError, c, err, out, say } from '../output.ts';
 import { isCompiled, selfCommand } from '../self.ts';
+import { withServerEnv } from '../server-env.ts';
 import { describePortHolder, findPortHolder, insteadOf, stopCommandFor } from '../port-holder.ts';
 import { checkConfigServer, checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor } from '../server-client.ts';
 
@@ -378,7 +379,7 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
     child = (await import('node:child_process')).spawn(cmd, [...args, 'start', '--port', String(port), ...(dev ? ['--dev'] : [])], {
       detached: true,
       stdio: ['ignore', fd, fd],
-      env: { ...process.env, OPENTABS_CONFIG_DIR: dir, NO_COLOR: '1', [BACKGROUND_CHILD_ENV]: '1' },
+      env: { ...withServerEnv(process.env), OPENTABS_CONFIG_DIR: dir, NO_COLOR: '1', [BACKGROUND_CHILD_ENV]: '1' },
     });
   } finally {
     closeSync(fd);

@@ -33,6 +33,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildServerBundle, bundleStaleReason } from '../../cli/server-bundle.ts';
+import { withServerEnv } from '../../cli/server-env.ts';
 import { MEMORY_RELEASE_IDLE_MS, PLUGIN_MAX_CONCURRENCY } from '../../server/limits.ts';
 import { FRESH_MS } from '../../server/plugins/folder-cache.ts';
 import { rssParts } from './lib/proc.ts';
@@ -112,7 +113,8 @@ async function startChild(plugins: number, toolsEach: number, profile = false): 
   const proc = spawn(process.execPath, [...bunFlags, ...profArgs, join(import.meta.dir, 'server.ts'), '--child', dir], {
     stdio: ['pipe', 'pipe', 'inherit'],
     cwd: ROOT,
-    env: { ...process.env, ...childEnv },
+    // As the CLI starts a server (cli/server-env.ts); BENCH_CHILD_ENV can override it.
+    env: { ...withServerEnv(process.env), ...childEnv },
   });
   // stdout is read as lines: the first is the child's address, each later one answers a command.
   const lines: string[] = [];

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { withServerEnv } from '../../../cli/server-env.ts';
 
 export const ROOT = join(import.meta.dir, '..', '..', '..');
 export const BUN = process.execPath;
@@ -77,9 +78,12 @@ export function waitForLine<T>(proc: ChildProcess, match: (line: string) => T | 
   });
 }
 
-/** Start test/bench/lib/server-child.ts on `configDir` (extra Bun flags first, e.g. a CPU profile). */
+/**
+ * Start test/bench/lib/server-child.ts on `configDir` (extra Bun flags first, e.g. a CPU profile),
+ * with the environment the CLI gives the servers it starts (cli/server-env.ts).
+ */
 export async function startServerChild(configDir: string, limits: Record<string, unknown>, bunFlags: string[] = []): Promise<ServerProc> {
-  const proc = spawn(BUN, [...bunFlags, join(import.meta.dir, 'server-child.ts'), configDir, JSON.stringify(limits)], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const proc = spawn(BUN, [...bunFlags, join(import.meta.dir, 'server-child.ts'), configDir, JSON.stringify(limits)], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...withServerEnv(process.env), NO_COLOR: '1' } });
   try {
     const info = await waitForLine(
       proc,
