@@ -16,6 +16,7 @@
 import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/protocol/limits.ts';
 import type { PendingConfirmation } from '../shared/panel-protocol.ts';
 import { ARM_MS, forgetOthers, stillFor } from './arming.ts';
+import { cardTabChange } from './card-tabs.ts';
 import { h, showHidden } from './dom.ts';
 
 /** Characters of a target line (URL, domain) shown before it is cut: the site comes first in them. */
@@ -48,6 +49,17 @@ function approvalTarget(p: PendingConfirmation): HTMLElement {
   if (t.domain) lines.push(h('div', { class: 'domain', 'data-testid': 'approval-domain' }, targetText(t.domain)));
   if (t.url) lines.push(h('div', { class: 'url', 'data-testid': 'approval-url' }, targetText(t.url)));
   if (t.tabId !== undefined) lines.push(h('div', { class: 'muted', 'data-testid': 'approval-tab' }, `Tab ${t.tabId}`));
+  const change = t.tabId !== undefined ? cardTabChange(p.id) : null;
+  if (change) {
+    const runs = p.plugin.startsWith('page:') ? 'A page tool runs only in the page named above.' : 'The call runs only while the tab shows the site named above.';
+    lines.push(
+      h(
+        'div',
+        { class: 'warning', 'data-testid': 'approval-tab-changed' },
+        'closed' in change ? `Tab ${t.tabId} was closed since this card appeared: the call cannot run.` : `Tab ${t.tabId} has moved to ${targetText(change.url)} since this card appeared. ${runs}`,
+      ),
+    );
+  }
   if (t.candidateTabs?.length) {
     lines.push(h('div', { class: 'muted' }, 'Runs in one of these tabs:'));
     for (const c of t.candidateTabs) lines.push(h('div', { class: 'url', 'data-testid': 'approval-candidate' }, `Tab ${c.tabId}: ${targetText(c.url)}`));

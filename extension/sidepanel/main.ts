@@ -9,6 +9,7 @@ import type { Permission } from '../../server/protocol/methods.ts';
 import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import { renderActivity, tickElapsed } from './activity-view.ts';
 import { armApprovalButtons, renderApprovals } from './approvals.ts';
+import { watchCardTabs } from './card-tabs.ts';
 import { ARM_MS, forgetAll, stillFor, watchPointerArrivals } from './arming.ts';
 import { h, showHidden } from './dom.ts';
 import { heldForUser } from './in-use.ts';
@@ -117,6 +118,7 @@ function render(): void {
     ...(st.configError ? [h('div', { class: 'detail error' }, st.configError)] : []),
   ]);
   section('activity', () => renderActivity(st.running, st.history, (dispatchId) => send({ type: 'stop', dispatchId })));
+  watchCardTabs(st.pending, render);
   section('approvals', () => renderApprovals(st.pending, (id, decision, alwaysAllow) => send({ type: 'confirm', id, decision, alwaysAllow })));
   section('plugins', () => {
     const busy = new Set(st.running.map((c) => c.tabId).filter((t): t is number => t !== undefined));
