@@ -211,11 +211,11 @@ export const actingTools = {
         r = await withDebugger(tab.id!, (tabSend) => runWatchingDialogs(tab.id!, tabSend, () => withFrameInput(tab.id!, tabSend, p.oopif ?? null, p, async (send) => {
           // point() selected what the field holds: inserted text replaces the selection (one input
           // event, as when a person types over it); only an empty text needs a Backspace to delete it.
-          keys.beforeKey();
+          keys.beforeKey(replace && text === '' ? 'the field was not cleared' : 'the text was not typed');
           if (replace && text === '') await pressKey(send, 'Backspace', 0);
           else await send('Input.insertText', { text });
           if (input.submit === true) {
-            keys.beforeKey();
+            keys.beforeKey('the text was typed, Enter was not pressed');
             await pressKey(send, 'Enter', 0);
           }
         })));
@@ -240,7 +240,7 @@ export const actingTools = {
         r = await withDebugger(tab.id!, (send) =>
           runWatchingDialogs(tab.id!, send, () =>
             withFrameInput(tab.id!, send, p?.oopif ?? null, p ?? { x: 0, y: 0 }, (s) => {
-              keys.beforeKey();
+              keys.beforeKey('the key was not pressed');
               return pressKey(s, String(input.key), modifierMask(input.modifiers));
             }),
           ),

@@ -230,9 +230,12 @@ const keysOff = new Set<string>();
 
 /**
  * Watches tab `tabId` from now until stop() for a frame (not the tab's own page) starting to load,
- * or committing, a page the tools may not use: the first one seen.
+ * or committing, a page the tools may not use: the first one seen. Input sent over a while (keys,
+ * a drag's moves, browser_move_mouse's steps) stops once one is seen: the pins of refused frames'
+ * iframes hold only those there when they were set, and a page can add one, or send an iframe to
+ * one, meanwhile.
  */
-function watchRefusedLoads(tabId: number): { seen: () => { url: string; why: string } | null; stop: () => void } {
+export function watchRefusedLoads(tabId: number): { seen: () => { url: string; why: string } | null; stop: () => void } {
   let seen: { url: string; why: string } | null = null;
   const on = (d: { tabId: number; frameId: number; url: string }) => {
     if (seen || d.tabId !== tabId || d.frameId === 0) return;
@@ -254,9 +257,10 @@ function watchRefusedLoads(tabId: number): { seen: () => { url: string; why: str
 export interface KeyGuard {
   /**
    * Runs right before each key (or text) is sent: throws (page_not_allowed), and nothing more is
-   * sent, once a frame of the tab started loading a page the tools may not use since the guard began.
+   * sent, once a frame of the tab started loading a page the tools may not use since the guard
+   * began; the error says what was not sent (`unsent`, e.g. "the text was not typed").
    */
-  beforeKey: () => void;
+  beforeKey: (unsent: string) => void;
   /**
    * Runs once the keys were sent (also when they failed): undoes the pins, and fails the call when
    * the keys may have reached a refused frame. With `dialog` (a key opened one, which blocks the
@@ -294,9 +298,14 @@ export interface KeyGuard {
 export async function assertKeysStayOut(tabId: number, target: ScriptTarget, modifiers = 0): Promise<KeyGuard> {
   const loads = watchRefusedLoads(tabId);
   let checked = false;
-  const beforeKey = () => {
+  const beforeKey = (unsent: string) => {
     const seen = loads.seen();
-    if (seen) throw refused(tabId, seen, 'a key, with that frame loading while keys were sent,');
+    if (seen) {
+      throw new ToolError(
+        `Tab ${tabId} loaded ${redactedUrl(seen.url) || 'a page'} in an iframe, which tools may not use (${seen.why}), while keys were sent: ${unsent}, since focus could go into that frame. Try again: a frame there before the keys is kept from taking focus`,
+        { code: 'page_not_allowed', category: 'auth' },
+      );
+    }
     checked = true;
   };
   const topDocument = async () => (await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null))?.documentId;
@@ -345,7 +354,7 @@ export async function assertKeysStayOut(tabId: number, target: ScriptTarget, mod
   }
 }
 
-async function pinnedKeys(tabId: number, target: ScriptTarget, modifiers: number, f: { url: string; why: string }, beforeKey: () => void, afterLoads: () => Promise<void>): Promise<KeyGuard> {
+async function pinnedKeys(tabId: number, target: ScriptTarget, modifiers: number, f: { url: string; why: string }, beforeKey: (unsent: string) => void, afterLoads: () => Promise<void>): Promise<KeyGuard> {
   const shortcut = (modifiers & (1 | 2 | 4)) !== 0;
   // Focus already in such an iframe: refused before anything is pinned (pinned inert, the iframe
   // would lose focus and the keys would go to the page's body instead of where they were aimed).
@@ -393,4 +402,27 @@ async function pinnedKeys(tabId: number, target: ScriptTarget, modifiers: number
     throw err;
   }
   return { beforeKey, done: after };
+}
+
+/** The error of mouse input stopped (`what`: "a drag", "the mouse moves") because a frame of tab `tabId` started loading `seen`, a page tools may not use. */
+export function refusedLoadError(tabId: number, seen: { url: string; why: string }, what: string): ToolError {
+  return new ToolError(
+    `Tab ${tabId} loaded ${redactedUrl(seen.url) || 'a page'} in an iframe, which tools may not use (${seen.why}), while ${what} went on; the rest was not sent, so that frame gets none of it`,
+    { code: 'page_not_allowed', category: 'auth' },
+  );
+}
+
+/**
+ * Sends `end` (the release of a mouse button held down, or the cancel of a drag) with every iframe
+ * of a refused frame pinned pointer-events:none, as pressGuard pins them for a press: a gesture
+ * stopped because such a frame loaded meanwhile ends on what is under it, not in it.
+ */
+export async function endPinned(tabId: number, end: () => Promise<unknown>): Promise<void> {
+  const token = crypto.randomUUID();
+  const r = await refusedFrameReaching(tabId, 'hit', token).catch(() => null);
+  try {
+    await end();
+  } finally {
+    await unpin(tabId, r?.pinned ?? [], token, false).catch(() => true);
+  }
 }
