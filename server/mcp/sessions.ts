@@ -177,6 +177,13 @@ export class McpSessions {
       return rpcErrorResponse(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
     }
     const batch = Array.isArray(body);
+    // One request in an initialized session, without progress (every call of a client that does
+    // not batch): the same checks as below, without building the batch's lists.
+    if (!batch && session && classify(body) === 'request') {
+      const m = body as Json;
+      if (m.method === 'initialize') return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: this session is already initialized');
+      if (!wantsProgress(m)) return jsonResponse(await session.run(m, req.signal), session.sessionId);
+    }
     const msgs: unknown[] = batch ? body : [body];
     if (msgs.length === 0) return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: an empty batch');
     const kinds = msgs.map(classify);

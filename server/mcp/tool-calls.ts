@@ -100,14 +100,15 @@ export async function handleToolsCall(
   }
 }
 
-async function dispatchByKind(
+/** Not async: it only picks the call to run (a throw here still ends handleToolsCall's await). */
+function dispatchByKind(
   ctx: McpDeps,
   kind: SessionKind,
   hooks: SessionHooks,
   name: string,
   rawArgs: unknown,
   io: ToolsCallIO,
-): Promise<McpCallResult> {
+): Promise<McpCallResult> | McpCallResult {
   if (kind === 'full') return runCall(ctx, hooks, 'mcp', name, rawArgs, io);
   const args = (rawArgs ?? {}) as Record<string, unknown>;
   if (name === 'opentabs_list_tools') return listTools(ctx.catalog.current(), rawArgs);
