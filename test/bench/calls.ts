@@ -2,7 +2,8 @@
  * `bun test/bench/calls.ts`: the per-call cost of a trivial plugin call only (sections 1–2 of
  * `npm run bench`, ≈ 30 s): the floor and `bench_echo` over REST, MCP full and the gateway, one
  * after the other and with 8 in flight, in a real headless Chromium with the real extension and
- * the server in its own process. Made for comparing two builds: run it in two checkouts in turn
+ * the server in its own process; MCP both through the official SDK client ("mcp") and as plain
+ * HTTP ("mcpRaw", lib/mcp-raw.ts: the same server path without the client library). Made for comparing two builds: run it in two checkouts in turn
  * (interleaved), each prints one JSON line (`--json`) or a table.
  *
  * Each round runs every figure once, in the same order, so a busy minute of the machine falls on
@@ -28,6 +29,7 @@ import { ensureExtensionBuilt } from '../../extension/build.ts';
 import { connectMcp } from '../harness/fake-extension.ts';
 import { devtoolsTargets, profileTargets, summarizeSamples } from './lib/cdp-profile.ts';
 import { startFloor } from './lib/floor.ts';
+import { rawMcpCaller, rawMcpSession } from './lib/mcp-raw.ts';
 import { buildBenchPlugin } from './lib/plugins.ts';
 import { cpuDuring, processGroups, ROOT, startServerChild } from './lib/proc.ts';
 import { BENCH_LIMITS, cleanup, cleanups, waitUntil } from './lib/plumbing.ts';
@@ -88,6 +90,7 @@ async function main(): Promise<void> {
   const gw: Client = await connectMcp(srv.url, srv.secret, '/mcp/gateway', 'bench');
   cleanups.push(() => mcp.close());
   cleanups.push(() => gw.close());
+  const rawMcp = rawMcpCaller(srv.url, await rawMcpSession(srv.url, srv.secret));
   const check = (v: unknown, via: string) => {
     if ((v as { text?: string })?.text !== 'hi') throw new Error(`${via}: bench_echo returned ${JSON.stringify(v)}`);
     return true;
@@ -106,6 +109,7 @@ async function main(): Promise<void> {
       if (r.isError) throw new Error(`MCP ${JSON.stringify(r.content)}`);
       return check(r.structuredContent ?? JSON.parse(r.content?.[0]?.text ?? 'null'), 'MCP');
     },
+    mcpRaw: async () => check((await rawMcp('bench_echo', '{"text":"hi"}')).structuredContent, 'MCP raw'),
     gateway: async () => {
       const r = (await gw.callTool({ name: 'opentabs_call', arguments: { tool: 'bench_echo', arguments: { text: 'hi' } } })) as McpResult;
       if (r.isError) throw new Error(`gateway ${JSON.stringify(r.content)}`);
@@ -114,9 +118,9 @@ async function main(): Promise<void> {
   };
   type Via = keyof typeof callers;
   const vias = Object.keys(callers) as Via[];
-  const p50: Record<Via, number[]> = { floor: [], rest: [], mcp: [], gateway: [] };
-  const p90: Record<Via, number[]> = { floor: [], rest: [], mcp: [], gateway: [] };
-  const at8: Record<string, number[]> = { floor: [], rest: [], mcp: [] };
+  const p50 = Object.fromEntries(vias.map((v) => [v, [] as number[]])) as Record<Via, number[]>;
+  const p90 = Object.fromEntries(vias.map((v) => [v, [] as number[]])) as Record<Via, number[]>;
+  const at8: Record<string, number[]> = { floor: [], rest: [], mcp: [], mcpRaw: [] };
   const spans: number[] = [];
   const framesPerCall: number[] = [];
   if (process.env.BENCH_VARIANT) log(`server variant: ${JSON.stringify(await srv.command(`variant ${process.env.BENCH_VARIANT}`))}`);
@@ -130,7 +134,7 @@ async function main(): Promise<void> {
   }
   const groups = processGroups(srv.pid);
   /** CPU ms per call by process group, at 8 in flight (medians over rounds). */
-  const cpu: Record<string, Record<string, number[]>> = { floor: {}, rest: {}, mcp: {} };
+  const cpu: Record<string, Record<string, number[]>> = { floor: {}, rest: {}, mcp: {}, mcpRaw: {} };
   for (let r = 0; r < ROUNDS; r++) {
     log(`round ${r + 1}/${ROUNDS}`);
     for (const via of vias) {
@@ -142,8 +146,8 @@ async function main(): Promise<void> {
       p50[via].push(s.p50);
       p90[via].push(s.p90);
     }
-    for (const via of ['floor', 'rest', 'mcp'] as const) {
-      const n = via === 'mcp' ? CONCURRENT / 2 : CONCURRENT;
+    for (const via of ['floor', 'rest', 'mcp', 'mcpRaw'] as const) {
+      const n = via === 'mcp' || via === 'mcpRaw' ? CONCURRENT / 2 : CONCURRENT;
       let c!: Awaited<ReturnType<typeof timeConcurrent>>;
       const used = await cpuDuring(groups, async () => (c = await timeConcurrent(n, 8, callers[via])));
       if (c.failed > 0) throw new Error(`${via} at 8 in flight: ${c.failed} calls failed`);
