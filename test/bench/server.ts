@@ -15,6 +15,8 @@
  *     memory keeper's quiet-spell release (idle, and once the calls have stopped)
  *   - start-up (also alone with --startup): `bun cli/main.ts start --port 0` with 100 plugins ×
  *     20 tools: spawn → /health answering, and spawn → every plugin tool listed
+ *   - memory under a mixed load (alone only, --memory-mixed): what `npm run bench` reads at its end,
+ *     without a browser (test/bench/lib/mixed-memory.ts)
  *   - first calls (also alone with --first-calls): every built-in tool called twice on a started
  *     server, from the start-up bundle and from source: what the first call of each costs more
  *     (its argument validator), and RSS before and after
@@ -761,6 +763,13 @@ if (process.argv.includes('--child')) {
   printFirstCalls(runs);
   results.firstCalls = runs;
   writeResults(results, 'first-calls-');
+} else if (process.argv.includes('--memory-mixed')) {
+  const { benchMixedMemory, printMixedMemory } = await import('./lib/mixed-memory.ts');
+  const results: Record<string, unknown> = { date: new Date().toISOString(), bun: Bun.version, cpus: navigator.hardwareConcurrency, loadavg: loadavg() };
+  if (bundleStaleReason() !== null) await buildServerBundle().catch(() => {});
+  printMixedMemory((results.mixedMemory = await benchMixedMemory()) as Awaited<ReturnType<typeof benchMixedMemory>>);
+  console.log(`load average: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  writeResults(results, 'memory-mixed-');
 } else if (process.argv.includes('--memory') || process.argv.includes('--startup')) {
   const results: Record<string, unknown> = { date: new Date().toISOString(), bun: Bun.version, cpus: navigator.hardwareConcurrency, loadavg: loadavg() };
   if (process.argv.includes('--memory')) printMemory((results.memory = await benchMemory()) as Awaited<ReturnType<typeof benchMemory>>);
