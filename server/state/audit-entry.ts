@@ -5,6 +5,14 @@ export interface AuditError {
   category?: string;
 }
 
+/**
+ * How the user answered a call that asked (`ask` permission): allowed it, allowed it and every
+ * later call of the tool ("Always allow"), or denied it. Absent for calls that did not ask, or
+ * that ended without an answer (timed out, cancelled).
+ */
+export type AuditApproval = 'allowed' | 'always' | 'denied';
+export const AUDIT_APPROVALS: readonly AuditApproval[] = ['allowed', 'always', 'denied'];
+
 export interface AuditEntry {
   timestamp: string;
   tool: string;
@@ -12,4 +20,5 @@ export interface AuditEntry {
   success: boolean;
   durationMs: number;
   error?: AuditError;
+  approval?: AuditApproval;
 }

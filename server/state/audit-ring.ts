@@ -10,7 +10,7 @@
  * to strings that already live elsewhere (the tool and plugin names of the catalog). Only a failed
  * call keeps something of its own: its error.
  */
-import type { AuditEntry, AuditError } from './audit-entry.ts';
+import { AUDIT_APPROVALS, type AuditEntry, type AuditError } from './audit-entry.ts';
 
 export class AuditRing {
   /** Call time, ms since the epoch. */
@@ -20,6 +20,8 @@ export class AuditRing {
   private readonly tool: string[];
   private readonly plugin: string[];
   private readonly error: (AuditError | undefined)[];
+  /** 0: the call did not ask; else 1 + its index in AUDIT_APPROVALS. */
+  private readonly approval: Uint8Array;
   /**
    * The timestamp text when it is not what `toISOString()` makes of `at` (entries read back from
    * a file written by hand or by an older version); undefined otherwise.
@@ -37,6 +39,7 @@ export class AuditRing {
     this.tool = new Array<string>(n).fill('');
     this.plugin = new Array<string>(n).fill('');
     this.error = new Array<AuditError | undefined>(n).fill(undefined);
+    this.approval = new Uint8Array(n);
     this.timestampText = new Array<string | undefined>(n).fill(undefined);
   }
 
@@ -54,6 +57,7 @@ export class AuditRing {
     this.tool[i] = e.tool;
     this.plugin[i] = e.plugin;
     this.error[i] = e.error;
+    this.approval[i] = e.approval === undefined ? 0 : AUDIT_APPROVALS.indexOf(e.approval) + 1;
     this.next = (i + 1) % this.at.length;
     if (this.count < this.capacity) this.count++;
   }
@@ -97,6 +101,8 @@ export class AuditRing {
     };
     const error = this.error[i];
     if (error) e.error = error;
+    const approval = this.approval[i]!;
+    if (approval > 0) e.approval = AUDIT_APPROVALS[approval - 1];
     return e;
   }
 }

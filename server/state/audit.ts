@@ -3,20 +3,27 @@
  * /health) and appended to `<dir>/audit.log` as NDJSON (0600) before record() resolves.
  * The file rotates to audit.log.1 (one generation) when it would pass `rotateBytes`.
  * On open the ring refills from the tail of the file(s), reading only the last few blocks.
+ *
+ * The entry of a call the user answered (allowed, always allowed, denied) is appended to
+ * `<dir>/audit-decisions.log` too, which rotates on its own (to audit-decisions.log.1). audit.log
+ * takes a line per call, and an agent can make thousands of cheap calls (argument errors, tools
+ * that are off) a minute: they would push the call the user approved out of audit.log.1 within
+ * minutes. Decisions come only as fast as the user answers cards, so that file keeps them for
+ * years. `opentabs audit --file` reads the four files, each entry once.
  */
-import { closeSync, fchmodSync, fdatasyncSync, fstatSync, renameSync } from 'node:fs';
+import { closeSync, fchmodSync, fdatasyncSync, fstatSync, lstatSync, renameSync } from 'node:fs';
 import { appendToLog, appendWhole, openLogForAppend } from './log-file.ts';
 import { stat } from './fs-async.ts';
 import { join } from 'node:path';
 import { AUDIT_RING_SIZE } from '../limits.ts';
-import type { AuditEntry } from './audit-entry.ts';
+import { AUDIT_APPROVALS, type AuditEntry } from './audit-entry.ts';
 import { AuditRing } from './audit-ring.ts';
 import { countLastDayFromFiles, DayCounter } from './audit-day.ts';
 import { forEachLineFromEndSync } from './audit-tail.ts';
 import { truncateText } from '../protocol/page-channel.ts';
 import { printable } from '../shown-text.ts';
 
-export type { AuditEntry, AuditError } from './audit-entry.ts';
+export type { AuditApproval, AuditEntry, AuditError } from './audit-entry.ts';
 
 export interface AuditQuery {
   limit: number;
@@ -36,6 +43,11 @@ export interface AuditSummary {
 
 export function auditPath(dir: string): string {
   return join(dir, 'audit.log');
+}
+
+/** The entries of calls the user answered, kept apart (see above). */
+export function auditDecisionsPath(dir: string): string {
+  return join(dir, 'audit-decisions.log');
 }
 
 /**
@@ -59,6 +71,7 @@ function cleanEntry(e: AuditEntry): AuditEntry {
     out.error = { code: cut(e.error.code, AUDIT_FIELD_MAX_CHARS.code), message: cut(e.error.message, AUDIT_FIELD_MAX_CHARS.message) };
     if (e.error.category !== undefined) out.error.category = cut(e.error.category, AUDIT_FIELD_MAX_CHARS.code);
   }
+  if (e.approval !== undefined && AUDIT_APPROVALS.includes(e.approval)) out.approval = e.approval;
   return out;
 }
 
@@ -173,17 +186,32 @@ export class AuditLog {
       if (this.closed) {
         // A call that finishes during shutdown still reaches the disk (no descriptor to reuse).
         appendToLog(this.path, line, 0o600);
-        return Promise.resolve();
+      } else {
+        if (this.fd === null) this.openFile();
+        if (this.size > 0 && this.size + line.length > this.rotateBytes) this.rotate();
+        // Whole lines only: a disk that fills up mid-line leaves no cut line behind (log-file.ts).
+        appendWhole(this.fd!, line);
+        this.size += line.length;
       }
-      if (this.fd === null) this.openFile();
-      if (this.size > 0 && this.size + line.length > this.rotateBytes) this.rotate();
-      // Whole lines only: a disk that fills up mid-line leaves no cut line behind (log-file.ts).
-      appendWhole(this.fd!, line);
-      this.size += line.length;
+      if (e.approval !== undefined) this.recordDecision(line);
       return Promise.resolve();
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  /**
+   * The line of a call the user answered, to audit-decisions.log as well (opened for each line:
+   * they come as fast as a person answers). It rotates on its own at `rotateBytes`.
+   */
+  private recordDecision(line: Buffer): void {
+    const path = auditDecisionsPath(this.dir);
+    let size = 0;
+    try {
+      size = lstatSync(path).size;
+    } catch {}
+    if (size > 0 && size + line.length > this.rotateBytes) renameSync(path, `${path}.1`);
+    appendToLog(path, line, 0o600);
   }
 
   /** Newest first, filtered, at most `limit` entries. */

@@ -24,6 +24,7 @@ import { serverToolHandler } from './server-tools.ts';
 import { suggestTools } from './suggest.ts';
 import { uploadPathsError } from './upload-guard.ts';
 import { settingRequiredError } from '../plugins/settings.ts';
+import type { AuditApproval } from '../state/audit-entry.ts';
 
 export interface CallContext {
   transport: 'mcp' | 'gateway' | 'rest';
@@ -72,19 +73,25 @@ export async function callTool(ctx: CallDeps, name: string, args: unknown, call:
   ctx.calls.enter();
   try {
     let outcome: ToolOutcome;
+    // How the user answered, when the call asked: its audit entry says so.
+    const asked: Asked = {};
     try {
-      outcome = await run(ctx, catalog, tool, args, call);
+      outcome = await run(ctx, catalog, tool, args, call, asked);
     } catch (err) {
       outcome = { ok: false, tool, error: asOpenTabsError(err) };
     }
-    await audit(ctx, tool, outcome, Date.now() - startedAt);
+    await audit(ctx, tool, outcome, Date.now() - startedAt, asked.approval);
     return outcome;
   } finally {
     ctx.calls.leave();
   }
 }
 
-async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: unknown, call: CallContext): Promise<ToolOutcome> {
+interface Asked {
+  approval?: AuditApproval;
+}
+
+async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: unknown, call: CallContext, asked: Asked): Promise<ToolOutcome> {
   const permission = effectivePermission(ctx, tool.permission);
   if (permission === 'off') return { ok: false, tool, error: fail.permissionOff(tool.name, tool.plugin, tool.shortName) };
 
@@ -174,6 +181,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
             }
           : undefined,
       });
+      asked.approval = d.decision !== 'allow' ? 'denied' : d.alwaysAllow ? 'always' : 'allowed';
       if (approvalId) call.onApproval?.({ state: d.decision === 'allow' ? 'approved' : 'denied', id: approvalId });
       if (d.decision !== 'allow') return { ok: false, tool, error: fail.denied(tool.name) };
       if (d.alwaysAllow) await rememberAlwaysAllow(ctx, tool);
@@ -290,11 +298,11 @@ async function rememberAlwaysAllow(ctx: CallDeps, tool: CatalogTool): Promise<vo
   }
 }
 
-async function audit(ctx: CallDeps, tool: CatalogTool, outcome: ToolOutcome, durationMs: number): Promise<void> {
+async function audit(ctx: CallDeps, tool: CatalogTool, outcome: ToolOutcome, durationMs: number, approval: AuditApproval | undefined): Promise<void> {
   try {
     await ctx.audit.record(
       outcome.ok
-        ? { timestamp: new Date().toISOString(), tool: tool.name, plugin: tool.plugin, success: true, durationMs }
+        ? { timestamp: new Date().toISOString(), tool: tool.name, plugin: tool.plugin, success: true, durationMs, ...(approval ? { approval } : {}) }
         : {
             timestamp: new Date().toISOString(),
             tool: tool.name,
@@ -306,6 +314,7 @@ async function audit(ctx: CallDeps, tool: CatalogTool, outcome: ToolOutcome, dur
               message: outcome.error.message,
               ...(outcome.error.extra.category ? { category: outcome.error.extra.category } : {}),
             },
+            ...(approval ? { approval } : {}),
           },
     );
   } catch (err) {
