@@ -86,7 +86,12 @@ export function cutSnapshot(snapshot: string, max: number): string {
  * a name no text shows (aria-label) of a control in a table row is said in the first row with a
  * control at that place only, the later rows' controls with that same name there are written
  * without it (`[ ] [e30]`: the row's text is their context; interactiveOnly keeps every name), and
- * a named one there without its role word (`Open [e31]` under `button Open [e25]`); an
+ * a named one there without its role word (`Open [e31]` under `button Open [e25]`), its
+ * aria-label said as its text when the rest of it is words that row or the table's first row
+ * shows (`Open [e32]` for "Open order #10233" in the row of #10233 under the column Order); a
+ * control right after another with the same role word, nothing shown between, is written without
+ * it (`button Bold [e9] Italic [e10]`; a field always says its kind; interactiveOnly keeps them
+ * all); a combobox says (expanded) when open, nothing when closed; an
  * aria-label said after a control's text (`button 👍 3 (3 people liked) [e5]`) is said once per
  * role, text and states, unless that text goes with several; an aria-label that the text just
  * before the control ends with is not said again on it; a container's or landmark's
@@ -368,6 +373,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
    * (pressed), (current), (invalid), (read-only), (disabled — by itself or by a disabled fieldset).
    */
   const control = (el: Element, role: string, withName: boolean): string => {
+    controlMark = '';
     const ref = refOf(el);
     const valued = VALUED.has(role) && !isField(el);
     // A custom text box, combobox or slider is named by its label; its text is its value.
@@ -387,6 +393,14 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       else {
         roleSaid = true;
         if (hiddenName && first === name) name = '';
+        else if (withName && name && !valued && !isField(el) && name === ariaName(el)) {
+          // An aria-label made of the control's text and words the table's first row or this
+          // row's earlier cells show (`Open order #10233` on an `Open` button in the row of order
+          // #10233, under the column Order) is said as the text alone: the first row with such a
+          // control said it whole, the row's text is the rest.
+          const text = textOf(el);
+          if (text && name !== text && name.includes(text) && wordsIn(name.replace(text, ' '), place.text)) name = text;
+        }
       }
     }
     if (hiddenName && name) {
@@ -401,7 +415,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       return v === null || v === 'false' || v === 'undefined' ? null : v;
     };
     if (el.tagName === 'SUMMARY' && el.parentElement instanceof HTMLDetailsElement) states.push(el.parentElement.open ? 'expanded' : 'collapsed');
-    else if (el.getAttribute('aria-expanded')) states.push(el.getAttribute('aria-expanded') === 'true' ? 'expanded' : 'collapsed');
+    // A combobox is closed unless it says it is open: only (expanded) is said on one.
+    else if (el.getAttribute('aria-expanded') && (role !== 'combobox' || el.getAttribute('aria-expanded') === 'true')) states.push(el.getAttribute('aria-expanded') === 'true' ? 'expanded' : 'collapsed');
     if ((role === 'tab' || role === 'option' || role === 'treeitem' || role === 'row' || role === 'gridcell') && el.getAttribute('aria-selected') === 'true') states.push('selected');
     const pressed = ariaState('aria-pressed');
     if (pressed) states.push(pressed === 'mixed' ? 'partly pressed' : 'pressed');
@@ -454,11 +469,27 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     // In a later row of a table, a named control's role word is the first row's at that place.
     if (roleSaid && name) return `${name}${value}${state} [${ref}]`;
-    return `${mark}${name ? ` ${name}` : ''}${value}${state} [${ref}]`;
+    // Right after a control with the same role word, nothing shown between (buttons side by
+    // side, a toolbar, tabs, a listbox's options): the role word is said on the first only. A
+    // field (text box, select, slider …) always says its kind: it decides how it is filled.
+    const again = !interactiveOnly && !place && name !== '' && lastControl?.shown === shown && lastControl.mark === mark;
+    controlMark = VALUED.has(role) ? '' : mark;
+    return `${again ? name : `${mark}${name ? ` ${name}` : ''}`}${value}${state} [${ref}]`;
   };
 
+  /**
+   * What has been shown so far, counted: a text, a control, a line of its own (heading, landmark,
+   * list item, row, iframe) each add one. `lastControl`: the role word of the last control
+   * written with one, and the count right after it (so a control next to it with nothing shown
+   * between leaves out the same role word). `controlMark`: the role word `control` just wrote.
+   */
+  let shown = 0;
+  let lastControl: { mark: string; shown: number } | null = null;
+  let controlMark = '';
   /** While a table row's cells are walked: the names seen per place in the table, and where the walk is. */
-  let place: { seen: Map<string, string>; cell: number; n: number } | null = null;
+  let place: { seen: Map<string, string>; cell: number; n: number; text: string } | null = null;
+  /** The key under which a table's places keep the text of its first row. */
+  const FIRST_ROW = '\u0000first row';
   const placesByTable = new Map<Element, Map<string, string>>();
   /**
    * Aria-labels said beside a control's text: a mark in the text for each (PARENS_MARK, its
@@ -513,11 +544,13 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     bullet = '';
   };
   const add = (s: string) => {
+    if (/\S/.test(s)) shown++;
     cur += s;
     grow(s.length);
   };
   /** Renders fn's content apart and returns its lines (for a heading, cell or landmark). */
   const apart = (fn: () => void): string[] => {
+    shown++;
     const saved = { lines, cur, bullet, cont };
     lines = [];
     cur = '';
@@ -525,6 +558,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     cont = '';
     fn();
     flush();
+    shown++;
     const out = lines;
     ({ lines, cur, bullet, cont } = saved);
     return out;
@@ -614,12 +648,15 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
           break;
         }
         if (SKIP.has(c.tagName) || getComputedStyle(c).display === 'none') continue;
-        place = { seen, cell: cells.length, n: 0 };
+        // The context of a control in a cell: the table's first row (its column headers, most
+        // often) and this row's cells before it.
+        place = { seen, cell: cells.length, n: 0, text: `${seen.get(FIRST_ROW) ?? ''} ${cells.join(' ')}` };
         cells.push(apart(() => walk(c, depth + 1, inLabel)).join(' '));
       }
     } finally {
       place = outer;
     }
+    if (!seen.has(FIRST_ROW)) seen.set(FIRST_ROW, cells.join(' '));
     while (cells.length && !cells[cells.length - 1]) cells.pop();
     if (cells.length || lead) lines.push(cont + lead + cells.join(CELL_SEP));
   };
@@ -680,6 +717,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       const line = `${interactiveOnly ? '' : bullet || cont}${frameMark}${JSON.stringify([index, name, (el as HTMLIFrameElement).src, deep.indexOf(el)])}`;
       lines.push(line);
       grow(line.length);
+      shown++;
       bullet = '';
       return;
     }
@@ -711,6 +749,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       count++;
       const leaf = isField(el) || !hasActionable(el);
       const token = control(el, role ?? 'clickable', leaf);
+      const mark = controlMark;
       // A field gets a line of its own (so does a block-level control, as on screen).
       const ownLine = block || (isField(el) && !['button', 'submit', 'reset', 'image'].includes((el as HTMLInputElement).type));
       if (interactiveOnly) {
@@ -723,6 +762,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
         add(token);
         flush();
       } else add(token.startsWith('[') && role === 'link' ? token : ` ${token} `);
+      // A control with controls inside is not one a next control sits beside.
+      lastControl = mark && leaf ? { mark, shown } : null;
       if (leaf) return;
       walkChildren(el, depth + 1, false, pre);
       if (block && !interactiveOnly) flush();
@@ -786,6 +827,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     if (role === 'listitem') {
       flush();
+      shown++;
       count++;
       const indent = '  '.repeat(Math.max(0, listDepth - 1));
       const savedCont = cont;
@@ -839,6 +881,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
         ? `${all.slice(0, TEXT_MAX_CHARS)}… [about ${all.length - TEXT_MAX_CHARS} more characters: browser_get_tab_content with a selector reads it all]`
         : cut((el as HTMLElement).innerText.replace(/\n+$/, ''), TEXT_MAX_CHARS, 'browser_get_tab_content with a selector reads it all');
       grow(text.length);
+      shown++;
       if (text.trim()) {
         const fence = el.tagName === 'PRE' ? ['```'] : [];
         lines.push(...[...fence, ...text.split('\n'), ...fence].map((l) => (bullet || cont) + l.trimEnd()));

@@ -5,7 +5,9 @@
  * like apps people work in (app-inbox, app-settings, app-docs, app-dashboard built from web
  * components, app-chat). Prints, per page, the HTML bytes, the visible text bytes (the text of
  * every text node in a rendered element, through open shadow roots and slots, one line per
- * block; document.body.innerText leaves shadow trees out, printed beside it), the snapshot bytes as an MCP
+ * block; document.body.innerText leaves shadow trees out, printed beside it), the same plus what
+ * the page's fields show (a text field's or textarea's value, a select's chosen option: on screen,
+ * but in no text node; printed beside it, the goals stay against the text alone), the snapshot bytes as an MCP
  * client receives them, and tokens (bytes / 4), with the two goals beside them: snapshot ≤ 0.5×
  * the HTML and ≤ visible text + 25 %. Also the refs printed and the floor any format has: the
  * visible text plus the "Page: title (url)" line plus the ref ids themselves (e12 …), as a ratio
@@ -48,6 +50,20 @@ try {
       visit(document.body);
       return out.split('\n').map((l) => l.trim()).filter(Boolean).join('\n');
     }));
+    const fieldValues = Buffer.byteLength(await page.evaluate(() => {
+      const out: string[] = [];
+      const visit = (root: Document | ShadowRoot) => {
+        for (const e of root.querySelectorAll('*')) {
+          if (e.shadowRoot) visit(e.shadowRoot);
+          if (!(e as HTMLElement).checkVisibility?.({ visibilityProperty: true })) continue;
+          if (e instanceof HTMLSelectElement) out.push([...e.selectedOptions].map((o) => o.text.trim()).join(', '));
+          else if (e instanceof HTMLTextAreaElement) out.push(e.value);
+          else if (e instanceof HTMLInputElement && !['hidden', 'password', 'checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'range', 'color'].includes(e.type)) out.push(e.value);
+        }
+      };
+      visit(document);
+      return out.filter(Boolean).join('\n');
+    }));
     const r = (await client.callTool({ name: 'browser_snapshot', arguments: { tabId } })) as { content: { type: string; text: string }[]; isError?: boolean };
     if (r.isError) throw new Error(`browser_snapshot failed on ${name}: ${r.content[0]?.text}`);
     const text = r.content.map((c) => c.text).join('');
@@ -59,10 +75,12 @@ try {
       htmlBytes: html.length,
       visibleTextBytes: visible,
       innerTextBytes: innerText,
+      'visible+fieldsBytes': visible + fieldValues,
       snapshotBytes: snap,
       snapshotTokens: Math.round(snap / 4),
       'snapshot/html': +(snap / html.length).toFixed(2),
       'snapshot/visible': +(snap / visible).toFixed(2),
+      'snapshot/(visible+fields)': +(snap / (visible + fieldValues)).toFixed(2),
       '≤ 0.5× html': snap <= html.length * 0.5 ? 'met' : 'not met',
       '≤ visible + 25 %': snap <= visible * 1.25 ? 'met' : 'not met',
       refs: ids.length,

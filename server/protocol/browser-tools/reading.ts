@@ -7,7 +7,7 @@ export const readingTools = [
   tool({
     name: 'browser_snapshot',
     group: 'reading',
-    description: 'The page as compact Markdown-like text (all visible text; # headings, - lists, tab-separated table rows, landmark lines such as "nav Main:"). What can be acted on carries a ref: links as [text](e12), other controls as `button Save [e13]`, `textbox Email = "a@b.c" [e14]` (its value), `[x] Remember me [e15]` ([-] mixed; radios (x)/( )); pass it as ref to the other tools. Later table rows omit what the first said in that column (aria-label, role word: `[ ] [e30]`, `Open [e31]`); an aria-label after shown text (`👍 3 (3 liked)`) is said once per text. States follow the name: (disabled), (inert: e.g. behind a modal), (read-only), (invalid), (expanded)/(collapsed), (selected), (pressed), (current). An iframe\'s content is indented under its `iframe Name (url):` line, refs such as f3e2. Refs stay valid until the next navigation. Cut at 100,000 characters and 400 nested elements, with a mark (then pass selector).',
+    description: 'The page as compact Markdown-like text (all visible text; # headings, - lists, tab-separated table rows, landmark lines such as "nav Main:"). What can be acted on carries a ref: links as [text](e12), other controls as `button Save [e13]`, `textbox Email = "a@b.c" [e14]` (its value), `[x] Remember me [e15]` ([-] mixed; radios (x)/( )); pass it as ref to the other tools. Later table rows omit what the first said in that column (aria-label, or its words the row shows; role word: `[ ] [e30]`, `Open [e31]`); a control right after one with the same role word leaves it out (`button Bold [e9] Italic [e10]`; not fields); an aria-label after shown text (`👍 3 (3 liked)`) is said once per text. States follow the name: (disabled), (inert: e.g. behind a modal), (read-only), (invalid), (expanded)/(collapsed) (a combobox only (expanded)), (selected), (pressed), (current). An iframe\'s content is indented under its `iframe Name (url):` line, refs such as f3e2. Refs stay valid until the next navigation. Cut at 100,000 characters and 400 nested elements, with a mark (then pass selector).',
     input: v.strictObject({
       tabId,
       selector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Outline only this element'))),
@@ -86,7 +86,7 @@ export const readingTools = [
   tool({
     name: 'browser_get_styles',
     group: 'reading',
-    description: 'Computed CSS styles of one element (CSS selector or snapshot ref): every property, or the ones named.',
+    description: 'Computed CSS styles of one element: every property, or the ones named.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
@@ -102,7 +102,7 @@ export const readingTools = [
     description: 'Common accessibility problems of the page: images without alt text, fields without a label, buttons and links without a name, text below WCAG AA contrast; each with a selector and what is wrong.',
     input: v.strictObject({
       tabId,
-      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(500), v.description('At most this many (default 100)'))),
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(500), v.description('Default 100'))),
     }),
     defaultPermission: 'auto',
     annotations: { readOnlyHint: true },
