@@ -58,7 +58,8 @@ export const EDGE_PX = 8;
  * document when something comes over it (or the pointer goes elsewhere), and where the pointer is
  * first seen again: a pointer moved into the panel is first seen at an edge; one first seen inside
  * it was there when what covered it went away, and `uncovered` runs (the guarded controls wait
- * again) before the click reaches the page. Only mouse pointers: a touch always starts where it is.
+ * again) before the click reaches the page; so it does when the pointer is first seen on a control
+ * (one scrolled to an edge). Only mouse pointers: a touch always starts where it is.
  */
 export function watchPointerArrivals(uncovered: () => void): void {
   // Until a pointer is seen, it is outside.
@@ -76,7 +77,9 @@ export function watchPointerArrivals(uncovered: () => void): void {
     const width = document.documentElement.clientWidth;
     const height = document.documentElement.clientHeight;
     const atEdge = e.clientX <= EDGE_PX || e.clientY <= EDGE_PX || e.clientX >= width - EDGE_PX || e.clientY >= height - EDGE_PX;
-    if (!atEdge) uncovered();
+    // A control scrolled up to an edge: a pointer crossing onto it waits too, as one uncovered there.
+    const onControl = e.target instanceof Element && e.target.closest('button, input, select, label, summary, a') !== null;
+    if (!atEdge || onControl) uncovered();
   };
   // Chrome sends pointerover before pointerdown when the pointer is first seen at a press.
   for (const type of ['pointerover', 'pointermove', 'pointerdown'] as const) document.addEventListener(type, seen, true);

@@ -89,6 +89,36 @@ describe('a page popup over the side panel', () => {
     }
   });
 
+  test('a pointer first seen at an edge but on Allow (scrolled up to it) does not allow the card', async () => {
+    const { panel, call, ac } = await askAndWaitArmed('EDGE_CASE');
+    try {
+      // Allow scrolled up to the panel's top edge (scrolling moves no card on the page: still armed).
+      await panel.evaluate((m) => {
+        document.body.style.paddingBottom = '3000px';
+        const card = [...document.querySelectorAll('.card.approval')].find((c) => (c.textContent ?? '').includes(m))!;
+        const allow = card.querySelector('[data-testid="allow"]') as HTMLElement;
+        window.scrollBy(0, allow.getBoundingClientRect().top - 2);
+      }, 'EDGE_CASE');
+      const at = await allowCentre(panel, 'EDGE_CASE');
+      expect(at.y).toBeGreaterThan(3);
+      await panel.mouse.move(at.x, 200);
+      await panel.mouse.move(at.x, -5);
+      const click = await clickAllowOnArrival(panel, 'EDGE_CASE');
+      // Within the edge, but on Allow.
+      await panel.mouse.move(at.x, 3);
+      expect(await click.done()).toBe(true);
+      await panel.evaluate(() => {
+        document.body.style.paddingBottom = '';
+        window.scrollTo(0, 0);
+      });
+      await panel.locator('.card.approval', { hasText: 'EDGE_CASE' }).locator('[data-testid="deny"]').click({ timeout: 20_000 });
+      expect((await call).status).toBe(403);
+    } finally {
+      ac.abort();
+      await call.catch(() => null);
+    }
+  });
+
   test('a pointer moved in across the panel edge clicks Allow at once', async () => {
     const { panel, call, ac } = await askAndWaitArmed('CROSS_CASE');
     try {
