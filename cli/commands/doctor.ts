@@ -15,7 +15,7 @@ import { api, isAlive, noSecret, probePort, readPidFile, resolveTarget, secretFo
 import { CliError } from '../output.ts';
 import { clientConfigFiles } from '../mcp-config.ts';
 import { describePortHolder, freePortAfter, insteadOf, otherServerFix } from '../port-holder.ts';
-import { mcpClientsText } from './status.ts';
+import { OTHER_BROWSER_WAITS, mcpClientsText } from './status.ts';
 import { isCompiled, shellWord } from '../self.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
 
@@ -316,7 +316,14 @@ export async function runChecks(t: Target): Promise<Check[]> {
   }
 
   if (health) {
-    if (health.extensionConnected) {
+    if (health.extensionConnected && health.otherBrowser?.waiting) {
+      checks.push({
+        check: 'extension',
+        status: 'warn',
+        detail: `connected to the server; ${OTHER_BROWSER_WAITS}`,
+        fix: 'Keep the extension on in the browser the agent should use (one Chrome profile), and turn it off in the others.',
+      });
+    } else if (health.extensionConnected) {
       checks.push({ check: 'extension', status: 'ok', detail: 'connected to the server' });
     } else {
       checks.push({

@@ -72,6 +72,14 @@ export function mcpClientsText(h: HealthPayload): string {
   return `${s.active} active${idle}`;
 }
 
+/**
+ * Said when another browser with the extension (another Chrome profile, say) waits while one holds
+ * the server: which browser the tools act on, and how to switch.
+ */
+export const OTHER_BROWSER_WAITS =
+  'another browser with the extension waits: the server serves one browser at a time, the one that connected last, and tools act on its tabs; ' +
+  'the other takes over when this one disconnects (close it, or turn the extension off there)';
+
 function renderStatus(h: HealthPayload, url: string, dir: string): string {
   const lines: string[] = [];
   lines.push(
@@ -80,7 +88,8 @@ function renderStatus(h: HealthPayload, url: string, dir: string): string {
   lines.push(
     `${c.bold('Extension')}   ${
       h.extensionConnected
-        ? c.green(`connected${(h.extensionConnections ?? 1) > 1 ? ` (${h.extensionConnections} connections)` : ''}`)
+        ? c.green(`connected${(h.extensionConnections ?? 1) > 1 ? ` (${h.extensionConnections} connections)` : ''}`) +
+          (h.otherBrowser?.waiting ? c.yellow(`  · ${OTHER_BROWSER_WAITS}`) : '')
         : `${c.yellow('not connected')} — load it once: chrome://extensions → Developer mode → Load unpacked → ${join(dir, 'extension')}`
     }`,
   );

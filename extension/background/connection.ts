@@ -198,7 +198,9 @@ export class Connection {
         if (this.peer === peer) this.peer = null;
         dropUnsentResults();
         if (ev.code === WsCloseCode.Replaced) {
-          this.setState({ status: 'disconnected', reason: 'replaced', detail: 'Another browser connected to the server; this one waits until it leaves.', port });
+          this.setState({ status: 'disconnected', reason: 'replaced', detail:
+              'Another browser with the extension (another Chrome profile or install) connected to the server, which serves one browser at a time: the one that connected last. ' +
+              'This one takes over when that one disconnects (close it, or turn the extension off there).', port });
           void this.waitUntilFree(port);
         } else {
           this.fail(opened ? 'closed' : 'server_not_running', opened ? `Connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''}); reconnecting` : 'The WebSocket could not be opened', port);
@@ -215,7 +217,7 @@ export class Connection {
    */
   private async waitUntilFree(port: number): Promise<void> {
     const auth = await readOwnJson<{ secret?: string }>('auth.json');
-    const verified = auth?.secret ? await verifiedServer(port, auth.secret) : null;
+    const verified = auth?.secret ? await verifiedServer(port, auth.secret, true) : null;
     if (verified?.ok && verified.extensionConnected) {
       if (this.retryTimer) clearTimeout(this.retryTimer);
       this.retryTimer = setTimeout(() => {

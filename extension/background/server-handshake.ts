@@ -3,7 +3,7 @@
  * opens: read auth.json / server.json from the extension's own folder, then GET /ws-info and
  * check that the process on the port proves it knows the secret. Used by connection.ts.
  */
-import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../../server/protocol/handshake.ts';
+import { CLIENT_NONCE_HEADER, WAITING_HEADER, checkServerProof, randomHex } from '../../server/protocol/handshake.ts';
 
 /** A JSON file of the extension's own folder (the server writes auth.json and server.json there), or null. */
 export async function readOwnJson<T>(file: string): Promise<T | null> {
@@ -24,11 +24,13 @@ export async function readOwnJson<T>(file: string): Promise<T | null> {
 export async function verifiedServer(
   port: number,
   secret: string,
+  /** This browser waits while another one holds the server (said so, for the server's status). */
+  waiting = false,
 ): Promise<{ ok: true; serverNonce: string; extensionConnected: boolean } | { ok: false; reason: 'server_not_running' | 'server_unverified'; detail: string }> {
   const clientNonce = randomHex(16);
   let res: Response;
   try {
-    res = await fetch(`http://127.0.0.1:${port}/ws-info`, { headers: { [CLIENT_NONCE_HEADER]: clientNonce }, cache: 'no-store' });
+    res = await fetch(`http://127.0.0.1:${port}/ws-info`, { headers: { [CLIENT_NONCE_HEADER]: clientNonce, ...(waiting ? { [WAITING_HEADER]: '1' } : {}) }, cache: 'no-store' });
   } catch {
     return { ok: false, reason: 'server_not_running', detail: `No OpenTabs server on 127.0.0.1:${port}: run \`opentabs start\`` };
   }

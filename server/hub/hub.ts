@@ -34,6 +34,12 @@ type CloseCause = 'replaced' | 'shutdown' | 'disconnected';
 
 const decoder = new TextDecoder();
 
+/**
+ * How long a waiting browser counts as waiting after it last asked: it asks every 2 s
+ * (extension/background/connection.ts REPLACED_POLL_MS); a browser closed since stops asking.
+ */
+const WAITING_FRESH_MS = 10_000;
+
 export class ExtensionHub implements HubView {
   private active: Ws | null = null;
   private nextConnId = 1;
@@ -45,6 +51,10 @@ export class ExtensionHub implements HubView {
   readonly confirmations: Confirmations;
   /** Counters for /health and tests. */
   readonly stats = { malformedFrames: 0, replacedConnections: 0 };
+  /** When a browser last said it waits for the server (its extension was replaced by another browser's). */
+  private waitingSeenAt = 0;
+  /** When the connected browser replaced another's connection (0: it did not). */
+  private replacedAt = 0;
 
   constructor(private readonly ctx: HubDeps) {
     this.confirmations = new Confirmations(ctx, this);
@@ -116,6 +126,24 @@ export class ExtensionHub implements HubView {
     return this.active ? 1 : 0;
   }
 
+  /**
+   * A browser asked GET /ws-info saying it waits to take over (server/protocol/handshake.ts
+   * WAITING_HEADER): two browsers (two Chrome profiles, say) have the extension, and the server
+   * serves one, the one that connected last. The waiting one asks every few seconds.
+   */
+  noteWaitingBrowser(): void {
+    this.waitingSeenAt = Date.now();
+  }
+
+  /**
+   * Whether another browser waits for the server now (it asked within WAITING_FRESH_MS), and
+   * since when the connected browser holds the server after replacing another's connection.
+   */
+  otherBrowser(): { waiting: boolean; replacedAt: number | null } {
+    const waiting = this.active !== null && Date.now() - this.waitingSeenAt < WAITING_FRESH_MS;
+    return { waiting, replacedAt: this.active && this.replacedAt ? this.replacedAt : null };
+  }
+
   newConnectionData(): WsData {
     return { connId: this.nextConnId++ };
   }
@@ -141,6 +169,9 @@ export class ExtensionHub implements HubView {
     this.active = ws;
     // The new connection tells whether its side panel is open (panel.state) right after opening.
     this.panelOpen = false;
+    this.replacedAt = old ? Date.now() : 0;
+    // The browser that asked as a waiting one may be this one, taking over: only asks from now count.
+    this.waitingSeenAt = 0;
     if (old) {
       this.stats.replacedConnections++;
       this.ctx.catalog.pageTools.clearAll();

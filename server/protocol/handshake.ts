@@ -19,6 +19,12 @@
 export const WS_SUBPROTOCOL = 'opentabs';
 /** Request header carrying the extension's fresh nonce on GET /ws-info. */
 export const CLIENT_NONCE_HEADER = 'X-OpenTabs-Client-Nonce';
+/**
+ * Header a browser sends on its GET /ws-info while another browser's extension holds the server
+ * and it waits to take over (`1`). The server only counts such browsers for /health (status,
+ * doctor): the request is unauthenticated, and nothing else depends on it.
+ */
+export const WAITING_HEADER = 'X-OpenTabs-Waiting';
 /** Second subprotocol the extension offers on /ws: `opentabs-hmac.<serverNonce>.<proof>`. */
 export const HMAC_SUBPROTOCOL_PREFIX = 'opentabs-hmac.';
 

@@ -12,7 +12,7 @@ import { BROWSER_TOOLS } from '../tools/browser-catalog.ts';
 import { authState, bearerAuth, unauthorizedResponse } from '../middleware/auth.ts';
 import { skipPermissionsEnabled } from '../state/skip-permissions.ts';
 import type { TabInfo, TabState } from '../protocol/methods.ts';
-import { CLIENT_NONCE_HEADER, CLIENT_NONCE_RE } from '../protocol/handshake.ts';
+import { CLIENT_NONCE_HEADER, CLIENT_NONCE_RE, WAITING_HEADER } from '../protocol/handshake.ts';
 import { handshakeFor } from '../hub/handshake.ts';
 import { errorResponse } from '../errors.ts';
 
@@ -73,6 +73,9 @@ export function fullHealth(ctx: ServerContext) {
     mode: ctx.mode,
     extensionConnected: safe(ctx, 'extensionConnected', () => ctx.hub.connected, false),
     extensionConnections: safe(ctx, 'extensionConnections', () => ctx.hub.connectionCount, 0),
+    // Another browser with the extension (another Chrome profile) waits while this one holds the
+    // server: the server serves one browser at a time, the one that connected last.
+    otherBrowser: safe(ctx, 'otherBrowser', () => ctx.hub.otherBrowser(), { waiting: false, replacedAt: null as number | null }),
     mcpClients: safe(ctx, 'mcpClients', () => ctx.mcp.count, 0),
     // mcpClients split by recent use: a client that exited without closing its session (many do)
     // stays counted in mcpClients until the session has been idle for idleCloseSeconds.
@@ -132,6 +135,7 @@ export function healthRoutes(ctx: ServerContext): Hono {
     }
     if (ctx.secret === null) return errorResponse('not_configured', 'No secret is configured, so the server cannot prove itself: run `opentabs start` to create one');
     const connected = safe(ctx, 'extensionConnected', () => ctx.hub.connected, false);
+    if (c.req.header(WAITING_HEADER) === '1') safe(ctx, 'noteWaitingBrowser', () => ctx.hub.noteWaitingBrowser(), undefined);
     return c.json(await handshakeFor(ctx).answer(ctx.secret, clientNonce, { wsUrl: wsUrl(ctx), extensionConnected: connected }));
   });
   r.get('/ws-info', bearerAuth(ctx), (c) => c.json({ wsUrl: wsUrl(ctx) }));
