@@ -87,7 +87,7 @@ export function cutSnapshot(snapshot: string, max: number): string {
  * control at that place only, the later rows' controls with that same name there are written
  * without it (`[ ] [e30]`: the row's text is their context; interactiveOnly keeps every name), and
  * a named one there without its role word (`Open [e31]` under `button Open [e25]`), its
- * aria-label said as its text when the rest of it is words that row or the table's first row
+ * aria-label said as its text when the rest of it is words that row or the table's header row
  * shows (`Open [e32]` for "Open order #10233" in the row of #10233 under the column Order); a
  * control right after another with the same role word, nothing shown between, is written without
  * it (`button Bold [e9] Italic [e10]`; a field always says its kind; interactiveOnly keeps them
@@ -394,7 +394,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
         roleSaid = true;
         if (hiddenName && first === name) name = '';
         else if (withName && name && !valued && !isField(el) && name === ariaName(el)) {
-          // An aria-label made of the control's text and words the table's first row or this
+          // An aria-label made of the control's text and words the table's header row or this
           // row's earlier cells show (`Open order #10233` on an `Open` button in the row of order
           // #10233, under the column Order) is said as the text alone: the first row with such a
           // control said it whole, the row's text is the rest.
@@ -648,15 +648,16 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
           break;
         }
         if (SKIP.has(c.tagName) || getComputedStyle(c).display === 'none') continue;
-        // The context of a control in a cell: the table's first row (its column headers, most
-        // often) and this row's cells before it.
+        // The context of a control in a cell: the table's first row when it is a header row, and
+        // this row's cells before it.
         place = { seen, cell: cells.length, n: 0, text: `${seen.get(FIRST_ROW) ?? ''} ${cells.join(' ')}` };
         cells.push(apart(() => walk(c, depth + 1, inLabel)).join(' '));
       }
     } finally {
       place = outer;
     }
-    if (!seen.has(FIRST_ROW)) seen.set(FIRST_ROW, cells.join(' '));
+    // A header row's text (its cells th or columnheader) is context for the rows after it.
+    if (!seen.has(FIRST_ROW)) seen.set(FIRST_ROW, [...el.children].some((c) => c.tagName === 'TH' || c.getAttribute('role') === 'columnheader') ? cells.join(' ') : '');
     while (cells.length && !cells[cells.length - 1]) cells.pop();
     if (cells.length || lead) lines.push(cont + lead + cells.join(CELL_SEP));
   };

@@ -4,8 +4,8 @@
  * (buttons side by side, a toolbar, tabs, a listbox's options), leaves the role word out; a field
  * (text box, select, slider) always says its kind; text, a heading, a list item or a landmark
  * between two controls keeps it; interactiveOnly keeps every role word. In a later table row, a
- * control's aria-label made of its text and words the row or the column headers show is said as
- * its text (the first row says it whole). A combobox says (expanded) when open, nothing when
+ * control's aria-label made of its text and words the row or the header row shows is said as its
+ * text (the first row says it whole; a first row of data is no context). A combobox says (expanded) when open, nothing when
  * closed. Every control keeps its ref, and the refs act on the right element.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
@@ -45,6 +45,10 @@ for (const b of document.querySelectorAll('button')) b.addEventListener('click',
 <tr><td>#102</td><td>Contoso</td><td><button aria-label="Open order #102">Open</button> <button aria-label="Refund Contoso now">Refund</button></td></tr>
 <tr><td>#103</td><td>Fabrikam</td><td><button aria-label="Open order #103 in a new window">Open</button> <button aria-label="Refund Fabrikam now">Refund</button></td></tr>
 </tbody>
+</table>
+<table>
+<tr><td>Alpha</td><td><button aria-label="Archive Alpha">Archive</button></td></tr>
+<tr><td>Beta</td><td><button aria-label="Archive Alpha">Archive</button></td></tr>
 </table>
 <script>
 window.__opened = [];
@@ -131,13 +135,15 @@ test('the refs of controls written without their role word click the right eleme
   for (const line of [/^button Italic \(pressed\) \[e\d+\]$/m, /^button Underline \[e\d+\]$/m, /^tab Week \[e\d+\]$/m, /^option Green \[e\d+\]$/m]) expect(flat).toMatch(line);
 });
 
-test('a later row says a control by its text when its aria-label adds only words the row or the column headers show; the first row says it whole', async () => {
+test('a later row says a control by its text when its aria-label adds only words the row or the header row shows; the first row says it whole', async () => {
   const { page, tabId, snap } = tabs.get('/orders.html')!;
   expect(snap).toMatch(/^#101\tNorthwind\tbutton Open order #101 \[e\d+\] button Refund Northwind now \[e\d+\]$/m);
   // "order" is a column header, "#102" the row's first cell: said as its text, without the role word.
   expect(snap).toMatch(/^#102\tContoso\tOpen \[e\d+\] Refund Contoso now \[e\d+\]$/m);
   // Words neither the row nor the headers show keep the whole name ("in a new window", "now").
   expect(snap).toMatch(/^#103\tFabrikam\tOpen order #103 in a new window \[e\d+\] Refund Fabrikam now \[e\d+\]$/m);
+  // A first row that is no header row is no context for the rows after it: "Alpha" is not Beta's.
+  expect(snap).toMatch(/^Alpha\tbutton Archive Alpha \[e\d+\]\nBeta\tArchive Alpha \[e\d+\]$/m);
   const r = await h.callTool('browser_click_element', { tabId, ref: refOn(snap, /^#102\tContoso\tOpen \[e\d+\]/m) });
   expect({ status: r.status, error: r.body.error }).toEqual({ status: 200, error: undefined });
   expect(await page.evaluate(() => (window as unknown as { __opened: string[] }).__opened)).toEqual(['Open order #102']);
