@@ -67,6 +67,14 @@ export const fail = {
         `a slot frees as soon as one of them finishes (run calls to one plugin one after another rather than all at once).`,
       { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
     ),
+  /** One MCP client holds all but one of a plugin's slots: the last is left to other callers. */
+  tooManyInFlightForCaller: (plugin: string, share: number, limit: number) =>
+    new OpenTabsError(
+      'too_many_in_flight',
+      `Plugin "${plugin}" already has ${share} calls in flight from this client, all but one of its ${limit} slots: the last is left to other callers. ` +
+        `Retry in about ${IN_FLIGHT_RETRY_AFTER_MS / 1000} s: a slot frees as soon as one of them finishes (run calls to one plugin one after another rather than all at once).`,
+      { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
+    ),
   tooManyBuiltinInFlight: (name: string, limit: number) =>
     new OpenTabsError(
       'too_many_in_flight',

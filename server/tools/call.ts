@@ -138,7 +138,15 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     tool,
     error: tool.kind === 'browser' ? fail.tooManyBuiltinInFlight(tool.name, ctx.limits.builtinMaxInFlightPerCaller) : fail.tooManyInFlight(tool.plugin, limit),
   });
+  // One MCP client holds at most all but one of a plugin's (or a page origin's) slots: the last
+  // is left to the other callers (another client, the user's `opentabs tool call`), whom one agent
+  // holding every slot with slow calls would leave too_many_in_flight for as long as they run.
+  // REST callers (the CLI, scripts with the secret) may take them all.
+  const share = limit - 1;
+  const shareKey = tool.kind !== 'browser' && call.transport !== 'rest' && share > 0 ? `${gateKey}\0${call.sessionId ?? call.transport}` : undefined;
+  const busyForCaller = (): ToolOutcome => ({ ok: false, tool, error: fail.tooManyInFlightForCaller(tool.plugin, share, limit) });
   if (ctx.gate.count(gateKey) >= limit) return busy();
+  if (shareKey !== undefined && ctx.gate.count(shareKey) >= share) return busyForCaller();
   let release: (() => void) | null = null;
   try {
     // A built-in call on a tab: the card names the page the tab shows, and the call runs only if
@@ -209,6 +217,15 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     }
     release = ctx.gate.tryAcquire(gateKey, limit);
     if (!release) return busy();
+    if (shareKey !== undefined) {
+      const mine = ctx.gate.tryAcquire(shareKey, share);
+      if (!mine) return busyForCaller();
+      const plugin = release;
+      release = () => {
+        mine();
+        plugin();
+      };
+    }
     // Served by the server, after the same permission step as every other tool.
     if (tool.servedBy === 'server') {
       const handler = serverToolHandler(tool.name);
