@@ -22,13 +22,13 @@ export const actingTools = [
   tool({
     name: 'browser_type_text',
     group: 'acting',
-    description: 'Type text into a field as real input. Replaces what the field holds unless append is true; optionally presses Enter after.',
+    description: 'Type text into a field as real input. Replaces what the field holds unless append is true.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
       ref: v.optional(ref),
       text: v.pipe(v.string(), v.description('The text to type')),
-      append: v.optional(v.pipe(v.boolean(), v.description('Add to the field\'s text instead of replacing it (default false)'))),
+      append: v.optional(v.pipe(v.boolean(), v.description('Add to the field\'s text instead of replacing it'))),
       clear: v.optional(v.pipe(v.boolean(), v.description('Older name for the default (replace); not with append'))),
       submit: v.optional(v.pipe(v.boolean(), v.description('Press Enter after typing'))),
     }),

@@ -43,7 +43,7 @@ export const dataTools = [
   tool({
     name: 'browser_download',
     group: 'data',
-    description: 'Download a URL into the browser\'s download folder (optionally under a file name).',
+    description: 'Download a URL into the browser\'s download folder.',
     input: v.strictObject({
       url: v.pipe(v.string(), v.minLength(1), v.description('The http(s) URL to download')),
       filename: v.optional(v.pipe(v.string(), v.minLength(1), v.description('File name inside the download folder (no ..)'))),

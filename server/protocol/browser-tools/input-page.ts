@@ -82,7 +82,7 @@ export const inputPageTools = [
     input: v.strictObject({
       tabId,
       landscape: v.optional(v.pipe(v.boolean(), v.description('Landscape paper (default portrait)'))),
-      printBackground: v.optional(v.pipe(v.boolean(), v.description('Print background colours and images (default false)'))),
+      printBackground: v.optional(v.pipe(v.boolean(), v.description('Print background colours and images'))),
       scale: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(2), v.description('Zoom of the page on paper (default 1)'))),
       pageRanges: v.optional(v.pipe(v.string(), v.regex(/^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*$/), v.description("Pages to print, e.g. '1-5, 8' (default all)"))),
     }),
@@ -108,7 +108,7 @@ export const inputPageTools = [
     description: "Measure a tab's performance: 'start' begins, 'stop' returns a summary (TTFB, DOMContentLoaded, load, LCP, CLS, long tasks and total blocking time).",
     input: v.strictObject({
       tabId,
-      action: v.pipe(v.picklist(['start', 'stop']), v.description("'start' begins collecting (reload or act on the page after it); 'stop' ends and returns the summary")),
+      action: v.pipe(v.picklist(['start', 'stop']), v.description("After 'start', reload or act on the page, then 'stop'")),
     }),
     defaultPermission: 'auto',
     annotations: { readOnlyHint: true },

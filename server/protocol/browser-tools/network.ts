@@ -12,7 +12,7 @@ export const networkTools = [
       tabId,
       urlFilter: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Only URLs containing this text (* matches any run of characters); WebSocket frames are always kept'))),
       maxRequests: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2000), v.description('Default 200'))),
-      captureBodies: v.optional(v.pipe(v.boolean(), v.description('Also keep request and response bodies (default false)'))),
+      captureBodies: v.optional(v.pipe(v.boolean(), v.description('Also keep request and response bodies'))),
     }),
     defaultPermission: 'ask',
     annotations: { destructiveHint: false },
@@ -25,7 +25,7 @@ export const networkTools = [
     input: v.strictObject({
       tabId,
       urlFilter: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Only URLs containing this text (* matches any run of characters)'))),
-      includeBodies: v.optional(v.pipe(v.boolean(), v.description('Include captured bodies (default false)'))),
+      includeBodies: v.optional(v.pipe(v.boolean(), v.description('Include captured bodies'))),
       clear: v.optional(v.pipe(v.boolean(), v.description('Forget the returned requests after reading them'))),
     }),
     defaultPermission: 'auto',

@@ -71,7 +71,7 @@ export const readingTools = [
   tool({
     name: 'browser_wait_for',
     group: 'reading',
-    description: 'Wait for one thing instead of sleeping: a text to appear (text) or to go away (textGone), the tab URL to match (urlPattern), or a time to pass (time).',
+    description: 'Wait for one thing instead of sleeping: give one of text, textGone, urlPattern, time.',
     input: v.strictObject({
       tabId,
       text: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Wait until this text is visible in the page or one of its iframes'))),

@@ -20,7 +20,7 @@ export const storageTools = [
   tool({
     name: 'browser_get_cookies',
     group: 'storage',
-    description: 'Cookies Chrome would send to a URL (optionally one name). Off by default: cookies are credentials.',
+    description: 'Cookies Chrome would send to a URL. Off by default: cookies are credentials.',
     input: v.strictObject({
       url: v.pipe(v.string(), v.minLength(1), v.description('Cookies that would be sent to this http(s) URL')),
       name: v.optional(v.pipe(v.string(), v.description('Only the cookie with this name'))),

@@ -73,10 +73,10 @@ export const tabsTools = [
   tool({
     name: 'browser_reload_tab',
     group: 'tabs',
-    description: 'Reload a tab (optionally bypassing the cache) and wait for it to load.',
+    description: 'Reload a tab and wait for it to load.',
     input: v.strictObject({
       tabId,
-      bypassCache: v.optional(v.pipe(v.boolean(), v.description('Reload without the cache (default false)'))),
+      bypassCache: v.optional(v.pipe(v.boolean(), v.description('Reload without the cache'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: true },
@@ -113,7 +113,7 @@ export const tabsTools = [
   tool({
     name: 'browser_group_tabs',
     group: 'tabs',
-    description: 'Put tabs in a new tab group (optionally titled and colored) or add them to an existing one (groupId).',
+    description: 'Put tabs in a new tab group, or add them to an existing one (groupId).',
     input: v.strictObject({
       tabIds,
       groupId: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Add to this group (from browser_list_tab_groups) instead of a new one'))),

@@ -22,7 +22,7 @@ export const windowsTools = [
   tool({
     name: 'browser_create_window',
     group: 'windows',
-    description: 'Open a new window, optionally at a URL, with a size or state.',
+    description: 'Open a new window.',
     input: v.strictObject({
       url: v.optional(v.pipe(v.string(), v.minLength(1), v.description('URL of the first tab (default a blank tab)'))),
       width: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Window width in pixels'))),
