@@ -10,7 +10,7 @@ import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
-import { assertKeysStayOut, assertMouseStaysOut, pressGuard } from './input-guard.ts';
+import { assertKeysStayOut, assertMouseStaysOut, pressGuard, watchMouseLoads } from './input-guard.ts';
 import { runPage } from './page-run.ts';
 import type { Handlers } from './types.ts';
 
@@ -172,23 +172,32 @@ export const actingTools = {
   async browser_click_element(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
-      const p = await point(tab.id!, input, false, false, false, ctx.signal);
-      const inFrame = frameOfRef(input.ref) !== 0;
-      await assertMouseStaysOut(tab.id!, p.tag, inFrame ? undefined : p);
-      // An iframe's element too: a page can move a refused frame's iframe over that iframe.
-      const guard = await pressGuard(tab.id!, p, 'press', inFrame);
-      let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
+      // A refused frame that starts loading from here on was not there to be pinned: no click.
+      const loads = watchMouseLoads(tab.id!, 'the click');
       try {
-        // A busy page can hold the lookup up past the call's timeout: then the caller was told it
-        // failed, and the click must not land later.
-        ctx.signal.throwIfAborted();
-        r = await withDebugger(tab.id!, (send) =>
-          runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers), guard?.beforePress))),
-        );
+        const p = await point(tab.id!, input, false, false, false, ctx.signal);
+        const inFrame = frameOfRef(input.ref) !== 0;
+        await assertMouseStaysOut(tab.id!, p.tag, inFrame ? undefined : p);
+        // An iframe's element too: a page can move a refused frame's iframe over that iframe.
+        const guard = await pressGuard(tab.id!, p, 'press', inFrame);
+        const beforePress = guard && (async () => (await guard.beforePress(), loads.check()));
+        let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
+        try {
+          // A busy page can hold the lookup up past the call's timeout: then the caller was told it
+          // failed, and the click must not land later.
+          ctx.signal.throwIfAborted();
+          r = await withDebugger(tab.id!, (send) =>
+            runWatchingDialogs(tab.id!, send, () =>
+              withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => (loads.check(), click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers), beforePress))),
+            ),
+          );
+        } finally {
+          await guard?.afterPress(r?.dialog !== undefined);
+        }
+        return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
       } finally {
-        await guard?.afterPress(r?.dialog !== undefined);
+        loads.stop();
       }
-      return { value: { clicked: true, tag: p.tag, text: p.text, x: Math.round(p.x), y: Math.round(p.y), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
   },
 
@@ -256,21 +265,27 @@ export const actingTools = {
   async browser_hover_element(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
-      const p = await point(tab.id!, input, false, false, false, ctx.signal);
-      const inFrame = frameOfRef(input.ref) !== 0;
-      await assertMouseStaysOut(tab.id!, p.tag, inFrame ? undefined : p);
-      // As for a click's press: a page moving a refused frame's iframe under the pointer between
-      // the check and the move gets the move on what is under it (pinned pointer-events:none).
-      const guard = await pressGuard(tab.id!, p, 'move', inFrame);
-      let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
+      // As for a click: a refused frame starting to load from here on gets no move.
+      const loads = watchMouseLoads(tab.id!, 'the hover');
       try {
-        ctx.signal.throwIfAborted();
-        await guard?.beforePress();
-        r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => moveMouse(s, { x: at.x, y: at.y }))));
+        const p = await point(tab.id!, input, false, false, false, ctx.signal);
+        const inFrame = frameOfRef(input.ref) !== 0;
+        await assertMouseStaysOut(tab.id!, p.tag, inFrame ? undefined : p);
+        // As for a click's press: a page moving a refused frame's iframe under the pointer between
+        // the check and the move gets the move on what is under it (pinned pointer-events:none).
+        const guard = await pressGuard(tab.id!, p, 'move', inFrame);
+        let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
+        try {
+          ctx.signal.throwIfAborted();
+          await guard?.beforePress();
+          r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => (loads.check(), moveMouse(s, { x: at.x, y: at.y })))));
+        } finally {
+          await guard?.afterPress(r?.dialog !== undefined);
+        }
+        return { value: { hovered: true, tag: p.tag, text: p.text, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
       } finally {
-        await guard?.afterPress(r?.dialog !== undefined);
+        loads.stop();
       }
-      return { value: { hovered: true, tag: p.tag, text: p.text, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
   },
 

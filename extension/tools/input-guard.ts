@@ -407,7 +407,7 @@ async function pinnedKeys(tabId: number, target: ScriptTarget, modifiers: number
 /** The error of mouse input stopped (`what`: "a drag", "the mouse moves") because a frame of tab `tabId` started loading `seen`, a page tools may not use. */
 export function refusedLoadError(tabId: number, seen: { url: string; why: string }, what: string): ToolError {
   return new ToolError(
-    `Tab ${tabId} loaded ${redactedUrl(seen.url) || 'a page'} in an iframe, which tools may not use (${seen.why}), while ${what} went on; the rest was not sent, so that frame gets none of it`,
+    `Tab ${tabId} loaded ${redactedUrl(seen.url) || 'a page'} in an iframe, which tools may not use (${seen.why}), while ${what} went on; what was left of it was not sent, so that frame got none of it`,
     { code: 'page_not_allowed', category: 'auth' },
   );
 }
@@ -425,4 +425,22 @@ export async function endPinned(tabId: number, end: () => Promise<unknown>): Pro
   } finally {
     await unpin(tabId, r?.pinned ?? [], token, false).catch(() => true);
   }
+}
+
+/**
+ * For a mouse gesture sent at once (a click, a hover): the tab is watched (watchRefusedLoads) from
+ * before the element is found (finding it may scroll the page, and a page can add an iframe of a
+ * refused page over the element then) until stop(); check() right before the events are sent
+ * throws (page_not_allowed) once a frame started loading such a page: it was not there when the
+ * guard pinned refused frames' iframes, and would be drawn where the events go.
+ */
+export function watchMouseLoads(tabId: number, what: string): { check: () => void; stop: () => void } {
+  const loads = watchRefusedLoads(tabId);
+  return {
+    check: () => {
+      const seen = loads.seen();
+      if (seen) throw refusedLoadError(tabId, seen, what);
+    },
+    stop: loads.stop,
+  };
 }

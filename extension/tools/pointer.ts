@@ -17,7 +17,7 @@ import { checkedScriptTarget } from './url-policy.ts';
 import { click, modifierMask, moveMouse } from './acting.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
-import { assertMouseStaysOut, endPinned, pressGuard, refusedLoadError, watchRefusedLoads } from './input-guard.ts';
+import { assertMouseStaysOut, endPinned, pressGuard, refusedLoadError, watchMouseLoads, watchRefusedLoads } from './input-guard.ts';
 import { runPage } from './page-run.ts';
 
 /** Where the mouse was last put in each tab (move_mouse steps start there). */
@@ -140,23 +140,30 @@ export const pointerTools = {
   async browser_click_at(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
-    const hit = await checkPoint(tabId, input.x, input.y);
-    // A busy page can hold the check up past the call's timeout: then the caller was told it
-    // failed, and the click must not land later.
-    ctx.signal.throwIfAborted();
-    const button = input.button ?? 'left';
-    const count = input.clickCount ?? 1;
-    const modifiers = modifierMask(input.modifiers);
-    const p = { x: input.x, y: input.y };
-    const guard = await pressGuard(tabId, p);
-    let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
+    // A refused frame that starts loading from here on was not there to be pinned: no click.
+    const loads = watchMouseLoads(tabId, 'the click');
     try {
-      r = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => click(send, p, button, count, modifiers, guard?.beforePress)));
+      const hit = await checkPoint(tabId, input.x, input.y);
+      // A busy page can hold the check up past the call's timeout: then the caller was told it
+      // failed, and the click must not land later.
+      ctx.signal.throwIfAborted();
+      const button = input.button ?? 'left';
+      const count = input.clickCount ?? 1;
+      const modifiers = modifierMask(input.modifiers);
+      const p = { x: input.x, y: input.y };
+      const guard = await pressGuard(tabId, p);
+      const beforePress = guard && (async () => (await guard.beforePress(), loads.check()));
+      let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
+      try {
+        r = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => (loads.check(), click(send, p, button, count, modifiers, beforePress))));
+      } finally {
+        await guard?.afterPress(r?.dialog !== undefined);
+      }
+      lastMouse.set(tabId, p);
+      return { value: { clicked: true, x: input.x, y: input.y, button, clickCount: count, hit, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     } finally {
-      await guard?.afterPress(r?.dialog !== undefined);
+      loads.stop();
     }
-    lastMouse.set(tabId, p);
-    return { value: { clicked: true, x: input.x, y: input.y, button, clickCount: count, hit, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
   },
 
   async browser_move_mouse(input, ctx) {

@@ -14,7 +14,7 @@ import { click, point } from './acting.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { runWatchingDialogs } from './dialogs.ts';
-import { assertMouseStaysOut, pressGuard } from './input-guard.ts';
+import { assertMouseStaysOut, pressGuard, watchMouseLoads } from './input-guard.ts';
 import { markElement, markedObject, utilityWorld } from './element-node.ts';
 import type { Handlers } from './types.ts';
 import { assertApprovedSite, insideProtectedFolder, refusalReason, tabRefusedError } from './url-policy.ts';
@@ -88,6 +88,16 @@ const CHOOSER_WAIT_MS = 3_000;
 
 /** Click the element with file choosers intercepted and give the chooser that opens the files. */
 async function throughChooser(tabId: number, send: CdpSend, input: { selector?: string; ref?: string; paths: readonly string[] }, what: string, tag: string, signal: AbortSignal): Promise<void> {
+  // As browser_click_element: a refused frame that starts loading from here on gets no click.
+  const loads = watchMouseLoads(tabId, 'the click');
+  try {
+    await clickOpensChooser(tabId, send, input, what, tag, signal, loads.check);
+  } finally {
+    loads.stop();
+  }
+}
+
+async function clickOpensChooser(tabId: number, send: CdpSend, input: { selector?: string; ref?: string; paths: readonly string[] }, what: string, tag: string, signal: AbortSignal, check: () => void): Promise<void> {
   const p = await point(tabId, input, false, false, false, signal);
   // As browser_click_element: not at an iframe of a page the tools may not use, and such iframes
   // pinned pointer-events:none until the press was sent (a page moving one over the button).
@@ -106,9 +116,10 @@ async function throughChooser(tabId: number, send: CdpSend, input: { selector?: 
     // tab (see moveMouse in acting.ts); the press hands it over at once. Not so while the tab
     // shows a refused page in a frame: then the point is checked again once the page has the move.
     const guard = await pressGuard(tabId, p);
+    const beforePress = guard && (async () => (await guard.beforePress(), check()));
     let pressed: { dialog?: unknown } | undefined;
     try {
-      pressed = await runWatchingDialogs(tabId, send, () => click(send, p, 'left', 1, 0, guard?.beforePress));
+      pressed = await runWatchingDialogs(tabId, send, () => (check(), click(send, p, 'left', 1, 0, beforePress)));
     } finally {
       await guard?.afterPress(pressed?.dialog !== undefined);
     }
