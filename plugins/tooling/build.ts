@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import * as esbuild from 'esbuild';
 import { MAX_ADAPTER_BYTES } from '../../server/protocol/limits.ts';
+import { toolsDigest, toolsDigestComment } from '../../server/protocol/tools-digest.ts';
 import { writeOutput } from './write-file.ts';
 import { isPluginDefinition, type PluginDefinition } from '../sdk/define.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
@@ -220,6 +221,8 @@ function largestInputs(dir: string, metafile: esbuild.Metafile | undefined): str
 async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: string, o: BuildOptions, metafile?: esbuild.Metafile): Promise<BuildResult> {
   const def = await loadDefinition(dir, entry);
   const manifest = manifestFromDefinition(def, pkg);
+  // The server checks tools.json against this (a tools.json edited by hand no longer loads).
+  adapterCode += toolsDigestComment(toolsDigest(manifest.tools));
   const bytes = Buffer.byteLength(adapterCode);
   if (bytes > MAX_ADAPTER_BYTES) {
     throw new PluginBuildError(

@@ -11,6 +11,7 @@ import { MAX_ADAPTER_BYTES } from '../limits.ts';
 import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../protocol/plugin-manifest.ts';
 import type { LoadedPlugin, LoadedTool } from './types.ts';
 import { manifestHash, type CheckedManifests } from './schema-cache.ts';
+import { adapterToolsDigest, toolsDigest } from '../protocol/tools-digest.ts';
 
 /** The three files a plugin folder is made of, relative to the folder. */
 export const PLUGIN_FILES = { packageJson: 'package.json', toolsJson: join('dist', 'tools.json'), adapter: join('dist', 'adapter.js') } as const;
@@ -113,6 +114,17 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
   const adapterRead = await readText(adapterPath, 'dist/adapter.js');
   if (!adapterRead.ok) return { ok: false, name: m.name, error: adapterRead.error };
   const adapterSource = adapterRead.text;
+  const builtFor = adapterToolsDigest(adapterSource);
+  if (builtFor !== undefined && builtFor !== toolsDigest(m.tools)) {
+    return {
+      ok: false,
+      name: m.name,
+      error:
+        source === 'npm'
+          ? "dist/tools.json does not match dist/adapter.js (its tools' names or inputs differ from the ones the adapter was built with): the package's two files come from different builds; its author must run `opentabs plugin build` and publish again"
+          : `dist/tools.json does not match dist/adapter.js (its tools' names or inputs differ from the ones the adapter was built with): tools.json was edited by hand or comes from another build; it is written by the build from src/, so change the tools there and run \`opentabs plugin build ${shellWord(dir)}\``,
+    };
+  }
   const adapterHash = adapterHashOf(adapterSource);
 
   const plugin: LoadedPlugin = {
