@@ -44,6 +44,40 @@ export function replacedText(tabId: number, now: chrome.tabs.Tab): string {
     : `Tab ${tabId} is now tab ${now.id} (Chrome replaced its page, e.g. with a preloaded one or after discarding it): use tabId ${now.id}`;
 }
 
+/**
+ * Tabs the tools opened that closed before their first page committed: Chrome closes a new tab
+ * whose navigation turns into a download (Content-Disposition: attachment, a file type Chrome
+ * does not show) once the download starts. Tab id → the URL; bounded.
+ */
+const gaveNoPage = new Map<number, string>();
+const GAVE_NO_PAGE_MAX = 64;
+/** How long after it opened a tab is watched for that. */
+const OPENED_WATCH_MS = 30_000;
+
+/**
+ * Watch a tab the tools just opened: closed before its first page committed (Chrome closes a new
+ * tab whose URL starts a download; Chrome reports no navigation error for it), later calls say so.
+ */
+export function watchOpenedTab(tabId: number, url: string): void {
+  const onCommitted = (d: { tabId: number; frameId: number }) => {
+    if (d.tabId === tabId && d.frameId === 0) stop();
+  };
+  const onRemoved = (id: number) => {
+    if (id !== tabId) return;
+    gaveNoPage.set(tabId, url);
+    if (gaveNoPage.size > GAVE_NO_PAGE_MAX) gaveNoPage.delete(gaveNoPage.keys().next().value!);
+    stop();
+  };
+  const timer = setTimeout(() => stop(), OPENED_WATCH_MS);
+  function stop() {
+    clearTimeout(timer);
+    chrome.webNavigation.onCommitted.removeListener(onCommitted);
+    chrome.tabs.onRemoved.removeListener(onRemoved);
+  }
+  chrome.webNavigation.onCommitted.addListener(onCommitted);
+  chrome.tabs.onRemoved.addListener(onRemoved);
+}
+
 export async function getTab(tabId: unknown): Promise<chrome.tabs.Tab> {
   watchReplacedTabs();
   try {
@@ -51,6 +85,10 @@ export async function getTab(tabId: unknown): Promise<chrome.tabs.Tab> {
   } catch {
     const now = typeof tabId === 'number' ? await replacementOf(tabId) : null;
     if (now) throw new ToolError(replacedText(tabId as number, now), { code: 'tab_closed', category: 'not_found' });
+    const url = typeof tabId === 'number' ? gaveNoPage.get(tabId) : undefined;
+    if (url !== undefined) {
+      throw new ToolError(`Tab ${tabId} is gone: it closed before showing any page. Chrome closes a new tab whose URL gave no page (a download: see browser_list_downloads; or no content). Open a URL that shows a page, or fetch a file with browser_download`, { code: 'tab_closed', category: 'not_found' });
+    }
     throw new ToolError(`No tab with id ${tabId}; it may have been closed. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
   }
 }

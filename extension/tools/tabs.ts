@@ -1,6 +1,6 @@
 /** The tabs group of built-in tools (server/tools/browser-catalog.ts). */
 import { ToolError } from '../shared/tool-error.ts';
-import { getTab } from './tab-lookup.ts';
+import { getTab, watchOpenedTab } from './tab-lookup.ts';
 import { waitForLoad } from '../background/plugins.ts';
 import type { Handlers } from './types.ts';
 import { withDebugger } from './debugger.ts';
@@ -171,6 +171,7 @@ export const tabTools = {
     } catch (err) {
       throw new ToolError(`Could not open the tab: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
+    if (tab.id !== undefined) watchOpenedTab(tab.id, url);
     return { value: tabSummary(tab) };
   },
 
