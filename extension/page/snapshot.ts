@@ -65,7 +65,8 @@ export function cutSnapshot(snapshot: string, max: number): string {
 
 /**
  * browser_snapshot: the page as compact, Markdown-like plain text an agent can read and act on:
- *   nav Projects:                      a landmark (nav, header, main, aside, footer, form, dialog …)
+ *   nav Projects:                      a landmark (nav, header, main, aside, footer, dialog …; a
+ *                                      form or section only when named, as in ARIA)
  *   - [Invoices](e4)                   a list item holding a link; the ref is in the parentheses
  *   # Orders                           a heading (one # per level)
  *   Paid on time, see [terms](e9).     plain text with its inline links, no role prefix
@@ -782,7 +783,9 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     if (depth > maxDepth) return;
     const landmark = role ? LANDMARK[role] : undefined;
-    if (landmark && (role !== 'region' || ariaName(el))) {
+    // A section or form is a landmark only when named (as in ARIA): an unnamed form's fields are
+    // read in place, not under a `form:` line with its content indented.
+    if (landmark && ((role !== 'region' && role !== 'form') || ariaName(el))) {
       flush();
       count++;
       let name = ariaName(el);

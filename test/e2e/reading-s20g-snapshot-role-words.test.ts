@@ -6,7 +6,8 @@
  * between two controls keeps it; interactiveOnly keeps every role word. In a later table row, a
  * control's aria-label made of its text and words the row or the header row shows is said as its
  * text (the first row says it whole; a first row of data is no context). A combobox says (expanded) when open, nothing when
- * closed. Every control keeps its ref, and the refs act on the right element.
+ * closed. An unnamed form is no landmark (as in ARIA): no `form:` line, its content not indented.
+ * Every control keeps its ref, and the refs act on the right element.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import type { Page } from 'playwright-core';
@@ -36,6 +37,15 @@ const PAGES: Record<string, string> = {
 window.__clicked = [];
 for (const b of document.querySelectorAll('button')) b.addEventListener('click', () => window.__clicked.push(b.textContent));
 </script>
+</body></html>`,
+  '/forms.html': `<!doctype html><html><head><title>Forms</title></head><body>
+<main>
+<h1>Contact</h1>
+<form onsubmit="event.preventDefault(); window.__sent = document.getElementById('email').value"><label>Email <input id="email"></label><button>Send</button></form>
+<p>After the form</p>
+<form aria-label="Search the site"><input aria-label="Query"><button>Go</button></form>
+<form aria-labelledby="nl-h"><h2 id="nl-h">Newsletter</h2><input aria-label="Address"></form>
+</main>
 </body></html>`,
   '/orders.html': `<!doctype html><html><head><title>Orders</title></head><body>
 <table>
@@ -149,4 +159,15 @@ test('a later row says a control by its text when its aria-label adds only words
   expect(await page.evaluate(() => (window as unknown as { __opened: string[] }).__opened)).toEqual(['Open order #102']);
   // interactiveOnly (no rows) names each in full.
   expect(await snapshot(tabId, { interactiveOnly: true })).toContain('button Open order #102 [');
+});
+
+test('an unnamed form is no landmark: its fields are read in place, not under a form: line; a named form keeps its line', async () => {
+  const { page, tabId, snap } = tabs.get('/forms.html')!;
+  expect(snap).toMatch(/^# Contact\ntextbox Email \[e\d+\]\nbutton Send \[e\d+\]\nAfter the form\nform Search the site:\n {2}textbox Query \[e\d+\]\n {2}button Go \[e\d+\]\nform:\n {2}## Newsletter\n {2}textbox Address \[e\d+\]$/m);
+  // The fields of the unnamed form still act, and its button submits it.
+  const t = await h.callTool('browser_type_text', { tabId, ref: /textbox Email \[(e\d+)\]/.exec(snap)![1], text: 'a@b.c' });
+  expect({ status: t.status, error: t.body.error }).toEqual({ status: 200, error: undefined });
+  const c = await h.callTool('browser_click_element', { tabId, ref: /button Send \[(e\d+)\]/.exec(snap)![1] });
+  expect({ status: c.status, error: c.body.error }).toEqual({ status: 200, error: undefined });
+  expect(await page.evaluate(() => (window as unknown as { __sent?: string }).__sent)).toBe('a@b.c');
 });
