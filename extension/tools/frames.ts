@@ -209,9 +209,17 @@ export interface FrameOffset {
 async function frameKey(tabId: number, frameId: number, parentFrameId: number, ref?: string | null): Promise<[number, number]> {
   const own = (await runIn(await frameTarget(tabId, frameId, ref), 'frameKeyInParent', [])) ?? [-1, -1];
   if (own[0] >= 0 || own[1] >= 0) return own;
+  const parent = await frameTarget(tabId, parentFrameId, ref);
+  // An iframe in a closed shadow root is not among the iframes pages and tools look through, of
+  // any origin: said as such, with what still works.
+  const [closed] = await chrome.scripting.executeScript({ target: parent, world: 'ISOLATED', func: framesInClosedShadowRoots }).catch(() => [] as chrome.scripting.InjectionResult<number>[]);
+  const where = typeof closed?.result === 'number' && closed.result > 0 ? 'an iframe inside a closed shadow root (a custom element that keeps its insides from scripts)' : "another origin's iframe inside a shadow root";
   const unsure = () =>
-    new ToolError(`${ref ?? `Frame ${frameId}`} is in another origin's iframe inside a shadow root, which cannot be told apart from the page's other iframes (not all of them say where they are); it cannot be reached`, { code: 'not_available', category: 'validation' });
-  const slots = (await runIn(await frameTarget(tabId, parentFrameId, ref), 'frameSlots', [])) ?? [];
+    new ToolError(
+      `${ref ?? `Frame ${frameId}`} is in ${where}, which cannot be told apart from the page's other iframes (not all of them say where they are); clicks, typing and hovers cannot be aimed at it. browser_snapshot still reads it; browser_click_at at a point of browser_screenshot_tab reaches it as a person's click would`,
+      { code: 'not_available', category: 'validation' },
+    );
+  const slots = (await runIn(parent, 'frameSlots', [])) ?? [];
   const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
   const others = childFrames(all, parentFrameId, all.find((f) => f.frameId === parentFrameId)?.documentId).filter((f) => f.frameId !== frameId);
   const keys = await Promise.all(others.map((f) => (f.documentId && !frameRefusal(f.url) ? runInFrame(tabId, f, 'frameKeyInParent', []) : undefined)));
@@ -224,6 +232,21 @@ async function frameKey(tabId: number, frameId: number, parentFrameId: number, r
   const left = slots.filter((_, i) => !taken.has(i));
   if (left.length !== 1) throw unsure();
   return [left[0]!.index, left[0]!.deep];
+}
+
+/** Runs in a document (ISOLATED world): how many frame-holding elements sit inside closed shadow roots (nested ones too). */
+function framesInClosedShadowRoots(): number {
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  let n = 0;
+  const walk = (root: Document | ShadowRoot, closed: boolean, depth: number) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (closed && ['iframe', 'frame', 'object', 'embed'].includes(el.localName)) n++;
+      const inner = el instanceof HTMLElement ? (dom?.openOrClosedShadowRoot?.(el) ?? null) : null;
+      if (inner && depth < 32) walk(inner, closed || el.shadowRoot !== inner, depth + 1);
+    }
+  };
+  walk(document, false, 0);
+  return n;
 }
 
 /** The frames from the top document's first iframe down to frame `frameId`, and the top page's renderer process. */
