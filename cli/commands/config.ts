@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { configPath, isPermission, isSessionsPerMinute, normalizeOrigin } from '../../server/state/config.ts';
 import { MCP_SESSION_RATE_LIMIT, MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
-import { PLUGIN_NAME_RE } from '../../server/protocol/plugin-manifest.ts';
+import { PAGE_TOOL_PREFIX_RE, PLUGIN_NAME_RE } from '../../server/protocol/plugin-manifest.ts';
 import { BROWSER_TOOL_NAMES } from '../../server/tools/browser-catalog.ts';
 import { closeToolNames } from '../../server/tools/suggest.ts';
 import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
@@ -40,7 +40,8 @@ Exits 1 when no secret has been created yet (\`opentabs start\` creates it).`;
 const SET_HELP = `Usage: opentabs config set <key> <value> [--port N]
 
 Keys:
-  permission.<plugin> off|ask|auto           Default permission for every tool of a plugin
+  permission.<plugin> off|ask|auto           Default permission for every tool of a plugin (an
+                                             installed or added one: add the plugin first)
   permission.<plugin>.<tool> off|ask|auto    One tool (short name like send_message, or the full name;
                                              permission.<plugin>_<tool> works too)
   permission.<browser_tool> off|ask|auto     A built-in tool, e.g. permission.browser_execute_script auto
@@ -154,6 +155,16 @@ export function parsePermissionKey(key: string): { plugin: string; tool?: string
   // extension_, plugin_, opentabs_) are reserved, so no plugin tool has one: an unknown name there
   // is a typo, which would otherwise be saved for a tool that does not exist.
   if (parts.length === 1 && BUILTIN_PREFIX.test(parts[0])) return { plugin: BROWSER_PLUGIN, tool: builtinTool(key, parts[0]) };
+  // tab<id>_<name> is a tool a web page registered (no plugin may be named tab<id>): its
+  // permission is its site's, and one saved under a plugin "tab5" would never apply.
+  const pagePrefix = parts[0].split('_')[0]!;
+  if (PAGE_TOOL_PREFIX_RE.test(pagePrefix)) {
+    throw usageError(
+      `Bad key "${key}": ${pagePrefix}_… names a tool a web page offers in tab ${pagePrefix.slice(3)}, not a plugin's. Page tools are allowed per site: ` +
+        'pageOrigin.<origin> off|ask|auto (e.g. pageOrigin.https://app.example.com ask; `opentabs tool list` shows each page tool\'s origin).',
+      'config set',
+    );
+  }
   // A full plugin tool name (permission.slack_send_message): plugin names never contain "_",
   // so the first "_" separates plugin and tool — otherwise this would silently set a plugin-wide
   // permission for a plugin that cannot exist.
@@ -198,13 +209,15 @@ async function set(argv: string[]): Promise<number> {
   if (key.startsWith('permission.')) {
     if (!isPermission(value)) throw usageError(`Bad permission "${value}" for ${key}: expected off, ask or auto.`, 'config set');
     const { plugin, tool } = parsePermissionKey(key);
+    // A typo is refused before anything is saved: a permission kept for a plugin nobody added
+    // would apply to whatever package of that name is added later.
+    if (plugin !== BROWSER_PLUGIN) {
+      const unknown = await unknownPermissionTarget(t.configDir, plugin, tool);
+      if (unknown) throw usageError(`Bad key "${key}": ${unknown}`, 'config set');
+    }
     if (tool) await store.setToolPermission(plugin, tool, value);
     else await store.setPluginPermission(plugin, value);
     done = `Permission of ${tool ? `${plugin} tool ${tool}` : `plugin ${plugin}`} set to ${value}.`;
-    if (plugin !== BROWSER_PLUGIN) {
-      const note = await unknownPermissionTarget(t.configDir, plugin, tool);
-      if (note) err(c.yellow(`note: ${note}`));
-    }
   } else if (key.startsWith('pageOrigin.')) {
     const given = key.slice('pageOrigin.'.length);
     const origin = normalizeOrigin(given);
@@ -252,9 +265,9 @@ async function set(argv: string[]): Promise<number> {
 }
 
 /**
- * A permission saved for a plugin (or a plugin's tool) that no installed or added plugin has: kept
- * (it applies once such a plugin is added, as permissions are kept by name), but most often a
- * typo, so say so. null when the plugin and tool exist, or the plugin is there but failed to load.
+ * Why a permission cannot be saved for this plugin (or this tool of it): no installed or added
+ * plugin has that name, or the plugin has no such tool. null when they exist, when the plugin is
+ * there but failed to load (its tools are not known), or when the plugins cannot be read.
  */
 async function unknownPermissionTarget(dir: string, plugin: string, tool: string | undefined): Promise<string | null> {
   const { scanPlugins } = await import('../plugin-lookup.ts');
@@ -262,11 +275,21 @@ async function unknownPermissionTarget(dir: string, plugin: string, tool: string
   if (!scan || scan.failed.some((f) => f.name === plugin)) return null;
   const found = scan.plugins.find((p) => p.name === plugin);
   if (!found) {
-    const known = scan.plugins.map((p) => p.name);
-    return `no plugin named "${plugin}" is installed or added${known.length ? ` (known: ${known.join(', ')})` : ''}; the permission is kept and applies once one is. See \`opentabs plugin list\`.`;
+    const known = scan.plugins.map((p) => ({ name: p.name }));
+    const close = closeToolNames(plugin, known);
+    return (
+      `no plugin named "${plugin}" is installed or added.` +
+      (close.length ? ` Did you mean ${close.map((n) => `permission.${n}`).join(', ')}?` : '') +
+      ` Known plugins: ${known.map((p) => p.name).join(', ') || 'none'} (\`opentabs plugin list\`). Add the plugin first, then set its permission.`
+    );
   }
   if (tool === undefined || found.tools.some((x) => x.name === tool)) return null;
-  return `plugin ${plugin} has no tool "${tool}" (its tools: ${found.tools.map((x) => x.name).join(', ') || 'none'}); the permission is kept and applies if it gets one.`;
+  const close = closeToolNames(tool, found.tools);
+  return (
+    `plugin ${plugin} has no tool "${tool}".` +
+    (close.length ? ` Did you mean ${close.map((n) => `permission.${plugin}.${n}`).join(', ')}?` : '') +
+    ` Its tools: ${found.tools.map((x) => x.name).join(', ') || 'none'}.`
+  );
 }
 
 /** An origin as typed: scheme://host[:port] with nothing after it but an optional "/". */

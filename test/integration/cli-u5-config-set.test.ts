@@ -1,7 +1,7 @@
 /**
  * `opentabs config set permission.…`: built-in tools are keyed by their full name whatever their
  * prefix (plugin_draft_from_capture is one), a mistyped built-in name is refused with the close
- * names, a plugin nobody added gets a note (the permission is kept), and a reload the server's
+ * names, a plugin nobody added is refused, and a reload the server's
  * admin limit refuses says the change is saved but not yet in effect.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
@@ -52,11 +52,11 @@ test('a mistyped built-in tool is refused with the close names; nothing is saved
   expect(permissions().browser?.tools?.browser_lst_tabs).toBeUndefined();
 });
 
-test('a plugin nobody installed or added: saved, with a note that it may be a typo', async () => {
+test('a plugin nobody installed or added: refused as a typo, nothing saved', async () => {
   const r = await runCli(['config', 'set', 'permission.my-ap', 'auto'], { configDir: cfg });
-  expect(r.code).toBe(0);
-  expect(r.stderr).toContain('note: no plugin named "my-ap" is installed or added');
-  expect(permissions()['my-ap']?.default).toBe('auto');
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('no plugin named "my-ap" is installed or added.');
+  expect(permissions()['my-ap']).toBeUndefined();
 });
 
 test('past the admin limit of reloads: the change is saved but said not to be in effect, exit 1', async () => {
