@@ -12,7 +12,9 @@ import { pluginNameFromPackage, resolveSettings } from '../protocol/plugin-manif
 import { installedPluginDirs, installPrefix, npmInstall, npmUninstall } from './npm.ts';
 import { mergeSettings } from './settings.ts';
 import { checkBroadConsent, forgetBroadConsent, recordBroadConsent, type AddOptions } from './local.ts';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { shellWord } from '../cli-command.ts';
 import type { FailedPlugin, LoadedPlugin } from './types.ts';
 
 export interface PluginListing {
@@ -32,6 +34,24 @@ async function discover(configDir: string): Promise<{ store: ConfigStore; found:
 export async function listPlugins(configDir: string): Promise<PluginListing> {
   const { found } = await discover(configDir);
   return { plugins: found.plugins.map((p) => p.plugin), failed: found.failed, discoveryErrors: found.errors };
+}
+
+/**
+ * The error for a plugin folder installed before it was built (npm copies a folder as it is,
+ * without running its prepack build): the author is the one installing, so the words are the
+ * build to run in that folder, not a note to a package's publisher. undefined for anything else.
+ */
+function unbuiltFolderError(spec: string, error: string): string | undefined {
+  if (!error.startsWith('dist/tools.json (the package was published without its build output')) return undefined;
+  // A path (as npmInstall takes one), not a registry name such as @scope/opentabs-plugin-x.
+  if (!/^\.{0,2}[\\/]/.test(spec) && (spec.startsWith('@') || !spec.includes('/'))) return undefined;
+  const folder = resolve(spec);
+  try {
+    if (!statSync(folder).isDirectory()) return undefined;
+  } catch {
+    return undefined;
+  }
+  return `${folder} has no dist/tools.json: the folder is not built. Run \`opentabs plugin build ${shellWord(folder)}\`, then install it again (or use the folder as it is, rebuilt as you change it, with \`opentabs plugin add ${shellWord(folder)}\`)`;
 }
 
 /**
@@ -55,7 +75,7 @@ export async function installPlugin(
   const loaded = await loadPluginFolder(join(installPrefix(configDir), 'node_modules', packageName), 'npm');
   if (!loaded.ok) {
     await npmUninstall(configDir, packageName).catch(() => {});
-    throw new OpenTabsError('bad_request', `${packageName} cannot be loaded, so it was not kept: ${loaded.error}`);
+    throw new OpenTabsError('bad_request', `${packageName} cannot be loaded, so it was not kept: ${unbuiltFolderError(spec, loaded.error) ?? loaded.error}`);
   }
   // Installed under another name (an npm alias, `opentabs-plugin-a@npm:<package>`): the plugin it
   // loads as is named by the package inside, not by the name given, and would escape the checks below.
