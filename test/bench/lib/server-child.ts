@@ -10,7 +10,9 @@
  *   variant <names>   comma list of: audit-nowait (write the audit line without holding the
  *                     response for it), no-invocation-notify (skip the tool.invocationStart/End
  *                     frames to the extension), invocation-start-after-dispatch (send
- *                     tool.invocationStart just after tool.dispatch instead of before), or "none"
+ *                     tool.invocationStart just after tool.dispatch instead of before),
+ *                     no-memory-keeper (stop server/state/memory.ts's timer: no forced full
+ *                     collections under load; for the rest of the run), or "none"
  *   frames            frames received from the extension since last asked
  *   spans             extension round-trip times (hub.dispatch: WS send → result) since last asked
  *   gc                full garbage collection, then {rss, heapUsed} (what is retained, not GC timing)
@@ -62,6 +64,8 @@ hubIn.onMessage = (ws, raw) => {
 };
 
 function setVariant(names: string[]): void {
+  // Not undone by a later variant: the keeper's timer is stopped for the rest of the run.
+  if (names.includes('no-memory-keeper')) running.memory.stop();
   (audit as { record: typeof record }).record = names.includes('audit-nowait')
     ? (e) => {
         void record(e).catch(() => {});
