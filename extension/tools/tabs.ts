@@ -177,10 +177,21 @@ export const tabTools = {
 
   async browser_close_tab(input, ctx) {
     const tab = await ctx.tab(input.tabId);
-    // While a session of ours watches the tab's dialogs, a "Leave site?" dialog the close opens
-    // comes to that session, and the close waits for its answer (the call ran into its timeout):
-    // it comes back at once instead, for browser_handle_dialog (accept closes the tab). Nothing
-    // is sent to the page, so a tab whose page is stuck still closes.
+    // A "Leave site?" dialog the close opens makes the close wait for its answer (the call ran into
+    // its timeout, and the dialog was left open unseen): the close starts with the debugger
+    // watching dialogs, as a navigation does, and the dialog comes back at once, for
+    // browser_handle_dialog (accept closes the tab). A tab whose page is stuck or blocked still closes.
+    try {
+      const asked = await leaveWatchingDialogs(tab, () => chrome.tabs.remove(tab.id!), null);
+      if (asked) return { value: { closed: false, tabId: tab.id, ...dialogNote(asked) } };
+      return { value: { closed: true, tabId: tab.id } };
+    } catch (err) {
+      // Closed all the same (the debugger noticed the tab going first).
+      if (!(await chrome.tabs.get(tab.id!).then(() => true, () => false))) return { value: { closed: true, tabId: tab.id } };
+      // The debugger could not watch it (DevTools open on it): closed without, as below.
+      if ((err as { code?: unknown }).code !== 'not_available') throw err;
+    }
+    // While a session of ours watches the tab's dialogs, a dialog the close opens still comes to it.
     const next = nextDialog(tab.id!);
     try {
       const removed = chrome.tabs.remove(tab.id!).then(() => null);
