@@ -25,6 +25,7 @@ export const LOADER_FILES = [
   'plugins/schema-cache.ts',
   'plugins/types.ts',
   'protocol/local-files.ts',
+  'protocol/regular-file.ts',
   'protocol/match-pattern.ts',
   'protocol/plugin-manifest.ts',
   'protocol/wildcard.ts',
