@@ -140,7 +140,9 @@ export class PageTools {
     }
     const old = this.tabs.get(tabId);
     if (old && old.documentId !== documentId) this.drop(old, 'The tab navigated away while the page tool was running');
-    const tab: PageTab = { tabId, port, documentId, url, origin, tools: old?.documentId === documentId ? old.tools : [], reported: old?.documentId === documentId ? old.reported : '', warned: old?.warned ?? new Set(), refused: old?.documentId === documentId ? old.refused : new Set(), pending: null, unchecked: undefined, uncheckedTimer: null };
+    // The same document's Port again keeps the URL it was listed under (a history.pushState since
+    // changes the sender's URL, not the document): approved calls are bound to it.
+    const tab: PageTab = { tabId, port, documentId, url: old?.documentId === documentId ? old.url : url, origin, tools: old?.documentId === documentId ? old.tools : [], reported: old?.documentId === documentId ? old.reported : '', warned: old?.warned ?? new Set(), refused: old?.documentId === documentId ? old.refused : new Set(), pending: null, unchecked: undefined, uncheckedTimer: null };
     if (old && old.documentId === documentId) {
       try {
         old.port.disconnect();
