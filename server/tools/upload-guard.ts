@@ -7,7 +7,8 @@
  * an agent steered by a page cannot send ~/.ssh or other private files anywhere), and a hidden file
  * or folder below an allowed folder (configuration and credentials), and a file whose content holds
  * the OpenTabs secret wherever it lies (a project's opencode.json, which `opentabs setup opencode`
- * writes with the secret in it, a copy or a hard link of auth.json: no path rule sees those). The
+ * writes with the secret in it, a copy or a hard link of auth.json: no path rule sees those), and a
+ * file with more than one name (a hard link: another name may be a hidden file's). The
  * extension checks the path as written again (extension/tools/upload.ts); only the server can see
  * where a link leads.
  */
@@ -84,10 +85,22 @@ export function uploadPathsError(configDir: string, paths: readonly string[], up
       return new OpenTabsError('permission_denied', `"${p}" is inside the OpenTabs config folder (holds the secret); it cannot be uploaded`, { category: 'auth' });
     }
     let isFile = false;
+    let names = 1;
     try {
-      isFile = statSync(target).isFile();
+      const st = statSync(target);
+      isFile = st.isFile();
+      names = st.nlink;
     } catch {}
     if (!isFile) return new OpenTabsError('not_found', `"${p}" is not a file (a folder or a device?)`, { category: 'not_found' });
+    // A hard link is the same file under another name, which no path says: a visible name in an
+    // allowed folder can be ~/.ssh/id_rsa's or auth.json's (file:// pages refuse them likewise).
+    if (names > 1) {
+      return new OpenTabsError(
+        'permission_denied',
+        `"${p}" cannot be uploaded: the file has ${names} names (hard links), and another of them may be a hidden file or lie in the OpenTabs config folder. Copy it to a file of its own first if it really is meant to be uploaded.`,
+        { category: 'auth' },
+      );
+    }
     // Where the file really is decides, so a link inside an allowed folder cannot reach outside it.
     const home = allowed.find((folder) => inside(folder, target));
     if (home === undefined) {
