@@ -14,7 +14,9 @@ beforeAll(async () => {
   srv = await startPluginServer({
     plugins: [{ name: 'notes', tools: [{ name: 'slow' }] }],
     permissions: { notes: { default: 'auto' } },
-    limits: { mcpSessionIdleTtlMs: 100, mcpSessionSweepIntervalMs: 25 },
+    // A TTL long enough that a loaded machine's pause between `initialize` and the first call does
+    // not sweep the session before the test starts its call.
+    limits: { mcpSessionIdleTtlMs: 1000, mcpSessionSweepIntervalMs: 50 },
   });
   ext = await FakeExtension.connect(srv.url, srv.secret);
 });
@@ -37,12 +39,12 @@ test('a call in flight keeps its session; after it ends the session is swept and
     await ext.waitNext((m) => m.method === 'tool.dispatch');
     // Several TTLs and sweeps pass while the call runs.
     const t0 = Date.now();
-    while (Date.now() - t0 < 400) await Bun.sleep(25);
+    while (Date.now() - t0 < 2500) await Bun.sleep(50);
     expect(srv.ctx.mcp.count).toBe(1);
     release();
     const r = await call;
     expect(r.structuredContent).toEqual({ done: true });
-    for (let i = 0; i < 300 && srv.ctx.mcp.count > 0; i++) await Bun.sleep(10);
+    for (let i = 0; i < 600 && srv.ctx.mcp.count > 0; i++) await Bun.sleep(10);
     expect(srv.ctx.mcp.count).toBe(0);
     const res = await fetch(`${srv.url}/mcp`, {
       method: 'POST',
@@ -70,7 +72,7 @@ test('the same holds for a call on the SDK stream (with a progress token)', asyn
     const call = c.callTool({ name: 'notes_slow', arguments: {} }, undefined, { onprogress: () => {} });
     await ext.waitNext((m) => m.method === 'tool.dispatch');
     const t0 = Date.now();
-    while (Date.now() - t0 < 400) await Bun.sleep(25);
+    while (Date.now() - t0 < 2500) await Bun.sleep(50);
     expect(srv.ctx.mcp.count).toBe(1);
     release();
     expect((await call).structuredContent).toEqual({ done: 2 });
