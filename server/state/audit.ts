@@ -100,6 +100,23 @@ export function readAuditTail(path: string, max: number): AuditEntry[] {
   return out.reverse();
 }
 
+/**
+ * Renames `path` to `path.1`. A folder another program put at `path.1` makes the rename fail for
+ * good: the entries then go on being appended to `path` (past its size) rather than being lost,
+ * with a line on stderr naming the folder.
+ */
+const warnedRotation = new Set<string>();
+function rotateTo(path: string): void {
+  try {
+    renameSync(path, `${path}.1`);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR') throw err;
+    if (!warnedRotation.has(path)) console.error(`opentabs: cannot rotate ${path}: ${path}.1 is a folder; remove it. Entries are appended to ${path} meanwhile`);
+    warnedRotation.add(path);
+  }
+}
+
 export class AuditLog {
   /** The last `ringSize` calls, for /audit and /health. */
   private readonly ring: AuditRing;
@@ -165,7 +182,7 @@ export class AuditLog {
     if (!this.dayScanDone) this.rotatedDuringDayScan = true;
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
-    renameSync(this.path, `${this.path}.1`);
+    rotateTo(this.path);
     this.openFile();
   }
 
@@ -210,7 +227,7 @@ export class AuditLog {
     try {
       size = lstatSync(path).size;
     } catch {}
-    if (size > 0 && size + line.length > this.rotateBytes) renameSync(path, `${path}.1`);
+    if (size > 0 && size + line.length > this.rotateBytes) rotateTo(path);
     appendToLog(path, line, 0o600);
   }
 
