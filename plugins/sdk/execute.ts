@@ -9,6 +9,7 @@ import { PLUGIN_RESULT_MAX_BYTES } from '../../server/protocol/limits.ts';
 import type { LogLevel } from '../../server/protocol/methods.ts';
 import type { ConfigField, ConfigSchema, ToolContext, ToolDefinition } from './define.ts';
 import { isToolError } from './errors.ts';
+import { jsonText } from './json-text.ts';
 
 export type ErrorPayload = Extract<PageToBridge, { ok: false }>['error'];
 
@@ -206,7 +207,7 @@ export function sendableResult(fullName: string, value: unknown): { ok: true; js
   });
   let json: string;
   try {
-    json = JSON.stringify(value) ?? 'null';
+    json = jsonText(value) ?? 'null';
   } catch (err) {
     const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
     const hit = findUnsendable(value);

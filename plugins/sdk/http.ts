@@ -6,6 +6,7 @@
  * agent's input, and an app token set as a default header must not go to whatever host it names.
  */
 import { ToolError, type ToolErrorCategory } from './errors.ts';
+import { jsonText } from './json-text.ts';
 
 export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
 
@@ -259,7 +260,7 @@ export function postJson<T = unknown>(url: string, body: unknown, options: Fetch
     method: 'POST',
     ...options,
     headers: { 'content-type': 'application/json', ...(options.headers as Record<string, string> | undefined) },
-    body: JSON.stringify(body ?? null),
+    body: jsonText(body ?? null),
   });
 }
 
@@ -268,7 +269,7 @@ function sendJson<T>(method: string, url: string, body: unknown, options: FetchO
     ...options,
     method,
     headers: { 'content-type': 'application/json', ...headersRecord(options.headers) },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? undefined : jsonText(body),
   });
 }
 

@@ -30,6 +30,7 @@ import type { LogLevel } from '../../server/protocol/methods.ts';
 import { isPluginDefinition, type PluginDefinition, type ToolDefinition } from './define.ts';
 import { executeTool, sendableResult, thrownText, type ErrorPayload, type ExecuteOutcome } from './execute.ts';
 import { SDK_VERSION } from './version.ts';
+import { jsonText } from './json-text.ts';
 
 /** JSON-safe copy of log data (functions, cycles and DOM nodes must not break the channel). */
 function jsonSafe(data: unknown): unknown {
@@ -37,7 +38,7 @@ function jsonSafe(data: unknown): unknown {
   try {
     const seen = new WeakSet<object>();
     return JSON.parse(
-      JSON.stringify(data, (_k, val) => {
+      jsonText(data, (_k, val) => {
         if (typeof val === 'bigint') return val.toString();
         if (typeof val === 'function') return `[function ${val.name || 'anonymous'}]`;
         if (val instanceof Error) return { name: val.name, message: val.message };
@@ -47,7 +48,7 @@ function jsonSafe(data: unknown): unknown {
           seen.add(val);
         }
         return val;
-      }),
+      }) as string,
     );
   } catch {
     return String(data);
@@ -65,9 +66,9 @@ function errorText(err: unknown): string {
 
 /** The `result` message of a call; an error result (naming the tool) for a value the channel cannot carry. */
 export function resultDetail(id: string, plugin: string, fullName: string, outcome: ExecuteOutcome): string {
-  if (!outcome.ok) return JSON.stringify({ type: 'result', id, plugin, ok: false, error: outcome.error } satisfies PageToBridge);
+  if (!outcome.ok) return jsonText({ type: 'result', id, plugin, ok: false, error: outcome.error } satisfies PageToBridge)!;
   const sendable = sendableResult(fullName, outcome.value);
-  if (!sendable.ok) return JSON.stringify({ type: 'result', id, plugin, ok: false, error: sendable.error } satisfies PageToBridge);
+  if (!sendable.ok) return jsonText({ type: 'result', id, plugin, ok: false, error: sendable.error } satisfies PageToBridge)!;
   // The value's JSON is spliced in as is: stringified once, however large.
   return `{"type":"result","id":${JSON.stringify(id)},"plugin":${JSON.stringify(plugin)},"ok":true,"value":${sendable.json}}`;
 }
@@ -101,7 +102,7 @@ export function startAdapter(
   const inFlight = new Map<string, { controller: AbortController; tool: string }>();
 
   const emit = (detail: string) => document.dispatchEvent(new CustomEvent(PAGE_TO_BRIDGE_EVENT, { detail }));
-  const send = (msg: PageToBridge) => emit(JSON.stringify(msg));
+  const send = (msg: PageToBridge) => emit(jsonText(msg)!);
 
   const log = (level: LogLevel, id: string | undefined, message: string, data?: unknown) => {
     const safe = jsonSafe(data);

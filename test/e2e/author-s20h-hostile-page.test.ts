@@ -4,7 +4,8 @@
  * (`require-trusted-types-for 'script'; trusted-types 'none'`), and its own script replaces
  * window.fetch with a wrapper that adds the app's header but drops the AbortSignal (and holds some
  * requests until a token refresh that never finishes), and wraps
- * JSON.parse / JSON.stringify dropping their extra arguments. The adapter still loads and runs,
+ * JSON.parse / JSON.stringify dropping their extra arguments, and gives arrays a toJSON as
+ * Prototype.js did. The adapter still loads and runs,
  * the SDK's helpers go through the app's wrapper, a request's timeout still ends it, and a DOM
  * element returned by mistake is named instead of reaching the agent as {}.
  */
@@ -35,6 +36,8 @@ const APP_SCRIPT = `(function () {
   var realParse = JSON.parse, realStringify = JSON.stringify;
   JSON.parse = function (text) { return realParse(text); };
   JSON.stringify = function (value) { return realStringify(value); };
+  // As older libraries (Prototype.js) do: every array written by JSON.stringify becomes a string.
+  Array.prototype.toJSON = function () { return 'array of ' + this.length; };
   // Trusted Types are enforced here: an HTML string assigned to innerHTML throws.
   var typesEnforced = false;
   try { document.createElement('div').innerHTML = '<b>x</b>'; } catch (e) { typesEnforced = true; }
@@ -89,16 +92,17 @@ export default definePlugin({
   h = await startBrowserHarness({
     localPlugins: [dir],
     permissions: { strict: { default: 'auto' } },
-    routes: async (req) => {
+    routes: (req) => {
       const path = new URL(req.url).pathname;
       if (path === '/strict') return new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': CSP } });
       if (path === '/strict-app.js') return new Response(APP_SCRIPT, { headers: { 'content-type': 'text/javascript' } });
-      if (!path.startsWith('/api/')) return undefined;
-      const body = req.method === 'POST' ? await req.text() : undefined;
-      seen.push({ path, wrapper: req.headers.get('x-app-wrapper'), ...(body !== undefined ? { body } : {}) });
-      if (path === '/api/items' && req.method === 'POST') return Response.json({ saved: JSON.parse(body!) });
-      if (path === '/api/items') return Response.json({ items: [{ id: 1, title: 'first' }] });
-      return undefined;
+      if (path !== '/api/items') return undefined;
+      return (async () => {
+        const body = req.method === 'POST' ? await req.text() : undefined;
+        seen.push({ path, wrapper: req.headers.get('x-app-wrapper'), ...(body !== undefined ? { body } : {}) });
+        if (req.method === 'POST') return Response.json({ saved: JSON.parse(body!) });
+        return Response.json({ items: [{ id: 1, title: 'first' }] });
+      })();
     },
   });
   const page = await h.context.newPage();
@@ -120,11 +124,14 @@ test('under script-src self and Trusted Types the adapter loads; its requests go
   expect(seen.find((s) => s.path === '/api/items')?.wrapper).toBe('yes');
 });
 
-test('with JSON.stringify and JSON.parse wrapped by the page, a body and a result carry their arrays as arrays', async () => {
+test('with JSON wrapped and Array.prototype.toJSON set by the page, a body and a result carry their arrays as arrays', async () => {
   const r = await mcp.callTool({ name: 'strict_save', arguments: { title: 'new' } });
   expect(r.isError).toBe(false);
   expect(r.structuredContent).toEqual({ saved: { title: 'new', tags: ['a', 'b'] } });
   expect(JSON.parse(seen.find((s) => s.body !== undefined)!.body!)).toEqual({ title: 'new', tags: ['a', 'b'] });
+  // The page's own toJSON is back in place after each write.
+  const page = h.context.pages().find((p) => p.url().endsWith('/strict'))!;
+  expect(await page.evaluate(() => JSON.stringify([1, 2]))).toBe('"array of 2"');
 });
 
 test("a request the page's fetch never answers ends at the helper's timeout, though that fetch drops the signal", async () => {
