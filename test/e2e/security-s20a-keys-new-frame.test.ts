@@ -4,13 +4,13 @@
  * (here a hidden file with a field, file:// allowed; another extension's inline menu, where Enter
  * picks an entry, likewise) when its field gets focus, and focuses that iframe once it loaded, had
  * it load between the guard's look and the keys (the debugger attaching takes a while), and the
- * keys went into it. Now the tab is watched while keys are sent: once a frame starts loading a
+ * keys went into it, with or without another refused frame there (pinned) from the start. Now the tab is watched while keys are sent: once a frame starts loading a
  * refused page no further key is sent, and one loading after the last key with focus gone on from
  * the field fails the call and refuses later keys in that page. Performed as an agent would (REST
  * tool calls); the pages are loaded with Playwright, which also reads what the refused frame got.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allowFileUrls, startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
@@ -46,6 +46,11 @@ beforeAll(async () => {
       });
     </script>`,
   );
+  // The same with a refused frame there from the start (pinned inert while keys are sent): the one added is not.
+  writeFileSync(
+    join(home, 'site', 'grow2.html'),
+    readFileSync(join(home, 'site', 'grow.html'), 'utf8').replace('<body>', `<body><iframe id="first" src="file://${home}/.ssh/menu.html" style="width:100px;height:40px"></iframe>`),
+  );
   h = await startBrowserHarness({ permissions: { browser: { default: 'auto' } } });
   await allowFileUrls(h, `file://${home}/site/plain.html`);
 }, 120_000);
@@ -56,10 +61,11 @@ afterAll(async () => {
 });
 
 describe('a refused frame added and focused while keys are sent', () => {
-  test('no key or text reaches it; calls refused say so', async () => {
+  for (const name of ['grow', 'grow2']) test(`${name}: no key or text reaches it; calls refused say so`, async () => {
     const page = await h.context.newPage();
     try {
-      await page.goto(`file://${home}/site/grow.html`);
+      await page.goto(`file://${home}/site/${name}.html`);
+      if (name === 'grow2') await waitUntil(() => page.frames().find((f) => f.url().endsWith('/.ssh/menu.html')) ?? null, 'the first menu frame');
       const tabId = await h.tabIdOf(page);
       const refusals: string[] = [];
       for (let i = 0; i < ROUNDS; i++) {
@@ -70,7 +76,7 @@ describe('a refused frame added and focused while keys are sent', () => {
           // A fresh start each time: no iframe, nothing focused.
           await page.evaluate(() => {
             (document.activeElement as HTMLElement | null)?.blur();
-            for (const f of document.querySelectorAll('iframe')) f.remove();
+            for (const f of document.querySelectorAll('iframe:not(#first)')) f.remove();
           });
           const r = await h.callTool(tool, { tabId, ...args });
           if (r.status !== 200) {
@@ -80,7 +86,7 @@ describe('a refused frame added and focused while keys are sent', () => {
         }
       }
       // Every iframe added loaded and took its focus; then what the frames got is read.
-      await waitUntil(() => page.evaluate(() => [...document.querySelectorAll('iframe')].every((f) => f.dataset.loaded === '1') || null), 'the iframes to load');
+      await waitUntil(() => page.evaluate(() => [...document.querySelectorAll('iframe:not(#first)')].every((f) => f.dataset.loaded === '1') || null), 'the iframes to load');
       await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
       expect(await page.evaluate(() => (window as unknown as { got: string[] }).got)).toEqual([]);
       expect(refusals.length).toBeGreaterThan(0);
