@@ -81,6 +81,10 @@ export default definePlugin({
       handle: (_i, ctx) => fetchJson('/api/hang', { signal: ctx.signal, timeoutMs: 1500 }),
     }),
     defineTool({
+      name: 'markup', description: 'Assigns HTML, which Trusted Types refuse.', input: v.object({}), output: v.unknown(),
+      handle: () => { const el = document.createElement('div'); el.innerHTML = '<b>x</b>'; return { html: el.innerHTML }; },
+    }),
+    defineTool({
       name: 'element', description: 'Returns an element by mistake.', input: v.object({}), output: v.unknown(),
       handle: () => ({ heading: document.body }),
     }),
@@ -146,4 +150,11 @@ test('an element returned by mistake is named with its place, not sent as {}', a
   const r = await mcp.callTool({ name: 'strict_element', arguments: {} });
   expect(r.isError).toBe(true);
   expect(text(r)).toContain('strict_element returned a value that cannot be sent as JSON: a DOM node (<body>) at heading (JSON would send it as {}); return the data it shows');
+});
+
+test("a handler assigning HTML on the Trusted Types page fails naming the tool, in the browser's words", async () => {
+  const r = await mcp.callTool({ name: 'strict_markup', arguments: {} });
+  expect(r.isError).toBe(true);
+  expect(text(r)).toStartWith('strict_markup failed: ');
+  expect(text(r)).toContain('TrustedHTML');
 });
