@@ -8,20 +8,17 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import type { ActivityCall, ActivityDone } from '../shared/panel-protocol.ts';
+import { maskSecrets } from '../../server/protocol/secret-values.ts';
 
 export const ACTIVITY_HISTORY_SIZE = 50;
-/** Characters of an arguments summary; values under secret-looking keys are masked. */
+/**
+ * Characters of an arguments summary. Secret values (a password, a token, a PIN, a card number…:
+ * server/protocol/secret-values.ts, the rule plugin drafts redact by) are masked.
+ */
 const ARGS_SUMMARY_CHARS = 400;
-const SECRET_KEY = /pass(word)?|secret|token|cookie|auth|credential|api[-_]?key|session|csrf/i;
-/** Values this long that look random (no spaces) are masked too: they are usually tokens. */
-const LONG_OPAQUE = /^[A-Za-z0-9+/=_\-.]{32,}$/;
 
 export function summarizeArgs(input: unknown): string {
-  const masked = JSON.stringify(input ?? {}, (key, value) => {
-    if (key && SECRET_KEY.test(key) && value !== null && typeof value !== 'object') return '•••';
-    if (typeof value === 'string' && LONG_OPAQUE.test(value)) return '•••';
-    return value;
-  });
+  const masked = JSON.stringify(maskSecrets(input ?? {}, '•••'));
   return masked.length > ARGS_SUMMARY_CHARS ? `${masked.slice(0, ARGS_SUMMARY_CHARS - 1)}…` : masked;
 }
 

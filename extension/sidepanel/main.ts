@@ -114,8 +114,9 @@ function render(): void {
   const cfg = st.config;
   renderHeader(st.connection, cfg);
   section('errors', () => [
-    ...(lastError ? [h('div', { class: 'card error', id: 'last-error' }, lastError)] : []),
-    ...(st.configError ? [h('div', { class: 'detail error' }, st.configError)] : []),
+    // Server errors quote what plugins and pages wrote (a setting's choices, a tool's name).
+    ...(lastError ? [h('div', { class: 'card error', id: 'last-error' }, showHidden(lastError))] : []),
+    ...(st.configError ? [h('div', { class: 'detail error', id: 'config-error' }, showHidden(st.configError))] : []),
   ]);
   section('activity', () => renderActivity(st.running, st.history, (dispatchId) => send({ type: 'stop', dispatchId })));
   watchCardTabs(st.pending, render);

@@ -18,7 +18,7 @@ function settingsForm(p: PluginInfo, save: (plugin: string, settings: Record<str
     const cur = p.settings[key] ?? f.default ?? '';
     let input: HTMLElement;
     if (f.type === 'boolean') input = h('input', { type: 'checkbox', name: key, checked: cur === true });
-    else if (f.type === 'select') input = h('select', { name: key }, ...(f.options ?? []).map((o) => h('option', { value: o, selected: o === cur }, o)));
+    else if (f.type === 'select') input = h('select', { name: key }, ...(f.options ?? []).map((o) => h('option', { value: o, selected: o === cur }, showHidden(o))));
     else input = h('input', { type: f.type === 'number' ? 'number' : 'text', name: key, value: String(cur), placeholder: f.type === 'url' ? 'https://…' : undefined, required: f.required });
     form.append(h('label', {}, `${showHidden(f.label ?? key)}${f.required ? ' *' : ''}`, input, f.description ? h('div', { class: 'muted' }, showHidden(f.description)) : null));
   }

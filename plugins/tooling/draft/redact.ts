@@ -1,65 +1,16 @@
 /**
- * Secrets never reach a draft: values under keys that name a credential (a password, a token, a
- * PIN, a one-time or card security code, a card or account number), and strings that look like
- * one (JWTs, long random tokens, card numbers, social security numbers), are replaced before
- * anything is written. Cookie,
- * Authorization and CSRF header values are never read into the draft at all (operations.ts keeps
- * header names only).
+ * Secrets never reach a draft: values under keys that name a credential and strings that look like
+ * one are replaced before anything is written, by the rule the side panel's activity list masks
+ * with too (server/protocol/secret-values.ts). Cookie, Authorization and CSRF header values are
+ * never read into the draft at all (operations.ts keeps header names only).
  */
-const SECRET_KEY = /pass(word)?|secret|token|session|auth|api[-_]?key|csrf|xsrf|cookie|credential|signature/i;
-const JWT = /^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}$/;
-/** Long strings of letters and digits mixed, no spaces: API keys, session ids, signed tokens. */
-const OPAQUE = /^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9+/=_\-.]{24,}$/;
+import { looksSecret, maskSecrets } from '../../../server/protocol/secret-values.ts';
+
+export { looksSecret };
 export const REDACTED = '<redacted>';
 
-/**
- * Words of a key (camelCase, snake_case, kebab-case split, lower case) that name a credential the
- * key patterns above miss: a PIN, a one-time or card security code, a card or account number.
- * Whole words only ("pin" is no "shipping"); two-word names are matched joined ("cardnumber").
- */
-const SECRET_WORDS = new Set(['pin', 'otp', 'totp', 'hotp', 'mfa', '2fa', 'cvv', 'cvv2', 'cvc', 'cvc2', 'csc', 'ssn', 'passcode', 'passphrase', 'iban']);
-const SECRET_PAIRS = new Set(['cardnumber', 'ccnumber', 'ccnum', 'creditcard', 'securitycode', 'verificationcode', 'onetime', 'accountnumber', 'routingnumber', 'socialsecurity', 'mfacode', 'smscode']);
-/** A card number: 13 to 19 digits, spaces or dashes between groups, its Luhn check digit right. */
-const CARD_NUMBER = /^\d(?:[ -]?\d){12,18}$/;
-/** A US social security number as written. */
-const SSN = /^\d{3}-\d{2}-\d{4}$/;
-
-function keyWords(key: string): string[] {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w !== '');
-}
-
-function secretKeyWords(key: string): boolean {
-  const words = keyWords(key);
-  if (words.some((w) => SECRET_WORDS.has(w) || SECRET_PAIRS.has(w))) return true;
-  for (let i = 0; i + 1 < words.length; i++) if (SECRET_PAIRS.has(words[i]! + words[i + 1]!)) return true;
-  return false;
-}
-
-function luhn(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
-
-export function looksSecret(key: string, value: unknown): boolean {
-  if (SECRET_KEY.test(key) || secretKeyWords(key)) return true;
-  if (typeof value !== 'string') return false;
-  if (JWT.test(value) || OPAQUE.test(value) || SSN.test(value)) return true;
-  return CARD_NUMBER.test(value) && luhn(value.replace(/[ -]/g, ''));
-}
-
 export function redact(value: unknown, key = ''): unknown {
-  if (Array.isArray(value)) return value.map((v) => redact(v, key));
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, k)]));
-  return looksSecret(key, value) ? REDACTED : value;
+  return maskSecrets(value, REDACTED, key);
 }
 
 const NAME_START = /[_A-Za-z]/;
