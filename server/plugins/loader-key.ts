@@ -26,6 +26,7 @@ export const LOADER_FILES = [
   'plugins/types.ts',
   'protocol/local-files.ts',
   'protocol/regular-file.ts',
+  'protocol/tools-digest.ts',
   'protocol/match-pattern.ts',
   'protocol/plugin-manifest.ts',
   'protocol/wildcard.ts',

@@ -86,7 +86,7 @@ describe('a refused frame added and focused while keys are sent', () => {
         }
       }
       // Every iframe added loaded and took its focus; then what the frames got is read.
-      await waitUntil(() => page.evaluate(() => [...document.querySelectorAll('iframe:not(#first)')].every((f) => f.dataset.loaded === '1') || null), 'the iframes to load');
+      await waitUntil(() => page.evaluate(() => [...document.querySelectorAll('iframe:not(#first)')].every((f) => (f as HTMLElement).dataset.loaded === '1') || null), 'the iframes to load');
       await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
       expect(await page.evaluate(() => (window as unknown as { got: string[] }).got)).toEqual([]);
       expect(refusals.length).toBeGreaterThan(0);
