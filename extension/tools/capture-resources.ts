@@ -24,7 +24,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { withDebugger } from './debugger.ts';
-import { frameShowsRefusedPage } from './frames.ts';
+import { frameShowsRefusedPage } from './frame-policy.ts';
 import { refusalReason, resolveFileUrls, urlPolicy } from './url-policy.ts';
 
 /** file:// URLs one document sends back at most; a document with more is not captured. */

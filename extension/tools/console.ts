@@ -15,7 +15,7 @@
 import { CONSOLE_ENTRY_MAX_CHARS, CONSOLE_LOGS_DEFAULT_LIMIT } from '../../server/protocol/limits.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { debuggerEvents, guardTab, remoteObjectText, serialPerTab } from './cdp-events.ts';
-import { frameShowsRefusedPage } from './frames.ts';
+import { frameShowsRefusedPage } from './frame-policy.ts';
 import type { Handlers } from './types.ts';
 
 export type ConsoleLevel = 'debug' | 'info' | 'warning' | 'error';

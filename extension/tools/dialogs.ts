@@ -14,7 +14,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents, onDebuggerGone } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
-import { frameShowsRefusedPage } from './frames.ts';
+import { frameShowsRefusedPage } from './frame-policy.ts';
 import { holdDebugger, type Held } from './held-debugger.ts';
 import type { Handlers } from './types.ts';
 

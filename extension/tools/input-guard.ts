@@ -10,7 +10,8 @@
  * can take focus at all.
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { frameShowsRefusedPage, runInFrame, type ScriptTarget } from './frames.ts';
+import { runInFrame, type ScriptTarget } from './frames.ts';
+import { frameShowsRefusedPage } from './frame-policy.ts';
 import { refusedFrameReaching, unpin } from './refused-frame-reach.ts';
 import { checkedScriptTarget, redactedUrl } from './url-policy.ts';
 

@@ -34,7 +34,8 @@
  * meanwhile, even for a moment, is told to the caller (pin, unpin); moving them or changing their
  * other properties is not.
  */
-import { childFrames, frameRefusal, frameShowsRefusedPage, runInFrame } from './frames.ts';
+import { childFrames, runInFrame } from './frames.ts';
+import { frameRefusal, frameShowsRefusedPage } from './frame-policy.ts';
 import { frameOwners, unpinOwners, watchFrames } from './frame-owners-page.ts';
 import { refusalReason } from './url-policy.ts';
 

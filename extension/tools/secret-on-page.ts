@@ -10,7 +10,7 @@
 import { holdsSecretPiece, knownSecret } from '../background/own-secret.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { refuseIfRefusedPictureShown } from './capture-resources.ts';
-import { frameShowsRefusedPage } from './frames.ts';
+import { frameShowsRefusedPage } from './frame-policy.ts';
 import { refusedFrameReaching, unpin } from './refused-frame-reach.ts';
 import { redactedUrl, refusalReason } from './url-policy.ts';
 

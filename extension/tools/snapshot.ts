@@ -1,4 +1,5 @@
-import { childFrames, FRAME_LEVELS_MAX, frameRefusal, matchFrames, runInFrame, UNSURE_FRAME_NOTE } from './frames.ts';
+import { childFrames, FRAME_LEVELS_MAX, matchFrames, runInFrame, UNSURE_FRAME_NOTE } from './frames.ts';
+import { frameRefusal } from './frame-policy.ts';
 import { cutSnapshot, SNAPSHOT_MAX_CHARS } from '../page/snapshot.ts';
 import { redactedUrl } from './url-policy.ts';
 
