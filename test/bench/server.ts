@@ -96,6 +96,9 @@ interface MemReading {
   mallocInUse: number;
   mallocCommitted: number;
   heapCapacity: number;
+  /** The memory keeper's full collections so far, and their process CPU (ms). */
+  keeperCollections: number;
+  keeperCollectMs: number;
 }
 
 /** `--calls`: the call-path section only (floors, REST and MCP at 1, 8, 32 in flight; ≈ 20 s), printed, not written. */
@@ -426,7 +429,7 @@ interface MemPoint {
   gc: boolean;
 }
 
-async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode: string; concurrency: number; newConnections: boolean; callsPerSec: number; serverCpuUs: number; keeper: boolean }> {
+async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode: string; concurrency: number; newConnections: boolean; callsPerSec: number; serverCpuUs: number; keeperCollections: number; keeperCpuUs: number; keeper: boolean }> {
   const points: MemPoint[] = [];
   const c = await startChild(PLUGINS_FOR_CALLS, 1);
   let ext: WebSocket | undefined;
@@ -481,6 +484,7 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
     const slice = Math.ceil(MEM_CALLS / 5);
     const t0 = performance.now();
     const cpu0 = cpuMs(c.proc.pid!);
+    const keeper0 = await c.command('mem');
     for (let done = 0; done < MEM_CALLS; ) {
       const n = Math.min(slice, MEM_CALLS - done);
       const base = done;
@@ -501,6 +505,11 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
     const callsPerSec = Math.round((MEM_CALLS / (performance.now() - t0)) * 1000);
     /** Server CPU per call over the whole run (µs), collections included. */
     const serverCpuUs = Math.round(((cpuMs(c.proc.pid!) - cpu0) * 1000) / MEM_CALLS);
+    // The memory keeper's forced full collections during the calls: how many, and their CPU per call.
+    const keeper1 = await c.command('mem');
+    const keeperCollections = keeper1.keeperCollections - keeper0.keeperCollections;
+    const keeperCpuUs = Math.round(((keeper1.keeperCollectMs - keeper0.keeperCollectMs) * 1000) / MEM_CALLS);
+    console.log(`  memory keeper during the calls: ${keeperCollections} full collections, ${keeperCpuUs} µs of server CPU per call`);
     await point(`after ${MEM_CALLS.toLocaleString('en')} calls`, true);
     await Bun.sleep(2000);
     await point('2 s later', false);
@@ -508,7 +517,7 @@ async function benchMemory(): Promise<{ points: MemPoint[]; calls: number; mode:
     await Bun.sleep(MEMORY_RELEASE_IDLE_MS);
     await point(RELEASED_LATER, false);
     if (smapsBefore) printSmapsGrowth(smapsBefore, smaps(c.proc.pid!));
-    return { points, calls: MEM_CALLS, mode: MEM_MODE, concurrency: MEM_CONC, newConnections: MEM_NEWCONN, callsPerSec, serverCpuUs, keeper: process.env.BENCH_NO_KEEPER !== '1' };
+    return { points, calls: MEM_CALLS, mode: MEM_MODE, concurrency: MEM_CONC, newConnections: MEM_NEWCONN, callsPerSec, serverCpuUs, keeperCollections, keeperCpuUs, keeper: process.env.BENCH_NO_KEEPER !== '1' };
   } finally {
     ext?.close();
     await stopChild(c);
@@ -692,7 +701,7 @@ function printMemory(m: Awaited<ReturnType<typeof benchMemory>>): void {
   const later = m.points.at(-1)!;
   const d = (x: number) => `${x >= 0 ? '+' : ''}${Math.round(x * 10) / 10}`;
   console.log(
-    `memory (${m.calls.toLocaleString('en')} calls, ${m.mode}, ${m.concurrency} in flight${m.newConnections ? ', new connection per REST call' : ''}${m.keeper ? '' : ', memory keeper OFF'}; ${m.callsPerSec} calls/s, server CPU ${m.serverCpuUs} µs/call): ` +
+    `memory (${m.calls.toLocaleString('en')} calls, ${m.mode}, ${m.concurrency} in flight${m.newConnections ? ', new connection per REST call' : ''}${m.keeper ? '' : ', memory keeper OFF'}; ${m.callsPerSec} calls/s, server CPU ${m.serverCpuUs} µs/call, of which the memory keeper's ${m.keeperCollections} full collections ${m.keeperCpuUs}): ` +
       `idle with extension ${pre.rss} MB; at the end of the calls ${atEnd.rss} MB (peak ${peak}); 2 s later, after GC ${settled.rss} MB (${d(settled.rss - pre.rss)} MB vs idle), JS heap ${settled.heapUsed} MB; ` +
       `${later.label} ${later.rss} MB (${d(later.rss - pre.rss)} vs idle${idleReleased ? `; idle after the start-up release ${idleReleased.rss} MB, ${d(later.rss - idleReleased.rss)} vs that` : ''})`,
   );
@@ -750,7 +759,18 @@ if (process.argv.includes('--child')) {
       const mi = jsc.memoryUsage() as { current: number; currentCommit: number };
       const hs = jsc.heapStats() as { heapCapacity: number };
       process.stdout.write(
-        JSON.stringify({ cmd, rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, mallocInUse: mi.current, mallocCommitted: mi.currentCommit, heapCapacity: hs.heapCapacity }) + '\n',
+        JSON.stringify({
+          cmd,
+          rss: m.rss,
+          heapUsed: m.heapUsed,
+          external: m.external,
+          arrayBuffers: m.arrayBuffers,
+          mallocInUse: mi.current,
+          mallocCommitted: mi.currentCommit,
+          heapCapacity: hs.heapCapacity,
+          keeperCollections: running.memory.collections,
+          keeperCollectMs: running.memory.collectMs,
+        }) + '\n',
       );
     }
   });
