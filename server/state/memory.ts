@@ -42,10 +42,10 @@ const GROWTH_FLOOR_BYTES = 8 * 1024 * 1024;
  * Under load, at most one forced collection per this interval. A collection costs ≈ 20 ms of CPU
  * (`Bun.gc(true)` also sweeps the whole heap at once), so the CPU per call is that over the calls
  * between two collections: the factor, the floor and this interval set how much garbage may pile
- * up first. At 2×, 8 MB and 1 s (was 1.5×, 4 MB, 500 ms): 11 collections instead of 16 over
- * 100,000 calls at ≈ 6,000 calls a second, with the same peak RSS; at a slower pace the growth,
- * not the interval, decides, and twice the garbage per collection means half the collections
- * (BENCHMARKS.md, "the memory keeper's collections under load").
+ * up first. At 2×, 8 MB and 1 s (was 1.5×, 4 MB, 500 ms): 11–13 collections instead of 16–31
+ * over 100,000 calls (2 µs of CPU per call instead of 3–5), for a peak RSS 0–6 MB higher (3–11 MB
+ * under the mixed load) and the same figure after the release. The growth rule, not the interval,
+ * sets how often (BENCHMARKS.md, "the memory keeper's collections under load").
  */
 const MIN_INTERVAL_MS = 1000;
 /** A spell of use with this many requests is released when it ends, without waiting for quiet. */
