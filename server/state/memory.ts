@@ -9,10 +9,10 @@
  * size), and freed blocks go back to the allocator only later still: RSS rose from ≈ 51 MB idle to
  * ≈ 100 MB after a few thousand calls and stayed near 70 MB when the load ended.
  *
- * So: while requests arrive, a full collection whenever the heap has doubled (and grown by
+ * So: while requests arrive, a full collection whenever the heap has grown by half (and by
  * GROWTH_FLOOR_BYTES) since the last one, checked every CHECK_MS; once requests stop, one last
  * collection so the allocator can return the pages. Cost: a `heapSize()` read per tick (not per
- * request), and under load at most one full collection a second.
+ * request), and under load at most two full collections a second.
  *
  * A collection alone leaves RSS ≈ 15 MB above its idle figure after a burst of calls: the freed
  * pages stay with the allocators, and the code compiled for the burst (and for start-up: plugin
@@ -35,19 +35,17 @@ import { MEMORY_RELEASE_IDLE_MS } from '../limits.ts';
 /** How often activity and heap growth are looked at. */
 export const MEMORY_CHECK_MS = 250;
 /** Collect when the heap has grown by this factor since the last full collection … */
-const GROWTH_FACTOR = 2;
+const GROWTH_FACTOR = 1.5;
 /** … and by at least this much (a small heap is not collected over a few KB). */
-const GROWTH_FLOOR_BYTES = 8 * 1024 * 1024;
+const GROWTH_FLOOR_BYTES = 4 * 1024 * 1024;
 /**
  * Under load, at most one forced collection per this interval. A collection costs ≈ 20 ms of CPU
- * (`Bun.gc(true)` also sweeps the whole heap at once), so the CPU per call is that over the calls
- * between two collections: the factor, the floor and this interval set how much garbage may pile
- * up first. At 2×, 8 MB and 1 s (was 1.5×, 4 MB, 500 ms): 11–13 collections instead of 16–31
- * over 100,000 calls (2 µs of CPU per call instead of 3–5), for a peak RSS 0–6 MB higher (3–11 MB
- * under the mixed load) and the same figure after the release. The growth rule, not the interval,
- * sets how often (BENCHMARKS.md, "the memory keeper's collections under load").
+ * (`Bun.gc(true)` sweeps the whole heap at once): over 100,000 calls 16–31 collections, 3–5 µs of
+ * CPU per call. Collecting less (2×, 8 MB, 1 s: 11–13 collections, 2 µs per call) was measured and
+ * not kept: it raised the peak RSS under load by 0–6 MB (3–11 MB under the mixed load) for a
+ * saving the call's p50 cannot show (BENCHMARKS.md, "the memory keeper's collections under load").
  */
-const MIN_INTERVAL_MS = 1000;
+const MIN_INTERVAL_MS = 500;
 /** A spell of use with this many requests is released when it ends, without waiting for quiet. */
 export const HEAVY_SPELL_REQUESTS = 1000;
 
