@@ -171,6 +171,20 @@ async function readyState(target: ScriptTarget): Promise<string | null> {
 
 const stillParsing = (state: string | null) => state === 'loading' || state === 'interactive';
 
+const LATE = Symbol('late');
+
+/** `run`'s result if it settles within `ms`, else LATE (`run` goes on; its later failure is not unhandled). */
+async function answeredWithin<T>(run: Promise<T>, ms: number): Promise<T | typeof LATE> {
+  run.catch(() => {});
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<typeof LATE>((resolve) => (timer = setTimeout(() => resolve(LATE), ms)));
+  try {
+    return await Promise.race([run, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The tab's page was found still loading, and still is: later calls do not wait again. */
 async function stillStuck(target: ScriptTarget): Promise<boolean> {
   if (!stuckLoading.has(target.tabId)) return false;
@@ -187,15 +201,8 @@ async function stillStuck(target: ScriptTarget): Promise<boolean> {
  * before: the call's signal ends that wait.
  */
 async function untilLoadedOrStuck<T>(target: ScriptTarget, run: Promise<T>): Promise<T> {
-  run.catch(() => {}); // may settle after the race is decided
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), LOADING_WAIT_MS)));
-  try {
-    const first = await Promise.race([run, late]);
-    if (first !== 'late') return first;
-  } finally {
-    clearTimeout(timer);
-  }
+  const first = await answeredWithin(run, LOADING_WAIT_MS);
+  if (first !== LATE) return first;
   const state = await readyState(target);
   if (stillParsing(state)) throw STILL_LOADING;
   if (state === null) await throwIfDialogBlocks(target.tabId);
@@ -208,15 +215,8 @@ async function untilLoadedOrStuck<T>(target: ScriptTarget, run: Promise<T>): Pro
  * by a dialog: that is said at once (throwIfDialogBlocks); a busy page is waited for.
  */
 async function untilAnswered<T>(target: ScriptTarget, run: Promise<T>): Promise<T> {
-  run.catch(() => {}); // may settle after the race is decided
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), LOADING_WAIT_MS)));
-  try {
-    const first = await Promise.race([run, late]);
-    if (first !== 'late') return first;
-  } finally {
-    clearTimeout(timer);
-  }
+  const first = await answeredWithin(run, LOADING_WAIT_MS);
+  if (first !== LATE) return first;
   if ((await readyState(target)) === null) await throwIfDialogBlocks(target.tabId);
   return run;
 }
