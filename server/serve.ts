@@ -61,6 +61,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   await ensureStateDirs(configDir);
 
   const log = new ServerLog(join(configDir, 'server.log'));
+  log.assertWritable();
   const secret = await loadOrCreateSecret(configDir);
   const config = await ConfigStore.open(configDir);
   // The audit files' last-24-hours count is rebuilt once the tools are listed (it can be a 20 MB scan).

@@ -371,7 +371,14 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
   const asideBefore = configsSetAside(dir);
   const logPath = join(dir, 'server.log');
   const { openLogForAppend } = await import('../../server/state/log-file.ts');
-  const fd = openLogForAppend(logPath);
+  let fd: number;
+  try {
+    fd = openLogForAppend(logPath);
+  } catch (e) {
+    // A folder at server.log: its message names the file and says to remove it.
+    if ((e as { code?: unknown })?.code === 'ENOTREG') throw new CliError((e as Error).message);
+    throw e;
+  }
   const before = fstatSync(fd).size;
   const [cmd, ...args] = selfCommand();
   let child;

@@ -3,10 +3,11 @@
  * half-written one. Temp file next to the target (same filesystem, so rename is atomic),
  * created with the final mode so a secret is never briefly world-readable, fsynced, renamed.
  */
-import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { FILE_MODE } from './paths.ts';
 import { close, fchmod, fsync, open, rename, rm, writeAll } from './fs-async.ts';
+import { NotRegularFileError } from '../protocol/regular-file.ts';
 
 let tempCount = 0;
 
@@ -23,6 +24,21 @@ export function tempPathFor(path: string): string {
 
 const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
 
+/**
+ * A rename onto a folder fails (EISDIR; ENOTEMPTY or EEXIST on some systems): the error then names
+ * the file and what to do (NotRegularFileError), not the temp file's rename. A folder planted at
+ * extension/auth.json or server.pid stopped the server with "EISDIR: illegal operation on a
+ * directory, rename '…/.auth.json.….tmp' -> …".
+ */
+function renameError(err: unknown, path: string): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR') return err;
+  try {
+    if (lstatSync(path).isDirectory()) return new NotRegularFileError(path, 'a folder', true);
+  } catch {}
+  return err;
+}
+
 export async function writeFileAtomic(path: string, data: string | Uint8Array, mode: number = FILE_MODE): Promise<void> {
   const tmp = tempPathFor(path);
   let fd: number | undefined;
@@ -38,7 +54,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
   } catch (err) {
     if (fd !== undefined) await close(fd).catch(() => {});
     await rm(tmp, { force: true }).catch(() => {});
-    throw err;
+    throw renameError(err, path);
   }
 }
 
@@ -66,6 +82,6 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array, mod
       } catch {}
     }
     rmSync(tmp, { force: true });
-    throw err;
+    throw renameError(err, path);
   }
 }

@@ -6,6 +6,7 @@
 import { lstatSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { printable } from '../shown-text.ts';
+import { NotRegularFileError } from '../protocol/regular-file.ts';
 import { appendToLog } from './log-file.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -32,6 +33,20 @@ export class ServerLog {
   lastError: string | null = null;
 
   constructor(readonly path: string) {}
+
+  /**
+   * Throws NotRegularFileError (naming the file, and to remove it) when a folder is at server.log:
+   * no line could be written there, and the server would run without its log, saying nothing. The
+   * server checks this at start, as audit.log's folder stops it. (A link, pipe or socket there is
+   * replaced by a regular file on the first write: log-file.ts.)
+   */
+  assertWritable(): void {
+    let folder = false;
+    try {
+      folder = lstatSync(this.path).isDirectory();
+    } catch {}
+    if (folder) throw new NotRegularFileError(this.path, 'a folder', true);
+  }
 
   info(event: string, fields: object = {}): void {
     this.write('info', event, fields);
@@ -62,8 +77,13 @@ export class ServerLog {
       }
       appendToLog(this.path, line, 0o600);
       this.size += Buffer.byteLength(line);
+      this.lastError = null;
     } catch (err) {
-      this.lastError = (err as Error).message;
+      const message = (err as Error).message;
+      // Said once on stderr (the terminal, or the log file a background server was started with),
+      // not each line: the lines themselves are lost until the file can be written again.
+      if (message !== this.lastError) console.error(`opentabs: server.log lines are not written: ${message}`);
+      this.lastError = message;
     }
   }
 

@@ -1,0 +1,72 @@
+/**
+ * Another program of the user makes a folder where the config dir keeps a file. At
+ * extension/auth.json and server.pid the server stopped with Node's words for the temp file's
+ * rename ("EISDIR: illegal operation on a directory, rename '…/.auth.json.….tmp' -> …"), at
+ * server.log the foreground server ran on and dropped every line of its log without a word (the
+ * background start printed a stack trace). Each now stops the start with one line naming the file
+ * and saying to remove it, as a folder at audit.log did.
+ */
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { killPid, removeDir, runCli, tempDir } from './cli-support.ts';
+
+setDefaultTimeout(180_000);
+
+let root: string;
+const started: number[] = [];
+
+function freePort(): number {
+  const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+  const p = probe.port!;
+  probe.stop(true);
+  return p;
+}
+
+/** A config dir with a folder (holding a file, as a folder someone made would) at `name`. */
+function dirWithFolderAt(name: string): string {
+  const dir = join(root, name.replace(/\W/g, '-'));
+  mkdirSync(join(dir, 'extension'), { recursive: true, mode: 0o700 });
+  mkdirSync(join(dir, name), { recursive: true });
+  return dir;
+}
+
+beforeAll(() => {
+  root = tempDir('opentabs-s21b-folders-');
+});
+
+afterAll(async () => {
+  for (const pid of started) await killPid(pid);
+  removeDir(root);
+});
+
+function pidOf(dir: string): number | null {
+  try {
+    const pid = (JSON.parse(readFileSync(join(dir, 'server.pid'), 'utf8')) as { pid: number }).pid;
+    return Number.isInteger(pid) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+for (const name of ['extension/auth.json', 'server.pid', 'server.log']) {
+  test(`a folder at ${name}: the start says which file and what to do`, async () => {
+    const dir = dirWithFolderAt(name);
+    const path = join(dir, name);
+    for (const background of [true, false]) {
+      const r = await runCli(['start', ...(background ? ['--background'] : []), '--port', String(freePort())], { configDir: dir, timeoutMs: 90_000 });
+      const pid = pidOf(dir);
+      if (pid) started.push(pid);
+      const said = `${r.stdout}${r.stderr}`;
+      expect({ background, code: r.code, named: said.includes(`${path} is a folder, not a regular file`), remove: said.includes('Remove it and try again') }).toEqual({
+        background,
+        code: 1,
+        named: true,
+        remove: true,
+      });
+      // Not Node's words for the rename of a temp file, nor a stack trace.
+      expect(said).not.toContain('EISDIR');
+      expect(said).not.toMatch(/\n\s+at /);
+    }
+  });
+}
