@@ -67,11 +67,19 @@ export const fail = {
         `a slot frees as soon as one of them finishes (run calls to one plugin one after another rather than all at once).`,
       { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
     ),
-  /** One MCP client holds all but one of a plugin's slots: the last is left to other callers. */
+  /** One MCP client holds all but two of a plugin's slots: the others are left to other callers. */
   tooManyInFlightForCaller: (plugin: string, share: number, limit: number) =>
     new OpenTabsError(
       'too_many_in_flight',
-      `Plugin "${plugin}" already has ${share} calls in flight from this client, all but one of its ${limit} slots: the last is left to other callers. ` +
+      `Plugin "${plugin}" already has ${share} calls in flight from this client, as many as one MCP client may hold of its ${limit} slots: the others are left to other clients and to the user's own calls. ` +
+        `Retry in about ${IN_FLIGHT_RETRY_AFTER_MS / 1000} s: a slot frees as soon as one of them finishes (run calls to one plugin one after another rather than all at once).`,
+      { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
+    ),
+  /** MCP clients together hold all but one of a plugin's slots: the last is left to the user's own calls (REST). */
+  tooManyInFlightForMcp: (plugin: string, share: number, limit: number) =>
+    new OpenTabsError(
+      'too_many_in_flight',
+      `Plugin "${plugin}" already has ${share} calls in flight from MCP clients, all but one of its ${limit} slots: the last is left to the user's own calls. ` +
         `Retry in about ${IN_FLIGHT_RETRY_AFTER_MS / 1000} s: a slot frees as soon as one of them finishes (run calls to one plugin one after another rather than all at once).`,
       { category: 'rate_limited', retryable: true, retryAfterMs: IN_FLIGHT_RETRY_AFTER_MS },
     ),

@@ -138,15 +138,22 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     tool,
     error: tool.kind === 'browser' ? fail.tooManyBuiltinInFlight(tool.name, ctx.limits.builtinMaxInFlightPerCaller) : fail.tooManyInFlight(tool.plugin, limit),
   });
-  // One MCP client holds at most all but one of a plugin's (or a page origin's) slots: the last
-  // is left to the other callers (another client, the user's `opentabs tool call`), whom one agent
-  // holding every slot with slow calls would leave too_many_in_flight for as long as they run.
-  // REST callers (the CLI, scripts with the secret) may take them all.
-  const share = limit - 1;
-  const shareKey = tool.kind !== 'browser' && call.transport !== 'rest' && share > 0 ? `${gateKey}\0${call.sessionId ?? call.transport}` : undefined;
-  const busyForCaller = (): ToolOutcome => ({ ok: false, tool, error: fail.tooManyInFlightForCaller(tool.plugin, share, limit) });
+  // MCP callers together hold at most all but one of a plugin's (or a page origin's) slots: the
+  // last is left to REST callers (the user's `opentabs tool call`, scripts with the secret), who may
+  // take them all. A share per MCP caller alone did not keep it: an agent with two sessions, or a
+  // session and stateless requests, held every slot with slow calls and left the user's call
+  // too_many_in_flight for as long as they ran. One MCP caller (a session; every stateless request
+  // is one) holds at most all but two, so a greedy one leaves another MCP client a slot too.
+  const mcpShare = limit - 1;
+  const callerShare = limit > 2 ? limit - 2 : mcpShare;
+  const shared = tool.kind !== 'browser' && call.transport !== 'rest' && mcpShare > 0;
+  const mcpKey = shared ? `${gateKey}\0mcp` : undefined;
+  const callerKey = shared ? `${gateKey}\0mcp\0${call.sessionId ?? call.transport}` : undefined;
+  const busyForMcp = (): ToolOutcome => ({ ok: false, tool, error: fail.tooManyInFlightForMcp(tool.plugin, mcpShare, limit) });
+  const busyForCaller = (): ToolOutcome => ({ ok: false, tool, error: fail.tooManyInFlightForCaller(tool.plugin, callerShare, limit) });
   if (ctx.gate.count(gateKey) >= limit) return busy();
-  if (shareKey !== undefined && ctx.gate.count(shareKey) >= share) return busyForCaller();
+  if (callerKey !== undefined && ctx.gate.count(callerKey) >= callerShare) return busyForCaller();
+  if (mcpKey !== undefined && ctx.gate.count(mcpKey) >= mcpShare) return busyForMcp();
   let release: (() => void) | null = null;
   try {
     // A built-in call on a tab: the card names the page the tab shows, and the call runs only if
@@ -217,13 +224,21 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     }
     release = ctx.gate.tryAcquire(gateKey, limit);
     if (!release) return busy();
-    if (shareKey !== undefined) {
-      const mine = ctx.gate.tryAcquire(shareKey, share);
+    if (callerKey !== undefined && mcpKey !== undefined) {
+      // Refused here, the slots taken so far are given back by `finally` (release).
+      const mine = ctx.gate.tryAcquire(callerKey, callerShare);
       if (!mine) return busyForCaller();
       const plugin = release;
       release = () => {
         mine();
         plugin();
+      };
+      const ofMcp = ctx.gate.tryAcquire(mcpKey, mcpShare);
+      if (!ofMcp) return busyForMcp();
+      const taken = release;
+      release = () => {
+        ofMcp();
+        taken();
       };
     }
     // Served by the server, after the same permission step as every other tool.
