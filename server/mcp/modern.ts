@@ -8,7 +8,12 @@
  * Per request: the header must match the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`;
  * else 400 HeaderMismatch), the revision must be served (else 400 UnsupportedProtocolVersion with
  * the supported list), notifications get 202. Served methods: server/discover, ping, tools/list,
- * tools/call; anything else is 404 Method not found. Every result carries `resultType`. A call
+ * tools/call, subscriptions/listen; anything else is 404 Method not found. Every result carries
+ * `resultType`. subscriptions/listen (on /mcp, whose tools change with plugins and permissions)
+ * answers with an SSE stream that stays open: `notifications/subscriptions/acknowledged` first, then
+ * `notifications/tools/list_changed` at each change, each stamped with the listen request's id;
+ * closing it ends the subscription, and a server shutting down sends the listen request's result
+ * before closing it. At most MAX_LISTEN_STREAMS are open at once. A call
  * whose `_meta` has a progressToken or `io.modelcontextprotocol/logLevel` is answered on an SSE
  * stream of its own carrying its progress and log lines before the result; closing that stream
  * (the HTTP request) cancels the call, and so does a client that leaves more than
@@ -22,7 +27,7 @@
  */
 import { VERSION } from '../version.ts';
 import { FULL_INSTRUCTIONS, GATEWAY_INSTRUCTIONS } from './instructions.ts';
-import { backedUp, BYTE_QUEUE } from './sse.ts';
+import { backedUp, BYTE_QUEUE, SseStream } from './sse.ts';
 import { GATEWAY_LIST, handleToolsCall, levelAllowed, type LoggingLevel, type SessionHooks, type SessionKind, type McpDeps } from './tool-calls.ts';
 
 /** Revisions answered statelessly here. */
@@ -32,6 +37,9 @@ export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-
 
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
+const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+/** Open subscriptions/listen streams at once, over every client (each holds an HTTP response open). */
+export const MAX_LISTEN_STREAMS = 64;
 const HEADER_MISMATCH = -32020;
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 const METHOD_NOT_FOUND = -32601;
@@ -71,7 +79,63 @@ function decodeHeaderValue(v: string): string | null {
   }
 }
 
-export async function handleModern(ctx: McpDeps, kind: SessionKind, req: Request, body: unknown): Promise<Response> {
+/** One open subscriptions/listen stream. */
+interface Listener {
+  readonly id: string | number;
+  readonly toolsListChanged: boolean;
+  readonly stream: SseStream;
+}
+
+/**
+ * The open subscriptions/listen streams (protocol 2026-07-28's replacement for the session GET
+ * stream): McpSessions tells them when the tool list changes, and ends them at shutdown.
+ */
+export class ListenStreams {
+  private open = new Set<Listener>();
+
+  get count(): number {
+    return this.open.size;
+  }
+
+  /** The stream answering subscriptions/listen request `id`, or the error when too many are open. */
+  listen(ctx: McpDeps, kind: SessionKind, id: string | number, params: Json): Response {
+    const asked = params.notifications === undefined ? {} : params.notifications;
+    if (!isObject(asked)) return rpcError(400, id, INVALID_PARAMS, 'Invalid params: "notifications" must be an object.');
+    if (this.open.size >= MAX_LISTEN_STREAMS) {
+      return rpcError(429, id, -32000, `Too many open subscriptions: at most ${MAX_LISTEN_STREAMS} at once. Close one (end its stream) and retry.`);
+    }
+    // Only the tool list changes here, and only /mcp's (the gateway always has its two tools).
+    const toolsListChanged = kind === 'full' && asked.toolsListChanged === true;
+    const stream = new SseStream(ctx.limits.mcpSseKeepAliveMs, { maxQueuedBytes: ctx.limits.streamMaxQueuedBytes });
+    const listener: Listener = { id, toolsListChanged, stream };
+    stream.onClose = () => this.open.delete(listener);
+    this.open.add(listener);
+    stream.send({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { _meta: { [META_SUBSCRIPTION_ID]: id }, notifications: toolsListChanged ? { toolsListChanged: true } : {} },
+    });
+    return stream.response;
+  }
+
+  /** The tool list changed: every stream that asked for it hears so. */
+  toolsChanged(): void {
+    for (const l of [...this.open]) {
+      if (l.toolsListChanged) l.stream.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { [META_SUBSCRIPTION_ID]: l.id } } });
+    }
+  }
+
+  /** Shutdown: each subscription gets its listen request's result (a graceful end), then its stream closes. */
+  closeAll(): void {
+    for (const l of [...this.open]) {
+      l.stream.send({ jsonrpc: '2.0', id: l.id, result: { resultType: 'complete', _meta: { [META_SUBSCRIPTION_ID]: l.id } } });
+      l.stream.close();
+    }
+    this.open.clear();
+  }
+}
+
+export async function handleModern(ctx: McpDeps, kind: SessionKind, req: Request, body: unknown, listens?: ListenStreams): Promise<Response> {
   if (!isObject(body) || body.jsonrpc !== '2.0' || typeof body.method !== 'string') {
     return rpcError(400, null, INVALID_REQUEST, 'Invalid Request: the body must be one JSON-RPC 2.0 request or notification (no batches in protocol 2026-07-28).');
   }
@@ -110,7 +174,8 @@ export async function handleModern(ctx: McpDeps, kind: SessionKind, req: Request
     case 'server/discover':
       return ok({
         supportedVersions: supported,
-        capabilities: { tools: { listChanged: false }, logging: {} },
+        // A change reaches a client through subscriptions/listen (/mcp only: the gateway's two tools never change).
+        capabilities: { tools: { listChanged: kind === 'full' && listens !== undefined }, logging: {} },
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: kind === 'full' ? 'opentabs' : 'opentabs-gateway', version: VERSION } },
         instructions: kind === 'full' ? FULL_INSTRUCTIONS : GATEWAY_INSTRUCTIONS,
         ttlMs: 0,
@@ -125,8 +190,11 @@ export async function handleModern(ctx: McpDeps, kind: SessionKind, req: Request
     }
     case 'tools/call':
       return toolsCall(ctx, kind, req, id, params, meta);
+    case 'subscriptions/listen':
+      if (listens) return listens.listen(ctx, kind, id, params);
+    // falls through
     default:
-      return rpcError(404, id, METHOD_NOT_FOUND, `Method not found: ${body.method}. This server answers server/discover, ping, tools/list and tools/call.`);
+      return rpcError(404, id, METHOD_NOT_FOUND, `Method not found: ${String(body.method).slice(0, 100)}. This server answers server/discover, ping, tools/list, tools/call and subscriptions/listen.`);
   }
 }
 

@@ -22,7 +22,7 @@ import { MCP_SESSIONS_PER_MINUTE_MAX } from '../limits.ts';
 import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../middleware/rate-limit.ts';
 import type { LogEntry } from '../protocol/methods.ts';
 import { configPath } from '../state/config.ts';
-import { handleModern, isModernRequest } from './modern.ts';
+import { handleModern, isModernRequest, ListenStreams } from './modern.ts';
 import { classify, initializeResult, McpSession, rpcErrorText, RpcCode, rpcResult, SESSION_PROTOCOL_VERSIONS } from './session.ts';
 import { SseStream } from './sse.ts';
 import { levelAllowed, logParams, type SessionKind, type McpDeps } from './tool-calls.ts';
@@ -56,11 +56,14 @@ export class McpSessions {
   /** New sessions refused by the limit since start, and when the last was (shown by /health and `opentabs doctor`). */
   private refused = { count: 0, lastAt: null as number | null };
   private refusalLoggedAt = 0;
+  /** Protocol 2026-07-28's subscriptions/listen streams (no session; they hear tool list changes too). */
+  readonly listens = new ListenStreams();
 
   constructor(private readonly ctx: McpDeps) {
     this.limiter = createRateLimiter(() => this.sessionRate());
     ctx.catalog.onChange(() => {
       for (const s of this.sessions.values()) if (s.kind === 'full') s.notify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      this.listens.toolsChanged();
     });
     ctx.hub.onPluginLog((entry, sessionId) => this.logToSessions(entry, sessionId));
   }
@@ -146,7 +149,7 @@ export class McpSessions {
   /** One HTTP request to /mcp or /mcp/gateway; `parsedBody` is the POST body already read and size-checked by the router. */
   async handle(req: Request, kind: SessionKind, parsedBody?: unknown): Promise<Response> {
     const sid = req.headers.get('mcp-session-id');
-    if (req.method === 'POST' && !sid && isModernRequest(req, parsedBody)) return handleModern(this.ctx, kind, req, parsedBody);
+    if (req.method === 'POST' && !sid && isModernRequest(req, parsedBody)) return handleModern(this.ctx, kind, req, parsedBody, this.listens);
     const version = req.headers.get('mcp-protocol-version');
     if (version !== null && !SESSION_PROTOCOL_VERSIONS.includes(version)) {
       return rpcErrorResponse(400, -32000, `Bad Request: unsupported protocol version ${version.slice(0, 40)} (supported: ${SESSION_PROTOCOL_VERSIONS.join(', ')})`);
@@ -309,6 +312,7 @@ export class McpSessions {
   async closeAll(): Promise<void> {
     this.stopSweeper();
     for (const s of [...this.sessions.values()]) this.close(s);
+    this.listens.closeAll();
   }
 
   /**
