@@ -18,6 +18,23 @@ export interface FetchOptions extends Omit<RequestInit, 'signal' | 'body'> {
   /** Query parameters appended to the URL (undefined values skipped). */
   query?: Record<string, string | number | boolean | undefined>;
   body?: BodyInit | null;
+  /**
+   * Wait and send again when the app answers 429 (or 503 with Retry-After): up to `attempts`
+   * more times, each wait the answer's Retry-After (1 s, 2 s … without one), as long as it is at
+   * most `maxWaitMs` (default 10 s; a longer one is thrown at once as rate_limited with
+   * retryAfterMs). The wait ends with the call's signal; `onRetry` is told before each wait (to
+   * report progress or log it).
+   */
+  retry?: { attempts?: number; maxWaitMs?: number; onRetry?: (info: RetryInfo) => void };
+}
+
+/** What FetchOptions.retry's onRetry is told before waiting. */
+export interface RetryInfo {
+  /** 1 for the first retry. */
+  attempt: number;
+  waitMs: number;
+  status: number;
+  url: string;
 }
 
 /** Category of an HTTP status, or null for success. */
@@ -80,7 +97,10 @@ function messageFromBody(text: string): string | undefined {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
-let defaultHeaders: Record<string, string> = {};
+/** Headers, or a function giving them at each request (a header whose value is undefined is not sent). */
+export type DefaultHeaders = Record<string, string> | (() => Record<string, string | undefined>);
+
+let defaultHeaders: DefaultHeaders = {};
 let defaultHeaderOrigins: string[] = [];
 
 /**
@@ -88,10 +108,33 @@ let defaultHeaderOrigins: string[] = [];
  * page's own origin, and to the origins in `opts.origins` (e.g. `['https://api.example.com']`
  * for an app whose API lives on another host); later calls replace earlier ones. A request to any
  * other origin gets only its own headers.
+ *
+ * A function is called at each request: a token the app keeps in localStorage or a global is read
+ * when it is used, so a token refreshed or a user logged in again after the adapter loaded is the
+ * one sent (a record built once at load keeps the token of that moment, or none).
  */
-export function setDefaultHeaders(headers: Record<string, string>, opts: { origins?: string[] } = {}): void {
-  defaultHeaders = { ...headers };
+export function setDefaultHeaders(headers: DefaultHeaders, opts: { origins?: string[] } = {}): void {
+  defaultHeaders = typeof headers === 'function' ? headers : { ...headers };
   defaultHeaderOrigins = (opts.origins ?? []).map((o) => new URL(o).origin);
+}
+
+function currentDefaultHeaders(): Record<string, string> {
+  const h = typeof defaultHeaders === 'function' ? defaultHeaders() : defaultHeaders;
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(h ?? {})) if (val !== undefined && val !== null) out[k] = String(val);
+  return out;
+}
+
+/** Whether `target` is on another origin than the page (a cross-origin request, subject to CORS). */
+function crossOrigin(target: string): string | undefined {
+  const page = (globalThis as { location?: { href?: string; origin?: string } }).location;
+  if (!page?.origin || page.origin === 'null') return undefined;
+  try {
+    const origin = new URL(target, page.href).origin;
+    return origin === page.origin ? undefined : origin;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether the default headers go to `target`: the page's origin, or one named with them (no page: every request is its own). */
@@ -157,6 +200,22 @@ export function csrfHeaders(header = 'x-csrf-token', opts: { meta?: string; cook
   return token ? { [header]: token } : {};
 }
 
+/**
+ * Why a request to another origin may fail with only "Failed to fetch": the browser hides a CORS
+ * refusal behind the same network error. The helpers send cookies (credentials: 'include'), which
+ * an API answering `Access-Control-Allow-Origin: *` (usual for token APIs) refuses, though the
+ * app's own frontend, whose fetch sends no cookies across origins, is answered.
+ */
+function corsHint(target: string, credentials: RequestCredentials | undefined): string {
+  const other = crossOrigin(target);
+  if (!other) return '';
+  const page = (globalThis as { location?: { origin?: string } }).location!.origin;
+  const withCookies = credentials === undefined || credentials === 'include';
+  return withCookies
+    ? ` (${other} is another origin than the page ${page}: if it is up, the browser refused its answer under CORS. The SDK sends cookies (credentials: 'include'), which needs the API to answer Access-Control-Allow-Origin: ${page} and Access-Control-Allow-Credentials: true; an API that takes a token header (Authorization: Bearer …) and answers Access-Control-Allow-Origin: * needs credentials: 'omit' in the request's options)`
+    : ` (${other} is another origin than the page ${page}: if it is up, the browser refused its answer under CORS; the API must allow the origin ${page} and each header sent, e.g. authorization, in Access-Control-Allow-Headers)`;
+}
+
 /** What a Response must have for the helpers to read it (a page's fetch replacement may return anything). */
 function isResponseLike(x: unknown): x is Response {
   if (typeof x !== 'object' || x === null) return false;
@@ -180,6 +239,44 @@ function describeNonResponse(x: unknown): string {
  * and non-2xx statuses. Returns the Response for the caller to read.
  */
 export async function request(url: string, options: FetchOptions = {}): Promise<Response> {
+  const { retry, ...once } = options;
+  if (!retry) return requestOnce(url, once);
+  const attempts = Math.max(0, Math.floor(retry.attempts ?? 2));
+  const maxWaitMs = retry.maxWaitMs ?? 10_000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // Each attempt sends the same body: a string, Blob or FormData (a stream can be sent once only).
+      return await requestOnce(url, once);
+    } catch (err) {
+      const status = (err as ToolError).status;
+      const retriable = err instanceof ToolError && (status === 429 || (status === 503 && err.retryAfterMs !== undefined));
+      if (!retriable || attempt > attempts) throw err;
+      const waitMs = err.retryAfterMs ?? 1000 * attempt;
+      if (waitMs > maxWaitMs) throw err;
+      retry.onRetry?.({ attempt, waitMs, status: status!, url });
+      await sleep(waitMs, once.signal, `${(once.method ?? 'GET').toUpperCase()} ${url} was cancelled while waiting ${Math.ceil(waitMs / 1000)} s to retry after HTTP ${status}`);
+    }
+  }
+}
+
+/** Wait `ms`, or throw a `cancelled` ToolError when `signal` aborts first. */
+function sleep(ms: number, signal: AbortSignal | undefined, cancelledText: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stop = () => {
+      clearTimeout(timer);
+      reject(new ToolError(cancelledText, { code: 'cancelled', category: 'internal', retryable: false }));
+    };
+    if (signal?.aborted) return stop();
+    timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', stop, { once: true });
+  });
+}
+
+async function requestOnce(url: string, options: Omit<FetchOptions, 'retry'>): Promise<Response> {
   const { timeoutMs = DEFAULT_FETCH_TIMEOUT_MS, signal, query, ...init } = options;
   const controller = new AbortController();
   let timedOut = false;
@@ -192,7 +289,7 @@ export async function request(url: string, options: FetchOptions = {}): Promise<
   else signal?.addEventListener('abort', onAbort, { once: true });
   const method = (init.method ?? 'GET').toUpperCase();
   const target = withQuery(url, query);
-  init.headers = { ...(takesDefaultHeaders(target) ? defaultHeaders : {}), ...headersRecord(init.headers) };
+  init.headers = { ...(takesDefaultHeaders(target) ? currentDefaultHeaders() : {}), ...headersRecord(init.headers) };
   let res: Response;
   try {
     // A call cancelled before this request sends nothing (a page's fetch may not honour the signal).
@@ -212,7 +309,7 @@ export async function request(url: string, options: FetchOptions = {}): Promise<
   } catch (err) {
     if (timedOut) throw ToolError.timeout(`${method} ${url} timed out after ${timeoutMs} ms`);
     if (signal?.aborted) throw new ToolError(`${method} ${url} was cancelled`, { code: 'cancelled', category: 'internal', retryable: false });
-    throw ToolError.internal(`${method} ${url} failed: ${(err as Error)?.message ?? err}`, { code: 'network_error', retryable: true });
+    throw ToolError.internal(`${method} ${url} failed: ${(err as Error)?.message ?? err}${corsHint(target, init.credentials)}`, { code: 'network_error', retryable: true });
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
@@ -365,4 +462,141 @@ export async function fetchBase64(url: string, options: FetchOptions & { maxByte
   if (bytes.length > maxBytes) throw tooLarge(bytes.length);
   const mimeType = (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim() || 'application/octet-stream';
   return { mimeType, base64: bytesToBase64(bytes), bytes: bytes.length };
+}
+
+/**
+ * Base64 (as an agent sends a file's content in a tool's arguments) as bytes, for an upload
+ * (`new Blob([base64ToBytes(input.contentBase64)], { type: input.mimeType })`). Takes a `data:`
+ * URL's base64 and the URL-safe alphabet too, and ignores whitespace; anything else is a
+ * `validation` error naming `what` (the argument), which the agent can fix.
+ */
+export function base64ToBytes(base64: string, what = 'the base64 text'): Uint8Array {
+  const clean = String(base64)
+    .replace(/^data:[^,]*;base64,/i, '')
+    .replace(/\s+/g, '')
+    .replace(/-/g, '+')
+    .replace(/_/g, '/');
+  let bin: string;
+  try {
+    if (/[^A-Za-z0-9+/=]/.test(clean)) throw new Error('bad character');
+    bin = atob(clean.length % 4 === 0 ? clean : clean + '='.repeat(4 - (clean.length % 4)));
+  } catch {
+    throw ToolError.validation(`${what} is not valid base64 (send the file's bytes base64-encoded, e.g. "aGVsbG8=", or as a data: URL)`, { code: 'invalid_base64' });
+  }
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** One server-sent event: its type (`event:`, "message" when the stream names none), its data and the last id seen. */
+export interface ServerSentEvent {
+  event: string;
+  data: string;
+  id?: string;
+}
+
+export interface EventStreamOptions extends Omit<FetchOptions, 'retry'> {
+  /** Stop after this many events (default 100). */
+  max?: number;
+  /** Stop reading after this long and return what came (default 10 s; keep it under the call's 30 s timeout or report progress). */
+  durationMs?: number;
+  /** Stop after the first event for which this returns true (that event included). */
+  until?: (event: ServerSentEvent) => boolean;
+}
+
+/**
+ * Read a server-sent events feed (`text/event-stream`) for a while and return its events, parsed
+ * as the EventSource standard says (multi-line data, `event:`, `id:`, comments). It is a fetch,
+ * not an EventSource: it sends the plugin's default headers (an `Authorization: Bearer` token,
+ * which EventSource cannot send) and cookies, maps HTTP failures as fetchJson does, and always
+ * closes the connection when it stops: at `max` events, at `until`, after `durationMs`, when the
+ * server ends the stream, or when `signal` aborts (then it throws `cancelled`). An answer that is
+ * not text/event-stream is a `bad_response` error.
+ */
+export async function readEventStream(url: string, options: EventStreamOptions = {}): Promise<ServerSentEvent[]> {
+  const { max = 100, durationMs = 10_000, until, ...rest } = options;
+  const method = (rest.method ?? 'GET').toUpperCase();
+  const res = await request(url, { ...rest, headers: { accept: 'text/event-stream', ...headersRecord(rest.headers) } });
+  const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'text/event-stream' || !res.body) {
+    await res.body?.cancel().catch(() => {});
+    throw ToolError.internal(`${method} ${url} answered ${type || 'with no content type'}, not a text/event-stream feed`, { code: 'bad_response', retryable: false });
+  }
+  const reader = res.body.getReader();
+  const events: ServerSentEvent[] = [];
+  let cancelled = false;
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+    void reader.cancel().catch(() => {});
+  };
+  const timer = setTimeout(stop, durationMs);
+  const onAbort = () => {
+    cancelled = true;
+    stop();
+  };
+  if (rest.signal?.aborted) onAbort();
+  else rest.signal?.addEventListener('abort', onAbort, { once: true });
+  const decoder = new TextDecoder();
+  let buf = '';
+  let data: string[] = [];
+  let eventType = '';
+  let lastId: string | undefined;
+  /** One line of the stream; true once reading should stop. */
+  const line = (text: string): boolean => {
+    if (text === '') {
+      if (data.length > 0) {
+        const ev: ServerSentEvent = { event: eventType || 'message', data: data.join('\n'), ...(lastId !== undefined ? { id: lastId } : {}) };
+        events.push(ev);
+        if (events.length >= max || until?.(ev)) return true;
+      }
+      data = [];
+      eventType = '';
+      return false;
+    }
+    if (text.startsWith(':')) return false;
+    const colon = text.indexOf(':');
+    const field = colon < 0 ? text : text.slice(0, colon);
+    let value = colon < 0 ? '' : text.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') data.push(value);
+    else if (field === 'event') eventType = value;
+    else if (field === 'id' && !value.includes('\0')) lastId = value;
+    return false;
+  };
+  const drain = (final: boolean): boolean => {
+    for (;;) {
+      const m = /\r\n|\r|\n/.exec(buf);
+      if (!m) return final && buf !== '' ? line(buf) : false;
+      // A \r at the end may be the first half of \r\n.
+      if (m[0] === '\r' && m.index === buf.length - 1 && !final) return false;
+      const text = buf.slice(0, m.index);
+      buf = buf.slice(m.index + m[0].length);
+      if (line(text)) return true;
+    }
+  };
+  try {
+    while (!stopped) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        if (stopped) break;
+        throw ToolError.internal(`${method} ${url}: the event stream broke off: ${(err as Error)?.message ?? err}`, { code: 'network_error', retryable: true });
+      }
+      if (chunk.done) {
+        buf += decoder.decode();
+        drain(true);
+        break;
+      }
+      buf += decoder.decode(chunk.value, { stream: true });
+      if (drain(false)) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    rest.signal?.removeEventListener('abort', onAbort);
+    if (!stopped) stop();
+  }
+  if (cancelled) throw new ToolError(`${method} ${url} was cancelled`, { code: 'cancelled', category: 'internal', retryable: false });
+  return events;
 }

@@ -11,8 +11,8 @@ export type { ConfigField, ConfigFieldType, ConfigOf, ConfigSchema, LogFn, Plugi
 export { ToolError, isToolError } from './errors.ts';
 export type { ToolErrorCategory, ToolErrorOptions } from './errors.ts';
 export type { ToolAnnotations } from '../../server/protocol/tool-annotations.ts';
-export { fetchJson, fetchText, postJson, putJson, patchJson, deleteJson, request, categoryForStatus, hintForStatus, parseRetryAfter, setDefaultHeaders, csrfToken, csrfHeaders, graphql, fetchBase64, bytesToBase64, DEFAULT_FETCH_TIMEOUT_MS } from './http.ts';
-export type { FetchOptions, GraphqlError } from './http.ts';
+export { fetchJson, fetchText, postJson, putJson, patchJson, deleteJson, request, categoryForStatus, hintForStatus, parseRetryAfter, setDefaultHeaders, csrfToken, csrfHeaders, graphql, fetchBase64, bytesToBase64, base64ToBytes, readEventStream, DEFAULT_FETCH_TIMEOUT_MS } from './http.ts';
+export type { DefaultHeaders, EventStreamOptions, FetchOptions, GraphqlError, RetryInfo, ServerSentEvent } from './http.ts';
 export {
   waitForSelector,
   waitUntil,

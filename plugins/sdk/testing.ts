@@ -22,6 +22,24 @@ export interface FakePage {
   cookie?: string;
   /** Extra globals the page defines (window.__APP__ …). */
   globals?: Record<string, unknown>;
+  /** The page's localStorage and sessionStorage (getLocalStorage, getSessionStorage; a token the app keeps there). */
+  localStorage?: Record<string, string>;
+  sessionStorage?: Record<string, string>;
+}
+
+/** A Storage with the given items (what the handler writes stays in this call). */
+function fakeStorage(items: Record<string, string> = {}): Storage {
+  const map = new Map(Object.entries(items));
+  return {
+    get length() {
+      return map.size;
+    },
+    key: (i: number) => [...map.keys()][i] ?? null,
+    getItem: (k: string) => map.get(String(k)) ?? null,
+    setItem: (k: string, val: string) => void map.set(String(k), String(val)),
+    removeItem: (k: string) => void map.delete(String(k)),
+    clear: () => map.clear(),
+  };
 }
 
 /** A fake route answers a request: a Response, or any JSON-able value (sent as 200 JSON). */
@@ -82,6 +100,8 @@ function installFakes(options: RunToolOptions): () => void {
   if (options.page) {
     set('document', fakeDocument(options.page));
     set('location', new URL(base));
+    set('localStorage', fakeStorage(options.page.localStorage));
+    set('sessionStorage', fakeStorage(options.page.sessionStorage));
     for (const [k, val] of Object.entries(options.page.globals ?? {})) set(k, val);
   }
   if (options.routes) {
