@@ -166,7 +166,13 @@ export const ToolsJsonSchema = v.pipe(
     const dup = i.input.tools.find((t) => (seen.has(t.name) ? true : (seen.add(t.name), false)));
     return `tools: duplicate tool name "${dup?.name}"`;
   }),
-  v.check((m) => m.tools.every((t) => `${m.name}_${t.name}`.length <= MAX_TOOL_FULL_NAME), `tool names must stay within ${MAX_TOOL_FULL_NAME} characters once prefixed with the plugin name`),
+  v.check(
+    (m) => m.tools.every((t) => `${m.name}_${t.name}`.length <= MAX_TOOL_FULL_NAME),
+    (i) => {
+      const full = i.input.tools.map((t) => `${i.input.name}_${t.name}`).find((n) => n.length > MAX_TOOL_FULL_NAME) ?? '';
+      return `tools: "${full}" is ${full.length} characters; MCP clients (Cursor, and others backed by OpenAI models) refuse tool names longer than ${MAX_TOOL_FULL_NAME}, the plugin name and "_" included: shorten the tool or the plugin name`;
+    },
+  ),
 );
 
 export type ToolsJson = v.InferOutput<typeof ToolsJsonSchema>;
