@@ -16,6 +16,11 @@ const REASONS: Record<string, string> = {
   closed: 'Disconnected',
 };
 
+/** Connected while another browser with the extension waits for the server (/health otherBrowser). */
+const OTHER_BROWSER_WAITS =
+  'Another browser with the extension (another Chrome profile or install) waits for the server, which serves one browser at a time: this one, the one that connected last, and tools act on its tabs. ' +
+  'The other takes over when this one disconnects: turn OpenTabs off here (or close this browser) to switch.';
+
 /** What the user can do about each disconnect reason (the worker's detail says what happened). */
 function whatToDo(reason: string, cli: string, port: number | undefined): string | undefined {
   const start = `${cli} start${port !== undefined && port !== DEFAULT_PORT ? ` --port ${port}` : ''}`;
@@ -66,6 +71,11 @@ export function renderHeader(c: ConnectionState, config: ConfigState | null): vo
   const detail = document.getElementById('conn-detail')!;
   // `opentabs` as the server wrote it for this machine (server.json), when it ever ran here.
   const todo = c.status === 'disconnected' ? whatToDo(c.reason ?? '', c.cli ?? 'opentabs', c.port) : undefined;
-  detail.hidden = !c.detail && !todo;
-  detail.textContent = [c.detail, todo].filter(Boolean).join(' — ');
+  // The waiting browser's panel says it waits (reason `replaced`); this one says another waits.
+  const otherWaits = c.status === 'connected' && config?.otherBrowserWaiting === true ? OTHER_BROWSER_WAITS : undefined;
+  detail.hidden = !c.detail && !todo && !otherWaits;
+  detail.textContent = [c.detail, todo, otherWaits].filter(Boolean).join(' — ');
+  detail.classList.toggle('warning', otherWaits !== undefined);
+  if (otherWaits) detail.dataset.otherBrowser = 'waiting';
+  else delete detail.dataset.otherBrowser;
 }

@@ -24,6 +24,8 @@ export interface HandlerHub {
   onProgress(p: { dispatchId: string; progress: number; total?: number; message?: string }): void;
   setPanelOpen(open: boolean): void;
   routeLog(entry: LogEntry): void;
+  /** Another browser waits for the server (it asked within the last seconds). */
+  otherBrowser(): { waiting: boolean };
   readonly confirmations: { respond(id: string, decision: ConfirmationDecision['decision'], alwaysAllow?: boolean): unknown; list(): ConfigState['pendingConfirmations'] };
 }
 
@@ -50,7 +52,7 @@ export function extensionHandlers(ctx: HubDeps, hub: HandlerHub): HandlerTable<t
       hub.setTabs(p.plugin, { state: p.state, tabs: p.tabs });
       return { ok: true };
     },
-    'config.getState': () => buildConfigState(ctx, hub.confirmations.list()),
+    'config.getState': () => buildConfigState(ctx, hub.confirmations.list(), hub.otherBrowser().waiting),
     'config.setToolPermission': async (p) => {
       const tool = resolveToolKey(ctx, p.plugin, p.tool);
       await ctx.config.setToolPermission(p.plugin, tool, p.permission);

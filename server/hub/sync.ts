@@ -50,9 +50,10 @@ export function buildSyncFull(ctx: HubDeps): ServerParams<'sync.full'> {
   };
 }
 
-export function buildConfigState(ctx: HubDeps, pendingConfirmations: ConfigState['pendingConfirmations']): ConfigState {
+export function buildConfigState(ctx: HubDeps, pendingConfirmations: ConfigState['pendingConfirmations'], otherBrowserWaiting = false): ConfigState {
   return {
     serverVersion: VERSION,
+    otherBrowserWaiting,
     mcpClients: ctx.mcp.count,
     mcpSessions: ctx.mcp.activity(),
     skipPermissions: skipPermissions(ctx),

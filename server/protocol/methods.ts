@@ -154,6 +154,12 @@ export const ConfigState = v.object({
    */
   mcpSessions: v.optional(v.object({ active: v.number(), idle: v.number(), activeWindowSeconds: v.number(), idleCloseSeconds: v.number() })),
   skipPermissions: v.boolean(),
+  /**
+   * Another browser with the extension (another Chrome profile or install) waits for the server
+   * while this one holds it (/health otherBrowser.waiting): the side panel of the browser in use
+   * says so, and how to switch.
+   */
+  otherBrowserWaiting: v.optional(v.boolean()),
   /** config.json allowFileUrls (the side panel's file:// toggle). */
   allowFileUrls: v.optional(v.boolean()),
   plugins: v.array(PluginInfo),
