@@ -7,14 +7,17 @@
  * derived from it is sent; then /ws on the configured port (never a URL from the answer) with the
  * HMAC of the server's nonce as subprotocol. Reconnects forever with backoff capped at
  * RECONNECT_MAX_DELAY_MS; sends a ping every KEEPALIVE_INTERVAL_MS (activity also keeps the MV3
- * worker alive). The socket lives in the worker itself; when Chrome restarts the worker, the
+ * worker alive). A socket can die without closing (the laptop slept, a network path stopped
+ * forwarding): a ping that gets no frame back within LIVENESS_TIMEOUT_MS drops it, its waiting
+ * requests fail at once and a new connection starts. Besides the keepalive, a socket quiet for
+ * LIVENESS_QUIET_MS is pinged when a request goes out and when the user is back in the browser. The socket lives in the worker itself; when Chrome restarts the worker, the
  * alarm in main.ts starts a fresh connection.
  *
  * This file is the socket's lifecycle (bootstrap, handshake, reconnect); each open socket gets a
  * JSON-RPC peer (server/protocol/rpc-peer.ts, the same one the server uses) for requests,
  * notifications and the typed handler table of server → extension methods (main.ts).
  */
-import { KEEPALIVE_INTERVAL_MS, RECONNECT_MAX_DELAY_MS } from '../../server/protocol/limits.ts';
+import { KEEPALIVE_INTERVAL_MS, LIVENESS_QUIET_MS, LIVENESS_TIMEOUT_MS, RECONNECT_MAX_DELAY_MS } from '../../server/protocol/limits.ts';
 import { RpcErrorCode, WsCloseCode } from '../../server/protocol/jsonrpc.ts';
 import { ExtensionToServer, ServerToExtension, type ExtensionParams } from '../../server/protocol/methods.ts';
 import { RpcPeer, type HandlerTable, type NotificationMethod, type RequestMethod, type ResultOf, type RpcPeerError } from '../../server/protocol/rpc-peer.ts';
@@ -29,6 +32,8 @@ const FIRST_RETRY_MS = 250;
 /** While another connection holds the server, check /health this often before taking over. */
 const REPLACED_POLL_MS = 2_000;
 const REQUEST_TIMEOUT_MS = 30_000;
+/** The WebSocket must open within this long (the handshake just answered): else the attempt fails and the next one starts. */
+const WS_OPEN_TIMEOUT_MS = 10_000;
 /**
  * Browser activity (a tab switch, a navigation) reconnects at once instead of waiting for the
  * backoff timer, but at most this often: while the server is stopped every tab event would
@@ -79,6 +84,12 @@ export class Connection {
   private peer: Peer | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private keepalive: ReturnType<typeof setInterval> | null = null;
+  /** When the open socket last delivered a frame (performance.now(): a wall-clock jump is no silence). */
+  private heardAt = 0;
+  /** A ping awaiting its answer on the open socket. */
+  private probe: ReturnType<typeof setTimeout> | null = null;
+  /** Drops the open socket as dead (set while one is open). */
+  private dropDead: ((why: string) => void) | null = null;
   private delay = FIRST_RETRY_MS;
   private connecting = false;
   private stateListeners = new Set<(s: ConnectionState) => void>();
@@ -121,7 +132,9 @@ export class Connection {
    * (waitUntilFree polls that), and not more than once per ACTIVITY_RECONNECT_MIN_INTERVAL_MS.
    */
   onBrowserActivity(): void {
-    if (this.connected || this.connecting || this.state.reason === 'replaced') return;
+    // Back in the browser after a while (a laptop that slept): make sure the socket still answers.
+    if (this.connected) return this.checkAlive();
+    if (this.connecting || this.state.reason === 'replaced') return;
     const now = Date.now();
     if (now - this.lastActivityAttempt < ACTIVITY_RECONNECT_MIN_INTERVAL_MS) return;
     this.lastActivityAttempt = now;
@@ -179,35 +192,103 @@ export class Connection {
       }
       this.ws = ws;
       let opened = false;
+      let ended = false;
       let peer: Peer | null = null;
+      const openTimer = setTimeout(() => {
+        if (opened || ended) return;
+        ended = true;
+        ws.onclose = null;
+        ws.onopen = null;
+        try {
+          ws.close();
+        } catch {}
+        end(-1, `The WebSocket to 127.0.0.1:${port} did not open within ${WS_OPEN_TIMEOUT_MS / 1000} s`);
+      }, WS_OPEN_TIMEOUT_MS);
       ws.onopen = () => {
+        clearTimeout(openTimer);
         opened = true;
         this.peer = peer = this.newPeer(ws);
         this.delay = FIRST_RETRY_MS;
+        this.heardAt = performance.now();
+        this.dropDead = (why) => {
+          // Chrome's close handshake would wait for an answer that never comes: this socket is done now.
+          ws.onclose = null;
+          ws.onmessage = null;
+          try {
+            ws.close();
+          } catch {}
+          ended = true;
+          end(0, why);
+        };
         this.setState({ status: 'connected', reason: undefined, detail: undefined, port, attempts: 0 });
-        this.keepalive = setInterval(() => this.notify('ping', {}), KEEPALIVE_INTERVAL_MS);
+        this.keepalive = setInterval(() => {
+          this.notify('ping', {});
+          this.expectAnswer();
+        }, KEEPALIVE_INTERVAL_MS);
         for (const cb of this.openListeners) cb();
         resolveOpen();
       };
       ws.onclose = (ev) => {
-        if (this.ws === ws) this.ws = null;
+        clearTimeout(openTimer);
+        if (ended) return;
+        ended = true;
+        end(ev.code, ev.reason);
+      };
+      const end = (code: number, reason: string) => {
+        if (this.ws === ws) {
+          this.ws = null;
+          this.dropDead = null;
+          if (this.probe) clearTimeout(this.probe);
+          this.probe = null;
+        }
         if (this.keepalive) clearInterval(this.keepalive);
         this.keepalive = null;
         // Requests waiting on this socket fail now (its peer rejects them all).
         peer?.close('disconnected');
         if (this.peer === peer) this.peer = null;
         dropUnsentResults();
-        if (ev.code === WsCloseCode.Replaced) {
+        if (code === 0) {
+          this.fail('closed', `${reason}; reconnecting`, port);
+        } else if (code === -1) {
+          this.fail('server_not_running', `${reason}; retrying`, port);
+        } else if (code === WsCloseCode.Replaced) {
           this.setState({ status: 'disconnected', reason: 'replaced', detail:
               'Another browser with the extension (another Chrome profile or install) connected to the server, which serves one browser at a time: the one that connected last. ' +
               'This one takes over when that one disconnects (close it, or turn the extension off there).', port });
           void this.waitUntilFree(port);
         } else {
-          this.fail(opened ? 'closed' : 'server_not_running', opened ? `Connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''}); reconnecting` : 'The WebSocket could not be opened', port);
+          this.fail(opened ? 'closed' : 'server_not_running', opened ? `Connection closed (${code}${reason ? `: ${reason}` : ''}); reconnecting` : 'The WebSocket could not be opened', port);
         }
         resolveOpen();
       };
     });
+  }
+
+  /** Ping the open socket if it has been quiet for LIVENESS_QUIET_MS, and expect an answer. */
+  private checkAlive(): void {
+    if (!this.connected || this.probe || performance.now() - this.heardAt < LIVENESS_QUIET_MS) return;
+    this.notify('ping', {});
+    this.expectAnswer();
+  }
+
+  /**
+   * A ping just went out: unless a frame arrives within LIVENESS_TIMEOUT_MS, the socket is dead.
+   * A timer that ran late (this worker was busy, and the answer may be queued behind it) gets one
+   * more second first.
+   */
+  private expectAnswer(): void {
+    if (this.probe || !this.dropDead) return;
+    const sentAt = performance.now();
+    const check = (grace: boolean) => {
+      this.probe = null;
+      if (this.heardAt >= sentAt || !this.dropDead) return;
+      if (grace && performance.now() - sentAt > LIVENESS_TIMEOUT_MS + 1_000) {
+        this.probe = setTimeout(() => check(false), 1_000);
+        return;
+      }
+      this.dropDead(`The server did not answer a ping within ${LIVENESS_TIMEOUT_MS / 1000} s (the computer slept, or the connection stopped carrying data)`);
+    };
+    this.probe = setTimeout(() => check(true), LIVENESS_TIMEOUT_MS);
   }
 
   /**
@@ -236,7 +317,10 @@ export class Connection {
         // A result serialised already (result-json.ts) is put in as its text first, so the scrub sees it.
         send: (text) => ws.send(withoutSecret(spliceResults(text))),
         onMessage: (cb) => {
-          ws.onmessage = (ev) => cb(typeof ev.data === 'string' ? ev.data : '');
+          ws.onmessage = (ev) => {
+            if (this.ws === ws) this.heardAt = performance.now();
+            cb(typeof ev.data === 'string' ? ev.data : '');
+          };
         },
         close: () => ws.close(),
       },
@@ -261,6 +345,8 @@ export class Connection {
 
   request<M extends RequestMethod<Outgoing>>(method: M, params: ExtensionParams<M>, timeoutMs = REQUEST_TIMEOUT_MS): Promise<ResultOf<Outgoing, M>> {
     if (!this.connected || !this.peer) return Promise.reject(new Error('Not connected to the OpenTabs server'));
-    return this.peer.request(method, params, { timeoutMs });
+    const call = this.peer.request(method, params, { timeoutMs });
+    this.checkAlive();
+    return call;
   }
 }

@@ -5,6 +5,9 @@
  */
 import { CLIENT_NONCE_HEADER, WAITING_HEADER, checkServerProof, randomHex } from '../../server/protocol/handshake.ts';
 
+/** GET /ws-info must be answered within this long (the server answers at once). */
+export const HANDSHAKE_FETCH_TIMEOUT_MS = 5_000;
+
 /** A JSON file of the extension's own folder (the server writes auth.json and server.json there), or null. */
 export async function readOwnJson<T>(file: string): Promise<T | null> {
   try {
@@ -29,9 +32,15 @@ export async function verifiedServer(
 ): Promise<{ ok: true; serverNonce: string; extensionConnected: boolean } | { ok: false; reason: 'server_not_running' | 'server_unverified'; detail: string }> {
   const clientNonce = randomHex(16);
   let res: Response;
+  // Bounded: a process that accepts and never answers, or a pooled connection that died silently
+  // (a laptop that slept), would otherwise hold the connect attempt, and every reconnect, forever.
+  const signal = AbortSignal.timeout(HANDSHAKE_FETCH_TIMEOUT_MS);
   try {
-    res = await fetch(`http://127.0.0.1:${port}/ws-info`, { headers: { [CLIENT_NONCE_HEADER]: clientNonce, ...(waiting ? { [WAITING_HEADER]: '1' } : {}) }, cache: 'no-store' });
+    res = await fetch(`http://127.0.0.1:${port}/ws-info`, { headers: { [CLIENT_NONCE_HEADER]: clientNonce, ...(waiting ? { [WAITING_HEADER]: '1' } : {}) }, cache: 'no-store', signal });
   } catch {
+    if (signal.aborted) {
+      return { ok: false, reason: 'server_not_running', detail: `The process on 127.0.0.1:${port} did not answer GET /ws-info within ${HANDSHAKE_FETCH_TIMEOUT_MS / 1000} s; retrying` };
+    }
     return { ok: false, reason: 'server_not_running', detail: `No OpenTabs server on 127.0.0.1:${port}: run \`opentabs start\`` };
   }
   const unverified = (why: string) => ({
@@ -44,6 +53,7 @@ export async function verifiedServer(
   try {
     body = await res.json();
   } catch {
+    if (signal.aborted) return unverified(`did not finish its answer to GET /ws-info within ${HANDSHAKE_FETCH_TIMEOUT_MS / 1000} s`);
     return unverified('answered GET /ws-info with something other than JSON');
   }
   // The same check the CLI and the stdio bridge run (one definition, server/protocol/handshake.ts).

@@ -24,13 +24,17 @@ import { extensionHandlers } from './handlers.ts';
 import { Confirmations, type ConfirmationDecision, type ConfirmationRequest } from './confirmations.ts';
 import { Dispatches } from './dispatches.ts';
 import { TabStates, type PluginTabs } from './tab-state.ts';
+import { KEEPALIVE_INTERVAL_MS, LIVENESS_QUIET_MS, LIVENESS_TIMEOUT_MS } from '../protocol/limits.ts';
 import { EXTENSION_REQUEST_TIMEOUT_MS, type DispatchRequest, type ExtensionPeer, type HubDeps, type HubView, type ServerNotification, type Ws, type WsData } from './types.ts';
 
 export type { DispatchProgress, DispatchRequest, WsData } from './types.ts';
 export { EXTENSION_REQUEST_TIMEOUT_MS } from './types.ts';
 
 /** Why a connection's peer was closed (RpcPeerError.info.cause → the error its pending calls get). */
-type CloseCause = 'replaced' | 'shutdown' | 'disconnected';
+type CloseCause = 'replaced' | 'shutdown' | 'disconnected' | 'unresponsive';
+
+/** While calls wait on the extension, its socket's liveness is checked this often (ping when quiet). */
+const LIVENESS_CHECK_MS = 5_000;
 
 const decoder = new TextDecoder();
 
@@ -76,9 +80,11 @@ export class ExtensionHub implements HubView {
     return this.dispatches.onPluginLog(cb);
   }
 
-  /** Tool calls to the extension (dispatches.ts). */
+  /** Tool calls to the extension (dispatches.ts). A quiet socket is pinged as the call goes out. */
   dispatch(req: DispatchRequest): Promise<DispatchResult> {
-    return this.dispatches.dispatch(req);
+    const call = this.dispatches.dispatch(req);
+    this.checkAlive();
+    return call;
   }
 
   /** An MCP session ended: the extension undoes what only it changed on the user's tabs (dispatches.ts). */
@@ -157,6 +163,7 @@ export class ExtensionHub implements HubView {
       sendPings: true,
       open: (ws) => this.onOpen(ws),
       message: (ws, raw) => this.onMessage(ws, raw),
+      pong: (ws) => this.heard(ws),
       close: (ws, code, reason) => this.onClose(ws, code, reason),
     };
   }
@@ -165,6 +172,8 @@ export class ExtensionHub implements HubView {
 
   private onOpen(ws: Ws): void {
     ws.data.peer = this.newPeer(ws);
+    ws.data.heardAt = performance.now();
+    this.startLivenessChecks();
     const old = this.active;
     this.active = ws;
     // The new connection tells whether its side panel is open (panel.state) right after opening.
@@ -190,6 +199,8 @@ export class ExtensionHub implements HubView {
   }
 
   private onClose(ws: Ws, code: number, reason: string): void {
+    if (ws.data.probe) clearTimeout(ws.data.probe);
+    ws.data.probe = undefined;
     if (this.active !== ws) return; // a replaced connection: its calls already failed
     this.active = null;
     this.panelOpen = false;
@@ -198,6 +209,67 @@ export class ExtensionHub implements HubView {
     this.ctx.catalog.pageTools.clearAll();
     ws.data.peer?.close('disconnected' satisfies CloseCause);
     this.ctx.log?.info('extension_disconnected', { conn: ws.data.connId, code, reason });
+  }
+
+  // ------------------------------------------------------------------ liveness
+
+  private livenessTimer: ReturnType<typeof setInterval> | null = null;
+
+  /** A frame or a pong came from the extension: the socket carries frames. */
+  private heard(ws: Ws): void {
+    ws.data.heardAt = performance.now();
+    if (ws.data.probe) clearTimeout(ws.data.probe);
+    ws.data.probe = undefined;
+  }
+
+  /**
+   * A socket can die without closing: the laptop slept, a network path stopped forwarding. No
+   * FIN arrives, so nothing would tell the calls waiting on it until their timeouts. While calls
+   * wait (or when even the extension's keepalive is overdue), a socket quiet for
+   * LIVENESS_QUIET_MS is pinged (the browser answers pings itself, even with its worker busy);
+   * no answer within LIVENESS_TIMEOUT_MS drops it (dropUnresponsive).
+   */
+  private startLivenessChecks(): void {
+    if (this.livenessTimer) return;
+    this.livenessTimer = setInterval(() => {
+      const ws = this.active;
+      if (!ws) {
+        clearInterval(this.livenessTimer!);
+        this.livenessTimer = null;
+        return;
+      }
+      const waiting = (ws.data.peer?.pendingCount ?? 0) > 0;
+      const overdue = performance.now() - (ws.data.heardAt ?? 0) > KEEPALIVE_INTERVAL_MS + LIVENESS_TIMEOUT_MS;
+      if (waiting || overdue) this.checkAlive(ws);
+    }, LIVENESS_CHECK_MS);
+    this.livenessTimer.unref?.();
+  }
+
+  /** Ping the active socket if it has been quiet; no frame or pong back within LIVENESS_TIMEOUT_MS drops it. */
+  private checkAlive(ws: Ws | null = this.active): void {
+    if (!ws || ws.data.probe || ws !== this.active) return;
+    if (performance.now() - (ws.data.heardAt ?? 0) < LIVENESS_QUIET_MS) return;
+    ws.data.probe = setTimeout(() => {
+      ws.data.probe = undefined;
+      this.dropUnresponsive(ws);
+    }, LIVENESS_TIMEOUT_MS);
+    try {
+      ws.ping();
+    } catch {}
+  }
+
+  /** The socket did not answer a ping: its calls fail now, and the extension reconnects on a new one. */
+  private dropUnresponsive(ws: Ws): void {
+    if (this.active !== ws) return;
+    this.active = null;
+    this.panelOpen = false;
+    this.tabs.clear();
+    this.ctx.catalog.pageTools.clearAll();
+    this.ctx.log?.warn('extension_unresponsive', { conn: ws.data.connId, quietMs: Math.round(performance.now() - (ws.data.heardAt ?? 0)) });
+    ws.data.peer?.close('unresponsive' satisfies CloseCause);
+    try {
+      ws.terminate();
+    } catch {}
   }
 
   /** Server shutdown: every running call ends with server_shutting_down, then the socket closes. */
@@ -240,7 +312,9 @@ export class ExtensionHub implements HubView {
   request<M extends RequestMethod<typeof ServerToExtension>>(method: M, params: ServerParams<M>, opts: { timeoutMs?: number } = {}): Promise<ResultOf<typeof ServerToExtension, M>> {
     const peer = this.active?.data.peer;
     if (!peer) return Promise.reject(fail.notConnected());
-    return peer.request(method, params, { timeoutMs: opts.timeoutMs ?? EXTENSION_REQUEST_TIMEOUT_MS });
+    const call = peer.request(method, params, { timeoutMs: opts.timeoutMs ?? EXTENSION_REQUEST_TIMEOUT_MS });
+    this.checkAlive();
+    return call;
   }
 
   // ------------------------------------------------------------------ confirmations
@@ -253,6 +327,7 @@ export class ExtensionHub implements HubView {
 
   private onMessage(ws: Ws, raw: string | Buffer): void {
     if (ws !== this.active) return; // replaced: being closed
+    this.heard(ws);
     ws.data.deliver?.(typeof raw === 'string' ? raw : decoder.decode(raw));
   }
 
@@ -292,6 +367,14 @@ export class ExtensionHub implements HubView {
       case 'not_open':
         return fail.notConnected();
       case 'closed':
+        if (cause === 'unresponsive') {
+          return new OpenTabsError(
+            'extension_not_connected',
+            `The OpenTabs extension's connection stopped answering while ${label} was running (no reply to a ping within ${LIVENESS_TIMEOUT_MS / 1000} s: ` +
+              'the computer slept, or the network path to the browser stopped). The extension reconnects on its own; retry the call.',
+            { category: 'internal', retryable: true },
+          );
+        }
         return cause === 'replaced' ? fail.replaced() : cause === 'shutdown' ? fail.shuttingDown(label) : fail.disconnected();
       case 'timeout':
         return method === 'tool.dispatch'

@@ -16,6 +16,10 @@ export interface WsData {
   peer?: ExtensionPeer;
   /** Where the socket's frames go (the peer's transport listener). */
   deliver?: (text: string) => void;
+  /** When a frame or a pong last came from the extension (performance.now(), monotonic). */
+  heardAt?: number;
+  /** A ping awaiting its answer: fires when none came within LIVENESS_TIMEOUT_MS (hub.ts). */
+  probe?: ReturnType<typeof setTimeout>;
 }
 
 export type Ws = ServerWebSocket<WsData>;

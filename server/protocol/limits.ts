@@ -46,6 +46,15 @@ export const PLUGIN_LOG_BATCH_MAX_BYTES = 1024 * 1024;
 /** Extension: keepalive ping interval and reconnect backoff cap (used by the extension). */
 export const KEEPALIVE_INTERVAL_MS = 20_000;
 export const RECONNECT_MAX_DELAY_MS = 3_000;
+/**
+ * The extension's socket is dead when a ping gets no answer (no frame at all, on either end)
+ * within this long: a laptop that slept, a network path that stopped forwarding without closing.
+ * That end then drops the socket, the calls waiting on it fail at once, and the extension
+ * reconnects. Each end pings when the other has been quiet for LIVENESS_QUIET_MS and it is about
+ * to depend on an answer (a call goes out, the user is back in the browser), and on every keepalive.
+ */
+export const LIVENESS_TIMEOUT_MS = 10_000;
+export const LIVENESS_QUIET_MS = 3_000;
 
 /**
  * Console and network capture (browser_get_console_logs, browser_*_network_capture): buffers kept
