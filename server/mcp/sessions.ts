@@ -14,7 +14,8 @@
  *     are closed by a sweeper
  * Header checks follow the Streamable HTTP spec: Accept must name application/json and
  * text/event-stream on POST (text/event-stream on GET), Content-Type application/json, and an
- * MCP-Protocol-Version header, when sent, one of SESSION_PROTOCOL_VERSIONS.
+ * MCP-Protocol-Version header, when sent, one of SESSION_PROTOCOL_VERSIONS (not checked on an
+ * initialize, which negotiates the version in its body).
  */
 import { stat } from '../state/fs-async.ts';
 import { runnableCommands } from '../cli-command.ts';
@@ -149,9 +150,13 @@ export class McpSessions {
   /** One HTTP request to /mcp or /mcp/gateway; `parsedBody` is the POST body already read and size-checked by the router. */
   async handle(req: Request, kind: SessionKind, parsedBody?: unknown): Promise<Response> {
     const sid = req.headers.get('mcp-session-id');
-    if (req.method === 'POST' && !sid && isModernRequest(req, parsedBody)) return handleModern(this.ctx, kind, req, parsedBody, this.listens);
+    // An initialize selects the session-based revisions whatever else it carries, and negotiates
+    // the version in its body (an unknown one gets the newest served): an MCP-Protocol-Version
+    // header on it, which no revision defines, neither makes it a stateless request nor refuses it.
+    const initialize = req.method === 'POST' && !sid && (parsedBody as { method?: unknown } | null)?.method === 'initialize';
+    if (req.method === 'POST' && !sid && !initialize && isModernRequest(req, parsedBody)) return handleModern(this.ctx, kind, req, parsedBody, this.listens);
     const version = req.headers.get('mcp-protocol-version');
-    if (version !== null && !SESSION_PROTOCOL_VERSIONS.includes(version)) {
+    if (version !== null && !initialize && !SESSION_PROTOCOL_VERSIONS.includes(version)) {
       return rpcErrorResponse(400, -32000, `Bad Request: unsupported protocol version ${version.slice(0, 40)} (supported: ${SESSION_PROTOCOL_VERSIONS.join(', ')})`);
     }
     let session: McpSession | undefined;
