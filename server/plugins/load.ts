@@ -6,8 +6,8 @@
 import { readFile, stat } from '../state/fs-async.ts';
 import { join } from 'node:path';
 import { shellWord } from '../cli-command.ts';
-import { schemaProblem } from '../tools/schema-check.ts';
-import { MAX_ADAPTER_BYTES } from '../limits.ts';
+import { schemaProblem, schemaSizeProblem } from '../tools/schema-check.ts';
+import { MAX_ADAPTER_BYTES, PLUGIN_SCHEMA_MAX_DEPTH, PLUGIN_SCHEMA_MAX_NODES, PLUGIN_TOOLS_JSON_MAX_BYTES } from '../limits.ts';
 import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../protocol/plugin-manifest.ts';
 import type { LoadedPlugin, LoadedTool } from './types.ts';
 import { manifestHash, type CheckedManifests } from './schema-cache.ts';
@@ -69,6 +69,8 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
     source === 'npm'
       ? 'dist/tools.json (the package was published without its build output: its author must run `opentabs plugin build` before publishing and list "dist" in package.json "files")'
       : `dist/tools.json (run \`opentabs plugin build ${shellWord(dir)}\`)`;
+  const toolsSize = await stat(join(dir, PLUGIN_FILES.toolsJson)).then((st) => st.size, () => 0);
+  if (toolsSize > PLUGIN_TOOLS_JSON_MAX_BYTES) return { ok: false, name: nameFromPkg, error: `dist/tools.json is ${toolsSize} bytes, over the ${PLUGIN_TOOLS_JSON_MAX_BYTES}-byte limit` };
   const toolsRead = await readText(join(dir, PLUGIN_FILES.toolsJson), TOOLS_JSON);
   if (!toolsRead.ok) return { ok: false, name: nameFromPkg, error: toolsRead.error };
   const nameMismatch = (m: ToolsJson): LoadResult | null =>
@@ -91,7 +93,17 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
       for (const [i, t] of m.tools.entries()) {
         for (const key of ['inputSchema', 'outputSchema'] as const) {
           const schema = t[key];
-          const problem = schema ? schemaProblem(schema) : null;
+          if (!schema) continue;
+          // Bounded first: the meta-schema check and Ajv's compile recurse through the whole schema.
+          const tooLarge = schemaSizeProblem(schema, PLUGIN_SCHEMA_MAX_DEPTH, PLUGIN_SCHEMA_MAX_NODES);
+          if (tooLarge) {
+            return {
+              ok: false,
+              name: m.name,
+              error: `dist/tools.json tools.${i}.${key} (${t.name}): the schema is too large to check calls against (${tooLarge}; at most ${PLUGIN_SCHEMA_MAX_DEPTH} levels and ${PLUGIN_SCHEMA_MAX_NODES} objects and arrays)`,
+            };
+          }
+          const problem = schemaProblem(schema);
           if (problem) return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${problem}` };
         }
       }
