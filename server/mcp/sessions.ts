@@ -121,15 +121,20 @@ export class McpSessions {
   /**
    * Open sessions split by recent use: active while a request runs, the outbound stream is open,
    * or the last request is within the active window (server/limits.ts); else idle (the client may have
-   * exited without closing it; the sweeper closes it after the idle TTL).
+   * exited without closing it; the sweeper closes it after the idle TTL). Open subscriptions/listen
+   * streams count as active clients too.
    */
   activity(now = Date.now()): { active: number; idle: number; activeWindowSeconds: number; idleCloseSeconds: number } {
     const window = this.ctx.limits.mcpSessionActiveWindowMs;
     let active = 0;
     for (const s of this.sessions.values()) if (s.inFlight > 0 || s.outbound?.isOpen || now - s.lastSeen <= window) active++;
+    const idle = this.sessions.size - active;
+    // A stateless (2026-07-28) client has no session; the subscriptions/listen stream it holds open
+    // while it runs (Claude Code on /mcp) counts it as an active client.
+    active += this.listens.count;
     return {
       active,
-      idle: this.sessions.size - active,
+      idle,
       activeWindowSeconds: Math.round(window / 1000),
       idleCloseSeconds: Math.round(this.ctx.limits.mcpSessionIdleTtlMs / 1000),
     };

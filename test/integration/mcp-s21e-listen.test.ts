@@ -4,7 +4,8 @@
  * handler opens and refetches on), a 2025-11-25 session's GET stream (the v1 SDK client, OpenCode,
  * Cursor), and stdio clients through `opentabs mcp` of either era. Plus the listen stream's wire
  * rules: acknowledgement first with the listen request's id, only what was asked for and served,
- * the cap on open streams, and the listen request's result when the server stops.
+ * the cap on open streams, and the listen request's result when the server stops. A client holding
+ * a listen stream counts as an active MCP client (/health, status, the side panel).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { join } from 'node:path';
@@ -159,6 +160,9 @@ describe('one change reaches every client', () => {
     // Every stream that carries notifications is open before the change: two listen streams, two GET streams.
     await until(() => srv.ctx.mcp.listens.count === 2, 'both listen streams open');
     await until(() => openGetStreams() === 2, 'both GET streams open');
+    // The stateless clients, which have no session, count as active MCP clients while they listen.
+    const health = await (await fetch(`${srv.url}/health`, { headers: srv.auth })).json();
+    expect(health.mcpSessions.active).toBe(4);
 
     const pluginDir = writeTestPlugin(join(srv.configDir, 'later-plugins'), 'extra', [{ name: 'ping_me' }]);
     await addLocalPlugin(srv.configDir, pluginDir);
@@ -184,6 +188,7 @@ describe('one change reaches every client', () => {
     await v2.close();
     await stdio2.close();
     await until(() => srv.ctx.mcp.listens.count === 0, 'the listen streams ended with their clients');
+    expect(srv.ctx.mcp.activity().active).toBe(2);
   });
 });
 
