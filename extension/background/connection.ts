@@ -124,7 +124,8 @@ export class Connection {
     void this.connectOnce();
   }
 
-  private lastActivityAttempt = 0;
+  /** performance.now() of the last activity-driven attempt: a wall clock set back must not hold these off. */
+  private lastActivityAttempt = -Infinity;
 
   /**
    * The user is doing something in the browser: if we are disconnected and waiting for the backoff
@@ -135,7 +136,7 @@ export class Connection {
     // Back in the browser after a while (a laptop that slept): make sure the socket still answers.
     if (this.connected) return this.checkAlive();
     if (this.connecting || this.state.reason === 'replaced') return;
-    const now = Date.now();
+    const now = performance.now();
     if (now - this.lastActivityAttempt < ACTIVITY_RECONNECT_MIN_INTERVAL_MS) return;
     this.lastActivityAttempt = now;
     this.delay = FIRST_RETRY_MS;

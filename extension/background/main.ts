@@ -180,14 +180,15 @@ chrome.webNavigation.onCommitted.addListener((d) => {
  */
 const TITLE_REPORT_MIN_MS = 200;
 let titleReport: ReturnType<typeof setTimeout> | null = null;
-let titleReportedAt = 0;
+/** performance.now() of the last report: a wall clock set back would hold the next one off as long. */
+let titleReportedAt = -Infinity;
 function reportTitleChange(): void {
   if (titleReport) return;
   titleReport = setTimeout(() => {
     titleReport = null;
-    titleReportedAt = Date.now();
+    titleReportedAt = performance.now();
     void plugins.reportChanges();
-  }, Math.max(0, titleReportedAt + TITLE_REPORT_MIN_MS - Date.now()));
+  }, Math.max(0, titleReportedAt + TITLE_REPORT_MIN_MS - performance.now()));
 }
 chrome.tabs.onUpdated.addListener((tabId, info, tab) => {
   if (info.status === 'complete') {

@@ -55,8 +55,8 @@ export class ExtensionHub implements HubView {
   readonly confirmations: Confirmations;
   /** Counters for /health and tests. */
   readonly stats = { malformedFrames: 0, replacedConnections: 0 };
-  /** When a browser last said it waits for the server (its extension was replaced by another browser's). */
-  private waitingSeenAt = 0;
+  /** When a browser last said it waits for the server (performance.now(); -Infinity: never). */
+  private waitingSeenAt = -Infinity;
   /** When the connected browser replaced another's connection (0: it did not). */
   private replacedAt = 0;
 
@@ -138,7 +138,7 @@ export class ExtensionHub implements HubView {
    * serves one, the one that connected last. The waiting one asks every few seconds.
    */
   noteWaitingBrowser(): void {
-    this.waitingSeenAt = Date.now();
+    this.waitingSeenAt = performance.now();
   }
 
   /**
@@ -146,7 +146,7 @@ export class ExtensionHub implements HubView {
    * since when the connected browser holds the server after replacing another's connection.
    */
   otherBrowser(): { waiting: boolean; replacedAt: number | null } {
-    const waiting = this.active !== null && Date.now() - this.waitingSeenAt < WAITING_FRESH_MS;
+    const waiting = this.active !== null && performance.now() - this.waitingSeenAt < WAITING_FRESH_MS;
     return { waiting, replacedAt: this.active && this.replacedAt ? this.replacedAt : null };
   }
 
@@ -180,7 +180,7 @@ export class ExtensionHub implements HubView {
     this.panelOpen = false;
     this.replacedAt = old ? Date.now() : 0;
     // The browser that asked as a waiting one may be this one, taking over: only asks from now count.
-    this.waitingSeenAt = 0;
+    this.waitingSeenAt = -Infinity;
     if (old) {
       this.stats.replacedConnections++;
       this.ctx.catalog.pageTools.clearAll();

@@ -38,9 +38,13 @@ import {
 
 export * from './rpc-types.ts';
 
+/** Whole milliseconds since a performance.now() reading. */
+const elapsedSince = (t: number): number => Math.round(performance.now() - t);
+
 interface Pending {
   method: string;
   label: string;
+  /** performance.now(): timeouts and the total cap are monotonic, a wall-clock change moves none of them. */
   startedAt: number;
   progressToken?: string;
   /** Restart the timer (progress). */
@@ -80,9 +84,9 @@ export class RpcPeer<Out extends MethodTable, In extends MethodTable> {
 
   request<M extends RequestMethod<Out>>(method: M, params: ParamsOf<Out, M>, opts: RequestOptions<Out> = {}): Promise<ResultOf<Out, M>> {
     const label = opts.label ?? method;
-    const startedAt = Date.now();
+    const startedAt = performance.now();
     const failure = (kind: RpcFailureKind, message: string, extra: { rpc?: RpcError; cause?: unknown } = {}) =>
-      this.mapped(new RpcPeerError(kind, message, { method, label, elapsedMs: Date.now() - startedAt, ...extra }));
+      this.mapped(new RpcPeerError(kind, message, { method, label, elapsedMs: elapsedSince(startedAt), ...extra }));
     if (this.closed) return Promise.reject(failure('not_open', 'The connection is closed'));
     if (opts.signal?.aborted) return Promise.reject(failure('cancelled', `${label} was cancelled`));
 
@@ -110,8 +114,8 @@ export class RpcPeer<Out extends MethodTable, In extends MethodTable> {
       };
       const arm = () => {
         if (timer) clearTimeout(timer);
-        const wait = Math.max(0, Math.min(timeoutMs, deadline - Date.now()));
-        timer = setTimeout(() => stop('timeout', failure('timeout', `${label} timed out after ${Date.now() - startedAt} ms`)), wait);
+        const wait = Math.max(0, Math.min(timeoutMs, deadline - performance.now()));
+        timer = setTimeout(() => stop('timeout', failure('timeout', `${label} timed out after ${elapsedSince(startedAt)} ms`)), wait);
       };
       this.pending.set(id, {
         method,
@@ -146,7 +150,7 @@ export class RpcPeer<Out extends MethodTable, In extends MethodTable> {
     if (this.closed) return;
     this.closed = true;
     for (const p of [...this.pending.values()]) {
-      p.settle(new RpcPeerError('closed', 'The connection closed', { method: p.method, label: p.label, elapsedMs: Date.now() - p.startedAt, cause }));
+      p.settle(new RpcPeerError('closed', 'The connection closed', { method: p.method, label: p.label, elapsedMs: elapsedSince(p.startedAt), cause }));
     }
     this.pending.clear();
     this.byToken.clear();
@@ -190,13 +194,13 @@ export class RpcPeer<Out extends MethodTable, In extends MethodTable> {
         if (!p) return; // a late answer for a request that already ended
         if ('error' in frame.msg) {
           const e = frame.msg.error;
-          p.settle(new RpcPeerError('remote', e.message, { method: p.method, label: p.label, elapsedMs: Date.now() - p.startedAt, rpc: e }));
+          p.settle(new RpcPeerError('remote', e.message, { method: p.method, label: p.label, elapsedMs: elapsedSince(p.startedAt), rpc: e }));
           return;
         }
         if (p.validate) {
           const r = v.safeParse(p.validate, frame.msg.result);
           if (!r.success) {
-            p.settle(new RpcPeerError('bad_result', r.issues[0].message, { method: p.method, label: p.label, elapsedMs: Date.now() - p.startedAt }));
+            p.settle(new RpcPeerError('bad_result', r.issues[0].message, { method: p.method, label: p.label, elapsedMs: elapsedSince(p.startedAt) }));
             return;
           }
           p.settle(null, r.output);

@@ -17,9 +17,13 @@ export class TokenBucket {
     this.at = now;
   }
 
-  /** The tokens held at `now`, refilled up to `burst`. */
+  /**
+   * The tokens held at `now`, refilled up to `burst`. A clock set back (Date.now() is the wall
+   * clock) refills nothing instead of draining the bucket for as long as it went back; set forward,
+   * it refills at most `burst`.
+   */
   level(now = Date.now()): number {
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.perSecond);
+    this.tokens = Math.min(this.burst, this.tokens + (Math.max(0, now - this.at) / 1000) * this.perSecond);
     this.at = now;
     return this.tokens;
   }
