@@ -12,6 +12,9 @@
  * browser's windows change: a window over the panel that goes away puts the card under a click
  * aimed at that window, and so does a page's popup (a select's list) drawn over the panel
  * (arming.ts).
+ *
+ * A built-in the Tools section marks with a risk (runs any code, reads cookies …) has that mark on
+ * its card, and its Always allow asks once more before it stores `auto` for every site.
  */
 import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/protocol/limits.ts';
 import type { PendingConfirmation } from '../shared/panel-protocol.ts';
@@ -41,11 +44,13 @@ function who(plugin: string): string {
   return plugin.startsWith('page:') ? `page tool · ${plugin.slice('page:'.length)}` : `plugin ${plugin}`;
 }
 
-function approvalTarget(p: PendingConfirmation): HTMLElement {
+function approvalTarget(p: PendingConfirmation, risk: string | undefined): HTMLElement {
   const t = p.target ?? {};
   const lines: HTMLElement[] = [
     h('div', { class: 'row' }, h('strong', { class: 'name', 'data-testid': 'approval-tool' }, p.tool), h('span', { class: 'muted', 'data-testid': 'approval-plugin' }, who(p.plugin))),
   ];
+  // What the Tools section marks the built-in with (runs any code, deletes a site's data …).
+  if (risk) lines.push(h('div', { class: 'risk', 'data-testid': 'approval-risk' }, `⚠ ${risk}`));
   if (t.domain) lines.push(h('div', { class: 'domain', 'data-testid': 'approval-domain' }, targetText(t.domain)));
   if (t.url) lines.push(h('div', { class: 'url', 'data-testid': 'approval-url' }, targetText(t.url)));
   if (t.tabId !== undefined) lines.push(h('div', { class: 'muted', 'data-testid': 'approval-tab' }, `Tab ${t.tabId}`));
@@ -131,6 +136,21 @@ function approvalLabels(plugin: string): { allow: string; always: string } {
   return { allow: 'Allow once', always: 'Always allow this tool' };
 }
 
+/**
+ * Cards of a marked built-in (a risk: runs any code, reads cookies, deletes a site's data …) whose
+ * Always allow was pressed once: the card asks again before storing `auto` for every site. One
+ * click on such a card would otherwise stop every approval of that tool, on every site, for good,
+ * the same click as Allow once a button away. The question's buttons are new: they wait
+ * APPROVAL_ARM_MS from when they appear (the card's arming key changes), so a double click on
+ * Always allow does not answer it.
+ */
+const confirmingAlways = new Set<string>();
+
+/** The arming key of a card: another one while it asks about Always allow (its buttons are new). */
+function armKey(card: HTMLElement): string {
+  return `approval:${card.dataset.confirmation!}${card.dataset.asking === 'always' ? ':always' : ''}`;
+}
+
 /** How long a card must stay in place before its buttons work. */
 export const APPROVAL_ARM_MS = ARM_MS;
 
@@ -145,7 +165,7 @@ export function armApprovalButtons(root: ParentNode = document): void {
   const seen = new Set<string>();
   let nextCheck = Infinity;
   for (const card of root.querySelectorAll<HTMLElement>('.card.approval[data-confirmation]')) {
-    const key = `approval:${card.dataset.confirmation!}`;
+    const key = armKey(card);
     seen.add(key);
     const wait = APPROVAL_ARM_MS - stillFor(key, card);
     const armed = wait <= 0;
@@ -171,26 +191,59 @@ function armedNow(button: EventTarget | null): boolean {
   return !button.disabled;
 }
 
-export function renderApprovals(pending: PendingConfirmation[], decide: (id: string, decision: 'allow' | 'deny', alwaysAllow?: boolean) => void): HTMLElement[] {
+/**
+ * `risks`: the built-in tools' risk marks by name (the Tools section's ⚠ lines). `rerender` draws
+ * the panel again (a card that starts asking about Always allow).
+ */
+export function renderApprovals(
+  pending: PendingConfirmation[],
+  decide: (id: string, decision: 'allow' | 'deny', alwaysAllow?: boolean) => void,
+  risks: ReadonlyMap<string, string> = new Map(),
+  rerender: () => void = () => {},
+): HTMLElement[] {
   for (const id of [...shownWhole]) if (!pending.some((p) => p.id === id)) shownWhole.delete(id);
+  for (const id of [...confirmingAlways]) if (!pending.some((p) => p.id === id)) confirmingAlways.delete(id);
   if (pending.length === 0) return [];
   const out: HTMLElement[] = [h('h2', {}, `Waiting for approval (${pending.length})`)];
   for (const p of pending) {
     const on = (decision: 'allow' | 'deny', always?: boolean) => (e: Event) => {
       if (armedNow(e.currentTarget)) decide(p.id, decision, always);
     };
+    const risk = p.plugin === 'browser' ? risks.get(p.tool) : undefined;
+    const labels = approvalLabels(p.plugin);
+    const asking = risk !== undefined && confirmingAlways.has(p.id);
+    const always = risk === undefined
+      ? h('button', { 'data-action': 'always', 'data-testid': 'always-allow', onclick: on('allow', true) }, labels.always)
+      : h('button', {
+          'data-action': 'always',
+          'data-testid': 'always-allow',
+          onclick: (e: Event) => {
+            if (!armedNow(e.currentTarget)) return;
+            confirmingAlways.add(p.id);
+            rerender();
+          },
+        }, labels.always);
     out.push(
       h(
         'div',
-        { class: 'card approval', 'data-confirmation': p.id, 'data-testid': `confirm-${p.tool}` },
-        approvalTarget(p),
+        { class: 'card approval', 'data-confirmation': p.id, 'data-testid': `confirm-${p.tool}`, 'data-asking': asking ? 'always' : undefined },
+        approvalTarget(p, risk),
         ...approvalArgs(p),
+        asking
+          ? h(
+              'div',
+              { class: 'warning', 'data-testid': 'always-allow-question' },
+              `Never ask again for ${p.tool}, on every site? It ${risk}. Allow once, or Deny, answers this call only.`,
+            )
+          : null,
         h(
           'div',
           { class: 'buttons' },
-          h('button', { class: 'primary', 'data-action': 'allow', 'data-testid': 'allow', onclick: on('allow') }, approvalLabels(p.plugin).allow),
+          h('button', { class: 'primary', 'data-action': 'allow', 'data-testid': 'allow', onclick: on('allow') }, labels.allow),
           h('button', { class: 'danger', 'data-action': 'deny', 'data-testid': 'deny', onclick: on('deny') }, 'Deny'),
-          h('button', { 'data-action': 'always', 'data-testid': 'always-allow', onclick: on('allow', true) }, approvalLabels(p.plugin).always),
+          asking
+            ? h('button', { 'data-action': 'always-confirm', 'data-testid': 'always-allow-confirm', onclick: on('allow', true) }, 'Yes, never ask again')
+            : always,
         ),
       ),
     );

@@ -120,7 +120,8 @@ function render(): void {
   ]);
   section('activity', () => renderActivity(st.running, st.history, (dispatchId) => send({ type: 'stop', dispatchId })));
   watchCardTabs(st.pending, render);
-  section('approvals', () => renderApprovals(st.pending, (id, decision, alwaysAllow) => send({ type: 'confirm', id, decision, alwaysAllow })));
+  const risks = new Map((cfg?.browserTools ?? []).flatMap((t) => (t.risk ? [[t.name, t.risk] as const] : [])));
+  section('approvals', () => renderApprovals(st.pending, (id, decision, alwaysAllow) => send({ type: 'confirm', id, decision, alwaysAllow }), risks, render));
   section('plugins', () => {
     const busy = new Set(st.running.map((c) => c.tabId).filter((t): t is number => t !== undefined));
     const byName = new Map(st.plugins.map((p) => [p.name, p]));
