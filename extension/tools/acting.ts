@@ -134,17 +134,19 @@ export async function moveMouse(send: CdpSend, p: { x: number; y: number; modifi
 }
 
 /**
- * A real mouse click (or double/triple click) at a point of the viewport. With `beforePress`, the
- * move is sent alone and `beforePress` runs once the page has it (its mousemove handlers have run,
- * and may have moved something under the pointer); it throws to send no press.
+ * A real mouse click (or double/triple click) at a point of the viewport. With `steps`, the move
+ * is sent alone: `beforeMove` runs before it (it throws to send nothing), and `beforePress` once
+ * the page has it (its mousemove handlers have run, and may have moved something under the
+ * pointer); it throws to send no press.
  */
-export async function click(send: CdpSend, p: { x: number; y: number }, button: string, clickCount: number, modifiers: number, beforePress?: () => Promise<void>): Promise<void> {
-  if (beforePress) {
+export async function click(send: CdpSend, p: { x: number; y: number }, button: string, clickCount: number, modifiers: number, steps?: { beforeMove: () => Promise<void>; beforePress: () => Promise<void> }): Promise<void> {
+  if (steps) {
+    await steps.beforeMove();
     await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers });
-    await beforePress();
+    await steps.beforePress();
   }
   // One round trip for the whole gesture (see pressKey): move, then press/release per click.
-  const events: Promise<unknown>[] = beforePress ? [] : [send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers })];
+  const events: Promise<unknown>[] = steps ? [] : [send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: p.x, y: p.y, modifiers })];
   for (let i = 1; i <= clickCount; i++) {
     events.push(send('Input.dispatchMouseEvent', { type: 'mousePressed', x: p.x, y: p.y, button, clickCount: i, modifiers }));
     events.push(send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: p.x, y: p.y, button, clickCount: i, modifiers }));
@@ -180,7 +182,7 @@ export const actingTools = {
         await assertMouseStaysOut(tab.id!, p.tag, inFrame ? undefined : p);
         // An iframe's element too: a page can move a refused frame's iframe over that iframe.
         const guard = await pressGuard(tab.id!, p, 'press', inFrame);
-        const beforePress = guard && (async () => (await guard.beforePress(), loads.check()));
+        const steps = guard && { beforeMove: async () => (await guard.beforeInput(), loads.check()), beforePress: async () => (await guard.beforePress(), loads.check()) };
         let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
         try {
           // A busy page can hold the lookup up past the call's timeout: then the caller was told it
@@ -188,7 +190,7 @@ export const actingTools = {
           ctx.signal.throwIfAborted();
           r = await withDebugger(tab.id!, (send) =>
             runWatchingDialogs(tab.id!, send, () =>
-              withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => (loads.check(), click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers), beforePress))),
+              withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => (loads.check(), click(s, at, input.button ?? 'left', input.clickCount ?? 1, modifierMask(input.modifiers), steps))),
             ),
           );
         } finally {
@@ -277,7 +279,7 @@ export const actingTools = {
         let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
         try {
           ctx.signal.throwIfAborted();
-          await guard?.beforePress();
+          await guard?.beforeInput();
           r = await withDebugger(tab.id!, (send) => runWatchingDialogs(tab.id!, send, () => withFrameInput(tab.id!, send, p.oopif ?? null, p, (s, at) => (loads.check(), moveMouse(s, { x: at.x, y: at.y })))));
         } finally {
           await guard?.afterPress(r?.dialog !== undefined);

@@ -132,8 +132,23 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
       return styles.every(([p, v]) => probe.style.getPropertyValue(p) === v && probe.style.getPropertyPriority(p) === 'important');
     };
     const changed = new Map<Node, Set<string>>();
+    // A shadow root's ::slotted !important rules beat an element's inline !important style: a
+    // pinned element made a shadow host's child (attachShadow on its parent, or moveBefore into a
+    // host, which keeps its frame loaded) may be shown or hit whatever its pin says. Such an
+    // element moved at any moment, or found a host's child, counts as the pin going (one taken
+    // out of the document for good does not).
+    const parents = new Map<Node, Node | null>(left.map((el) => [el, el.parentNode]));
+    const moved = new Set<Node>();
+    const slottable = (el: Node) => {
+      const host = (el as Element).parentElement;
+      return !!host && !!((host instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(host) : null) ?? host.shadowRoot);
+    };
     entry.judge = (records) => {
       for (const r of records) {
+        if (r.type === 'childList') {
+          for (const n of r.removedNodes) if (parents.has(n)) moved.add(n);
+          continue;
+        }
         const name = r.attributeName ?? 'style';
         const seen = changed.get(r.target) ?? new Set<string>();
         if (seen.has(name) && !pinHeld(name, r.oldValue)) entry.disturbed = true;
@@ -143,10 +158,17 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     };
     entry.settle = () => {
       for (const [t, names] of changed) for (const name of names) if (!pinHeld(name, (t as Element).getAttribute(name))) entry.disturbed = true;
+      for (const [el, parent] of parents) if (el.isConnected && (moved.has(el) || el.parentNode !== parent || slottable(el))) entry.disturbed = true;
     };
     entry.observer = new MutationObserver((records) => entry.judge(records));
     const watched = [...(styles.length ? ['style'] : []), ...attrs];
-    for (const el of left) entry.observer.observe(el, { attributes: true, attributeFilter: watched, attributeOldValue: true });
+    // One observe() per node (a second one replaces the first's options): an <object>'s fallback may hold an iframe.
+    const nodes = new Set<Node>([...left, ...[...parents.values()].filter((n): n is Node => n !== null)]);
+    for (const n of nodes) {
+      const pinnedHere = parents.has(n);
+      const holds = [...parents.values()].includes(n);
+      entry.observer.observe(n, { ...(pinnedHere ? { attributes: true, attributeFilter: watched, attributeOldValue: true } : {}), ...(holds ? { childList: true } : {}) });
+    }
     store.pins.set(pin.token, entry);
   }
   return states;
@@ -189,4 +211,35 @@ export function unpinOwners(token: string, store: string): { disturbed: boolean 
   }
   for (const other of pins.pins.values()) other.observer?.takeRecords();
   return { disturbed: entry.disturbed };
+}
+
+/**
+ * Runs in a document (ISOLATED world): whether a pinned property of an element pinned under
+ * `token` was off at any moment so far, or the element was moved (frameOwners); the pins stay.
+ * Null when nothing is pinned there under it.
+ */
+export function pinsDisturbed(token: string, store: string): boolean | null {
+  type Entry = { disturbed: boolean; observer: MutationObserver | null; judge: (records: MutationRecord[]) => void; settle: () => void };
+  const entry = (globalThis as unknown as Record<string, { pins: Map<string, Entry> } | undefined>)[store]?.pins.get(token);
+  if (!entry) return null;
+  entry.judge(entry.observer?.takeRecords() ?? []);
+  entry.settle();
+  return entry.disturbed;
+}
+
+/**
+ * Runs in a document (ISOLATED world): whether an element pinned under `token` that is not
+ * visibility:hidden has a box holding viewport point (x, y) (pinned pointer-events:none, hit
+ * testing passes it by, where a person's click would go into its frame). Null when nothing is
+ * pinned there under it.
+ */
+export function pinnedAt(token: string, store: string, x: number, y: number): boolean | null {
+  type Entry = { els: HTMLElement[] };
+  const entry = (globalThis as unknown as Record<string, { pins: Map<string, Entry> } | undefined>)[store]?.pins.get(token);
+  if (!entry) return null;
+  return entry.els.some((el) => {
+    if (!el.isConnected) return false;
+    if (typeof el.checkVisibility === 'function' && !el.checkVisibility({ visibilityProperty: true } as CheckVisibilityOptions)) return false;
+    return [...el.getClientRects()].some((r) => x >= r.left && x < r.right && y >= r.top && y < r.bottom);
+  });
 }

@@ -12,7 +12,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { runInFrame, type ScriptTarget } from './frames.ts';
 import { frameShowsRefusedPage } from './frame-policy.ts';
-import { refusedFrameReaching, unpin } from './refused-frame-reach.ts';
+import { pinnedAtPoint, pinsGone, refusedFrameReaching, unpin } from './refused-frame-reach.ts';
 import { checkedScriptTarget, redactedUrl } from './url-policy.ts';
 
 /** Elements that hold a frame: input at them goes into that frame. */
@@ -82,7 +82,15 @@ export async function assertMouseStaysOut(tabId: number, tag: string | null | un
 const clicksOff = new Set<string>();
 
 export interface PressGuard {
-  /** Runs once the page has the mouse move, right before the press; throws to send no press. */
+  /**
+   * Runs before the gesture's first event (a click's move, a hover's, a drag's, the first of
+   * browser_move_mouse's steps): checks the point and pins; throws to send nothing.
+   */
+  beforeInput: () => Promise<void>;
+  /**
+   * For a click: runs once the page has the mouse move, right before the press: the point again,
+   * and whether the pins held; throws to send no press.
+   */
   beforePress: () => Promise<void>;
   /**
    * Runs once the press and release were sent (also when they failed). With `dialog` (the input
@@ -95,29 +103,36 @@ export interface PressGuard {
 /**
  * For a click (`kind` 'press'; a drag likewise) or mouse moves (`kind` 'move': a hover, or
  * browser_move_mouse's steps, which pass over whatever lies between two points) at top-document
- * point `at` while the tab shows a refused page in a frame. For moves, beforePress runs before the
- * first move and afterPress after the last, so no move of the call reaches such a frame, whether
- * the page moves it under the pointer or the steps cross it. The point
- * is checked again once the page has the mouse move (acting.ts click's beforePress), since a
- * page's mousemove handler can move that frame under the pointer; and a page timer can move it
- * there between that check and the press, so from right after the check until the press was sent
- * every iframe of such a frame is pinned pointer-events:none (an inline !important style, which
- * page stylesheets and animations cannot override; a press at it goes to what is under it). A
- * page that takes the pin off meanwhile (rewrites the iframe's style attribute) may have had the
- * press go into the frame: the call fails and no more clicks are sent in that page. Iframes the
- * pin cannot hold (a shadow host's child, which ::slotted rules may restyle) get the point check
- * only. With `inFrame`, `at` is the tab's point of an element of an allowed iframe, already
- * checked against what covers that iframe: only the pins are added (a page moving a refused frame
- * over that iframe meanwhile gets the events on what is under it). Undefined when no such frame is
- * in the tab (the click goes in one round trip).
+ * point `at` while the tab shows a refused page in a frame. beforeInput runs before the gesture's
+ * first event (a click's move too) and afterPress after the last, so no event of the call reaches
+ * such a frame, whether the page moves it under the pointer or the moves cross it: from right after
+ * the point is checked until the last event was sent every iframe of such a frame is pinned
+ * pointer-events:none (an inline !important style, which page stylesheets and animations cannot
+ * override; an event at it goes to what is under it). A click's point is checked again once the
+ * page has the move (acting.ts click's beforePress), since a page's mousemove handler can move a
+ * frame under the pointer that the pin cannot hold. A page that takes the pin off, or moves such
+ * an iframe to another parent (into a shadow host, whose ::slotted !important rules beat the pin),
+ * before the press gets none; one doing it meanwhile may have had the input go into the frame: the
+ * call fails and no more clicks are sent in that page. Iframes the pin cannot hold (a shadow host's
+ * child, which ::slotted rules may restyle) get the point check only. With `inFrame`, `at` is the
+ * tab's point of an element of an allowed iframe, already checked against what covers that iframe:
+ * only the pins are added (a page moving a refused frame over that iframe meanwhile gets the
+ * events on what is under it). Undefined when no such frame is in the tab (the click goes in one
+ * round trip).
  */
 export async function pressGuard(tabId: number, at: { x: number; y: number } | undefined, kind: 'press' | 'move' = 'press', inFrame = false): Promise<PressGuard | undefined> {
   const f = at ? await refusedFrameOf(tabId) : null;
   if (!at || !f) return undefined;
   const token = crypto.randomUUID();
   let pinned: string[] = [];
+  let top: string | undefined;
   let page = '';
   let done = false;
+  const pinsOff = (sent: string) =>
+    new ToolError(
+      `Tab ${tabId} took the pointer-events pin off an iframe showing a page tools may not use (${redactedUrl(f.url) || 'a page'}), or moved that iframe, ${sent}`,
+      { code: 'page_not_allowed', category: 'auth' },
+    );
   const afterPress = async (dialog = false) => {
     if (done) return;
     done = true;
@@ -127,30 +142,47 @@ export async function pressGuard(tabId: number, at: { x: number; y: number } | u
     }
     if (await unpin(tabId, pinned, token, false)) {
       clicksOff.add(page);
-      throw new ToolError(
-        `Tab ${tabId} took the pointer-events pin off an iframe showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while the mouse ${kind === 'move' ? 'moved' : 'button was down'}; the mouse input may have reached that frame, and clicks are refused in this page from now on`,
-        { code: 'page_not_allowed', category: 'auth' },
-      );
+      throw pinsOff(`while the mouse ${kind === 'move' ? 'moved' : 'button was down'}; the mouse input may have reached that frame, and clicks are refused in this page from now on`);
     }
   };
-  const beforePress = async () => {
+  /** Runs `step`; when it throws, no further event is sent and the pins go, whatever the page did to them. */
+  const orUnpin = async (step: () => Promise<void>) => {
     try {
-      // The point first (pinned, a frame there would let the press through to what is under it,
-      // where a person's click would go into the frame: such a click is refused), then the pins.
-      // A point of an iframe's element was checked against what covers that iframe (frameOffset).
-      if (!inFrame) await assertMouseStaysOut(tabId, null, at);
-      const r = await refusedFrameReaching(tabId, 'hit', token);
-      pinned = r.pinned;
-      page = `${tabId}:${r.topDocumentId ?? ''}`;
-      if (clicksOff.has(page)) throw refused(tabId, r.frame ?? f, kind === 'move' ? 'a mouse move' : 'a click');
+      await step();
     } catch (err) {
-      // No press was sent: the pins go, whatever the page did to them.
       done = true;
       await unpin(tabId, pinned, token, false).catch(() => true);
       throw err;
     }
   };
-  return { beforePress, afterPress };
+  const beforeInput = () =>
+    orUnpin(async () => {
+      // The point first (pinned, a frame there would let the event through to what is under it,
+      // where a person's click would go into the frame: such a click is refused), then the pins.
+      // A point of an iframe's element was checked against what covers that iframe (frameOffset).
+      if (!inFrame) await assertMouseStaysOut(tabId, null, at);
+      const r = await refusedFrameReaching(tabId, 'hit', token);
+      pinned = r.pinned;
+      top = r.topDocumentId;
+      page = `${tabId}:${r.topDocumentId ?? ''}`;
+      if (clicksOff.has(page)) throw refused(tabId, r.frame ?? f, kind === 'move' ? 'a mouse move' : 'a click');
+      // A page sees the pin as it is written and may undo it at once (a shadow root's ::slotted rule).
+      if (await pinsGone(tabId, pinned, token)) throw pinsOff('as it was pinned; no mouse event was sent');
+    });
+  const beforePress = () =>
+    orUnpin(async () => {
+      if (!inFrame) {
+        await assertMouseStaysOut(tabId, null, at);
+        // A pinned iframe the page moved under the pointer is passed by hit testing (the press
+        // would go to what is under it), where a person's click would go into its frame: refused.
+        if (await pinnedAtPoint(tabId, top, pinned, token, at)) throw refused(tabId, f, 'a click at that point, where the page has put such an iframe,');
+      }
+      if (await pinsGone(tabId, pinned, token)) {
+        clicksOff.add(page);
+        throw pinsOff('after the mouse move; the move may have reached that frame, no press was sent, and clicks are refused in this page from now on');
+      }
+    });
+  return { beforeInput, beforePress, afterPress };
 }
 
 /** Runs in the document keys would go to (ISOLATED world): the tag of its focused element, inside shadow roots too. */
@@ -386,7 +418,7 @@ async function pinnedKeys(tabId: number, target: ScriptTarget, modifiers: number
       keysOff.add(page);
       await afterLoads().catch(() => {});
       throw new ToolError(
-        `Tab ${tabId} ${shortcut ? 'changed the style of an iframe or took its inert attribute off' : 'took the inert attribute off an iframe'} showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while keys were sent; the keys may have reached that frame, and keys are refused in this page from now on`,
+        `Tab ${tabId} ${shortcut ? 'changed the style of an iframe, took its inert attribute off or moved it,' : 'took the inert attribute off an iframe, or moved it,'} showing a page tools may not use (${redactedUrl(f.url) || 'a page'}) while keys were sent; the keys may have reached that frame, and keys are refused in this page from now on`,
         { code: 'page_not_allowed', category: 'auth' },
       );
     }

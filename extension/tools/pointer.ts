@@ -152,10 +152,10 @@ export const pointerTools = {
       const modifiers = modifierMask(input.modifiers);
       const p = { x: input.x, y: input.y };
       const guard = await pressGuard(tabId, p);
-      const beforePress = guard && (async () => (await guard.beforePress(), loads.check()));
+      const steps = guard && { beforeMove: async () => (await guard.beforeInput(), loads.check()), beforePress: async () => (await guard.beforePress(), loads.check()) };
       let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
       try {
-        r = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => (loads.check(), click(send, p, button, count, modifiers, beforePress))));
+        r = await withDebugger(tabId, (send) => runWatchingDialogs(tabId, send, () => (loads.check(), click(send, p, button, count, modifiers, steps))));
       } finally {
         await guard?.afterPress(r?.dialog !== undefined);
       }
@@ -183,7 +183,7 @@ export const pointerTools = {
       const guard = await pressGuard(tabId, to, 'move');
       let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
       try {
-        await guard?.beforePress();
+        await guard?.beforeInput();
         r = await withDebugger(tabId, (send) =>
           runWatchingDialogs(tabId, send, async () => {
             for (let i = 1; i <= steps; i++) {
@@ -251,7 +251,7 @@ export const pointerTools = {
       let out: Awaited<ReturnType<typeof runWatchingDialogs<{ html5: boolean }>>> | undefined;
       try {
         ctx.signal.throwIfAborted(); // as for a click: no drag after the caller was told it failed
-        await guard?.beforePress();
+        await guard?.beforeInput();
         out = await withDebugger(tabId, (send) =>
           runWatchingDialogs(tabId, send, () =>
             // A frame in a process of its own takes the events in its own viewport's coordinates.

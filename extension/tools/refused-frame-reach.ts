@@ -30,13 +30,15 @@
  * pinned as they were judged (inline styles with !important, which page stylesheets and
  * animations cannot override: visibility:hidden and transition-property:none for a capture, display:none for
  * a shortcut key, pointer-events:none for a mouse press; the inert attribute for any key) and
- * watched; a page taking a pinned property or the attribute off
- * meanwhile, even for a moment, is told to the caller (pin, unpin); moving them or changing their
- * other properties is not.
+ * watched; a page taking a pinned property or the attribute off meanwhile, even for a moment, is
+ * told to the caller (pin, pinsGone, unpin), and so is one making an element a shadow host's child
+ * (attachShadow on its parent, or moveBefore into a host, which keeps the frame loaded), where that
+ * shadow root's ::slotted !important rules beat the inline pins, or moving it to another parent at
+ * all; restyling them otherwise (position, size, display) is not.
  */
 import { childFrames, runInFrame } from './frames.ts';
 import { frameRefusal, frameShowsRefusedPage } from './frame-policy.ts';
-import { frameOwners, unpinOwners, watchFrames } from './frame-owners-page.ts';
+import { frameOwners, pinnedAt, pinsDisturbed, unpinOwners, watchFrames } from './frame-owners-page.ts';
 import { refusalReason } from './url-policy.ts';
 
 export type Reach = 'paint' | 'focus' | 'hit' | 'inert';
@@ -115,4 +117,31 @@ export async function unpin(tabId: number, pinned: string[], token: string, gone
     if ((goneCounts && !r?.result) || r?.result?.disturbed) disturbed = true;
   }
   return disturbed;
+}
+
+/**
+ * Whether the page took a pin of `token` off in documents `pinned` of tab `tabId`, or moved a
+ * pinned element (pinsDisturbed), so far; the pins stay. A document that cannot say counts.
+ */
+export async function pinsGone(tabId: number, pinned: string[], token: string): Promise<boolean> {
+  for (const documentId of pinned) {
+    const [r] = await chrome.scripting
+      .executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: pinsDisturbed, args: [token, PIN_STORE] })
+      .catch(() => [] as chrome.scripting.InjectionResult<boolean | null>[]);
+    if (r?.result !== false) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether an element pinned under `token` in top document `topDocumentId` of tab `tabId` is drawn
+ * at viewport point `at` (pinnedAt); false when that document holds no pins of the token. A
+ * document that cannot say counts.
+ */
+export async function pinnedAtPoint(tabId: number, topDocumentId: string | undefined, pinned: string[], token: string, at: { x: number; y: number }): Promise<boolean> {
+  if (!topDocumentId || !pinned.includes(topDocumentId)) return false;
+  const [r] = await chrome.scripting
+    .executeScript({ target: { tabId, documentIds: [topDocumentId] }, world: 'ISOLATED', func: pinnedAt, args: [token, PIN_STORE, at.x, at.y] })
+    .catch(() => [] as chrome.scripting.InjectionResult<boolean | null>[]);
+  return r?.result !== false;
 }

@@ -83,7 +83,8 @@ function refusedFrameError(tabId: number, what: string, url: string, why: string
  * pinned that way, since a page can show them from CSS alone (@media print for a PDF, a media query
  * on the size the full-page shot lays it out at, an animation). Restyling them otherwise (moved,
  * display changed: what other extensions do with their menus as they are used) leaves the pin and
- * the capture alone; a page taking a pinned property off meanwhile has the image dropped: refused
+ * the capture alone; a page taking a pinned property off meanwhile, or moving such an iframe to
+ * another parent (a shadow host's ::slotted rules beat the pin), has the image dropped: refused
  * when the frame can paint afterwards, else taken again once (then refused, retryable).
  */
 export async function checkedCapture<T>(tabId: number, what: string, capture: () => Promise<T>): Promise<T> {
@@ -116,7 +117,7 @@ export async function checkedCapture<T>(tabId: number, what: string, capture: ()
         // is taken again, once.
         if (attempt < CAPTURE_ATTEMPTS) continue;
         throw new ToolError(
-          `Tab ${tabId} changed the style of an iframe showing a page tools may not use while the ${what} was taken (${attempt} times); no ${what} is taken of it. Try again once the page has settled`,
+          `Tab ${tabId} changed the style of an iframe showing a page tools may not use, or moved it, while the ${what} was taken (${attempt} times); no ${what} is taken of it. Try again once the page has settled`,
           { code: 'page_not_allowed', category: 'auth', retryable: true },
         );
       }

@@ -116,10 +116,10 @@ async function clickOpensChooser(tabId: number, send: CdpSend, input: { selector
     // tab (see moveMouse in acting.ts); the press hands it over at once. Not so while the tab
     // shows a refused page in a frame: then the point is checked again once the page has the move.
     const guard = await pressGuard(tabId, p);
-    const beforePress = guard && (async () => (await guard.beforePress(), check()));
+    const steps = guard && { beforeMove: async () => (await guard.beforeInput(), check()), beforePress: async () => (await guard.beforePress(), check()) };
     let pressed: { dialog?: unknown } | undefined;
     try {
-      pressed = await runWatchingDialogs(tabId, send, () => (check(), click(send, p, 'left', 1, 0, beforePress)));
+      pressed = await runWatchingDialogs(tabId, send, () => (check(), click(send, p, 'left', 1, 0, steps)));
     } finally {
       await guard?.afterPress(pressed?.dialog !== undefined);
     }

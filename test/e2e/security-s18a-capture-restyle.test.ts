@@ -102,7 +102,7 @@ describe('a hidden iframe of a refused page restyled during a capture', () => {
     const { page, tabId } = await opened('every');
     try {
       const r = await h.callTool('browser_print_pdf', { tabId });
-      expectPageRefused(r, 'PDF', /changed the style of an iframe showing a page tools may not use while the PDF was taken \(2 times\).*Try again/);
+      expectPageRefused(r, 'PDF', /changed the style of an iframe showing a page tools may not use, or moved it, while the PDF was taken \(2 times\).*Try again/);
       expect(JSON.stringify(r.body)).not.toContain('JVBER');
     } finally {
       await page.close();

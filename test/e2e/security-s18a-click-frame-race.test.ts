@@ -138,23 +138,23 @@ describe('a page moving a refused frame under the pointer', () => {
     }
   });
 
-  test('by rewriting its style (the pin goes): the click is reported and no more clicks are sent', async () => {
+  test('by rewriting its style (the pin goes): no click goes in unreported, and none after a reported one', async () => {
     const { page, tabId, hits } = await opened('rewrite');
     try {
       let reported = false;
       let sent = 0;
-      // A press is sent only when both checks find the frame away (about one round in four; far
-      // fewer when a loaded machine slows the page's timer against the calls).
+      // The pins are looked at before the move and before the press: a page taking one off before
+      // then gets no input (refused, nothing sent); one taking it off after the move is reported.
       for (let i = 0; i < 8 * ROUNDS && !reported; i++) {
         const r = await h.callTool('browser_click_at', { tabId, x: 100, y: 50 });
         if (r.status === 200) sent++;
         else if (/clicks are refused in this page from now on/.test(String(r.body?.error?.message))) reported = true;
         else expect([i, r.body?.error?.code]).toEqual([i, 'page_not_allowed']);
       }
-      expect(reported).toBe(true);
       // At most the reported click went in; none after it.
       const after = await hits();
-      expect(after).toBeLessThanOrEqual(1);
+      expect(after).toBeLessThanOrEqual(reported ? 1 : 0);
+      if (!reported) return;
       for (const [tool, args] of [['browser_click_at', { x: 100, y: 50 }], ['browser_click_element', { selector: '#b' }], ['browser_click_at', { x: 300, y: 300 }]] as const) {
         let r = await h.callTool(tool, { tabId, ...args });
         // click_element finds the button covered by the frame half of the time, before any input.
