@@ -22,10 +22,12 @@ export async function runGroup(
     out(help);
     return sub === undefined ? 2 : 0;
   }
-  const fn = subs[sub];
+  const fn = Object.hasOwn(subs, sub) ? subs[sub] : undefined;
   if (!fn) {
     const { usageError } = await import('./output.ts');
-    throw usageError(`Unknown subcommand "${group} ${sub}". Expected one of: ${Object.keys(subs).join(', ')}.`, group);
+    const { closestWords } = await import('./typo.ts');
+    const close = closestWords(sub, Object.keys(subs)).map((s) => `\`opentabs ${group} ${s}\``);
+    throw usageError(`Unknown subcommand "${group} ${sub}".${close.length ? ` Did you mean ${close.join(' or ')}?` : ''} Expected one of: ${Object.keys(subs).join(', ')}.`, group);
   }
   return fn(rest);
 }

@@ -5,7 +5,9 @@
  */
 import { CliError, EXIT_FAILURE, EXIT_USAGE, ce, err, nodeStreamsUsed, out } from './output.ts';
 import type { Command } from './command.ts';
+import { closestWords } from './typo.ts';
 import { VERSION } from '../server/version.ts';
+import { resolveConfigDir } from '../server/protocol/local-files.ts';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
   start: { summary: 'Start the server (foreground, or --background)', load: async () => (await import('./commands/start.ts')).command },
@@ -53,9 +55,9 @@ export async function main(argv: string[]): Promise<number> {
     out(VERSION);
     return 0;
   }
-  const entry = COMMANDS[name];
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!entry) {
-    err(`${ce.red('error:')} unknown command "${name}". Run \`opentabs --help\` for the list.`);
+    err(`${ce.red('error:')} unknown command "${name}".${meant(name)} Run \`opentabs --help\` for the list.`);
     return EXIT_USAGE;
   }
   const command = await entry.load();
@@ -64,6 +66,26 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   return command.run(rest);
+}
+
+/** Subcommands of the command groups, for `opentabs list` → `opentabs tool list` or `opentabs plugin list`. */
+const GROUP_SUBCOMMANDS: Record<string, string[]> = {
+  tool: ['list', 'schema', 'call'],
+  plugin: ['list', 'install', 'add', 'remove', 'configure', 'create', 'build'],
+  config: ['show', 'set', 'secret', 'rotate-secret'],
+  setup: ['opencode'],
+};
+
+/** " Did you mean `opentabs start`?" for a mistyped command or a subcommand given without its group; "" when nothing fits. */
+function meant(typed: string): string {
+  const name = typed.toLowerCase();
+  let close = closestWords(name, Object.keys(COMMANDS));
+  if (close.length === 0) {
+    close = Object.entries(GROUP_SUBCOMMANDS)
+      .filter(([, subs]) => subs.includes(name))
+      .map(([group]) => `${group} ${name}`);
+  }
+  return close.length ? ` Did you mean ${close.map((c) => `\`opentabs ${c}\``).join(' or ')}?` : '';
 }
 
 /** Run the CLI and exit with its code (unless the command keeps running: start, mcp, logs -f). */
@@ -77,11 +99,44 @@ export async function runCli(argv: string[]): Promise<void> {
     if (e instanceof CliError) {
       err(`${ce.red('error:')} ${e.shown}`);
       await flushAndExit(e.exitCode);
+    } else if (isFileRefusal(e)) {
+      err(`${ce.red('error:')} ${fileRefusalMessage(e)}`);
+      await flushAndExit(EXIT_FAILURE);
     } else {
       err(`${ce.red('error:')} ${(e as Error)?.stack ?? String(e)}`);
       await flushAndExit(EXIT_FAILURE);
     }
   }
+}
+
+/**
+ * Errno codes of a file system that refuses a write or a read: permissions, a read-only or full
+ * disk, a file where a folder must be (or the other way round).
+ */
+const FILE_REFUSALS = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOTDIR', 'EEXIST', 'EISDIR']);
+
+function isFileRefusal(e: unknown): e is Error & { code: string; path?: string } {
+  return e instanceof Error && FILE_REFUSALS.has(String((e as { code?: unknown }).code));
+}
+
+/**
+ * A refused file operation in one line (no stack trace: the cause is the file system, not a bug),
+ * with what to do when the file is in the config dir and the message does not say it already.
+ */
+function fileRefusalMessage(e: Error & { code: string; path?: string }): string {
+  if (e.message.includes('OPENTABS_CONFIG_DIR')) return e.message;
+  const dir = resolveConfigDir();
+  const inConfigDir = typeof e.path === 'string' && (e.path === dir || e.path.startsWith(`${dir}/`) || e.path.startsWith(`${dir}\\`));
+  if (!inConfigDir) return e.message;
+  const why =
+    e.code === 'ENOSPC' || e.code === 'EDQUOT'
+      ? 'the disk is full'
+      : e.code === 'EROFS'
+        ? 'it is on a read-only file system'
+        : e.code === 'EACCES' || e.code === 'EPERM'
+          ? 'you cannot write to it'
+          : 'a file or folder is in the way';
+  return `${e.message}\nThe config dir ${dir} cannot be used: ${why}. Fix that, or set OPENTABS_CONFIG_DIR to a folder you can write.`;
 }
 
 /**

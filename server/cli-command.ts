@@ -24,10 +24,23 @@ export function shellWord(s: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * PATH as the user's shell has it: without the folders npm and Bun put in front of it for one run
+ * (`npx opentabs`, `bunx opentabs`, `npm start`: a project's node_modules/.bin, npm's _npx cache),
+ * where an `opentabs` found now is not found once that run is over.
+ */
+export function userPath(path = process.env.PATH ?? ''): string {
+  const sep = process.platform === 'win32' ? ';' : ':';
+  return path
+    .split(sep)
+    .filter((d) => !/[\\/]node_modules[\\/]\.bin[\\/]?$/.test(d) && !/[\\/]_npx[\\/]/.test(d) && !/[\\/]\.bunx-[^\\/]*[\\/]/.test(d))
+    .join(sep);
+}
+
 let onPath: boolean | undefined;
 /** True when `opentabs` is a command the user's shell finds (an npm global install or `npm link`). */
 export function opentabsOnPath(): boolean {
-  onPath ??= Bun.which('opentabs') !== null;
+  onPath ??= Bun.which('opentabs', { PATH: userPath() }) !== null;
   return onPath;
 }
 

@@ -4,7 +4,7 @@
  */
 import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { readRegularFileSync } from '../../server/protocol/regular-file.ts';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { DEFAULT_PORT, MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
 import { readSecretSync, secretPath } from '../../server/state/secret.ts';
 import { parse } from '../args.ts';
@@ -120,6 +120,31 @@ export function clientConfigChecks(secret: string | null, cwd = process.cwd()): 
     });
   }
   return checks;
+}
+
+/** Why a config dir that does not exist could not be made (a file in the way, a folder not writable), or null. */
+function cannotCreate(dir: string): string | null {
+  let at = dirname(dir);
+  // The nearest part of the path that exists (bounded by the path's depth).
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  let st;
+  try {
+    st = statSync(at);
+  } catch {
+    return null;
+  }
+  if (!st.isDirectory()) return `${at} is a file, not a folder`;
+  return writable(at) ? null : `you cannot write to ${at}`;
+}
+
+/** True when this process may create files in `dir`. */
+function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -240,15 +265,31 @@ export async function runChecks(t: Target): Promise<Check[]> {
       ? ''
       : ` --port ${t.port}`;
 
-  if (!existsSync(dir)) {
+  const blocked = !existsSync(dir) ? cannotCreate(dir) : null;
+  if (blocked) {
+    checks.push({ check: 'config dir', status: 'fail', detail: `${dir} cannot be created: ${blocked}`, fix: 'Set OPENTABS_CONFIG_DIR to a folder you can write.' });
+  } else if (!existsSync(dir)) {
     checks.push({ check: 'config dir', status: 'fail', detail: `${dir} does not exist yet`, fix: `Run \`opentabs start${portArgs}\` once; it creates the config dir, the secret and the extension folder.` });
   } else {
-    const mode = statSync(dir).mode & 0o777;
-    checks.push(
-      mode & 0o077
-        ? { check: 'config dir', status: 'warn', detail: `${dir} is readable by other users (mode ${mode.toString(8)})`, fix: `chmod 700 ${dir}` }
-        : { check: 'config dir', status: 'ok', detail: dir },
-    );
+    const st = statSync(dir);
+    const mode = st.mode & 0o777;
+    const uid = process.getuid?.();
+    if (!writable(dir)) {
+      // start, config set and plugin add would all be refused: say so here, not as the secret's or the server's problem.
+      const other = uid !== undefined && uid !== 0 && st.uid !== uid;
+      checks.push({
+        check: 'config dir',
+        status: 'fail',
+        detail: other ? `${dir} belongs to another user (uid ${st.uid}) and you cannot write to it` : `you cannot write to ${dir} (mode ${mode.toString(8)})`,
+        fix: other ? 'Set OPENTABS_CONFIG_DIR to a folder of yours.' : `\`chmod 700 ${shellWord(dir)}\`, or set OPENTABS_CONFIG_DIR to a folder you can write.`,
+      });
+    } else {
+      checks.push(
+        mode & 0o077
+          ? { check: 'config dir', status: 'warn', detail: `${dir} is readable by other users (mode ${mode.toString(8)})`, fix: `chmod 700 ${shellWord(dir)}` }
+          : { check: 'config dir', status: 'ok', detail: dir },
+      );
+    }
   }
 
   const sp = secretPath(dir);
@@ -263,7 +304,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
         check: 'secret file mode',
         status: 'fail',
         detail: `${sp} has mode ${mode.toString(8).padStart(4, '0')}; it must be 0600 so only you can read the secret`,
-        fix: `chmod 600 ${sp}  (and consider \`opentabs config rotate-secret\` if others could have read it)`,
+        fix: `chmod 600 ${shellWord(sp)}  (and consider \`opentabs config rotate-secret\` if others could have read it)`,
       });
     } else {
       checks.push({ check: 'secret', status: 'ok', detail: `${sp} (mode 0600)` });

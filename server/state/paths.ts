@@ -18,7 +18,8 @@ export async function ensureStateDirs(dir: string): Promise<void> {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way' : (err as Error).message;
-      throw new Error(`Cannot use ${d} as an OpenTabs state directory (${why}); set OPENTABS_CONFIG_DIR to a writable directory`);
+      // The errno code stays on the error: the CLI prints such a refusal as one line, not a crash.
+      throw Object.assign(new Error(`Cannot use ${d} as an OpenTabs state directory (${why}); set OPENTABS_CONFIG_DIR to a writable directory`), { code, path: d });
     }
   }
 }
