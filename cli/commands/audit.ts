@@ -2,11 +2,12 @@
 import { existsSync } from 'node:fs';
 import { NotRegularFileError, readRegularFileSync } from '../../server/protocol/regular-file.ts';
 import { join } from 'node:path';
-import { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT } from '../../server/limits.ts';
+import { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT, AUDIT_RING_SIZE } from '../../server/limits.ts';
 import type { AuditEntry } from '../../server/state/audit.ts';
 import { parse, parseBool, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, c, err, oneLine, out, printJson, printable, table, usageError } from '../output.ts';
+import { shellWord } from '../self.ts';
 import { api, configDir, notRunningMessage, resolveTarget } from '../server-client.ts';
 
 const HELP = `Usage: opentabs audit [--limit N] [--plugin P] [--tool T] [--success true|false] [--json] [--file]
@@ -49,6 +50,13 @@ export const command: Command = {
     );
     if (values.help) return (out(HELP), 0);
     if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'audit');
+    if (values.limit !== undefined && !values.file && /^\s*\d+\s*$/.test(values.limit) && Number(values.limit) > AUDIT_QUERY_MAX_LIMIT) {
+      const n = String(Number(values.limit));
+      throw usageError(
+        `Invalid --limit ${JSON.stringify(values.limit)}: the server keeps the last ${AUDIT_QUERY_MAX_LIMIT} calls (--limit 1–${AUDIT_QUERY_MAX_LIMIT}); \`opentabs audit --file --limit ${n}\` reads the whole log on disk.`,
+        'audit',
+      );
+    }
     const limit =
       values.limit !== undefined
         ? parsePositiveInt(values.limit, '--limit', 'audit', values.file ? Number.MAX_SAFE_INTEGER : AUDIT_QUERY_MAX_LIMIT)
@@ -56,12 +64,18 @@ export const command: Command = {
     const success = values.success !== undefined ? parseBool(values.success, '--success', 'audit') : undefined;
     const filter = { limit, plugin: values.plugin, tool: values.tool, success };
 
+    // One more than asked for, to tell whether more calls match than are shown.
+    const probe = { ...filter, limit: limit + 1 };
     let entries: AuditEntry[];
+    let fromFile = values.file === true;
+    let dir: string;
     if (values.file) {
-      entries = readAuditFiles(configDir(), filter);
+      dir = configDir();
+      entries = readAuditFiles(dir, probe);
     } else {
       const t = resolveTarget(values.port, 'audit');
-      const q = new URLSearchParams({ limit: String(limit) });
+      dir = t.configDir;
+      const q = new URLSearchParams({ limit: String(Math.min(probe.limit, AUDIT_QUERY_MAX_LIMIT)) });
       if (filter.plugin) q.set('plugin', filter.plugin);
       if (filter.tool) q.set('tool', filter.tool);
       if (success !== undefined) q.set('success', String(success));
@@ -72,9 +86,17 @@ export const command: Command = {
         // No server: the log on disk holds the same entries (and more).
         if (!(e instanceof CliError && e.message === notRunningMessage(t)) || !existsSync(join(t.configDir, 'audit.log'))) throw e;
         err(`(no OpenTabs server is running on ${t.url}: entries from ${join(t.configDir, 'audit.log')}, as with --file)`);
-        entries = readAuditFiles(t.configDir, filter);
+        entries = readAuditFiles(t.configDir, probe);
+        fromFile = true;
       }
     }
+    // The server keeps the last AUDIT_RING_SIZE calls: all it has (or all of them that match the
+    // filters) may still be fewer than the log on disk holds.
+    const filtered = filter.plugin !== undefined || filter.tool !== undefined || success !== undefined;
+    const more =
+      entries.length > limit ||
+      (!fromFile && (entries.length === AUDIT_QUERY_MAX_LIMIT || (filtered && !values.json && logOutgrewServer(dir))));
+    entries = entries.slice(0, limit);
     if (values.json) {
       printJson(entries);
       return 0;
@@ -96,9 +118,68 @@ export const command: Command = {
         ['TIME', 'TOOL', 'RESULT', 'ASKED', 'DURATION', 'ERROR'],
       ),
     );
+    const hint = more ? moreHint(dir, filter, fromFile, entries.length, values.port) : '';
+    if (hint) err(hint);
     return 0;
   },
 };
+
+/**
+ * What to run to see more than the `shown` newest calls: a larger --limit (up to the server's
+ * AUDIT_QUERY_MAX_LIMIT), or --file with a limit that covers every matching call in the log on disk,
+ * with the filters the user gave.
+ */
+function moreHint(
+  dir: string,
+  f: { plugin?: string; tool?: string; success?: boolean },
+  fromFile: boolean,
+  shown: number,
+  port: string | undefined,
+): string {
+  // Matching calls in the whole log on disk, and among its last AUDIT_RING_SIZE calls (what the server keeps).
+  let total: number | null = null;
+  let kept: number | null = null;
+  try {
+    const all = readAuditFiles(dir, { limit: Number.MAX_SAFE_INTEGER });
+    total = all.filter((e) => matches(e, f)).length;
+    kept = all.slice(0, AUDIT_RING_SIZE).filter((e) => matches(e, f)).length;
+  } catch {
+    // An unreadable log: the counts are not known.
+  }
+  const filters = [
+    ...(f.plugin !== undefined ? ['--plugin', f.plugin] : []),
+    ...(f.tool !== undefined ? ['--tool', f.tool] : []),
+    ...(f.success !== undefined ? ['--success', String(f.success)] : []),
+  ];
+  const cmd = (args: string[]) => `\`${['opentabs', 'audit', ...filters, ...args].map(shellWord).join(' ')}\``;
+  if (total !== null && total <= shown) return '';
+  const ways: string[] = [];
+  if (!fromFile && shown < AUDIT_QUERY_MAX_LIMIT && (kept === null || kept > shown)) {
+    const n = Math.min(AUDIT_QUERY_MAX_LIMIT, kept ?? AUDIT_QUERY_MAX_LIMIT);
+    ways.push(`${cmd(['--limit', String(n), ...(port !== undefined ? ['--port', port] : [])])} shows ${n === total ? `all ${n}` : kept === null ? `up to ${n}` : `the ${n} among the last ${AUDIT_RING_SIZE} calls the server keeps`}`);
+  }
+  if (total === null) ways.push(`${cmd(['--file', '--limit', 'N'])} reads the whole log on disk`);
+  else if (fromFile || kept === null || total > kept) ways.push(`${cmd(['--file', '--limit', String(total)])} shows all ${total} from the log on disk`);
+  const serverKeeps = !fromFile && (shown >= AUDIT_QUERY_MAX_LIMIT || (kept !== null && kept <= shown)) ? `: the server keeps the last ${AUDIT_RING_SIZE}` : '';
+  return `(the newest ${shown}${total !== null ? ` of ${total}` : ''} calls${serverKeeps}; ${ways.join(', ')})`;
+}
+
+/** True when the log on disk holds more calls than the server keeps (a rotated part, or more lines than AUDIT_RING_SIZE). */
+function logOutgrewServer(dir: string): boolean {
+  try {
+    if (existsSync(join(dir, 'audit.log.1'))) return true;
+    const text = readRegularFileSync(join(dir, 'audit.log'));
+    let lines = 0;
+    for (let at = text.indexOf('\n'); at !== -1 && lines <= AUDIT_RING_SIZE; at = text.indexOf('\n', at + 1)) lines++;
+    return lines > AUDIT_RING_SIZE;
+  } catch {
+    return false;
+  }
+}
+
+function matches(e: AuditEntry, f: { plugin?: string; tool?: string; success?: boolean }): boolean {
+  return (f.plugin === undefined || e.plugin === f.plugin) && (f.tool === undefined || e.tool === f.tool) && (f.success === undefined || e.success === f.success);
+}
 
 /** The lines of one audit file, oldest first ([] when it is missing or not a regular file). */
 function fileLines(path: string): string[] {
@@ -146,12 +227,7 @@ export function readAuditFiles(
   }
   const toEntries = (lines: string[]) => lines.map(parseLine).filter((e): e is AuditEntry => e !== null);
   const all = mergeByTime(toEntries(onlyKept), toEntries(main));
-  const matched = all.filter(
-    (e) =>
-      (f.plugin === undefined || e.plugin === f.plugin) &&
-      (f.tool === undefined || e.tool === f.tool) &&
-      (f.success === undefined || e.success === f.success),
-  );
+  const matched = all.filter((e) => matches(e, f));
   return matched.reverse().slice(0, f.limit);
 }
 
