@@ -3,8 +3,8 @@
  * dist/adapter.js. Never throws; returns either the plugin with its adapter source or the reason
  * it cannot be loaded, so one broken plugin never stops the others.
  */
-import { readFile, stat } from '../state/fs-async.ts';
-import { join } from 'node:path';
+import { readFile, realpath, stat } from '../state/fs-async.ts';
+import { join, sep } from 'node:path';
 import { shellWord } from '../cli-command.ts';
 import { schemaProblem, schemaSizeProblem } from '../tools/schema-check.ts';
 import { MAX_ADAPTER_BYTES, PLUGIN_SCHEMA_MAX_DEPTH, PLUGIN_SCHEMA_MAX_NODES, PLUGIN_TOOLS_JSON_MAX_BYTES } from '../limits.ts';
@@ -34,6 +34,28 @@ async function readText(path: string, what: string): Promise<{ ok: true; text: s
   }
 }
 
+/**
+ * Why the plugin file `rel` of `dir` is not one of the folder's own regular files, or null (also
+ * when it is missing: its reader says so). A link in a plugin folder (a git checkout can hold one)
+ * to /dev/zero held discovery for good, reading without end until memory ran out, and a link to
+ * any file of the user's (dist/adapter.js → ~/.aws/credentials) had that file copied into the
+ * extension and injected into the plugin's pages as its adapter.
+ */
+async function notOwnFile(dir: string, rel: string): Promise<string | null> {
+  const path = join(dir, rel);
+  let real: string;
+  let root: string;
+  try {
+    [real, root] = await Promise.all([realpath(path), realpath(dir)]);
+  } catch {
+    return null;
+  }
+  if (!real.startsWith(root + sep)) return `${rel} leads outside the plugin folder (to ${real}): a plugin is loaded only from files inside its folder`;
+  const st = await stat(real).catch(() => null);
+  if (st && !st.isFile()) return `${rel} is not a regular file: a plugin is loaded only from regular files`;
+  return null;
+}
+
 function parseJson(text: string, what: string): { ok: true; value: unknown } | { ok: false; error: string } {
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -52,6 +74,8 @@ async function readJson(path: string, what: string): Promise<{ ok: true; value: 
  * manifest is parsed and every schema checked.
  */
 export async function loadPluginFolder(dir: string, source: 'local' | 'npm', checked?: CheckedManifests): Promise<LoadResult> {
+  const linked = (await Promise.all(Object.values(PLUGIN_FILES).map((rel) => notOwnFile(dir, rel)))).find((p) => p !== null);
+  if (linked) return { ok: false, error: linked };
   const pkgRead = await readJson(join(dir, PLUGIN_FILES.packageJson), 'package.json');
   if (!pkgRead.ok) return { ok: false, error: pkgRead.error };
   const pkg = pkgRead.value as Record<string, unknown>;

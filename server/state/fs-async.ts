@@ -14,6 +14,7 @@ function call<T>(start: (done: Done<T>) => void): Promise<T> {
 
 export const readFile = (path: string, encoding: BufferEncoding): Promise<string> => call<string>((d) => fs.readFile(path, encoding, d));
 export const stat = (path: string): Promise<fs.Stats> => call<fs.Stats>((d) => fs.stat(path, d));
+export const realpath = (path: string): Promise<string> => call<string>((d) => fs.realpath(path, d));
 export const readdir = (path: string): Promise<string[]> => call<string[]>((d) => fs.readdir(path, d));
 export const mkdir = (path: string, opts: fs.MakeDirectoryOptions & { recursive: true }): Promise<string | undefined> =>
   call<string | undefined>((d) => fs.mkdir(path, opts, d));
