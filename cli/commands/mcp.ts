@@ -371,7 +371,9 @@ export async function runBridge(t: Target, path: string): Promise<void> {
   };
 
   stdio.onmessage = (msg) => {
-    if (isJSONRPCRequest(msg)) unanswered.add(msg.id);
+    // A subscriptions/listen is answered only when its subscription ends: a client that closes
+    // stdin does not wait for it (its stream ends with the bridge).
+    if (isJSONRPCRequest(msg) && msg.method !== 'subscriptions/listen') unanswered.add(msg.id);
     const version = modernVersionOf(msg);
     if (version !== undefined && isJSONRPCRequest(msg) && msg.method !== 'initialize') {
       void forwardModern(msg, version);

@@ -252,6 +252,29 @@ describe('subscriptions/listen on the wire', () => {
     await until(() => srv.ctx.mcp.listens.count === 0, 'every stream closed');
   });
 
+  test('through opentabs mcp: the listen stream comes out on stdout, and a client closing stdin does not wait for its answer', async () => {
+    await until(() => srv.ctx.mcp.listens.count === 0, 'no stream left from earlier tests');
+    const bridge = Bun.spawn([process.execPath, MAIN, 'mcp'], { env: cliEnv(srv.configDir), cwd: ROOT, stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
+    const listen = { jsonrpc: '2.0', id: 'L', method: 'subscriptions/listen', params: { _meta: META, notifications: { toolsListChanged: true } } };
+    bridge.stdin.write(`${JSON.stringify(listen)}\n`);
+    await bridge.stdin.flush();
+    const reader = bridge.stdout.getReader();
+    let out = '';
+    while (!out.includes('\n')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += new TextDecoder().decode(value);
+    }
+    expect(JSON.parse(out.split('\n')[0]!)).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'L' } } });
+    expect(srv.ctx.mcp.listens.count).toBe(1);
+    reader.releaseLock();
+    await bridge.stdin.end();
+    expect(await bridge.exited).toBe(0);
+    const stderr = await new Response(bridge.stderr).text();
+    expect(stderr).not.toContain('pending request');
+    await until(() => srv.ctx.mcp.listens.count === 0, 'the stream ended with the bridge');
+  });
+
   test('a server stopping answers the listen request (a graceful end) before closing the stream', async () => {
     const other = await startPluginServer({});
     let stopped = false;
