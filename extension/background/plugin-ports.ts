@@ -121,18 +121,38 @@ export class TabPorts {
 
   /**
    * A bridge Port. Only the bridge we inject opens one, and only into a document that matched; a
-   * Port is still refused unless it comes from a tab's top frame whose URL (at connect time) is a
-   * page of some plugin, and it is tied to that document for its whole life.
+   * Port is still refused unless it comes from a tab's top frame whose URL (at connect time: the
+   * one it loaded at, or the one it shows now after pushState) is a page of some plugin, and it is
+   * tied to that document for its whole life.
    */
   attach(port: chrome.runtime.Port): void {
     const sender = port.sender;
     const tabId = sender?.tab?.id;
     const documentId = sender?.documentId;
     const url = sender?.url ?? '';
-    if (port.name !== TAB_PORT_NAME || tabId === undefined || sender?.frameId !== 0 || !documentId || this.host.pluginsForUrl(url).length === 0) {
+    if (port.name !== TAB_PORT_NAME || tabId === undefined || sender?.frameId !== 0 || !documentId) {
       port.disconnect();
       return;
     }
+    if (this.host.pluginsForUrl(url).length > 0) return this.accept(port, tabId, documentId, url);
+    // sender.url is the address the document loaded at: a single-page app that started on a page
+    // no plugin matches (its login route) and moved to one with pushState connects from there.
+    // The document's address now, as the browser reports it for that same document, decides.
+    let gone = false;
+    const onGone = () => void (gone = true);
+    port.onDisconnect.addListener(onGone);
+    void chrome.webNavigation.getFrame({ tabId, frameId: 0 }).then(
+      (frame) => {
+        port.onDisconnect.removeListener(onGone);
+        if (gone) return;
+        if (frame?.documentId === documentId && frame.url && this.host.pluginsForUrl(frame.url).length > 0) this.accept(port, tabId, documentId, frame.url);
+        else port.disconnect();
+      },
+      () => port.disconnect(),
+    );
+  }
+
+  private accept(port: chrome.runtime.Port, tabId: number, documentId: string, url: string): void {
     const tp: TabPort = { port, documentId, url, recent: new Map() };
     const old = this.ports.get(tabId);
     this.ports.set(tabId, tp);
