@@ -5,6 +5,13 @@
 export * from './protocol/limits.ts';
 
 
+/**
+ * Page tools (WebMCP) listed from all tabs together (PAGE_TOOLS_MAX_PER_TAB and _PER_ORIGIN bound
+ * one tab and one origin; every subdomain is an origin of its own, and every tab adds its tools to
+ * tools/list, each with up to 2 000 characters of description and 16 KB of schema).
+ */
+export const PAGE_TOOLS_MAX_TOTAL = 256;
+
 /** HTTP request bodies (413 above). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 

@@ -7,8 +7,8 @@
  *
  * Everything here came from a web page: schemas are checked before they are listed (a schema that
  * is not JSON Schema is refused, with the reason sent back for the page's console), names never replace a
- * built-in or plugin tool, and a tab and an origin list at most PAGE_TOOLS_MAX_PER_TAB /
- * PAGE_TOOLS_MAX_PER_ORIGIN tools.
+ * built-in or plugin tool, and a tab, an origin and all tabs together list at most
+ * PAGE_TOOLS_MAX_PER_TAB / PAGE_TOOLS_MAX_PER_ORIGIN / PAGE_TOOLS_MAX_TOTAL tools.
  */
 import type { ConfigStore } from '../state/config.ts';
 import {
@@ -19,6 +19,7 @@ import {
   PAGE_TOOL_SCHEMA_MAX_DEPTH,
   PAGE_TOOLS_MAX_PER_ORIGIN,
   PAGE_TOOLS_MAX_PER_TAB,
+  PAGE_TOOLS_MAX_TOTAL,
 } from '../limits.ts';
 import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
 import { TokenBucket } from '../protocol/token-bucket.ts';
@@ -106,7 +107,12 @@ export class PageToolRegistry {
       for (const t of tools) refused.push({ name: t.name, reason: 'page tools are only taken from http and https pages' });
     } else {
       let originCount = 0;
-      for (const other of this.tabs.values()) if (other.tabId !== tabId && other.origin === origin) originCount += other.tools.length;
+      let othersCount = 0;
+      for (const other of this.tabs.values()) {
+        if (other.tabId === tabId) continue;
+        othersCount += other.tools.length;
+        if (other.origin === origin) originCount += other.tools.length;
+      }
       const taken = new Set<string>();
       const catalog = this.catalog.current();
       const now = Date.now();
@@ -153,6 +159,10 @@ export class PageToolRegistry {
         }
         if (originCount + accepted.length >= PAGE_TOOLS_MAX_PER_ORIGIN) {
           refused.push({ name: t.name, reason: `the tabs of ${origin} offer ${PAGE_TOOLS_MAX_PER_ORIGIN} tools already (the limit per origin)` });
+          continue;
+        }
+        if (othersCount + accepted.length >= PAGE_TOOLS_MAX_TOTAL) {
+          refused.push({ name: t.name, reason: `the open tabs offer ${PAGE_TOOLS_MAX_TOTAL} page tools already (the limit for all tabs together)` });
           continue;
         }
         const fullName = uniqueName(tabId, t.name, taken);
