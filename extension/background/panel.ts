@@ -193,7 +193,13 @@ export class SidePanels {
     if (msg.type === 'stop') return void activity.stop(msg.dispatchId);
     if (msg.type === 'record') return this.deps.record(msg.windowId, msg.start, msg.tabId);
     if (msg.type === 'confirm') {
-      conn.notify('confirmation.response', { id: msg.id, decision: msg.decision, alwaysAllow: msg.alwaysAllow });
+      if (!conn.notify('confirmation.response', { id: msg.id, decision: msg.decision, alwaysAllow: msg.alwaysAllow })) {
+        // Nothing reached the server: the card stays (a server that comes back still waiting shows
+        // it again; one that restarted ended the call, and the card goes on reconnect).
+        this.configError = 'Not connected to the OpenTabs server: your answer was not sent. Answer again once it is back (the status above says when).';
+        this.push();
+        return;
+      }
       this.confirmationEnded(msg.id);
       if (msg.alwaysAllow) void this.refreshConfig();
       return;
