@@ -108,7 +108,11 @@ function installFakes(options: RunToolOptions): () => void {
     const routes = options.routes;
     set('fetch', async (input: RequestInfo | URL, init?: RequestInit) => {
       const req = new Request(typeof input === 'string' || input instanceof URL ? new URL(String(input), base) : input, init);
-      options.requests?.push(req.clone());
+      const recorded = req.clone();
+      // Bun's Request drops `credentials` (always "include"): keep the one asked for (cookies or not), as a browser's does.
+      const credentials = init?.credentials ?? (input instanceof Request ? undefined : 'same-origin');
+      if (credentials !== undefined) Object.defineProperty(recorded, 'credentials', { value: credentials, configurable: true });
+      options.requests?.push(recorded);
       const u = new URL(req.url);
       const path = u.pathname;
       // "GET https://api.example.com/me" (another host than the page's) before "GET /me" (any host).

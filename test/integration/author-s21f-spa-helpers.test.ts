@@ -51,6 +51,8 @@ test('a token in localStorage is read at each request: a new token is the one se
   expect(none.outcome.ok).toBe(false);
   expect((none.outcome as { error: { message: string } }).error.message).toContain('ask the user to log in to the app at https://mail.example in their browser');
   expect(requests.map((r) => r.headers.get('authorization'))).toEqual(['Bearer t1', 'Bearer t2', null]);
+  // The requests runTool records keep the credentials asked for (Bun's own Request would say "include").
+  expect(requests.map((r) => r.credentials)).toEqual(['omit', 'omit', 'omit']);
   // The token never goes to a host the headers were not set for.
   const elsewhere: Request[] = [];
   globalThis.location = new URL(PAGE) as unknown as Location;
