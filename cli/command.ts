@@ -25,9 +25,15 @@ export async function runGroup(
   const fn = Object.hasOwn(subs, sub) ? subs[sub] : undefined;
   if (!fn) {
     const { usageError } = await import('./output.ts');
-    const { closestWords } = await import('./typo.ts');
-    const close = closestWords(sub, Object.keys(subs)).map((s) => `\`opentabs ${group} ${s}\``);
-    throw usageError(`Unknown subcommand "${group} ${sub}".${close.length ? ` Did you mean ${close.join(' or ')}?` : ''} Expected one of: ${Object.keys(subs).join(', ')}.`, group);
+    const { closestWords, keepsArguments } = await import('./typo.ts');
+    const { shellWord } = await import('./self.ts');
+    const words = closestWords(sub, Object.keys(subs));
+    // One candidate: the whole command line again with it, so it runs as the user meant it.
+    const tail = words.length === 1 && keepsArguments(sub) && !rest.some((a) => a.includes('`')) ? rest.map((a) => ` ${shellWord(a)}`).join('') : '';
+    const close = words.map((s) => `\`opentabs ${group} ${s}${tail}\``);
+    // `opentabs setup cursor`: the clients setup does not write are configured from start's output.
+    const others = group === 'setup' && close.length === 0 ? ' Other clients: `opentabs start --show-config` prints their configuration.' : '';
+    throw usageError(`Unknown subcommand "${group} ${sub}".${close.length ? ` Did you mean ${close.join(' or ')}?` : ''} Expected one of: ${Object.keys(subs).join(', ')}.${others}`, group);
   }
   return fn(rest);
 }

@@ -5,7 +5,8 @@
  */
 import { CliError, EXIT_FAILURE, EXIT_USAGE, ce, err, nodeStreamsUsed, out } from './output.ts';
 import type { Command } from './command.ts';
-import { closestWords } from './typo.ts';
+import { closestWords, keepsArguments } from './typo.ts';
+import { shellWord } from './self.ts';
 import { VERSION } from '../server/version.ts';
 import { resolveConfigDir } from '../server/protocol/local-files.ts';
 
@@ -57,7 +58,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!entry) {
-    err(`${ce.red('error:')} unknown command "${name}".${meant(name)} Run \`opentabs --help\` for the list.`);
+    err(`${ce.red('error:')} unknown command "${name}".${meant(name, rest)} Run \`opentabs --help\` for the list.`);
     return EXIT_USAGE;
   }
   const command = await entry.load();
@@ -77,7 +78,7 @@ const GROUP_SUBCOMMANDS: Record<string, string[]> = {
 };
 
 /** " Did you mean `opentabs start`?" for a mistyped command or a subcommand given without its group; "" when nothing fits. */
-function meant(typed: string): string {
+function meant(typed: string, rest: string[]): string {
   const name = typed.toLowerCase();
   let close = closestWords(name, Object.keys(COMMANDS));
   if (close.length === 0) {
@@ -85,7 +86,9 @@ function meant(typed: string): string {
       .filter(([, subs]) => subs.includes(name))
       .map(([group]) => `${group} ${name}`);
   }
-  return close.length ? ` Did you mean ${close.map((c) => `\`opentabs ${c}\``).join(' or ')}?` : '';
+  // One candidate: the whole command line again with it, so it runs as the user meant it.
+  const tail = close.length === 1 && keepsArguments(typed) && !rest.some((a) => a.includes('`')) ? rest.map((a) => ` ${shellWord(a)}`).join('') : '';
+  return close.length ? ` Did you mean ${close.map((c) => `\`opentabs ${c}${tail}\``).join(' or ')}?` : '';
 }
 
 /** Run the CLI and exit with its code (unless the command keeps running: start, mcp, logs -f). */

@@ -19,8 +19,30 @@ export function typoDistance(a: string, b: string): number {
   return n <= 2 ? n : Infinity;
 }
 
-/** The words of `known` fewest edits away from `typed` (at most 2; a swap of neighbours is one edit). */
+/** Words people type for a command under another name (`config get` → `config show`). */
+const SYNONYMS: Record<string, string[]> = {
+  get: ['show'],
+  view: ['show'],
+  ls: ['list'],
+  rm: ['remove'],
+  delete: ['remove'],
+  uninstall: ['remove'],
+  run: ['call', 'start'],
+  invoke: ['call'],
+  kill: ['stop'],
+  log: ['logs'],
+};
+
+/** Whether the arguments after `typed` fit the command it names too (`config get <key>` → `config show` takes no key). */
+export function keepsArguments(typed: string): boolean {
+  return !['get', 'view'].includes(typed.toLowerCase());
+}
+
+/** The words of `known` that `typed` means (a synonym), else those fewest edits away from it (at most 2; a swap of neighbours is one edit). */
 export function closestWords(typed: string, known: readonly string[]): string[] {
+  const word = typed.toLowerCase();
+  const same = (Object.hasOwn(SYNONYMS, word) ? SYNONYMS[word]! : []).filter((w) => known.includes(w));
+  if (same.length) return same;
   const scored = known.map((w) => ({ w, d: typoDistance(typed.toLowerCase(), w) }));
   const best = Math.min(...scored.map((x) => x.d));
   return best === Infinity ? [] : scored.filter((x) => x.d === best).map((x) => x.w);

@@ -63,6 +63,24 @@ describe('a mistyped command', () => {
       expect({ suggested, code: help.code, stderr: help.stderr }).toEqual({ suggested, code: 0, stderr: '' });
       expect(help.stdout).toContain('Usage: opentabs');
     }
+    // The rest of the command line comes along, so the suggestion does what was meant.
+    const withArgs = await runCli(['tool', 'lsit', '--plugin', 'browser', '--json'], { configDir: cfg, env: { PATH: PATH_WITHOUT_OPENTABS } });
+    expect(backticked(withArgs.stderr)[0]).toEndWith(' tool list --plugin browser --json');
+    const quoted = await runCli(['tool', 'cal', 'browser_list_tabs', '{"a": "b c"}'], { configDir: cfg, env: { PATH: PATH_WITHOUT_OPENTABS } });
+    expect(backticked(quoted.stderr)[0]).toEndWith(` tool call browser_list_tabs '{"a": "b c"}'`);
+    // A word for the command under another name.
+    for (const [args, meant] of [
+      [['config', 'get', 'skipPermissions'], 'config show'],
+      [['plugin', 'rm', 'x'], 'plugin remove x'],
+      [['plugin', 'ls'], 'plugin list'],
+    ] as Array<[string[], string]>) {
+      const r = await runCli(args, { configDir: cfg });
+      expect(backticked(r.stderr)[0]).toEndWith(` ${meant}`);
+    }
+    // `opentabs setup cursor`: where the other clients' configuration is.
+    const setup = await runCli(['setup', 'cursor'], { configDir: cfg, env: { PATH: PATH_WITHOUT_OPENTABS } });
+    expect(setup.code).toBe(2);
+    expect(backticked(setup.stderr)[0]).toEndWith(' start --show-config');
     // `opentabs list`: both groups that have it.
     const list = await runCli(['list'], { configDir: cfg, env: { PATH: PATH_WITHOUT_OPENTABS } });
     expect(list.stderr).toContain('tool list`');
