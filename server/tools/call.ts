@@ -23,8 +23,10 @@ import { effectivePermission } from './permissions.ts';
 import { serverToolHandler } from './server-tools.ts';
 import { suggestTools } from './suggest.ts';
 import { uploadPathsError } from './upload-guard.ts';
+import { maskValues, secretArgValues } from './secret-args.ts';
 import { settingRequiredError } from '../plugins/settings.ts';
 import type { AuditApproval } from '../state/audit-entry.ts';
+import { AUDIT_FIELD_MAX_CHARS } from '../state/audit.ts';
 
 export interface CallContext {
   transport: 'mcp' | 'gateway' | 'rest';
@@ -80,7 +82,7 @@ export async function callTool(ctx: CallDeps, name: string, args: unknown, call:
     } catch (err) {
       outcome = { ok: false, tool, error: asOpenTabsError(err) };
     }
-    await audit(ctx, tool, outcome, Date.now() - startedAt, asked.approval);
+    await audit(ctx, tool, outcome, Date.now() - startedAt, asked.approval, args);
     return outcome;
   } finally {
     ctx.calls.leave();
@@ -330,7 +332,7 @@ async function rememberAlwaysAllow(ctx: CallDeps, tool: CatalogTool): Promise<vo
   }
 }
 
-async function audit(ctx: CallDeps, tool: CatalogTool, outcome: ToolOutcome, durationMs: number, approval: AuditApproval | undefined): Promise<void> {
+async function audit(ctx: CallDeps, tool: CatalogTool, outcome: ToolOutcome, durationMs: number, approval: AuditApproval | undefined, args: unknown): Promise<void> {
   try {
     await ctx.audit.record(
       outcome.ok
@@ -343,7 +345,8 @@ async function audit(ctx: CallDeps, tool: CatalogTool, outcome: ToolOutcome, dur
             durationMs,
             error: {
               code: String(outcome.error.code),
-              message: outcome.error.message,
+              // A message quoting an argument that looks like a secret is recorded without it (secret-args.ts).
+              message: maskValues(outcome.error.message, secretArgValues(args), AUDIT_FIELD_MAX_CHARS.message),
               ...(outcome.error.extra.category ? { category: outcome.error.extra.category } : {}),
             },
             ...(approval ? { approval } : {}),
