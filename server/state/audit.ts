@@ -13,6 +13,7 @@
  */
 import { closeSync, fchmodSync, fdatasyncSync, fstatSync, lstatSync, renameSync } from 'node:fs';
 import { appendToLog, appendWhole, openLogForAppend } from './log-file.ts';
+import { NotRegularFileError } from '../protocol/regular-file.ts';
 import { stat } from './fs-async.ts';
 import { join } from 'node:path';
 import { AUDIT_RING_SIZE } from '../limits.ts';
@@ -155,6 +156,9 @@ export class AuditLog {
       entries = [...older, ...entries];
     }
     for (const e of entries) log.ring.push(e);
+    // A folder at audit-decisions.log would fail every answered call's second line, after the start.
+    const decisions = auditDecisionsPath(dir);
+    if (lstatSync(decisions, { throwIfNoEntry: false })?.isDirectory()) throw new NotRegularFileError(decisions, 'a folder', true);
     log.openFile();
     // Only the bytes that were there before this process appended: later entries are counted as
     // they are recorded. A rotation while this runs would show the same entries again as

@@ -3,8 +3,9 @@
  * extension/auth.json and server.pid the server stopped with Node's words for the temp file's
  * rename ("EISDIR: illegal operation on a directory, rename '…/.auth.json.….tmp' -> …"), at
  * server.log the foreground server ran on and dropped every line of its log without a word (the
- * background start printed a stack trace). Each now stops the start with one line naming the file
- * and saying to remove it, as a folder at audit.log did.
+ * background start printed a stack trace), and at audit-decisions.log every answered call failed
+ * its second line after a start that said nothing. Each now stops the start with one line naming
+ * the file and saying to remove it, as a folder at audit.log did.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -49,7 +50,7 @@ function pidOf(dir: string): number | null {
   }
 }
 
-for (const name of ['extension/auth.json', 'server.pid', 'server.log']) {
+for (const name of ['extension/auth.json', 'server.pid', 'server.log', 'audit-decisions.log']) {
   test(`a folder at ${name}: the start says which file and what to do`, async () => {
     const dir = dirWithFolderAt(name);
     const path = join(dir, name);
