@@ -21,7 +21,7 @@ import { notifyServerReload } from './reload.ts';
 import { describeTypeErrors, typecheckPlugin } from './typecheck.ts';
 import { missingModuleHint } from './module-hints.ts';
 import { PluginBuildError } from './build-error.ts';
-import { manifestFromDefinition, patternWarnings, readPackage, type PackageInfo } from './manifest.ts';
+import { manifestFromDefinition, patternWarnings, readPackage, toolNameWarnings, type PackageInfo } from './manifest.ts';
 
 export { PluginBuildError } from './build-error.ts';
 export { manifestFromDefinition } from './manifest.ts';
@@ -230,7 +230,7 @@ async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: s
         'Bundle less: fetch data from the app at call time instead of embedding it, or use a smaller dependency.',
     );
   }
-  const warnings = [...pkg.warnings, ...patternWarnings(manifest.urlPatterns), ...evalWarnings(adapterCode)];
+  const warnings = [...pkg.warnings, ...patternWarnings(manifest.urlPatterns), ...toolNameWarnings(manifest), ...evalWarnings(adapterCode)];
   const distDir = join(dir, 'dist');
   await mkdir(distDir, { recursive: true });
   const adapterPath = join(distDir, 'adapter.js');

@@ -179,6 +179,24 @@ export function patternSuggestion(pattern: string): string {
  * when adding the plugin; a path without "*" matches that one URL only (no page under it, no query string), so
  * the plugin's tools find no tab on any other page of the app.
  */
+/**
+ * The longest tool name Cursor shows for a server named `opentabs` (as the README configures it):
+ * Cursor hides a tool whose server name and tool name together reach 60 characters.
+ */
+export const CURSOR_TOOL_NAME_MAX = 60 - 1 - 'opentabs'.length;
+
+/** Tools whose prefixed name is within MCP's 64 characters but too long for Cursor. */
+export function toolNameWarnings(manifest: { name: string; tools: readonly { name: string }[] }): string[] {
+  return manifest.tools
+    .map((t) => `${manifest.name}_${t.name}`)
+    .filter((full) => full.length > CURSOR_TOOL_NAME_MAX)
+    .map(
+      (full) =>
+        `tool "${full}" is ${full.length} characters: Cursor hides a tool whose name and its server's name ("opentabs") together reach 60 characters, ` +
+        `so there it needs at most ${CURSOR_TOOL_NAME_MAX}; shorten the tool or the plugin name`,
+    );
+}
+
 export function patternWarnings(urlPatterns: readonly string[]): string[] {
   const warnings: string[] = [];
   urlPatterns.forEach((p, i) => {
