@@ -6,7 +6,8 @@
  * (config.json `pageOrigins`, default `ask`).
  *
  * Everything here came from a web page: schemas are checked before they are listed (a schema that
- * is not JSON Schema is refused, with the reason sent back for the page's console), names never replace a
+ * is not JSON Schema is refused, with the reason sent back for the page's console), characters a
+ * reader does not see are written as \uXXXX in descriptions and schema titles, names never replace a
  * built-in or plugin tool, and a tab, an origin and all tabs together list at most
  * PAGE_TOOLS_MAX_PER_TAB / PAGE_TOOLS_MAX_PER_ORIGIN / PAGE_TOOLS_MAX_TOTAL tools.
  */
@@ -25,6 +26,7 @@ import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescript
 import { TokenBucket } from '../protocol/token-bucket.ts';
 import type { CatalogTool } from './catalog-types.ts';
 import { schemaProblem } from './schema-check.ts';
+import { printable } from '../shown-text.ts';
 
 interface PageToolEntry extends PageToolDescriptor {
   /** `tab<tabId>_<sanitised name>` */
@@ -147,6 +149,8 @@ export class PageToolRegistry {
           }
           budget.take(text.length);
           known = { schema: t.inputSchema, problem: this.schemaRefusal(t.inputSchema) };
+          // Checked (no deeper than PAGE_TOOL_SCHEMA_MAX_DEPTH): its descriptions and titles are shown.
+          if (!known.problem) escapeSchemaText(known.schema);
           this.checked.set(text, known);
         }
         if (known.problem) {
@@ -172,7 +176,7 @@ export class PageToolRegistry {
           continue;
         }
         taken.add(fullName);
-        accepted.push({ ...t, fullName });
+        accepted.push({ ...t, description: printable(t.description), fullName });
       }
       if (unchecked > 0) {
         // When the budget will cover every schema left unchecked.
@@ -312,6 +316,31 @@ function walkSchema(schema: Record<string, unknown>): Walked {
   };
   visit(schema, 1, false);
   return out;
+}
+
+/**
+ * The `description` and `title` keywords of a page's schema with the characters a reader does not
+ * see (bidi overrides, zero-width and tag characters, variation selectors: UNSHOWN) written as
+ * \uXXXX, in place, as the tool's own description is: both reach every MCP client's tool list,
+ * where a page could hide text from the user who reads the list and not from the model (a line of
+ * tag characters spells out instructions no client shows). Data (enum, const, default, examples)
+ * and property names stay as they are: the agent must send them exactly.
+ */
+function escapeSchemaText(schema: Record<string, unknown>): void {
+  const visit = (node: unknown, data: boolean): void => {
+    if (node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const v of node) visit(v, data);
+      return;
+    }
+    const o = node as Record<string, unknown>;
+    for (const k in o) {
+      const v = o[k];
+      if (!data && (k === 'description' || k === 'title') && typeof v === 'string') o[k] = printable(v);
+      else visit(v, data || k === 'enum' || k === 'const' || k === 'default' || k === 'examples');
+    }
+  };
+  visit(schema, false);
 }
 
 /** `tab<id>_<name>` within MCP's length; a second tool that sanitises to the same name gets `_2`, `_3`… */

@@ -33,6 +33,12 @@ describe('opentabs tool list', () => {
     expect(r.stdout).toContain('tab7_list_todos');
     expect(r.stdout).not.toMatch(RAW);
     expect(r.stdout).toContain('\\u001b]52;c;ZWNobyBwd25lZA==\\u0007');
-    expect(r.stdout).toContain('\\u202eevil');
+    // The server lists it escaped already (a page's hidden characters reach no MCP client): the
+    // table cuts the escaped text, so the end of it is read whole from --json.
+    const json = await runCli(['tool', 'list', '--json', '--port', String(srv.port)], { configDir: srv.configDir });
+    expect(json.code).toBe(0);
+    expect(json.stdout).not.toMatch(RAW);
+    const listed = (JSON.parse(json.stdout) as { name: string; description: string }[]).find((t) => t.name === 'tab7_list_todos');
+    expect(listed?.description).toContain('\\u202eevil');
   });
 });
