@@ -13,11 +13,12 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_LISTEN_STREAMS } from '../../server/mcp/modern.ts';
 import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
 import { DISABLED_PREFIX } from '../../server/tools/catalog.ts';
-import { FakeExtension, connectMcp, startPluginServer, writeTestPlugin } from '../harness/fake-extension.ts';
+import { FakeExtension, startPluginServer, writeTestPlugin } from '../harness/fake-extension.ts';
 import type { TestServer } from '../harness/server.ts';
 import { MAIN, ROOT, cliEnv } from './cli-support.ts';
 
@@ -134,11 +135,15 @@ describe('one change reaches every client', () => {
     );
     await v2.connect(new TransportV2(new URL(`${srv.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${srv.secret}` } } }));
     closers.push(() => v2.close());
-    // v1 client, session over Streamable HTTP.
-    const v1 = await connectMcp(srv.url, srv.secret, '/mcp', 'v1-session');
-    closers.push(() => v1.close());
+    // v1 client, session over Streamable HTTP, with the v1 SDK's own listChanged handler (it refetches too).
     let v1Changed = 0;
-    v1.setNotificationHandler(ToolListChangedNotificationSchema, () => void v1Changed++);
+    const v1Lists: string[][] = [];
+    const v1 = new Client(
+      { name: 'v1-session', version: '1.0.0' },
+      { listChanged: { tools: { debounceMs: 0, onChanged: (error, tools) => void (v1Changed++, !error && tools && v1Lists.push(tools.map((t) => t.name))) } } },
+    );
+    await v1.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${srv.secret}` } } }));
+    closers.push(() => v1.close());
     // v1 client through the stdio bridge (its session's GET stream is the bridge's).
     const stdio1 = new Client({ name: 'stdio-v1', version: '1.0.0' });
     await stdio1.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, 'mcp'], env: cliEnv(srv.configDir), cwd: ROOT, stderr: 'ignore' }));
@@ -170,7 +175,7 @@ describe('one change reaches every client', () => {
     await until(() => lists.some((l) => l.includes('extra_ping_me')), 'v2 refetched the list with the new plugin');
     await until(() => stdio2Lists.some((l) => l.includes('extra_ping_me')), 'the stdio v2 client refetched the list');
     await until(() => v1Changed > 0 && stdio1Changed > 0, 'the 2025 session and the stdio v1 client heard list_changed');
-    expect((await v1.listTools()).tools.map((t) => t.name)).toContain('extra_ping_me');
+    await until(() => v1Lists.some((l) => l.includes('extra_ping_me')), 'the v1 client refetched the list with the new plugin');
     expect((await stdio1.listTools()).tools.map((t) => t.name)).toContain('extra_ping_me');
 
     const v1Before = v1Changed;
