@@ -306,6 +306,8 @@ test('on the login route no tab matches: the agent is told the tab is on another
 test('the app logs in and moves to /app/inbox with pushState: the next call runs there with the new token', async () => {
   await tab.evaluate(() => (window as unknown as { login(u: string): Promise<void> }).login('ann'));
   expect(tab.url()).toBe(`${APP}/app/inbox`);
+  // Before any call: the tab shows as the app's, ready (status, side panel, /health).
+  await h.waitForHealth((x) => x.pluginDetails?.find((p: { name: string }) => p.name === 'mail')?.tabState === 'ready', 'the mail tab ready after the pushState login', 30_000);
   const r = await waitUntil(async () => {
     const x = await mcp.callTool({ name: 'mail_whoami', arguments: {} });
     return x.isError ? null : x;
