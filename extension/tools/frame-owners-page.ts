@@ -78,13 +78,17 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     for (let i = 0; i < window.length; i++) if (window[i] === win) return !claimed.includes(i);
     return true;
   });
+  const hostChild = (el: HTMLElement) => {
+    const host = el.parentElement;
+    return !!host && !!((dom?.openOrClosedShadowRoot?.(host) ?? null) ?? host.shadowRoot);
+  };
   const states = left.map((el) => {
     // A child of a shadow host may be slotted: the !important rules of that shadow root for it
-    // (::slotted) win over its own inline !important style, so a pin cannot hold it.
-    const host = el.parentElement;
+    // (::slotted) win over its own inline !important style, so a style pin cannot hold it.
     // The inert attribute holds whatever the styles say (checked: a page's interactivity:auto
-    // !important leaves an inert iframe unfocusable), so such a child can be held inert.
-    if (host && ((dom?.openOrClosedShadowRoot?.(host) ?? null) ?? host.shadowRoot)) return { paint: true, focus: true, hit: true, inert: false };
+    // !important leaves an inert iframe unfocusable, and hit testing passes it by), so such a
+    // child can be held inert, for keys and for a press alike.
+    if (hostChild(el)) return { paint: true, focus: true, hit: false, inert: false };
     const laidOut = el.getClientRects().length > 0;
     const visible = typeof el.checkVisibility === 'function' ? el.checkVisibility({ visibilityProperty: true } as CheckVisibilityOptions) : getComputedStyle(el).visibility === 'visible';
     const box = el.getBoundingClientRect();
@@ -104,10 +108,13 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     // Pins of calls under way (a screenshot and a key at once) watch the same elements: what the
     // page changed so far is theirs, the change made here is not.
     for (const other of store.pins.values()) other.judge(other.observer?.takeRecords() ?? []);
+    // For a press, a shadow host's child is held inert (its pointer-events pin may not hold).
+    const hosted = new Set(pin.reach === 'hit' ? left.filter(hostChild) : []);
+    const propsOf = (el: HTMLElement): [string, string][] => (hosted.has(el) ? [...props, ['@inert', '']] : props);
     for (const el of left) {
       const held = store.held.get(el) ?? new Map<string, Held>();
       store.held.set(el, held);
-      for (const [p, v] of props) {
+      for (const [p, v] of propsOf(el)) {
         const h = held.get(p);
         const attr = p.startsWith('@') ? p.slice(1) : null;
         if (h) h.n++;
@@ -119,7 +126,7 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
       }
     }
     for (const other of store.pins.values()) other.observer?.takeRecords();
-    const entry: Entry = { els: left, props: props.map(([p]) => p), disturbed: false, observer: null, judge: () => {}, settle: () => {} };
+    const entry: Entry = { els: left, props: [...props.map(([p]) => p), ...(hosted.size && !attrs.includes('inert') ? ['@inert'] : [])], disturbed: false, observer: null, judge: () => {}, settle: () => {} };
     // Pages and extensions restyle their iframes as they are used (moved, shown on focus and hidden
     // again): only a pinned property going, at any moment, counts, since only then could the frame
     // paint, take focus or be hit. Each style the element had after a change is the next change's
@@ -158,7 +165,7 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     };
     entry.settle = () => {
       for (const [t, names] of changed) for (const name of names) if (!pinHeld(name, (t as Element).getAttribute(name))) entry.disturbed = true;
-      for (const [el, parent] of parents) if (el.isConnected && (moved.has(el) || el.parentNode !== parent || slottable(el))) entry.disturbed = true;
+      for (const [el, parent] of parents) if (el.isConnected && (moved.has(el) || el.parentNode !== parent || (slottable(el) && !hosted.has(el as HTMLElement)))) entry.disturbed = true;
     };
     entry.observer = new MutationObserver((records) => entry.judge(records));
     const watched = [...(styles.length ? ['style'] : []), ...attrs];
@@ -167,7 +174,8 @@ export function frameOwners(claimed: number[], watch: { token: string; store: st
     for (const n of nodes) {
       const pinnedHere = parents.has(n);
       const holds = [...parents.values()].includes(n);
-      entry.observer.observe(n, { ...(pinnedHere ? { attributes: true, attributeFilter: watched, attributeOldValue: true } : {}), ...(holds ? { childList: true } : {}) });
+      const filter = hosted.has(n as HTMLElement) && !watched.includes('inert') ? [...watched, 'inert'] : watched;
+      entry.observer.observe(n, { ...(pinnedHere ? { attributes: true, attributeFilter: filter, attributeOldValue: true } : {}), ...(holds ? { childList: true } : {}) });
     }
     store.pins.set(pin.token, entry);
   }

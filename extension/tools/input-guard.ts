@@ -110,11 +110,12 @@ export interface PressGuard {
  * pointer-events:none (an inline !important style, which page stylesheets and animations cannot
  * override; an event at it goes to what is under it). A click's point is checked again once the
  * page has the move (acting.ts click's beforePress), since a page's mousemove handler can move a
- * frame under the pointer that the pin cannot hold. A page that takes the pin off, or moves such
+ * frame under the pointer, where a person's click would go into it (refused, pinned or not). A page that takes the pin off, or moves such
  * an iframe to another parent (into a shadow host, whose ::slotted !important rules beat the pin),
  * before the press gets none; one doing it meanwhile may have had the input go into the frame: the
- * call fails and no more clicks are sent in that page. Iframes the pin cannot hold (a shadow host's
- * child, which ::slotted rules may restyle) get the point check only. With `inFrame`, `at` is the
+ * call fails and no more clicks are sent in that page. A shadow host's child, which ::slotted
+ * rules may restyle whatever its inline style says, is pinned inert as well (hit testing passes an
+ * inert element by). With `inFrame`, `at` is the
  * tab's point of an element of an allowed iframe, already checked against what covers that iframe:
  * only the pins are added (a page moving a refused frame over that iframe meanwhile gets the
  * events on what is under it). Undefined when no such frame is in the tab (the click goes in one

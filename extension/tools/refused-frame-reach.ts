@@ -19,12 +19,14 @@
  *    calls its contentWindow.focus()) and Ctrl+A selects its text; a display:none one has focus
  *    but no layout, so nothing in it can be selected.
  *  - hit (a mouse press, pressGuard in input-guard.ts): every element is pinned
- *    pointer-events:none for the press, so none can be hit; only what the pin cannot hold counts.
+ *    pointer-events:none for the press (a shadow host's child inert as well, see below), so none
+ *    can be hit.
  *  - inert (keys, assertKeysStayOut in input-guard.ts): every element gets the HTML inert
  *    attribute while keys are sent, so none can take focus; none counts.
- *  - a child of a shadow host counts as paint, focus and hit: it may be slotted, and that shadow
+ *  - a child of a shadow host counts as paint and focus: it may be slotted, and that shadow
  *    root's !important rules for it (::slotted) beat any inline style, so the style pins below
- *    cannot hold it (the inert attribute holds whatever the styles say).
+ *    cannot hold it; the inert attribute holds whatever the styles say, and hit testing passes an
+ *    inert element by, so for a press such a child is pinned inert as well.
  * A page can change those styles at any moment, from its scripts or from CSS alone (@media print,
  * animations, :focus). So while a capture or a shortcut key is under way, the leftover elements are
  * pinned as they were judged (inline styles with !important, which page stylesheets and
