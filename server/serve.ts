@@ -3,7 +3,6 @@
  * plugins in the background; clean shutdown on SIGINT/SIGTERM.
  */
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
 import { DEFAULT_LIMITS, DEFAULT_PORT, EXTENSION_INSTALL_DELAY_MS, HOST, SHUTDOWN_FLUSH_MS, SHUTDOWN_GRACE_MS, WS_MAX_PAYLOAD_BYTES, type Limits } from './limits.ts';
 import type { ReloadResult, ServerContext, ServerOptions } from './context.ts';
 import { createApp } from './app.ts';
@@ -13,7 +12,7 @@ import { loadOrCreateSecret } from './state/secret.ts';
 import { ConfigStore } from './state/config.ts';
 import { AuditLog } from './state/audit.ts';
 import { ServerLog } from './state/server-log.ts';
-import { writeFileAtomicSync } from './state/atomic.ts';
+import { claimPidFile, releasePidFile, type PidRecord } from './state/pid-file.ts';
 import { PluginManager } from './plugins/manager.ts';
 import { CatalogStore } from './tools/catalog.ts';
 import { followPluginChanges } from './plugin-events.ts';
@@ -172,9 +171,24 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   ctx.port = server.port ?? options.port;
   const url = `http://${HOST}:${ctx.port}`;
 
-  // Written synchronously and without fsync (a pid file means nothing after a crash): ≈ 5 ms of
-  // thread-pool round trips less before the port is announced.
-  writeFileAtomicSync(join(configDir, 'server.pid'), JSON.stringify({ pid: process.pid, port: ctx.port, startedAt: ctx.startedAt }), undefined, { durable: false });
+  // Claimed, not just written: of two servers of this config dir started at the same moment (on
+  // other ports), the second finds the first alive here and stops (server/state/pid-file.ts).
+  const pidRecord: PidRecord = { pid: process.pid, port: ctx.port, startedAt: ctx.startedAt };
+  const holder = await claimPidFile(configDir, pidRecord, secret);
+  if (holder) {
+    const message =
+      `Another OpenTabs server of config dir ${configDir} is already running on http://${HOST}:${holder.port} (pid ${holder.pid}); it started at the same moment as this one, which stops. ` +
+      'Use that one, or stop it first (`opentabs stop`).';
+    log.error('already_running', { pid: holder.pid, port: holder.port });
+    server.stop(true);
+    toolsListed();
+    memory.stop();
+    await ctx.mcp.closeAll().catch(() => {});
+    ctx.hub.closeAll('server failed to start');
+    await audit.close();
+    await log.flush();
+    throw new Error(message);
+  }
   log.info('listening', { url, pid: process.pid, mode: ctx.mode });
   if (!options.quiet) console.log(`OpenTabs server listening on ${url}`);
 
@@ -249,7 +263,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     await step('ready', () => ready);
     await step('manifest cache', () => manifestCacheWritten());
     await step('audit', () => ctx.audit.close());
-    rmSync(join(configDir, 'server.pid'), { force: true });
+    releasePidFile(configDir, pidRecord);
     log.info('stopped', {});
     await log.flush();
   }
