@@ -17,8 +17,9 @@
  * afresh. A missing, unreadable or malformed cache file counts as empty. Stored in
  * <config dir>/cache/loaded-plugins.json (written atomically, 0600).
  */
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { readRegularFileSync } from '../protocol/regular-file.ts';
 import { writeFileAtomic } from '../state/atomic.ts';
 import { trackCacheWrite } from './schema-cache.ts';
 import type { LoadedPlugin } from './types.ts';
@@ -77,7 +78,7 @@ export class LoadedFolders {
     const dir = join(configDir, 'cache');
     const entries = new Map<string, Entry>();
     try {
-      const data = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as { key?: unknown; entries?: unknown };
+      const data = JSON.parse(readRegularFileSync(join(dir, FILE))) as { key?: unknown; entries?: unknown };
       if (data.key === key && typeof data.entries === 'object' && data.entries !== null) {
         for (const [k, e] of Object.entries(data.entries as Record<string, unknown>)) if (isEntry(e)) entries.set(k, e);
       }

@@ -20,6 +20,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCompiled } from '../cli-command.ts';
 import type { ToolsJson } from '../protocol/plugin-manifest.ts';
+import { readRegularFileSync } from '../protocol/regular-file.ts';
 import { writeFileAtomic } from '../state/atomic.ts';
 
 /** Oldest entries are dropped beyond this (a plugin rebuilt often leaves one hash per build). */
@@ -95,7 +96,7 @@ export class CheckedManifests {
   static open(configDir: string): CheckedManifests {
     const dir = join(configDir, 'cache');
     try {
-      const data = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as { ajv?: unknown; hashes?: unknown; rules?: unknown; same?: unknown; parsed?: unknown };
+      const data = JSON.parse(readRegularFileSync(join(dir, FILE))) as { ajv?: unknown; hashes?: unknown; rules?: unknown; same?: unknown; parsed?: unknown };
       if (data.ajv === currentAjvVersion() && isHashList(data.hashes)) {
         const rules = currentRulesKey();
         const ours = rules !== null && data.rules === rules;
