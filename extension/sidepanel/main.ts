@@ -80,6 +80,20 @@ async function recordActiveTab(start: boolean, tabId?: number): Promise<void> {
 }
 
 /**
+ * Record starts network capture with bodies in the active tab, which the agent's
+ * browser_enable_network_capture must ask for, and the agent reads what it records (its
+ * browser_get_network_requests runs without asking): a click on it counts only once it has stayed
+ * in place (arming.ts), as the guarded toggles below. Stop recording always works.
+ */
+function startRecording(button: HTMLButtonElement): void {
+  if (stillFor(button.dataset.armKey!, button) < ARM_MS) {
+    button.title = 'This moved just now; click again to start recording';
+    return;
+  }
+  void recordActiveTab(true);
+}
+
+/**
  * Turning one of these on takes every approval away or opens file:// pages to the tools: a click
  * on it counts only once it has stayed in place (arming.ts). Everything above it moves as the
  * agent's calls start and end, so a click aimed higher up could land on it. Turning off always works.
@@ -143,7 +157,7 @@ function render(): void {
   });
   section('record', () =>
     st.connection.status === 'connected'
-      ? renderRecording(st.recording, st.recordError, st.connection.cli ?? 'opentabs', () => void recordActiveTab(true), (tabId) => void recordActiveTab(false, tabId))
+      ? renderRecording(st.recording, st.recordError, st.connection.cli ?? 'opentabs', startRecording, (tabId) => void recordActiveTab(false, tabId))
       : [],
   );
   section('page-tools', () => renderPageOrigins(cfg?.pageOrigins ?? [], (origin, permission: Permission) => void request('config.setOriginPermission', { origin, permission })));
@@ -156,12 +170,12 @@ function render(): void {
 
 let togglesTimer: ReturnType<typeof setTimeout> | null = null;
 
-/** Guarded toggles that are off stay disabled until they have been in place for ARM_MS. */
+/** Guarded toggles that are off, and guarded buttons, stay disabled until they have been in place for ARM_MS. */
 function armToggles(): void {
   let next = Infinity;
-  for (const box of document.querySelectorAll<HTMLInputElement>('input[data-arm-key]')) {
+  for (const box of document.querySelectorAll<HTMLInputElement | HTMLButtonElement>('input[data-arm-key], button[data-arm-key]')) {
     const wait = ARM_MS - stillFor(box.dataset.armKey!, box);
-    box.disabled = !box.checked && wait > 0;
+    box.disabled = !(box instanceof HTMLInputElement && box.checked) && wait > 0;
     if (box.disabled) next = Math.min(next, wait);
   }
   if (togglesTimer !== null) clearTimeout(togglesTimer);

@@ -8,7 +8,7 @@ export function renderRecording(
   recording: { tabId: number; title: string; origin: string }[],
   error: string | null,
   cli: string,
-  start: () => void,
+  start: (button: HTMLButtonElement) => void,
   stop: (tabId: number) => void,
 ): HTMLElement[] {
   const out: HTMLElement[] = [h('h2', {}, 'Draft a plugin')];
@@ -16,7 +16,8 @@ export function renderRecording(
   if (recording.length === 0) {
     card.append(
       h('div', { class: 'muted' }, "No plugin for an app? Record what its page does while you use it, and OpenTabs drafts one from that traffic."),
-      h('div', { class: 'buttons' }, h('button', { class: 'primary', 'data-testid': 'record-start', onclick: start }, 'Record this tab')),
+      // Guarded (main.ts): it starts network capture with bodies, which an agent's call must ask for.
+      h('div', { class: 'buttons' }, h('button', { class: 'primary', 'data-testid': 'record-start', 'data-arm-key': 'record-start', onclick: (e: Event) => start(e.currentTarget as HTMLButtonElement) }, 'Record this tab')),
     );
   }
   for (const r of recording) {
