@@ -23,7 +23,7 @@
  *    styles, pseudo-elements included, took a PDF of a 1,000-element page from about 0.3 s to 0.9 s).
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { withDebugger } from './debugger.ts';
+import { withDebugger, type CdpSend } from './debugger.ts';
 import { frameShowsRefusedPage } from './frame-policy.ts';
 import { refusalReason, resolveFileUrls, urlPolicy } from './url-policy.ts';
 
@@ -103,8 +103,46 @@ function treeFileUrls(tree: FrameTree | undefined, out: Map<string, string>, dep
   for (const c of tree.childFrames ?? []) treeFileUrls(c, out, depth + 1);
 }
 
-function pictureRefused(tabId: number, what: string, why: string, kind = 'a picture'): ToolError {
-  return new ToolError(`Tab ${tabId} shows ${kind} from a file tools may not use (${why}); no ${what} is taken of it`, { code: 'page_not_allowed', category: 'auth' });
+/**
+ * Throws (page_not_allowed) when a document of tab `tabId` loaded a resource from a file the tools
+ * may not use, as the DevTools protocol lists what each document loaded (Page.getResourceTree; the
+ * page cannot take one out of that list): a picture, or a script or style sheet, which puts what
+ * the file holds into the page (a hidden `.env` of KEY="value" lines run as a script sets globals
+ * the page reads; a style sheet's custom properties are read through getComputedStyle). `what`
+ * names what is not taken ("screenshot"), or `tail` says what is not done; `send`, a debugger
+ * session of the tab (else one is opened). Frames showing a refused page, and those inside them, are not looked at
+ * (what they load stays inside them).
+ */
+export async function checkLoadedFiles(tabId: number, what: string, send: CdpSend | null, tail?: string, skip: ReadonlySet<string> = new Set()): Promise<void> {
+  let tree: FrameTree | undefined;
+  try {
+    const get = (s: CdpSend) => s<{ frameTree: FrameTree }>('Page.getResourceTree');
+    tree = (await (send ? get(send) : withDebugger(tabId, get))).frameTree;
+  } catch (err) {
+    if (err instanceof ToolError) throw err;
+    throw new ToolError(`Could not read tab ${tabId} to check it before the ${what}: ${(err as Error)?.message ?? err}; try again once it has loaded`, { code: 'not_available', category: 'internal', retryable: true });
+  }
+  const loaded = new Map<string, string>();
+  treeFileUrls(tree, loaded);
+  // Judged by the file each leads to too (a visible link to a hidden picture): asked of the server first.
+  await resolveFileUrls(loaded.keys()).catch(() => {});
+  for (const [url, type] of loaded) {
+    if (skip.has(type)) continue;
+    const why = refusalReason(url);
+    // Any type: a script or style sheet of such a file can put what it holds on the page too.
+    if (why) throw pictureRefused(tabId, what, why, type === 'Image' ? 'a picture' : `a resource (${type.toLowerCase()})`, tail);
+  }
+}
+
+/** Whether tab `tabId` may hold a document that loaded local files: file:// pages on, and a file:// frame in it. */
+export async function mayLoadFiles(tabId: number): Promise<boolean> {
+  if (!urlPolicy().allowFileUrls) return false;
+  const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  return frames.some((f) => f.url.startsWith('file:'));
+}
+
+function pictureRefused(tabId: number, what: string, why: string, kind = 'a picture', tail = `no ${what} is taken of it`): ToolError {
+  return new ToolError(`Tab ${tabId} shows ${kind} from a file tools may not use (${why}); ${tail}`, { code: 'page_not_allowed', category: 'auth' });
 }
 
 /**
@@ -117,6 +155,7 @@ export async function refuseIfRefusedPictureShown(tabId: number, what: string): 
   if (!urlPolicy().allowFileUrls) return;
   const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
   if (!frames.some((f) => f.url.startsWith('file:'))) return;
+  await checkLoadedFiles(tabId, what, null);
   // Frames showing a refused page and those inside them (judged by the frame checks, as above).
   const byId = new Map(frames.map((f) => [f.frameId, f]));
   const insideRefused = (frameId: number): boolean => {
@@ -126,22 +165,6 @@ export async function refuseIfRefusedPictureShown(tabId: number, what: string): 
   };
   const unreadable = (err: unknown) =>
     new ToolError(`Could not read tab ${tabId} to check it before the ${what}: ${(err as Error)?.message ?? err}; try again once it has loaded`, { code: 'not_available', category: 'internal', retryable: true });
-  let tree: FrameTree | undefined;
-  try {
-    tree = (await withDebugger(tabId, (send) => send<{ frameTree: FrameTree }>('Page.getResourceTree'))).frameTree;
-  } catch (err) {
-    if (err instanceof ToolError) throw err;
-    throw unreadable(err);
-  }
-  const loaded = new Map<string, string>();
-  treeFileUrls(tree, loaded);
-  // Judged by the file each leads to too (a visible link to a hidden picture): asked of the server first.
-  await resolveFileUrls(loaded.keys()).catch(() => {});
-  for (const [url, type] of loaded) {
-    const why = refusalReason(url);
-    // Any type: a script or style sheet of such a file can put what it holds on the page too.
-    if (why) throw pictureRefused(tabId, what, why, type === 'Image' ? 'a picture' : `a resource (${type.toLowerCase()})`);
-  }
   let results: chrome.scripting.InjectionResult<{ urls: string[]; over: boolean } | null>[];
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {

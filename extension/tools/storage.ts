@@ -8,6 +8,7 @@ import { runPage, STALE_MS } from './page-run.ts';
 import type { Handlers } from './types.ts';
 import { assertApprovedSite, checkedScriptTarget, refusalReason, tabRefusedError } from './url-policy.ts';
 import { guardedAttempt, scriptAttempts, SCRIPT_LATE, SCRIPT_MOVED } from './script-eval.ts';
+import { checkLoadedFiles, mayLoadFiles } from './capture-resources.ts';
 
 function checkUrl(url: unknown): string {
   try {
@@ -71,8 +72,21 @@ export const storageTools = {
   async browser_execute_script(input, ctx) {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
+    // A file:// document can load other local files as scripts and style sheets, which put what
+    // the file holds into the page (a hidden .env of KEY="value" lines sets globals): not run in a
+    // document that loaded one of a file the tools may not use, and the result is dropped when the
+    // code made it load one.
+    // Pictures, media and fonts are not looked at: a page's scripts cannot read what they hold.
+    const files = await mayLoadFiles(tabId);
+    const unread = new Set(['Image', 'Media', 'Font']);
     // Through CDP so a strict page CSP (no eval) does not stop it; the result comes back by value.
     const r = await withDebugger(tabId, async (send) => {
+      if (files) await checkLoadedFiles(tabId, 'script', send, 'no script is run in it', unread);
+      const done = await evaluate(send);
+      if (files) await checkLoadedFiles(tabId, 'script', send, 'it was loaded while the script ran, and the result is not returned', unread);
+      return done;
+    });
+    async function evaluate(send: CdpSend): Promise<Evaluated> {
       const attempts = scriptAttempts(String(input.code));
       // The quick way, one DevTools round trip per attempt: the tab's top document as Chrome knows
       // it is checked here (URL policy; for an approved call, the approved site), and the code runs
@@ -95,7 +109,7 @@ export const storageTools = {
         }
       }
       return carefully(send, tabId, attempts, ctx.signal);
-    });
+    }
     if (r.exceptionDetails) {
       throw new ToolError(`The script threw: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`, { code: 'tool_error', category: 'validation' });
     }
