@@ -21,7 +21,8 @@ Options:
   --plugin P        Only lines about plugin P, then P's own recent log entries (debug/info/
                     warn/error from its adapter) kept by the running server; with -f, new
                     entries as they arrive
-  --json            Print the raw JSON lines
+  --json            Print the raw JSON lines (a line of plain text, such as the start banner of a
+                    --background server, as {"level":"info","event":"output","text":…})
   --port N          Server port (for --plugin)`;
 
 const FOLLOW_POLL_MS = 250;
@@ -50,7 +51,7 @@ export const command: Command = {
     const show = (line: string) => {
       if (!line.trim()) return;
       if (values.plugin && !mentionsPlugin(line, values.plugin)) return;
-      out(values.json ? printable(line) : formatLine(line));
+      out(values.json ? jsonLine(line) : formatLine(line));
     };
 
     let offset = 0;
@@ -58,7 +59,7 @@ export const command: Command = {
       const text = readFrom(path, 0);
       offset = Buffer.byteLength(text);
       const all = text.split('\n').filter((l) => l.trim() && (!values.plugin || mentionsPlugin(l, values.plugin)));
-      for (const l of all.slice(-lines)) out(values.json ? printable(l) : formatLine(l));
+      for (const l of all.slice(-lines)) out(values.json ? jsonLine(l) : formatLine(l));
     } else if (!values.follow) {
       err(`No server log yet (${path}); it is written once the server has started.`);
       return 0;
@@ -105,6 +106,21 @@ function readFrom(path: string, offset: number): string {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * A server.log line for --json: as written when it is a JSON object; otherwise (the text a server
+ * started with --background printed, which goes to the same file) as {"level":"info","event":"output","text":…},
+ * so every line of the output parses as JSON.
+ */
+export function jsonLine(line: string): string {
+  try {
+    const o = JSON.parse(line) as unknown;
+    if (o !== null && typeof o === 'object' && !Array.isArray(o)) return printable(line);
+  } catch {
+    // Not JSON: wrapped below.
+  }
+  return printable(JSON.stringify({ level: 'info', event: 'output', text: line }));
 }
 
 function mentionsPlugin(line: string, plugin: string): boolean {
