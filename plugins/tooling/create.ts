@@ -144,8 +144,9 @@ test('every tool rejects input that is not an object', async () => {
 
 // The sample tool's own test; delete it together with the sample tool.
 test.skipIf(!plugin.tools.some((t) => t.name === 'get_page_info'))('get_page_info returns the page title, URL and description', async () => {
-  // A stand-in page for this call only (title, URL, meta tags, cookie, globals); \`routes\` fakes
-  // the app's API the same way. e2e tests run the adapter in a real browser.
+  // A stand-in page for this call only (title, URL, meta tags, cookie, globals, localStorage,
+  // sessionStorage); \`routes\` fakes the app's API the same way. e2e tests run the adapter in a
+  // real browser.
   const page = { url: 'https://example.com/home', title: 'Example', meta: { description: 'An example page' } };
   const { outcome, logs } = await runTool(plugin, 'get_page_info', {}, { page });
   expect(outcome).toEqual({ ok: true, value: { title: 'Example', url: 'https://example.com/home', description: 'An example page' } });
