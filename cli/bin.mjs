@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 // npm bin shim for `opentabs`. The CLI and server are TypeScript run by Bun: under Bun (bunx,
 // `bun cli/bin.mjs`) import the entry directly; under Node, re-run it with the Bun binary that
-// the `bun` dependency installed (or a `bun` on PATH), passing signals and the exit code through.
+// the `bun` dependency installed (cli/find-bun.mjs), passing signals and the exit code through.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findBun } from './find-bun.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const entry = join(here, 'main.ts');
@@ -32,13 +31,4 @@ if (process.versions.bun) {
     process.exit(1);
   });
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 1 : 1)));
-}
-
-function findBun() {
-  try {
-    const pkg = createRequire(import.meta.url).resolve('bun/package.json');
-    const exe = join(dirname(pkg), 'bin', process.platform === 'win32' ? 'bun.exe' : 'bun.exe');
-    if (existsSync(exe)) return exe;
-  } catch {}
-  return 'bun';
 }
