@@ -146,7 +146,9 @@ function hintFor(code: string, message: string, tool: string): string {
       // The extension's own tab_closed messages already say so and name the next step.
       return /retry|browser_list_tabs/i.test(message) ? message : withHint(message, 'The tab was closed; open it again and retry.');
     case 'adapter_not_ready':
-      return /retry/i.test(message) ? message : withHint(message, 'The page is still loading or not logged in; wait a moment and retry.');
+      // The SDK's and the extension's own not-ready messages already say to have the user log in and
+      // call again: "wait a moment and retry" after them would have the agent retry instead of ask.
+      return /retry|call again/i.test(message) ? message : withHint(message, 'The page is still loading or not logged in; wait a moment and retry.');
     default:
       return message;
   }

@@ -405,6 +405,7 @@ test('logged out without a route change: isReady follows and the agent is asked 
   expect(r.isError).toBe(true);
   expect(errorOf(r)).toMatchObject({ category: 'auth', code: 'adapter_not_ready' });
   expect(text(r)).toContain('ask the user to log in to Mail in their browser');
+  expect(text(r)).not.toContain('wait a moment and retry');
   // Logged in again (a new token, the page not reloaded): the default headers send the new one.
   await tab.evaluate(() => (window as unknown as { login(u: string): Promise<void> }).login('bea'));
   const again = await mcp.callTool({ name: 'mail_whoami', arguments: {} });

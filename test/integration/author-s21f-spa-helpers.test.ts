@@ -232,3 +232,12 @@ test('a request to the API on another origin that fails as the browser fails a C
     delete (globalThis as { location?: unknown }).location;
   }
 });
+
+test('logged out (isReady false): the agent is told to have the user log in, not also to wait and retry', async () => {
+  const { fromRpcError } = await import('../../server/tools/call-errors.ts');
+  const { RpcErrorCode } = await import('../../server/protocol/jsonrpc.ts');
+  // The SDK runtime's words when isReady() is false at call time.
+  const sdk =
+    'mail is not ready in this tab (https://mail.example): its isReady() check is false now, so the user is probably logged out; ask the user to log in to Mail in their browser (or wait for the page to finish loading), then call again';
+  expect(fromRpcError({ code: RpcErrorCode.ToolError, message: sdk, data: { code: 'adapter_not_ready', category: 'auth' } }, 'mail_whoami').message).toBe(sdk);
+});
