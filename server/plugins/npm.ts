@@ -2,8 +2,9 @@
  * The managed install prefix (<configDir>/plugins) driven through the npm CLI. Every command runs
  * with install scripts disabled (--ignore-scripts): installing a plugin never runs its code.
  */
-import { mkdir, readFile } from '../state/fs-async.ts';
-import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from '../state/fs-async.ts';
+import { existsSync } from 'node:fs';
+import { readRegularFileSync } from '../protocol/regular-file.ts';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../state/atomic.ts';
 import { OpenTabsError } from '../errors.ts';
@@ -70,7 +71,7 @@ async function ensurePrefix(prefix: string): Promise<void> {
 
 async function readDeps(prefix: string): Promise<Record<string, string>> {
   try {
-    const pkg = JSON.parse(await readFile(join(prefix, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const pkg = JSON.parse(readRegularFileSync(join(prefix, 'package.json'))) as { dependencies?: Record<string, string> };
     return pkg.dependencies ?? {};
   } catch {
     return {};
@@ -92,7 +93,8 @@ export async function installedPluginDirs(configDir: string): Promise<string[]> 
   // thread-pool round trip costs ≈ 3 ms of the start.
   let deps: Record<string, unknown> = {};
   try {
-    const pkg = JSON.parse(readFileSync(join(prefix, 'package.json'), 'utf8')) as { dependencies?: unknown };
+    // Only a regular file: a named pipe there held every start for good, a link to /dev/zero read without end.
+    const pkg = JSON.parse(readRegularFileSync(join(prefix, 'package.json'))) as { dependencies?: unknown };
     if (pkg.dependencies && typeof pkg.dependencies === 'object' && !Array.isArray(pkg.dependencies)) deps = pkg.dependencies as Record<string, unknown>;
   } catch {
     return [];

@@ -1,7 +1,8 @@
 /**
  * Another program of the user puts a named pipe (FIFO), or a link to /dev/zero, at the cache files
- * of the config dir (cache/loaded-plugins.json, cache/checked-manifests.json). The server read them
- * with a blocking read at start: on the pipe it waited for a writer for good, holding the port
+ * of the config dir (cache/loaded-plugins.json, cache/checked-manifests.json) or at the list of
+ * installed plugin packages (plugins/package.json). The server read them with a blocking read at
+ * start: on the pipe it waited for a writer for good, holding the port
  * bound and answering nothing (`opentabs start --background` gave up, `stop` found a server that
  * did not answer). They are now read only when they are regular files, as the other files of the
  * config dir are; anything else is an empty cache.
@@ -46,12 +47,13 @@ for (const [label, plant] of [
   ['a named pipe', (path: string) => execFileSync('mkfifo', [path])],
   ['a link to /dev/zero', (path: string) => symlinkSync('/dev/zero', path)],
 ] as const) {
-  test(`${label} at each cache file: the server starts, loads its plugin and answers`, async () => {
+  test(`${label} at each cache file and at plugins/package.json: the server starts, loads its plugin and answers`, async () => {
     const dir = join(root, label.replace(/\W+/g, '-'));
     mkdirSync(join(dir, 'cache'), { recursive: true, mode: 0o700 });
+    mkdirSync(join(dir, 'plugins'), { recursive: true, mode: 0o700 });
     const plugin = writeTestPlugin(join(root, `plugins-${label.replace(/\W+/g, '-')}`), 'notes', [{ name: 'list' }]);
     writeTestConfig(dir, { localPlugins: [plugin] });
-    for (const f of ['loaded-plugins.json', 'checked-manifests.json']) plant(join(dir, 'cache', f));
+    for (const f of ['cache/loaded-plugins.json', 'cache/checked-manifests.json', 'plugins/package.json']) plant(join(dir, f));
     const port = freePort();
     const start = await runCli(['start', '--background', '--port', String(port)], { configDir: dir, timeoutMs: 60_000 });
     const pid = pidOf(dir);
