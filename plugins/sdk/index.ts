@@ -25,4 +25,6 @@ export {
   DEFAULT_WAIT_TIMEOUT_MS,
 } from './page.ts';
 export type { WaitOptions } from './page.ts';
+export { readWebSocket } from './websocket.ts';
+export type { ReadWebSocketOptions, WebSocketMessage } from './websocket.ts';
 export { SDK_VERSION } from './version.ts';
