@@ -11,8 +11,8 @@
  * minutes. Decisions come only as fast as the user answers cards, so that file keeps them for
  * years. `opentabs audit --file` reads the four files, each entry once.
  */
-import { closeSync, fchmodSync, fdatasyncSync, fstatSync, lstatSync, renameSync } from 'node:fs';
-import { appendToLog, appendWhole, openLogForAppend } from './log-file.ts';
+import { closeSync, fchmodSync, fdatasyncSync, fstatSync, lstatSync } from 'node:fs';
+import { appendToLog, appendWhole, openLogForAppend, rotateTo } from './log-file.ts';
 import { NotRegularFileError } from '../protocol/regular-file.ts';
 import { stat } from './fs-async.ts';
 import { join } from 'node:path';
@@ -99,23 +99,6 @@ export function readAuditTail(path: string, max: number): AuditEntry[] {
     return lines < max;
   });
   return out.reverse();
-}
-
-/**
- * Renames `path` to `path.1`. A folder another program put at `path.1` makes the rename fail for
- * good: the entries then go on being appended to `path` (past its size) rather than being lost,
- * with a line on stderr naming the folder.
- */
-const warnedRotation = new Set<string>();
-function rotateTo(path: string): void {
-  try {
-    renameSync(path, `${path}.1`);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR') throw err;
-    if (!warnedRotation.has(path)) console.error(`opentabs: cannot rotate ${path}: ${path}.1 is a folder; remove it. Entries are appended to ${path} meanwhile`);
-    warnedRotation.add(path);
-  }
 }
 
 export class AuditLog {

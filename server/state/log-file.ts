@@ -7,7 +7,7 @@
  * socket or a device node in a log's place is removed the same way (opening a FIFO to write
  * waited for a reader for good: the server never started); a folder there is an error naming it.
  */
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { FILE_MODE } from './paths.ts';
 import { NotRegularFileError, openRegularSync } from '../protocol/regular-file.ts';
 
@@ -71,5 +71,22 @@ export function appendToLog(path: string, data: string | Uint8Array, mode: numbe
     appendWhole(fd, buf);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Renames `path` to `path.1`. A folder another program put at `path.1` makes the rename fail for
+ * good: the entries then go on being appended to `path` (past its size) rather than being lost,
+ * with a line on stderr naming the folder.
+ */
+const warnedRotation = new Set<string>();
+export function rotateTo(path: string): void {
+  try {
+    renameSync(path, `${path}.1`);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR') throw err;
+    if (!warnedRotation.has(path)) console.error(`opentabs: cannot rotate ${path}: ${path}.1 is a folder; remove it. Entries are appended to ${path} meanwhile`);
+    warnedRotation.add(path);
   }
 }

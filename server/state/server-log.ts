@@ -3,11 +3,11 @@
  * fields with secret-like names are redacted and bearer tokens / 64-hex strings are masked.
  * Appends are synchronous: events are rare, and a line must survive a crash right after it.
  */
-import { lstatSync, mkdirSync, renameSync } from 'node:fs';
+import { lstatSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { printable } from '../shown-text.ts';
 import { NotRegularFileError } from '../protocol/regular-file.ts';
-import { appendToLog } from './log-file.ts';
+import { appendToLog, rotateTo } from './log-file.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -72,8 +72,9 @@ export class ServerLog {
         }
       }
       if (this.size > 0 && this.size + line.length > SERVER_LOG_ROTATE_BYTES) {
-        renameSync(this.path, `${this.path}.1`);
-        this.size = 0;
+        // A folder at server.log.1 leaves the lines in server.log rather than losing every one after it.
+        rotateTo(this.path);
+        this.size = lstatSync(this.path, { throwIfNoEntry: false })?.size ?? 0;
       }
       appendToLog(this.path, line, 0o600);
       this.size += Buffer.byteLength(line);
