@@ -188,3 +188,43 @@ export async function refuseIfRefusedPictureShown(tabId: number, what: string): 
     }
   }
 }
+
+/**
+ * Runs in a document (ISOLATED world): adds a Content-Security-Policy, once, under which the
+ * document loads no script or style sheet from a local file (scripts and style sheets of the page
+ * itself, inline or from http(s), blob: and data:, still run). A policy stays for the document's
+ * life whatever the page does to the element, and documents it creates (about:blank and srcdoc
+ * iframes, pop-ups) take it on. False when it could not be added (no head).
+ */
+export function closeLocalLoads(): boolean {
+  const g = globalThis as unknown as { opentabsLocalLoadsClosed?: boolean };
+  if (g.opentabsLocalLoadsClosed) return true;
+  const head = document.head;
+  if (!head) return false;
+  const meta = document.createElement('meta');
+  meta.httpEquiv = 'Content-Security-Policy';
+  meta.content = "script-src 'unsafe-inline' 'unsafe-eval' http: https: blob: data:; style-src 'unsafe-inline' http: https: blob: data:";
+  head.prepend(meta);
+  g.opentabsLocalLoadsClosed = true;
+  return true;
+}
+
+/**
+ * Before the agent's code runs in tab `tabId` (file:// pages on, a file:// frame in it): its top
+ * document, and the about:blank and srcdoc frames in it (they may share its origin, and the code
+ * can write into them), stop loading scripts and style sheets from local files (closeLocalLoads).
+ * A file:// document can load any local file as a script or style sheet, putting what it holds
+ * into the page (a hidden .env of KEY="value" lines sets globals, a style sheet's custom
+ * properties are read through getComputedStyle), and code the agent runs there could have it do
+ * so at any later moment, for other tools to read. Throws (page_not_allowed) when it cannot be done.
+ */
+export async function closeLocalLoadsOf(tabId: number, topDocumentId: string | undefined): Promise<void> {
+  const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  const documentIds = [topDocumentId, ...frames.filter((f) => f.frameId !== 0 && (f.url === 'about:blank' || f.url === 'about:srcdoc')).map((f) => f.documentId)];
+  for (const documentId of documentIds) {
+    const [r] = documentId ? await chrome.scripting.executeScript({ target: { tabId, documentIds: [documentId] }, world: 'ISOLATED', func: closeLocalLoads }).catch(() => [] as chrome.scripting.InjectionResult<boolean>[]) : [];
+    if (r?.result !== true && documentId === topDocumentId) {
+      throw new ToolError(`Tab ${tabId} is a local page whose loads of other local files could not be closed to scripts the agent runs; no script is run in it`, { code: 'page_not_allowed', category: 'auth' });
+    }
+  }
+}

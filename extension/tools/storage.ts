@@ -8,7 +8,7 @@ import { runPage, STALE_MS } from './page-run.ts';
 import type { Handlers } from './types.ts';
 import { assertApprovedSite, checkedScriptTarget, refusalReason, tabRefusedError } from './url-policy.ts';
 import { guardedAttempt, scriptAttempts, SCRIPT_LATE, SCRIPT_MOVED } from './script-eval.ts';
-import { checkLoadedFiles, mayLoadFiles } from './capture-resources.ts';
+import { checkLoadedFiles, closeLocalLoadsOf, mayLoadFiles } from './capture-resources.ts';
 
 function checkUrl(url: unknown): string {
   try {
@@ -73,15 +73,20 @@ export const storageTools = {
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     // A file:// document can load other local files as scripts and style sheets, which put what
-    // the file holds into the page (a hidden .env of KEY="value" lines sets globals): not run in a
-    // document that loaded one of a file the tools may not use, and the result is dropped when the
-    // code made it load one.
-    // Pictures, media and fonts are not looked at: a page's scripts cannot read what they hold.
+    // the file holds into the page (a hidden .env of KEY="value" lines sets globals): no code runs
+    // in a document that loaded one of a file the tools may not use, the document loads no more
+    // local scripts or style sheets once the agent's code runs in it (closeLocalLoadsOf: the code
+    // could have it load one later, for other tools to read), and the result is dropped when one
+    // was loaded while the code ran. Pictures, media and fonts are not looked at: a page's scripts
+    // cannot read what they hold.
     const files = await mayLoadFiles(tabId);
     const unread = new Set(['Image', 'Media', 'Font']);
     // Through CDP so a strict page CSP (no eval) does not stop it; the result comes back by value.
     const r = await withDebugger(tabId, async (send) => {
-      if (files) await checkLoadedFiles(tabId, 'script', send, 'no script is run in it', unread);
+      if (files) {
+        await checkLoadedFiles(tabId, 'script', send, 'no script is run in it', unread);
+        await closeLocalLoadsOf(tabId, (await checkedScriptTarget(tabId)).documentIds?.[0]);
+      }
       const done = await evaluate(send);
       if (files) await checkLoadedFiles(tabId, 'script', send, 'it was loaded while the script ran, and the result is not returned', unread);
       return done;
