@@ -52,11 +52,26 @@ export async function main(argv: string[]): Promise<number> {
     out(topHelp());
     return 0;
   }
-  if (name === '--version' || name === '-v' || name === 'version') {
+  if (name === '--version' || name === '-v' || name === '-V' || name === 'version') {
     out(VERSION);
     return 0;
   }
   const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!entry && name.startsWith('-')) {
+    // `opentabs --port 9600 status`: options belong to the command, after it.
+    const at = rest.findIndex((a) => Object.hasOwn(COMMANDS, a));
+    let fixed = '';
+    if (at >= 0 && !rest.some((a) => a.includes('`'))) {
+      const command = rest[at]!;
+      const before = [name, ...rest.slice(0, at)];
+      const after = rest.slice(at + 1);
+      // A group's subcommand stays right after the group (`tool list --json`).
+      const sub = Object.hasOwn(GROUP_SUBCOMMANDS, command) && GROUP_SUBCOMMANDS[command]!.includes(after[0] ?? '') ? [after.shift()!] : [];
+      fixed = [command, ...sub, ...before, ...after].map(shellWord).join(' ');
+    }
+    err(`${ce.red('error:')} unknown option "${name}" before the command.${fixed ? ` Options go after the command: \`opentabs ${fixed}\`.` : ''} Run \`opentabs --help\` for the list of commands.`);
+    return EXIT_USAGE;
+  }
   if (!entry) {
     err(`${ce.red('error:')} unknown command "${name}".${meant(name, rest)} Run \`opentabs --help\` for the list.`);
     return EXIT_USAGE;

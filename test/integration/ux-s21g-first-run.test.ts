@@ -100,6 +100,26 @@ describe('a mistyped command', () => {
   });
 });
 
+test('options before the command: the command line with them after it, which runs', async () => {
+  const cfg = join(root, 'options-first');
+  for (const [args, fixed] of [
+    [['--port', '1', 'status', '--json'], ' status --port 1 --json'],
+    [['--json', 'tool', 'list', '--plugin', 'browser'], ' tool list --json --plugin browser'],
+  ] as Array<[string[], string]>) {
+    const r = await runCli(args, { configDir: cfg, env: { PATH: PATH_WITHOUT_OPENTABS } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`unknown option "${args[0]}" before the command.`);
+    const suggested = backticked(r.stderr)[0]!;
+    expect(suggested).toEndWith(fixed);
+    // It parses: the same line with --help appended is accepted.
+    const help = await runShell(`${suggested} --help`, { PATH: PATH_WITHOUT_OPENTABS, HOME: root });
+    expect({ suggested, code: help.code }).toEqual({ suggested, code: 0 });
+  }
+  const version = await runCli(['-V'], { configDir: cfg });
+  expect(version.code).toBe(0);
+  expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+});
+
 describe('a config dir that cannot be used', () => {
   const noStack = (stderr: string) => expect(stderr).not.toMatch(/\n\s+at /);
 
