@@ -38,7 +38,8 @@ function topHelp(): string {
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     '',
     'Run `opentabs <command> --help` for a command\'s options.',
-    'Environment: OPENTABS_CONFIG_DIR (state dir, default ~/.opentabs), PORT (default 9515), NO_COLOR.',
+    'Environment: OPENTABS_CONFIG_DIR (state dir, default ~/.opentabs), PORT (default: the port this config',
+    "dir's server last ran on, else 9515), NO_COLOR.",
   ].join('\n');
 }
 
