@@ -53,7 +53,7 @@ Keys:
                                              pageOrigin.https://app.example.com auto (new origins: ask)
   mcpSessionsPerMinute <n>                   New MCP sessions allowed per minute (default 5)
   uploadFolders <folder>[,<folder>…]         Folders browser_upload_file may take files from
-                                             (absolute paths; "" allows none, the default)
+                                             (absolute paths or ~/…; "" allows none, the default)
 
 config.json is written atomically; a running server reloads it at once (--port N: the port it
 runs on, when it is not this config dir's last one).`;
@@ -247,7 +247,9 @@ async function set(argv: string[]): Promise<number> {
     });
     done = `mcpSessionsPerMinute set to ${n}.`;
   } else if (key === 'uploadFolders') {
-    const folders = value.split(',').map((f) => f.trim()).filter((f) => f !== '');
+    // A shell expands ~ only at the start of the value (~/a,~/b gives /home/me/a,~/b), and not in quotes: ~/ here is the home folder too.
+    const home = (f: string) => (f === '~' ? homedir() : f.startsWith('~/') ? join(homedir(), f.slice(2)) : f);
+    const folders = value.split(',').map((f) => home(f.trim())).filter((f) => f !== '');
     for (const f of folders) {
       if (!isAbsolute(f)) throw usageError(`Bad uploadFolders entry "${f}": expected an absolute folder path, e.g. ${join(homedir(), 'Documents', 'to-upload')}.`, 'config set');
       if (!existsSync(f) || !statSync(f).isDirectory()) throw usageError(`Bad uploadFolders entry "${f}": no folder there. Create it first (\`mkdir -p ${shellWord(f)}\`) and put only the files you mean to share in it.`, 'config set');

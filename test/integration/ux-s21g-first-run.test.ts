@@ -211,3 +211,15 @@ test('`npx opentabs` and `npm start` put node_modules/.bin on PATH for one run: 
   expect(backticked(installed.stderr)[0]).toEndWith('opentabs start');
   expect(backticked(installed.stderr)[0]).not.toContain(MAIN);
 });
+
+test('config set uploadFolders ~/a,~/b: every entry from the home folder (a shell expands only the first ~)', async () => {
+  const home = join(root, 'home-upload');
+  mkdirSync(join(home, 'a'), { recursive: true });
+  mkdirSync(join(home, 'b'), { recursive: true });
+  const cfg = join(root, 'upload-cfg');
+  // As bash passes `~/a,~/b` unquoted: the first expanded, the second not.
+  const r = await runCli(['config', 'set', 'uploadFolders', `${join(home, 'a')},~/b`], { configDir: cfg, env: { HOME: home } });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+  const show = await runCli(['config', 'show', '--json'], { configDir: cfg, env: { HOME: home } });
+  expect(JSON.stringify(JSON.parse(show.stdout))).toContain(JSON.stringify([join(home, 'a'), join(home, 'b')]));
+});
