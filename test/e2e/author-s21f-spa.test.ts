@@ -3,7 +3,7 @@
  * a token API on another (CORS with Access-Control-Allow-Origin: *, no cookies), the login kept as
  * a Bearer token in localStorage, routes changed with pushState, cursor pages with a 429 on the
  * way, a server-sent events feed, a CSV download and a multipart upload. The plugin is made with
- * `opentabs plugin create` and written with the SDK README's helpers, run through the real
+ * `opentabs plugin create` and written with the SDK README's helpers (a WebSocket feed too), run through the real
  * extension in Chromium and called over MCP (official SDK client). Checks what the agent gets in
  * each case, including the logged-out app and a choice between two tabs.
  */
@@ -33,13 +33,38 @@ const uploads: { name: string; type: string; sha: string; auth: string | null }[
 
 const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-allow-methods': 'GET, POST' };
 
-const api = Bun.serve({
+/** WebSockets open now, and what clients sent on them. */
+let openSockets = 0;
+const socketSaid: string[] = [];
+
+const api = Bun.serve<{ user: string }, never>({
   hostname: '127.0.0.1',
   port: 0,
   idleTimeout: 60,
-  async fetch(req) {
+  websocket: {
+    open() {
+      openSockets++;
+    },
+    message(ws, msg) {
+      socketSaid.push(String(msg));
+      if (msg === 'subscribe') {
+        ws.send(JSON.stringify({ type: 'unread', count: 3, user: ws.data.user }));
+        ws.send(JSON.stringify({ type: 'presence', who: 'carol' }));
+      }
+    },
+    close() {
+      openSockets--;
+    },
+  },
+  async fetch(req, srv) {
     const u = new URL(req.url);
     if (req.method === 'OPTIONS') return new Response(null, { status: 204, headers: cors });
+    if (u.pathname === '/live') {
+      // A WebSocket handshake carries no Authorization header: the token comes in the URL.
+      const who = tokens.get(u.searchParams.get('token') ?? '');
+      if (!who) return new Response('invalid token', { status: 401 });
+      return srv.upgrade(req, { data: { user: who } }) ? undefined : new Response('upgrade failed', { status: 400 });
+    }
     if (u.pathname === '/auth' && req.method === 'POST') {
       const { user } = (await req.json()) as { user: string };
       const token = `tok-${user}-${tokens.size + 1}`;
@@ -126,7 +151,7 @@ render();
 });
 
 const SOURCE = `import * as v from 'valibot';
-import { base64ToBytes, defineTool, definePlugin, fetchJson, fetchText, getLocalStorage, readEventStream, setDefaultHeaders, ToolError, type FetchOptions } from '@opentabs/sdk';
+import { base64ToBytes, defineTool, definePlugin, fetchJson, fetchText, getLocalStorage, readEventStream, readWebSocket, setDefaultHeaders, ToolError, type FetchOptions } from '@opentabs/sdk';
 
 const API = 'http://127.0.0.1:API_PORT';
 // Read at each request: the token the app holds now (none when logged out: the API's 401 says to log in).
@@ -229,6 +254,18 @@ export default definePlugin({
       output: v.object({ events: v.array(v.object({ event: v.string(), data: v.string(), id: v.optional(v.string()) })) }),
       annotations: { readOnlyHint: true },
       handle: async (input, ctx) => ({ events: await readEventStream(API + '/events', { ...api(ctx.signal), max: input.max, durationMs: 1000 }) }),
+    }),
+    defineTool({
+      name: 'live_status',
+      description: 'Unread count and presence, from the live WebSocket.',
+      input: v.object({}),
+      output: v.object({ messages: v.array(v.unknown()) }),
+      annotations: { readOnlyHint: true },
+      async handle(_input, ctx) {
+        const url = API.replace('http:', 'ws:') + '/live?token=' + encodeURIComponent(getLocalStorage('token') ?? '');
+        const got = await readWebSocket(url, { send: 'subscribe', max: 2, durationMs: 5000, signal: ctx.signal });
+        return { messages: got.map((m) => JSON.parse(m.data)) };
+      },
     }),
     defineTool({
       name: 'export_csv',
@@ -359,6 +396,21 @@ test('the live feed: events parsed, read with the Bearer token, and the connecti
   expect((all.structuredContent as { events: unknown[] }).events).toHaveLength(3);
   expect(feedsOpened).toBe(before + 2);
   await waitUntil(() => openFeeds === 0, 'both feeds closed by the plugin', 30_000);
+});
+
+test('the live WebSocket: the token in the URL, the subscribe message sent, two messages, the socket closed after; a refused handshake named', async () => {
+  const r = await mcp.callTool({ name: 'mail_live_status', arguments: {} });
+  expect(r.isError).toBe(false);
+  expect(r.structuredContent).toEqual({ messages: [{ type: 'unread', count: 3, user: 'ann' }, { type: 'presence', who: 'carol' }] });
+  expect(socketSaid).toEqual(['subscribe']);
+  await waitUntil(() => openSockets === 0, 'the socket closed by the plugin', 30_000);
+  const saved = new Map(tokens);
+  tokens.clear();
+  const refused = await mcp.callTool({ name: 'mail_live_status', arguments: {} });
+  for (const [k, val] of saved) tokens.set(k, val);
+  expect(refused.isError).toBe(true);
+  expect(errorOf(refused)).toMatchObject({ code: 'network_error' });
+  expect(text(refused)).toContain('could not open (close code 1006); the browser does not say why: the server may be down or have refused the handshake (not logged in');
 });
 
 test('download and upload: CSV as text; a file from base64 as multipart with the token; bad base64 named', async () => {
