@@ -1,6 +1,7 @@
 /** Tiny DOM helpers for the side panel (no framework: the panel re-renders from state). */
 import type { Permission } from '../../server/protocol/methods.ts';
 import { UNSHOWN } from '../../server/shown-text.ts';
+import { ARM_MS, stillFor } from './arming.ts';
 
 export type Attrs = Record<string, string | number | boolean | undefined | ((e: Event) => void)>;
 export type Child = Node | string | null | false | undefined;
@@ -32,13 +33,35 @@ export const showHidden = (s: string) =>
     return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
   });
 
-/** off/ask/auto; `mixed` shows a placeholder option when a group's tools differ. */
+/**
+ * off/ask/auto; `mixed` shows a placeholder option when a group's tools differ.
+ *
+ * A change to auto (the tool runs without asking) counts only once the select has stayed in
+ * place for ARM_MS (arming.ts), measured when the choice is made: what is
+ * above it moves as the agent works, and a page's popup over the panel (a select's list) can go
+ * away under the user's pointer, so a click aimed elsewhere opens this select's list, and the next
+ * one picks from it. Such a change is taken back, and the select says why. Other changes always work.
+ */
 export function permissionSelect(value: Permission | 'mixed', onChange: (p: Permission) => void, attrs: Attrs): HTMLElement {
   const label = `Permission for ${attrs['data-tool'] ?? attrs['data-plugin'] ?? attrs['data-group'] ?? ''}`;
   const options = PERMISSIONS.map((p) => h('option', { value: p, selected: p === value }, p));
   if (value === 'mixed') options.unshift(h('option', { value: 'mixed', selected: true, disabled: true }, 'mixed'));
-  const sel = h('select', { ...attrs, 'aria-label': label }, ...options);
-  sel.addEventListener('change', () => onChange((sel as HTMLSelectElement).value as Permission));
+  const key = `select:${String(attrs['data-testid'] ?? label)}`;
+  // data-arm-select: measured after every render (main.ts armToggles), as the guarded toggles are.
+  const sel = h('select', { ...attrs, 'aria-label': label, 'data-arm-select': key }, ...options) as HTMLSelectElement;
+  // Measured once drawn (the panel renders, then measures), so its wait starts where it is shown.
+  queueMicrotask(() => {
+    if (sel.isConnected) stillFor(key, sel);
+  });
+  sel.addEventListener('change', () => {
+    const next = sel.value as Permission;
+    if (next === 'auto' && value !== 'auto' && stillFor(key, sel) < ARM_MS) {
+      sel.value = value;
+      sel.title = 'This moved just now, or something over the panel just went away; choose again';
+      return;
+    }
+    onChange(next);
+  });
   return sel;
 }
 

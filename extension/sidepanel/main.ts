@@ -178,6 +178,8 @@ function armToggles(): void {
     box.disabled = !(box instanceof HTMLInputElement && box.checked) && wait > 0;
     if (box.disabled) next = Math.min(next, wait);
   }
+  // Permission selects (dom.ts) check their wait when a choice is made; measured here, a move by a render counts.
+  for (const sel of document.querySelectorAll<HTMLSelectElement>('select[data-arm-select]')) stillFor(sel.dataset.armSelect!, sel);
   if (togglesTimer !== null) clearTimeout(togglesTimer);
   togglesTimer = next === Infinity ? null : setTimeout(() => {
     togglesTimer = null;

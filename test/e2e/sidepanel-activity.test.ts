@@ -132,7 +132,17 @@ describe('permissions', () => {
     await shot('approval');
     await card.locator('[data-testid="deny"]').click();
     expect((await call).status).toBe(403);
-    await panel.selectOption('[data-testid="perm-plugin-fixture"]', 'auto');
+    // Raised to auto, a select counts once it has stayed in place a moment: chosen again until it is.
+    await waitUntil(
+      async () => {
+        if ((await toolsList()).filter((t) => t.name.startsWith('fixture_')).every((t) => t.permission === 'auto')) return true;
+        await panel.selectOption('[data-testid="perm-plugin-fixture"]', 'auto');
+        return null;
+      },
+      'every fixture tool at auto',
+      15_000,
+      400,
+    );
   });
 
   test('the filter finds a tool; risky tools are marked; a description opens on click', async () => {

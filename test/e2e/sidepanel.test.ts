@@ -28,8 +28,23 @@ const echoPermissionSaved = async (permission: 'ask' | 'auto') => {
   await waitUntil(() => config().permissions.fixture?.tools?.echo === permission, `fixture_echo saved as ${permission}`);
   await waitUntil(() => h.srv.ctx.catalog.current().get('fixture_echo')?.permission === permission, `fixture_echo's permission ${permission} in effect`);
 };
+/**
+ * A select raised to auto counts only once it has stayed in place a moment (the activity list above
+ * it moves with every call): chosen again until it is saved.
+ */
+const choose = async (testid: string, value: string, saved: () => boolean) =>
+  waitUntil(
+    async () => {
+      if (saved()) return true;
+      await panel.selectOption(`[data-testid="${testid}"]`, value);
+      return saved() || null;
+    },
+    `${testid} saved as ${value}`,
+    15_000,
+    400,
+  );
 const setEchoPermission = async (permission: 'ask' | 'auto') => {
-  await panel.selectOption('[data-testid="perm-fixture_echo"]', permission);
+  await choose('perm-fixture_echo', permission, () => config().permissions.fixture?.tools?.echo === permission);
   await echoPermissionSaved(permission);
 };
 const badge = async () => (await h.serviceWorker()).evaluate(() => chrome.action.getBadgeText({}));
@@ -80,7 +95,7 @@ describe('side panel', () => {
     await waitUntil(async () => (await h.callTool('fixture_fail')).status === 403, 'fixture_fail to be refused');
     expect(config().permissions.fixture.tools.fail).toBe('off');
     // And back on.
-    await panel.selectOption('[data-testid="perm-browser_list_tabs"]', 'auto');
+    await choose('perm-browser_list_tabs', 'auto', () => config().permissions.browser.tools.browser_list_tabs === 'auto');
     await waitUntil(async () => (await h.callTool('browser_list_tabs')).status === 200, 'browser_list_tabs allowed again');
   });
 
