@@ -1,7 +1,7 @@
 /** The reading group: page text, HTML, element queries, screenshots. Each runs one script in the tab. */
 import { ToolError } from '../shared/tool-error.ts';
 import { pageFindError } from './acting.ts';
-import { withDebugger } from './debugger.ts';
+import { withDebugger, type CdpSend } from './debugger.ts';
 import { CAPTURE_RETRY_PAUSE_MS, captureSpaced } from './capture.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { childFrames, FRAME_LEVELS_MAX, frameOffset, frameTarget, framesUnder, matchFrames, runIn, runInFrame, UNSURE_FRAME_NOTE, type ScriptTarget, type SubFrame } from './frames.ts';
@@ -245,6 +245,32 @@ function unwrap<T extends object>(r: T | { error: string }): T {
   return r;
 }
 
+/**
+ * The most device pixels a screenshot beyond the viewport may cover, and the longest side. Chrome
+ * renders such a capture whole before encoding it: a full-page shot under an 8K emulation at 2×
+ * (15360 × 20000 device pixels, 1.2 GB of raw pixels) ran past the call's timeout, busying the
+ * tab's renderer. Its image could not be returned anyway (one result carries under 10 MB).
+ */
+const CAPTURE_MAX_DEVICE_PIXELS = 64 * 1024 * 1024;
+const CAPTURE_MAX_SIDE_PX = 16_384;
+
+/** Refuse (result_too_large) a capture of `clip` (CSS pixels) above the device-pixel bounds, before Chrome renders it. */
+async function assertCapturable(send: CdpSend, clip: { width: number; height: number }): Promise<void> {
+  // Device pixels per CSS pixel, an emulated deviceScaleFactor included (the layout metrics' two
+  // viewports do not show one). A page can only make its own capture refused by changing it.
+  const dpr = await send<{ result?: { value?: unknown } }>('Runtime.evaluate', { expression: 'devicePixelRatio', returnByValue: true }).catch(() => null);
+  const value = Number(dpr?.result?.value);
+  const scale = Number.isFinite(value) && value > 1 ? Math.min(value, 16) : 1;
+  const w = Math.ceil(clip.width * scale);
+  const h = Math.ceil(clip.height * scale);
+  if (w * h <= CAPTURE_MAX_DEVICE_PIXELS && w <= CAPTURE_MAX_SIDE_PX && h <= CAPTURE_MAX_SIDE_PX) return;
+  throw new ToolError(
+    `The screenshot would be ${w} × ${h} device pixels (${Math.round((w * h) / 1e6)} million${scale !== 1 ? `, at ${Math.round(scale * 100) / 100} device pixels per CSS pixel` : ''}), over the ${CAPTURE_MAX_SIDE_PX} pixels a side and ${Math.round(CAPTURE_MAX_DEVICE_PIXELS / 1e6)} million in all one capture may cover; ` +
+      'shoot the viewport or one element (selector), or lower the emulated deviceScaleFactor',
+    { code: 'result_too_large', category: 'validation' },
+  );
+}
+
 export const readingTools = {
   async browser_get_tab_content(input, ctx) {
     const tab = await ctx.tab(input.tabId);
@@ -338,6 +364,7 @@ export const readingTools = {
             const m = await send<{ cssContentSize: { width: number; height: number } }>('Page.getLayoutMetrics');
             clip = { x: 0, y: 0, width: Math.ceil(m.cssContentSize.width), height: Math.ceil(m.cssContentSize.height) };
           }
+          await assertCapturable(send, clip);
           const shot = await send<{ data: string }>('Page.captureScreenshot', {
             format,
             ...(format === 'jpeg' ? { quality } : {}),
