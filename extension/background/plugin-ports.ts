@@ -141,15 +141,13 @@ export class TabPorts {
     let gone = false;
     const onGone = () => void (gone = true);
     port.onDisconnect.addListener(onGone);
-    void chrome.webNavigation.getFrame({ tabId, frameId: 0 }).then(
-      (frame) => {
-        port.onDisconnect.removeListener(onGone);
-        if (gone) return;
-        if (frame?.documentId === documentId && frame.url && this.host.pluginsForUrl(frame.url).length > 0) this.accept(port, tabId, documentId, frame.url);
-        else port.disconnect();
-      },
-      () => port.disconnect(),
-    );
+    void (async () => {
+      const frame = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+      port.onDisconnect.removeListener(onGone);
+      if (gone) return;
+      if (frame?.documentId === documentId && frame.url && this.host.pluginsForUrl(frame.url).length > 0) this.accept(port, tabId, documentId, frame.url);
+      else port.disconnect();
+    })().catch(() => port.disconnect());
   }
 
   private accept(port: chrome.runtime.Port, tabId: number, documentId: string, url: string): void {
