@@ -468,9 +468,10 @@ export async function fetchBase64(url: string, options: FetchOptions & { maxByte
  * Base64 (as an agent sends a file's content in a tool's arguments) as bytes, for an upload
  * (`new Blob([base64ToBytes(input.contentBase64)], { type: input.mimeType })`). Takes a `data:`
  * URL's base64 and the URL-safe alphabet too, and ignores whitespace; anything else is a
- * `validation` error naming `what` (the argument), which the agent can fix.
+ * `validation` error naming `what` (the argument), which the agent can fix. Typed as backed by an
+ * ArrayBuffer, so TypeScript takes it as a BlobPart.
  */
-export function base64ToBytes(base64: string, what = 'the base64 text'): Uint8Array {
+export function base64ToBytes(base64: string, what = 'the base64 text'): Uint8Array<ArrayBuffer> {
   const clean = String(base64)
     .replace(/^data:[^,]*;base64,/i, '')
     .replace(/\s+/g, '')
