@@ -18,8 +18,8 @@ export async function runGroup(
 ): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    const { out } = await import('./output.ts');
-    out(help);
+    const { say } = await import('./output.ts');
+    say(help);
     return sub === undefined ? 2 : 0;
   }
   const fn = Object.hasOwn(subs, sub) ? subs[sub] : undefined;

@@ -3,7 +3,7 @@
  * 1 failure, 2 usage). Commands are imported lazily so `opentabs tool call` does not load the
  * server. Entered through cli/main.ts, which runs `opentabs start` from the start-up bundle.
  */
-import { CliError, EXIT_FAILURE, EXIT_USAGE, ce, err, nodeStreamsUsed, out } from './output.ts';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, ce, err, nodeStreamsUsed, out, say } from './output.ts';
 import type { Command } from './command.ts';
 import { closestWords, keepsArguments } from './typo.ts';
 import { shellWord } from './self.ts';
@@ -50,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
-    out(topHelp());
+    say(topHelp());
     return 0;
   }
   if (name === '--version' || name === '-v' || name === '-V' || name === 'version') {
@@ -79,7 +79,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = await entry.load();
   if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h')) {
-    out(command.help);
+    say(command.help);
     return 0;
   }
   return command.run(rest);

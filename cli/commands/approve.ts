@@ -8,7 +8,7 @@
  */
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, literal, out, plural, printJson, printable, table } from '../output.ts';
+import { CliError, literal, out, plural, printJson, printable, table, say } from '../output.ts';
 import { api, resolveTarget, type Target } from '../server-client.ts';
 
 interface Waiting {
@@ -98,7 +98,7 @@ export const approvalsCommand: Command = {
   help: LIST_HELP,
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: 'boolean' }, port: { type: 'string' } }, 'approvals');
-    if (values.help) return (out(LIST_HELP), 0);
+    if (values.help) return (say(LIST_HELP), 0);
     if (positionals.length > 0) throw new CliError(`Unexpected argument "${positionals[0]}". Run \`opentabs approvals --help\`.`, 2);
     const list = await waiting(resolveTarget(values.port, 'approvals'));
     if (values.json) return (printJson(list), 0);
@@ -118,7 +118,7 @@ function decideCommand(verb: 'approve' | 'deny'): Command {
     help,
     async run(argv) {
       const { values, positionals } = parse(argv, { port: { type: 'string' } }, verb);
-      if (values.help) return (out(help), 0);
+      if (values.help) return (say(help), 0);
       if (positionals.length > 1) throw new CliError(`Unexpected argument "${positionals[1]}". Run \`opentabs ${verb} --help\`.`, 2);
       const t = resolveTarget(values.port, verb);
       let id = positionals[0];

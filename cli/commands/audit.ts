@@ -6,7 +6,7 @@ import { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT, AUDIT_RING_SIZE } fro
 import type { AuditEntry } from '../../server/state/audit.ts';
 import { parse, parseBool, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, c, err, oneLine, out, printJson, printable, table, usageError } from '../output.ts';
+import { CliError, c, err, oneLine, out, printJson, printable, table, usageError, say } from '../output.ts';
 import { shellWord } from '../self.ts';
 import { api, configDir, notRunningMessage, resolveTarget } from '../server-client.ts';
 
@@ -48,7 +48,7 @@ export const command: Command = {
       },
       'audit',
     );
-    if (values.help) return (out(HELP), 0);
+    if (values.help) return (say(HELP), 0);
     if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'audit');
     if (values.limit !== undefined && !values.file && /^\s*\d+\s*$/.test(values.limit) && Number(values.limit) > AUDIT_QUERY_MAX_LIMIT) {
       const n = String(Number(values.limit));

@@ -73,7 +73,7 @@ export const command: Command = {
 
 async function printSecret(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, {}, 'config secret');
-  if (values.help) return (out(SECRET_HELP), 0);
+  if (values.help) return (say(SECRET_HELP), 0);
   if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'config secret');
   const dir = configDir();
   const secret = readSecretSync(dir);
@@ -84,7 +84,7 @@ async function printSecret(argv: string[]): Promise<number> {
 
 async function show(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' }, 'show-secret': { type: 'boolean' }, port: { type: 'string' } }, 'config show');
-  if (values.help) return (out(SHOW_HELP), 0);
+  if (values.help) return (say(SHOW_HELP), 0);
   if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'config show');
   const t = resolveTarget(values.port, 'config show');
   const secret = readSecretSync(t.configDir);
@@ -187,7 +187,7 @@ export function parsePermissionKey(key: string): { plugin: string; tool?: string
 
 async function set(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'config set');
-  if (values.help) return (out(SET_HELP), 0);
+  if (values.help) return (say(SET_HELP), 0);
   if (positionals.length !== 2) {
     throw usageError(`Expected <key> <value>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}.`, 'config set');
   }
@@ -306,7 +306,7 @@ function isBareOrigin(text: string): boolean {
 
 async function rotate(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'config rotate-secret');
-  if (values.help) return (out(ROTATE_HELP), 0);
+  if (values.help) return (say(ROTATE_HELP), 0);
   if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'config rotate-secret');
   const t = resolveTarget(values.port, 'config rotate-secret');
   const old = readSecretSync(t.configDir);

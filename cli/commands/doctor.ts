@@ -436,7 +436,7 @@ export const command: Command = {
   help: HELP,
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: 'boolean' }, port: { type: 'string' } }, 'doctor');
-    if (values.help) return (out(HELP), 0);
+    if (values.help) return (say(HELP), 0);
     if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'doctor');
     const t = resolveTarget(values.port, 'doctor');
     const checks = await runChecks(t);

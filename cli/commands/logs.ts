@@ -8,7 +8,7 @@ import { NotRegularFileError, openRegularSync } from '../../server/protocol/regu
 import { join } from 'node:path';
 import { parse, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, c, err, literal, out, printable, usageError } from '../output.ts';
+import { CliError, c, err, literal, out, printable, usageError, say } from '../output.ts';
 import { api, configDir, probePort, requireVerifiedServer, resolveTarget, secretFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json] [--port N]
@@ -43,7 +43,7 @@ export const command: Command = {
       },
       'logs',
     );
-    if (values.help) return (out(HELP), 0);
+    if (values.help) return (say(HELP), 0);
     if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'logs');
     const lines = values.lines !== undefined ? parsePositiveInt(values.lines, '--lines', 'logs') : 50;
     const dir = configDir();

@@ -6,7 +6,7 @@ import { MCP_SESSION_RATE_LIMIT } from '../../server/limits.ts';
 import { writeFileAtomic } from '../../server/state/atomic.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
-import { CliError, err, out, usageError } from '../output.ts';
+import { CliError, err, out, usageError, say } from '../output.ts';
 import { readConfigSnapshot } from '../config-snapshot.ts';
 import { opencodePluginSource } from '../opencode-plugin-template.ts';
 import { selfCommandText } from '../self.ts';
@@ -45,7 +45,7 @@ export const command: Command = {
 
 async function opencode(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { dir: { type: 'string' }, gateway: { type: 'boolean' }, port: { type: 'string' } }, 'setup opencode');
-  if (values.help) return (out(OPENCODE_HELP), 0);
+  if (values.help) return (say(OPENCODE_HELP), 0);
   if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'setup opencode');
   const dir = resolve(values.dir ?? '.');
   if (!existsSync(dir)) throw new CliError(`${dir} does not exist: create the project folder first, or give an existing one with --dir.`);

@@ -133,7 +133,7 @@ export const command: Command = {
       'start',
     );
     if (values.help) {
-      out(HELP);
+      say(HELP);
       return 0;
     }
     if (positionals.length > 0) throw new CliError(`Unexpected argument "${positionals[0]}". Run \`opentabs start --help\`.`, 2);

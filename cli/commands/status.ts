@@ -25,7 +25,7 @@ export const command: Command = {
   async run(argv) {
     const { values, positionals } = parse(argv, { json: { type: 'boolean' }, port: { type: 'string' } }, 'status');
     if (values.help) {
-      out(HELP);
+      say(HELP);
       return 0;
     }
     if (positionals.length > 0) throw new CliError(`Unexpected argument "${positionals[0]}". Run \`opentabs status --help\`.`, 2);

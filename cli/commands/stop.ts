@@ -3,7 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, err, out } from '../output.ts';
+import { CliError, err, out, say } from '../output.ts';
 import { checkConfigServer, configDir, isAlive, probePort, readPidFile } from '../server-client.ts';
 
 const HELP = `Usage: opentabs stop [--force]
@@ -26,7 +26,7 @@ export const command: Command = {
   async run(argv) {
     const { values, positionals } = parse(argv, { force: { type: 'boolean' } }, 'stop');
     if (values.help) {
-      out(HELP);
+      say(HELP);
       return 0;
     }
     if (positionals.length > 0) throw new CliError(`Unexpected argument "${positionals[0]}". Run \`opentabs stop --help\`.`, 2);

@@ -78,7 +78,7 @@ export async function fetchTools(t: Target, plugin?: string): Promise<RestTool[]
 
 async function list(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { plugin: { type: 'string' }, json: { type: 'boolean' }, port: { type: 'string' } }, 'tool list');
-  if (values.help) return (out(LIST_HELP), 0);
+  if (values.help) return (say(LIST_HELP), 0);
   if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'tool list');
   const t = resolveTarget(values.port, 'tool list');
   const tools = await fetchTools(t, values.plugin);
@@ -102,7 +102,7 @@ async function list(argv: string[]): Promise<number> {
 
 async function schema(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'tool schema');
-  if (values.help) return (out(SCHEMA_HELP), 0);
+  if (values.help) return (say(SCHEMA_HELP), 0);
   const [name, extra] = positionals;
   if (!name) throw usageError('Missing tool name.', 'tool schema');
   if (extra !== undefined) throw usageError(`Unexpected argument "${extra}".`, 'tool schema');
@@ -142,7 +142,7 @@ export function parseToolArguments(raw: string): Record<string, unknown> {
 
 async function call(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { 'tab-id': { type: 'string' }, port: { type: 'string' } }, 'tool call');
-  if (values.help) return (out(CALL_HELP), 0);
+  if (values.help) return (say(CALL_HELP), 0);
   const [name, rawArgs, extra] = positionals;
   if (!name) throw usageError('Missing tool name.', 'tool call');
   if (extra !== undefined) {

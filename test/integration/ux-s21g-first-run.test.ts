@@ -223,3 +223,30 @@ test('config set uploadFolders ~/a,~/b: every entry from the home folder (a shel
   const show = await runCli(['config', 'show', '--json'], { configDir: cfg, env: { HOME: home } });
   expect(JSON.stringify(JSON.parse(show.stdout))).toContain(JSON.stringify([join(home, 'a'), join(home, 'b')]));
 });
+
+test('the commands named in --help texts run as printed when opentabs is not on PATH', async () => {
+  const cfg = join(root, 'help-commands');
+  const helps = [
+    [],
+    ['start'], ['stop'], ['status'], ['audit'], ['logs'], ['doctor'], ['approvals'], ['approve'], ['deny'],
+    ['tool'], ['tool', 'list'], ['tool', 'schema'], ['tool', 'call'],
+    ['config'], ['config', 'set'], ['config', 'show'], ['config', 'secret'], ['config', 'rotate-secret'],
+    ['setup'], ['setup', 'opencode'],
+  ];
+  let checked = 0;
+  for (const args of helps) {
+    const r = await runCli([...args, '--help'], { configDir: cfg, env: { PATH: PATH_WITHOUT_OPENTABS } });
+    expect({ args, code: r.code }).toEqual({ args, code: 0 });
+    for (const cmd of backticked(r.stdout)) {
+      // Commands only (not `key=value` examples), and not the ones for another program.
+      if (!/(^|\s)\/\S*main\.ts(\s|$)/.test(cmd) && !/(^|\s)opentabs(\s|$)/.test(cmd)) continue;
+      expect({ args, cmd, bare: /(^|\s)opentabs\s/.test(cmd) }).toEqual({ args, cmd, bare: false });
+      // Placeholders (<id>, <command>, …) are cut at the first one; --help checks the rest parses.
+      const runnable = cmd.replace(/\s+[^\s<[…|]*[<[…|].*$/, '');
+      const ran = await runShell(`${runnable} --help`, { PATH: PATH_WITHOUT_OPENTABS, HOME: root });
+      expect({ args, cmd, code: ran.code, stderr: ran.stderr }).toEqual({ args, cmd, code: 0, stderr: '' });
+      checked++;
+    }
+  }
+  expect(checked).toBeGreaterThan(5);
+});
