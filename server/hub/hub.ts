@@ -249,10 +249,18 @@ export class ExtensionHub implements HubView {
   private checkAlive(ws: Ws | null = this.active): void {
     if (!ws || ws.data.probe || ws !== this.active) return;
     if (performance.now() - (ws.data.heardAt ?? 0) < LIVENESS_QUIET_MS) return;
-    ws.data.probe = setTimeout(() => {
+    const sentAt = performance.now();
+    // A timer that ran late (this process was busy: the answer may be waiting to be read) gets one more second.
+    const check = (grace: boolean) => {
       ws.data.probe = undefined;
+      if ((ws.data.heardAt ?? 0) >= sentAt) return;
+      if (grace && performance.now() - sentAt > LIVENESS_TIMEOUT_MS + 1_000) {
+        ws.data.probe = setTimeout(() => check(false), 1_000);
+        return;
+      }
       this.dropUnresponsive(ws);
-    }, LIVENESS_TIMEOUT_MS);
+    };
+    ws.data.probe = setTimeout(() => check(true), LIVENESS_TIMEOUT_MS);
     try {
       ws.ping();
     } catch {}
