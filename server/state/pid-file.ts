@@ -8,7 +8,8 @@
  * stops. A file left by a server that is gone (its pid dead, or not answering as this dir's
  * server) is set aside and the claim made again.
  */
-import { closeSync, constants, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { NotRegularFileError, readRegularFileSync } from '../protocol/regular-file.ts';
 import { join } from 'node:path';
 import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../protocol/handshake.ts';
 import { writeFileAtomicSync } from './atomic.ts';
@@ -26,7 +27,8 @@ export const pidFilePath = (configDir: string): string => join(configDir, 'serve
 
 function readRecord(path: string): PidRecord | null {
   try {
-    const r = JSON.parse(readFileSync(path, 'utf8')) as Partial<PidRecord>;
+    // A regular file only: a named pipe there would hold the start for good (it is set aside below as a stale file is).
+    const r = JSON.parse(readRegularFileSync(path)) as Partial<PidRecord>;
     return Number.isInteger(r.pid) && Number.isInteger(r.port) ? { pid: r.pid!, port: r.port!, startedAt: Number(r.startedAt) || 0 } : null;
   } catch {
     return null;
@@ -81,6 +83,8 @@ function createOnce(path: string, text: string): boolean | null {
 export async function claimPidFile(configDir: string, mine: PidRecord, secret: string): Promise<PidRecord | null> {
   const path = pidFilePath(configDir);
   const text = JSON.stringify(mine);
+  // A folder is not a stale file to set aside: it is named, to be removed (it could not be removed here, and holds what its owner put there).
+  if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) throw new NotRegularFileError(path, 'a folder', true);
   for (let attempt = 0; attempt < 3; attempt++) {
     const created = createOnce(path, text);
     if (created === true) return null;

@@ -5,10 +5,12 @@
  * server.log the foreground server ran on and dropped every line of its log without a word (the
  * background start printed a stack trace), and at audit-decisions.log every answered call failed
  * its second line after a start that said nothing. Each now stops the start with one line naming
- * the file and saying to remove it, as a folder at audit.log did.
+ * the file and saying to remove it, as a folder at audit.log did. A named pipe at server.pid held
+ * the start for good; it is set aside as a stale server.pid is.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killPid, removeDir, runCli, tempDir } from './cli-support.ts';
 
@@ -43,6 +45,8 @@ afterAll(async () => {
 
 function pidOf(dir: string): number | null {
   try {
+    // Never a blocking read of a named pipe left there.
+    if (!lstatSync(join(dir, 'server.pid')).isFile()) return null;
     const pid = (JSON.parse(readFileSync(join(dir, 'server.pid'), 'utf8')) as { pid: number }).pid;
     return Number.isInteger(pid) ? pid : null;
   } catch {
@@ -71,3 +75,16 @@ for (const name of ['extension/auth.json', 'server.pid', 'server.log', 'audit-de
     }
   });
 }
+
+test('a named pipe at server.pid: the server starts, and server.pid is a regular file naming it', async () => {
+  const dir = join(root, 'pid-fifo');
+  mkdirSync(join(dir, 'extension'), { recursive: true, mode: 0o700 });
+  execFileSync('mkfifo', [join(dir, 'server.pid')]);
+  const port = freePort();
+  const r = await runCli(['start', '--background', '--port', String(port)], { configDir: dir, timeoutMs: 60_000 });
+  const pid = pidOf(dir);
+  if (pid) started.push(pid);
+  expect(r.code).toBe(0);
+  expect(lstatSync(join(dir, 'server.pid')).isFile()).toBe(true);
+  expect((await runCli(['stop'], { configDir: dir, timeoutMs: 30_000 })).code).toBe(0);
+});
