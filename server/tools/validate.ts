@@ -55,7 +55,18 @@ export class SchemaValidators {
   validate(key: string, schema: Record<string, unknown>, value: unknown): ValidationFailure | null {
     const fn = this.compiledFor(key, schema);
     if (typeof fn !== 'function') return { path: '', message: `the tool's input schema is invalid: ${fn.error}`, schemaError: true };
-    if (fn(value)) return null;
+    let valid: boolean;
+    try {
+      valid = fn(value) as boolean;
+    } catch (err) {
+      // A schema that applies itself without end (`allOf` or `$ref` leading back to itself, with
+      // no step into the data) compiles, then overflows the stack on every call: it is kept as
+      // invalid, so later calls are answered without running it.
+      const error = String((err as Error)?.message ?? err);
+      this.compiled.set(schema, { error });
+      return { path: '', message: `the tool's input schema is invalid: ${error}`, schemaError: true };
+    }
+    if (valid) return null;
     return describe(fn.errors?.[0]);
   }
 
