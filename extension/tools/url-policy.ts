@@ -149,6 +149,17 @@ const realPaths = new Map<string, string>();
  * path is the same file: no path shows where its other names are, so such files are refused.
  */
 const linkedPaths = new Set<string>();
+/**
+ * Keys of realPaths whose file the browser downloaded (chrome.downloads holds a record of it) and
+ * whose type Chrome may run as a page. Any web page can make the browser download a file (an
+ * `<a download>` needs no approval), and an HTML file opened from disk runs its scripts as a
+ * file:// page, which may load other local files as scripts or style sheets (a hidden `.env`'s
+ * `KEY="value"` lines become its globals) and send them to any site without another tool call.
+ * Downloaded files of the types in INERT_DOWNLOAD_TYPES stay allowed (a PDF, a picture, text).
+ */
+const downloadedPaths = new Set<string>();
+/** File name endings Chrome shows as a document that runs no script (a viewer or plain text). */
+const INERT_DOWNLOAD_TYPES = new Set(['pdf', 'txt', 'text', 'log', 'csv', 'tsv', 'json', 'md', 'png', 'jpg', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico', 'mp3', 'm4a', 'wav', 'flac', 'ogg', 'oga', 'mp4', 'm4v', 'webm', 'ogv']);
 /** Entries kept; the oldest go first past it. */
 const REAL_PATHS_MAX = 4096;
 /** Paths asked of the server in one request (the method's own limit). */
@@ -160,12 +171,13 @@ let fileResolver: ((paths: string[]) => Promise<Resolved>) | null = null;
 const REAL_PATHS_KEY = 'realPaths';
 if (typeof chrome !== 'undefined' && chrome.storage?.session) {
   void chrome.storage.session.get(REAL_PATHS_KEY).then((saved) => {
-    const list = (saved as { realPaths?: [string, string, boolean?][] }).realPaths;
+    const list = (saved as { realPaths?: [string, string, boolean?, boolean?][] }).realPaths;
     if (!Array.isArray(list)) return;
-    for (const [key, real, linked] of list) {
+    for (const [key, real, linked, downloaded] of list) {
       if (realPaths.has(key) || typeof key !== 'string' || typeof real !== 'string') continue;
       realPaths.set(key, real);
       if (linked === true) linkedPaths.add(key);
+      if (downloaded === true) downloadedPaths.add(key);
     }
   }, () => {});
 }
@@ -219,24 +231,51 @@ export async function resolveFileUrls(urls: Iterable<string | undefined>): Promi
   for (let i = 0; i < all.length; i += REAL_PATHS_PER_REQUEST) {
     const chunk = all.slice(i, i + REAL_PATHS_PER_REQUEST);
     const { real, linked } = await fileResolver(chunk);
-    chunk.forEach((key, j) => {
+    await Promise.all(chunk.map(async (key, j) => {
       const r = real[j];
       if (typeof r !== 'string') return;
+      // Asked before the answer is stored, so no check sees the path known and the record not yet asked.
+      const downloaded = await browserDownloaded(key, r);
       realPaths.delete(key);
       realPaths.set(key, normalizePath(r));
       // A server that does not say counts as saying no other names.
       if (linked?.[j] === true) linkedPaths.add(key);
       else linkedPaths.delete(key);
-    });
+      if (downloaded) downloadedPaths.add(key);
+      else downloadedPaths.delete(key);
+    }));
   }
   while (realPaths.size > REAL_PATHS_MAX) {
     const oldest = realPaths.keys().next().value!;
     realPaths.delete(oldest);
     linkedPaths.delete(oldest);
+    downloadedPaths.delete(oldest);
   }
-  const saved = [...realPaths].map(([key, real]) => (linkedPaths.has(key) ? [key, real, true] : [key, real]));
+  const saved = [...realPaths].map(([key, real]) => [key, real, linkedPaths.has(key), downloadedPaths.has(key)]);
   if (all.length && typeof chrome !== 'undefined' && chrome.storage?.session) void chrome.storage.session.set({ [REAL_PATHS_KEY]: saved }).catch(() => {});
 }
+
+/**
+ * Whether the browser downloaded the file at `lexical` (as written) or `real` (links followed) and
+ * it is not of an inert type. Chrome's download records hold the path it wrote, which may be either.
+ * A records lookup that fails counts as downloaded: the page is refused, not shown unchecked.
+ */
+async function browserDownloaded(lexical: string, real: string): Promise<boolean> {
+  const name = real.slice(real.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  if (dot > 0 && INERT_DOWNLOAD_TYPES.has(name.slice(dot + 1).toLowerCase())) return false;
+  if (typeof chrome === 'undefined' || !chrome.downloads) return false;
+  try {
+    for (const filename of new Set([lexical, real])) {
+      if ((await chrome.downloads.search({ filename, limit: 1 })).length > 0) return true;
+    }
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+const DOWNLOADED_REFUSAL = 'it is a file the browser downloaded from the web, and opened from disk its scripts could read other local files (the user can open it themselves if they trust it)';
 
 const LINKED_REFUSAL = 'it is a file with more than one name (a hard link), and its other names, which no path shows, may be a hidden file\'s or the OpenTabs config folder\'s';
 
@@ -281,6 +320,8 @@ export function refusalReason(raw: string): string | null {
     const led = real === path ? null : pathRefusal(real);
     if (led) return `it leads through a symbolic link to a file the tools may not open (${led})`;
     if (hasOtherNames(u)) return LINKED_REFUSAL;
+    const key = fileKey(u);
+    if (key !== null && downloadedPaths.has(key)) return DOWNLOADED_REFUSAL;
     return null;
   }
   if (scheme === 'chrome-extension:' || scheme === 'moz-extension:' || scheme === 'extension:') return 'it is an extension page';
