@@ -216,7 +216,7 @@ async function toolsCall(ctx: McpDeps, kind: SessionKind, req: Request, id: stri
     logLevel: level,
     httpSignal: () => undefined,
     inFlight: 0,
-    lastSeen: Date.now(),
+    lastSeen: performance.now(),
   };
   const ac = new AbortController();
   const onAbort = () => ac.abort();

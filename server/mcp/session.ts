@@ -48,7 +48,7 @@ export function initializeResult(kind: SessionKind, requested: unknown): { proto
 }
 
 export class McpSession implements SessionHooks {
-  lastSeen = Date.now();
+  lastSeen = performance.now();
   inFlight = 0;
   logLevel?: LoggingLevel;
   closed = false;

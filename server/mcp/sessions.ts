@@ -124,7 +124,7 @@ export class McpSessions {
    * exited without closing it; the sweeper closes it after the idle TTL). Open subscriptions/listen
    * streams count as active clients too.
    */
-  activity(now = Date.now()): { active: number; idle: number; activeWindowSeconds: number; idleCloseSeconds: number } {
+  activity(now = performance.now()): { active: number; idle: number; activeWindowSeconds: number; idleCloseSeconds: number } {
     const window = this.ctx.limits.mcpSessionActiveWindowMs;
     let active = 0;
     for (const s of this.sessions.values()) if (s.inFlight > 0 || s.outbound?.isOpen || now - s.lastSeen <= window) active++;
@@ -170,7 +170,7 @@ export class McpSessions {
       if (!session || session.kind !== kind || session.legacy) {
         return rpcErrorResponse(404, -32001, 'Session not found: it expired or was closed. Re-initialize (send initialize without mcp-session-id).');
       }
-      session.lastSeen = Date.now();
+      session.lastSeen = performance.now();
     }
     if (req.method === 'GET') return this.openGetStream(req, session);
     if (req.method === 'DELETE') {
@@ -273,7 +273,7 @@ export class McpSessions {
     if (!session || session.kind !== kind || !session.legacy) {
       return rpcErrorResponse(404, -32001, 'Session not found: it expired or was closed. Open a new one with GET on the SSE endpoint.');
     }
-    session.lastSeen = Date.now();
+    session.lastSeen = performance.now();
     const msgs: unknown[] = Array.isArray(body) ? body : [body];
     if (msgs.length === 0 || msgs.some((m) => classify(m) === 'invalid')) {
       return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: the body must be a JSON-RPC 2.0 message or a non-empty batch of them.');
@@ -302,7 +302,7 @@ export class McpSessions {
   }
 
   /** Close sessions idle longer than the TTL. Returns how many were closed. */
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = performance.now()): Promise<number> {
     const ttl = this.ctx.limits.mcpSessionIdleTtlMs;
     const idle = [...this.sessions.values()].filter((s) => s.inFlight === 0 && now - s.lastSeen > ttl);
     for (const s of idle) this.close(s);

@@ -26,7 +26,11 @@ export interface SessionHooks {
   httpSignal(requestId: string | number): AbortSignal | undefined;
   /** Tool calls running now: a session with a call in flight is not idle (never swept). */
   inFlight: number;
-  /** Last activity (ms since epoch); a call's end counts as activity. */
+  /**
+   * Last activity (performance.now(), a clock the system time's changes do not move: a clock set
+   * forward would otherwise make every session look idle and the sweeper close them); a call's end
+   * counts as activity.
+   */
   lastSeen: number;
 }
 
@@ -96,7 +100,7 @@ export async function handleToolsCall(
     return await dispatchByKind(ctx, kind, hooks, name, rawArgs, io);
   } finally {
     hooks.inFlight--;
-    hooks.lastSeen = Date.now();
+    hooks.lastSeen = performance.now();
   }
 }
 

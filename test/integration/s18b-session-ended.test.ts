@@ -87,7 +87,7 @@ test('the idle sweep ending a session sends session.ended for it (gateway sessio
   expect(typeof name).toBe('string');
   const before = ended().length;
   // Every session is idle past the TTL from the sweep's point of view.
-  const closed = await srv.ctx.mcp.sweep(Date.now() + srv.ctx.limits.mcpSessionIdleTtlMs * 10);
+  const closed = await srv.ctx.mcp.sweep(performance.now() + srv.ctx.limits.mcpSessionIdleTtlMs * 10);
   expect(closed).toBeGreaterThanOrEqual(1);
   await ext.waitFor('session.ended', (p) => p.session === name);
   expect(ended().slice(before)).toContain(name);
