@@ -124,7 +124,7 @@ let preloading = false;
 
 function noteTab(tabId: number): void {
   recentTabs.delete(tabId);
-  recentTabs.set(tabId, Date.now());
+  recentTabs.set(tabId, performance.now());
   if (recentTabs.size > RECENT_TABS_MAX) recentTabs.delete(recentTabs.keys().next().value!);
   if (preloading) return;
   // Registered on first use, not at the worker's top level: a listener there would wake the
@@ -134,7 +134,7 @@ function noteTab(tabId: number): void {
     if (d.frameId !== 0 || !d.documentId) return;
     const at = recentTabs.get(d.tabId);
     if (at === undefined) return;
-    if (Date.now() - at > RECENT_TAB_MS) {
+    if (performance.now() - at > RECENT_TAB_MS) {
       recentTabs.delete(d.tabId);
       return;
     }

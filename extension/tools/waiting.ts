@@ -43,14 +43,15 @@ export const waitingTools = {
       throw new ToolError(`Pass exactly one of text, textGone, urlPattern or time (got ${given.length ? given.join(', ') : 'none'})`, { code: 'invalid_arguments', category: 'validation' });
     }
     const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const t0 = Date.now();
+    // The monotonic clock: a system clock set forward must not end the wait early.
+    const t0 = performance.now();
     if (input.time !== undefined) {
       await sleep(input.time, ctx.signal);
       // A wait "on a tab" that closed meanwhile did not wait on it: tab_closed, like the other waits.
       if (!(await chrome.tabs.get(tab.id!).catch(() => null))) {
         throw new ToolError(`Tab ${tab.id} was closed while browser_wait_for waited on it. Call browser_list_tabs for current ids.`, { code: 'tab_closed', category: 'not_found' });
       }
-      return { value: { waited: 'time', elapsedMs: Date.now() - t0 } };
+      return { value: { waited: 'time', elapsedMs: Math.round(performance.now() - t0) } };
     }
     if (input.urlPattern !== undefined) {
       const pattern = String(input.urlPattern);
@@ -62,8 +63,8 @@ export const waitingTools = {
         const why = tabRefusal(now);
         if (why) throw tabRefusedError(tab.id!, why);
         const url = now.pendingUrl ?? now.url ?? '';
-        if (urlMatches(url, pattern)) return { value: { waited: 'url', url, elapsedMs: Date.now() - t0 } };
-        if (Date.now() - t0 >= timeoutMs) {
+        if (urlMatches(url, pattern)) return { value: { waited: 'url', url, elapsedMs: Math.round(performance.now() - t0) } };
+        if (performance.now() - t0 >= timeoutMs) {
           throw new ToolError(`Timed out after ${timeoutMs} ms waiting for the URL to match ${pattern} (it is ${url})`, { code: 'timeout', category: 'timeout', retryable: true });
         }
         await sleep(URL_POLL_MS, ctx.signal);
@@ -72,6 +73,6 @@ export const waitingTools = {
     const gone = input.textGone !== undefined;
     const text = String(gone ? input.textGone : input.text);
     await waitInTab(tab.id!, { selector: null, text, state: gone ? 'hidden' : 'visible', timeoutMs }, ctx);
-    return { value: { waited: gone ? 'textGone' : 'text', elapsedMs: Date.now() - t0 } };
+    return { value: { waited: gone ? 'textGone' : 'text', elapsedMs: Math.round(performance.now() - t0) } };
   },
 } satisfies Partial<Handlers>;
