@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, err, out, usageError } from '../output.ts';
+import { CliError, err, out, say, usageError } from '../output.ts';
 import { selfCommand, selfCommandText } from '../self.ts';
 import { join } from 'node:path';
 import { notRunningMessage, probePort, requireVerifiedServer, resolveTarget, secretFor, type Target } from '../server-client.ts';
@@ -44,7 +44,7 @@ export const command: Command = {
   help: HELP,
   async run(argv) {
     const { values, positionals } = parse(argv, { gateway: { type: 'boolean' }, 'no-start': { type: 'boolean' }, port: { type: 'string' } }, 'mcp');
-    if (values.help) return (out(HELP), 0);
+    if (values.help) return (say(HELP), 0);
     if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'mcp');
     const t = resolveTarget(values.port, 'mcp');
     try {

@@ -53,7 +53,7 @@ const sub = (name: string, usage: string, body: string) => `Usage: opentabs plug
 async function list(argv: string[]): Promise<number> {
   const help = sub('list', '[--json] [--port N]', 'List plugins. With a running server: what it loaded (tools, tab state, tabs) and what failed;\notherwise: the plugin folders on disk and whether they load.');
   const { values, positionals } = parse(argv, { json: { type: 'boolean' }, port: { type: 'string' } }, 'plugin list');
-  if (values.help) return (out(help), 0);
+  if (values.help) return (say(help), 0);
   if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'plugin list');
   const t = resolveTarget(values.port, 'plugin list');
   const health = await fetchHealth(t);
@@ -110,7 +110,7 @@ async function install(argv: string[]): Promise<number> {
     'Install a plugin package from the npm registry (or a tarball/folder path) into <config dir>/plugins\nwith install scripts disabled. Package names: opentabs-plugin-<name> or @scope/opentabs-plugin-<name>.\nProgress goes to stderr.\n\n' + BROAD_HELP,
   );
   const { values, positionals } = parse(argv, { port: { type: 'string' }, 'allow-broad-patterns': { type: 'boolean' } }, 'plugin install');
-  if (values.help) return (out(help), 0);
+  if (values.help) return (say(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one package spec.', 'plugin install');
   const t = resolveTarget(values.port, 'plugin install');
   await ensureStateDirs(t.configDir);
@@ -199,7 +199,7 @@ function settingExample(field: ConfigField): string {
 async function add(argv: string[]): Promise<number> {
   const help = sub('add', '<path> [--allow-broad-patterns] [--port N]', 'Add a local plugin folder (package.json + dist/ from `opentabs plugin build`) to config.json.\nWith `opentabs start --dev` it hot-reloads on every rebuild.\n\n' + BROAD_HELP);
   const { values, positionals } = parse(argv, { port: { type: 'string' }, 'allow-broad-patterns': { type: 'boolean' } }, 'plugin add');
-  if (values.help) return (out(help), 0);
+  if (values.help) return (say(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one folder path.', 'plugin add');
   const t = resolveTarget(values.port, 'plugin add');
   await ensureStateDirs(t.configDir);
@@ -235,7 +235,7 @@ function broadNote(name: string, patterns: string[]): string {
 async function remove(argv: string[]): Promise<number> {
   const help = sub('remove', '<name|path> [--port N]', 'Remove a plugin by name (or npm package name): npm-installed packages are uninstalled, local\nfolders are removed from config.json (the folder itself is left alone).\nGiven the path of a local folder: only that folder.');
   const { values, positionals } = parse(argv, { port: { type: 'string' } }, 'plugin remove');
-  if (values.help) return (out(help), 0);
+  if (values.help) return (say(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin remove');
   const t = resolveTarget(values.port, 'plugin remove');
   const name = pluginNameFromPackage(positionals[0]) ?? positionals[0];
@@ -284,7 +284,7 @@ async function configure(argv: string[]): Promise<number> {
     "Without key=value: print the plugin's settings (current value, type, default, description).\nWith key=value pairs: change them. Values are typed per the plugin's configSchema (number,\nboolean true/false, select options, url, string); an empty value (key=) clears a setting.\nA running server validates and applies them at once (POST /plugin-settings).",
   );
   const { values, positionals } = parse(argv, { json: { type: 'boolean' }, port: { type: 'string' } }, 'plugin configure');
-  if (values.help) return (out(help), 0);
+  if (values.help) return (say(help), 0);
   const [name, ...pairs] = positionals;
   if (!name) throw usageError('Missing plugin name.', 'plugin configure');
   const t = resolveTarget(values.port, 'plugin configure');
@@ -354,7 +354,7 @@ async function create(argv: string[]): Promise<number> {
   const i = argv.indexOf('--from-capture');
   if (i >= 0 && argv[i + 1] === '--tab' && argv[i + 2] !== undefined) argv = [...argv.slice(0, i), '--from-capture', `tab:${argv[i + 2]}`, ...argv.slice(i + 3)];
   const { values, positionals } = parse(argv, { dir: { type: 'string' }, url: { type: 'string' }, 'from-capture': { type: 'string' }, port: { type: 'string' } }, 'plugin create');
-  if (values.help) return (out(help), 0);
+  if (values.help) return (say(help), 0);
   if (positionals.length !== 1) throw usageError('Expected exactly one plugin name.', 'plugin create');
   const name = positionals[0]!;
   // A name no plugin can have is a usage error (exit 2), refused before anything is read or written.
@@ -415,7 +415,7 @@ async function build(argv: string[]): Promise<number> {
       'First type-checks the project with its tsconfig.json (TypeScript from the plugin or from OpenTabs)\nand stops on type errors; --no-typecheck skips that. --watch loads each rebuild at once, then\ntype-checks it and prints the errors as a warning.',
   );
   const { values, positionals } = parse(argv, { watch: { type: 'boolean' }, 'no-typecheck': { type: 'boolean' } }, 'plugin build');
-  if (values.help) return (out(help), 0);
+  if (values.help) return (say(help), 0);
   if (positionals.length > 1) throw usageError('Expected at most one folder.', 'plugin build');
   requireAuthoringTools('plugin build');
   const dir = resolve(positionals[0] ?? '.');
