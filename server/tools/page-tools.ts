@@ -1,7 +1,7 @@
 /**
  * Page tools (WebMCP): the tools web pages register, per tab, as the extension reports them
  * (`pageTools.update`, one message per change). Each becomes a catalog entry `tab<tabId>_<name>`
- * (MCP's name rules: [A-Za-z0-9_-], at most MCP_TOOL_NAME_MAX_CHARS), described as coming from
+ * (MCP's name rules: [A-Za-z0-9_-], at most PAGE_TOOL_LISTED_NAME_MAX_CHARS), described as coming from
  * the page's origin, with the page's input schema once Ajv accepted it. Permissions are per origin
  * (config.json `pageOrigins`, default `ask`).
  *
@@ -29,7 +29,7 @@ import { schemaProblem } from './schema-check.ts';
 import { printable } from '../shown-text.ts';
 
 interface PageToolEntry extends PageToolDescriptor {
-  /** `tab<tabId>_<sanitised name>` */
+  /** `tab<tabId>_<sanitised name>`, cut to PAGE_TOOL_LISTED_NAME_MAX_CHARS */
   fullName: string;
 }
 
@@ -343,14 +343,26 @@ function escapeSchemaText(schema: Record<string, unknown>): void {
   visit(schema, false);
 }
 
-/** `tab<id>_<name>` within MCP's length; a second tool that sanitises to the same name gets `_2`, `_3`… */
+/**
+ * The longest `tab<id>_<name>` listed. MCP allows MCP_TOOL_NAME_MAX_CHARS (64), but Cursor hides a
+ * tool whose server name and tool name together reach 60 characters: with the server named
+ * `opentabs` (as the README configures it) that is 51, the length plugin builds warn past. A page
+ * cannot know its tab id (up to 10 digits), so its names are cut here instead: the catalog entry
+ * keeps the page's own name (shortName) for the call.
+ */
+export const PAGE_TOOL_LISTED_NAME_MAX_CHARS = Math.min(MCP_TOOL_NAME_MAX_CHARS, 60 - 1 - 'opentabs'.length);
+
+/**
+ * `tab<id>_<name>` within PAGE_TOOL_LISTED_NAME_MAX_CHARS; a second tool that sanitises or is cut
+ * to the same name gets `_2`, `_3`… (cut to make room), the first number no tool of the tab has.
+ */
 function uniqueName(tabId: number, name: string, taken: Set<string>): string {
   const prefix = `tab${tabId}_`;
-  const base = (prefix + mcpSafeName(name)).slice(0, MCP_TOOL_NAME_MAX_CHARS);
+  const base = (prefix + mcpSafeName(name)).slice(0, PAGE_TOOL_LISTED_NAME_MAX_CHARS);
   if (!taken.has(base)) return base;
   for (let i = 2; ; i++) {
     const suffix = `_${i}`;
-    const candidate = base.slice(0, MCP_TOOL_NAME_MAX_CHARS - suffix.length) + suffix;
+    const candidate = base.slice(0, PAGE_TOOL_LISTED_NAME_MAX_CHARS - suffix.length) + suffix;
     if (!taken.has(candidate)) return candidate;
   }
 }

@@ -11,8 +11,9 @@ import { FakeExtension, connectMcp, writeTestConfig, writeTestPlugin } from '../
 import { startTestServer, type TestServer } from '../harness/server.ts';
 import { waitUntil } from '../harness/browser.ts';
 import { removeDir, runCli, tempDir } from './cli-support.ts';
-import { MCP_TOOL_NAME_MAX_CHARS, PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../../server/limits.ts';
+import { PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../../server/limits.ts';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
+import { PAGE_TOOL_LISTED_NAME_MAX_CHARS } from '../../server/tools/page-tools.ts';
 
 let root = '';
 let cfg = '';
@@ -50,14 +51,14 @@ afterAll(async () => {
 });
 
 describe('page tool lists from hostile pages', () => {
-  test('names follow MCP rules: tab<id>_ prefix, [A-Za-z0-9_-], at most 64 characters, clashes numbered', async () => {
+  test('names follow MCP rules: tab<id>_ prefix, [A-Za-z0-9_-], at most 51 characters (for Cursor), clashes numbered', async () => {
     const long = 'x'.repeat(120);
     const r = await update(3, 'https://a.example/app', [tool('todo.create'), tool('todo create'), tool('ünï'), tool(long)]);
     expect(r.refused).toEqual([]);
     const listed = names();
     expect(listed).toEqual(expect.arrayContaining(['tab3_todo_create', 'tab3_todo_create_2', 'tab3__n_']));
     const longName = listed.find((n) => n.startsWith('tab3_xxx'))!;
-    expect(longName.length).toBe(MCP_TOOL_NAME_MAX_CHARS);
+    expect(longName.length).toBe(PAGE_TOOL_LISTED_NAME_MAX_CHARS);
     for (const n of listed) expect(n).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
     const entry = srv.ctx.catalog.current().get('tab3_todo_create')!;
     expect(entry.description).toBe('[from https://a.example] does todo.create');
