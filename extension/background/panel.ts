@@ -5,6 +5,7 @@
  * requests it may relay to the server.
  */
 import type { ConfigState } from '../../server/protocol/methods.ts';
+import { approvalDeadline, approvalWaiting, systemClock, type ExpiryClock } from '../shared/approval-expiry.ts';
 import { type PanelState, type PanelToWorker, type PendingConfirmation, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import type { Activity } from './activity.ts';
 import type { Connection } from './connection.ts';
@@ -33,6 +34,9 @@ export interface PanelDeps {
 
 export class SidePanels {
   private pending: PendingConfirmation[] = [];
+  /** Each waiting card's deadline on the monotonic clock (approval-expiry.ts), counted from its receipt. */
+  private readonly deadlines = new Map<string, number>();
+  private readonly clock: ExpiryClock = systemClock;
   private config: ConfigState | null = null;
   private configError: string | null = null;
   private readonly ports = new Set<chrome.runtime.Port>();
@@ -80,11 +84,16 @@ export class SidePanels {
 
   /** After a worker restart: the confirmations that were waiting. */
   async restore(): Promise<void> {
-    const saved = (await chrome.storage.session.get('pending').catch(() => ({}))) as { pending?: PendingConfirmation[] };
-    if (Array.isArray(saved.pending)) this.pending = saved.pending;
+    const saved = (await chrome.storage.session.get(['pending', 'pendingSavedAt']).catch(() => ({}))) as { pending?: PendingConfirmation[]; pendingSavedAt?: number };
+    if (!Array.isArray(saved.pending)) return;
+    // remainingMs was measured when they were saved: that long ago on this browser's clock.
+    const age = typeof saved.pendingSavedAt === 'number' ? this.clock.wall() - saved.pendingSavedAt : 0;
+    this.pending = saved.pending;
+    for (const p of this.pending) this.deadlines.set(p.id, approvalDeadline(p, this.clock, age));
   }
 
   confirmationRequested(p: PendingConfirmation): void {
+    this.deadlines.set(p.id, approvalDeadline(p, this.clock));
     this.pending = [...this.pending.filter((c) => c.id !== p.id), p];
     this.savePending();
   }
@@ -94,10 +103,18 @@ export class SidePanels {
     this.savePending();
   }
 
+  /**
+   * Drops the cards whose wait is over (counted from when each was received, not the server's
+   * wall clock: approval-expiry.ts) and keeps the rest in storage with the time each has left.
+   */
   private savePending(): void {
-    this.pending = this.pending.filter((c) => c.expiresAt > Date.now());
+    const deadlineOf = (c: PendingConfirmation) => this.deadlines.get(c.id) ?? approvalDeadline(c, this.clock);
+    this.pending = this.pending.filter((c) => approvalWaiting(deadlineOf(c), this.clock));
+    for (const id of [...this.deadlines.keys()]) if (!this.pending.some((c) => c.id === id)) this.deadlines.delete(id);
     this.updateBadge();
-    void chrome.storage.session.set({ pending: this.pending }).catch(() => {});
+    const now = this.clock.mono();
+    const stored = this.pending.map((c) => ({ ...c, remainingMs: Math.max(0, Math.round(deadlineOf(c) - now)) }));
+    void chrome.storage.session.set({ pending: stored, pendingSavedAt: this.clock.wall() }).catch(() => {});
     this.push();
   }
 
@@ -135,6 +152,7 @@ export class SidePanels {
       this.configError = null;
       // The server's list is authoritative (it re-sends unanswered confirmations on reconnect).
       this.pending = this.config.pendingConfirmations;
+      for (const p of this.pending) this.deadlines.set(p.id, approvalDeadline(p, this.clock));
       this.savePending();
     } catch (err) {
       this.configError = (err as Error).message;

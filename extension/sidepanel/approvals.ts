@@ -13,8 +13,9 @@
  * aimed at that window, and so does a page's popup (a select's list) drawn over the panel
  * (arming.ts).
  *
- * A built-in the Tools section marks with a risk (runs any code, reads cookies …) has that mark on
- * its card, and its Always allow asks once more before it stores `auto` for every site.
+ * A built-in the Tools section marks with a risk (runs any code, reads cookies …), and a plugin
+ * tool its author marks destructive (the server sends the card's `risk`), have that mark on their
+ * card, and their Always allow asks once more before it stores `auto`.
  */
 import { APPROVAL_ARGS_PREVIEW_CHARS } from '../../server/protocol/limits.ts';
 import type { PendingConfirmation } from '../shared/panel-protocol.ts';
@@ -49,7 +50,7 @@ function approvalTarget(p: PendingConfirmation, risk: string | undefined): HTMLE
   const lines: HTMLElement[] = [
     h('div', { class: 'row' }, h('strong', { class: 'name', 'data-testid': 'approval-tool' }, p.tool), h('span', { class: 'muted', 'data-testid': 'approval-plugin' }, who(p.plugin))),
   ];
-  // What the Tools section marks the built-in with (runs any code, deletes a site's data …).
+  // What the Tools section marks the built-in with (runs any code, deletes a site's data …), or the server's mark of a destructive plugin tool.
   if (risk) lines.push(h('div', { class: 'risk', 'data-testid': 'approval-risk' }, `⚠ ${risk}`));
   if (t.domain) lines.push(h('div', { class: 'domain', 'data-testid': 'approval-domain' }, targetText(t.domain)));
   if (t.url) lines.push(h('div', { class: 'url', 'data-testid': 'approval-url' }, targetText(t.url)));
@@ -137,10 +138,25 @@ function approvalLabels(plugin: string): { allow: string; always: string } {
 }
 
 /**
- * Cards of a marked built-in (a risk: runs any code, reads cookies, deletes a site's data …) whose
- * Always allow was pressed once: the card asks again before storing `auto` for every site. One
- * click on such a card would otherwise stop every approval of that tool, on every site, for good,
- * the same click as Allow once a button away. The question's buttons are new: they wait
+ * The risk a card shows, and whether its Always allow asks once more: the server's `risk` (a plugin
+ * tool marked destructive), else a built-in's mark from the Tools section.
+ */
+export function approvalRisk(p: PendingConfirmation, risks: ReadonlyMap<string, string>): string | undefined {
+  return p.risk || (p.plugin === 'browser' ? risks.get(p.tool) : undefined);
+}
+
+/** What Always allow covers, as the question says it after the tool's name. */
+function alwaysScope(plugin: string): string {
+  if (plugin === 'browser') return ', on every site';
+  if (plugin.startsWith('page:')) return ` and every other tool of ${plugin.slice('page:'.length)}`;
+  return '';
+}
+
+/**
+ * Cards with a risk (a marked built-in: runs any code, reads cookies, deletes a site's data …; a
+ * plugin tool marked destructive) whose Always allow was pressed once: the card asks again before
+ * storing `auto`. One click on such a card would otherwise stop every approval of that tool, for
+ * good, the same click as Allow once a button away. The question's buttons are new: they wait
  * APPROVAL_ARM_MS from when they appear (the card's arming key changes), so a double click on
  * Always allow does not answer it.
  */
@@ -209,7 +225,7 @@ export function renderApprovals(
     const on = (decision: 'allow' | 'deny', always?: boolean) => (e: Event) => {
       if (armedNow(e.currentTarget)) decide(p.id, decision, always);
     };
-    const risk = p.plugin === 'browser' ? risks.get(p.tool) : undefined;
+    const risk = approvalRisk(p, risks);
     const labels = approvalLabels(p.plugin);
     const asking = risk !== undefined && confirmingAlways.has(p.id);
     const always = risk === undefined
@@ -233,7 +249,7 @@ export function renderApprovals(
           ? h(
               'div',
               { class: 'warning', 'data-testid': 'always-allow-question' },
-              `Never ask again for ${p.tool}, on every site? It ${risk}. Allow once, or Deny, answers this call only.`,
+              `Never ask again for ${p.tool}${alwaysScope(p.plugin)}? It ${risk}. Allow once, or Deny, answers this call only.`,
             )
           : null,
         h(

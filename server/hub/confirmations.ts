@@ -23,6 +23,8 @@ export interface ConfirmationRequest {
   caller?: string;
   /** What the call touches, as far as the server knows (shown first on the approval card). */
   target?: ConfirmationTarget;
+  /** Shown on the card, and its Always allow asks once more (a plugin tool marked destructive). */
+  risk?: string;
   /** Called once the approval is waiting (the caller tells its client it waits, and how to answer). */
   onPending?: (p: { id: string; expiresAt: number; timeoutMs: number }) => void;
 }
@@ -35,6 +37,8 @@ export interface ConfirmationDecision {
 /** A waiting approval: what the side panel is shown, plus who asked and how to answer them. */
 interface Pending extends PendingConfirmation {
   caller: string;
+  /** performance.now() when the wait ends (remainingMs is counted from it, not from the wall clock). */
+  deadline: number;
   settle(d: ConfirmationDecision | Error): void;
 }
 
@@ -46,6 +50,13 @@ export function tooManyPendingApprovals(tool: string, cap: number, scope: 'calle
       'Ask the user to answer them in the side panel (Allow or Deny), then retry.',
     { category: 'rate_limited', retryable: true },
   );
+}
+
+/** What the side panel is shown of a waiting approval, with the time it still waits as of now. */
+function shown(p: Pending): PendingConfirmation {
+  const { id, tool, plugin, params, expiresAt, target, risk } = p;
+  const remainingMs = Math.max(0, Math.round(p.deadline - performance.now()));
+  return { id, tool, plugin, params, expiresAt, ...(target ? { target } : {}), remainingMs, ...(risk ? { risk } : {}) };
 }
 
 export class Confirmations {
@@ -67,6 +78,7 @@ export class Confirmations {
     const timeoutMs = this.ctx.limits.confirmationTimeoutMs;
     const id = crypto.randomUUID();
     const expiresAt = Date.now() + timeoutMs;
+    const deadline = performance.now() + timeoutMs;
     return new Promise<ConfirmationDecision>((resolve, reject) => {
       const onAbort = () => {
         this.hub.notify('confirmation.resolved', { id, outcome: 'cancelled' });
@@ -83,7 +95,9 @@ export class Confirmations {
         params: req.params,
         expiresAt,
         caller,
+        deadline,
         ...(req.target ? { target: req.target } : {}),
+        ...(req.risk ? { risk: req.risk } : {}),
         settle: (d) => {
           if (!this.pending.delete(id)) return;
           clearTimeout(timer);
@@ -95,7 +109,7 @@ export class Confirmations {
       this.pending.set(id, entry);
       req.signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        this.hub.notify('confirmation.request', { id, tool: req.tool, plugin: req.plugin, params: req.params, expiresAt, ...(req.target ? { target: req.target } : {}) });
+        this.hub.notify('confirmation.request', shown(entry));
       } catch (err) {
         // Not shown to the user (e.g. params that cannot be serialized): no card waits for it.
         entry.settle(err instanceof Error ? err : new Error(String(err)));
@@ -123,8 +137,8 @@ export class Confirmations {
     return true;
   }
 
-  list(): { id: string; tool: string; plugin: string; params: unknown; expiresAt: number; target?: ConfirmationTarget }[] {
-    return [...this.pending.values()].map(({ id, tool, plugin, params, expiresAt, target }) => ({ id, tool, plugin, params, expiresAt, ...(target ? { target } : {}) }));
+  list(): PendingConfirmation[] {
+    return [...this.pending.values()].map(shown);
   }
 
   resendPending(): void {

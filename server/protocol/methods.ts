@@ -140,7 +140,26 @@ export type LogEntry = v.InferOutput<typeof LogEntry>;
 
 /** Full state as the side panel sees it (answer to config.getState). */
 /** A call waiting for the user's approval, as the side panel lists it (confirmation.request, config.getState). */
-export const PendingConfirmation = v.object({ id: v.string(), tool: v.string(), plugin: v.string(), params: v.unknown(), expiresAt: v.number(), target: v.optional(ConfirmationTarget) });
+export const PendingConfirmation = v.object({
+  id: v.string(),
+  tool: v.string(),
+  plugin: v.string(),
+  params: v.unknown(),
+  /** When the server stops waiting, on the server's wall clock (another machine's clock may differ). */
+  expiresAt: v.number(),
+  target: v.optional(ConfirmationTarget),
+  /**
+   * Milliseconds the server still waits, as of sending this: the side panel counts them from when
+   * it received the card, so a browser clock ahead of the server's does not hide a card still waiting.
+   */
+  remainingMs: v.optional(v.number()),
+  /**
+   * Why the call deserves care, for a plugin tool its author marks destructive
+   * (annotations.destructiveHint): the card shows it, and its Always allow asks once more, as for
+   * a built-in with a risk mark (BrowserToolInfo.risk).
+   */
+  risk: v.optional(v.string()),
+});
 export type PendingConfirmation = v.InferOutput<typeof PendingConfirmation>;
 
 export const ConfigState = v.object({
