@@ -95,18 +95,6 @@ export const TOOL_ARGS_MAX_DEPTH = 64;
  */
 export const PAGE_TOOL_SCHEMA_MAX_DEPTH = 32;
 /**
- * A plugin tool's inputSchema or outputSchema (from its package's dist/tools.json): nesting of its
- * JSON (objects and arrays), and how many objects and arrays it holds. Ajv compiles a tool's
- * validator in the server's one event loop on the tool's first call, in time growing with the
- * size and the square of the depth: a package's schema 600 levels deep took seconds, 2000 levels
- * overflowed the stack, and 20 000 properties took seconds, for every tool of the package.
- * Schemas built from a plugin's source are a few dozen objects, a few levels deep.
- */
-export const PLUGIN_SCHEMA_MAX_DEPTH = 64;
-export const PLUGIN_SCHEMA_MAX_NODES = 2000;
-/** dist/tools.json is read whole at every discovery; a plugin's is a few kilobytes. */
-export const PLUGIN_TOOLS_JSON_MAX_BYTES = 5 * 1024 * 1024;
-/**
  * Page tool schemas the server has not seen before are checked within a budget per tab, in
  * characters of their JSON: a burst (four full lists of 32 tools of 16 KB), then this many per second. A
  * schema seen before (the same JSON text, from any tab; up to PAGE_TOOL_SCHEMA_CACHE_BYTES of them

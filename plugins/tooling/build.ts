@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import * as esbuild from 'esbuild';
 import { MAX_ADAPTER_BYTES } from '../../server/protocol/limits.ts';
 import { toolsDigest, toolsDigestComment } from '../../server/protocol/tools-digest.ts';
+import { PLUGIN_FILES, pluginFilesProblem, toolsJsonSizeProblem } from '../../server/protocol/plugin-package.ts';
 import { writeOutput } from './write-file.ts';
 import { isPluginDefinition, type PluginDefinition } from '../sdk/define.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
@@ -218,6 +219,16 @@ function largestInputs(dir: string, metafile: esbuild.Metafile | undefined): str
   return top.length ? `; the largest parts: ${top.join(', ')}` : '';
 }
 
+/**
+ * The server loads a plugin only from regular files inside its folder (plugin-package.ts): a
+ * package.json, dist/tools.json or dist/adapter.js that is a link leading out of the folder, or
+ * something other than a file, fails the build as it would fail `opentabs plugin add`.
+ */
+async function refuseNotOwnFiles(dir: string, rels?: readonly string[]): Promise<void> {
+  const problem = await pluginFilesProblem(dir, rels);
+  if (problem) throw new PluginBuildError(problem);
+}
+
 async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: string, o: BuildOptions, metafile?: esbuild.Metafile): Promise<BuildResult> {
   const def = await loadDefinition(dir, entry);
   const manifest = manifestFromDefinition(def, pkg);
@@ -230,6 +241,11 @@ async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: s
         'Bundle less: fetch data from the app at call time instead of embedding it, or use a smaller dependency.',
     );
   }
+  const toolsJsonText = JSON.stringify(manifest, null, 2) + '\n';
+  const toolsTooLarge = toolsJsonSizeProblem(Buffer.byteLength(toolsJsonText));
+  if (toolsTooLarge) throw new PluginBuildError(toolsTooLarge);
+  // Read again before every write: in watch mode a file may have become a link since the start.
+  await refuseNotOwnFiles(dir);
   const warnings = [...pkg.warnings, ...patternWarnings(manifest.urlPatterns), ...toolNameWarnings(manifest), ...evalWarnings(adapterCode)];
   const distDir = join(dir, 'dist');
   await mkdir(distDir, { recursive: true });
@@ -237,7 +253,9 @@ async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: s
   const toolsJsonPath = join(distDir, 'tools.json');
   // adapter first, tools.json last: a watcher that sees the new tools.json sees the new adapter too.
   await writeOutput(adapterPath, adapterCode);
-  await writeOutput(toolsJsonPath, JSON.stringify(manifest, null, 2) + '\n');
+  await writeOutput(toolsJsonPath, toolsJsonText);
+  // A dist/ that is a link out of the folder put the outputs outside it.
+  await refuseNotOwnFiles(dir, [PLUGIN_FILES.toolsJson, PLUGIN_FILES.adapter]);
   const log = o.log ?? ((l: string) => console.log(l));
   for (const w of warnings) log(`warning: ${w}`);
   log(`Built ${pkg.name}@${pkg.version}: ${manifest.tools.length === 1 ? '1 tool' : `${manifest.tools.length} tools`}, adapter ${bytes} bytes → ${distDir}`);
@@ -255,6 +273,7 @@ export async function buildPlugin(dirArg: string, o?: BuildOptions): Promise<Bui
 export async function buildPlugin(dirArg: string, o: BuildOptions = {}): Promise<BuildResult | WatchHandle> {
   const dir = resolve(dirArg || '.');
   if (!existsSync(dir)) throw new PluginBuildError(`plugin folder ${dir} does not exist`);
+  await refuseNotOwnFiles(dir);
   const pkg = await readPackage(dir);
   const entry = entryOf(dir);
 

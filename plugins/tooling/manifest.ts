@@ -14,6 +14,7 @@ import type { PluginDefinition } from '../sdk/define.ts';
 import { PluginBuildError } from './build-error.ts';
 import { SchemaValidators } from '../../server/tools/validate.ts';
 import { isMatchPattern } from '../../server/protocol/match-pattern.ts';
+import { pluginSchemaSizeProblem } from '../../server/protocol/plugin-package.ts';
 
 export interface PackageInfo {
   name: string;
@@ -281,13 +282,19 @@ export function manifestFromDefinition(def: PluginDefinition, pkg: PackageInfo):
     const inputSchema = jsonSchemaOf(tool.input, 'input');
     // MCP tool arguments are one JSON object: the input must be a v.object (or looseObject …).
     if (inputSchema.type !== 'object') throw new PluginBuildError(`${label}.input: ${notObjectInput(inputSchema)}`);
+    const outputSchema = jsonSchemaOf(tool.output, 'output');
+    // The server refuses these at discovery (plugin-package.ts); checked before Ajv compiles the input.
+    for (const [key, schema] of [['input', inputSchema], ['output', outputSchema]] as const) {
+      const tooLarge = pluginSchemaSizeProblem(schema);
+      if (tooLarge) throw new PluginBuildError(`${label}.${key}: ${tooLarge}`);
+    }
     const problem = inputSchemaProblem(inputSchema);
     if (problem) throw new PluginBuildError(`${label}.input: the JSON Schema of its arguments does not compile: ${problem}`);
     return {
       name: tool.name as string,
       description: tool.description as string,
       inputSchema,
-      outputSchema: jsonSchemaOf(tool.output, 'output'),
+      outputSchema,
       ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
     };
   });

@@ -3,18 +3,18 @@
  * dist/adapter.js. Never throws; returns either the plugin with its adapter source or the reason
  * it cannot be loaded, so one broken plugin never stops the others.
  */
-import { readFile, realpath, stat } from '../state/fs-async.ts';
-import { join, sep } from 'node:path';
+import { readFile, stat } from '../state/fs-async.ts';
+import { join } from 'node:path';
 import { shellWord } from '../cli-command.ts';
-import { schemaProblem, schemaSizeProblem } from '../tools/schema-check.ts';
-import { MAX_ADAPTER_BYTES, PLUGIN_SCHEMA_MAX_DEPTH, PLUGIN_SCHEMA_MAX_NODES, PLUGIN_TOOLS_JSON_MAX_BYTES } from '../limits.ts';
+import { schemaProblem } from '../tools/schema-check.ts';
+import { MAX_ADAPTER_BYTES } from '../limits.ts';
+import { PLUGIN_FILES, pluginFilesProblem, pluginSchemaSizeProblem, toolsJsonSizeProblem } from '../protocol/plugin-package.ts';
 import { parseToolsJson, pluginNameFromPackage, type ToolsJson } from '../protocol/plugin-manifest.ts';
 import type { LoadedPlugin, LoadedTool } from './types.ts';
 import { manifestHash, type CheckedManifests } from './schema-cache.ts';
 import { adapterToolsDigest, toolsDigest } from '../protocol/tools-digest.ts';
 
-/** The three files a plugin folder is made of, relative to the folder. */
-export const PLUGIN_FILES = { packageJson: 'package.json', toolsJson: join('dist', 'tools.json'), adapter: join('dist', 'adapter.js') } as const;
+export { PLUGIN_FILES } from '../protocol/plugin-package.ts';
 
 export type LoadResult =
   | { ok: true; plugin: LoadedPlugin; adapterSource: string }
@@ -32,28 +32,6 @@ async function readText(path: string, what: string): Promise<{ ok: true; text: s
     const code = (err as NodeJS.ErrnoException).code;
     return { ok: false, error: code === 'ENOENT' ? `${what} is missing (${path})` : `cannot read ${what}: ${(err as Error).message}` };
   }
-}
-
-/**
- * Why the plugin file `rel` of `dir` is not one of the folder's own regular files, or null (also
- * when it is missing: its reader says so). A link in a plugin folder (a git checkout can hold one)
- * to /dev/zero held discovery for good, reading without end until memory ran out, and a link to
- * any file of the user's (dist/adapter.js → ~/.aws/credentials) had that file copied into the
- * extension and injected into the plugin's pages as its adapter.
- */
-async function notOwnFile(dir: string, rel: string): Promise<string | null> {
-  const path = join(dir, rel);
-  let real: string;
-  let root: string;
-  try {
-    [real, root] = await Promise.all([realpath(path), realpath(dir)]);
-  } catch {
-    return null;
-  }
-  if (!real.startsWith(root + sep)) return `${rel} leads outside the plugin folder (to ${real}): a plugin is loaded only from files inside its folder`;
-  const st = await stat(real).catch(() => null);
-  if (st && !st.isFile()) return `${rel} is not a regular file: a plugin is loaded only from regular files`;
-  return null;
 }
 
 function parseJson(text: string, what: string): { ok: true; value: unknown } | { ok: false; error: string } {
@@ -74,7 +52,7 @@ async function readJson(path: string, what: string): Promise<{ ok: true; value: 
  * manifest is parsed and every schema checked.
  */
 export async function loadPluginFolder(dir: string, source: 'local' | 'npm', checked?: CheckedManifests): Promise<LoadResult> {
-  const linked = (await Promise.all(Object.values(PLUGIN_FILES).map((rel) => notOwnFile(dir, rel)))).find((p) => p !== null);
+  const linked = await pluginFilesProblem(dir);
   if (linked) return { ok: false, error: linked };
   const pkgRead = await readJson(join(dir, PLUGIN_FILES.packageJson), 'package.json');
   if (!pkgRead.ok) return { ok: false, error: pkgRead.error };
@@ -94,7 +72,8 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
       ? 'dist/tools.json (the package was published without its build output: its author must run `opentabs plugin build` before publishing and list "dist" in package.json "files")'
       : `dist/tools.json (run \`opentabs plugin build ${shellWord(dir)}\`)`;
   const toolsSize = await stat(join(dir, PLUGIN_FILES.toolsJson)).then((st) => st.size, () => 0);
-  if (toolsSize > PLUGIN_TOOLS_JSON_MAX_BYTES) return { ok: false, name: nameFromPkg, error: `dist/tools.json is ${toolsSize} bytes, over the ${PLUGIN_TOOLS_JSON_MAX_BYTES}-byte limit` };
+  const toolsTooLarge = toolsJsonSizeProblem(toolsSize);
+  if (toolsTooLarge) return { ok: false, name: nameFromPkg, error: toolsTooLarge };
   const toolsRead = await readText(join(dir, PLUGIN_FILES.toolsJson), TOOLS_JSON);
   if (!toolsRead.ok) return { ok: false, name: nameFromPkg, error: toolsRead.error };
   const nameMismatch = (m: ToolsJson): LoadResult | null =>
@@ -119,14 +98,8 @@ export async function loadPluginFolder(dir: string, source: 'local' | 'npm', che
           const schema = t[key];
           if (!schema) continue;
           // Bounded first: the meta-schema check and Ajv's compile recurse through the whole schema.
-          const tooLarge = schemaSizeProblem(schema, PLUGIN_SCHEMA_MAX_DEPTH, PLUGIN_SCHEMA_MAX_NODES);
-          if (tooLarge) {
-            return {
-              ok: false,
-              name: m.name,
-              error: `dist/tools.json tools.${i}.${key} (${t.name}): the schema is too large to check calls against (${tooLarge}; at most ${PLUGIN_SCHEMA_MAX_DEPTH} levels and ${PLUGIN_SCHEMA_MAX_NODES} objects and arrays)`,
-            };
-          }
+          const tooLarge = pluginSchemaSizeProblem(schema);
+          if (tooLarge) return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): ${tooLarge}` };
           const problem = schemaProblem(schema);
           if (problem) return { ok: false, name: m.name, error: `dist/tools.json tools.${i}.${key} (${t.name}): not a valid JSON Schema: ${problem}` };
         }

@@ -23,6 +23,19 @@ export const APPROVAL_ARGS_PREVIEW_CHARS = 2_000;
 
 /** Plugins: the adapter file's size. */
 export const MAX_ADAPTER_BYTES = 5 * 1024 * 1024;
+/**
+ * A plugin tool's inputSchema or outputSchema (from its package's dist/tools.json): nesting of its
+ * JSON (objects and arrays), and how many objects and arrays it holds. Ajv compiles a tool's
+ * validator in the server's one event loop on the tool's first call, in time growing with the
+ * size and the square of the depth: a package's schema 600 levels deep took seconds, 2000 levels
+ * overflowed the stack, and 20 000 properties took seconds, for every tool of the package.
+ * Schemas built from a plugin's source are a few dozen objects, a few levels deep. `opentabs plugin
+ * build` refuses the same (server/protocol/plugin-package.ts).
+ */
+export const PLUGIN_SCHEMA_MAX_DEPTH = 64;
+export const PLUGIN_SCHEMA_MAX_NODES = 2000;
+/** dist/tools.json is read whole at every discovery; a plugin's is a few kilobytes. */
+export const PLUGIN_TOOLS_JSON_MAX_BYTES = 5 * 1024 * 1024;
 
 /**
  * What a web page may send through the plugin bridge (page-channel.ts sanitizePageMessage, applied

@@ -45,26 +45,3 @@ function errorsText(errors: readonly ErrorObject[]): string {
   return errors.length === 0 ? 'is not valid' : errors.map((e) => `data${e.instancePath} ${e.message ?? 'is invalid'}`).join(', ');
 }
 
-/**
- * Why `schema` is too large to compile a validator for (nested more than `maxDepth` levels of
- * objects and arrays, or more than `maxNodes` of them), or null. The walk stops at either bound, so
- * it costs at most `maxNodes` steps and never recurses deeper than `maxDepth` + 1.
- */
-export function schemaSizeProblem(schema: unknown, maxDepth: number, maxNodes: number): string | null {
-  let nodes = 0;
-  let problem: string | null = null;
-  const visit = (node: unknown, depth: number): void => {
-    if (problem !== null || node === null || typeof node !== 'object') return;
-    if (depth > maxDepth) {
-      problem = `nested more than ${maxDepth} levels deep`;
-      return;
-    }
-    if (++nodes > maxNodes) {
-      problem = `more than ${maxNodes} objects and arrays`;
-      return;
-    }
-    for (const v of Array.isArray(node) ? node : Object.values(node)) visit(v, depth + 1);
-  };
-  visit(schema, 1);
-  return problem;
-}
