@@ -25,6 +25,8 @@ interface Entry {
   description: unknown;
   inputSchema: unknown;
   execute: Execute;
+  /** annotations.destructiveHint was true: its approval card's Always allow asks once more. */
+  destructive: boolean;
 }
 type Ctx = Record<string, unknown>;
 
@@ -66,7 +68,7 @@ type Ctx = Record<string, unknown>;
 
   function send(): void {
     const list: unknown[] = [];
-    for (const t of tools.values()) list.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
+    for (const t of tools.values()) list.push({ name: t.name, description: t.description, inputSchema: t.inputSchema, ...(t.destructive ? { destructive: true } : {}) });
     post({ type: 'tools', tools: list });
   }
 
@@ -79,12 +81,22 @@ type Ctx = Record<string, unknown>;
     });
   }
 
+  /** annotations.destructiveHint === true, read once (a getter of the page may throw). */
+  function markedDestructive(t: Record<string, unknown>): boolean {
+    try {
+      const a = t.annotations;
+      return typeof a === 'object' && a !== null && (a as Record<string, unknown>).destructiveHint === true;
+    } catch {
+      return false;
+    }
+  }
+
   function record(tool: unknown, signal: unknown): void {
     if (!tool || typeof tool !== 'object') return;
     const t = tool as Record<string, unknown>;
     if (typeof t.name !== 'string' || typeof t.execute !== 'function') return;
     const name = t.name;
-    const entry: Entry = { name, description: t.description, inputSchema: t.inputSchema, execute: t.execute as Execute };
+    const entry: Entry = { name, description: t.description, inputSchema: t.inputSchema, execute: t.execute as Execute, destructive: markedDestructive(t) };
     tools.set(name, entry);
     changed();
     if (signal && typeof (signal as AbortSignal).addEventListener === 'function') {
@@ -184,7 +196,7 @@ type Ctx = Record<string, unknown>;
             const json = await (ctx.executeTool as (t: unknown, j: string) => Promise<string | null>).call(ctx, d, stringify(input));
             return json === null || json === undefined ? null : parse(json);
           };
-          tools.set(d.name, { name: d.name, description: d.description, inputSchema: d.inputSchema, execute });
+          tools.set(d.name, { name: d.name, description: d.description, inputSchema: d.inputSchema, execute, destructive: markedDestructive(d) });
           changed();
         }
         return;
@@ -200,7 +212,7 @@ type Ctx = Record<string, unknown>;
             const json = await (testing.executeTool as (n: string, j: string) => Promise<string | null>).call(testing, name, stringify(input));
             return json === null || json === undefined ? null : parse(json);
           };
-          tools.set(name, { name, description: d.description, inputSchema: d.inputSchema, execute });
+          tools.set(name, { name, description: d.description, inputSchema: d.inputSchema, execute, destructive: markedDestructive(d) });
           changed();
         }
       }

@@ -23,7 +23,7 @@ export interface ConfirmationRequest {
   caller?: string;
   /** What the call touches, as far as the server knows (shown first on the approval card). */
   target?: ConfirmationTarget;
-  /** Shown on the card, and its Always allow asks once more (a plugin tool marked destructive). */
+  /** Shown on the card, and its Always allow asks once more (a plugin or page tool marked destructive). */
   risk?: string;
   /** Called once the approval is waiting (the caller tells its client it waits, and how to answer). */
   onPending?: (p: { id: string; expiresAt: number; timeoutMs: number }) => void;

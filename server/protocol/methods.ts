@@ -154,7 +154,7 @@ export const PendingConfirmation = v.object({
    */
   remainingMs: v.optional(v.number()),
   /**
-   * Why the call deserves care, for a plugin tool its author marks destructive
+   * Why the call deserves care, for a plugin or page tool its author marks destructive
    * (annotations.destructiveHint): the card shows it, and its Always allow asks once more, as for
    * a built-in with a risk mark (BrowserToolInfo.risk).
    */
@@ -372,7 +372,7 @@ export const ExtensionToServer = {
     params: v.object({
       tabId: v.pipe(v.number(), v.integer()),
       url: v.string(),
-      tools: v.array(v.object({ name: v.string(), description: v.string(), inputSchema: v.record(v.string(), v.unknown()) })),
+      tools: v.array(v.object({ name: v.string(), description: v.string(), inputSchema: v.record(v.string(), v.unknown()), destructive: v.optional(v.literal(true)) })),
     }),
     result: v.object({ ok: v.literal(true), refused: v.array(v.object({ name: v.string(), reason: v.string(), retryAfterMs: v.optional(v.number()) })) }),
   },

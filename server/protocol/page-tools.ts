@@ -33,6 +33,11 @@ export interface PageToolDescriptor {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /**
+   * The page marks the tool destructive (annotations.destructiveHint: true): listed with that
+   * hint, and its approval card's Always allow asks once more. A page can only add care with it.
+   */
+  destructive?: true;
 }
 
 export interface McpContentResult {
@@ -155,7 +160,7 @@ export function sanitizePageTool(
   const text = jsonText(schema);
   if (text === null) return { ok: false, name: shownName, reason: 'inputSchema is not JSON' };
   if (utf8Bytes(text) > PAGE_TOOL_SCHEMA_MAX_BYTES) return { ok: false, name: shownName, reason: `inputSchema is larger than ${PAGE_TOOL_SCHEMA_MAX_BYTES} bytes` };
-  return { ok: true, tool: { name, description, inputSchema: schemaOf(text) } };
+  return { ok: true, tool: { name, description, inputSchema: schemaOf(text), ...(raw.destructive === true ? { destructive: true as const } : {}) } };
 }
 
 /**

@@ -66,9 +66,9 @@ export type ToolOutcome =
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
- * The risk an approval card shows for a plugin tool its author marks destructive
- * (annotations.destructiveHint: true, from defineTool); the card reads "It <risk>.". Fixed text:
- * the plugin's own words are not put in the question that guards Always allow.
+ * The risk an approval card shows for a plugin or page tool its author marks destructive
+ * (annotations.destructiveHint: true, from defineTool or registerTool); the card reads
+ * "It <risk>.". Fixed text: the tool's own words are not put in the question that guards Always allow.
  */
 export const DESTRUCTIVE_RISK = 'may change or delete data (its author marks it destructive)';
 
@@ -198,8 +198,8 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
         // The pending-approval cap counts per MCP session; REST callers share one count.
         caller: call.sessionId ?? call.transport,
         target,
-        // A built-in's risk the panel knows (its Tools section); a plugin tool marked destructive by
-        // its author is named here (page tools carry no annotations to the server).
+        // A built-in's risk the panel knows (its Tools section); a plugin or page tool marked
+        // destructive by its author is named here.
         ...(tool.kind !== 'browser' && tool.annotations?.destructiveHint === true ? { risk: DESTRUCTIVE_RISK } : {}),
         onPending: call.onApproval
           ? (p) => {

@@ -238,6 +238,7 @@ export class PageToolRegistry {
           tabId: tab.tabId,
           origin: tab.origin,
           url: tab.url,
+          ...(t.destructive ? { annotations: { destructiveHint: true } } : {}),
         });
       }
     }

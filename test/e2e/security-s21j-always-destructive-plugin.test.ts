@@ -92,3 +92,53 @@ test("a read-only plugin tool's Always allow still works in one click", async ()
   expect((await call).status).toBe(200);
   await waitUntil(() => stored('wait') === 'auto' || null, 'auto stored for fixture wait');
 });
+
+test("a page tool its page marks destructive asks once more too; the page's other tools keep one click", async () => {
+  const page = await h.context.newPage();
+  await page.goto(h.fixtureUrl('/pages/page-tools-shim.html?s21j'));
+  await page.evaluate(() => {
+    (navigator as unknown as { modelContext: { registerTool(t: unknown): void } }).modelContext.registerTool({
+      name: 'wipeTodos',
+      description: 'Delete every todo',
+      inputSchema: { type: 'object', properties: {} },
+      annotations: { destructiveHint: true },
+      execute() {
+        return { content: [{ type: 'text', text: 'wiped' }] };
+      },
+    });
+  });
+  const tabId = await h.tabIdOf(page);
+  const name = `tab${tabId}_wipeTodos`;
+  const listed = await waitUntil(() => h.srv.ctx.catalog.current().get(name), 'the page tool listed');
+  expect(listed.annotations).toEqual({ destructiveHint: true });
+  expect(h.srv.ctx.catalog.current().get(`tab${tabId}_listTodos`)?.annotations).toBeUndefined();
+  const origin = new URL(h.fixtureUrl('/')).origin;
+
+  const panel = await h.openSidePanel();
+  let settled = false;
+  const call = h.callTool(name, {}).finally(() => (settled = true));
+  const card = panel.locator(`[data-testid="confirm-${name}"]`);
+  await card.waitFor({ timeout: 15_000 });
+  const always = card.locator('[data-testid="always-allow"]');
+  await waitUntil(async () => (await always.isEnabled()) || null, 'the card to arm');
+  await always.dblclick();
+  const confirm = card.locator('[data-testid="always-allow-confirm"]');
+  await confirm.waitFor({ timeout: 10_000 });
+  expect(await card.locator('[data-testid="always-allow-question"]').textContent()).toBe(
+    `Never ask again for ${name} and every other tool of ${origin}? It may change or delete data (its author marks it destructive). Allow once, or Deny, answers this call only.`,
+  );
+  expect(settled).toBe(false);
+  expect(h.srv.ctx.hub.confirmations.list().map((c) => c.tool)).toEqual([name]);
+  await waitUntil(async () => (await confirm.isEnabled()) || null, 'the question to arm');
+  await card.locator('[data-testid="deny"]').click();
+  expect((await call).body.error?.code).toBe('permission_denied');
+
+  // Its page's tool without the mark: one click.
+  const list = h.callTool(`tab${tabId}_listTodos`, {});
+  const plain = panel.locator(`[data-testid="confirm-tab${tabId}_listTodos"]`);
+  await plain.waitFor({ timeout: 15_000 });
+  expect(await plain.locator('[data-testid="approval-risk"]').count()).toBe(0);
+  await plain.locator('[data-testid="allow"]').click({ timeout: 20_000 });
+  expect((await list).status).toBe(200);
+  await page.close();
+});
