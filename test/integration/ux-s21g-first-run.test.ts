@@ -6,6 +6,7 @@
  * not make hints say a bare `opentabs` the user's shell will not find.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { MAIN, removeDir, runCli, tempDir } from './cli-support.ts';
@@ -140,27 +141,30 @@ describe('a config dir that cannot be used', () => {
     expect(doctor.stdout).not.toContain('does not exist yet');
   });
 
-  const asRoot = process.getuid?.() === 0;
-  test.if(asRoot)('a folder of another user, for a user who cannot write to it: one line, no stack trace; doctor says so', async () => {
+  // Needs root (to become uid 65534) and a checkout uid 65534 can run the CLI from: one under a
+  // private folder (mktemp -d makes them 0700) cannot be, and the test is skipped there.
+  const asNobodyPrefix = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+  const nobodyRuns = process.getuid?.() === 0 && spawnSync(asNobodyPrefix[0]!, [...asNobodyPrefix.slice(1), process.execPath, MAIN, '--version'], { cwd: '/' }).status === 0;
+  test.if(nobodyRuns)('a folder of another user, for a user who cannot write to it: one line, no stack trace; doctor says so', async () => {
     // Run the CLI as uid 65534 (nobody) against a folder of root's that nobody may write.
     const dir = join(root, 'not-yours');
     mkdirSync(dir, { mode: 0o755 });
     chmodSync(root, 0o755);
-    const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, MAIN];
+    const asNobody = [...asNobodyPrefix, process.execPath, MAIN];
     for (const [cfg, args] of [
       [dir, ['config', 'set', 'skipPermissions', 'true']],
       [dir, ['config', 'rotate-secret']],
       [dir, ['start', '--background', '--port', '0']],
       [join(dir, 'sub'), ['config', 'set', 'allowFileUrls', 'false']],
     ] as Array<[string, string[]]>) {
-      const r = await runCli(args, { configDir: cfg, exe: asNobody, env: { HOME: dir } });
+      const r = await runCli(args, { configDir: cfg, exe: asNobody, env: { HOME: dir }, cwd: dir });
       expect({ args, code: r.code }).toEqual({ args, code: 1 });
       noStack(r.stderr);
       expect(r.stderr).toContain('OPENTABS_CONFIG_DIR');
     }
-    const doctor = await runCli(['doctor'], { configDir: dir, exe: asNobody, env: { HOME: dir } });
+    const doctor = await runCli(['doctor'], { configDir: dir, exe: asNobody, env: { HOME: dir }, cwd: dir });
     expect(doctor.stdout).toContain(`✗ config dir: ${dir} belongs to another user (uid 0) and you cannot write to it`);
-    const below = await runCli(['doctor'], { configDir: join(dir, 'sub'), exe: asNobody, env: { HOME: dir } });
+    const below = await runCli(['doctor'], { configDir: join(dir, 'sub'), exe: asNobody, env: { HOME: dir }, cwd: dir });
     expect(below.stdout).toContain(`cannot be created: you cannot write to ${dir}`);
   });
 });
