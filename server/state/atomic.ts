@@ -3,7 +3,7 @@
  * half-written one. Temp file next to the target (same filesystem, so rename is atomic),
  * created with the final mode so a secret is never briefly world-readable, fsynced, renamed.
  */
-import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { FILE_MODE } from './paths.ts';
 import { close, fchmod, fsync, open, rename, rm, writeAll } from './fs-async.ts';
@@ -23,6 +23,31 @@ export function tempPathFor(path: string): string {
 }
 
 const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+
+/**
+ * Create `path` holding `text` only if nothing is there (no file, no link), complete or not at
+ * all: written to a temp file (tempPathFor), then hard-linked to its name, which fails when another
+ * process made it first. True when this call created it, false when the name was taken meanwhile,
+ * null when the filesystem has no hard links (the caller falls back to a plain atomic write).
+ */
+export function createFileOnceSync(path: string, text: string, mode: number = FILE_MODE): boolean | null {
+  const tmp = tempPathFor(path);
+  const fd = openSync(tmp, CREATE_FLAGS, mode);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EEXIST' ? false : null;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
 
 /**
  * A rename onto a folder fails (EISDIR; ENOTEMPTY or EEXIST on some systems): the error then names

@@ -8,11 +8,11 @@
  * stops. A file left by a server that is gone (its pid dead, or not answering as this dir's
  * server) is set aside and the claim made again.
  */
-import { closeSync, constants, existsSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, renameSync, rmSync } from 'node:fs';
 import { NotRegularFileError, readRegularFileSync } from '../protocol/regular-file.ts';
 import { join } from 'node:path';
 import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../protocol/handshake.ts';
-import { writeFileAtomicSync } from './atomic.ts';
+import { createFileOnceSync, writeFileAtomicSync } from './atomic.ts';
 
 export interface PidRecord {
   pid: number;
@@ -56,26 +56,6 @@ async function answersAsOurs(port: number, secret: string): Promise<boolean> {
   }
 }
 
-/** Create `path` with `text` only if nothing is there: true, false (taken), null (no hard links here). */
-function createOnce(path: string, text: string): boolean | null {
-  const tmp = `${path}.${process.pid}.${randomHex(6)}.tmp`;
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(tmp, path);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EEXIST' ? false : null;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
-
 /**
  * Claim server.pid for this server. Returns null when claimed, else the record of the other
  * server of this config dir that holds it (alive and answering with `secret`).
@@ -86,7 +66,7 @@ export async function claimPidFile(configDir: string, mine: PidRecord, secret: s
   // A folder is not a stale file to set aside: it is named, to be removed (it could not be removed here, and holds what its owner put there).
   if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) throw new NotRegularFileError(path, 'a folder', true);
   for (let attempt = 0; attempt < 3; attempt++) {
-    const created = createOnce(path, text);
+    const created = createFileOnceSync(path, text, 0o644);
     if (created === true) return null;
     if (created === null) break;
     const theirs = readRecord(path);

@@ -2,10 +2,10 @@
  * The bearer secret shared by the server, the CLI and the extension: created and rotated here,
  * written atomically (its location and format: server/protocol/local-files.ts).
  */
-import { closeSync, constants, existsSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir } from './fs-async.ts';
 import { join } from 'node:path';
-import { writeFileAtomic } from './atomic.ts';
+import { createFileOnceSync, writeFileAtomic } from './atomic.ts';
 import { randomHex } from '../protocol/handshake.ts';
 import { DIR_MODE } from './paths.ts';
 import { readSecretSync, secretPath } from '../protocol/local-files.ts';
@@ -17,31 +17,10 @@ async function writeSecret(dir: string, secret: string): Promise<void> {
   await writeFileAtomic(secretPath(dir), JSON.stringify({ secret }) + '\n', 0o600);
 }
 
-/**
- * Create the secret file only if there is none (no file, no link), complete or not at all: written
- * to a temp file, then hard-linked to its name, which fails when another process made it first.
- * True when this call created it, false when the name was taken meanwhile, null when the
- * filesystem has no hard links.
- */
+/** Create the secret file only if there is none (createFileOnceSync: true, false when taken, null without hard links). */
 async function createSecretOnce(dir: string, secret: string): Promise<boolean | null> {
   await mkdir(join(dir, 'extension'), { recursive: true, mode: DIR_MODE });
-  const path = secretPath(dir);
-  const tmp = join(dir, 'extension', `.auth.json.${process.pid}.${randomHex(6)}.tmp`);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-  try {
-    writeSync(fd, JSON.stringify({ secret }) + '\n');
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(tmp, path);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EEXIST' ? false : null;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
+  return createFileOnceSync(secretPath(dir), JSON.stringify({ secret }) + '\n', 0o600);
 }
 
 /**
