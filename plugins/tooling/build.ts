@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import * as esbuild from 'esbuild';
 import { MAX_ADAPTER_BYTES } from '../../server/protocol/limits.ts';
 import { toolsDigest, toolsDigestComment } from '../../server/protocol/tools-digest.ts';
-import { PLUGIN_FILES, pluginFilesProblem, toolsJsonSizeProblem } from '../../server/protocol/plugin-package.ts';
+import { PLUGIN_FILES, pluginFileProblem, pluginFilesProblem, toolsJsonSizeProblem } from '../../server/protocol/plugin-package.ts';
 import { writeOutput } from './write-file.ts';
 import { isPluginDefinition, type PluginDefinition } from '../sdk/define.ts';
 import { ROOT_NODE_MODULES, SDK_DIR } from './paths.ts';
@@ -246,6 +246,9 @@ async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: s
   if (toolsTooLarge) throw new PluginBuildError(toolsTooLarge);
   // Read again before every write: in watch mode a file may have become a link since the start.
   await refuseNotOwnFiles(dir);
+  // A dist/ that is a link out of the folder would put the outputs outside it: refused before writing.
+  const distProblem = await pluginFileProblem(dir, 'dist', 'folder');
+  if (distProblem) throw new PluginBuildError(distProblem);
   const warnings = [...pkg.warnings, ...patternWarnings(manifest.urlPatterns), ...toolNameWarnings(manifest), ...evalWarnings(adapterCode)];
   const distDir = join(dir, 'dist');
   await mkdir(distDir, { recursive: true });
@@ -254,7 +257,7 @@ async function emit(dir: string, entry: string, pkg: PackageInfo, adapterCode: s
   // adapter first, tools.json last: a watcher that sees the new tools.json sees the new adapter too.
   await writeOutput(adapterPath, adapterCode);
   await writeOutput(toolsJsonPath, toolsJsonText);
-  // A dist/ that is a link out of the folder put the outputs outside it.
+  // Checked again once written: a dist/ swapped for a link meanwhile.
   await refuseNotOwnFiles(dir, [PLUGIN_FILES.toolsJson, PLUGIN_FILES.adapter]);
   const log = o.log ?? ((l: string) => console.log(l));
   for (const w of warnings) log(`warning: ${w}`);

@@ -57,9 +57,10 @@ export function toolsJsonSizeProblem(bytes: number): string | null {
  * plugin folder (a git checkout can hold one) to /dev/zero held discovery for good, reading
  * without end until memory ran out, and a link to any file of the user's (dist/adapter.js →
  * ~/.aws/credentials) had that file copied into the extension and injected into the plugin's
- * pages as its adapter. A link that stays inside the folder is followed.
+ * pages as its adapter. A link that stays inside the folder is followed. `kind` 'folder': `rel` is
+ * a folder (the build's dist/), checked for leading outside only.
  */
-export async function pluginFileProblem(dir: string, rel: string): Promise<string | null> {
+export async function pluginFileProblem(dir: string, rel: string, kind: 'file' | 'folder' = 'file'): Promise<string | null> {
   const path = join(dir, rel);
   let real: string;
   let root: string;
@@ -70,6 +71,7 @@ export async function pluginFileProblem(dir: string, rel: string): Promise<strin
   }
   if (!real.startsWith(root + sep)) return `${rel} leads outside the plugin folder (to ${real}): a plugin is loaded only from files inside its folder`;
   const st = await stat(real).catch(() => null);
+  if (kind === 'folder') return st && !st.isDirectory() ? `${rel} is not a folder` : null;
   if (st && !st.isFile()) return `${rel} is not a regular file: a plugin is loaded only from regular files`;
   return null;
 }
