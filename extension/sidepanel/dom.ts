@@ -55,11 +55,15 @@ export function permissionSelect(value: Permission | 'mixed', onChange: (p: Perm
   });
   sel.addEventListener('change', () => {
     const next = sel.value as Permission;
+    const shown = sel.nextElementSibling?.classList.contains('arm-note') ? sel.nextElementSibling : null;
     if (next === 'auto' && value !== 'auto' && stillFor(key, sel) < ARM_MS) {
       sel.value = value;
       sel.title = 'This moved just now, or something over the panel just went away; choose again';
+      // Said beside the select too: a tooltip alone shows only to a pointer resting on it.
+      if (!shown) sel.after(h('span', { class: 'arm-note', role: 'status' }, 'moved just now: choose auto again'));
       return;
     }
+    shown?.remove();
     onChange(next);
   });
   return sel;

@@ -44,7 +44,8 @@ const choose = (value: string, shift: boolean) =>
       const sel = document.querySelector<HTMLSelectElement>(`select[data-testid="perm-${tool}"]`)!;
       sel.value = value;
       sel.dispatchEvent(new Event('change', { bubbles: true }));
-      return { value: sel.value, title: sel.title };
+      const note = sel.nextElementSibling?.classList.contains('arm-note') ? sel.nextElementSibling.textContent : null;
+      return { value: sel.value, title: sel.title, note };
     },
     { tool: TOOL, value, shift },
   );
@@ -54,6 +55,7 @@ test('a select raised to auto right after it moved is taken back; in place it co
   const refused = await choose('auto', true);
   expect(refused.value).toBe('off');
   expect(refused.title).toContain('moved just now');
+  expect(refused.note).toBe('moved just now: choose auto again');
 
   // In place (a later try), the same choice counts.
   await waitUntil(
