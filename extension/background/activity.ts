@@ -8,7 +8,7 @@
  */
 import { ToolError } from '../shared/tool-error.ts';
 import type { ActivityCall, ActivityDone } from '../shared/panel-protocol.ts';
-import { maskSecrets } from '../../server/protocol/secret-values.ts';
+import { SECRET_MASK, maskSecrets } from '../../server/protocol/secret-values.ts';
 
 export const ACTIVITY_HISTORY_SIZE = 50;
 /**
@@ -18,7 +18,7 @@ export const ACTIVITY_HISTORY_SIZE = 50;
 const ARGS_SUMMARY_CHARS = 400;
 
 export function summarizeArgs(input: unknown): string {
-  const masked = JSON.stringify(maskSecrets(input ?? {}, '•••'));
+  const masked = JSON.stringify(maskSecrets(input ?? {}, SECRET_MASK));
   return masked.length > ARGS_SUMMARY_CHARS ? `${masked.slice(0, ARGS_SUMMARY_CHARS - 1)}…` : masked;
 }
 

@@ -76,6 +76,9 @@ function luhn(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+/** What stands for a secret value where it is shown or recorded (side panel activity, audit messages). */
+export const SECRET_MASK = '•••';
+
 /** True when `value`, found under `key` ('' for none), is to be masked. */
 export function looksSecret(key: string, value: unknown): boolean {
   if (SECRET_KEY.test(key) || secretKeyWords(key)) return true;

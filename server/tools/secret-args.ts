@@ -6,11 +6,9 @@
  * form, protocol/secret-values.ts: the rule the side panel's activity list masks by) are masked in
  * what is recorded.
  */
-import { looksSecret } from '../protocol/secret-values.ts';
+import { SECRET_MASK, looksSecret } from '../protocol/secret-values.ts';
 import { TOOL_ARGS_MAX_DEPTH } from '../limits.ts';
 
-/** What stands for a secret value in a recorded message (as in the side panel's activity list). */
-export const SECRET_MASK = '•••';
 /** Shorter values are not looked for: "1" or "ab" would mask every such run of a message. */
 const MIN_CHARS = 3;
 /** Argument values looked at, at most, and the longest looked for: the work is bounded whatever a caller sends. */

@@ -1,6 +1,7 @@
 /** Masking argument values that look like secrets in a recorded error message (server/tools/secret-args.ts). */
 import { expect, test } from 'bun:test';
-import { maskValues, secretArgValues, SECRET_MASK } from '../../server/tools/secret-args.ts';
+import { maskValues, secretArgValues } from '../../server/tools/secret-args.ts';
+import { SECRET_MASK } from '../../server/protocol/secret-values.ts';
 
 test('values are secret by key or by form; numbers under a secret key too; short and plain values are not', () => {
   const values = secretArgValues({ pin: 4921, nested: { apiKey: 'abc-123', list: [{ token: 'tok' }] }, q: 'sk_live_51Hx9aQ2eZvKYlo2C8r4TmWq', word: 'hello there', otp: '12' });
