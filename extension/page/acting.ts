@@ -132,6 +132,28 @@ export function dragPoints(srcSel: string | null, srcRef: string | null, dstSel:
   return { from: { x: a.left + a.width / 2, y: a.top + a.height / 2, ...label(src) }, to: { x: b.left + b.width / 2, y: b.top + b.height / 2, ...label(dst) } };
 }
 
+/**
+ * Replace what an editable element holds with `value` as typing would: its content selected, then
+ * for each line a beforeinput of insertText (and insertParagraph between lines), or for an empty
+ * value one of deleteContentBackward. A rich-text editor (ProseMirror, Lexical, Slate) cancels
+ * these and applies them to its own document; one the page does not cancel is done by the browser's
+ * editing command, which changes the DOM and fires input. Setting innerText instead changed the DOM
+ * only: such an editor kept its old document and drew it back at its next change.
+ */
+function editText(el: Element, value: string): void {
+  (el as HTMLElement).focus();
+  document.getSelection()?.selectAllChildren(el);
+  const step = (inputType: string, data: string | null, command: string, arg?: string) => {
+    const e = new InputEvent('beforeinput', { inputType, data, bubbles: true, cancelable: true, composed: true });
+    if (el.dispatchEvent(e)) document.execCommand(command, false, arg);
+  };
+  if (value === '') return step('deleteContentBackward', null, 'delete');
+  for (const [n, line] of value.split(/\r\n|\r|\n/).entries()) {
+    if (n > 0) step('insertParagraph', null, 'insertParagraph');
+    if (line) step('insertText', line, 'insertText', line);
+  }
+}
+
 export interface FieldSpec {
   selector?: string;
   ref?: string;
@@ -181,9 +203,9 @@ export function fillInPage(fields: FieldSpec[]) {
       fire(el);
       done.push({ field: name, kind: el instanceof HTMLTextAreaElement ? 'textarea' : el.type, value: el.value });
     } else if (userEditable(el)) {
-      (el as HTMLElement).innerText = f.value ?? '';
-      fire(el);
-      done.push({ field: name, kind: 'contenteditable', value: f.value ?? '' });
+      if (f.value === undefined) return { done, error: `fields[${i}]: ${name} needs value`, code: 'invalid_arguments' };
+      editText(el, f.value);
+      done.push({ field: name, kind: 'contenteditable', value: f.value });
     } else {
       return { done, error: `fields[${i}]: ${name} is a <${el.tagName.toLowerCase()}>, not a form field`, code: 'invalid_arguments' };
     }
