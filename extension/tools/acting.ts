@@ -92,6 +92,30 @@ const PUNCTUATION: Record<string, [string, number]> = {
   '/': ['Slash', 191], '?': ['Slash', 191], '`': ['Backquote', 192], '~': ['Backquote', 192],
 };
 
+/**
+ * Key presses that paste: the V key with Control (Linux, Windows) or Meta (Command on macOS), Shift
+ * and Alt or not. Chrome runs the paste command for a trusted key press whatever the page's
+ * clipboard permissions, and the page's paste listeners read what the user copied (a password, a
+ * token, from any program), even with no field focused. The tools do not read the user's
+ * clipboard: refused. (Shift+Insert, the other paste key, is not a key the tool sends.)
+ */
+function assertNotPaste(key: string, modifiers: number): void {
+  if ((key === 'v' || key === 'V') && modifiers & (2 | 4)) {
+    throw new ToolError('Control+V and Meta+V are refused: they paste the user\'s clipboard, which may hold a password or a token copied elsewhere, into the page. Type the text with browser_type_text', { code: 'invalid_arguments', category: 'validation' });
+  }
+}
+
+/**
+ * The middle button is refused: on Linux a middle click pastes the primary selection (the text
+ * selected last anywhere on the computer, e.g. a password in a terminal) into the page, and the
+ * page's paste listeners read it. Open a link in a new tab with browser_open_tab.
+ */
+export function assertNotPasteButton(button: unknown): void {
+  if (button === 'middle') {
+    throw new ToolError('The middle button is refused: on Linux a middle click pastes the text the user selected last, in any program, into the page. Click with left or right; to open a link in a new tab use browser_open_tab', { code: 'invalid_arguments', category: 'validation' });
+  }
+}
+
 async function pressKey(send: CdpSend, key: string, modifiers: number): Promise<void> {
   let def = KEYS[key];
   if (!def) {
@@ -105,6 +129,7 @@ async function pressKey(send: CdpSend, key: string, modifiers: number): Promise<
       : punct ? { code: punct[0], keyCode: punct[1], text: key }
       : { code: '', keyCode: 0, text: key };
   }
+  assertNotPaste(key, modifiers);
   // With Ctrl/Alt/Meta held the key is a shortcut, not text.
   const text = modifiers & (1 | 2 | 4) ? undefined : def.text;
   // Sent together: commands to one target run in the order sent, and the page's input queue keeps
@@ -172,6 +197,7 @@ function oneInputAtATime<T>(tabId: number, signal: AbortSignal, fn: () => Promis
 
 export const actingTools = {
   async browser_click_element(input, ctx) {
+    assertNotPasteButton(input.button);
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       // A refused frame that starts loading from here on was not there to be pinned: no click.
@@ -239,6 +265,7 @@ export const actingTools = {
   },
 
   async browser_press_key(input, ctx) {
+    assertNotPaste(String(input.key), modifierMask(input.modifiers));
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       const p = input.selector !== undefined || input.ref !== undefined ? await point(tab.id!, input, true, false, false, ctx.signal) : null;

@@ -14,7 +14,7 @@ import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
-import { click, modifierMask, moveMouse } from './acting.ts';
+import { assertNotPasteButton, click, modifierMask, moveMouse } from './acting.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
 import { assertMouseStaysOut, endPinned, pressGuard, refusedLoadError, watchMouseLoads, watchRefusedLoads } from './input-guard.ts';
@@ -138,6 +138,7 @@ async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: numb
 
 export const pointerTools = {
   async browser_click_at(input, ctx) {
+    assertNotPasteButton(input.button);
     const tab = await ctx.tab(input.tabId);
     const tabId = tab.id!;
     // A refused frame that starts loading from here on was not there to be pinned: no click.

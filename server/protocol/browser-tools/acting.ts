@@ -7,7 +7,7 @@ export const actingTools = [
   tool({
     name: 'browser_click_element',
     group: 'acting',
-    description: 'Click an element with a real, trusted mouse event.',
+    description: 'Click an element with a real, trusted mouse event. The middle button is refused (on Linux it pastes the text the user selected last, in any program).',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
@@ -52,7 +52,7 @@ export const actingTools = [
   tool({
     name: 'browser_press_key',
     group: 'acting',
-    description: 'Press a key (Enter, Tab, Escape, Backspace, arrows, one character …), optionally in an element first focused.',
+    description: 'Press a key (Enter, Tab, Escape, Backspace, arrows, one character …), optionally in an element first focused. Control+V and Meta+V are refused: they paste the user\'s clipboard.',
     input: v.strictObject({
       tabId,
       key: v.pipe(v.string(), v.minLength(1), v.description('Key name (Enter, Tab, Escape, Backspace, Delete, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown) or one character')),

@@ -16,7 +16,7 @@ export const inputPageTools = [
   tool({
     name: 'browser_click_at',
     group: 'acting',
-    description: 'Click at a point of the viewport (CSS pixels) with a real, trusted mouse event, e.g. on a canvas or map; returns the element hit.',
+    description: 'Click at a point of the viewport (CSS pixels) with a real, trusted mouse event, e.g. on a canvas or map; returns the element hit. The middle button is refused (on Linux it pastes the text the user selected last, in any program).',
     input: v.strictObject({
       tabId,
       x,
