@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findBun } from './find-bun.mjs';
+import { bunRunArgs, findBun } from './find-bun.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const entry = join(here, 'main.ts');
@@ -19,7 +19,9 @@ if (process.versions.bun) {
   // and values); one already set in the environment wins.
   const env = { ...process.env };
   if (env.BUN_JSC_useFTLJIT === undefined) env.BUN_JSC_useFTLJIT = '0';
-  const child = spawn(bun, [entry, ...process.argv.slice(2)], { stdio: 'inherit', env });
+  // The folder this runs in is anyone's (a cloned repository, an agent's workspace): its
+  // bunfig.toml and .env files are not read (bunRunArgs).
+  const child = spawn(bun, [...bunRunArgs(), entry, ...process.argv.slice(2)], { stdio: 'inherit', env });
   // Ctrl-C in a terminal already reaches the child (same process group): forwarding it too would
   // make the server see a second SIGINT mid-shutdown. Signals sent to this process alone are passed on.
   process.on('SIGINT', () => {

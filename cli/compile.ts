@@ -59,7 +59,9 @@ export async function compile(opts: { outfile?: string; target?: string } = {}):
   writeFileSync(entry, entrySource(entryDir, distDir, files));
   try {
     mkdirSync(dirname(outfile), { recursive: true });
-    const args = ['build', '--compile', entry, '--outfile', outfile];
+    // The binary runs in any folder (a cloned repository, an agent's workspace): it reads no
+    // bunfig.toml there (whose `preload` would run that folder's code first) and no .env files.
+    const args = ['build', '--compile', '--no-compile-autoload-bunfig', '--no-compile-autoload-dotenv', entry, '--outfile', outfile];
     if (opts.target) args.push(`--target=${opts.target}`);
     const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`bun build --compile failed (exit ${r.status}):\n${(r.stderr || r.stdout).trim()}`);

@@ -7,6 +7,17 @@
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Bun's flags for running this package's code in any folder: Bun otherwise reads that folder's
+ * bunfig.toml (a `preload` there runs the folder's code first) and its .env files (which set
+ * OPENTABS_CONFIG_DIR, PATH …). cli/bun-run.toml is this package's own, empty, settings file.
+ * @returns {string[]}
+ */
+export function bunRunArgs() {
+  return ['--no-env-file', `--config=${join(dirname(fileURLToPath(import.meta.url)), 'bun-run.toml')}`];
+}
 
 /** Smaller than this, bin/bun.exe of the `bun` package is its stand-in script, not Bun (≈ 100 MB). */
 const REAL_BUN_MIN_BYTES = 1024 * 1024;

@@ -7,7 +7,7 @@
  * them; --show-config prints everything.
  */
 import { join, resolve } from 'node:path';
-import { runnableArgv, selfCommand, shellWord } from './self.ts';
+import { runnableArgv, selfSpawnCommand, shellWord } from './self.ts';
 import { homeDir } from '../server/protocol/local-files.ts';
 import { c } from './output.ts';
 
@@ -43,25 +43,87 @@ export interface McpConfigs {
   extensionDir: string;
 }
 
+/** The clients `opentabs setup <client>` configures. */
+export const SETUP_CLIENTS = ['claude-code', 'cursor', 'vscode', 'windsurf', 'gemini', 'codex', 'opencode', 'claude-desktop'] as const;
+
+/** The clients whose server entry is a Streamable HTTP URL with the bearer header. */
+export type HttpClient = 'claude-code' | 'cursor' | 'opencode' | 'windsurf' | 'vscode' | 'gemini' | 'codex';
+
+/**
+ * Each client's server entry for `url` (…/mcp or …/mcp/gateway): the one definition both the
+ * blocks below (--show-config) and `opentabs setup <client>` use, so what setup writes is what
+ * --show-config prints.
+ */
+export function httpEntry(client: HttpClient, url: string, secret: string): Record<string, unknown> {
+  const headers = { Authorization: `Bearer ${secret}` };
+  switch (client) {
+    case 'claude-code':
+    case 'vscode':
+      return { type: 'http', url, headers };
+    // Cursor's documented remote form: a url (Streamable HTTP, falling back to SSE) and headers.
+    case 'cursor':
+      return { url, headers };
+    case 'opencode':
+      return { type: 'remote', url, headers, enabled: true };
+    case 'windsurf':
+      return { serverUrl: url, headers };
+    // Gemini CLI: `httpUrl` is its Streamable HTTP field (`url` is SSE).
+    case 'gemini':
+      return { httpUrl: url, headers };
+    // Codex CLI: a literal header goes in `http_headers`.
+    case 'codex':
+      return { url, http_headers: headers };
+  }
+}
+
+/** The key of the object that holds the servers in each client's file. */
+export const SERVERS_KEY: Record<HttpClient | 'claude-desktop', string> = {
+  'claude-code': 'mcpServers',
+  'claude-desktop': 'mcpServers',
+  cursor: 'mcpServers',
+  opencode: 'mcp',
+  windsurf: 'mcpServers',
+  vscode: 'servers',
+  gemini: 'mcpServers',
+  codex: 'mcp_servers',
+};
+
+const block = (client: HttpClient | 'claude-desktop', entry: object) => ({ [SERVERS_KEY[client]]: { opentabs: entry } });
+
+/** Codex's TOML table for an entry (strings and flat tables of strings). */
+export function codexTomlTable(entry: Record<string, unknown>): string {
+  const str = (v: unknown) => JSON.stringify(v);
+  const lines = [`[${SERVERS_KEY.codex}.opentabs]`];
+  for (const [k, v] of Object.entries(entry)) {
+    lines.push(
+      typeof v === 'object' && v !== null
+        ? `${k} = { ${Object.entries(v)
+            .map(([ik, iv]) => `${/^[A-Za-z0-9_-]+$/.test(ik) ? ik : str(ik)} = ${str(iv)}`)
+            .join(', ')} }`
+        : `${k} = ${str(v)}`,
+    );
+  }
+  return lines.join('\n');
+}
+
 export function mcpConfigs(baseUrl: string, secret: string, configDir: string): McpConfigs {
   const url = `${baseUrl}/mcp`;
-  const headers = { Authorization: `Bearer ${secret}` };
+  const entry = (client: HttpClient) => block(client, httpEntry(client, url, secret));
   return {
     // --scope user: in every folder, as the ~/.claude.json block (Claude Code's default scope is
     // the current folder only).
     claudeCodeCommand: `claude mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
-    claudeCode: { mcpServers: { opentabs: { type: 'http', url, headers } } },
-    // Cursor's documented remote form: a url (Streamable HTTP, falling back to SSE) and headers.
-    cursor: { mcpServers: { opentabs: { url, headers } } },
-    opencode: { mcp: { opentabs: { type: 'remote', url, headers } } },
-    windsurf: { mcpServers: { opentabs: { serverUrl: url, headers } } },
-    vscode: { servers: { opentabs: { type: 'http', url, headers } } },
+    claudeCode: entry('claude-code'),
+    cursor: entry('cursor'),
+    opencode: entry('opencode'),
+    windsurf: entry('windsurf'),
+    vscode: entry('vscode'),
     geminiCommand: `gemini mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
-    gemini: { mcpServers: { opentabs: { httpUrl: url, headers } } },
+    gemini: entry('gemini'),
     codexCommand: `codex mcp add opentabs --url ${url} --bearer-token-env-var ${CODEX_SECRET_VAR}`,
     codexExport: `export ${CODEX_SECRET_VAR}="$(${secretCommand(configDir)})"`,
-    codexToml: ['[mcp_servers.opentabs]', `url = ${JSON.stringify(url)}`, `http_headers = { Authorization = ${JSON.stringify(`Bearer ${secret}`)} }`].join('\n'),
-    gateway: { mcpServers: { opentabs: { type: 'http', url: `${baseUrl}/mcp/gateway`, headers } } },
+    codexToml: codexTomlTable(httpEntry('codex', url, secret)),
+    gateway: block('claude-code', httpEntry('claude-code', `${baseUrl}/mcp/gateway`, secret)),
     cliModeLine: CLI_MODE_LINE,
     extensionDir: join(configDir, 'extension'),
   };
@@ -102,7 +164,7 @@ export function clientConfigFiles(cwd: string, home = homeDir()): string[] {
  * config dir is not the default.
  */
 export function stdioConfig(configDir: string): object {
-  const [command, ...args] = [...selfCommand(), 'mcp'];
+  const [command, ...args] = [...selfSpawnCommand(), 'mcp'];
   const env = resolve(configDir) === resolve(homeDir(), '.opentabs') ? undefined : { OPENTABS_CONFIG_DIR: configDir };
   return { mcpServers: { opentabs: { command, args, ...(env ? { env } : {}) } } };
 }
@@ -116,6 +178,9 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
   const json = (v: object) => JSON.stringify(v, null, 2);
   return [
     c.bold('Connect your AI client'),
+    '',
+    `One command writes it into the client's own file (\`--print\` shows what it would write): ${runnableArgv(['setup']).map(shellWord).join(' ')} <client>`,
+    `  clients: ${SETUP_CLIENTS.join(', ')}. Or by hand:`,
     '',
     `${c.cyan('Claude Code')} — run (replacing an entry, e.g. after a new secret: \`claude mcp remove opentabs\` first):`,
     m.claudeCodeCommand,

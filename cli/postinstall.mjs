@@ -4,9 +4,9 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findBun } from './find-bun.mjs';
+import { bunRunArgs, findBun } from './find-bun.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const r = spawnSync(findBun(), [join(here, 'server-bundle.ts')], { stdio: 'inherit' });
+const r = spawnSync(findBun(), [...bunRunArgs(), join(here, 'server-bundle.ts')], { stdio: 'inherit' });
 if (r.error) process.stderr.write(`opentabs: the start-up bundle was not built (${r.error.message}); opentabs start runs the server from source.\n`);
 process.exit(0);

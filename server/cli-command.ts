@@ -19,6 +19,25 @@ export function selfCommand(): string[] {
   return [process.execPath, join(import.meta.dir, '..', 'cli', 'main.ts')];
 }
 
+/**
+ * Bun's flags for running opentabs in any folder, the same as cli/find-bun.mjs bunRunArgs() gives
+ * the npm shim: Bun otherwise reads the bunfig.toml of the folder it runs in (a `preload` there
+ * runs that folder's code first) and its .env files (OPENTABS_CONFIG_DIR, PATH …).
+ */
+export function bunRunArgs(): string[] {
+  return ['--no-env-file', `--config=${join(import.meta.dir, '..', 'cli', 'bun-run.toml')}`];
+}
+
+/**
+ * selfCommand for a process opentabs starts itself, or a client starts in its own folder (the
+ * background server, the stdio bridge's autostart, a stdio client's config): with bunRunArgs, so
+ * no bunfig.toml or .env of that folder is read. The single-file binary is built not to read them.
+ */
+export function selfSpawnCommand(): string[] {
+  if (isCompiled()) return [process.execPath];
+  return [process.execPath, ...bunRunArgs(), join(import.meta.dir, '..', 'cli', 'main.ts')];
+}
+
 /** A word for a POSIX shell: quoted only when it needs to be. */
 export function shellWord(s: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;

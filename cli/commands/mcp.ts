@@ -11,7 +11,7 @@ import { isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@mod
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, err, out, say, usageError } from '../output.ts';
-import { selfCommand, selfCommandText } from '../self.ts';
+import { selfCommandText, selfSpawnCommand } from '../self.ts';
 import { join } from 'node:path';
 import { notRunningMessage, probePort, requireVerifiedServer, resolveTarget, secretFor, type Target } from '../server-client.ts';
 import { DEFAULT_PORT } from '../../server/limits.ts';
@@ -69,7 +69,7 @@ export const command: Command = {
  * still shows it once. On failure the child's output is shown, since it says why.
  */
 async function autostart(t: Target): Promise<void> {
-  const [cmd, ...args] = selfCommand();
+  const [cmd, ...args] = selfSpawnCommand();
   const child = spawn(cmd, [...args, 'start', '--background', '--port', String(t.port)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', OPENTABS_START_NO_BANNER: '1' },

@@ -11,7 +11,7 @@ import { parse, parsePort } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { EmbeddedFile } from '../embedded-extension.ts';
 import { CliError, c, err, out, say } from '../output.ts';
-import { isCompiled, selfCommand } from '../self.ts';
+import { isCompiled, selfSpawnCommand } from '../self.ts';
 import { withServerEnv } from '../server-env.ts';
 import { describePortHolder, findPortHolder, insteadOf, stopCommandFor } from '../port-holder.ts';
 import { checkConfigServer, checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor } from '../server-client.ts';
@@ -380,7 +380,7 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
     throw e;
   }
   const before = fstatSync(fd).size;
-  const [cmd, ...args] = selfCommand();
+  const [cmd, ...args] = selfSpawnCommand();
   let child;
   try {
     child = (await import('node:child_process')).spawn(cmd, [...args, 'start', '--port', String(port), ...(dev ? ['--dev'] : [])], {

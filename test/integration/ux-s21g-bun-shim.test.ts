@@ -26,7 +26,7 @@ beforeAll(() => {
   pkg = join(root, 'lib', 'node_modules', 'opentabs');
   const cli = join(pkg, 'cli');
   mkdirSync(cli, { recursive: true });
-  for (const f of ['bin.mjs', 'find-bun.mjs', 'postinstall.mjs']) copyFileSync(join(ROOT, 'cli', f), join(cli, f));
+  for (const f of ['bin.mjs', 'find-bun.mjs', 'postinstall.mjs', 'bun-run.toml']) copyFileSync(join(ROOT, 'cli', f), join(cli, f));
   writeFileSync(join(cli, 'main.ts'), `console.log(JSON.stringify({ ranBy: process.execPath, args: process.argv.slice(2) }));\n`);
   writeFileSync(join(cli, 'server-bundle.ts'), `require('node:fs').writeFileSync(${JSON.stringify(join(root, 'bundle-built'))}, process.execPath);\n`);
   writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'opentabs', type: 'module', bin: { opentabs: 'cli/bin.mjs' } }));
