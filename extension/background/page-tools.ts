@@ -126,7 +126,12 @@ export class PageTools {
     );
   }
 
-  /** A page-tools Port: only from a tab's top frame showing an http(s) page. */
+  /**
+   * A page-tools Port: only from a tab's top frame showing an http(s) page whose document has its
+   * URL's origin. A page the site serves sandboxed (a `Content-Security-Policy: sandbox` header, as
+   * sites serve their users' uploads) runs in an opaque origin ("null"), not the site's: its tools
+   * were listed as the site's and took the permission the user gave the site.
+   */
   attachPort(port: chrome.runtime.Port): void {
     const sender = port.sender;
     const tabId = sender?.tab?.id;
@@ -134,7 +139,7 @@ export class PageTools {
     const url = sender?.url ?? '';
     const origin = pageOrigin(url);
     // Never a page the built-in tools refuse either (extension store pages).
-    if (tabId === undefined || sender?.frameId !== 0 || !documentId || origin === null || refusalReason(url) !== null || sender?.id !== chrome.runtime.id) {
+    if (tabId === undefined || sender?.frameId !== 0 || !documentId || origin === null || sender?.origin !== origin || refusalReason(url) !== null || sender?.id !== chrome.runtime.id) {
       port.disconnect();
       return;
     }

@@ -19,6 +19,7 @@ import { PLUGIN_LOG_BATCH_MAX_BYTES, PLUGIN_LOG_CHARS_BURST, PLUGIN_LOG_CHARS_PE
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { allowedFor } from './plugin-tabs.ts';
+import { pageOrigin } from '../../server/protocol/page-tools.ts';
 
 const PORT_WAIT_MS = 3_000;
 const LOG_FLUSH_MS = 100;
@@ -82,6 +83,8 @@ export class TabPorts {
   private ports = new Map<number, TabPort>();
   /** Resolvers waiting for a tab's Port; each returns true once it is satisfied. */
   private waiters = new Map<number, Set<() => boolean>>();
+  /** Per tab: its document whose Port was refused for having an opaque origin (a sandboxed page). */
+  private sandboxed = new Map<number, string>();
   private calls = new Map<string, PendingCall>();
   private logs: LogEntry[] = [];
   /** UTF-8 bytes of `logs` as JSON, so one plugin.log frame stays below PLUGIN_LOG_BATCH_MAX_BYTES. */
@@ -130,8 +133,20 @@ export class TabPorts {
     const tabId = sender?.tab?.id;
     const documentId = sender?.documentId;
     const url = sender?.url ?? '';
+    // A page the site serves sandboxed (`Content-Security-Policy: sandbox`, as sites serve their
+    // users' uploads) has an opaque origin, not its URL's: it is not the app the plugin is for, and
+    // gets none of its calls (their arguments and the plugin's settings).
+    const httpOrigin = pageOrigin(url);
     if (port.name !== TAB_PORT_NAME || tabId === undefined || sender?.frameId !== 0 || !documentId) {
       port.disconnect();
+      return;
+    }
+    if (httpOrigin !== null && sender?.origin !== httpOrigin) {
+      port.disconnect();
+      // A call waiting for this document's Port is told why at once.
+      this.sandboxed.set(tabId, documentId);
+      const waiters = this.waiters.get(tabId);
+      if (waiters) for (const w of [...waiters]) if (w()) waiters.delete(w);
       return;
     }
     if (this.host.pluginsForUrl(url).length > 0) return this.accept(port, tabId, documentId, url);
@@ -176,10 +191,18 @@ export class TabPorts {
   waitFor(tabId: number, documentId: string): Promise<TabPort> {
     const have = this.ports.get(tabId);
     if (have?.documentId === documentId) return Promise.resolve(have);
+    const sandboxed = () =>
+      new ToolError(`Tab ${tabId} shows a page its site serves sandboxed (an opaque origin, as sites serve their users' uploads), not the app itself: plugins do not run there`, { code: 'tab_mismatch', category: 'validation' });
+    if (this.sandboxed.get(tabId) === documentId) return Promise.reject(sandboxed());
     return new Promise((resolve, reject) => {
       const waiters = this.waiters.get(tabId) ?? new Set<() => boolean>();
       this.waiters.set(tabId, waiters);
       const waiter = (): boolean => {
+        if (this.sandboxed.get(tabId) === documentId) {
+          clearTimeout(timer);
+          reject(sandboxed());
+          return true;
+        }
         const tp = this.ports.get(tabId);
         if (tp?.documentId !== documentId) return false;
         clearTimeout(timer);
@@ -224,6 +247,7 @@ export class TabPorts {
   forgetTab(tabId: number, message: string): void {
     this.ports.delete(tabId);
     this.waiters.delete(tabId);
+    this.sandboxed.delete(tabId);
     this.failCallsOn(tabId, message);
   }
 
