@@ -114,8 +114,14 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
         try {
           const previousSecret = ctx.secret;
           ctx.secret = await loadOrCreateSecret(configDir);
-          // A rotated secret: the extension's socket was authenticated with the old one.
-          if (previousSecret !== ctx.secret) ctx.hub.dropForSecretRotation();
+          // A rotated secret takes the server away from whoever holds the old one: the extension's
+          // socket, and the MCP sessions and streams opened with it (a session's GET stream, a legacy
+          // SSE session, subscriptions/listen), which would go on hearing plugin log lines and tool
+          // list changes. Clients given the new secret start new sessions.
+          if (previousSecret !== ctx.secret) {
+            ctx.hub.dropForSecretRotation();
+            await ctx.mcp.closeAll();
+          }
           await ctx.config.reload();
           await ctx.plugins.discover();
           ctx.catalog.rebuild();
