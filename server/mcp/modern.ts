@@ -184,6 +184,10 @@ export async function handleModern(ctx: McpDeps, kind: SessionKind, req: Request
     case 'ping':
       return ok({});
     case 'tools/list': {
+      // Every tool comes in one page, so no cursor was ever handed out: one sent is not ours.
+      if (params.cursor !== undefined && params.cursor !== null && params.cursor !== '') {
+        return rpcError(400, id, INVALID_PARAMS, 'Invalid params: unknown cursor (this server lists every tool in one page, without nextCursor).');
+      }
       const tools = kind === 'full' ? (ctx.catalog.current().mcpToolsList() as { tools: unknown[] }).tools : GATEWAY_LIST.tools;
       // The catalog changes with plugins and permissions: never cached.
       return ok({ tools, ttlMs: 0, cacheScope: 'private' });

@@ -14,6 +14,16 @@ import { handleToolsCall, toolsListJson, type LoggingLevel, type SessionHooks, t
 
 /** Revisions a session can speak, newest first (the first is offered when a client asks for another). */
 export const SESSION_PROTOCOL_VERSIONS = LEGACY_PROTOCOL_VERSIONS;
+/**
+ * Whether a negotiated revision takes JSON-RPC batches: 2024-11-05 and 2025-03-26 do; 2025-06-18
+ * removed them (a POST body is one message), and so does every later revision.
+ */
+export const allowsBatches = (protocolVersion: string): boolean => protocolVersion < '2025-06-18';
+
+/** The answer to a batch in a session whose revision has none (JSON-RPC Invalid Request, id null). */
+export const batchRefusal = (protocolVersion: string): string =>
+  `Invalid Request: JSON-RPC batches are not part of protocol revision ${protocolVersion}, which this session negotiated (they were removed in 2025-06-18); send each message in a POST of its own.`;
+
 const LOG_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 export const RpcCode = { ParseError: -32700, InvalidRequest: -32600, MethodNotFound: -32601, InvalidParams: -32602, Internal: -32603 } as const;
@@ -54,6 +64,13 @@ export class McpSession implements SessionHooks {
   closed = false;
   /** Where notifications go: the GET stream (Streamable HTTP) or the session's SSE stream (HTTP+SSE). */
   outbound: SseStream | null = null;
+  /**
+   * The revision initialize settled on; until then (an HTTP+SSE session before its initialize)
+   * 2024-11-05, that transport's own revision.
+   */
+  protocolVersion = '2024-11-05';
+  /** Whether initialize was answered (an HTTP+SSE session gets it on its stream; a second is refused). */
+  initialized = false;
   /** Calls running, by request id: notifications/cancelled and the end of the session abort them. */
   private calls = new Map<RpcId, AbortController>();
 
@@ -96,6 +113,10 @@ export class McpSession implements SessionHooks {
       case 'ping':
         return rpcResult(id, '{}');
       case 'tools/list':
+        // Every tool comes in one page, so no cursor was ever handed out: one sent is not ours.
+        if (params.cursor !== undefined && params.cursor !== null && params.cursor !== '') {
+          return rpcErrorText(id, RpcCode.InvalidParams, 'Invalid params: unknown cursor (this server lists every tool in one page, without nextCursor)');
+        }
         return rpcResult(id, `{"tools":${toolsListJson(this.ctx, this.kind)}}`);
       case 'logging/setLevel': {
         if (!LOG_LEVELS.includes(params.level as LoggingLevel)) return rpcErrorText(id, RpcCode.InvalidParams, `Invalid params: level must be one of ${LOG_LEVELS.join(', ')}`);

@@ -12,10 +12,13 @@
  *     lines); one per session (409 for a second); DELETE ends the session
  *   - sessions idle longer than ctx.limits.mcpSessionIdleTtlMs (no request, no call in flight)
  *     are closed by a sweeper
- * Header checks follow the Streamable HTTP spec: Accept must name application/json and
- * text/event-stream on POST (text/event-stream on GET), Content-Type application/json, and an
- * MCP-Protocol-Version header, when sent, one of SESSION_PROTOCOL_VERSIONS (not checked on an
- * initialize, which negotiates the version in its body).
+ * Header checks follow the Streamable HTTP spec: Accept must take application/json and
+ * text/event-stream on POST (text/event-stream on GET; wildcard ranges count), Content-Type
+ * application/json, and an MCP-Protocol-Version header, when sent, one of SESSION_PROTOCOL_VERSIONS
+ * (not checked on an initialize, which negotiates the version in its body; a session request
+ * without it is answered per the revision its initialize negotiated). JSON-RPC batches are
+ * answered in sessions that negotiated 2024-11-05 or 2025-03-26, and refused (400, -32600) in
+ * later revisions, which removed them.
  */
 import { stat } from '../state/fs-async.ts';
 import { runnableCommands } from '../cli-command.ts';
@@ -24,7 +27,7 @@ import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../midd
 import type { LogEntry } from '../protocol/methods.ts';
 import { configPath } from '../state/config.ts';
 import { handleModern, isModernRequest, ListenStreams } from './modern.ts';
-import { classify, initializeResult, McpSession, rpcErrorText, RpcCode, rpcResult, SESSION_PROTOCOL_VERSIONS } from './session.ts';
+import { allowsBatches, batchRefusal, classify, initializeResult, McpSession, rpcErrorText, RpcCode, rpcResult, SESSION_PROTOCOL_VERSIONS } from './session.ts';
 import { SseStream } from './sse.ts';
 import { levelAllowed, logParams, type SessionKind, type McpDeps } from './tool-calls.ts';
 
@@ -39,6 +42,21 @@ function rpcErrorResponse(status: number, code: number, message: string, headers
 
 function jsonResponse(body: string, sessionId: string): Response {
   return new Response(body, { headers: { 'content-type': 'application/json', 'mcp-session-id': sessionId } });
+}
+
+/**
+ * Whether an Accept header takes `type` (e.g. text/event-stream): named in any letter case, or by
+ * a wildcard range (every type, or every subtype of its major type), with parameters allowed; a
+ * range with q=0 means "not acceptable" (RFC 9110 §12.5.1).
+ */
+export function accepts(header: string | null, type: string): boolean {
+  if (!header) return false;
+  const major = type.slice(0, type.indexOf('/'));
+  return header.split(',').some((part) => {
+    const [range = '', ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    if (params.some((p) => /^q=0(\.0{0,3})?$/.test(p.replace(/\s+/g, '')))) return false;
+    return range === type || range === '*/*' || range === `${major}/*`;
+  });
 }
 
 const wantsProgress = (m: unknown): boolean => {
@@ -182,14 +200,16 @@ export class McpSessions {
   }
 
   private async post(req: Request, kind: SessionKind, session: McpSession | undefined, body: unknown): Promise<Response> {
-    const accept = req.headers.get('accept') ?? '';
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    const accept = req.headers.get('accept');
+    if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
       return rpcErrorResponse(406, -32000, 'Not Acceptable: the client must accept both application/json and text/event-stream');
     }
     if (!(req.headers.get('content-type') ?? '').includes('application/json')) {
       return rpcErrorResponse(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
     }
     const batch = Array.isArray(body);
+    // A batch is answered per the revision the session negotiated (2025-06-18 and later have none).
+    if (batch && session && !allowsBatches(session.protocolVersion)) return rpcErrorResponse(400, RpcCode.InvalidRequest, batchRefusal(session.protocolVersion));
     // One request in an initialized session, without progress (every call of a client that does
     // not batch): the same checks as below, without building the batch's lists.
     if (!batch && session && classify(body) === 'request') {
@@ -212,7 +232,9 @@ export class McpSessions {
       const s = new McpSession(this.ctx, crypto.randomUUID(), kind);
       this.sessions.set(s.sessionId, s);
       this.ensureSweeper();
-      const { json } = initializeResult(kind, (init.params as Json | undefined)?.protocolVersion);
+      const { protocolVersion, json } = initializeResult(kind, (init.params as Json | undefined)?.protocolVersion);
+      s.protocolVersion = protocolVersion;
+      s.initialized = true;
       return jsonResponse(rpcResult(init.id as string | number, json), s.sessionId);
     }
     if (inits.length > 0) return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: this session is already initialized');
@@ -237,7 +259,7 @@ export class McpSessions {
 
   private openGetStream(req: Request, session: McpSession | undefined): Response {
     if (!session) return rpcErrorResponse(400, -32000, 'Bad Request: missing mcp-session-id header; initialize a session with POST first.');
-    if (!(req.headers.get('accept') ?? '').includes('text/event-stream')) {
+    if (!accepts(req.headers.get('accept'), 'text/event-stream')) {
       return rpcErrorResponse(406, -32000, 'Not Acceptable: the client must accept text/event-stream');
     }
     if (session.outbound?.isOpen) return rpcErrorResponse(409, -32000, 'Conflict: only one GET stream is allowed per session');
@@ -274,6 +296,7 @@ export class McpSessions {
       return rpcErrorResponse(404, -32001, 'Session not found: it expired or was closed. Open a new one with GET on the SSE endpoint.');
     }
     session.lastSeen = performance.now();
+    if (Array.isArray(body) && session.initialized && !allowsBatches(session.protocolVersion)) return rpcErrorResponse(400, RpcCode.InvalidRequest, batchRefusal(session.protocolVersion));
     const msgs: unknown[] = Array.isArray(body) ? body : [body];
     if (msgs.length === 0 || msgs.some((m) => classify(m) === 'invalid')) {
       return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: the body must be a JSON-RPC 2.0 message or a non-empty batch of them.');
@@ -283,8 +306,15 @@ export class McpSessions {
       if (k === 'notification') session.onNotification(m);
       else if (k === 'request') {
         const send = (x: unknown) => void session.outbound?.send(x);
-        if (m.method === 'initialize') send(rpcResult(m.id as string | number, initializeResult(kind, (m.params as Json | undefined)?.protocolVersion).json));
-        else void session.run(m, undefined, (n) => send(n)).then(send);
+        if (m.method === 'initialize') {
+          if (session.initialized) send(rpcErrorText(m.id as string | number, RpcCode.InvalidRequest, 'Invalid Request: this session is already initialized'));
+          else {
+            const { protocolVersion, json } = initializeResult(kind, (m.params as Json | undefined)?.protocolVersion);
+            session.protocolVersion = protocolVersion;
+            session.initialized = true;
+            send(rpcResult(m.id as string | number, json));
+          }
+        } else void session.run(m, undefined, (n) => send(n)).then(send);
       }
     }
     return new Response('Accepted', { status: 202, headers: { 'content-type': 'text/plain' } });

@@ -286,12 +286,23 @@ describe('transport paths', () => {
     expect(body.result.tools.length).toBe(srv.ctx.catalog.current().tools.length);
   });
 
-  test('a batch gets one JSON array of answers; notifications alone get 202', async () => {
+  test('a batch gets one JSON array of answers in 2025-03-26, none in the SDK revision; notifications alone get 202', async () => {
     const c = await client();
     const sid = (c.transport as unknown as { sessionId: string }).sessionId;
+    // The SDK client negotiated a revision without batches (2025-06-18 and later): refused there.
+    const refused = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: rawHeaders(sid), body: JSON.stringify([{ jsonrpc: '2.0', id: 'a', method: 'ping' }]) });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    const init = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: { ...srv.auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'batch', version: '1' } } }),
+    });
+    const batchSid = init.headers.get('mcp-session-id')!;
+    expect(((await init.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2025-03-26');
     const batch = await fetch(`${srv.url}/mcp`, {
       method: 'POST',
-      headers: rawHeaders(sid),
+      headers: rawHeaders(batchSid),
       body: JSON.stringify([
         { jsonrpc: '2.0', id: 'a', method: 'ping' },
         { jsonrpc: '2.0', method: 'notifications/initialized' },
