@@ -7,6 +7,31 @@ import { describeElement, elementAtPoint, findElement, userEditable } from './do
 
 export type Point = { x: number; y: number; tag: string; text: string };
 
+/** The focused element, looking into shadow roots (open ones; a closed one's host stands for it). */
+function deepActiveElement(): Element | null {
+  let a: Element | null = document.activeElement;
+  for (let i = 0; i < 32 && a?.shadowRoot?.activeElement; i++) a = a.shadowRoot.activeElement;
+  return a;
+}
+
+/** Whether `n` is `el` or inside it, shadow roots included. */
+function within(n: Node | null, el: Element): boolean {
+  for (let i = 0; n && i < 10_000; i++, n = n.parentNode ?? (n as ShadowRoot).host ?? null) if (n === el) return true;
+  return false;
+}
+
+/** Said after a focus taken away, when a modal dialog is open (it is what usually keeps the focus). */
+function openDialogNote(): string {
+  let d: Element | null = null;
+  try {
+    d = document.querySelector('dialog:modal');
+  } catch {}
+  d ??= [...document.querySelectorAll('[aria-modal="true"]')].filter((x) => x.checkVisibility()).at(-1) ?? null;
+  if (!d) return '';
+  const label = d.getAttribute('aria-label') ?? (d.getAttribute('aria-labelledby') ? document.getElementById(d.getAttribute('aria-labelledby')!.split(/\s+/)[0]!)?.textContent : null);
+  return ` (a modal dialog${label?.trim() ? ` "${label.trim().slice(0, 80)}"` : ''} is open)`;
+}
+
 /**
  * Find the element, scroll it to the middle of the viewport and return its centre in viewport CSS
  * pixels. `focus` also focuses it (for typing).
@@ -28,10 +53,7 @@ export function locate(selector: string | null, ref: string | null, focus: boole
       return { error: `The element ${ref ?? selector} is outside the page's visible area (its centre is at ${Math.round(x)},${Math.round(y)}; the viewport is ${innerWidth}×${innerHeight}) and cannot be scrolled into view` };
     }
     const hit = elementAtPoint(x, y);
-    const inside = (n: Node | null): boolean => {
-      for (let i = 0; n && i < 10_000; i++, n = n.parentNode ?? (n as ShadowRoot).host ?? null) if (n === el) return true;
-      return false;
-    };
+    const inside = (n: Node | null): boolean => within(n, el);
     // A label's click reaches its control (custom checkboxes draw the label over the input).
     const forwards = hit?.closest('label')?.control === el;
     if (hit && !inside(hit) && !forwards) {
@@ -50,6 +72,14 @@ export function locate(selector: string | null, ref: string | null, focus: boole
   }
   if (focus) {
     (el as HTMLElement).focus();
+    // A page can take focus elsewhere as it comes (a modal dialog keeping focus in it, a field
+    // handing it on): the keys would go to that element, not to the one named.
+    // (An element that cannot take focus leaves it where it was, as a click on it would.)
+    const focusable = ((el as HTMLElement).tabIndex >= 0 || el.hasAttribute('tabindex') || userEditable(el)) && !el.matches(':disabled');
+    const now = deepActiveElement();
+    if (focusable && now && now !== el && now !== document.body && !within(now, el) && !(within(el, now) && userEditable(now))) {
+      return { error: `The element ${ref ?? selector} did not keep the focus: the page moved it to ${describeElement(now)}${openDialogNote()}. Keys and text would go there; close what holds the focus, or act on that element` };
+    }
     const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el : null;
     if (clear) {
       if (field) field.select();
@@ -71,7 +101,17 @@ export function locate(selector: string | null, ref: string | null, focus: boole
 export function selectInPage(selector: string | null, ref: string | null, value: string | null, label: string | null) {
   const el = findElement(selector, ref);
   if (!(el instanceof Element)) return { error: el.error };
-  if (!(el instanceof HTMLSelectElement)) return { error: `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>` };
+  if (!(el instanceof HTMLSelectElement)) {
+    // A custom select (a combobox, a button opening a listbox, the listbox itself) takes no value
+    // set from outside: its script acts on clicks and keys only.
+    const role = el.getAttribute('role') ?? '';
+    const popup = el.getAttribute('aria-haspopup');
+    const custom = ['combobox', 'listbox', 'option', 'menu', 'menuitem'].includes(role) || (popup !== null && popup !== 'false') || el.closest('[role=combobox],[role=listbox]') !== null;
+    const how = custom
+      ? `: it is a custom select${role ? ` (role ${role})` : ''}, which the page's script runs. Choose as a person does: open it with browser_click_element (a combobox that filters: browser_type_text into it), take a new browser_snapshot, and click the option by its ref (or press ArrowDown and Enter with browser_press_key)`
+      : `; browser_select_option chooses in a <select> only (for anything else, click what you would click by hand with browser_click_element)`;
+    return { error: `${ref ?? selector} is a <${el.tagName.toLowerCase()}>, not a <select>${how}` };
+  }
   // A person cannot change a disabled select, and its form does not send it (as browser_fill_form says).
   if (el.disabled) return { error: `${ref ?? selector} is disabled: choosing an option changes nothing the page would use` };
   const opt = [...el.options].find((o) => (value !== null ? o.value === value : o.label.trim() === label || o.text.trim() === label));

@@ -76,7 +76,9 @@ export function cutSnapshot(snapshot: string, max: number): string {
  *   [x] Remember me [e8]               a checkbox ([ ] unchecked, [-] mixed; radios ( ) and (x))
  *   button Bold (pressed) [e9]         states: (expanded)/(collapsed), (selected), (pressed),
  *                                      (current), (invalid), (read-only), (disabled), (inert:
- *                                      outside an open modal dialog, or in [inert])
+ *                                      outside an open modal dialog — a <dialog> shown
+ *                                      modally or an aria-modal one, said on the first line —
+ *                                      or in [inert])
  *   progress Upload = "40%"            a progress bar or meter: its value (no ref)
  *   iframe Pay (https://pay.example/): an iframe, its content indented below (refs f7e1 …: withFrames)
  * Honest compaction, not cutting: every visible text is kept (a text longer than TEXT_MAX_CHARS is
@@ -350,18 +352,24 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     return ref;
   };
-  /** The open modal <dialog>, if any: while it is open, the rest of the page cannot be used. */
+  /**
+   * The open modal dialog, if any: a <dialog> opened with showModal(), else the last shown element
+   * marked aria-modal="true" with the role dialog or alertdialog (a script-made modal, whose page
+   * keeps focus in it and covers the rest). While it is open, the rest of the page cannot be used.
+   */
   let modal: Element | null | undefined;
+  const openModal = (): Element | null => {
+    try {
+      const native = document.querySelector('dialog:modal');
+      if (native) return native;
+    } catch {}
+    const aria = [...document.querySelectorAll('[aria-modal="true"]')].filter((d) => (d.tagName === 'DIALOG' || /^(alert)?dialog$/.test(d.getAttribute('role') ?? '')) && d.checkVisibility({ visibilityProperty: true }));
+    return aria.at(-1) ?? null;
+  };
   /** Can `el` not be used now: inside [inert], or outside the open modal dialog? */
   const inert = (el: Element): boolean => {
     if (el.closest('[inert]')) return true;
-    if (modal === undefined) {
-      try {
-        modal = document.querySelector('dialog:modal');
-      } catch {
-        modal = null;
-      }
-    }
+    if (modal === undefined) modal = openModal();
     if (!modal) return false;
     for (let n: Node | null = el; n; n = n instanceof ShadowRoot ? n.host : n.parentNode) if (n === modal) return false;
     return true;
@@ -912,6 +920,12 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   }
   flush();
   let snapshot = unmark(lines.join('\n'));
+  // A modal dialog open: said first, so that its controls are looked for before the page's.
+  if (modal === undefined) modal = openModal();
+  if (modal && !selector) {
+    const name = ariaName(modal);
+    snapshot = `(a modal dialog${name ? ` "${cut(name, NAME_MAX_CHARS, 'read it with browser_query_elements')}"` : ''} is open: only its controls can be used, the ones outside it say (inert))\n${snapshot}`;
+  }
   // Indentation is not counted while walking: the whole is held to the bound at a line's end too.
   if (stopped || snapshot.length > SNAPSHOT_MAX_CHARS) snapshot = cutSnapshot(snapshot, SNAPSHOT_MAX_CHARS);
   return { url: location.href, title: document.title, elements: count, snapshot, frameIndex: indexInParent(), frameDeep: deepIndexAllInParent() };
