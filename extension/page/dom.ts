@@ -50,7 +50,16 @@ export function framesNotSearched(): string {
 export function findElement(selector: string | null, ref: string | null): Element | { error: string; validation?: boolean } {
   if (ref) {
     const el = refElement(ref);
-    return el && el.isConnected ? el : { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
+    if (el?.isConnected) return el;
+    if (!el) return { error: `Unknown or stale ref ${ref}; take a new browser_snapshot` };
+    const again = redrawnAs(el);
+    if (again) {
+      const refs = refsOf()!;
+      refs.byRef.set(ref, again);
+      refs.byEl.set(again, ref);
+      return again;
+    }
+    return { error: `Unknown or stale ref ${ref}: the element it named, ${describeElement(el)}, was removed from the page and no one element like it took its place; take a new browser_snapshot` };
   }
   if (!selector) return { error: 'Pass either selector or ref', validation: true };
   try {
@@ -58,6 +67,43 @@ export function findElement(selector: string | null, ref: string | null): Elemen
   } catch {
     return { error: `Invalid CSS selector: ${selector}`, validation: true };
   }
+}
+
+/**
+ * What makes an element the same one drawn again: its tag, the attributes that name it, its text
+ * (a field's: the label holding it), and the tags of up to three elements holding it. Not its value.
+ */
+function likeness(el: Element, depth: number): string {
+  const squash = (t: string | null | undefined) => (t ?? '').replace(/\s+/g, ' ').trim().slice(0, 200);
+  const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement;
+  // (A removed field's labels are not found through its id: the label wrapping it is.)
+  const text = squash(field ? el.closest('label')?.textContent : el.textContent);
+  const attrs = ['id', 'name', 'type', 'role', 'aria-label', 'placeholder', 'href', 'title'].map((a) => el.getAttribute(a) ?? '');
+  const up: string[] = [];
+  for (let p = el.parentElement; p && up.length < depth; p = p.parentElement) up.push(p.tagName);
+  return JSON.stringify([el.tagName, attrs, text, up]);
+}
+
+/**
+ * The element a framework drew in place of `old`, now removed from the page (a list or form
+ * rendered again makes new elements with the same content): the one element of the document
+ * alike in tag, naming attributes, text and the tags holding it, that no snapshot has given a ref
+ * to (an element that stood beside `old` had one). None when there is none or more than one.
+ */
+function redrawnAs(old: Element): Element | null {
+  let depth = 0;
+  for (let p = old.parentElement; p && depth < 3; p = p.parentElement) depth++;
+  const want = likeness(old, depth);
+  const refs = refsOf();
+  let found: Element | null = null;
+  const all = document.getElementsByTagName(old.tagName);
+  for (let i = 0; i < all.length && i < 50_000; i++) {
+    const c = all[i]!;
+    if (refs?.byEl.has(c) || likeness(c, depth) !== want) continue;
+    if (found) return null;
+    found = c;
+  }
+  return found;
 }
 
 /**
