@@ -255,13 +255,19 @@ export async function resolveFileUrls(urls: Iterable<string | undefined>): Promi
   if (all.length && typeof chrome !== 'undefined' && chrome.storage?.session) void chrome.storage.session.set({ [REAL_PATHS_KEY]: saved }).catch(() => {});
 }
 
+/** Download records of a file's name whose paths are followed to compare with it; more count as downloaded. */
+const SAME_NAME_RECORDS_MAX = 64;
+
 /**
  * Whether the browser downloaded the file at `lexical` (as written) or `real` (links followed) and
- * it is not of an inert type. Chrome's download records hold the path it wrote, which may be either.
- * A records lookup that fails counts as downloaded: the page is refused, not shown unchecked.
+ * it is not of an inert type. Chrome's download records hold the path it wrote, which may be either,
+ * or neither: it writes through the download folder as set, and when that folder is a symbolic
+ * link (~/Downloads leading to another disk) the file's real path is in no record. So the records
+ * of a file of the same name are followed too (the server says where their paths lead). A lookup
+ * that fails counts as downloaded: the page is refused, not shown unchecked.
  */
 async function browserDownloaded(lexical: string, real: string): Promise<boolean> {
-  const name = real.slice(real.lastIndexOf('/') + 1);
+  const name = real.slice(Math.max(real.lastIndexOf('/'), real.lastIndexOf('\\')) + 1);
   const dot = name.lastIndexOf('.');
   if (dot > 0 && INERT_DOWNLOAD_TYPES.has(name.slice(dot + 1).toLowerCase())) return false;
   if (typeof chrome === 'undefined' || !chrome.downloads) return false;
@@ -269,7 +275,14 @@ async function browserDownloaded(lexical: string, real: string): Promise<boolean
     for (const filename of new Set([lexical, real])) {
       if ((await chrome.downloads.search({ filename, limit: 1 })).length > 0) return true;
     }
-    return false;
+    // RE2, case-insensitive (a case-insensitive disk opens the file by either case).
+    const filenameRegex = `(?i)[/\\\\]${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+    const same = (await chrome.downloads.search({ filenameRegex, limit: SAME_NAME_RECORDS_MAX + 1 })).map((d) => d.filename).filter((f) => f !== '');
+    if (same.length === 0) return false;
+    if (same.length > SAME_NAME_RECORDS_MAX || !fileResolver) return true;
+    const led = (await fileResolver(same)).real;
+    const target = normalizePath(real);
+    return same.some((f, i) => normalizePath(f) === target || (typeof led[i] === 'string' && normalizePath(led[i]!) === target));
   } catch {
     return true;
   }
