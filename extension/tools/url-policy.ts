@@ -315,7 +315,8 @@ export function refusalReason(raw: string): string | null {
   }
   const scheme = u.protocol;
   if (scheme === 'http:' || scheme === 'https:') {
-    const host = u.hostname.toLowerCase();
+    // A fully qualified name's trailing dot (chromewebstore.google.com.) names the same host to Chrome.
+    const host = u.hostname.toLowerCase().replace(/\.+$/, '');
     if (STORE_PAGES.some((s) => host === s.host && (u.pathname === s.path || u.pathname.startsWith(s.path.endsWith('/') ? s.path : `${s.path}/`)))) return 'it is an extension store page';
     return null;
   }

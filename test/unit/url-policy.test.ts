@@ -35,6 +35,8 @@ describe('url policy', () => {
       'ws://127.0.0.1/',
       'ftp://example.com/',
       'https://chromewebstore.google.com/detail/x/y',
+      'https://chromewebstore.google.com./detail/x/y',
+      'https://CHROME.google.com../webstore/detail/x',
       'https://chrome.google.com/webstore/detail/x',
       'https://microsoftedge.microsoft.com/addons/detail/x',
       '',
