@@ -55,6 +55,16 @@ test('combobox: typing filters the options, arrow keys and Enter pick one; an op
   expect(await page.inputValue('#assignee')).toBe('Grace Hopper');
 }, 60_000);
 
+test('a combobox whose options come later: browser_wait_for the option, then keys pick it', async () => {
+  ok(await h.callTool('browser_type_text', { tabId, selector: '#project', text: 'mob' }));
+  ok(await h.callTool('browser_wait_for', { tabId, text: 'Mobile web', timeoutMs: 10_000 }));
+  expect(await snapshot()).toMatch(/Project = "mob" \(expanded\) \[e\d+\]\noption Mobile app \[e\d+\]\nMobile web \[e\d+\]/);
+  ok(await h.callTool('browser_press_key', { tabId, key: 'ArrowDown' }));
+  ok(await h.callTool('browser_press_key', { tabId, key: 'ArrowDown' }));
+  ok(await h.callTool('browser_press_key', { tabId, key: 'Enter' }));
+  expect((await app()).project).toBe('Mobile web');
+}, 60_000);
+
 test('custom select: browser_select_option says how to choose; opening it and clicking the option does', async () => {
   const r = await h.callTool('browser_select_option', { tabId, selector: '#priority', label: 'High' });
   expect(r.status).toBe(404);
