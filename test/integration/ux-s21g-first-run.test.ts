@@ -78,8 +78,8 @@ describe('a mistyped command', () => {
       const r = await runCli(args, { configDir: cfg });
       expect(backticked(r.stderr)[0]).toEndWith(` ${meant}`);
     }
-    // `opentabs setup cursor`: where the other clients' configuration is.
-    const setup = await runCli(['setup', 'cursor'], { configDir: cfg, env: { PATH: PATH_WITHOUT_OPENTABS } });
+    // `opentabs setup zed`, a client setup does not write: where its configuration is.
+    const setup = await runCli(['setup', 'zed'], { configDir: cfg, env: { PATH: PATH_WITHOUT_OPENTABS } });
     expect(setup.code).toBe(2);
     expect(backticked(setup.stderr)[0]).toEndWith(' start --show-config');
     // `opentabs list`: both groups that have it.
