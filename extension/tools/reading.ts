@@ -271,6 +271,23 @@ async function assertCapturable(send: CdpSend, clip: { width: number; height: nu
   );
 }
 
+/** How long Chrome may take to draw a tab its window does not show. */
+const BACKGROUND_SHOT_MS = 15_000;
+
+/** The viewport of a background tab, through the DevTools protocol (which needs the tab neither shown nor focused). */
+async function backgroundShot(tabId: number, send: CdpSend, format: 'png' | 'jpeg', quality: number): Promise<string> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ToolError(`Chrome did not draw tab ${tabId}, which its window does not show, within ${BACKGROUND_SHOT_MS} ms; show it (browser_focus_tab), or shoot it with fullPage, then retry`, { code: 'timeout', category: 'timeout', retryable: true })), BACKGROUND_SHOT_MS);
+  });
+  try {
+    const shot = await Promise.race([send<{ data: string }>('Page.captureScreenshot', { format, ...(format === 'jpeg' ? { quality } : {}) }), late]);
+    return shot.data;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export const readingTools = {
   async browser_get_tab_content(input, ctx) {
     const tab = await ctx.tab(input.tabId);
@@ -373,9 +390,12 @@ export const readingTools = {
           });
           return shot.data;
         });
+      } else if (!(await chrome.tabs.get(tab.id!)).active) {
+        // The viewport of a tab its window does not show: the DevTools protocol draws it without
+        // showing it (bringing it to the front took the window from the user, and their typing).
+        return await withDebugger(tab.id!, (send) => backgroundShot(tab.id!, send, format, quality));
       } else {
-        // The visible part: captureVisibleTab shoots a window's active tab, so bring ours to the front.
-        if (!tab.active) await chrome.tabs.update(tab.id!, { active: true });
+        // The visible part of the tab its window shows: captureVisibleTab shoots that.
         await assertStillShown(tab.id!, tab.windowId);
         let dataUrl: string;
         try {

@@ -30,6 +30,32 @@ export function tabSummary(t: chrome.tabs.Tab) {
 
 export { getTab };
 
+/**
+ * A tab as browser_list_tabs and browser_list_windows list it: tabSummary without the fields at
+ * their usual value (a window of 150 tabs repeated `"active":false,"groupId":-1,"status":
+ * "complete","audible":false` in each, a fifth of the bytes the agent read). Flags appear only
+ * when true; groupId only for a tab in a group; status only when not "complete".
+ */
+export function listedTab(t: chrome.tabs.Tab) {
+  const { active, groupId, status, audible, ...rest } = tabSummary(t);
+  return {
+    ...rest,
+    ...(active ? { active: true as const } : {}),
+    ...(t.pinned ? { pinned: true as const } : {}),
+    ...(groupId !== undefined && groupId !== -1 ? { groupId } : {}),
+    ...(t.discarded ? { discarded: true as const } : {}),
+    ...(status !== 'complete' ? { status } : {}),
+    ...(audible ? { audible: true as const } : {}),
+  };
+}
+
+/** Whether tab `t` matches browser_list_tabs' query: words of its title or URL, as the agent sees them. */
+function matchesQuery(t: chrome.tabs.Tab, query: string): boolean {
+  const shown = tabSummary(t);
+  const hay = `${shown.title}\n${shown.url}`.toLowerCase();
+  return query.toLowerCase().split(/\s+/).filter(Boolean).every((word) => hay.includes(word));
+}
+
 /** After a navigation ended without a page (ERR_ABORTED, nothing committed): how often, and how far apart, the tab is looked at for having settled. */
 const NO_PAGE_RECHECKS = 40;
 const NO_PAGE_RECHECK_MS = 50;
@@ -149,16 +175,24 @@ async function leaveWatchingDialogs(tab: chrome.tabs.Tab, start: () => Promise<u
 }
 
 export const tabTools = {
-  async browser_list_tabs(_input, env) {
-    const tabs = await chrome.tabs.query({});
+  async browser_list_tabs(input, env) {
+    const all = await chrome.tabs.query({});
+    const query = typeof input.query === 'string' ? input.query.trim() : '';
+    const filtered = input.windowId !== undefined || input.active !== undefined || input.groupId !== undefined || query !== '';
+    const tabs = all.filter((t) =>
+      (input.windowId === undefined || t.windowId === input.windowId) &&
+      (input.active === undefined || t.active === input.active) &&
+      (input.groupId === undefined || t.groupId === input.groupId) &&
+      (query === '' || matchesQuery(t, query)));
     // Tabs whose page registered tools (WebMCP): they are callable as tab<id>_<name>.
     const pageTools = env.pageTools?.countsByTab();
     return {
       value: {
         tabs: tabs.map((t) => {
           const offered = t.id === undefined ? undefined : pageTools?.get(t.id);
-          return offered ? { ...tabSummary(t), pageTools: { origin: offered.origin, count: offered.tools } } : tabSummary(t);
+          return offered ? { ...listedTab(t), pageTools: { origin: offered.origin, count: offered.tools } } : listedTab(t);
         }),
+        ...(filtered ? { total: all.length } : {}),
       },
     };
   },
@@ -167,7 +201,9 @@ export const tabTools = {
     const url = assertUrlAllowed(input.url);
     let tab: chrome.tabs.Tab;
     try {
-      tab = await chrome.tabs.create({ url, active: input.active !== false, windowId: input.windowId });
+      // In the background unless asked: a tab made active in the window the user types in took
+      // their keystrokes (they landed in the agent's page), and showed it in place of theirs.
+      tab = await chrome.tabs.create({ url, active: input.active === true, windowId: input.windowId });
     } catch (err) {
       throw new ToolError(`Could not open the tab: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }

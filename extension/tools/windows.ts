@@ -1,6 +1,6 @@
 /** The windows group of built-in tools. */
 import { ToolError } from '../shared/tool-error.ts';
-import { tabSummary } from './tabs.ts';
+import { listedTab } from './tabs.ts';
 import { assertUrlAllowed } from './url-policy.ts';
 import type { Handlers } from './types.ts';
 
@@ -15,8 +15,19 @@ function windowSummary(w: chrome.windows.Window) {
     top: w.top,
     width: w.width,
     height: w.height,
-    tabs: (w.tabs ?? []).map(tabSummary),
+    tabs: (w.tabs ?? []).map(listedTab),
   };
+}
+
+/**
+ * The focus a new window is created with. Not brought to the front unless asked: a new window
+ * over the one the user types in took their keystrokes. Chrome refuses an unfocused maximized
+ * window (it is focused all the same) and decides a minimized one's itself unless asked.
+ */
+function focusOf(state: string | undefined, focused: boolean | undefined): { focused?: boolean } {
+  if (state === 'maximized') return focused === undefined ? {} : { focused };
+  if (state === 'minimized') return focused === undefined ? {} : { focused };
+  return { focused: focused === true };
 }
 
 export const windowTools = {
@@ -33,7 +44,7 @@ export const windowTools = {
     const size = state && state !== 'normal' ? {} : { width: input.width, height: input.height };
     let w: chrome.windows.Window | undefined;
     try {
-      w = await chrome.windows.create({ url, ...size, state, incognito: input.incognito === true });
+      w = await chrome.windows.create({ url, ...size, state, incognito: input.incognito === true, ...focusOf(state, input.focused) });
     } catch (err) {
       throw new ToolError(`Could not create the window: ${(err as Error).message}`, { code: 'not_available', category: 'validation' });
     }

@@ -30,15 +30,16 @@ const ok = async (name: string, args: Record<string, unknown> = {}) => {
 describe('tab tools', () => {
   test('browser_list_tabs lists the open tabs with their fields', async () => {
     // Chrome may still report "loading" for a moment after playwright's goto resolves (late
-    // subresources); wait, bounded, for the tab to settle before checking its fields.
+    // subresources); wait, bounded, for the tab to settle before checking its fields. A status
+    // of "complete" is left out, as are flags that are false and groupId -1.
     const mine = await waitUntil(async () => {
       const { tabs } = await ok('browser_list_tabs');
       const t = tabs.find((x: any) => x.id === homeTab);
-      return t?.status === 'complete' ? t : null;
+      return t && !('status' in t) ? t : null;
     }, 'the fixture tab to report status complete');
-    expect(mine).toMatchObject({ url: home.url(), title: 'Fixture Home', windowId: expect.any(Number), status: 'complete', audible: false });
-    expect(typeof mine.active).toBe('boolean');
-    expect('groupId' in mine).toBe(true);
+    expect(mine).toMatchObject({ url: home.url(), title: 'Fixture Home', windowId: expect.any(Number) });
+    expect(mine.active === undefined || mine.active === true).toBe(true);
+    expect('audible' in mine || 'groupId' in mine).toBe(false);
   });
 
   test('browser_get_tab_info returns one tab', async () => {

@@ -24,3 +24,19 @@ export const tabSummary = {
   status: v.string(),
   audible: v.boolean(),
 };
+
+/** One tab as browser_list_tabs and browser_list_windows list it: fields at their usual value left out. */
+export const listedTab = {
+  id: v.optional(v.number()),
+  url: v.string(),
+  title: v.string(),
+  restricted: v.optional(v.string()),
+  windowId: v.number(),
+  active: v.optional(v.boolean()),
+  pinned: v.optional(v.boolean()),
+  groupId: v.optional(v.number()),
+  discarded: v.optional(v.boolean()),
+  status: v.optional(v.string()),
+  audible: v.optional(v.boolean()),
+  pageTools: v.optional(v.object({ origin: v.string(), count: v.number() })),
+};

@@ -110,7 +110,7 @@ export const readingTools = [
   tool({
     name: 'browser_screenshot_tab',
     group: 'reading',
-    description: 'Screenshot of a tab as an image: the visible part (brings the tab to the front), the full page, or one element (selector or snapshot ref).',
+    description: 'Screenshot of a tab as an image: its viewport, the full page, or one element (selector or snapshot ref). A background tab is shot where it is, not brought to the front.',
     input: v.strictObject({
       tabId,
       fullPage: v.optional(v.pipe(v.boolean(), v.description('The whole scrollable page, not just the viewport'))),

@@ -1,16 +1,25 @@
 /** Built-in tools for tabs, their history and tab groups. Declared once here (declare.ts). */
 import * as v from 'valibot';
-import { groupColor, tabId, tabIds, tabSummary } from './common.ts';
+import { groupColor, listedTab, tabId, tabIds, tabSummary } from './common.ts';
 import { tool } from './declare.ts';
 
 export const tabsTools = [
   tool({
     name: 'browser_list_tabs',
     group: 'tabs',
-    description: 'List open tabs (ids for the other browser_* tools).',
-    input: v.strictObject({}),
+    description:
+      'List open tabs, window by window in tab-strip order (ids for the other browser_* tools). To keep a long list short, filter: query (words of the title or URL), windowId, active, groupId; ' +
+      'a filtered list also gives total, the count of all tabs. Fields at their usual value are left out: active, pinned, discarded and audible appear only when true, groupId only for a tab in a group, status only when not complete. ' +
+      'A discarded tab (Chrome unloaded its page to save memory) is not reloaded by tools on their own: page tools refuse it until browser_reload_tab.',
+    input: v.strictObject({
+      query: v.optional(v.pipe(v.string(), v.maxLength(500), v.description('Only tabs whose title or URL contains every word (case-insensitive)'))),
+      windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Only tabs of this window'))),
+      active: v.optional(v.pipe(v.boolean(), v.description('true: only the tab each window shows; false: only the others'))),
+      groupId: v.optional(v.pipe(v.number(), v.integer(), v.description('Only tabs of this tab group (-1: tabs in no group)'))),
+    }),
     output: v.object({
-      tabs: v.array(v.object({ ...tabSummary, pageTools: v.optional(v.object({ origin: v.string(), count: v.number() })) })),
+      tabs: v.array(v.object(listedTab)),
+      total: v.optional(v.pipe(v.number(), v.description('All open tabs, when a filter was given'))),
     }),
     defaultPermission: 'auto',
     annotations: { readOnlyHint: true },
@@ -18,11 +27,11 @@ export const tabsTools = [
   tool({
     name: 'browser_open_tab',
     group: 'tabs',
-    description: 'Open a new tab at a URL.',
+    description: 'Open a new tab at a URL, in the background: the tab the user is on stays shown and keeps their typing (every tool works on a background tab). active: true shows it.',
     input: v.strictObject({
       url: v.pipe(v.string(), v.minLength(1), v.description('URL to open')),
-      active: v.optional(v.pipe(v.boolean(), v.description('Focus the new tab (default true)'))),
-      windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Window to open it in'))),
+      active: v.optional(v.pipe(v.boolean(), v.description('Show the new tab in its window (default false)'))),
+      windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Window to open it in (default the last focused one)'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: false },
