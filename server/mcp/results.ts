@@ -3,6 +3,9 @@
  * through the gateway returns exactly what the direct call returns.
  */
 import type { ToolOutcome } from '../tools/call.ts';
+import type { CatalogTool } from '../tools/catalog-types.ts';
+import { mcpOutputSchema } from '../tools/catalog.ts';
+import { TOOL_VALIDATORS } from '../tools/validate.ts';
 
 export interface McpCallResult {
   [key: string]: unknown;
@@ -36,13 +39,38 @@ export function toMcpResult(o: ToolOutcome): McpCallResult {
     if (o.images) for (const img of o.images) content.push({ type: 'image', data: img.data, mimeType: img.mimeType });
     pushResources(content, o.resources);
     // MCP requires structuredContent to be an object.
-    return { content, structuredContent: isPlainObject(value) ? value : { result: value }, isError: false };
+    const structuredContent = isPlainObject(value) ? value : { result: value };
+    const mismatch = outputMismatch(o.tool, structuredContent);
+    // The data still reaches the model, after the error, as text (no structuredContent to refuse).
+    if (mismatch) return { content: [{ type: 'text', text: mismatch }, ...content], isError: true };
+    return { content, structuredContent, isError: false };
   }
   const content: McpCallResult['content'] = [{ type: 'text', text: `${o.error.message} [${o.error.code}]` }];
   // A tool with an outputSchema promises that shape in structuredContent, and clients (the SDK's)
   // check it on errors too: its errors carry the text alone.
   if (o.tool?.outputSchema) return { content, isError: true };
   return { content, structuredContent: { error: o.error.toBody() }, isError: true };
+}
+
+/** A tool's outputSchema as tools/list lists it (what clients check results against), by the tool's schema object. */
+const listedOutputSchemas = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * Why `structuredContent` does not match the tool's outputSchema (as listed), or null. A server
+ * MUST return structured results that conform to the tool's output schema; a result that does not
+ * is answered as a tool execution error saying so (as the reference SDK server does) followed by
+ * the result as text, rather than passed on for the client to refuse as a protocol error. Patterns (`pattern`) are not run on the
+ * server (validate.ts: PAGE_REGEXP): a page's data against a pattern could backtrack for hours.
+ */
+function outputMismatch(tool: CatalogTool, structuredContent: Record<string, unknown>): string | null {
+  const schema = tool.outputSchema;
+  if (!schema) return null;
+  let listed = listedOutputSchemas.get(schema);
+  if (!listed) listedOutputSchemas.set(schema, (listed = mcpOutputSchema(schema)));
+  const failure = TOOL_VALIDATORS.validate(`${tool.name}#output`, listed, structuredContent);
+  // A schema that does not compile is the tool's problem to report elsewhere, not a reason to drop its result.
+  if (!failure || failure.schemaError) return null;
+  return `Output validation error: the result of ${tool.name} does not match its outputSchema at ${failure.path || '/'}: ${failure.message}; the result as it came follows. [invalid_output]`;
 }
 
 function pageResult(value: unknown): McpCallResult {

@@ -98,11 +98,12 @@ describe('stdio bridge under a pipelined burst', () => {
   });
 
   test('a call right behind it works', async () => {
-    ext.onDispatch('browser_list_tabs', () => ({ value: { tabs: [{ tabId: 1, url: 'http://127.0.0.1/', title: 'x' }] } }));
+    const tabs = [{ id: 1, url: 'http://127.0.0.1/', title: 'x', active: true, windowId: 1, groupId: -1, status: 'complete', audible: false }];
+    ext.onDispatch('browser_list_tabs', () => ({ value: { tabs } }));
     bridge.stdin.write(line({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'browser_list_tabs', arguments: {} } }));
     await bridge.stdin.flush();
     const r = await answer(3);
-    expect((r.result as { structuredContent?: unknown }).structuredContent).toEqual({ tabs: [{ tabId: 1, url: 'http://127.0.0.1/', title: 'x' }] });
+    expect((r.result as { structuredContent?: unknown }).structuredContent).toEqual({ tabs });
   });
 
   test('a repeated initialize is answered from the first: still one server session', async () => {

@@ -136,7 +136,7 @@ describe('tools', () => {
     expect(t.inputSchema.properties).toHaveProperty('limit');
   });
 
-  test('the official client compiles each output schema once, not on every tools/list, and still checks results against it', async () => {
+  test('the official client compiles each output schema once, not on every tools/list; a result not matching it is an error result', async () => {
     // The SDK's own validator over an Ajv whose compile() is counted.
     const ajv = new Ajv({ strict: false, allErrors: true });
     let compiled = 0;
@@ -158,7 +158,13 @@ describe('tools', () => {
     const ok = await c.callTool({ name: 'browser_list_tabs', arguments: {} });
     expect((ok.structuredContent as { tabs: unknown[] }).tabs).toHaveLength(1);
     ext.onDispatch('browser_list_tabs', () => ({ value: { tabs: [{ id: 1 }] } }));
-    await expect(c.callTool({ name: 'browser_list_tabs', arguments: {} })).rejects.toThrow(/output schema/);
+    // The server checks the result against the listed schema first (a server MUST return what its
+    // outputSchema says): a tool execution error the model reads, not a result the client refuses.
+    const bad = await c.callTool({ name: 'browser_list_tabs', arguments: {} });
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toBeUndefined();
+    expect((bad.content as { text: string }[])[0]!.text).toContain('Output validation error: the result of browser_list_tabs does not match its outputSchema at /tabs/0/url: is required');
+    expect(JSON.parse((bad.content as { text: string }[])[1]!.text)).toEqual({ tabs: [{ id: 1 }] });
   });
 
   test('results: compact JSON text + structuredContent; non-objects wrapped; images as image content', async () => {

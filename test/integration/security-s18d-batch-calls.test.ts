@@ -5,6 +5,7 @@
  * browser, as many screenshots, tab queries or page scripts together. Built-in calls in flight are
  * now counted per caller (an MCP session; REST callers share one count), BUILTIN_MAX_IN_FLIGHT_PER_CALLER
  * at most; the next is refused at once with too_many_in_flight (retryable, as for plugins).
+ * (Batches exist in sessions of revisions up to 2025-03-26, which these sessions negotiate.)
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { BUILTIN_MAX_IN_FLIGHT_PER_CALLER } from '../../server/limits.ts';
@@ -41,7 +42,7 @@ async function openSession(): Promise<string> {
   const r = await fetch(`${srv.url}/mcp`, {
     method: 'POST',
     headers: headers(),
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'batch', version: '1' } } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'batch', version: '1' } } }),
   });
   expect(r.status).toBe(200);
   return r.headers.get('mcp-session-id')!;
