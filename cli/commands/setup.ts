@@ -19,7 +19,7 @@ import { selfCommandText } from '../self.ts';
 import { resolveTarget, secretFor, type Target } from '../server-client.ts';
 import { codexTomlTable, httpEntry, SERVERS_KEY, SETUP_CLIENTS, stdioConfig, type HttpClient } from '../mcp-config.ts';
 import { CLIENTS, type ClientId, type ClientSpec } from '../setup/clients.ts';
-import { applyPlan, modeText, planEdit, type Plan } from '../setup/file-edit.ts';
+import { applyPlan, insideProject, modeText, planEdit, type Plan } from '../setup/file-edit.ts';
 import { parseJson, STRICT_JSON } from '../setup/jsonc.ts';
 
 export const MCP_NAME = 'opentabs';
@@ -228,8 +228,9 @@ async function client(spec: ClientSpec, argv: string[]): Promise<number> {
   if (v.project && !spec.projectFile) throw usageError(`${spec.title} has no project-level configuration file; leave out --project.`, cmd);
 
   let path: string;
+  const project = v.project ? existingFolder(v.dir ?? '.') : undefined;
   if (v.file !== undefined) path = resolve(v.file);
-  else if (v.project) path = spec.projectFile!(existingFolder(v.dir ?? '.'));
+  else if (project !== undefined) path = spec.projectFile!(project);
   else {
     const user = spec.userFile({ insiders: v.insiders });
     if (typeof user !== 'string') throw new CliError(user.none);
@@ -242,7 +243,7 @@ async function client(spec: ClientSpec, argv: string[]): Promise<number> {
     const claude = Bun.which('claude');
     if (claude && (await claudeReadsStdin(claude))) return claudeCli(claude, path, entry, v);
   }
-  const plan = planEdit({ path, format: spec.format, container: SERVERS_KEY[spec.id], name: MCP_NAME, entry });
+  const plan = planEdit({ path, format: spec.format, container: SERVERS_KEY[spec.id], name: MCP_NAME, entry, within: project });
   await editAndReport(spec.id, plan, v, Boolean(v.project));
   return 0;
 }
@@ -335,7 +336,7 @@ async function opencode(argv: string[]): Promise<number> {
   const v = values as Values;
   const entry = entryFor('opencode', t, v);
   const configPath = join(dir, 'opencode.json');
-  const plan = planEdit({ path: configPath, format: CLIENTS.opencode.format, container: SERVERS_KEY.opencode, name: MCP_NAME, entry });
+  const plan = planEdit({ path: configPath, format: CLIENTS.opencode.format, container: SERVERS_KEY.opencode, name: MCP_NAME, entry, within: dir });
   // A new opencode.json starts with OpenCode's schema, for editors.
   if (!plan.exists && entry !== undefined) {
     plan.text = `${JSON.stringify({ $schema: 'https://opencode.ai/config.json', [SERVERS_KEY.opencode]: { [MCP_NAME]: entry } }, null, 2)}\n`;
@@ -356,6 +357,7 @@ async function opencode(argv: string[]): Promise<number> {
     }
     return 0;
   }
+  insideProject(pluginPath, dir);
   await mkdir(join(dir, '.opencode', 'plugin'), { recursive: true });
   await writeFileAtomic(pluginPath, opencodePluginSource({ url: t.url, configDir: t.configDir, mcpName: MCP_NAME }), 0o644);
   out(`Wrote OpenCode plugin ${pluginPath}`);

@@ -11,7 +11,7 @@
  *   - nothing is written when the entry is already what it should be.
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, statSync, chmodSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, sep } from 'node:path';
 import { writeFileAtomic } from '../../server/state/atomic.ts';
 import { CliError } from '../output.ts';
 import { editJsonMember, JsonEditRefused, JsonSyntaxError, type JsonDialect } from './jsonc.ts';
@@ -28,6 +28,12 @@ export interface EntryEdit {
   name: string;
   /** The entry to write; undefined removes it. */
   entry: Record<string, unknown> | undefined;
+  /**
+   * A project folder the file must stay in: a link at the file or at a folder on the way that
+   * leads out of it is refused (a cloned repository's `.vscode` linked to the user's own files
+   * would otherwise have the secret written there).
+   */
+  within?: string;
 }
 
 export interface Plan {
@@ -82,6 +88,7 @@ export function planEdit(edit: EntryEdit): Plan {
       throw new CliError(`Cannot read ${path}: ${(e as Error).message}`);
     }
   }
+  if (edit.within !== undefined) insideProject(path, edit.within);
   let result: { text: string; before: unknown; changed: boolean };
   try {
     result =
@@ -98,6 +105,32 @@ export function planEdit(edit: EntryEdit): Plan {
   // The secret goes in: only the owner may read the file. A removal keeps the mode.
   const newMode = oldMode === null ? 0o600 : edit.entry === undefined ? oldMode : oldMode & 0o700;
   return { edit, target, exists, original, ...result, oldMode, newMode };
+}
+
+/** Throws unless `path` — after every link on the way, or where it would be created — is inside `folder`. */
+export function insideProject(path: string, folder: string): void {
+  const base = realpathSync(folder);
+  // The path itself when it exists (a link: where it leads), else the nearest folder above it that does.
+  let probe = path;
+  for (let i = 0; i < 64; i++) {
+    try {
+      lstatSync(probe);
+      break;
+    } catch {
+      probe = dirname(probe);
+    }
+  }
+  let real: string;
+  try {
+    real = realpathSync(probe);
+  } catch {
+    throw new CliError(`${path} leads through a link to something that does not exist; left it unchanged.`);
+  }
+  const rest = probe === path ? '' : path.slice(probe.length);
+  const full = real + rest;
+  if (full !== base && !full.startsWith(base.endsWith(sep) ? base : base + sep)) {
+    throw new CliError(`${path} leads out of the project folder ${folder} (through a link, to ${full}); left it unchanged. With --project only files inside the folder are written.`);
+  }
 }
 
 /** Write the plan's text (when it changed) and settle the mode. Throws CliError naming the file. */

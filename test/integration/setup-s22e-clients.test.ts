@@ -196,6 +196,41 @@ describe('JSON clients: merged into the real file, other content kept byte for b
   });
 });
 
+describe('--project in a folder whose links lead out of it (a cloned repository)', () => {
+  test('a linked .vscode/mcp.json or a linked .cursor folder is refused: the secret is not written where they lead', async () => {
+    const { home: h, proj } = home();
+    // The user's own VS Code file, and a folder outside the project.
+    const userFile = join(h, '.config', 'Code', 'User', 'mcp.json');
+    mkdirSync(join(userFile, '..'), { recursive: true });
+    writeFileSync(userFile, '{"servers": {}}\n');
+    mkdirSync(join(proj, '.vscode'));
+    symlinkSync(userFile, join(proj, '.vscode', 'mcp.json'));
+    const outside = join(h, 'outside');
+    mkdirSync(outside);
+    symlinkSync(outside, join(proj, '.cursor'));
+    const v = await setup(h, ['vscode', '--project']);
+    expect(v.code).toBe(1);
+    expect(v.stderr).toContain(`${join(proj, '.vscode', 'mcp.json')} leads out of the project folder ${proj} (through a link, to ${userFile}); left it unchanged.`);
+    expect(readFileSync(userFile, 'utf8')).toBe('{"servers": {}}\n');
+    const c = await setup(h, ['cursor', '--project']);
+    expect(c.code).toBe(1);
+    expect(c.stderr).toContain(`leads out of the project folder ${proj} (through a link, to ${join(outside, 'mcp.json')})`);
+    expect(existsSync(join(outside, 'mcp.json'))).toBe(false);
+    // OpenCode's project files too.
+    symlinkSync(userFile, join(proj, 'opencode.json'));
+    const o = await setup(h, ['opencode', '--dir', proj]);
+    expect(o.code).toBe(1);
+    expect(readFileSync(userFile, 'utf8')).toBe('{"servers": {}}\n');
+    // A link that stays inside the project is fine.
+    mkdirSync(join(proj, 'shared'));
+    writeFileSync(join(proj, 'shared', 'gemini.json'), '{}');
+    mkdirSync(join(proj, '.gemini'));
+    symlinkSync(join(proj, 'shared', 'gemini.json'), join(proj, '.gemini', 'settings.json'));
+    expect((await setup(h, ['gemini', '--project'])).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(proj, 'shared', 'gemini.json'), 'utf8')).mcpServers.opentabs.httpUrl).toBe(url());
+  });
+});
+
 describe('VS Code: mcp.json with comments and trailing commas', () => {
   test('comments and trailing commas stay; the result parses as VS Code parses it', async () => {
     const { home: h, proj } = home();
