@@ -17,8 +17,9 @@
  * whose `_meta` has a progressToken or `io.modelcontextprotocol/logLevel` is answered on an SSE
  * stream of its own carrying its progress and log lines before the result; closing that stream
  * (the HTTP request) cancels the call, and so does a client that leaves more than
- * limits.streamMaxQueuedBytes of it unread. Calls go through handleToolsCall like every transport, so
- * permissions, approvals and audit are the same. Stateless callers share one caller identity for
+ * limits.streamMaxQueuedBytes of it unread. Log lines (notifications/message) go only to a call whose
+ * `_meta` names a level, at that level or above; a call asking for progress alone gets none. Calls
+ * go through handleToolsCall like every transport, so permissions, approvals and audit are the same. Stateless callers share one caller identity for
  * the pending-approval and built-in in-flight caps: a fresh identity per request would escape the
  * per-caller caps, and nothing a request carries tells clients apart that a client could not
  * change at will (all send the same bearer token; clientInfo and User-Agent are self-declared), so
@@ -292,7 +293,8 @@ async function toolsCall(ctx: McpDeps, kind: SessionKind, req: Request, id: stri
         signal: ac.signal,
         progressToken: token,
         sendNotification: async (n) => {
-          if (n.method === 'notifications/message' && !levelAllowed(level, (n.params as { level: LoggingLevel }).level)) return;
+          // No log line for a request that did not name a level (2026-07-28: servers MUST NOT send one).
+          if (n.method === 'notifications/message' && (level === undefined || !levelAllowed(level, (n.params as { level: LoggingLevel }).level))) return;
           write({ jsonrpc: '2.0', method: n.method, params: n.params });
         },
       });

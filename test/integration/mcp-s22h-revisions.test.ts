@@ -7,7 +7,7 @@
  *   - 2025-11-25 through the repo's SDK client: initialize, ping, tools/list, tools/call,
  *     logging/setLevel, progress, notifications/tools/list_changed on the GET stream, and
  *     notifications/cancelled stopping a running call
- *   - 2026-07-28 (stateless): ping, tools/list
+ *   - 2026-07-28 (stateless): ping, tools/list, log lines only for a call whose _meta names a level
  * and the edges every revision shares: MCP-Protocol-Version missing (the negotiated revision) or
  * unsupported (400 naming the supported ones), Accept variants (letter case, wildcards, q=0), the
  * GET stream with Last-Event-ID, DELETE, tools/list with a cursor never handed out (-32602),
@@ -280,6 +280,26 @@ describe('2026-07-28 (stateless)', () => {
     expect(list.json.result.nextCursor).toBeUndefined();
     const bad = await modern(3, 'tools/list', { cursor: 'page-2' });
     expect(bad.json).toMatchObject({ id: 3, error: { code: -32602 } });
+  });
+
+  test('a call asking for progress alone gets no log lines; one naming a level gets those at or above it', async () => {
+    const stream = async (extra: Json) => {
+      const r = await fetch(`${srv.url}/mcp`, {
+        method: 'POST',
+        headers: { ...BASE(), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'notes_steps' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'notes_steps', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', ...extra } } }),
+      });
+      expect(r.headers.get('content-type')).toBe('text/event-stream');
+      return [...(await r.text()).matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as Json);
+    };
+    const progressOnly = await stream({ progressToken: 'p' });
+    expect(progressOnly.filter((m) => m.method === 'notifications/progress').length).toBe(2);
+    expect(progressOnly.filter((m) => m.method === 'notifications/message')).toEqual([]);
+    expect(progressOnly.at(-1)).toMatchObject({ id: 1, result: { structuredContent: { steps: 2 } } });
+    const info = await stream({ 'io.modelcontextprotocol/logLevel': 'info' });
+    expect(info.filter((m) => m.method === 'notifications/message').map((m) => m.params.data)).toEqual(['step one']);
+    const error = await stream({ 'io.modelcontextprotocol/logLevel': 'error' });
+    expect(error.filter((m) => m.method === 'notifications/message')).toEqual([]);
   });
 });
 
