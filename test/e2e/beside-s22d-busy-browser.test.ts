@@ -69,7 +69,7 @@ test('150 tabs in three windows: the list leaves usual values out, and filters',
     const pinned = ids.slice(0, 3);
     for (const id of pinned) await chrome.tabs.update(id, { pinned: true });
     const grouped = ids.slice(10, 20).filter((_, i) => i % 3 === 0);
-    const groupId = await chrome.tabs.group({ tabIds: grouped });
+    const groupId: number = await chrome.tabs.group({ tabIds: grouped as [number, ...number[]] });
     const discarded: number[] = [];
     for (const id of ids.slice(30, 60)) {
       const t = await chrome.tabs.discard(id).catch(() => null);
