@@ -9,6 +9,7 @@
 import { join, resolve } from 'node:path';
 import { runnableArgv, selfSpawnCommand, shellWord } from './self.ts';
 import { homeDir } from '../server/protocol/local-files.ts';
+import { claudeCodeUserFile, claudeDesktopFile, codexUserFile, vscodeUserFile } from './setup/paths.ts';
 import { c } from './output.ts';
 
 export const CLI_MODE_LINE =
@@ -139,20 +140,30 @@ export function secretCommand(configDir: string): string {
 }
 
 /**
- * The client config files the configuration above tells users to put the secret in (absolute
- * paths; the project-level ones in `cwd`), for `opentabs doctor` to check who can read them.
+ * The client config files the configuration above tells users to put the secret in, and that
+ * `opentabs setup <client>` writes (absolute paths; the project-level ones in `cwd`), for
+ * `opentabs doctor` to check who can read them.
  */
-export function clientConfigFiles(cwd: string, home = homeDir()): string[] {
+export function clientConfigFiles(cwd: string, home = homeDir(), env: Record<string, string | undefined> = process.env): string[] {
+  const desktop = claudeDesktopFile(env, home);
   return [
     join(home, '.claude.json'),
+    claudeCodeUserFile(env, home),
+    join(cwd, '.mcp.json'),
     join(cwd, '.cursor', 'mcp.json'),
     join(home, '.cursor', 'mcp.json'),
     join(cwd, 'opencode.json'),
     join(home, '.config', 'opencode', 'opencode.json'),
     join(home, '.codeium', 'windsurf', 'mcp_config.json'),
     join(home, '.gemini', 'settings.json'),
+    join(cwd, '.gemini', 'settings.json'),
     join(home, '.codex', 'config.toml'),
+    codexUserFile(env, home),
+    join(cwd, '.codex', 'config.toml'),
     join(cwd, '.vscode', 'mcp.json'),
+    vscodeUserFile(false, env, home),
+    vscodeUserFile(true, env, home),
+    ...(desktop ? [desktop] : []),
   ];
 }
 

@@ -13,7 +13,7 @@ import ts from 'typescript';
 import tomlParse from 'toml';
 import { startTestServer, type TestServer } from '../harness/server.ts';
 import { removeDir, runCli, tempDir } from './cli-support.ts';
-import { httpEntry, mcpConfigs } from '../../cli/mcp-config.ts';
+import { clientConfigFiles, httpEntry, mcpConfigs } from '../../cli/mcp-config.ts';
 import { applyPlan, planEdit } from '../../cli/setup/file-edit.ts';
 import { STRICT_JSON } from '../../cli/setup/jsonc.ts';
 
@@ -353,6 +353,20 @@ describe('Claude Desktop', () => {
     const outText = await new Response(proc.stdout).text();
     clearTimeout(timer);
     expect(JSON.parse(outText.split('\n')[0]!).result.serverInfo).toBeDefined();
+  });
+});
+
+describe('opentabs doctor knows every file setup writes', () => {
+  test('clientConfigFiles lists each user and project file (doctor warns when others can read one)', async () => {
+    const { home: h, proj } = home();
+    const written: string[] = [];
+    for (const args of [['cursor'], ['vscode'], ['vscode', '--insiders'], ['windsurf'], ['gemini'], ['codex'], ['claude-code', '--no-cli'], ['cursor', '--project'], ['vscode', '--project'], ['gemini', '--project'], ['codex', '--project'], ['claude-code', '--project'], ['opencode']]) {
+      const r = await setup(h, args);
+      expect(r.code).toBe(0);
+      written.push(/^Added \S+ in (.+)$/m.exec(r.stdout)![1]!);
+    }
+    const known = clientConfigFiles(proj, h, {});
+    for (const file of written) expect(known).toContain(file);
   });
 });
 
