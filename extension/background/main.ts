@@ -4,7 +4,7 @@
  * top level so Chrome delivers events that woke the worker.
  */
 import type { DispatchResult, ServerParams } from '../../server/protocol/methods.ts';
-import { PANEL_PORT_NAME } from '../shared/panel-protocol.ts';
+import { PANEL_PORT_NAME, recordOrigin } from '../shared/panel-protocol.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { cancelBuiltin, runBuiltin } from '../tools/run.ts';
 import { endAllEmulation } from '../tools/emulation.ts';
@@ -86,7 +86,7 @@ const plugins = new PluginRuntime(conn);
 const pageTools = new PageTools(conn);
 const env = { conn, plugins, pageTools, version: VERSION };
 const activity = new Activity();
-const panels = new SidePanels({ conn, plugins, activity, record: (w, start, tabId) => void record(w, start, tabId), recordState: () => ({ recording: [...recording.values()], recordError }) });
+const panels = new SidePanels({ conn, plugins, activity, record: (w, start, tabId, origin) => void record(w, start, tabId, origin), recordState: () => ({ recording: [...recording.values()], recordError }) });
 activity.onChange(() => {
   panels.updateBadge();
   panels.push();
@@ -107,17 +107,23 @@ async function noteTab(dispatchId: string, tabId: number): Promise<void> {
 }
 
 /**
- * The panel's Record: network capture with bodies on the active tab of the panel's window, through
- * the same guard and handler as browser_enable_network_capture; the panel then shows the command
- * that drafts a plugin from it (`plugin create … --from-capture tab:<id>`).
+ * The panel's Record: network capture with bodies on the tab its button named (the active tab of
+ * the panel's window, by id and origin), through the same guard and handler as
+ * browser_enable_network_capture; the panel then shows the command that drafts a plugin from it
+ * (`plugin create … --from-capture tab:<id>`). The tab in front when the click arrives is not
+ * looked up here: the agent brings any tab to the front without asking (browser_focus_tab), and so
+ * does a page opening one, just before the user's click.
  */
 const recording = new Map<number, { tabId: number; title: string; origin: string }>();
 let recordError: string | null = null;
-async function record(windowId: number, start: boolean, stopTabId?: number): Promise<void> {
+async function record(windowId: number, start: boolean, tabId?: number, origin?: string): Promise<void> {
   recordError = null;
   try {
-    const [tab] = stopTabId !== undefined ? [await chrome.tabs.get(stopTabId)] : await chrome.tabs.query({ active: true, windowId });
-    if (!tab?.id) throw new Error('No active tab in this window');
+    const [tab] = tabId !== undefined ? [await chrome.tabs.get(tabId)] : start ? [] : await chrome.tabs.query({ active: true, windowId });
+    if (!tab?.id) throw new Error(start ? 'Record names no tab: click it again' : 'No active tab in this window');
+    if (start && recordOrigin(tab.url) !== origin) {
+      throw new Error(`Tab ${tab.id} shows ${recordOrigin(tab.url) || 'another page'} now, not ${origin ?? 'the page'} that Record named: nothing is recorded. Click Record again.`);
+    }
     const tool = start ? 'browser_enable_network_capture' : 'browser_disable_network_capture';
     const input = start ? { tabId: tab.id, captureBodies: true } : { tabId: tab.id };
     await runBuiltin({ dispatchId: `record-${tab.id}-${Date.now()}`, tool, input, tabId: tab.id }, env);
@@ -131,6 +137,7 @@ async function record(windowId: number, start: boolean, stopTabId?: number): Pro
 chrome.tabs.onRemoved.addListener((tabId) => {
   if (recording.delete(tabId)) panels.push();
 });
+
 
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name === PANEL_PORT_NAME) return panels.attach(port);

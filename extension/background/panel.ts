@@ -27,7 +27,7 @@ export interface PanelDeps {
   plugins: PluginRuntime;
   activity: Activity;
   /** The panel's Record button (main.ts): network capture on or off in a tab. */
-  record(windowId: number, start: boolean, tabId?: number): void;
+  record(windowId: number, start: boolean, tabId?: number, origin?: string): void;
   /** What Record has running now. */
   recordState(): Pick<PanelState, 'recording' | 'recordError'>;
 }
@@ -209,7 +209,7 @@ export class SidePanels {
     const { conn, activity } = this.deps;
     if (msg.type === 'refresh') return void this.refreshConfig();
     if (msg.type === 'stop') return void activity.stop(msg.dispatchId);
-    if (msg.type === 'record') return this.deps.record(msg.windowId, msg.start, msg.tabId);
+    if (msg.type === 'record') return this.deps.record(msg.windowId, msg.start, msg.tabId, msg.origin);
     if (msg.type === 'confirm') {
       if (!conn.notify('confirmation.response', { id: msg.id, decision: msg.decision, alwaysAllow: msg.alwaysAllow })) {
         // Nothing reached the server: the card stays (a server that comes back still waiting shows

@@ -48,10 +48,28 @@ export type PanelToWorker =
   | { type: 'refresh' }
   /** Stop a running call (its tool's signal is aborted; the caller gets `cancelled`). */
   | { type: 'stop'; dispatchId: string }
-  /** Record (or stop recording) the API traffic of the active tab of the panel's window, to draft a plugin from. */
-  | { type: 'record'; windowId: number; start: boolean; tabId?: number };
+  /**
+   * Record the API traffic of tab `tabId`, the tab the panel named on its button (the active tab of
+   * its window as it last looked) while it still shows `origin`, to draft a plugin from; or stop
+   * recording tab `tabId`.
+   */
+  | { type: 'record'; windowId: number; start: boolean; tabId?: number; origin?: string };
 
 export type WorkerToPanel =
   | { type: 'state'; state: PanelState }
   | { type: 'response'; id: number; ok: true; result: unknown }
   | { type: 'response'; id: number; ok: false; error: string };
+
+/**
+ * How Record names a tab's page, the same in the panel (on its button) and in the worker (which
+ * records the tab only while it shows that): an http(s) page's origin, else its scheme and host.
+ */
+export function recordOrigin(url: string | undefined): string {
+  if (!url) return '';
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : `${u.protocol}//${u.host}`;
+  } catch {
+    return '';
+  }
+}

@@ -6,7 +6,7 @@
  * ones), approvals, plugins, tools with their permissions (filterable), settings.
  */
 import type { Permission } from '../../server/protocol/methods.ts';
-import { PANEL_PORT_NAME, type PanelState, type PanelToWorker, type WorkerToPanel } from '../shared/panel-protocol.ts';
+import { PANEL_PORT_NAME, recordOrigin, type PanelState, type PanelToWorker, type WorkerToPanel } from '../shared/panel-protocol.ts';
 import { renderActivity, tickElapsed } from './activity-view.ts';
 import { armApprovalButtons, renderApprovals } from './approvals.ts';
 import { watchCardTabs } from './card-tabs.ts';
@@ -74,24 +74,52 @@ function section(id: string, build: () => HTMLElement[]): void {
   el.replaceChildren(...build());
 }
 
-async function recordActiveTab(start: boolean, tabId?: number): Promise<void> {
+async function recordTab(start: boolean, tabId: number, origin?: string): Promise<void> {
   const w = await chrome.windows.getCurrent();
-  send({ type: 'record', windowId: w.id!, start, ...(tabId !== undefined ? { tabId } : {}) });
+  send({ type: 'record', windowId: w.id!, start, tabId, ...(origin !== undefined ? { origin } : {}) });
 }
 
 /**
- * Record starts network capture with bodies in the active tab, which the agent's
+ * The tab Record names on its button: the active tab of the panel's window, looked up again
+ * whenever another tab comes to the front or a tab's page changes. The agent brings any tab to the
+ * front without asking (browser_focus_tab), and a page can open one in front: the click records
+ * the tab named, and a tab named anew takes a click only once it has stayed named for ARM_MS (its
+ * arming key is the tab and its origin), so a switch just before the click records nothing.
+ */
+let recordTarget: { tabId: number; origin: string } | null = null;
+async function lookUpRecordTarget(): Promise<void> {
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true }).catch(() => [] as chrome.tabs.Tab[]);
+  const next = tab?.id !== undefined ? { tabId: tab.id, origin: recordOrigin(tab.url) } : null;
+  if (next?.tabId === recordTarget?.tabId && next?.origin === recordTarget?.origin) return;
+  recordTarget = next;
+  render();
+}
+chrome.tabs.onActivated.addListener(() => void lookUpRecordTarget());
+chrome.tabs.onUpdated.addListener((_tabId, info) => {
+  if (info.url !== undefined || info.status !== undefined) void lookUpRecordTarget();
+});
+chrome.tabs.onRemoved.addListener(() => void lookUpRecordTarget());
+chrome.tabs.onAttached.addListener(() => void lookUpRecordTarget());
+chrome.tabs.onDetached.addListener(() => void lookUpRecordTarget());
+void lookUpRecordTarget();
+
+/**
+ * Record starts network capture with bodies in the tab it names, which the agent's
  * browser_enable_network_capture must ask for, and the agent reads what it records (its
  * browser_get_network_requests runs without asking): a click on it counts only once it has stayed
- * in place (arming.ts), as the guarded toggles below. Stop recording always works.
+ * in place, naming the same tab (arming.ts), as the guarded toggles below. Stop recording always works.
  */
 function startRecording(button: HTMLButtonElement): void {
-  if (stillFor(button.dataset.armKey!, button) < ARM_MS) {
-    button.title = 'This moved just now; click again to start recording';
+  const target = recordTarget;
+  if (!target || button.dataset.armKey !== recordArmKey(target) || stillFor(button.dataset.armKey!, button) < ARM_MS) {
+    button.title = 'This moved just now, or names another tab than a moment ago; click again to start recording';
     return;
   }
-  void recordActiveTab(true);
+  void recordTab(true, target.tabId, target.origin);
 }
+
+/** Record's arming key: another tab or page named is a new button. */
+const recordArmKey = (t: { tabId: number; origin: string }) => `record-start:${t.tabId}:${t.origin}`;
 
 /**
  * Turning one of these on takes every approval away or opens file:// pages to the tools: a click
@@ -157,7 +185,7 @@ function render(): void {
   });
   section('record', () =>
     st.connection.status === 'connected'
-      ? renderRecording(st.recording, st.recordError, st.connection.cli ?? 'opentabs', startRecording, (tabId) => void recordActiveTab(false, tabId))
+      ? renderRecording(st.recording, st.recordError, st.connection.cli ?? 'opentabs', recordTarget && { ...recordTarget, armKey: recordArmKey(recordTarget) }, startRecording, (tabId) => void recordTab(false, tabId))
       : [],
   );
   section('page-tools', () => renderPageOrigins(cfg?.pageOrigins ?? [], (origin, permission: Permission) => void request('config.setOriginPermission', { origin, permission })));

@@ -8,6 +8,8 @@ export function renderRecording(
   recording: { tabId: number; title: string; origin: string }[],
   error: string | null,
   cli: string,
+  /** The tab the button records (the active tab of the panel's window), and the button's arming key. */
+  target: { tabId: number; origin: string; armKey: string } | null,
   start: (button: HTMLButtonElement) => void,
   stop: (tabId: number) => void,
 ): HTMLElement[] {
@@ -16,8 +18,10 @@ export function renderRecording(
   if (recording.length === 0) {
     card.append(
       h('div', { class: 'muted' }, "No plugin for an app? Record what its page does while you use it, and OpenTabs drafts one from that traffic."),
+      // The tab it records, by the browser's origin (the page's title could name another site).
+      h('div', { 'data-testid': 'record-target' }, target ? `Records tab ${target.tabId}: ${showHidden(target.origin) || 'no page'}` : 'No tab in front to record'),
       // Guarded (main.ts): it starts network capture with bodies, which an agent's call must ask for.
-      h('div', { class: 'buttons' }, h('button', { class: 'primary', 'data-testid': 'record-start', 'data-arm-key': 'record-start', onclick: (e: Event) => start(e.currentTarget as HTMLButtonElement) }, 'Record this tab')),
+      h('div', { class: 'buttons' }, h('button', { class: 'primary', 'data-testid': 'record-start', 'data-arm-key': target?.armKey ?? 'record-start:none', disabled: target === null, onclick: (e: Event) => start(e.currentTarget as HTMLButtonElement) }, 'Record this tab')),
     );
   }
   for (const r of recording) {
@@ -37,7 +41,7 @@ export function renderRecording(
       h('div', { class: 'buttons' }, h('button', { 'data-testid': 'record-stop', onclick: () => stop(r.tabId) }, 'Stop recording')),
     );
   }
-  if (error) card.append(h('div', { class: 'error', 'data-testid': 'record-error' }, error));
+  if (error) card.append(h('div', { class: 'error', 'data-testid': 'record-error' }, showHidden(error)));
   out.push(card);
   return out;
 }
