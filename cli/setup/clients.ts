@@ -59,7 +59,7 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
     format: json(STRICT_JSON),
     userFile: () => claudeCodeUserFile(),
     projectFile: (dir) => join(dir, '.mcp.json'),
-    after: 'Claude Code reads it when a session starts: `claude mcp list` shows opentabs and whether it connects.',
+    after: 'Claude Code reads it when a session starts: `claude mcp list` shows opentabs and whether it connects (a server in a project\'s .mcp.json waits until you approve it in `claude`).',
   },
   cursor: {
     id: 'cursor',
