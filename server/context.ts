@@ -25,6 +25,11 @@ export interface ServerContext extends CoreDeps {
   port: number;
   /** Bearer secret; replaced on reload after `opentabs config rotate-secret`. */
   secret: string | null;
+  /**
+   * Admin secret (<config dir>/admin.json, header X-OpenTabs-Admin): answering approvals and
+   * changing plugin settings take it too. Unset: those are refused (unless `secret` is null).
+   */
+  adminSecret?: string | null;
   readonly hub: ExtensionHub;
   readonly mcp: McpSessions;
   /** Reload stats for /health. */

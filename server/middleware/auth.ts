@@ -3,7 +3,7 @@
  * hashed to equal-length digests and compared in constant time, so neither the content nor the
  * length of the secret leaks through timing. When no secret is configured, auth is skipped.
  */
-import { secretPath } from '../state/secret.ts';
+import { ADMIN_HEADER, adminSecretPath, secretPath } from '../state/secret.ts';
 import type { MiddlewareHandler } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
@@ -86,6 +86,35 @@ export function bearerAuth(ctx: ServerContext): MiddlewareHandler {
     const state = authState(ctx, authorization);
     if (state !== 'valid') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
     liftIdleTimeout(c.env, c.req.raw);
+    await next();
+  };
+}
+
+/** Constant-time check of the admin header against ctx.adminSecret (no secret configured: nothing to check). */
+export function adminMatches(ctx: ServerContext, header: string | null | undefined): boolean {
+  if (ctx.secret === null) return true;
+  const admin = ctx.adminSecret;
+  if (typeof admin !== 'string' || typeof header !== 'string') return false;
+  return digestsEqual(digest(header.trim()), digest(admin));
+}
+
+/**
+ * Middleware after bearerAuth, for what only the user may do (answer an approval, change a
+ * plugin's settings): 403 admin_required unless the request also carries the admin secret in
+ * X-OpenTabs-Admin. The bearer secret is in every MCP client's config; the admin secret only in
+ * <config dir>/admin.json, which the opentabs CLI reads.
+ */
+export function adminAuth(ctx: ServerContext, what: string): MiddlewareHandler {
+  return async (c, next) => {
+    if (!adminMatches(ctx, c.req.header(ADMIN_HEADER))) {
+      return errorResponse(
+        'admin_required',
+        `${what} takes the admin secret as well as the bearer secret: send it in the ${ADMIN_HEADER} header (it is "adminSecret" in ${adminSecretPath(ctx.configDir)}; the opentabs commands send it). MCP clients hold only the bearer secret.`,
+        { category: 'auth' },
+        {},
+        403,
+      );
+    }
     await next();
   };
 }

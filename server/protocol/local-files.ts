@@ -2,6 +2,8 @@
  * How local processes find a running OpenTabs: the state folder (`OPENTABS_CONFIG_DIR` or
  * `~/.opentabs`) and the bearer secret in `<dir>/extension/auth.json` (`{"secret": "<64 hex>"}`,
  * mode 0600). The server writes them (server/state/); the CLI and the plugin tooling read them.
+ * `<dir>/admin.json` (`{"adminSecret": "<64 hex>"}`, mode 0600) holds a second secret that only
+ * the CLI sends: the one that answers approvals and changes plugin settings (ADMIN_HEADER).
  */
 import { join, resolve } from 'node:path';
 import { readRegularFileSync } from './regular-file.ts';
@@ -27,6 +29,17 @@ export function secretPath(dir: string): string {
   return join(dir, 'extension', 'auth.json');
 }
 
+/**
+ * The header that carries the admin secret, next to `Authorization: Bearer <secret>`. MCP client
+ * configs hold only the bearer secret, so an agent that reads its client's config (or gets the
+ * secret from its environment) and can send HTTP requests still cannot answer its own calls.
+ */
+export const ADMIN_HEADER = 'X-OpenTabs-Admin';
+
+export function adminSecretPath(dir: string): string {
+  return join(dir, 'admin.json');
+}
+
 export function isValidSecret(s: unknown): s is string {
   return typeof s === 'string' && SECRET_RE.test(s);
 }
@@ -41,6 +54,22 @@ export function readSecretSync(dir: string): string | null {
   }
   try {
     const secret = (JSON.parse(text) as { secret?: unknown })?.secret;
+    return isValidSecret(secret) ? secret : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The stored admin secret, or null when the file is missing, not a regular file, or not a valid secret. */
+export function readAdminSecretSync(dir: string): string | null {
+  let text: string;
+  try {
+    text = readRegularFileSync(adminSecretPath(dir));
+  } catch {
+    return null;
+  }
+  try {
+    const secret = (JSON.parse(text) as { adminSecret?: unknown })?.adminSecret;
     return isValidSecret(secret) ? secret : null;
   } catch {
     return null;

@@ -9,13 +9,15 @@
  *                        404 unknown_approval when it is no longer waiting.
  *   POST /approvals/:id  body {"decision": "allow" | "deny"} → {"ok": true, id, decision};
  *                        404 unknown_approval when it is no longer waiting.
- * Bearer, body limit, 10 decisions/min. No MCP tool reaches these: an agent cannot approve its
- * own calls through its tools; the side panel and the CLI are the user's.
+ * Bearer, body limit, 10 decisions/min; a decision takes the admin secret too (X-OpenTabs-Admin,
+ * 403 admin_required without it): the bearer secret is in every MCP client's config, the admin
+ * secret only in the config folder. No MCP tool reaches these: an agent cannot approve its own
+ * calls through its tools; the side panel and the CLI are the user's.
  */
 import { Hono } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
-import { bearerAuth } from '../middleware/auth.ts';
+import { adminAuth, bearerAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
 import { createRateLimiter } from '../middleware/rate-limit.ts';
 import { APPROVALS_LIST_PARAMS_MAX_CHARS } from '../limits.ts';
@@ -51,7 +53,7 @@ export function approvalRoutes(ctx: ServerContext): Hono {
     return c.json({ approval });
   });
 
-  r.post('/approvals/:id', bearerAuth(ctx), jsonBody(ctx), decideLimit, async (c) => {
+  r.post('/approvals/:id', bearerAuth(ctx), adminAuth(ctx, 'Answering an approval'), jsonBody(ctx), decideLimit, async (c) => {
     const id = c.req.param('id');
     const body = (await readJson(c, ctx)) as { decision?: unknown } | null;
     const decision = typeof body === 'object' && body !== null ? body.decision : undefined;

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { createFileOnceSync, writeFileAtomic } from './atomic.ts';
 import { randomHex } from '../protocol/handshake.ts';
 import { DIR_MODE } from './paths.ts';
-import { readSecretSync, secretPath } from '../protocol/local-files.ts';
+import { adminSecretPath, readAdminSecretSync, readSecretSync, secretPath } from '../protocol/local-files.ts';
 
-export { isValidSecret, readSecretSync, secretPath } from '../protocol/local-files.ts';
+export { ADMIN_HEADER, adminSecretPath, isValidSecret, readAdminSecretSync, readSecretSync, secretPath } from '../protocol/local-files.ts';
 
 async function writeSecret(dir: string, secret: string): Promise<void> {
   await mkdir(join(dir, 'extension'), { recursive: true, mode: DIR_MODE });
@@ -46,9 +46,37 @@ export async function loadOrCreateSecret(dir: string): Promise<string> {
   return secret;
 }
 
-/** A fresh secret (`opentabs config rotate-secret`); running servers pick it up on reload. */
+/**
+ * The admin secret (answering approvals, changing plugin settings: the CLI's, never in an MCP
+ * client's config), created on first start like the bearer secret, in the config folder itself
+ * rather than in the extension folder Chrome loads.
+ */
+export async function loadOrCreateAdminSecret(dir: string): Promise<string> {
+  const existing = readAdminSecretSync(dir);
+  if (existing) {
+    await chmod(adminSecretPath(dir), 0o600).catch(() => {});
+    return existing;
+  }
+  const secret = randomHex(32);
+  const text = JSON.stringify({ adminSecret: secret }) + '\n';
+  await mkdir(dir, { recursive: true, mode: DIR_MODE });
+  if (!existsSync(adminSecretPath(dir))) {
+    const created = createFileOnceSync(adminSecretPath(dir), text, 0o600);
+    if (created) return secret;
+    const theirs = readAdminSecretSync(dir);
+    if (theirs) return theirs;
+  }
+  await writeFileAtomic(adminSecretPath(dir), text, 0o600);
+  return secret;
+}
+
+/**
+ * A fresh secret (`opentabs config rotate-secret`), and a fresh admin secret with it; running
+ * servers pick both up on reload.
+ */
 export async function rotateSecret(dir: string): Promise<string> {
   const secret = randomHex(32);
   await writeSecret(dir, secret);
+  await writeFileAtomic(adminSecretPath(dir), JSON.stringify({ adminSecret: randomHex(32) }) + '\n', 0o600);
   return secret;
 }

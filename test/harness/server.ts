@@ -22,8 +22,12 @@ export interface TestServer {
   secret: string;
   configDir: string;
   ctx: ServerContext;
-  /** `{ Authorization: 'Bearer <secret>' }` for fetch. */
+  /** The admin secret (<configDir>/admin.json), which answering approvals and plugin settings take too. */
+  adminSecret: string;
+  /** `{ Authorization: 'Bearer <secret>', 'X-OpenTabs-Admin': <admin secret> }` for fetch: what the CLI sends. */
   auth: Record<string, string>;
+  /** `{ Authorization: 'Bearer <secret>' }` alone: what an MCP client's config holds. */
+  bearer: Record<string, string>;
   /** The server's memory keeper (collections and quiet-spell releases it ran). */
   memory: MemoryKeeper;
   stop(): Promise<void>;
@@ -57,7 +61,9 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
     secret,
     configDir,
     ctx: running.ctx,
-    auth: { Authorization: `Bearer ${secret}` },
+    adminSecret: running.ctx.adminSecret ?? '',
+    auth: { Authorization: `Bearer ${secret}`, 'X-OpenTabs-Admin': running.ctx.adminSecret ?? '' },
+    bearer: { Authorization: `Bearer ${secret}` },
     memory: running.memory,
     async stop() {
       if (stopped) return;
