@@ -158,7 +158,7 @@ export class JsonEditRefused extends Error {}
 
 function member(obj: ObjectNode, key: string, where: string): Prop | undefined {
   const found = obj.props.filter((p) => p.key === key);
-  if (found.length > 1) throw new JsonEditRefused(`${where}"${key}" appears ${found.length} times; keep one and retry`);
+  if (found.length > 1) throw new JsonEditRefused(`"${where}${key}" appears ${found.length} times; keep one and retry`);
   return found[0];
 }
 
@@ -174,8 +174,8 @@ export function indentUnit(text: string): string {
   return m ? m[1]! : '  ';
 }
 
-function render(value: unknown, indent: string, unit: string): string {
-  return JSON.stringify(value, null, unit).replace(/\n/g, `\n${indent}`);
+function render(value: unknown, indent: string, unit: string, eol: string): string {
+  return JSON.stringify(value, null, unit).replace(/\n/g, `${eol}${indent}`);
 }
 
 /**
@@ -199,26 +199,26 @@ function endOfLine(text: string, pos: number): number {
 }
 
 /** Text with `key: value` added as the last member of `obj`. */
-function insertMember(text: string, obj: ObjectNode, key: string, value: unknown, unit: string): string {
+function insertMember(text: string, obj: ObjectNode, key: string, value: unknown, unit: string, eol: string): string {
   const last = obj.props.at(-1);
   if (!last) {
     const indent = lineIndent(text, obj.start);
     const inner = text.slice(obj.start + 1, obj.end - 1);
-    const body = `${JSON.stringify(key)}: ${render(value, indent + unit, unit)}`;
-    if (inner.trim() === '') return `${text.slice(0, obj.start)}{\n${indent}${unit}${body}\n${indent}}${text.slice(obj.end)}`;
-    return `${text.slice(0, obj.start + 1)}\n${indent}${unit}${body}${text.slice(obj.start + 1)}`;
+    const body = `${JSON.stringify(key)}: ${render(value, indent + unit, unit, eol)}`;
+    if (inner.trim() === '') return `${text.slice(0, obj.start)}{${eol}${indent}${unit}${body}${eol}${indent}}${text.slice(obj.end)}`;
+    return `${text.slice(0, obj.start + 1)}${eol}${indent}${unit}${body}${text.slice(obj.start + 1)}`;
   }
   const multiLine = text.slice(obj.start, last.start).includes('\n');
   const indent = multiLine ? lineIndent(text, last.start) : lineIndent(text, obj.start) + unit;
-  const body = `${JSON.stringify(key)}: ${render(value, indent, unit)}`;
+  const body = `${JSON.stringify(key)}: ${render(value, indent, unit, eol)}`;
   if (last.comma !== null) {
     // A trailing comma (JSONC): keep the style, ours gets one too.
     const at = endOfLine(text, last.comma + 1);
-    return `${text.slice(0, at)}\n${indent}${body},${text.slice(at)}`;
+    return `${text.slice(0, at)}${eol}${indent}${body},${text.slice(at)}`;
   }
   if (!multiLine) return `${text.slice(0, last.value.end)}, ${body}${text.slice(last.value.end)}`;
   const at = endOfLine(text, last.value.end);
-  return `${text.slice(0, last.value.end)},${text.slice(last.value.end, at)}\n${indent}${body}${text.slice(at)}`;
+  return `${text.slice(0, last.value.end)},${text.slice(last.value.end, at)}${eol}${indent}${body}${text.slice(at)}`;
 }
 
 /** Text without member `prop` of `obj` (and the comma and line break that went with it). */
@@ -280,6 +280,7 @@ export function editJsonMember(original: string, dialect: JsonDialect, edit: Mem
   const root = parseJson(text, dialect);
   if (root.kind !== 'object') throw new JsonEditRefused('the top level is not an object');
   const unit = fresh ? '  ' : indentUnit(text);
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
   let obj: ObjectNode = root;
   let where = '';
   let missing: string[] | null = null;
@@ -301,11 +302,11 @@ export function editJsonMember(original: string, dialect: JsonDialect, edit: Mem
   if (edit.value === undefined) next = deleteMember(text, obj, existing!);
   else if (existing) {
     const indent = lineIndent(text, existing.start);
-    next = text.slice(0, existing.value.start) + render(edit.value, indent, unit) + text.slice(existing.value.end);
+    next = text.slice(0, existing.value.start) + render(edit.value, indent, unit, eol) + text.slice(existing.value.end);
   } else if (missing) {
     const wrapped = missing.slice(1).reduceRight<unknown>((v, k) => ({ [k]: v }), { [edit.name]: edit.value });
-    next = insertMember(text, obj, missing[0]!, wrapped, unit);
-  } else next = insertMember(text, obj, edit.name, edit.value, unit);
+    next = insertMember(text, obj, missing[0]!, wrapped, unit, eol);
+  } else next = insertMember(text, obj, edit.name, edit.value, unit, eol);
   // The edited text must parse in the same dialect to exactly the intended value.
   const expected = structuredClone(root.value) as Record<string, unknown>;
   setIn(expected, edit.container, edit.name, edit.value);
