@@ -3,8 +3,13 @@
  * forwards every JSON-RPC message to the running server's /mcp and back — requests, responses and
  * notifications both ways (list_changed, progress, logging, cancelled). Starts the server in the
  * background when none is running. stdout carries protocol only; everything else goes to stderr.
+ * A line of stdin that is not JSON is answered with a parse error (-32700); a JSON-RPC batch is
+ * answered as one array in a session whose revision has batches (2024-11-05, 2025-03-26) and
+ * refused (-32600) otherwise.
  */
 import { spawn } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -162,6 +167,16 @@ function headerValue(v: string): string {
   return plain ? v : `=?base64?${Buffer.from(v, 'utf8').toString('base64')}?=`;
 }
 
+/** A JSON-RPC batch is part of these revisions only (2025-06-18 removed batching). */
+const allowsBatches = (protocolVersion: string | undefined): boolean => protocolVersion !== undefined && protocolVersion < '2025-06-18';
+
+const isMessage = (m: unknown): boolean => {
+  if (typeof m !== 'object' || m === null || Array.isArray(m) || (m as { jsonrpc?: unknown }).jsonrpc !== '2.0') return false;
+  const { method, id } = m as { method?: unknown; id?: unknown };
+  const idOk = typeof id === 'string' || typeof id === 'number';
+  return typeof method === 'string' ? id === undefined || idOk : idOk && ('result' in m || 'error' in m);
+};
+
 /** The `data` of each event of an SSE body. */
 async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const reader = body.getReader();
@@ -217,7 +232,10 @@ export async function runBridge(t: Target, path: string): Promise<void> {
     else headers.delete('authorization');
     return fetch(input, { ...init, headers });
   };
-  const stdio = new StdioServerTransport();
+  // stdin reaches the SDK's stdio transport through `input`, one message a line, after the lines
+  // it would drop without an answer are answered here (see onLine below).
+  const input = new PassThrough();
+  const stdio = new StdioServerTransport(input, process.stdout);
   const url = new URL(`${t.url}${path}`);
   let http: StreamableHTTPClientTransport;
   let initRequest: JSONRPCRequest | null = null;
@@ -361,14 +379,88 @@ export async function runBridge(t: Target, path: string): Promise<void> {
   const unanswered = new Set<string | number>();
   let stdinEnded = false;
   const stdioSend = stdio.send.bind(stdio);
+  /** The requests of each JSON-RPC batch still running, by id: their answers go out together, as one array. */
+  const batchOf = new Map<string | number, { waiting: number; answers: unknown[] }>();
   stdio.send = async (msg) => {
+    const id = (msg as { id?: string | number }).id;
+    const batch = id !== undefined && !('method' in msg) ? batchOf.get(id) : undefined;
+    if (batch) {
+      batchOf.delete(id!);
+      batch.answers.push(msg);
+      if (--batch.waiting > 0) return;
+    }
     try {
-      await stdioSend(msg);
+      await stdioSend(batch ? (batch.answers as unknown as JSONRPCMessage) : msg);
     } finally {
-      const id = (msg as { id?: string | number }).id;
-      if (id !== undefined && !('method' in msg) && unanswered.delete(id) && stdinEnded && unanswered.size === 0) void shutdown();
+      const ids = batch ? batch.answers.map((a) => (a as { id?: string | number }).id) : [id];
+      let answered = false;
+      for (const x of ids) if (x !== undefined && x !== null && (batch || !('method' in msg)) && unanswered.delete(x)) answered = true;
+      if (answered && stdinEnded && unanswered.size === 0) void shutdown();
     }
   };
+
+  /**
+   * A JSON-RPC batch (an array on one line), which the SDK's stdio transport cannot read: in a
+   * session whose revision has batches (2024-11-05, 2025-03-26) its messages are handled one by
+   * one and the answers to its requests written as one array; in any other (2025-06-18 removed
+   * batching; the stateless 2026 revision never had it) it is refused as an Invalid Request.
+   */
+  const onBatch = async (items: unknown[]): Promise<void> => {
+    const requests = items.filter((m) => isMessage(m) && typeof (m as { method?: unknown }).method === 'string' && (m as { id?: unknown }).id !== undefined) as JSONRPCRequest[];
+    // Pending from now: stdin closing while the session opens still waits for their answers.
+    for (const r of requests) unanswered.add(r.id);
+    if (sessionReady) await sessionReady;
+    if (items.length === 0 || !allowsBatches(protocolVersion)) {
+      for (const r of requests) unanswered.delete(r.id);
+      const why = items.length === 0 ? 'an empty batch' : `JSON-RPC batches are not part of protocol revision ${protocolVersion ?? 'in use'} (they were removed in 2025-06-18); send each message on a line of its own`;
+      await stdioSend({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${why}` } } as unknown as JSONRPCMessage).catch(() => {});
+      if (stdinEnded && unanswered.size === 0) void shutdown();
+      return;
+    }
+    const invalid = items.filter((m) => !isMessage(m)).map(() => ({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } }));
+    if (requests.length > 0) {
+      const batch = { waiting: requests.length, answers: invalid as unknown[] };
+      for (const r of requests) batchOf.set(r.id, batch);
+    } else if (invalid.length > 0) await stdioSend(invalid as unknown as JSONRPCMessage).catch(() => {});
+    for (const m of items) if (isMessage(m)) input.write(`${JSON.stringify(m)}\n`);
+  };
+
+  /** One line of stdin: not JSON is a parse error (-32700, id null), as JSON-RPC 2.0 answers it; an array is a batch. */
+  const onLine = (line: string): void => {
+    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+    if (text.trim() === '') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      log(`stdin: not JSON: ${(e as Error).message}`);
+      void stdioSend({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${(e as Error).message}` } } as unknown as JSONRPCMessage).catch(() => {});
+      return;
+    }
+    if (Array.isArray(parsed)) return void onBatch(parsed);
+    // Pending from the moment it is read (the transport hands it on a tick later): stdin closing
+    // right behind it still waits for its answer.
+    const { method, id } = (parsed ?? {}) as { method?: unknown; id?: unknown };
+    if (isMessage(parsed) && typeof method === 'string' && method !== 'subscriptions/listen' && id !== undefined) unanswered.add(id as string | number);
+    input.write(`${text}\n`);
+  };
+  const decoder = new StringDecoder('utf8');
+  let partial = '';
+  process.stdin.on('data', (chunk: Buffer) => {
+    partial += decoder.write(chunk);
+    for (let nl = partial.indexOf('\n'); nl >= 0; nl = partial.indexOf('\n')) {
+      const line = partial.slice(0, nl);
+      partial = partial.slice(nl + 1);
+      onLine(line);
+    }
+  });
+  // A last line without its newline is still a message. (`input` is never ended: the SDK's
+  // transport reads it for as long as the bridge runs, and a batch may still be written into it.)
+  process.stdin.once('end', () => {
+    partial += decoder.end();
+    if (partial !== '') onLine(partial);
+    partial = '';
+  });
 
   stdio.onmessage = (msg) => {
     // A subscriptions/listen is answered only when its subscription ends: a client that closes

@@ -8,6 +8,9 @@
  *     logging/setLevel, progress, notifications/tools/list_changed on the GET stream, and
  *     notifications/cancelled stopping a running call
  *   - 2026-07-28 (stateless): ping, tools/list, log lines only for a call whose _meta names a level
+ * through the stdio bridge (`opentabs mcp`): a batch line answered as one array in a 2025-03-26
+ * session and refused in a 2025-06-18 one, a line that is not JSON answered with a parse error,
+ * a last line without its newline still answered;
  * and the edges every revision shares: MCP-Protocol-Version missing (the negotiated revision) or
  * unsupported (400 naming the supported ones), Accept variants (letter case, wildcards, q=0), the
  * GET stream with Last-Event-ID, DELETE, tools/list with a cursor never handed out (-32602),
@@ -21,6 +24,7 @@ import { LATEST_PROTOCOL_VERSION, ToolListChangedNotificationSchema } from '@mod
 import { SESSION_PROTOCOL_VERSIONS } from '../../server/mcp/session.ts';
 import { FakeExtension, hang, startPluginServer } from '../harness/fake-extension.ts';
 import type { TestServer } from '../harness/server.ts';
+import { MAIN, ROOT, cliEnv } from './cli-support.ts';
 
 setDefaultTimeout(120_000);
 
@@ -409,5 +413,46 @@ describe('what a session answers', () => {
       const h = await session(v);
       for (const id of ['s', 0, -1, 1.5]) expect((await post(ping(id), h)).json).toEqual({ jsonrpc: '2.0', id, result: {} });
     }
+  });
+});
+
+describe('through the stdio bridge', () => {
+  /** Every line written to a bridge whose stdin then closes, and every line it wrote before exiting. */
+  async function bridge(lines: string[]): Promise<Json[]> {
+    const p = Bun.spawn([process.execPath, MAIN, 'mcp', '--no-start', '--port', String(srv.port)], { cwd: ROOT, env: cliEnv(srv.configDir), stdin: 'pipe', stdout: 'pipe', stderr: 'ignore' });
+    p.stdin.write(lines.join('\n'));
+    p.stdin.end();
+    const out = await new Response(p.stdout).text();
+    await p.exited;
+    return out
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Json);
+  }
+  const init = (v: string) => JSON.stringify(initialize(v, 1));
+  const initialized = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const batch = JSON.stringify([ping(2), { jsonrpc: '2.0', method: 'notifications/initialized' }, call(3, 'notes_count_notes'), { not: 'a message' }]);
+
+  test('2025-03-26: a batch line gets one array line; not JSON is a parse error; the last line needs no newline', async () => {
+    const out = await bridge([init('2025-03-26'), initialized, batch, '{not json', JSON.stringify(ping(4))]);
+    expect(out.find((m) => !Array.isArray(m) && m.id === 1)!.result.protocolVersion).toBe('2025-03-26');
+    const answers = out.find((m) => Array.isArray(m)) as unknown as Json[];
+    expect(answers.map((a) => a.id).sort((a, b) => String(a).localeCompare(String(b)))).toEqual([2, 3, null]);
+    expect(answers.find((a) => a.id === 2)!.result).toEqual({});
+    expect(answers.find((a) => a.id === 3)!.result.structuredContent).toEqual({ n: 3 });
+    expect(answers.find((a) => a.id === null)!.error.code).toBe(-32600);
+    expect(out.find((m) => !Array.isArray(m) && m.error?.code === -32700)).toMatchObject({ id: null });
+    expect(out.find((m) => !Array.isArray(m) && m.id === 4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+  });
+
+  test('2025-06-18: a batch line is refused with -32600; single lines are answered', async () => {
+    const out = await bridge([init('2025-06-18'), initialized, batch, JSON.stringify(ping(4))]);
+    expect(out.some((m) => Array.isArray(m))).toBe(false);
+    const refused = out.find((m) => m.error?.code === -32600)!;
+    expect(refused.id).toBeNull();
+    expect(refused.error.message).toContain('2025-06-18');
+    expect(out.find((m) => m.id === 4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+    // The batch's requests never ran.
+    expect(out.some((m) => m.id === 2 || m.id === 3)).toBe(false);
   });
 });
