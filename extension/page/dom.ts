@@ -4,7 +4,15 @@
  */
 
 /** browser_snapshot's refs in this isolated world: `eN` (or `fFeN` in a frame) to the element, and back. */
-export type Refs = { next: number; byRef: Map<string, Element>; byEl: WeakMap<Element, string> };
+export type Refs = {
+  next: number;
+  byRef: Map<string, Element>;
+  byEl: WeakMap<Element, string>;
+  /** How many snapshots were taken; the first and the last of them that listed each element. */
+  taken?: number;
+  first?: WeakMap<Element, number>;
+  last?: WeakMap<Element, number>;
+};
 
 type RefsHolder = { __opentabs_refs__?: Refs };
 
@@ -57,6 +65,8 @@ export function findElement(selector: string | null, ref: string | null): Elemen
       const refs = refsOf()!;
       refs.byRef.set(ref, again);
       refs.byEl.set(again, ref);
+      const last = refs.last?.get(el);
+      if (last !== undefined) refs.last!.set(again, last);
       return again;
     }
     return { error: `Unknown or stale ref ${ref}: the element it named, ${describeElement(el)}, was removed from the page and no one element like it took its place; take a new browser_snapshot` };
@@ -69,37 +79,61 @@ export function findElement(selector: string | null, ref: string | null): Elemen
   }
 }
 
+/** Text with its runs of white space made one space, trimmed, at most 2,000 characters. */
+const squashed = (t: string | null | undefined) => (t ?? '').replace(/\s+/g, ' ').trim().slice(0, 2000);
+
 /**
- * What makes an element the same one drawn again: its tag, the attributes that name it, its text
- * (a field's: the label holding it), and the tags of up to three elements holding it. Not its value.
+ * What makes an element the same one drawn again, in two parts: `key`, its tag, the attributes
+ * that name it and the tags of the `depth` elements holding it (cheap, compared first); `text`,
+ * its own text (a field's: the label holding it) and the text of the nearest of those holding
+ * more (the row, item or label it is in: a "Delete" button is told apart by its row). Not its value.
  */
-function likeness(el: Element, depth: number): string {
-  const squash = (t: string | null | undefined) => (t ?? '').replace(/\s+/g, ' ').trim().slice(0, 200);
-  const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement;
-  // (A removed field's labels are not found through its id: the label wrapping it is.)
-  const text = squash(field ? el.closest('label')?.textContent : el.textContent);
+function likeness(el: Element, depth: number): { key: string; text: () => string } {
   const attrs = ['id', 'name', 'type', 'role', 'aria-label', 'placeholder', 'href', 'title'].map((a) => el.getAttribute(a) ?? '');
-  const up: string[] = [];
-  for (let p = el.parentElement; p && up.length < depth; p = p.parentElement) up.push(p.tagName);
-  return JSON.stringify([el.tagName, attrs, text, up]);
+  const up: Element[] = [];
+  for (let p = el.parentElement; p && up.length < depth; p = p.parentElement) up.push(p);
+  return {
+    key: JSON.stringify([el.tagName, el.childElementCount, attrs, up.map((p) => p.tagName)]),
+    text: () => {
+      const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement;
+      // (A removed field's labels are not found through its id: the label holding it is.)
+      const own = squashed(field ? el.closest('label')?.textContent : el.textContent);
+      let around = '';
+      for (const p of up) {
+        const t = squashed(p.textContent);
+        if (t !== own) {
+          around = t;
+          break;
+        }
+      }
+      return JSON.stringify([own, around]);
+    },
+  };
 }
 
 /**
  * The element a framework drew in place of `old`, now removed from the page (a list or form
  * rendered again makes new elements with the same content): the one element of the document
- * alike in tag, naming attributes, text and the tags holding it, that no snapshot has given a ref
- * to (an element that stood beside `old` had one). None when there is none or more than one.
+ * alike in tag, naming attributes, text, the text around it and the tags holding it, that no
+ * snapshot listed while `old` was there (one that stood beside it, or before it). None when there is
+ * none or more than one: content that changed around it (an item moved to another list, a row
+ * of other text) is not taken for it.
  */
 function redrawnAs(old: Element): Element | null {
   let depth = 0;
   for (let p = old.parentElement; p && depth < 3; p = p.parentElement) depth++;
   const want = likeness(old, depth);
+  const wantText = want.text();
   const refs = refsOf();
+  // Listed by a snapshot that listed `old` too, or by an earlier one: it stood beside it.
+  const lastOld = refs?.last?.get(old) ?? Infinity;
   let found: Element | null = null;
   const all = document.getElementsByTagName(old.tagName);
   for (let i = 0; i < all.length && i < 50_000; i++) {
     const c = all[i]!;
-    if (refs?.byEl.has(c) || likeness(c, depth) !== want) continue;
+    if (refs?.byEl.has(c) && (refs.first?.get(c) ?? 0) <= lastOld) continue;
+    const like = likeness(c, depth);
+    if (like.key !== want.key || like.text() !== wantText) continue;
     if (found) return null;
     found = c;
   }

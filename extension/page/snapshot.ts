@@ -117,6 +117,9 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const OPTIONS_MAX_CHARS = 300;
   const CELL_SEP = '\t';
   const refs = refsOrNew();
+  const taken = (refs.taken = (refs.taken ?? 0) + 1);
+  const first = (refs.first ??= new WeakMap());
+  const last = (refs.last ??= new WeakMap());
   let root: Element | null = document.body ?? document.documentElement;
   if (selector) {
     try {
@@ -350,6 +353,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       refs.byEl.set(el, ref);
       refs.byRef.set(ref, el);
     }
+    if (!first.has(el)) first.set(el, taken);
+    last.set(el, taken);
     return ref;
   };
   /**

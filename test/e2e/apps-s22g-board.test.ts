@@ -3,7 +3,8 @@
  * cards moved with pointer events (dnd-kit style: press, moves past an 8 px threshold, release),
  * items moved with HTML5 drag and drop (draggable, dataTransfer), each checked in the board's
  * own state (window.board). The board draws every card anew after each change: a ref from the
- * snapshot before acts on the card drawn in its place, or fails naming it when that is not one.
+ * snapshot before acts on the card drawn in its place with the same content around it, or fails
+ * naming it when there is not one such card.
  */
 import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
@@ -45,8 +46,12 @@ test('pointer drag: a card moves to another column, and before a given card', as
   const r = ok(await h.callTool('browser_drag', { tabId, sourceSelector: '.card[data-column=todo][data-index="0"]', targetSelector: 'section[data-column=done]' }));
   expect(r).toMatchObject({ dragged: true, kind: 'pointer' });
   expect((await board()).columns).toEqual({ todo: ['Fix login bug', 'Untitled', 'Untitled'], doing: ['Review PR'], done: ['Write docs'] });
-  // By refs from the snapshot taken before that re-render: the cards were drawn again.
-  ok(await h.callTool('browser_drag', { tabId, sourceRef: refIn(snap, /Fix login bug \[(e\d+)\]/), targetRef: refIn(snap, /Review PR \[(e\d+)\]/) }));
+  // Refs from the snapshot taken before that re-render: the cards were drawn again. A card whose
+  // column changed around it is not taken for the one the ref named: a new snapshot is asked for.
+  const moved = await h.callTool('browser_drag', { tabId, sourceRef: refIn(snap, /Fix login bug \[(e\d+)\]/), targetRef: refIn(snap, /Review PR \[(e\d+)\]/) });
+  expect(moved.body.error.message).toMatch(/^The drag's source: Unknown or stale ref e\d+: the element it named, <div class="card"> \("Fix login bug"\), was removed from the page/);
+  const now = await snapshot();
+  ok(await h.callTool('browser_drag', { tabId, sourceRef: refIn(now, /Fix login bug \[(e\d+)\]/), targetRef: refIn(snap, /Review PR \[(e\d+)\]/) }));
   const after = await board();
   expect(after.columns).toEqual({ todo: ['Untitled', 'Untitled'], doing: ['Fix login bug', 'Review PR'], done: ['Write docs'] });
   expect(after.log).toEqual(['start', 'drop done 0', 'start', 'drop doing 0']);
@@ -80,4 +85,31 @@ test('refs after a re-render: the card drawn in its place is clicked; an ambiguo
   const again = await snapshot();
   ok(await h.callTool('browser_click_element', { tabId, ref: refIn(again, /Untitled \[(e\d+)\]/) }));
   expect((await board()).opened.at(-1)).toBe('todo:Untitled');
+}, 60_000);
+
+test('refs after a re-render: a row of other text is not taken for the removed one, though its button reads the same', async () => {
+  await page.evaluate(() => {
+    const ul = Object.assign(document.createElement('ul'), { id: 'rows' });
+    (window as any).deleted = [];
+    (window as any).drawRows = (names: string[]) => ul.replaceChildren(...names.map((n) => {
+      const li = document.createElement('li');
+      const b = Object.assign(document.createElement('button'), { textContent: 'Delete' });
+      b.onclick = () => (window as any).deleted.push(n);
+      li.append(`${n} `, b);
+      return li;
+    }));
+    (window as any).drawRows(['Invoice 7']);
+    document.body.append(ul);
+  });
+  const snap = await snapshot();
+  const del = refIn(snap, /Invoice 7 button Delete \[(e\d+)\]/);
+  // Drawn again alike: the ref acts on the new button.
+  await page.evaluate(() => (window as any).drawRows(['Invoice 7']));
+  ok(await h.callTool('browser_click_element', { tabId, ref: del }));
+  // The row gone, another in its place: its Delete is not the one the ref named.
+  await page.evaluate(() => (window as any).drawRows(['Invoice 8']));
+  const r = await h.callTool('browser_click_element', { tabId, ref: del });
+  expect(r.status).toBe(404);
+  expect(r.body.error.message).toContain(`stale ref ${del}: the element it named, <button> ("Delete"), was removed`);
+  expect(await page.evaluate(() => (window as any).deleted)).toEqual(['Invoice 7']);
 }, 60_000);
