@@ -224,7 +224,7 @@ export class McpSessions {
     const inits = msgs.filter((m) => (m as Json).method === 'initialize');
 
     if (!session) {
-      if (inits.length === 0) return rpcErrorResponse(400, -32000, 'Bad Request: no mcp-session-id header; the first request of a session must be initialize.');
+      if (inits.length === 0) return rpcErrorResponse(400, -32000, 'Bad Request: no mcp-session-id header; the first request of a session must be initialize. (A 2026-07-28 request, which needs no session, names its revision in the MCP-Protocol-Version header and in params._meta["io.modelcontextprotocol/protocolVersion"].)');
       if (msgs.length > 1) return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: initialize must be sent alone');
       const limited = await this.takeSessionSlot();
       if (limited) return limited;

@@ -319,6 +319,13 @@ describe('headers', () => {
     }
   });
 
+  test('a request with neither a session nor a 2026 revision is 400, saying what either needs', async () => {
+    const r = await post(ping(1));
+    expect(r.status).toBe(400);
+    expect(r.json.error.message).toContain('the first request of a session must be initialize');
+    expect(r.json.error.message).toContain('MCP-Protocol-Version');
+  });
+
   test('an initialize asking for an unknown revision gets the newest; one asking for an older served revision gets it', async () => {
     expect((await post(initialize('2023-01-01'))).json.result.protocolVersion).toBe(SESSION_PROTOCOL_VERSIONS[0]!);
     for (const v of SESSION_PROTOCOL_VERSIONS) expect((await post(initialize(v))).json.result.protocolVersion).toBe(v);
