@@ -126,7 +126,8 @@ async function record(windowId: number, start: boolean, tabId?: number, origin?:
     }
     const tool = start ? 'browser_enable_network_capture' : 'browser_disable_network_capture';
     const input = start ? { tabId: tab.id, captureBodies: true } : { tabId: tab.id };
-    await runBuiltin({ dispatchId: `record-${tab.id}-${Date.now()}`, tool, input, tabId: tab.id }, env);
+    // Started only while the tab still shows the site just checked (as an approved call runs).
+    await runBuiltin({ dispatchId: `record-${tab.id}-${Date.now()}`, tool, input, tabId: tab.id, ...(start && tab.url ? { approvedUrl: tab.url } : {}) }, env);
     if (start) recording.set(tab.id, { tabId: tab.id, title: tab.title ?? '', origin: new URL(tab.url ?? '').origin });
     else recording.delete(tab.id);
   } catch (err) {
