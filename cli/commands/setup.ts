@@ -245,6 +245,8 @@ async function client(spec: ClientSpec, argv: string[]): Promise<number> {
   }
   const plan = planEdit({ path, format: spec.format, container: SERVERS_KEY[spec.id], name: MCP_NAME, entry, within: project });
   await editAndReport(spec.id, plan, v, Boolean(v.project));
+  const shadow = spec.id === 'claude-code' && !v.project && !v.print && entry !== undefined ? claudeLocalShadow(path) : null;
+  if (shadow) err(shadow);
   return 0;
 }
 
@@ -278,6 +280,21 @@ function claudeUserEntry(path: string): unknown {
   } catch {
     return null;
   }
+}
+
+/**
+ * Claude Code uses the entry of the narrowest scope: one named opentabs for this folder (local
+ * scope, `claude mcp add` without --scope, kept in the same file) hides the user-wide one here.
+ */
+function claudeLocalShadow(path: string, cwd = process.cwd()): string | null {
+  try {
+    const root = parseJson(readFileSync(path, 'utf8'), STRICT_JSON).value as { projects?: Record<string, { mcpServers?: Record<string, unknown> }> };
+    const local = root.projects?.[cwd]?.mcpServers;
+    if (local && typeof local === 'object' && Object.hasOwn(local, MCP_NAME)) {
+      return `note: ${path} also has an opentabs entry for this folder only (local scope), which Claude Code uses here instead: \`claude mcp remove --scope local ${MCP_NAME}\` drops it.`;
+    }
+  } catch {}
+  return null;
 }
 
 async function claudeCli(claude: string, path: string, entry: Record<string, unknown> | undefined, v: Values): Promise<number> {
@@ -314,6 +331,8 @@ async function claudeCli(claude: string, path: string, entry: Record<string, unk
   out(`${verb} ${key} ${entry === undefined ? 'from' : 'in'} ${path} (with \`claude mcp ${entry === undefined ? 'remove' : 'add-json'} --scope user\`)`);
   if (!landed) err(`warning: ${path} does not show the entry as written; check it with \`claude mcp get ${MCP_NAME}\`.`);
   if (entry !== undefined) err(`note: ${CLIENTS['claude-code'].after}`);
+  const shadow = entry !== undefined ? claudeLocalShadow(path) : null;
+  if (shadow) err(shadow);
   return 0;
 }
 

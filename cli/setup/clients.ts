@@ -90,7 +90,7 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
     format: json(JSON_WITH_COMMENTS),
     userFile: () => join(homeDir(), '.gemini', 'settings.json'),
     projectFile: (dir) => join(dir, '.gemini', 'settings.json'),
-    after: 'Gemini CLI reads it when it starts: `gemini mcp list` or /mcp shows opentabs.',
+    after: 'Gemini CLI reads it when it starts: `gemini mcp list` or /mcp shows opentabs (in a folder you have not trusted, Gemini leaves MCP servers disabled).',
   },
   codex: {
     id: 'codex',

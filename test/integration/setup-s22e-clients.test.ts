@@ -406,5 +406,23 @@ describe.skipIf(!existsSync(join(CLAUDE_BIN, 'claude')))('Claude Code with the r
     const removed = await setup(h, ['claude-code', '--remove'], env);
     expect(removed.stdout).toContain(`Removed mcpServers.opentabs from ${file} (with \`claude mcp remove --scope user\`)`);
     expect(JSON.parse(readFileSync(file, 'utf8')).mcpServers?.opentabs).toBeUndefined();
+
+    // --no-cli: the file edited directly, next to Claude Code's own state; claude reads it and connects.
+    const keys = Object.keys(JSON.parse(readFileSync(file, 'utf8'))).filter((k) => k !== 'mcpServers');
+    const direct = await setup(h, ['claude-code', '--no-cli', '--gateway'], env);
+    expect(direct.stdout).toContain(`Added mcpServers.opentabs in ${file}`);
+    const after = JSON.parse(readFileSync(file, 'utf8'));
+    for (const k of keys) expect(Object.hasOwn(after, k)).toBe(true);
+    const list2 = claude(['mcp', 'list']);
+    const timer2 = setTimeout(() => list2.kill(), 90_000);
+    const listed2 = await new Response(list2.stdout).text();
+    clearTimeout(timer2);
+    expect(listed2).toMatch(new RegExp(`opentabs: ${srv.url.replace(/[.]/g, '\\.')}/mcp/gateway \\(HTTP\\) - [✓✔] Connected`));
+
+    // A local-scope entry for the folder hides the user one there: setup says so.
+    const local = claude(['mcp', 'add', '--scope', 'local', '--transport', 'http', 'opentabs', 'http://127.0.0.1:1/mcp']);
+    expect(await local.exited).toBe(0);
+    const shadowed = await setup(h, ['claude-code'], env);
+    expect(shadowed.stderr).toContain('also has an opentabs entry for this folder only (local scope)');
   });
 });
