@@ -1,6 +1,7 @@
 /**
- * Record an app's API traffic to draft a plugin from it: capture (with bodies) on the active tab,
- * then the command that turns the recording into a plugin project.
+ * Record an app's API traffic to draft a plugin from it: capture (with bodies) on the tab the
+ * button names (the active tab of the panel's window, by id and origin), then the command that
+ * turns the recording into a plugin project.
  */
 import { h, showHidden } from './dom.ts';
 
