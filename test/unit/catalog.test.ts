@@ -61,10 +61,16 @@ test('listed schemas leave out trivial lower bounds and the type beside a string
   const c = catalog.current();
   const listed = (name: string) => c.mcpToolsList().tools.find((t) => t.name === name)!.inputSchema as { properties: Record<string, Record<string, unknown>> };
   expect(listed('browser_close_tab').properties.tabId).toEqual({ type: 'integer', description: 'Tab id' });
-  expect(listed('browser_click_element').properties.button).toEqual({ enum: ['left', 'right', 'middle'], description: 'Default left' });
+  expect(listed('browser_click_element').properties.button).toEqual({ enum: ['left', 'right'], description: 'Default left' });
   expect(listed('browser_click_element').properties.clickCount?.maximum).toBe(3);
   expect(c.validate(c.get('browser_close_tab')!, { tabId: 0 })?.path).toBe('/tabId');
   expect(c.validate(c.get('browser_click_element')!, { tabId: 1, button: 'side' })?.path).toBe('/button');
+  // No middle button (on Linux it pastes the user's primary selection): refused by the schema, naming the allowed values.
+  for (const [name, args] of [['browser_click_element', { selector: '#a' }], ['browser_click_at', { x: 1, y: 1 }]] as const) {
+    expect(listed(name).properties.button?.enum).toEqual(['left', 'right']);
+    expect(c.validate(c.get(name)!, { tabId: 1, ...args, button: 'middle' })).toEqual({ path: '/button', message: 'must be one of "left", "right"' });
+    expect(c.validate(c.get(name)!, { tabId: 1, ...args, button: 'right' })).toBeNull();
+  }
 });
 
 test('listed output schemas are named by their content ($id), so a validating client compiles each once', async () => {

@@ -6,8 +6,12 @@ export const tabIds = v.pipe(v.array(v.pipe(v.number(), v.integer(), v.minValue(
 export const ref = v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Ref from browser_snapshot (fNeN: in an iframe)'));
 export const selector = v.pipe(v.string(), v.minLength(1), v.description('CSS selector (pierces open shadow roots)'));
 export const modifiers = v.pipe(v.array(v.picklist(['Alt', 'Control', 'Meta', 'Shift'])), v.description('Keys held down'));
-/** How a click presses: which button, how many times. */
-export const mouseButton = v.pipe(v.picklist(['left', 'right', 'middle']), v.description('Default left'));
+/**
+ * How a click presses: which button, how many times. No middle button: on Linux a middle click
+ * pastes the primary selection (the text the user selected last, in any program) into the page.
+ * The enum is what clients see and what the server checks; the extension refuses 'middle' too.
+ */
+export const mouseButton = v.pipe(v.picklist(['left', 'right']), v.description('Default left'));
 export const clickCount = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3), v.description('2 for a double click'));
 export const groupColor = v.pipe(v.picklist(['grey', 'blue', 'red', 'yellow', 'green', 'pink', 'purple', 'cyan', 'orange']), v.description('Group color'));
 
