@@ -10,6 +10,7 @@ setDefaultTimeout(120_000);
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAIN, cliEnv, collect, jsonBlocks, killPid, pidAlive, removeDir, runCli, tempDir, waitFor, ROOT } from './cli-support.ts';
+import { bunRunArgs } from '../../server/cli-command.ts';
 
 let root: string;
 const started: number[] = [];
@@ -61,7 +62,7 @@ describe('start --background on first run, then stop', () => {
       { mcpServers: { opentabs: { serverUrl: url, headers: auth } } },
       { mcpServers: { opentabs: { type: 'http', url: `${url}/gateway`, headers: auth } } },
       // Stdio clients: a command that runs from anywhere (opentabs is not on the test's PATH).
-      { mcpServers: { opentabs: { command: process.execPath, args: [MAIN, 'mcp'], env: { OPENTABS_CONFIG_DIR: cfg() } } } },
+      { mcpServers: { opentabs: { command: process.execPath, args: [...bunRunArgs(), MAIN, 'mcp'], env: { OPENTABS_CONFIG_DIR: cfg() } } } },
     ]);
     // The config dir is not the default: each command carries it, so it runs from a shell without OPENTABS_CONFIG_DIR.
     const cli = `OPENTABS_CONFIG_DIR=${cfg()} ${process.execPath} ${MAIN}`;
