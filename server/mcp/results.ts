@@ -84,6 +84,34 @@ function pageResult(value: unknown): McpCallResult {
   return out;
 }
 
+/**
+ * A result as a session of an older protocol revision can read it: content block types its
+ * revision does not have (audio came in 2025-03-26, resource_link in 2025-06-18; a page tool may
+ * return either) become text saying what was there, since a client of that revision refuses the
+ * whole result over one block of a type it does not know. Later revisions get the result as is.
+ */
+export function forRevision(result: McpCallResult, protocolVersion: string): McpCallResult {
+  if (protocolVersion >= '2025-06-18') return result;
+  const known = protocolVersion >= '2025-03-26' ? ['text', 'image', 'audio', 'resource'] : ['text', 'image', 'resource'];
+  const blocks = result.content as Record<string, unknown>[];
+  if (blocks.every((b) => known.includes(b.type as string))) return result;
+  const content = blocks.map((b) => {
+    if (known.includes(b.type as string)) return b;
+    const str = (k: string) => (typeof b[k] === 'string' ? (b[k] as string) : undefined);
+    if (b.type === 'audio') {
+      const bytes = Math.floor(((str('data') ?? '').length * 3) / 4);
+      return { type: 'text', text: `[audio content (${str('mimeType') ?? 'unknown type'}, ${bytes} bytes) left out: protocol revision ${protocolVersion} has no audio content]` };
+    }
+    if (b.type === 'resource_link') {
+      const name = str('title') ?? str('name') ?? str('uri');
+      const details = [str('description'), str('mimeType')].filter(Boolean).join('; ');
+      return { type: 'text', text: `Resource link: ${name} <${str('uri')}>${details ? ` (${details})` : ''}` };
+    }
+    return { type: 'text', text: `[${String(b.type).slice(0, 40)} content left out: protocol revision ${protocolVersion} does not have it]` };
+  });
+  return { ...result, content: content as McpCallResult['content'] };
+}
+
 /** An error result for problems found before callTool (e.g. the gateway's own arguments). */
 export function mcpError(code: string, message: string): McpCallResult {
   return { content: [{ type: 'text', text: `${message} [${code}]` }], structuredContent: { error: { code, message } }, isError: true };

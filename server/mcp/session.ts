@@ -9,6 +9,7 @@
 import { VERSION } from '../version.ts';
 import { FULL_INSTRUCTIONS, GATEWAY_INSTRUCTIONS } from './instructions.ts';
 import { LEGACY_PROTOCOL_VERSIONS } from './modern.ts';
+import { forRevision } from './results.ts';
 import type { SseStream } from './sse.ts';
 import { handleToolsCall, toolsListJson, type LoggingLevel, type SessionHooks, type SessionKind, type McpDeps } from './tool-calls.ts';
 
@@ -152,7 +153,7 @@ export class McpSession implements SessionHooks {
         progressToken: notifications ? token : undefined,
         sendNotification: notifications ? async (n) => notifications({ jsonrpc: '2.0', method: n.method, params: n.params }) : undefined,
       });
-      return rpcResult(id, JSON.stringify(result));
+      return rpcResult(id, JSON.stringify(forRevision(result, this.protocolVersion)));
     } finally {
       this.calls.delete(id);
       signal?.removeEventListener('abort', onAbort);

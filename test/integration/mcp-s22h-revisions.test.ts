@@ -11,6 +11,8 @@
  * through the stdio bridge (`opentabs mcp`): a batch line answered as one array in a 2025-03-26
  * session and refused in a 2025-06-18 one, a line that is not JSON answered with a parse error,
  * a last line without its newline still answered;
+ * content blocks a revision does not have (audio before 2025-03-26, resource_link before
+ * 2025-06-18) turned into text for sessions of that revision;
  * and the edges every revision shares: MCP-Protocol-Version missing (the negotiated revision) or
  * unsupported (400 naming the supported ones), Accept variants (letter case, wildcards, q=0), the
  * GET stream with Last-Event-ID, DELETE, tools/list with a cursor never handed out (-32602),
@@ -420,6 +422,32 @@ describe('what a session answers', () => {
       const h = await session(v);
       for (const id of ['s', 0, -1, 1.5]) expect((await post(ping(id), h)).json).toEqual({ jsonrpc: '2.0', id, result: {} });
     }
+  });
+});
+
+describe('content block types per revision', () => {
+  test('audio (2025-03-26) and resource_link (2025-06-18) from a page tool reach older sessions as text; newer ones get them as is', async () => {
+    await ext.request('pageTools.update', { tabId: 5, url: 'https://media.example/', tools: [{ name: 'play', description: 'plays', inputSchema: { type: 'object', properties: {} } }] });
+    await srv.ctx.config.setOriginPermission('https://media.example', 'auto');
+    srv.ctx.catalog.rebuild();
+    const blocks = [
+      { type: 'text', text: 'hi' },
+      { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+      { type: 'resource_link', uri: 'https://media.example/a.wav', name: 'a.wav', mimeType: 'audio/wav' },
+    ];
+    ext.onDispatch('page:https://media.example_play', () => ({ value: { content: blocks } }));
+    const types = async (v: string) => {
+      const h = await session(v);
+      const r = (await post(call(1, 'tab5_play'), h)).json.result;
+      return r.content.map((c: Json) => (c.type === 'text' ? `text:${c.text}` : c.type));
+    };
+    expect(await types('2024-11-05')).toEqual([
+      'text:hi',
+      'text:[audio content (audio/wav, 3 bytes) left out: protocol revision 2024-11-05 has no audio content]',
+      'text:Resource link: a.wav <https://media.example/a.wav> (audio/wav)',
+    ]);
+    expect(await types('2025-03-26')).toEqual(['text:hi', 'audio', 'text:Resource link: a.wav <https://media.example/a.wav> (audio/wav)']);
+    for (const v of ['2025-06-18', '2025-11-25']) expect(await types(v)).toEqual(['text:hi', 'audio', 'resource_link']);
   });
 });
 
