@@ -135,8 +135,13 @@ export function mcpConfigs(baseUrl: string, secret: string, configDir: string): 
  * command when `opentabs` is not on PATH, with OPENTABS_CONFIG_DIR when the dir is not the default.
  */
 export function secretCommand(configDir: string): string {
+  return commandFor(configDir, ['config', 'secret']);
+}
+
+/** `opentabs <args>` for `configDir`, as it runs in a shell (see secretCommand). */
+function commandFor(configDir: string, args: string[]): string {
   const assign = process.platform === 'win32' || resolve(configDir) === resolve(homeDir(), '.opentabs') ? '' : `OPENTABS_CONFIG_DIR=${shellWord(configDir)} `;
-  return assign + runnableArgv(['config', 'secret']).map(shellWord).join(' ');
+  return assign + runnableArgv(args).map(shellWord).join(' ');
 }
 
 /**
@@ -190,8 +195,9 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
   return [
     c.bold('Connect your AI client'),
     '',
-    `One command writes it into the client's own file (\`--print\` shows what it would write): ${runnableArgv(['setup']).map(shellWord).join(' ')} <client>`,
-    `  clients: ${SETUP_CLIENTS.join(', ')}. Or by hand:`,
+    `One command writes the entry into the client's own file, keeping the rest (add --print to see it first):`,
+    `${commandFor(configDir, ['setup'])} <client>`,
+    `  <client>: ${SETUP_CLIENTS.join(', ')}. Or by hand:`,
     '',
     `${c.cyan('Claude Code')} — run (replacing an entry, e.g. after a new secret: \`claude mcp remove opentabs\` first):`,
     m.claudeCodeCommand,

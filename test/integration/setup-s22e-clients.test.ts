@@ -13,7 +13,7 @@ import ts from 'typescript';
 import tomlParse from 'toml';
 import { startTestServer, type TestServer } from '../harness/server.ts';
 import { removeDir, runCli, tempDir } from './cli-support.ts';
-import { clientConfigFiles, httpEntry, mcpConfigs } from '../../cli/mcp-config.ts';
+import { clientConfigFiles, httpEntry, mcpConfigs, renderMcpConfig } from '../../cli/mcp-config.ts';
 import { applyPlan, planEdit } from '../../cli/setup/file-edit.ts';
 import { STRICT_JSON } from '../../cli/setup/jsonc.ts';
 
@@ -367,6 +367,23 @@ describe('opentabs doctor knows every file setup writes', () => {
     }
     const known = clientConfigFiles(proj, h, {});
     for (const file of written) expect(known).toContain(file);
+  });
+});
+
+describe('start --show-config leads with the setup command', () => {
+  test('the printed command runs as printed (config dir included) and writes the client file', async () => {
+    const { home: h } = home();
+    const text = renderMcpConfig(srv.url, srv.secret, srv.configDir, true);
+    const line = text.split('\n').find((l) => l.endsWith(' setup <client>'))!;
+    expect(line).toContain(`OPENTABS_CONFIG_DIR=${srv.configDir} `);
+    const env: Record<string, string> = { HOME: h, PATH: PATH_NO_CLIENTS, NO_COLOR: '1' };
+    const proc = Bun.spawn(['/bin/bash', '-c', line.replace('<client>', 'cursor')], { env, cwd: h, stdout: 'pipe', stderr: 'pipe' });
+    const timer = setTimeout(() => proc.kill(), 60_000);
+    const [outText, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    clearTimeout(timer);
+    expect(code).toBe(0);
+    expect(outText).toContain(`Added mcpServers.opentabs in ${join(h, '.cursor', 'mcp.json')}`);
+    expect(JSON.parse(readFileSync(join(h, '.cursor', 'mcp.json'), 'utf8')).mcpServers.opentabs.headers).toEqual(headers());
   });
 });
 
