@@ -387,6 +387,24 @@ describe('start --show-config leads with the setup command', () => {
   });
 });
 
+describe('--help', () => {
+  test('every client has its help, naming its file; setup --help lists them all', async () => {
+    const { home: h } = home();
+    const top = await runCli(['setup', '--help'], { configDir: srv.configDir, env: { HOME: h } });
+    expect(top.code).toBe(0);
+    for (const [client, file] of [
+      ['claude-code', '.claude.json'], ['cursor', '.cursor/mcp.json'], ['vscode', 'Code/User/mcp.json'], ['windsurf', 'mcp_config.json'],
+      ['gemini', '.gemini/settings.json'], ['codex', 'config.toml'], ['opencode', 'opencode.json'], ['claude-desktop', 'no official Linux build'],
+    ]) {
+      expect(top.stdout).toContain(`  ${client} `);
+      const r = await runCli(['setup', client!, '--help'], { configDir: srv.configDir, env: { HOME: h } });
+      expect({ client, code: r.code, stderr: r.stderr }).toEqual({ client, code: 0, stderr: '' });
+      expect(r.stdout).toContain(`Usage: opentabs setup ${client}`);
+      expect(r.stdout).toContain(file!);
+    }
+  });
+});
+
 describe('file-edit guards', () => {
   test('a file written by someone else between read and write is not overwritten', async () => {
     const { home: h } = home();
