@@ -8,6 +8,9 @@
  * be the agent's own code running in the site's origin — browser_execute_script without its `off`
  * — so those go on untouched and count as `skipped`.
  *
+ * Only http(s) requests are acted on (intercept-scheme.ts): a pattern naming another scheme is
+ * refused, and a paused chrome-extension://, file://, data: or blob: request goes on untouched.
+ *
  * Rules hold for the site the tab showed when they were set (the one an approval card named): when
  * the tab leaves it, interception ends before the new site's document is requested. They also end
  * when the extension loses its connection to the server (endAllInterception), and when the MCP
@@ -16,6 +19,7 @@
  * agent could set rules on a harmless page, then navigate the tab (auto) to the user's bank and
  * answer its API calls there.
  */
+import { interceptPatternError, isHttpUrl } from '../../server/protocol/intercept-scheme.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
 import type { CdpSend } from './debugger.ts';
@@ -113,7 +117,9 @@ async function start(tabId: number, rules: Rule[], site: string): Promise<Interc
       leave(p.request.url);
       return void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
     }
-    const rule = i.rules.find((r) => globMatch(p.request.url, r.urlPattern));
+    // Only http(s) requests: never another extension's resources (chrome-extension://), a file://
+    // file, or a data: or blob: URL, whatever pattern (`*`) matched them.
+    const rule = isHttpUrl(p.request.url) ? i.rules.find((r) => globMatch(p.request.url, r.urlPattern)) : undefined;
     if (!rule) return void send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => {});
     if (p.frameId && p.frameId !== mainFrameId && p.resourceType !== 'Document') {
       // A frame inside the page: its requests are the approved site's only if its document is of
@@ -206,6 +212,8 @@ export const interceptTools = {
     const given = input.rules ?? [];
     if (given.length === 0) return { value: { tabId, intercepting: !!current, rules: current ? summary(current.rules) : [], ...endedNote } };
     for (const [k, r] of given.entries()) {
+      const scheme = interceptPatternError(r.urlPattern, k);
+      if (scheme !== null) throw new ToolError(scheme, { code: 'invalid_arguments', category: 'validation' });
       if (r.action !== 'fulfill' && (r.status !== undefined || r.body !== undefined)) {
         throw new ToolError(`rules[${k}]: status and body are for action "fulfill", not "${r.action}"`, { code: 'invalid_arguments', category: 'validation' });
       }

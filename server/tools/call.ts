@@ -23,6 +23,7 @@ import { effectivePermission } from './permissions.ts';
 import { serverToolHandler } from './server-tools.ts';
 import { suggestTools } from './suggest.ts';
 import { uploadPathsError } from './upload-guard.ts';
+import { interceptPatternError } from '../protocol/intercept-scheme.ts';
 import { maskValues, secretArgValues } from './secret-args.ts';
 import { settingRequiredError } from '../plugins/settings.ts';
 import type { AuditApproval } from '../state/audit-entry.ts';
@@ -128,6 +129,14 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
   if (tool.kind === 'browser' && tool.name === 'browser_upload_file') {
     const refused = uploadPathsError(ctx.configDir, (args as { paths: string[] }).paths, ctx.config.get().uploadFolders);
     if (refused) return { ok: false, tool, error: refused };
+  }
+
+  // Interception patterns of another scheme than http(s): refused before anyone is asked (the extension refuses them too).
+  if (tool.kind === 'browser' && tool.name === 'browser_intercept_requests') {
+    for (const [k, r] of ((args as { rules?: { urlPattern: string }[] }).rules ?? []).entries()) {
+      const refused = interceptPatternError(r.urlPattern, k);
+      if (refused) return { ok: false, tool, error: fail.invalidArguments(tool.name, `/rules/${k}/urlPattern`, refused) };
+    }
   }
 
   // A page tool runs only in the tab that registered it.

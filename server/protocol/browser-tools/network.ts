@@ -46,11 +46,11 @@ export const networkTools = [
   tool({
     name: 'browser_intercept_requests',
     group: 'network',
-    description: 'Block, fail or answer (mock) a tab\'s requests by URL pattern until stop: true; each rule reports how often it matched. Calling it again replaces the rules; no rules lists them.',
+    description: 'Block, fail or answer (mock) a tab\'s http(s) requests by URL pattern until stop: true; each rule reports how often it matched. Calling it again replaces the rules; no rules lists them.',
     input: v.strictObject({
       tabId,
       rules: v.optional(v.pipe(v.array(v.strictObject({
-        urlPattern: v.pipe(v.string(), v.minLength(1), v.description('URL pattern: * matches anything, ? one character (e.g. *://*/api/ads*)')),
+        urlPattern: v.pipe(v.string(), v.minLength(1), v.description('URL pattern of http(s) requests: * matches anything, ? one character (e.g. *://*/api/ads*); one naming another scheme (chrome-extension:, file:, data:, blob:) is refused')),
         action: v.pipe(v.picklist(['block', 'fail', 'fulfill']), v.description('block (as an ad blocker would), fail (network error), fulfill (answer with status and body; data requests only: documents and scripts go on untouched, counted as skipped)')),
         status: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(599), v.description('fulfill: HTTP status (default 200)'))),
         body: v.optional(v.pipe(v.string(), v.maxLength(1000000), v.description('fulfill: response body'))),
