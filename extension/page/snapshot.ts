@@ -144,7 +144,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const TYPED = new Set(['email', 'password', 'tel', 'url', 'date', 'time', 'datetime-local', 'month', 'week', 'color']);
   const LANDMARK: Record<string, string> = { navigation: 'nav', banner: 'header', contentinfo: 'footer', complementary: 'aside', main: 'main', form: 'form', search: 'search', dialog: 'dialog', alertdialog: 'dialog', region: 'region' };
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'svg', 'HEAD', 'OPTION', 'DATALIST']);
-  const ACTIONABLE_SELECTOR = `a[href],button,input:not([type=hidden]),select,textarea,summary,[onclick],[tabindex]:not([tabindex="-1"]),[contenteditable=""],[contenteditable=true],${ACTIONABLE.map((r) => `[role=${r}]`).join(',')}`;
+  const ACTIONABLE_SELECTOR = `a[href],button,input:not([type=hidden]),select,textarea,summary,[onclick],[tabindex]:not([tabindex="-1"]),[draggable=true],[contenteditable=""],[contenteditable=true],${ACTIONABLE.map((r) => `[role=${r}]`).join(',')}`;
   /**
    * `el`'s role; `cs` its computed style. An editable element (contenteditable, or editable
    * through CSS alone: -webkit-user-modify, which isContentEditable leaves out) is a textbox when
@@ -174,7 +174,8 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const squash = (s: string | null | undefined) => (s ?? '').replace(/\s+/g, ' ').trim();
   const cut = (s: string, max: number, how: string) => (s.length <= max ? s : `${s.slice(0, max)}… [${s.length - max} more characters: ${how}]`);
   const quote = (s: string) => JSON.stringify(s);
-  const clickable = (el: Element) => el.hasAttribute('onclick') || (el.hasAttribute('tabindex') && el.getAttribute('tabindex') !== '-1');
+  // (An element draggable="true" is one a drag starts from: it gets a ref for browser_drag.)
+  const clickable = (el: Element) => el.hasAttribute('onclick') || (el.hasAttribute('tabindex') && el.getAttribute('tabindex') !== '-1') || el.getAttribute('draggable') === 'true';
   /**
    * The trees whose content renders inside `el` beyond its own subtree: the open shadow roots of
    * it and of elements in it, and what is slotted into its slots (found one level at a time, at
@@ -834,6 +835,13 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     }
     if (role === 'list') {
       flush();
+      // A list named by an aria-label no text shows (lists side by side on a board) says it
+      // first: which items are in which list is not seen otherwise.
+      const name = squash(el.getAttribute('aria-label'));
+      if (name && !wordsIn(name, textOf(el))) {
+        add(`list ${cut(name, NAME_MAX_CHARS, 'read it with browser_query_elements')}:`);
+        flush();
+      }
       listDepth++;
       const savedCont = cont;
       walkChildren(el, depth + 1, inLabel, pre);

@@ -59,6 +59,17 @@ test('pointer drag: a card moves to another column, and before a given card', as
   expect(after.opened).toEqual([]);
 }, 60_000);
 
+test('HTML5 drag and drop by refs: draggable items have refs, lists named by aria-label say it', async () => {
+  const snap = await snapshot();
+  expect(snap).toContain('list Backlog:\nlistitem Import users [e');
+  expect(snap).toMatch(/list This sprint:\nlistitem Onboarding flow \[e\d+\]/);
+  const r = ok(await h.callTool('browser_drag', { tabId, sourceRef: refIn(snap, /Import users \[(e\d+)\]/), targetRef: refIn(snap, /Onboarding flow \[(e\d+)\]/) }));
+  expect(r).toMatchObject({ dragged: true, kind: 'html5' });
+  expect((await board()).lists).toEqual({ backlog: ['Export report'], sprint: ['Import users', 'Onboarding flow'] });
+  const interactive = ok(await h.callTool('browser_snapshot', { tabId, interactiveOnly: true })).snapshot as string;
+  expect(interactive).toMatch(/^listitem Export report \[e\d+\]$/m);
+}, 60_000);
+
 test('HTML5 drag and drop: an item moves to the other list, its data carried', async () => {
   const r = ok(await h.callTool('browser_drag', { tabId, sourceSelector: 'li[data-list=backlog][data-index="1"]', targetSelector: 'ul[data-list=sprint]' }));
   expect(r).toMatchObject({ dragged: true, kind: 'html5' });
