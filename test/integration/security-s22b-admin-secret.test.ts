@@ -96,3 +96,17 @@ test('opentabs deny, run by the user, still answers', async () => {
   expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   expect((await call).status).not.toBe(200);
 });
+
+test('rotate-secret makes a new admin secret: the old one no longer answers', async () => {
+  const { rotateSecret } = await import('../../server/state/secret.ts');
+  const oldAdmin = srv.adminSecret;
+  const newSecret = await rotateSecret(srv.configDir);
+  expect((await fetch(`${srv.url}/reload`, { method: 'POST', headers: srv.bearer })).status).toBe(200);
+  const newAdmin = (JSON.parse(readFileSync(join(srv.configDir, 'admin.json'), 'utf8')) as { adminSecret: string }).adminSecret;
+  expect(newAdmin).not.toBe(oldAdmin);
+  const bearer = { Authorization: `Bearer ${newSecret}` };
+  const stale = await fetch(`${srv.url}/plugin-settings`, { method: 'POST', headers: { ...bearer, 'X-OpenTabs-Admin': oldAdmin, ...json }, body: JSON.stringify({ plugin: 'notes', settings: {} }) });
+  expect(stale.status).toBe(403);
+  const fresh = await fetch(`${srv.url}/plugin-settings`, { method: 'POST', headers: { ...bearer, 'X-OpenTabs-Admin': newAdmin, ...json }, body: JSON.stringify({ plugin: 'notes', settings: {} }) });
+  expect(fresh.status).toBe(200);
+});
