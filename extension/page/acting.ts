@@ -60,9 +60,11 @@ export function locate(selector: string | null, ref: string | null, focus: boole
       return { error: `The element ${ref ?? selector} is covered by ${describeElement(hit)} at its centre: the mouse would reach that element instead. Close or move what covers it, or act on that element` };
     }
   }
+  const NOT_TEXT = ['button', 'submit', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'hidden'];
+  const takesTyping = (e: Element) => e instanceof HTMLTextAreaElement || (e instanceof HTMLInputElement && !NOT_TEXT.includes(e.type)) || userEditable(e);
+  let into = el;
   if (takesText) {
     // Text typed into anything else goes nowhere: say so instead of reporting it typed.
-    const NOT_TEXT = ['button', 'submit', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'hidden'];
     const field = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type)) ? el : null;
     if (!field && !userEditable(el)) {
       return { error: `The element ${ref ?? selector} is a <${el.tagName.toLowerCase()}${el instanceof HTMLInputElement ? ` type=${el.type}` : ''}>, which takes no typed text; pass a text field, a textarea or an editable element` };
@@ -78,23 +80,29 @@ export function locate(selector: string | null, ref: string | null, focus: boole
     const focusable = ((el as HTMLElement).tabIndex >= 0 || el.hasAttribute('tabindex') || userEditable(el)) && !el.matches(':disabled');
     const now = deepActiveElement();
     if (focusable && now && now !== el && now !== document.body && !within(now, el) && !(within(el, now) && userEditable(now))) {
-      return { error: `The element ${ref ?? selector} did not keep the focus: the page moved it to ${describeElement(now)}${openDialogNote()}. Keys and text would go there; close what holds the focus, or act on that element` };
+      // Unless the page put that element in its place (a "Write a comment…" field that opens the
+      // editor as it gets the focus, and goes): the text goes there, as a person's would.
+      const replaced = !el.isConnected || !el.checkVisibility();
+      if (!replaced || (takesText && !takesTyping(now))) {
+        return { error: `The element ${ref ?? selector} did not keep the focus: the page moved it to ${describeElement(now)}${openDialogNote()}. Keys and text would go there; close what holds the focus, or act on that element` };
+      }
+      into = now;
     }
-    const field = el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement ? el : null;
+    const field = into instanceof HTMLInputElement || into instanceof HTMLTextAreaElement ? into : null;
     if (clear) {
       if (field) field.select();
-      else if (userEditable(el)) document.getSelection()?.selectAllChildren(el);
+      else if (userEditable(into)) document.getSelection()?.selectAllChildren(into);
     } else if (field) {
       // Type after the existing text, as a user clicking into the field would.
       try {
         field.setSelectionRange(field.value.length, field.value.length);
       } catch {} // email/number inputs have no selection API
-    } else if (userEditable(el)) {
-      document.getSelection()?.selectAllChildren(el);
+    } else if (userEditable(into)) {
+      document.getSelection()?.selectAllChildren(into);
       document.getSelection()?.collapseToEnd();
     }
   }
-  return { x: r.left + r.width / 2, y: r.top + r.height / 2, tag: el.tagName.toLowerCase(), text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) };
+  return { x: r.left + r.width / 2, y: r.top + r.height / 2, tag: into.tagName.toLowerCase(), text: ((into as HTMLElement).innerText ?? '').trim().slice(0, 80) };
 }
 
 /** Choose an option by value or visible label and fire input + change like a user would. */

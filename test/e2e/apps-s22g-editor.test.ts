@@ -90,3 +90,9 @@ test('browser_fill_form gives an editor its text through beforeinput, so its mod
   ok(await h.callTool('browser_fill_form', { tabId, fields: [{ selector: '#editor', value: '' }] }));
   expect(await model()).toMatchObject({ text: '', unhandled: [] });
 }, 60_000);
+
+test('a field that hands the focus to the editor as it gets it, and goes: the text is typed into the editor', async () => {
+  const r = ok(await h.callTool('browser_type_text', { tabId, selector: '#opener', text: 'Typed where the focus went' }));
+  expect(r.tag).toBe('div');
+  expect(await model()).toMatchObject({ text: 'Typed where the focus went', unhandled: [] });
+}, 60_000);
