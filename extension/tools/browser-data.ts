@@ -79,6 +79,17 @@ async function restorableSession(sessionId: string | undefined): Promise<chrome.
   return s;
 }
 
+/** After a restore: the tab each window showed before is shown again, and the window that had focus gets it back. */
+async function putBack(before: chrome.windows.Window[], restored: chrome.sessions.Session): Promise<void> {
+  const tab = restored.tab;
+  if (tab?.id !== undefined) {
+    const shown = before.find((w) => w.id === tab.windowId)?.tabs?.find((t) => t.active);
+    if (shown?.id !== undefined && shown.id !== tab.id) await chrome.tabs.update(shown.id, { active: true }).catch(() => {});
+  }
+  const focused = before.find((w) => w.focused);
+  if (restored.window && focused?.id !== undefined) await chrome.windows.update(focused.id, { focused: true }).catch(() => {});
+}
+
 export const browserDataTools = {
   async browser_list_tab_groups() {
     const [groups, tabs] = await Promise.all([chrome.tabGroups.query({}), chrome.tabs.query({})]);
@@ -146,6 +157,10 @@ export const browserDataTools = {
   async browser_restore_closed(input) {
     const sessionId = input.sessionId;
     const found = await restorableSession(sessionId);
+    // Chrome shows a restored tab in front and focuses a restored window: what each window showed,
+    // and which one had focus, are put back after (the user typing there kept typing into the
+    // restored page), unless the call asks to show it.
+    const before = input.active === true ? null : await chrome.windows.getAll({ populate: true }).catch(() => null);
     let s: chrome.sessions.Session;
     try {
       // The session checked above, by its id: a tab closed in between does not take its place.
@@ -153,6 +168,8 @@ export const browserDataTools = {
     } catch (err) {
       throw new ToolError(`Nothing to restore${sessionId ? ` with sessionId ${sessionId}` : ''}: ${(err as Error).message}; call browser_list_recently_closed`, { code: 'not_found', category: 'not_found' });
     }
+    if (before) await putBack(before, s);
+    if (s.tab?.id !== undefined) s.tab = await chrome.tabs.get(s.tab.id).catch(() => s.tab);
     return { value: s.tab ? { restored: 'tab', tab: tabSummary(s.tab) } : { restored: 'window', windowId: s.window?.id, tabs: (s.window?.tabs ?? []).map(tabSummary) } };
   },
 

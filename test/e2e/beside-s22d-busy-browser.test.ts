@@ -188,3 +188,40 @@ test('the agent works behind the user: its tabs and windows open behind, a backg
   const front = await ok('browser_create_window', { url: h.fixtureUrl('/s22d/agent?front'), focused: true });
   expect(front.focused).toBe(true);
 }, 120_000);
+
+test('a tab the agent restores or opens stays out of the user’s way: behind their tab, out of their group', async () => {
+  const sw = await h.serviceWorker();
+  // The last tab of the user's window is in the user's group, and the user closes another one.
+  const { grouped, closedUrl } = await sw.evaluate(async (win) => {
+    const tabs = await chrome.tabs.query({ windowId: win });
+    const last = tabs[tabs.length - 1];
+    const groupId = await chrome.tabs.group({ tabIds: [last.id!] });
+    await chrome.tabGroups.update(groupId, { title: 'Research' });
+    const victim = tabs.find((t) => !t.active && !t.pinned && t.groupId === -1 && !t.discarded && t.id !== last.id)!;
+    await chrome.tabs.remove(victim.id!);
+    return { grouped: groupId, closedUrl: victim.url! };
+  }, userWindow);
+  const before = await windowsNow();
+  expect(before.find((w) => w.id === userWindow)!.shown).toBe(userTab);
+
+  const opened = await ok('browser_open_tab', { url: h.fixtureUrl('/s22d/agent?beside-group'), windowId: userWindow });
+  expect(opened.groupId).toBe(-1);
+  expect((await ok('browser_list_tabs', { groupId: grouped })).tabs.map((t: { id: number }) => t.id)).not.toContain(opened.id);
+
+  const closed = await ok('browser_list_recently_closed', { limit: 5 });
+  const entry = (closed.closed as { sessionId: string; url?: string }[]).find((c) => c.url === closedUrl)!;
+  expect(entry).toBeDefined();
+  const restored = await ok('browser_restore_closed', { sessionId: entry.sessionId });
+  expect(restored.restored).toBe('tab');
+  expect(restored.tab.url).toBe(closedUrl);
+  expect(restored.tab.active).toBe(false);
+  const after = await windowsNow();
+  expect(after.map((w) => [w.id, w.shown])).toEqual(before.map((w) => [w.id, w.shown]));
+
+  // Asked to show it, it is shown.
+  await sw.evaluate(async (id) => { await chrome.tabs.remove(id); }, restored.tab.id as number);
+  const again = (await ok('browser_list_recently_closed', { limit: 5 })).closed.find((c: { url?: string }) => c.url === closedUrl);
+  const shown = await ok('browser_restore_closed', { sessionId: again.sessionId, active: true });
+  expect(shown.tab.active).toBe(true);
+  expect((await windowsNow()).find((w) => w.id === shown.tab.windowId)!.shown).toBe(shown.tab.id);
+}, 60_000);

@@ -168,8 +168,9 @@ export const tabsTools = [
   tool({
     name: 'browser_restore_closed',
     group: 'tabs',
-    description: 'Reopen a recently closed tab or window (by sessionId; default the most recent).',
+    description: 'Reopen a recently closed tab or window (by sessionId; default the most recent), behind what the user has in front: each window keeps the tab it shows, and the focused window its focus. active: true shows it.',
     input: v.strictObject({
+      active: v.optional(v.pipe(v.boolean(), v.description('Show the restored tab, or focus the restored window (default false)'))),
       sessionId: v.optional(v.pipe(v.string(), v.minLength(1), v.description('From browser_list_recently_closed'))),
     }),
     defaultPermission: 'auto',
