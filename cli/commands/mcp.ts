@@ -425,7 +425,10 @@ export async function runBridge(t: Target, path: string): Promise<void> {
     for (const m of items) if (isMessage(m)) input.write(`${JSON.stringify(m)}\n`);
   };
 
-  /** One line of stdin: not JSON is a parse error (-32700, id null), as JSON-RPC 2.0 answers it; an array is a batch. */
+  /**
+   * One line of stdin: not JSON is a parse error (-32700, id null) and JSON that is no JSON-RPC
+   * message an Invalid Request (-32600), as JSON-RPC 2.0 answers them; an array is a batch.
+   */
   const onLine = (line: string): void => {
     const text = line.endsWith('\r') ? line.slice(0, -1) : line;
     if (text.trim() === '') return;
@@ -438,6 +441,14 @@ export async function runBridge(t: Target, path: string): Promise<void> {
       return;
     }
     if (Array.isArray(parsed)) return void onBatch(parsed);
+    if (!isMessage(parsed) && !(typeof parsed === 'object' && parsed !== null && ('result' in parsed || 'error' in parsed))) {
+      // Not a request, notification or response (an id of null, a method that is not a string …):
+      // answered as JSON-RPC 2.0 does, with its id when it has a usable one. Responses are never answered.
+      const id = (parsed as { id?: unknown } | null)?.id;
+      const answerId = typeof id === 'string' || typeof id === 'number' ? id : null;
+      void stdioSend({ jsonrpc: '2.0', id: answerId, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request or notification' } } as unknown as JSONRPCMessage).catch(() => {});
+      return;
+    }
     // Pending from the moment it is read (the transport hands it on a tick later): stdin closing
     // right behind it still waits for its answer.
     const { method, id } = (parsed ?? {}) as { method?: unknown; id?: unknown };

@@ -469,7 +469,7 @@ describe('through the stdio bridge', () => {
   const batch = JSON.stringify([ping(2), { jsonrpc: '2.0', method: 'notifications/initialized' }, call(3, 'notes_count_notes'), { not: 'a message' }]);
 
   test('2025-03-26: a batch line gets one array line; not JSON is a parse error; the last line needs no newline', async () => {
-    const out = await bridge([init('2025-03-26'), initialized, batch, '{not json', JSON.stringify(ping(4))]);
+    const out = await bridge([init('2025-03-26'), initialized, batch, '{not json', JSON.stringify({ jsonrpc: '2.0', id: null, method: 'ping' }), JSON.stringify(ping(4))]);
     expect(out.find((m) => !Array.isArray(m) && m.id === 1)!.result.protocolVersion).toBe('2025-03-26');
     const answers = out.find((m) => Array.isArray(m)) as unknown as Json[];
     expect(answers.map((a) => a.id).sort((a, b) => String(a).localeCompare(String(b)))).toEqual([2, 3, null]);
@@ -477,13 +477,15 @@ describe('through the stdio bridge', () => {
     expect(answers.find((a) => a.id === 3)!.result.structuredContent).toEqual({ n: 3 });
     expect(answers.find((a) => a.id === null)!.error.code).toBe(-32600);
     expect(out.find((m) => !Array.isArray(m) && m.error?.code === -32700)).toMatchObject({ id: null });
+    expect(out.find((m) => !Array.isArray(m) && m.error?.code === -32600)).toMatchObject({ id: null });
     expect(out.find((m) => !Array.isArray(m) && m.id === 4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
   });
 
-  test('2025-06-18: a batch line is refused with -32600; single lines are answered', async () => {
-    const out = await bridge([init('2025-06-18'), initialized, batch, JSON.stringify(ping(4))]);
+  test('2025-06-18: a batch line is refused with -32600; so is a line that is no JSON-RPC message; single lines are answered', async () => {
+    const out = await bridge([init('2025-06-18'), initialized, batch, JSON.stringify({ jsonrpc: '2.0', id: 7, method: 5 }), JSON.stringify(ping(4))]);
+    expect(out.find((m) => m.id === 7)).toMatchObject({ error: { code: -32600 } });
     expect(out.some((m) => Array.isArray(m))).toBe(false);
-    const refused = out.find((m) => m.error?.code === -32600)!;
+    const refused = out.find((m) => m.error?.code === -32600 && m.id === null)!;
     expect(refused.id).toBeNull();
     expect(refused.error.message).toContain('2025-06-18');
     expect(out.find((m) => m.id === 4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
