@@ -1,7 +1,7 @@
 /** browser_intercept_requests in Chromium with the real extension: blocked, failed and mocked requests as the page sees them; stop restores the network. */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 let page: Page;
@@ -62,7 +62,8 @@ test('rules hold for the site they were set on: a same-site reload keeps them, a
   const other = h.fixtureUrl('/pages/index.html').replace('://127.0.0.1:', '://localhost:');
   const nav = await h.callTool('browser_navigate_tab', { tabId, url: other });
   expect(nav.status, JSON.stringify(nav.body)).toBe(200);
-  expect(page.url()).toBe(other);
+  // Playwright learns of the navigation through its own session, possibly after the tool answered.
+  expect(await waitUntil(() => (page.url() === other ? page.url() : null), 'Playwright to see the navigation')).toBe(other);
   expect(JSON.parse((await get('/api/user')).text)).toEqual({ real: '/api/user' });
   const listed = await h.callTool('browser_intercept_requests', { tabId });
   expect(listed.body.result).toMatchObject({ intercepting: false, rules: [] });
