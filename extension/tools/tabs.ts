@@ -178,12 +178,14 @@ export const tabTools = {
   async browser_list_tabs(input, env) {
     const all = await chrome.tabs.query({});
     const query = typeof input.query === 'string' ? input.query.trim() : '';
-    const filtered = input.windowId !== undefined || input.active !== undefined || input.groupId !== undefined || query !== '';
+    const filtered = input.windowId !== undefined || input.active !== undefined || input.groupId !== undefined || input.recent !== undefined || query !== '';
     const tabs = all.filter((t) =>
       (input.windowId === undefined || t.windowId === input.windowId) &&
       (input.active === undefined || t.active === input.active) &&
       (input.groupId === undefined || t.groupId === input.groupId) &&
       (query === '' || matchesQuery(t, query)));
+    // The tabs used last, newest first (lastAccessed: when the tab was last shown or its page used).
+    if (input.recent !== undefined) tabs.sort((a, b) => (b.lastAccessed ?? 0) - (a.lastAccessed ?? 0)).splice(input.recent);
     // Tabs whose page registered tools (WebMCP): they are callable as tab<id>_<name>.
     const pageTools = env.pageTools?.countsByTab();
     return {
@@ -289,7 +291,7 @@ export const tabTools = {
 
   async browser_get_tab_info(input, ctx) {
     const t = await ctx.tab(input.tabId);
-    return { value: { ...tabSummary(t), favIconUrl: tabRefusal(t) ? null : (t.favIconUrl ?? null), incognito: t.incognito, pinned: t.pinned, index: t.index } };
+    return { value: { ...tabSummary(t), favIconUrl: tabRefusal(t) ? null : (t.favIconUrl ?? null), incognito: t.incognito, pinned: t.pinned, discarded: t.discarded, index: t.index } };
   },
 } satisfies Partial<Handlers>;
 

@@ -120,6 +120,12 @@ test('150 tabs in three windows: the list leaves usual values out, and filters',
   expect(shown.tabs.map((t: Listed) => t.id).sort()).toEqual(windows.map((w) => w.shown).sort());
   const group = await ok('browser_list_tabs', { groupId: marked.groupId });
   expect(group.tabs.map((t: Listed) => t.id).sort()).toEqual([...marked.grouped].sort());
+  // The tabs used last, newest first: one the user just switched to comes first.
+  await sw.evaluate(async (id) => { await chrome.tabs.update(id, { active: true }); }, made.ids[90]);
+  const recent = await ok('browser_list_tabs', { recent: 3 });
+  expect(recent.tabs.length).toBe(3);
+  expect(recent.tabs[0].id).toBe(made.ids[90]);
+  expect(recent.total).toBe(tabs.length);
   // A browser page's title is not listed, so it is not searched either.
   expect((await ok('browser_list_tabs', { query: 'about version' })).tabs).toEqual([]);
   const filteredBytes = JSON.stringify(one).length;
@@ -129,6 +135,8 @@ test('150 tabs in three windows: the list leaves usual values out, and filters',
   const onDiscarded = await h.callTool('browser_snapshot', { tabId: marked.discarded[0] });
   expect(onDiscarded.body.error?.message).toContain('is discarded');
   expect((await ok('browser_list_tabs', { query: byId.get(marked.discarded[0])!.url })).tabs[0].discarded).toBe(true);
+  expect((await ok('browser_get_tab_info', { tabId: marked.discarded[0] })).discarded).toBe(true);
+  expect((await ok('browser_get_tab_info', { tabId: made.ids[100] })).discarded).toBe(false);
 }, 180_000);
 
 /** The width and height of a PNG, from its header. */

@@ -8,7 +8,7 @@ export const tabsTools = [
     name: 'browser_list_tabs',
     group: 'tabs',
     description:
-      'List open tabs, window by window in tab-strip order (ids for the other browser_* tools). To keep a long list short, filter: query (words of the title or URL), windowId, active, groupId; ' +
+      'List open tabs, window by window in tab-strip order (ids for the other browser_* tools). To keep a long list short, filter: query (words of the title or URL), windowId, active, groupId, recent (the tabs used last, newest first); ' +
       'a filtered list also gives total, the count of all tabs. Fields at their usual value are left out: active, pinned, discarded and audible appear only when true, groupId only for a tab in a group, status only when not complete. ' +
       'A discarded tab (Chrome unloaded its page to save memory) is not reloaded by tools on their own: page tools refuse it until browser_reload_tab.',
     input: v.strictObject({
@@ -16,6 +16,7 @@ export const tabsTools = [
       windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Only tabs of this window'))),
       active: v.optional(v.pipe(v.boolean(), v.description('true: only the tab each window shows; false: only the others'))),
       groupId: v.optional(v.pipe(v.number(), v.integer(), v.description('Only tabs of this tab group (-1: tabs in no group)'))),
+      recent: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000), v.description('Only this many tabs, those used last, most recent first'))),
     }),
     output: v.object({
       tabs: v.array(v.object(listedTab)),
@@ -103,11 +104,11 @@ export const tabsTools = [
   tool({
     name: 'browser_get_tab_info',
     group: 'tabs',
-    description: 'Details of one tab.',
+    description: 'Details of one tab (discarded: Chrome unloaded its page; browser_reload_tab brings it back).',
     input: v.strictObject({
       tabId,
     }),
-    output: v.object({ ...tabSummary, favIconUrl: v.nullable(v.string()), incognito: v.boolean(), pinned: v.boolean(), index: v.number() }),
+    output: v.object({ ...tabSummary, favIconUrl: v.nullable(v.string()), incognito: v.boolean(), pinned: v.boolean(), discarded: v.boolean(), index: v.number() }),
     defaultPermission: 'auto',
     annotations: { readOnlyHint: true },
   }),
