@@ -19,7 +19,8 @@
  *   Codex CLI       ~/.codex/config.toml ($CODEX_HOME), .codex/config.toml (trusted project);
  *                   [mcp_servers.<name>] with `url` and `http_headers`; TOML.
  *                   https://developers.openai.com/codex/mcp
- *   OpenCode        opencode.json (project), "mcp" with type remote; JSON.
+ *   OpenCode        opencode.json (project), ~/.config/opencode/opencode.json (global), "mcp"
+ *                   with type remote; JSON. Plugins: .opencode/plugin/, ~/.config/opencode/plugin/.
  *                   https://opencode.ai/docs/mcp-servers/
  *   Claude Desktop  claude_desktop_config.json: ~/Library/Application Support/Claude (macOS),
  *                   %APPDATA%\Claude (Windows); no official Linux build; stdio servers only.
@@ -31,7 +32,7 @@ import type { JsonDialect } from './jsonc.ts';
 import { STRICT_JSON } from './jsonc.ts';
 import type { FileFormat } from './file-edit.ts';
 import type { HttpClient } from '../mcp-config.ts';
-import { claudeCodeUserFile, claudeDesktopFile, codexUserFile, vscodeUserFile } from './paths.ts';
+import { claudeCodeUserFile, claudeDesktopFile, codexUserFile, opencodeUserDir, vscodeUserFile } from './paths.ts';
 
 export type ClientId = HttpClient | 'claude-desktop';
 
@@ -104,7 +105,7 @@ export const CLIENTS: Record<ClientId, ClientSpec> = {
     id: 'opencode',
     title: 'OpenCode',
     format: json(STRICT_JSON),
-    userFile: () => join(homeDir(), '.config', 'opencode', 'opencode.json'),
+    userFile: () => join(opencodeUserDir(), 'opencode.json'),
     projectFile: (dir) => join(dir, 'opencode.json'),
     after: 'OpenCode reads it when it starts.',
   },

@@ -20,6 +20,11 @@ export function codexUserFile(env: Env = process.env, home = homeDir()): string 
   return join(dir ? dir : join(home, '.codex'), 'config.toml');
 }
 
+/** OpenCode's global config folder: $XDG_CONFIG_HOME/opencode, else ~/.config/opencode (all OSes). */
+export function opencodeUserDir(env: Env = process.env, home = homeDir()): string {
+  return join(env.XDG_CONFIG_HOME?.trim() || join(home, '.config'), 'opencode');
+}
+
 /** %APPDATA% on Windows (Roaming), the folder desktop apps keep their settings in. */
 function appData(env: Env, home: string): string {
   return env.APPDATA?.trim() || join(home, 'AppData', 'Roaming');

@@ -461,3 +461,31 @@ describe.skipIf(!existsSync(join(CLAUDE_BIN, 'claude')))('Claude Code with the r
     expect(shadowed.stderr).toContain('also has an opentabs entry for this folder only (local scope)');
   });
 });
+
+describe.skipIf(!existsSync(join(CLAUDE_BIN, 'opencode')))('OpenCode --global with the real opencode CLI', () => {
+  test('~/.config/opencode/opencode.json and plugin/: `opencode mcp list` in a folder without its own config connects', async () => {
+    const { home: h, proj } = home();
+    const r = await setup(h, ['opencode', '--global']);
+    expect(r.code).toBe(0);
+    const file = join(h, '.config', 'opencode', 'opencode.json');
+    expect(r.stdout).toContain(`Added mcp.opentabs in ${file}`);
+    expect(r.stdout).toContain(`Wrote OpenCode plugin ${join(h, '.config', 'opencode', 'plugin', 'opentabs.ts')}`);
+    expect(r.stderr).not.toContain('version control');
+    expect(existsSync(join(proj, 'opencode.json'))).toBe(false);
+    const list = Bun.spawn([join(CLAUDE_BIN, 'opencode'), 'mcp', 'list'], {
+      cwd: proj,
+      env: { ...process.env, HOME: h, XDG_CONFIG_HOME: undefined, NO_COLOR: '1', PATH: `${CLAUDE_BIN}:${PATH_NO_CLIENTS}` },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const timer = setTimeout(() => list.kill(), 90_000);
+    const listed = (await new Response(list.stdout).text()).replace(/\x1b\[[0-9;]*m/g, '');
+    clearTimeout(timer);
+    expect(listed).toMatch(/✓ opentabs\s+connected/);
+    expect(listed).toContain(url());
+    expect((await setup(h, ['opencode', '--global', '--dir', proj])).code).toBe(2);
+    const removed = await setup(h, ['opencode', '--global', '--remove']);
+    expect(removed.stdout).toContain(`Removed mcp.opentabs from ${file}`);
+    expect(existsSync(join(h, '.config', 'opencode', 'plugin', 'opentabs.ts'))).toBe(false);
+  });
+});
