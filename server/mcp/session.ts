@@ -74,6 +74,8 @@ export class McpSession implements SessionHooks {
   initialized = false;
   /** Calls running, by request id: notifications/cancelled and the end of the session abort them. */
   private calls = new Map<RpcId, AbortController>();
+  /** Calls running that the client cancelled (notifications/cancelled), by request id. */
+  private cancelledIds = new Set<RpcId>();
 
   constructor(
     private readonly ctx: McpDeps,
@@ -95,12 +97,18 @@ export class McpSession implements SessionHooks {
   onNotification(m: Json): void {
     if (m.method === 'notifications/cancelled' && isObject(m.params)) {
       const id = m.params.requestId;
-      if (typeof id === 'string' || typeof id === 'number') this.calls.get(id)?.abort();
+      const call = typeof id === 'string' || typeof id === 'number' ? this.calls.get(id) : undefined;
+      if (call) {
+        this.cancelledIds.add(id as RpcId);
+        call.abort();
+      }
     }
   }
 
   /**
-   * One request; resolves to the serialized response. `signal`: the HTTP request carrying it
+   * One request; resolves to the serialized response, or to '' for a call the client cancelled in
+   * an HTTP+SSE session (a cancelled request gets no answer; a Streamable HTTP POST is answered
+   * whatever happens, since its HTTP request waits for it). `signal`: the HTTP request carrying it
    * (its client going away cancels a call). `notifications`: a stream for this request's own
    * progress and log lines (absent: logs go to the outbound stream through the hub).
    */
@@ -153,8 +161,10 @@ export class McpSession implements SessionHooks {
         progressToken: notifications ? token : undefined,
         sendNotification: notifications ? async (n) => notifications({ jsonrpc: '2.0', method: n.method, params: n.params }) : undefined,
       });
+      if (this.cancelledIds.has(id) && this.legacy) return '';
       return rpcResult(id, JSON.stringify(forRevision(result, this.protocolVersion)));
     } finally {
+      this.cancelledIds.delete(id);
       this.calls.delete(id);
       signal?.removeEventListener('abort', onAbort);
     }

@@ -314,7 +314,7 @@ export class McpSessions {
             session.initialized = true;
             send(rpcResult(m.id as string | number, json));
           }
-        } else void session.run(m, undefined, (n) => send(n)).then(send);
+        } else void session.run(m, undefined, (n) => send(n)).then((answer) => answer && send(answer));
       }
     }
     return new Response('Accepted', { status: 202, headers: { 'content-type': 'text/plain' } });

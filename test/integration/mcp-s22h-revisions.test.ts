@@ -156,6 +156,24 @@ describe('2024-11-05', () => {
     }
   });
 
+  test('over HTTP+SSE: a call the client cancelled gets no answer on the stream', async () => {
+    const s = await legacySession();
+    try {
+      await postLegacy(s.url, initialize('2024-11-05', 1));
+      await s.next(1);
+      expect((await postLegacy(s.url, call(5, 'notes_slow'))).status).toBe(202);
+      const d = await ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow');
+      expect((await postLegacy(s.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'user' } })).status).toBe(202);
+      for (let i = 0; i < 1500 && !ext.cancels.some((x) => x.dispatchId === d.params.dispatchId); i++) await Bun.sleep(20);
+      expect(ext.cancels.some((x) => x.dispatchId === d.params.dispatchId)).toBe(true);
+      // The next message on the stream answers the next request, not the cancelled one.
+      await postLegacy(s.url, ping(6));
+      expect(await s.next(1)).toEqual([{ jsonrpc: '2.0', id: 6, result: {} }]);
+    } finally {
+      s.close();
+    }
+  });
+
   test('over Streamable HTTP: served as asked, batches answered', async () => {
     const h = await session('2024-11-05');
     const r = await post([ping(1), ping(2)], h);
