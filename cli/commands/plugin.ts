@@ -10,7 +10,7 @@ import { installPlugin, uninstallPlugin } from '../../server/plugins/offline.ts'
 import { addLocalPlugin, removeLocalPlugin } from '../../server/plugins/local.ts';
 import type { ConfigField, ConfigSchema } from '../../server/protocol/plugin-manifest.ts';
 import type { LoadedPlugin } from '../../server/plugins/types.ts';
-import { broadPatterns, PLUGIN_NAME_RE, pluginNameFromPackage, reservedPluginName, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
+import { broadPatterns, fitPluginName, PLUGIN_NAME_RE, pluginNameFromPackage, reservedPluginName, resolveSettings } from '../../server/protocol/plugin-manifest.ts';
 import type { BuildResult } from '../../plugins/tooling/index.ts';
 import { parse } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
@@ -360,8 +360,8 @@ async function create(argv: string[]): Promise<number> {
   // A name no plugin can have is a usage error (exit 2), refused before anything is read or written.
   if (!PLUGIN_NAME_RE.test(name)) {
     // "My App", "my_app", "MyApp" → "my-app": said when that fits.
-    const fit = name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-    const hint = fit !== name && PLUGIN_NAME_RE.test(fit) && reservedPluginName(fit) === null ? ` Did you mean "${fit}"?` : '';
+    const fit = fitPluginName(name);
+    const hint = fit !== null && fit !== name ? ` Did you mean "${fit}"?` : '';
     throw usageError(`${JSON.stringify(name)} is not a valid plugin name (lowercase letters and digits, words joined by "-", e.g. "my-app").${hint}`, 'plugin create');
   }
   const reserved = reservedPluginName(name);

@@ -3,7 +3,25 @@
  * button names (the active tab of the panel's window, by id and origin), then the command that
  * turns the recording into a plugin project.
  */
+import { fitPluginName } from '../../server/protocol/plugin-name.ts';
 import { h, showHidden } from './dom.ts';
+
+/**
+ * The plugin name the printed `plugin create` command suggests for a recorded origin: its host's
+ * first word ("app" of app.example.com, www skipped), fitted to a name the command accepts
+ * ("-x-" → "x", "browser" → "browser-app"), else "my-app" — so the command runs as printed.
+ */
+export function recordPluginName(origin: string): string {
+  let word = '';
+  try {
+    word = new URL(origin).hostname.split('.').find((p) => p !== '' && p !== 'www') ?? '';
+  } catch {
+    // not a URL: the default below
+  }
+  // No host word (an IPv6 address, no URL): the default.
+  if (word === '' || word.startsWith('[')) return 'my-app';
+  return fitPluginName(word) ?? fitPluginName(`${word}-app`) ?? 'my-app';
+}
 
 export function renderRecording(
   recording: { tabId: number; title: string; origin: string }[],
@@ -26,13 +44,7 @@ export function renderRecording(
     );
   }
   for (const r of recording) {
-    const name = (() => {
-      try {
-        return new URL(r.origin).hostname.split('.').filter((p) => p !== 'www')[0]!.replace(/[^a-z0-9-]/gi, '').toLowerCase() || 'my-app';
-      } catch {
-        return 'my-app';
-      }
-    })();
+    const name = recordPluginName(r.origin);
     card.append(
       // The origin first (the browser's), then the page's own title, which could read like another
       // site's name ("Bank — https://bank.example") or turn the text after it around (U+202E).

@@ -6,6 +6,7 @@
  */
 import * as v from 'valibot';
 import { isMatchPattern } from './match-pattern.ts';
+import { PLUGIN_NAME_RE, reservedPluginName } from './plugin-name.ts';
 
 /** Settings field types of a plugin's configSchema (the SDK's definePlugin re-exports these). */
 export const CONFIG_FIELD_TYPES = ['string', 'url', 'number', 'boolean', 'select'] as const;
@@ -25,20 +26,9 @@ export type ConfigSchema = Record<string, ConfigField>;
 
 /** `opentabs-plugin-<name>` or `@scope/opentabs-plugin-<name>`. */
 export const PACKAGE_NAME_RE = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?opentabs-plugin-([a-z0-9]+(?:-[a-z0-9]+)*)$/;
-/** Plugin names: lowercase words joined by hyphens; they prefix tool names as `<plugin>_<tool>`. */
-export const PLUGIN_NAME_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 /** Tool names: lowercase snake_case. */
 export const TOOL_NAME_RE = /^[a-z][a-z0-9_]*$/;
-/** Prefixes owned by built-in tools (browser_*, extension_*, opentabs_*, plugin_*), never a plugin name. */
-export const RESERVED_PLUGIN_NAMES: readonly string[] = ['browser', 'extension', 'opentabs', 'plugin'];
-/** Tools a web page registers are named `tab<tab id>_<name>`: a plugin named `tab<digits>` would share that form. */
-export const PAGE_TOOL_PREFIX_RE = /^tab\d+$/;
-/** Why `name` cannot be a plugin name because its tools would clash with built-in or page tools, or null. */
-export function reservedPluginName(name: string): string | null {
-  if (RESERVED_PLUGIN_NAMES.includes(name)) return `"${name}" is reserved: built-in tools are named ${name}_*; pick another plugin name`;
-  if (PAGE_TOOL_PREFIX_RE.test(name)) return `"${name}" is reserved: tools a web page registers are named tab<tab id>_*, the form of ${name}_*; pick another plugin name`;
-  return null;
-}
+export { PAGE_TOOL_PREFIX_RE, PLUGIN_NAME_RE, RESERVED_PLUGIN_NAMES, fitPluginName, reservedPluginName } from './plugin-name.ts';
 /** MCP clients commonly cap tool names at 64 characters. */
 export const MAX_TOOL_FULL_NAME = 64;
 /**
