@@ -288,6 +288,16 @@ async function backgroundShot(tabId: number, send: CdpSend, format: 'png' | 'jpe
   }
 }
 
+/**
+ * Said with an empty read of a tab showing a PDF: Chrome draws it in its own viewer (a browser
+ * page in the tab), whose text scripts of the page cannot read. Null for any other document.
+ */
+async function pdfNote(target: ScriptTarget): Promise<string | null> {
+  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: () => document.contentType }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+  if (r?.result !== 'application/pdf') return null;
+  return 'This tab shows a PDF in Chrome\'s viewer, whose text the tools cannot read: browser_screenshot_tab shows its first page, or browser_download fetches the file';
+}
+
 export const readingTools = {
   async browser_get_tab_content(input, ctx) {
     const tab = await ctx.tab(input.tabId);
@@ -295,7 +305,10 @@ export const readingTools = {
     const target = await checkedScriptTarget(tab.id!);
     const r = unwrap(await runInTab(tab.id!, 'readPage', ['text', input.selector ?? null, maxLength], null, target)) as PageText;
     // No iframe in the page: no look for frames at all.
-    if (!r.slots.length) return { value: withoutFrameFields(r) };
+    if (!r.slots.length) {
+      const pdf = r.length === 0 && !input.selector ? await pdfNote(target) : null;
+      return { value: { ...withoutFrameFields(r), ...(pdf ? { note: pdf } : {}) } };
+    }
     // With a selector the part read is of the top document; the frames it holds are said, not read.
     if (input.selector) return { value: { ...withoutFrameFields(r), iframes: iframesNote(r.slots.length, 'their text is not included here; without a selector this tool reads it too, and browser_snapshot shows it (refs such as f3e2 act inside a frame)') } };
     return { value: await withFrameTexts(tab.id!, r, target.documentIds?.[0], maxLength) };
@@ -332,6 +345,8 @@ export const readingTools = {
     if (!answer) throw new ToolError(`The page in tab ${tab.id} gave no snapshot (it navigated, or its script failed); try again, or snapshot a part with a selector`, { code: 'not_available', category: 'internal', retryable: true });
     const top = unwrap(answer) as PageSnapshot;
     const { frameIndex: _, frameDeep: __, ...r } = { ...top, ...(await withFrames(tab.id!, top, FRAME_MARK, maxDepth, interactiveOnly, target.documentIds?.[0])) };
+    const pdf = r.snapshot === '' && input.selector === undefined ? await pdfNote(target) : null;
+    if (pdf) return { value: { ...r, note: pdf }, text: `Page: ${r.title} (${r.url})\n${pdf}` };
     // The model reads the outline as plain text; REST callers get the same fields as JSON.
     return { value: r, text: `Page: ${r.title} (${r.url})\n${r.snapshot}` };
   },

@@ -1,18 +1,35 @@
 /**
  * The user closes or navigates the tab the agent works on, during a call and just before one. In
  * real Chromium with the real extension: each call ends with an error naming what happened to the
- * tab (never a wait until its timeout, never a hang).
+ * tab (never a wait until its timeout, never a hang). And a PDF among the user's tabs: reading it
+ * says it is a PDF the tools cannot read (it read as an empty page).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 
+/** A one-page PDF saying "Invoice 4711". */
+const PDF = [
+  '%PDF-1.4',
+  '1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj',
+  '2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj',
+  '3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 300 200]/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>>>endobj',
+  '4 0 obj<</Length 44>>stream',
+  'BT /F1 18 Tf 20 100 Td (Invoice 4711) Tj ET',
+  'endstream endobj',
+  '5 0 obj<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>endobj',
+  'trailer<</Root 1 0 R>>',
+  '%%EOF',
+].join('\n');
+
 beforeAll(async () => {
   h = await startBrowserHarness({
     routes: (req) => {
       const u = new URL(req.url);
       if (u.pathname === '/s22d/work') return new Response(`<!doctype html><title>Work ${u.search}</title><input id="field"><button id="go">Go</button>`, { headers: { 'content-type': 'text/html' } });
+      if (u.pathname === '/s22d/empty') return new Response('<!doctype html><title>Empty</title>', { headers: { 'content-type': 'text/html' } });
+      if (u.pathname === '/s22d/invoice.pdf') return new Response(PDF, { headers: { 'content-type': 'application/pdf' } });
       // A page that never finishes loading.
       if (u.pathname === '/s22d/endless') return new Response(new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('<!doctype html><title>Endless</title><p>loading')); } }), { headers: { 'content-type': 'text/html' } });
       return undefined;
@@ -100,4 +117,24 @@ test('closed just before a call: snapshot, click, type and screenshot say the ta
     expect(r.body.error.message).toContain(`${tabId}`);
     expect(r.body.error.message).toContain('browser_list_tabs');
   }
+}, 60_000);
+
+test('a PDF tab: snapshot and text say it is a PDF they cannot read, a screenshot shows it', async () => {
+  const r = await h.callTool('browser_open_tab', { url: h.fixtureUrl('/s22d/invoice.pdf') });
+  const tabId = r.body.result.id as number;
+  await waitUntil(async () => (await h.callTool('browser_get_tab_info', { tabId })).body.result?.status === 'complete', 'the PDF to load');
+  const snap = await h.callTool('browser_snapshot', { tabId });
+  expect(snap.status).toBe(200);
+  expect(snap.body.result.note).toContain('PDF');
+  const text = await h.callTool('browser_get_tab_content', { tabId });
+  expect(text.body.result.note).toContain('PDF');
+  const shot = await h.callTool('browser_screenshot_tab', { tabId });
+  expect(shot.status).toBe(200);
+  // An ordinary empty page gets no such note.
+  const blank = await h.callTool('browser_open_tab', { url: h.fixtureUrl('/s22d/empty') });
+  await waitUntil(async () => (await h.callTool('browser_get_tab_info', { tabId: blank.body.result.id })).body.result?.status === 'complete', 'the page to load');
+  const empty = await h.callTool('browser_get_tab_content', { tabId: blank.body.result.id });
+  expect(empty.body.result).toMatchObject({ length: 0 });
+  expect(empty.body.result.note).toBeUndefined();
+  expect((await h.callTool('browser_snapshot', { tabId: blank.body.result.id })).body.result.note).toBeUndefined();
 }, 60_000);
