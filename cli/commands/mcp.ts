@@ -264,6 +264,7 @@ export async function runBridge(t: Target, path: string): Promise<void> {
         initResult = result;
         h.setProtocolVersion(protocolVersion);
       }
+      if (id !== undefined && !('method' in msg) && cancelledIds.delete(id as string | number)) return answeredNone(id as string | number);
       stdio.send(msg).catch((e) => log(`writing to stdout failed: ${(e as Error).message}`));
     };
     h.onerror = (e) => {
@@ -377,7 +378,13 @@ export async function runBridge(t: Target, path: string): Promise<void> {
   // Requests read from stdin and not yet answered on stdout: when stdin closes (`… | opentabs mcp`,
   // or a client that writes its last request and closes), their answers are still written.
   const unanswered = new Set<string | number>();
+  /** Requests the client cancelled whose answer is still to come from the server (and is dropped). */
+  const cancelledIds = new Set<string | number>();
   let stdinEnded = false;
+  /** A request that will get no answer: no longer pending. */
+  const answeredNone = (id: string | number) => {
+    if (unanswered.delete(id) && stdinEnded && unanswered.size === 0) void shutdown();
+  };
   const stdioSend = stdio.send.bind(stdio);
   /** The requests of each JSON-RPC batch still running, by id: their answers go out together, as one array. */
   const batchOf = new Map<string | number, { waiting: number; answers: unknown[] }>();
@@ -487,8 +494,12 @@ export async function runBridge(t: Target, path: string): Promise<void> {
       const call = requestId === undefined ? undefined : modernCalls.get(requestId);
       if (call) {
         call.abort();
+        answeredNone(requestId!);
         return;
       }
+      // A session's call: the server stops it, and its answer, which still comes back over HTTP,
+      // is not written (a cancelled request gets no answer).
+      if (requestId !== undefined && unanswered.has(requestId)) cancelledIds.add(requestId);
     }
     if (isJSONRPCRequest(msg) && msg.method === 'initialize') {
       if (sessionReady) {

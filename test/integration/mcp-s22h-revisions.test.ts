@@ -10,7 +10,7 @@
  *   - 2026-07-28 (stateless): ping, tools/list, log lines only for a call whose _meta names a level
  * through the stdio bridge (`opentabs mcp`): a batch line answered as one array in a 2025-03-26
  * session and refused in a 2025-06-18 one, a line that is not JSON answered with a parse error,
- * a last line without its newline still answered;
+ * a last line without its newline still answered, a call the client cancelled not answered;
  * content blocks a revision does not have (audio before 2025-03-26, resource_link before
  * 2025-06-18) turned into text for sessions of that revision;
  * and the edges every revision shares: MCP-Protocol-Version missing (the negotiated revision) or
@@ -161,8 +161,10 @@ describe('2024-11-05', () => {
     try {
       await postLegacy(s.url, initialize('2024-11-05', 1));
       await s.next(1);
+      // Waiting from before the post: the answer (202) may come after the dispatch.
+      const dispatched = ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow', 60_000);
       expect((await postLegacy(s.url, call(5, 'notes_slow'))).status).toBe(202);
-      const d = await ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow');
+      const d = await dispatched;
       expect((await postLegacy(s.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'user' } })).status).toBe(202);
       for (let i = 0; i < 1500 && !ext.cancels.some((x) => x.dispatchId === d.params.dispatchId); i++) await Bun.sleep(20);
       expect(ext.cancels.some((x) => x.dispatchId === d.params.dispatchId)).toBe(true);
@@ -269,8 +271,9 @@ describe('2025-11-25 through the SDK client', () => {
       expect(changed).toBeGreaterThan(0);
 
       const ac = new AbortController();
+      const dispatched = ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow', 60_000);
       const running = c.callTool({ name: 'notes_slow', arguments: {} }, undefined, { signal: ac.signal });
-      const d = await ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow');
+      const d = await dispatched;
       ac.abort('stop');
       await expect(running).rejects.toThrow();
       for (let i = 0; i < 1500 && !ext.cancels.some((x) => x.dispatchId === d.params.dispatchId); i++) await Bun.sleep(20);
@@ -282,8 +285,9 @@ describe('2025-11-25 through the SDK client', () => {
 
   test('raw: notifications/cancelled stops a call whose POST is still open', async () => {
     const h = await session('2025-11-25');
+    const dispatched = ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow', 60_000);
     const pending = post(call('slow-1', 'notes_slow'), h);
-    const d = await ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow');
+    const d = await dispatched;
     const note = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1', reason: 'user' } }, h);
     expect(note.status).toBe(202);
     await pending;
@@ -497,6 +501,31 @@ describe('through the stdio bridge', () => {
     expect(out.find((m) => !Array.isArray(m) && m.error?.code === -32700)).toMatchObject({ id: null });
     expect(out.find((m) => !Array.isArray(m) && m.error?.code === -32600)).toMatchObject({ id: null });
     expect(out.find((m) => !Array.isArray(m) && m.id === 4)).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+  });
+
+  test('a call the client cancels gets no answer; the cancellation reaches the extension', async () => {
+    const p = Bun.spawn([process.execPath, MAIN, 'mcp', '--no-start', '--port', String(srv.port)], { cwd: ROOT, env: cliEnv(srv.configDir), stdin: 'pipe', stdout: 'pipe', stderr: 'ignore' });
+    const write = (m: unknown) => {
+      p.stdin.write(`${JSON.stringify(m)}\n`);
+      p.stdin.flush();
+    };
+    const output = new Response(p.stdout).text();
+    write(initialize('2025-11-25', 1));
+    write({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const dispatched = ext.waitNext((m) => m.method === 'tool.dispatch' && m.params.tool === 'slow', 60_000);
+    write(call(5, 'notes_slow'));
+    const d = await dispatched;
+    write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'user' } });
+    for (let i = 0; i < 1500 && !ext.cancels.some((x) => x.dispatchId === d.params.dispatchId); i++) await Bun.sleep(20);
+    expect(ext.cancels.some((x) => x.dispatchId === d.params.dispatchId)).toBe(true);
+    write(ping(6));
+    p.stdin.end();
+    const out = (await output)
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Json);
+    await p.exited;
+    expect(out.map((m) => m.id)).toEqual([1, 6]);
   });
 
   test('2025-06-18: a batch line is refused with -32600; so is a line that is no JSON-RPC message; single lines are answered', async () => {
