@@ -8,7 +8,7 @@ import { readRegularFileSync } from '../server/protocol/regular-file.ts';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../server/limits.ts';
 import { resolveConfigDir } from '../server/state/paths.ts';
-import { ADMIN_HEADER, readAdminSecretSync, readSecretSync } from '../server/state/secret.ts';
+import { readSecretSync } from '../server/state/secret.ts';
 import { parsePort } from './args.ts';
 import { CliError, literal } from './output.ts';
 import { describePortHolder, findPortHolder, otherServerFix, stopCommandFor } from './port-holder.ts';
@@ -254,10 +254,6 @@ export async function api<T = unknown>(
   if (secret) await requireVerifiedServer(t, secret);
   const headers: Record<string, string> = {};
   if (secret) headers.authorization = `Bearer ${secret}`;
-  // The admin secret (answering approvals, changing plugin settings) goes only where the bearer
-  // does: to a server that proved it knows this config dir's secret.
-  const admin = secret && opts.secret === undefined ? readAdminSecretSync(t.configDir) : null;
-  if (admin) headers[ADMIN_HEADER] = admin;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {

@@ -26,10 +26,11 @@ export interface ServerContext extends CoreDeps {
   /** Bearer secret; replaced on reload after `opentabs config rotate-secret`. */
   secret: string | null;
   /**
-   * Admin secret (<config dir>/admin.json, header X-OpenTabs-Admin): answering approvals and
-   * changing plugin settings take it too. Unset: those are refused (unless `secret` is null).
+   * Client token (<config dir>/client-token.json), what MCP client configs hold: accepted as
+   * `Bearer` by MCP, tool calls and the read-only routes, refused (403 client_token_not_allowed)
+   * by the rest. Unset: only the secret is accepted. Replaced on reload like the secret.
    */
-  adminSecret?: string | null;
+  clientToken?: string | null;
   readonly hub: ExtensionHub;
   readonly mcp: McpSessions;
   /** Reload stats for /health. */

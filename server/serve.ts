@@ -8,7 +8,7 @@ import type { ReloadResult, ServerContext, ServerOptions } from './context.ts';
 import { createApp } from './app.ts';
 import { directToolCall } from './routes/tool-call-direct.ts';
 import { ensureStateDirs, resolveConfigDir } from './state/paths.ts';
-import { loadOrCreateAdminSecret, loadOrCreateSecret } from './state/secret.ts';
+import { loadOrCreateClientToken, loadOrCreateSecret } from './state/secret.ts';
 import { ConfigStore } from './state/config.ts';
 import { AuditLog } from './state/audit.ts';
 import { ServerLog } from './state/server-log.ts';
@@ -62,7 +62,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
   const log = new ServerLog(join(configDir, 'server.log'));
   log.assertWritable();
   const secret = await loadOrCreateSecret(configDir);
-  const adminSecret = await loadOrCreateAdminSecret(configDir);
+  const clientToken = await loadOrCreateClientToken(configDir);
   const config = await ConfigStore.open(configDir);
   // The audit files' last-24-hours count is rebuilt once the tools are listed (it can be a 20 MB scan).
   let toolsListed!: () => void;
@@ -102,7 +102,7 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     },
     port: 0,
     secret,
-    adminSecret,
+    clientToken,
     config,
     audit,
     log,
@@ -115,16 +115,15 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
         const t0 = performance.now();
         try {
           const previousSecret = ctx.secret;
+          const previousToken = ctx.clientToken;
           ctx.secret = await loadOrCreateSecret(configDir);
-          ctx.adminSecret = await loadOrCreateAdminSecret(configDir);
+          ctx.clientToken = await loadOrCreateClientToken(configDir);
           // A rotated secret takes the server away from whoever holds the old one: the extension's
           // socket, and the MCP sessions and streams opened with it (a session's GET stream, a legacy
           // SSE session, subscriptions/listen), which would go on hearing plugin log lines and tool
           // list changes. Clients given the new secret start new sessions.
-          if (previousSecret !== ctx.secret) {
-            ctx.hub.dropForSecretRotation();
-            await ctx.mcp.closeAll();
-          }
+          if (previousSecret !== ctx.secret) ctx.hub.dropForSecretRotation();
+          if (previousSecret !== ctx.secret || previousToken !== ctx.clientToken) await ctx.mcp.closeAll();
           await ctx.config.reload();
           await ctx.plugins.discover();
           ctx.catalog.rebuild();

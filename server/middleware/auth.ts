@@ -1,9 +1,16 @@
 /**
- * Bearer auth against ctx.secret (read per request: a reload may rotate it). Both sides are
- * hashed to equal-length digests and compared in constant time, so neither the content nor the
- * length of the secret leaks through timing. When no secret is configured, auth is skipped.
+ * Bearer auth against ctx.secret and ctx.clientToken (read per request: a reload may rotate them).
+ * Both sides are hashed to equal-length digests and compared in constant time, so neither the
+ * content nor the length of either leaks through timing. When no secret is configured, auth is
+ * skipped.
+ *
+ * Two credentials: the secret (<config dir>/extension/auth.json: the user's, read by the CLI and
+ * the extension) is accepted everywhere; the client token (<config dir>/client-token.json: what
+ * MCP client configs hold) only where clientAuth guards a route (MCP, tool calls, the read-only
+ * routes). bearerAuth answers the client token 403 client_token_not_allowed, so an agent that
+ * reads its own client's config cannot answer its approvals, change settings or reload.
  */
-import { ADMIN_HEADER, adminSecretPath, secretPath } from '../state/secret.ts';
+import { secretPath } from '../state/secret.ts';
 import type { MiddlewareHandler } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
@@ -44,13 +51,38 @@ export function bearerToken(header: string | null | undefined): string | null {
   return m ? m[1] : null;
 }
 
-export type AuthState = 'none' | 'valid' | 'invalid';
+/** Constant-time comparison of a presented token with the client token (none configured: no match). */
+export function clientTokenMatches(clientToken: string | null | undefined, token: string | null | undefined): boolean {
+  if (typeof clientToken !== 'string' || clientToken === '' || typeof token !== 'string') return false;
+  return digestsEqual(digest(token), digest(clientToken));
+}
+
+/** 'valid': the secret; 'client': the client token; 'none': no Authorization header. */
+export type AuthState = 'none' | 'valid' | 'client' | 'invalid';
 
 /** 'none' = no Authorization header; 'valid' also when no secret is configured. */
 export function authState(ctx: ServerContext, authorization: string | null | undefined): AuthState {
   if (ctx.secret === null) return 'valid';
   if (authorization === undefined || authorization === null) return 'none';
-  return secretMatches(ctx.secret, bearerToken(authorization)) ? 'valid' : 'invalid';
+  const token = bearerToken(authorization);
+  // Both comparisons run whatever the first one says.
+  const isSecret = secretMatches(ctx.secret, token);
+  const isClient = clientTokenMatches(ctx.clientToken, token);
+  return isSecret ? 'valid' : isClient ? 'client' : 'invalid';
+}
+
+/**
+ * The answer to the client token where only the secret will do: 403 client_token_not_allowed,
+ * naming the real auth.json. `what` says what was refused (e.g. "POST /reload").
+ */
+export function clientTokenRefused(what: string, authFile: string): Response {
+  return errorResponse(
+    'client_token_not_allowed',
+    `${what} takes the secret of ${authFile} (the user's, which the opentabs CLI and the extension use), not the client token MCP clients hold: the client token reaches MCP, tool calls and the read-only routes only.`,
+    { category: 'auth' },
+    {},
+    403,
+  );
 }
 
 /**
@@ -64,7 +96,7 @@ export function unauthorizedResponse(state: AuthState, authFile: string, authori
       ? `Missing Authorization header: send "Authorization: Bearer <secret>" (the secret is in ${authFile}; see \`opentabs config show --show-secret\`)`
       : authorization && bearerToken(authorization) === null
         ? 'Malformed Authorization header: expected "Authorization: Bearer <secret>" (the word Bearer, a space, then the secret; see `opentabs config show --show-secret`)'
-        : 'Invalid bearer token: it does not match the server secret (it may have been rotated; see `opentabs config show --show-secret`)';
+        : 'Invalid bearer token: it does not match the server secret or the client token (both change with `opentabs config rotate-secret`: an MCP client gets the new token from `opentabs setup <client>`; the secret: `opentabs config show --show-secret`)';
   return errorResponse('unauthorized', message, { category: 'auth' }, { 'WWW-Authenticate': 'Bearer' });
 }
 
@@ -79,42 +111,28 @@ export function liftIdleTimeout(env: unknown, req: Request): void {
   server?.timeout?.(req, 0);
 }
 
-/** Middleware: 401 with `WWW-Authenticate: Bearer` unless the request carries the secret. */
+/**
+ * Middleware for what only the user may do: 401 with `WWW-Authenticate: Bearer` unless the request
+ * carries the secret; 403 client_token_not_allowed for the client token.
+ */
 export function bearerAuth(ctx: ServerContext): MiddlewareHandler {
   return async (c, next) => {
     const authorization = c.req.header('authorization');
     const state = authState(ctx, authorization);
+    if (state === 'client') return clientTokenRefused(`${c.req.method} ${new URL(c.req.url).pathname}`, secretPath(ctx.configDir));
     if (state !== 'valid') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
     liftIdleTimeout(c.env, c.req.raw);
     await next();
   };
 }
 
-/** Constant-time check of the admin header against ctx.adminSecret (no secret configured: nothing to check). */
-export function adminMatches(ctx: ServerContext, header: string | null | undefined): boolean {
-  if (ctx.secret === null) return true;
-  const admin = ctx.adminSecret;
-  if (typeof admin !== 'string' || typeof header !== 'string') return false;
-  return digestsEqual(digest(header.trim()), digest(admin));
-}
-
-/**
- * Middleware after bearerAuth, for what only the user may do (answer an approval, change a
- * plugin's settings): 403 admin_required unless the request also carries the admin secret in
- * X-OpenTabs-Admin. The bearer secret is in every MCP client's config; the admin secret only in
- * <config dir>/admin.json, which the opentabs CLI reads.
- */
-export function adminAuth(ctx: ServerContext, what: string): MiddlewareHandler {
+/** Middleware for what MCP clients need: the secret or the client token, else 401. */
+export function clientAuth(ctx: ServerContext): MiddlewareHandler {
   return async (c, next) => {
-    if (!adminMatches(ctx, c.req.header(ADMIN_HEADER))) {
-      return errorResponse(
-        'admin_required',
-        `${what} takes the admin secret as well as the bearer secret: send it in the ${ADMIN_HEADER} header (it is "adminSecret" in ${adminSecretPath(ctx.configDir)}; the opentabs commands send it). MCP clients hold only the bearer secret.`,
-        { category: 'auth' },
-        {},
-        403,
-      );
-    }
+    const authorization = c.req.header('authorization');
+    const state = authState(ctx, authorization);
+    if (state !== 'valid' && state !== 'client') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
+    liftIdleTimeout(c.env, c.req.raw);
     await next();
   };
 }

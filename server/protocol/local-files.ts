@@ -2,8 +2,10 @@
  * How local processes find a running OpenTabs: the state folder (`OPENTABS_CONFIG_DIR` or
  * `~/.opentabs`) and the bearer secret in `<dir>/extension/auth.json` (`{"secret": "<64 hex>"}`,
  * mode 0600). The server writes them (server/state/); the CLI and the plugin tooling read them.
- * `<dir>/admin.json` (`{"adminSecret": "<64 hex>"}`, mode 0600) holds a second secret that only
- * the CLI sends: the one that answers approvals and changes plugin settings (ADMIN_HEADER).
+ * `<dir>/client-token.json` (`{"clientToken": "<64 hex>"}`, mode 0600, outside the extension folder
+ * Chrome loads) holds the client token: what MCP client configs carry. It reaches MCP, tool calls
+ * and the read-only routes; what only the user may do (the extension's /ws, answering approvals,
+ * settings, reloads) takes the secret of auth.json.
  */
 import { join, resolve } from 'node:path';
 import { readRegularFileSync } from './regular-file.ts';
@@ -29,15 +31,9 @@ export function secretPath(dir: string): string {
   return join(dir, 'extension', 'auth.json');
 }
 
-/**
- * The header that carries the admin secret, next to `Authorization: Bearer <secret>`. MCP client
- * configs hold only the bearer secret, so an agent that reads its client's config (or gets the
- * secret from its environment) and can send HTTP requests still cannot answer its own calls.
- */
-export const ADMIN_HEADER = 'X-OpenTabs-Admin';
-
-export function adminSecretPath(dir: string): string {
-  return join(dir, 'admin.json');
+/** The client token's file: in the config folder itself, not in the extension folder Chrome loads. */
+export function clientTokenPath(dir: string): string {
+  return join(dir, 'client-token.json');
 }
 
 export function isValidSecret(s: unknown): s is string {
@@ -60,17 +56,17 @@ export function readSecretSync(dir: string): string | null {
   }
 }
 
-/** The stored admin secret, or null when the file is missing, not a regular file, or not a valid secret. */
-export function readAdminSecretSync(dir: string): string | null {
+/** The stored client token, or null when the file is missing, not a regular file, or not a valid token. */
+export function readClientTokenSync(dir: string): string | null {
   let text: string;
   try {
-    text = readRegularFileSync(adminSecretPath(dir));
+    text = readRegularFileSync(clientTokenPath(dir));
   } catch {
     return null;
   }
   try {
-    const secret = (JSON.parse(text) as { adminSecret?: unknown })?.adminSecret;
-    return isValidSecret(secret) ? secret : null;
+    const token = (JSON.parse(text) as { clientToken?: unknown })?.clientToken;
+    return isValidSecret(token) ? token : null;
   } catch {
     return null;
   }

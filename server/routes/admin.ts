@@ -1,12 +1,13 @@
 /**
  * Admin endpoints (bearer, body limit, 10/min each): POST /reload, POST /extension/reload,
- * POST /plugin-settings (which takes the admin secret too: X-OpenTabs-Admin, see middleware/auth.ts). Each endpoint has its own limiter so a burst of plugin rebuilds
- * (each calling /reload) cannot lock the user out of changing settings.
+ * POST /plugin-settings. The secret only: the client token gets 403 (middleware/auth.ts). Each
+ * endpoint has its own limiter so a burst of plugin rebuilds (each calling /reload) cannot lock
+ * the user out of changing settings.
  */
 import { Hono } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { OpenTabsError, errorResponse } from '../errors.ts';
-import { adminAuth, bearerAuth } from '../middleware/auth.ts';
+import { bearerAuth } from '../middleware/auth.ts';
 import { bodyLimit, jsonBody, readJson } from '../middleware/body.ts';
 import { createRateLimiter } from '../middleware/rate-limit.ts';
 
@@ -39,7 +40,7 @@ export function adminRoutes(ctx: ServerContext): Hono {
     return c.json({ ok: true });
   });
 
-  r.post('/plugin-settings', bearerAuth(ctx), adminAuth(ctx, "Changing a plugin's settings"), jsonBody(ctx), settingsLimit, async (c) => {
+  r.post('/plugin-settings', bearerAuth(ctx), jsonBody(ctx), settingsLimit, async (c) => {
     const body = await readJson(c, ctx);
     if (!isObject(body)) return errorResponse('invalid_arguments', 'Body must be a JSON object: {"plugin": "<name>", "settings": {...}}', { category: 'validation', path: '' });
     if (typeof body.plugin !== 'string' || body.plugin === '') {

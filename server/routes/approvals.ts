@@ -9,15 +9,15 @@
  *                        404 unknown_approval when it is no longer waiting.
  *   POST /approvals/:id  body {"decision": "allow" | "deny"} → {"ok": true, id, decision};
  *                        404 unknown_approval when it is no longer waiting.
- * Bearer, body limit, 10 decisions/min; a decision takes the admin secret too (X-OpenTabs-Admin,
- * 403 admin_required without it): the bearer secret is in every MCP client's config, the admin
- * secret only in the config folder. No MCP tool reaches these: an agent cannot approve its own
- * calls through its tools; the side panel and the CLI are the user's.
+ * Bearer, body limit, 10 decisions/min. Listing takes the secret or the client token; a decision
+ * only the secret (403 client_token_not_allowed for the client token, which MCP client configs
+ * hold). No MCP tool reaches these: an agent cannot approve its own calls through its tools; the
+ * side panel and the CLI are the user's.
  */
 import { Hono } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
-import { adminAuth, bearerAuth } from '../middleware/auth.ts';
+import { bearerAuth, clientAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
 import { createRateLimiter } from '../middleware/rate-limit.ts';
 import { APPROVALS_LIST_PARAMS_MAX_CHARS } from '../limits.ts';
@@ -44,16 +44,16 @@ export function approvalRoutes(ctx: ServerContext): Hono {
 
   // Up to 10 calls wait, each with up to 10 MB of arguments: one listing carries a bounded part of
   // each, and says how much it left out; one call's arguments are read whole by id.
-  r.get('/approvals', bearerAuth(ctx), (c) => c.json({ approvals: ctx.hub.confirmations.list().map(listed) }));
+  r.get('/approvals', clientAuth(ctx), (c) => c.json({ approvals: ctx.hub.confirmations.list().map(listed) }));
 
-  r.get('/approvals/:id', bearerAuth(ctx), (c) => {
+  r.get('/approvals/:id', clientAuth(ctx), (c) => {
     const id = c.req.param('id');
     const approval = ctx.hub.confirmations.list().find((a) => a.id === id);
     if (!approval) return notWaiting(id);
     return c.json({ approval });
   });
 
-  r.post('/approvals/:id', bearerAuth(ctx), adminAuth(ctx, 'Answering an approval'), jsonBody(ctx), decideLimit, async (c) => {
+  r.post('/approvals/:id', bearerAuth(ctx), jsonBody(ctx), decideLimit, async (c) => {
     const id = c.req.param('id');
     const body = (await readJson(c, ctx)) as { decision?: unknown } | null;
     const decision = typeof body === 'object' && body !== null ? body.decision : undefined;

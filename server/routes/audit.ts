@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT } from '../limits.ts';
 import { OpenTabsError, errorResponse } from '../errors.ts';
-import { bearerAuth } from '../middleware/auth.ts';
+import { clientAuth } from '../middleware/auth.ts';
 import type { AuditQuery } from '../state/audit.ts';
 
 const bad = (param: string, message: string) =>
@@ -41,7 +41,7 @@ export function parseAuditQuery(q: URLSearchParams): AuditQuery {
 
 export function auditRoutes(ctx: ServerContext): Hono {
   const r = new Hono();
-  r.get('/audit', bearerAuth(ctx), (c) => {
+  r.get('/audit', clientAuth(ctx), (c) => {
     let query: AuditQuery;
     try {
       query = parseAuditQuery(new URL(c.req.url).searchParams);

@@ -122,6 +122,7 @@ export function healthRoutes(ctx: ServerContext): Hono {
     const authorization = c.req.header('authorization');
     const state = authState(ctx, authorization);
     if (state === 'none') return c.json({ status: 'ok' });
+    // The secret or the client token: the full payload.
     if (state === 'invalid') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
     return c.json(fullHealth(ctx));
   });

@@ -1,12 +1,12 @@
 /**
  * /mcp (every tool) and /mcp/gateway (two meta-tools): MCP Streamable HTTP, POST/GET/DELETE,
- * bearer auth. /sse + /messages and /mcp/gateway/sse + /mcp/gateway/messages: the older HTTP+SSE
+ * bearer auth (the secret or the client token). /sse + /messages and /mcp/gateway/sse + /mcp/gateway/messages: the older HTTP+SSE
  * transport for the same two servers. The router only authenticates and reads the POST body (size cap, JSON); sessions
  * and everything MCP live in McpSessions (server/mcp/sessions.ts).
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { ServerContext } from '../context.ts';
-import { bearerAuth } from '../middleware/auth.ts';
+import { clientAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
 import type { SessionKind } from '../mcp/tool-calls.ts';
 import { OpenTabsError } from '../errors.ts';
@@ -38,7 +38,8 @@ export function rpcParseError(err: OpenTabsError): Response {
 
 export function mcpRoutes(ctx: ServerContext): Hono {
   const r = new Hono();
-  const auth = bearerAuth(ctx);
+  // The secret or the client token (what MCP client configs hold).
+  const auth = clientAuth(ctx);
   const body = rpcJsonBody(ctx);
 
   const post = (kind: SessionKind) => async (c: Context) => ctx.mcp.handle(c.req.raw, kind, await readJson(c, ctx));

@@ -7,11 +7,11 @@ import { Hono } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
 import { PLUGIN_LOG_BUFFER_SIZE } from '../limits.ts';
-import { bearerAuth } from '../middleware/auth.ts';
+import { clientAuth } from '../middleware/auth.ts';
 
 export function pluginLogRoutes(ctx: ServerContext): Hono {
   const r = new Hono();
-  r.get('/plugins/:name/logs', bearerAuth(ctx), (c) => {
+  r.get('/plugins/:name/logs', clientAuth(ctx), (c) => {
     const name = c.req.param('name');
     if (!ctx.plugins.get(name)) {
       return errorResponse('unknown_plugin', `No plugin named "${name.slice(0, 100)}" is loaded; see \`opentabs plugin list\``);

@@ -51,7 +51,8 @@ function refused(ctx: ServerContext, req: Request, server: Server<unknown>): Res
   if (!isAllowedOrigin(headers.get('origin'))) return forbiddenOriginResponse();
   const authorization = headers.get('authorization') ?? undefined;
   const state = authState(ctx, authorization);
-  if (state !== 'valid') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
+  // The secret or the client token, as clientAuth (tools.ts, mcp.ts).
+  if (state !== 'valid' && state !== 'client') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
   liftIdleTimeout({ server }, req);
   return undefined;
 }

@@ -14,7 +14,7 @@
 import { Hono } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { errorResponse, errorResponseOf } from '../errors.ts';
-import { bearerAuth } from '../middleware/auth.ts';
+import { clientAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
 import { callTool } from '../tools/call.ts';
 import { streamCall, streamFormat } from './tool-stream.ts';
@@ -25,7 +25,7 @@ const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
 export function toolRoutes(ctx: ServerContext): Hono {
   const r = new Hono();
 
-  r.get('/tools', bearerAuth(ctx), (c) => {
+  r.get('/tools', clientAuth(ctx), (c) => {
     const plugin = c.req.query('plugin');
     const catalog = ctx.catalog.current();
     if (plugin !== undefined && !catalog.byPlugin.has(plugin) && !ctx.plugins.get(plugin)) {
@@ -39,7 +39,7 @@ export function toolRoutes(ctx: ServerContext): Hono {
     return new Response(catalog.listingsJson(plugin), { headers: JSON_HEADERS });
   });
 
-  r.post('/tools/:name/call', bearerAuth(ctx), jsonBody(ctx, CALL_BODY), async (c) =>
+  r.post('/tools/:name/call', clientAuth(ctx), jsonBody(ctx, CALL_BODY), async (c) =>
     restToolCall(ctx, c.req.param('name'), await readJson(c, ctx, CALL_BODY), c.req.raw.signal, c.req.header('accept')),
   );
 

@@ -4,14 +4,18 @@
  *   - `opentabs, opentabs-hmac.<serverNonce>.<proof>`: the handshake the extension uses
  *     (server/protocol/handshake.ts): the nonce from GET /ws-info, answered once, before it expires.
  *   - `opentabs, <secret>`: the secret itself, compared in constant time (other clients).
+ * Only the secret of auth.json opens it: a program on /ws can do what the side panel does (answer
+ * approvals, change permissions), so the client token MCP client configs hold is refused in both
+ * forms with 403 client_token_not_allowed.
  * The connection itself is ExtensionHub's (Bun native WebSocket handlers in server/hub/hub.ts).
  */
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
-import { secretMatches } from '../middleware/auth.ts';
-import { HMAC_SUBPROTOCOL_PREFIX, WS_SUBPROTOCOL, parseHmacSubprotocol } from '../protocol/handshake.ts';
+import { clientTokenMatches, clientTokenRefused, secretMatches } from '../middleware/auth.ts';
+import { HMAC_SUBPROTOCOL_PREFIX, WS_SUBPROTOCOL, extensionProofMessage, hexEqual, hmacHex, parseHmacSubprotocol } from '../protocol/handshake.ts';
+import { secretPath } from '../state/secret.ts';
 import { handshakeFor } from '../hub/handshake.ts';
 
 export { WS_SUBPROTOCOL };
@@ -41,8 +45,12 @@ export function wsRoutes(ctx: ServerContext): Hono<AppEnv> {
       // A request that cannot be upgraded must not use up the nonce.
       if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notUpgrade();
       const check = await handshakeFor(ctx).verify(ctx.secret, parsed.serverNonce, parsed.proof);
+      if (!check.ok && check.status === 401 && typeof ctx.clientToken === 'string' && hexEqual(await hmacHex(ctx.clientToken, extensionProofMessage(parsed.serverNonce)), parsed.proof)) {
+        return clientTokenRefused('The extension\'s WebSocket (/ws)', secretPath(ctx.configDir));
+      }
       if (!check.ok) return errorResponse(check.status === 401 ? 'unauthorized' : 'rate_limited', check.message, { category: check.status === 401 ? 'auth' : 'rate_limited' }, {}, check.status);
     } else if (!secretMatches(ctx.secret, offered)) {
+      if (clientTokenMatches(ctx.clientToken, offered)) return clientTokenRefused('The extension\'s WebSocket (/ws)', secretPath(ctx.configDir));
       return errorResponse('unauthorized', 'Invalid secret in Sec-WebSocket-Protocol (it may have been rotated; reload the extension)', { category: 'auth' });
     }
     if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notUpgrade();

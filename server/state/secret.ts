@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { createFileOnceSync, writeFileAtomic } from './atomic.ts';
 import { randomHex } from '../protocol/handshake.ts';
 import { DIR_MODE } from './paths.ts';
-import { adminSecretPath, readAdminSecretSync, readSecretSync, secretPath } from '../protocol/local-files.ts';
+import { clientTokenPath, readClientTokenSync, readSecretSync, secretPath } from '../protocol/local-files.ts';
 
-export { ADMIN_HEADER, adminSecretPath, isValidSecret, readAdminSecretSync, readSecretSync, secretPath } from '../protocol/local-files.ts';
+export { clientTokenPath, isValidSecret, readClientTokenSync, readSecretSync, secretPath } from '../protocol/local-files.ts';
 
 async function writeSecret(dir: string, secret: string): Promise<void> {
   await mkdir(join(dir, 'extension'), { recursive: true, mode: DIR_MODE });
@@ -47,36 +47,37 @@ export async function loadOrCreateSecret(dir: string): Promise<string> {
 }
 
 /**
- * The admin secret (answering approvals, changing plugin settings: the CLI's, never in an MCP
- * client's config), created on first start like the bearer secret, in the config folder itself
- * rather than in the extension folder Chrome loads.
+ * The client token (what MCP client configs hold: MCP, tool calls, the read-only routes), created
+ * on first start like the secret, in the config folder itself rather than in the extension folder
+ * Chrome loads. Two servers starting at once end with the same token, as with the secret.
  */
-export async function loadOrCreateAdminSecret(dir: string): Promise<string> {
-  const existing = readAdminSecretSync(dir);
+export async function loadOrCreateClientToken(dir: string): Promise<string> {
+  const existing = readClientTokenSync(dir);
   if (existing) {
-    await chmod(adminSecretPath(dir), 0o600).catch(() => {});
+    await chmod(clientTokenPath(dir), 0o600).catch(() => {});
     return existing;
   }
-  const secret = randomHex(32);
-  const text = JSON.stringify({ adminSecret: secret }) + '\n';
+  const token = randomHex(32);
+  const text = JSON.stringify({ clientToken: token }) + '\n';
   await mkdir(dir, { recursive: true, mode: DIR_MODE });
-  if (!existsSync(adminSecretPath(dir))) {
-    const created = createFileOnceSync(adminSecretPath(dir), text, 0o600);
-    if (created) return secret;
-    const theirs = readAdminSecretSync(dir);
+  if (!existsSync(clientTokenPath(dir))) {
+    const created = createFileOnceSync(clientTokenPath(dir), text, 0o600);
+    if (created) return token;
+    const theirs = readClientTokenSync(dir);
     if (theirs) return theirs;
   }
-  await writeFileAtomic(adminSecretPath(dir), text, 0o600);
-  return secret;
+  await writeFileAtomic(clientTokenPath(dir), text, 0o600);
+  return token;
 }
 
 /**
- * A fresh secret (`opentabs config rotate-secret`), and a fresh admin secret with it; running
+ * A fresh secret (`opentabs config rotate-secret`), and a fresh client token with it; running
  * servers pick both up on reload.
  */
 export async function rotateSecret(dir: string): Promise<string> {
   const secret = randomHex(32);
   await writeSecret(dir, secret);
-  await writeFileAtomic(adminSecretPath(dir), JSON.stringify({ adminSecret: randomHex(32) }) + '\n', 0o600);
+  await mkdir(dir, { recursive: true, mode: DIR_MODE });
+  await writeFileAtomic(clientTokenPath(dir), JSON.stringify({ clientToken: randomHex(32) }) + '\n', 0o600);
   return secret;
 }

@@ -22,12 +22,12 @@ export interface TestServer {
   secret: string;
   configDir: string;
   ctx: ServerContext;
-  /** The admin secret (<configDir>/admin.json), which answering approvals and plugin settings take too. */
-  adminSecret: string;
-  /** `{ Authorization: 'Bearer <secret>', 'X-OpenTabs-Admin': <admin secret> }` for fetch: what the CLI sends. */
+  /** The client token (<configDir>/client-token.json): what MCP client configs hold. */
+  clientToken: string;
+  /** `{ Authorization: 'Bearer <secret>' }` for fetch: what the CLI sends. */
   auth: Record<string, string>;
-  /** `{ Authorization: 'Bearer <secret>' }` alone: what an MCP client's config holds. */
-  bearer: Record<string, string>;
+  /** `{ Authorization: 'Bearer <client token>' }`: what an MCP client's config holds. */
+  client: Record<string, string>;
   /** The server's memory keeper (collections and quiet-spell releases it ran). */
   memory: MemoryKeeper;
   stop(): Promise<void>;
@@ -61,9 +61,9 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
     secret,
     configDir,
     ctx: running.ctx,
-    adminSecret: running.ctx.adminSecret ?? '',
-    auth: { Authorization: `Bearer ${secret}`, 'X-OpenTabs-Admin': running.ctx.adminSecret ?? '' },
-    bearer: { Authorization: `Bearer ${secret}` },
+    clientToken: running.ctx.clientToken ?? '',
+    auth: { Authorization: `Bearer ${secret}` },
+    client: { Authorization: `Bearer ${running.ctx.clientToken ?? ''}` },
     memory: running.memory,
     async stop() {
       if (stopped) return;

@@ -27,7 +27,7 @@ describe('body limits and JSON', () => {
 
   test('a chunked body (no Content-Length) over the limit is also refused', async () => {
     const chunk = 'a'.repeat(16 * 1024);
-    const parts = [`POST /plugin-settings HTTP/1.1`, `Host: 127.0.0.1:${srv.port}`, `Authorization: Bearer ${srv.secret}`, `X-OpenTabs-Admin: ${srv.adminSecret}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked', 'Connection: close', '', ''];
+    const parts = [`POST /plugin-settings HTTP/1.1`, `Host: 127.0.0.1:${srv.port}`, `Authorization: Bearer ${srv.secret}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked', 'Connection: close', '', ''];
     let req = parts.join('\r\n');
     req += `${(1).toString(16)}\r\n"\r\n`;
     for (let i = 0; i < 6; i++) req += `${chunk.length.toString(16)}\r\n${chunk}\r\n`;
