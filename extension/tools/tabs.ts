@@ -174,6 +174,26 @@ async function leaveWatchingDialogs(tab: chrome.tabs.Tab, start: () => Promise<u
   return r.dialog;
 }
 
+/**
+ * The window the agent last opened a tab or a window in: browser_open_tab without a windowId
+ * opens there while it is open, so the agent's tabs stay together instead of going to whichever
+ * window the user focused last. Not an incognito window (a later tab would go incognito unasked).
+ * Kept in the worker's memory: after the worker restarts, Chrome's default (the last focused).
+ */
+let agentWindow: number | undefined;
+
+export function rememberAgentWindow(w: { id?: number; incognito?: boolean; type?: string } | undefined): void {
+  if (w?.id !== undefined && !w.incognito && (w.type === undefined || w.type === 'normal')) agentWindow = w.id;
+}
+
+async function defaultWindow(): Promise<number | undefined> {
+  if (agentWindow === undefined) return undefined;
+  const w = await chrome.windows.get(agentWindow).catch(() => null);
+  if (w && w.type === 'normal' && !w.incognito) return agentWindow;
+  agentWindow = undefined;
+  return undefined;
+}
+
 export const tabTools = {
   async browser_list_tabs(input, env) {
     const all = await chrome.tabs.query({});
@@ -205,10 +225,11 @@ export const tabTools = {
     try {
       // In the background unless asked: a tab made active in the window the user types in took
       // their keystrokes (they landed in the agent's page), and showed it in place of theirs.
-      tab = await chrome.tabs.create({ url, active: input.active === true, windowId: input.windowId });
+      tab = await chrome.tabs.create({ url, active: input.active === true, windowId: input.windowId ?? (await defaultWindow()) });
     } catch (err) {
       throw new ToolError(`Could not open the tab: ${(err as Error).message}`, { code: 'invalid_arguments', category: 'validation' });
     }
+    rememberAgentWindow(await chrome.windows.get(tab.windowId).catch(() => undefined));
     if (tab.id !== undefined) watchOpenedTab(tab.id, url);
     return { value: tabSummary(tab) };
   },

@@ -1,6 +1,6 @@
 /** The windows group of built-in tools. */
 import { ToolError } from '../shared/tool-error.ts';
-import { listedTab } from './tabs.ts';
+import { listedTab, rememberAgentWindow } from './tabs.ts';
 import { assertUrlAllowed } from './url-policy.ts';
 import type { Handlers } from './types.ts';
 
@@ -49,6 +49,7 @@ export const windowTools = {
       throw new ToolError(`Could not create the window: ${(err as Error).message}`, { code: 'not_available', category: 'validation' });
     }
     if (!w) throw new ToolError('Chrome did not create the window (incognito not allowed for the extension?)', { code: 'not_available', category: 'validation' });
+    rememberAgentWindow(w);
     return { value: windowSummary(await chrome.windows.get(w.id!, { populate: true })) };
   },
 

@@ -188,6 +188,11 @@ test('the agent works behind the user: its tabs and windows open behind, a backg
   const win = await ok('browser_create_window', { url: h.fixtureUrl('/s22d/agent?window') });
   expect(win.focused).toBe(false);
   await unchanged();
+  // The agent's next tab goes to the window it made, not to the user's.
+  const next = await ok('browser_open_tab', { url: h.fixtureUrl('/s22d/agent?next') });
+  expect(next.windowId).toBe(win.id);
+  expect(next.active).toBe(false);
+  await unchanged();
 
   // Asked for explicitly, both still come to the front.
   const shownTab = await ok('browser_open_tab', { url: h.fixtureUrl('/s22d/agent?shown'), active: true, windowId: otherWindow });

@@ -32,7 +32,7 @@ export const tabsTools = [
     input: v.strictObject({
       url: v.pipe(v.string(), v.minLength(1), v.description('URL to open')),
       active: v.optional(v.pipe(v.boolean(), v.description('Show the new tab in its window (default false)'))),
-      windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Window to open it in (default the last focused one)'))),
+      windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Window to open it in (default the window the agent last opened a tab or window in, while open; else the last focused one)'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: false },
