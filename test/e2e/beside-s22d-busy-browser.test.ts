@@ -166,6 +166,7 @@ test('the agent works behind the user: its tabs and windows open behind, a backg
 
   // Typing and clicking in it: the text lands in its field, the user's tab stays shown.
   await ok('browser_type_text', { tabId: agentTab, selector: '#field', text: 'agent text' });
+  await ok('browser_press_key', { tabId: agentTab, key: 'End' });
   await ok('browser_click_element', { tabId: agentTab, selector: '#go' });
   await unchanged();
   expect((await ok('browser_snapshot', { tabId: agentTab })).snapshot).toContain('agent text');
@@ -181,6 +182,13 @@ test('the agent works behind the user: its tabs and windows open behind, a backg
   expect(size.png).toBe(true);
   expect(size.width).toBeGreaterThan(100);
   expect(size.height).toBeGreaterThan(100);
+  await unchanged();
+  expect((await ok('browser_get_tab_info', { tabId: agentTab })).active).toBe(false);
+
+  // Navigating it and going back: it stays in the background.
+  await ok('browser_navigate_tab', { tabId: agentTab, url: h.fixtureUrl('/s22d/agent?moved') });
+  await ok('browser_go_back', { tabId: agentTab });
+  await ok('browser_wait_for', { tabId: agentTab, text: 'Go' });
   await unchanged();
   expect((await ok('browser_get_tab_info', { tabId: agentTab })).active).toBe(false);
 

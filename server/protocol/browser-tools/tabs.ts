@@ -94,7 +94,7 @@ export const tabsTools = [
   tool({
     name: 'browser_focus_tab',
     group: 'tabs',
-    description: 'Make a tab active and focus its window.',
+    description: 'Make a tab active and focus its window, in front of the user\'s (their typing then goes there): only to show them something. No other tool needs the tab in front.',
     input: v.strictObject({
       tabId,
     }),
