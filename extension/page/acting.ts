@@ -79,7 +79,9 @@ export function locate(selector: string | null, ref: string | null, focus: boole
     // (An element that cannot take focus leaves it where it was, as a click on it would.)
     const focusable = ((el as HTMLElement).tabIndex >= 0 || el.hasAttribute('tabindex') || userEditable(el)) && !el.matches(':disabled');
     const now = deepActiveElement();
-    if (focusable && now && now !== el && now !== document.body && !within(now, el) && !(within(el, now) && userEditable(now))) {
+    // (Focus gone on into an iframe is judged by the tools' key guard, which knows the frames.)
+    const intoFrame = now?.tagName === 'IFRAME' || now?.tagName === 'FRAME';
+    if (focusable && now && !intoFrame && now !== el && now !== document.body && !within(now, el) && !(within(el, now) && userEditable(now))) {
       // Unless the page put that element in its place (a "Write a comment…" field that opens the
       // editor as it gets the focus, and goes): the text goes there, as a person's would.
       const replaced = !el.isConnected || !el.checkVisibility();
