@@ -140,6 +140,48 @@ async function pressKey(send: CdpSend, key: string, modifiers: number): Promise<
   ]);
 }
 
+/** Printable ASCII: the characters a US keyboard has a key for, typed with key events when `keystrokes`. */
+const HAS_KEY = /^[\x20-\x7e]$/;
+/** Characters typed with Shift held on a US keyboard (their key events say shiftKey). */
+const SHIFTED = /^[A-Z!@#$%^&*()_+{}|:"<>?~]$/;
+
+/**
+ * Types `text` one character at a time as a person does: a key press (keydown with the
+ * character, keypress, input, keyup) for each character a US keyboard has a key for, Shift held
+ * for capitals and shifted punctuation; a character with no such key (é, an emoji, CJK, a line
+ * break, a tab) is inserted as text (one input event, no key events), as an input method does.
+ * `next(i)` runs before character i is sent and throws to send no more.
+ */
+export async function typeKeys(send: CdpSend, text: string, next: (i: number) => void): Promise<void> {
+  const chars = [...text];
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i]!;
+    next(i);
+    if (HAS_KEY.test(c)) await pressKey(send, c, SHIFTED.test(c) ? MODIFIER_BITS.Shift! : 0);
+    else await send('Input.insertText', { text: c });
+  }
+}
+
+/**
+ * Watches tab `tabId` from now until stop() for its top frame starting to load, or committing,
+ * another document: left() says whether it did.
+ */
+function watchTopNavigation(tabId: number): { left: () => boolean; stop: () => void } {
+  let left = false;
+  const on = (d: { tabId: number; frameId: number }) => {
+    if (d.tabId === tabId && d.frameId === 0) left = true;
+  };
+  chrome.webNavigation.onBeforeNavigate.addListener(on);
+  chrome.webNavigation.onCommitted.addListener(on);
+  return {
+    left: () => left,
+    stop: () => {
+      chrome.webNavigation.onBeforeNavigate.removeListener(on);
+      chrome.webNavigation.onCommitted.removeListener(on);
+    },
+  };
+}
+
 /**
  * A mouse move, answered once the page has it. Chrome hands a move to the page with the page's
  * next frame, and the protocol answers then: 16 ms in a tab on screen, but a tab the user is not
@@ -242,25 +284,51 @@ export const actingTools = {
       // undoes what the guard pinned, and refuses when the page took it off meanwhile.
       const keys = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref));
       const text = String(input.text);
+      const keystrokes = input.keystrokes === true && text !== '';
+      const total = [...text].length;
+      // With keystrokes: characters sent so far, and whether the call is over (a dialog a key
+      // opened ends it at once, and no key follows once that dialog is answered).
+      let sent = 0;
+      let over = false;
+      // A key can make the page navigate (an autocomplete opening its result): no key of this text
+      // reaches the next page.
+      const leaving = keystrokes ? watchTopNavigation(tab.id!) : null;
       let r: Awaited<ReturnType<typeof runWatchingDialogs>> | undefined;
       try {
         ctx.signal.throwIfAborted(); // as for a click: no typing after the caller was told it failed
         r = await withDebugger(tab.id!, (tabSend) => runWatchingDialogs(tab.id!, tabSend, () => withFrameInput(tab.id!, tabSend, p.oopif ?? null, p, async (send) => {
-          // point() selected what the field holds: inserted text replaces the selection (one input
-          // event, as when a person types over it); only an empty text needs a Backspace to delete it.
-          keys.beforeKey(replace && text === '' ? 'the field was not cleared' : 'the text was not typed');
-          if (replace && text === '') await pressKey(send, 'Backspace', 0);
-          else await send('Input.insertText', { text });
+          if (keystrokes) {
+            // point() selected what the field holds: the first character typed replaces it.
+            await typeKeys(send, text, (i) => {
+              const unsent = i === 0 ? 'the text was not typed' : `${i} of ${total} characters were typed, the rest not`;
+              if (over) throw new ToolError(`The typing stopped: ${unsent}`, { code: 'cancelled', category: 'internal' });
+              ctx.signal.throwIfAborted();
+              if (leaving!.left()) throw new ToolError(`Tab ${tab.id} started loading another page while the text was typed: ${unsent}`, { code: 'not_available', category: 'validation' });
+              keys.beforeKey(unsent);
+              sent = i + 1;
+              if (i > 0 && i % 50 === 0) ctx.progress({ progress: i, total, message: 'typing' });
+            });
+          } else {
+            // point() selected what the field holds: inserted text replaces the selection (one input
+            // event, as when a person types over it); only an empty text needs a Backspace to delete it.
+            keys.beforeKey(replace && text === '' ? 'the field was not cleared' : 'the text was not typed');
+            if (replace && text === '') await pressKey(send, 'Backspace', 0);
+            else await send('Input.insertText', { text });
+          }
           if (input.submit === true) {
+            if (keystrokes && over) return;
             keys.beforeKey('the text was typed, Enter was not pressed');
             await pressKey(send, 'Enter', 0);
           }
         })));
       } finally {
+        over = true;
+        leaving?.stop();
         // A dialog the typing opened blocks the page's scripts: the guard's pins are undone once it is answered.
         await keys.done(r?.dialog !== undefined);
       }
-      return { value: { typed: text.length, tag: p.tag, replaced: replace, submitted: input.submit === true, ...(r.dialog ? dialogNote(r.dialog) : {}) } };
+      const typed = keystrokes ? [...text].slice(0, sent).join('').length : text.length;
+      return { value: { typed, tag: p.tag, replaced: replace, submitted: input.submit === true && !(keystrokes && r.dialog), ...(keystrokes ? { keystrokes: true } : {}), ...(r.dialog ? dialogNote(r.dialog) : {}) } };
     });
   },
 

@@ -22,7 +22,7 @@ export const actingTools = [
   tool({
     name: 'browser_type_text',
     group: 'acting',
-    description: 'Type text into a field as real input. Replaces what the field holds unless append is true.',
+    description: 'Type text into a field as real input. Replaces what the field holds unless append is true. By default the text is inserted at once (one input event, no key events); keystrokes: true types it key by key, for pages that react only to keydown/keyup.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
@@ -31,6 +31,7 @@ export const actingTools = [
       append: v.optional(v.pipe(v.boolean(), v.description('Add to the field\'s text instead of replacing it'))),
       clear: v.optional(v.pipe(v.boolean(), v.description('Older name for the default (replace); not with append'))),
       submit: v.optional(v.pipe(v.boolean(), v.description('Press Enter after typing'))),
+      keystrokes: v.optional(v.pipe(v.boolean(), v.description('Type character by character with real key events (keydown, keypress, input, keyup each; Shift for capitals), for autocompletes, counters and hotkeys that listen to keys; slower. Characters with no US key (é, emoji, CJK, line breaks, tabs) are inserted as text without key events. Default false: the whole text in one insertion'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: true },
