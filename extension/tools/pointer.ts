@@ -2,11 +2,12 @@
  * Pointer input by coordinates and drag and drop, as trusted DevTools-protocol mouse events:
  * browser_click_at, browser_move_mouse and browser_drag.
  *
- * A drag is a real press on the source, moves and a release on the target. If the press and first
- * move start an HTML5 drag (a draggable element), Chrome would run a native drag loop the protocol
- * cannot steer, so drags are intercepted (Input.setInterceptDrags) and the drag's data is carried
- * to the target with Input.dispatchDragEvent (dragenter, dragover, drop); otherwise the page got
- * plain pointer/mouse events all along (pointer-based drags).
+ * A drag is a real press on the source (held still for `holdMs` first, if given), moves and a
+ * release on the target. If the press and first move start an HTML5 drag (a draggable element),
+ * Chrome would run a native drag loop the protocol cannot steer, so drags are intercepted
+ * (Input.setInterceptDrags) and the drag's data is carried to the target with
+ * Input.dispatchDragEvent (dragenter, dragover, drop); otherwise the page got plain pointer/mouse
+ * events all along (pointer-based drags).
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { debuggerEvents } from './cdp-events.ts';
@@ -47,15 +48,15 @@ interface DragData {
 class Stopped extends Error {}
 
 /**
- * Press at `from`, move to `to` in `steps` moves and release there, carrying an HTML5 drag if one
- * starts. `tabSend`: the tab's own session when `send` sends the input to a frame in a process of
+ * Press at `from`, hold still for `hold.ms`, move to `to` in `steps` moves and release there,
+ * carrying an HTML5 drag if one starts. `tabSend`: the tab's own session when `send` sends the input to a frame in a process of
  * its own; drags are intercepted there too (with the frame's session alone Chrome reported no
  * HTML5 drag start in the frame). `stopped`, asked before each event: true once a frame of the tab
  * started loading a page the tools may not use; then nothing more is sent but the end of the
  * gesture (a release, or a cancelled HTML5 drag) with such iframes pinned pointer-events:none
  * (endPinned), and the drag fails.
  */
-async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: number }, to: { x: number; y: number }, steps: number, tabSend?: CdpSend, stopped: () => boolean = () => false): Promise<{ html5: boolean }> {
+async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: number }, to: { x: number; y: number }, steps: number, tabSend?: CdpSend, stopped: () => boolean = () => false, hold: { ms: number; signal?: AbortSignal } = { ms: 0 }): Promise<{ html5: boolean }> {
   let intercepted: DragData | null = null;
   let onDrag: (() => void) | null = null;
   const off = debuggerEvents(tabId, (method, params) => {
@@ -80,6 +81,25 @@ async function dragWith(tabId: number, send: CdpSend, from: { x: number; y: numb
     go();
     down = true;
     await send('Input.dispatchMouseEvent', { type: 'mousePressed', x: from.x, y: from.y, button: 'left', buttons: 1, clickCount: 1 });
+    if (hold.ms > 0) {
+      // Held still, as a person does for a drag that starts only after a delay; a call given up
+      // meanwhile lets the button go where it was pressed and moves nothing.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, hold.ms);
+        function done() {
+          clearTimeout(timer);
+          hold.signal?.removeEventListener('abort', done);
+          resolve();
+        }
+        hold.signal?.addEventListener('abort', done);
+        if (hold.signal?.aborted) done();
+      });
+      if (hold.signal?.aborted) {
+        down = false;
+        await send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: from.x, y: from.y, button: 'left', buttons: 0, clickCount: 1 });
+        hold.signal.throwIfAborted();
+      }
+    }
     // The first move: far enough for Chrome's drag threshold; an HTML5 drag starts here or never.
     const first = at(1 / steps);
     const nudge = Math.hypot(first.x - from.x, first.y - from.y) < 6 ? { x: from.x + 6, y: from.y } : first;
@@ -256,7 +276,7 @@ export const pointerTools = {
         out = await withDebugger(tabId, (send) =>
           runWatchingDialogs(tabId, send, () =>
             // A frame in a process of its own takes the events in its own viewport's coordinates.
-            withFrameInput(tabId, send, oopif, from, (s, at) => dragWith(tabId, s, at, { x: to.x - (from.x - at.x), y: to.y - (from.y - at.y) }, input.steps ?? 10, oopif ? send : undefined, () => loads.seen() !== null)),
+            withFrameInput(tabId, send, oopif, from, (s, at) => dragWith(tabId, s, at, { x: to.x - (from.x - at.x), y: to.y - (from.y - at.y) }, input.steps ?? 10, oopif ? send : undefined, () => loads.seen() !== null, { ms: input.holdMs ?? 0, signal: ctx.signal })),
           ),
         );
       } finally {
