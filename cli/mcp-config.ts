@@ -1,8 +1,9 @@
 /**
  * Ready-to-paste MCP client configuration (what `opentabs start` prints on first run and with
  * --show-config): the Streamable HTTP entry each client's config file expects (Claude Code,
- * Cursor, Windsurf, OpenCode, VS Code, Gemini CLI, Codex CLI, …), with the bearer secret in an
- * Authorization header. The first-run banner leaves out the VS Code and Gemini settings.json
+ * Cursor, Windsurf, OpenCode, VS Code, Gemini CLI, Codex CLI, …), with the client token
+ * (<config dir>/client-token.json) in an Authorization header: never the secret of auth.json,
+ * which also answers approvals and opens the extension's connection. The first-run banner leaves out the VS Code and Gemini settings.json
  * blocks (both clients have a one-line form or a shorter block in the banner) and says how to see
  * them; --show-config prints everything.
  */
@@ -15,7 +16,7 @@ import { c } from './output.ts';
 export const CLI_MODE_LINE =
   "Use `opentabs tool list` and `opentabs tool call <name> '<json>'` to interact with web apps via the browser.";
 
-/** The environment variable the Codex CLI command tells Codex to read the secret from. */
+/** The environment variable the Codex CLI command tells Codex to read the client token from. */
 export const CODEX_SECRET_VAR = 'OPENTABS_SECRET';
 
 export interface McpConfigs {
@@ -30,10 +31,10 @@ export interface McpConfigs {
   /** Gemini CLI's ~/.gemini/settings.json: `httpUrl` is its Streamable HTTP field (`url` is SSE). */
   gemini: object;
   /**
-   * Codex CLI: `codex mcp add --bearer-token-env-var` keeps the secret out of config.toml; Codex
+   * Codex CLI: `codex mcp add --bearer-token-env-var` keeps the token out of config.toml; Codex
    * sends `Authorization: Bearer $OPENTABS_SECRET` when a session starts. The export line reads the
-   * current secret with `opentabs config secret` (this CLI only: no jq), so it still holds after
-   * `opentabs config rotate-secret` in a new shell.
+   * current client token with `opentabs config client-token` (this CLI only: no jq), so it still
+   * holds after `opentabs config rotate-secret` in a new shell.
    */
   codexCommand: string;
   codexExport: string;
@@ -55,8 +56,8 @@ export type HttpClient = 'claude-code' | 'cursor' | 'opencode' | 'windsurf' | 'v
  * blocks below (--show-config) and `opentabs setup <client>` use, so what setup writes is what
  * --show-config prints.
  */
-export function httpEntry(client: HttpClient, url: string, secret: string): Record<string, unknown> {
-  const headers = { Authorization: `Bearer ${secret}` };
+export function httpEntry(client: HttpClient, url: string, token: string): Record<string, unknown> {
+  const headers = { Authorization: `Bearer ${token}` };
   switch (client) {
     case 'claude-code':
     case 'vscode':
@@ -107,24 +108,25 @@ export function codexTomlTable(entry: Record<string, unknown>): string {
   return lines.join('\n');
 }
 
-export function mcpConfigs(baseUrl: string, secret: string, configDir: string): McpConfigs {
+/** `token`: the client token of `configDir` (client-token.json). */
+export function mcpConfigs(baseUrl: string, token: string, configDir: string): McpConfigs {
   const url = `${baseUrl}/mcp`;
-  const entry = (client: HttpClient) => block(client, httpEntry(client, url, secret));
+  const entry = (client: HttpClient) => block(client, httpEntry(client, url, token));
   return {
     // --scope user: in every folder, as the ~/.claude.json block (Claude Code's default scope is
     // the current folder only).
-    claudeCodeCommand: `claude mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
+    claudeCodeCommand: `claude mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${token}"`,
     claudeCode: entry('claude-code'),
     cursor: entry('cursor'),
     opencode: entry('opencode'),
     windsurf: entry('windsurf'),
     vscode: entry('vscode'),
-    geminiCommand: `gemini mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${secret}"`,
+    geminiCommand: `gemini mcp add --scope user --transport http opentabs ${url} --header "Authorization: Bearer ${token}"`,
     gemini: entry('gemini'),
     codexCommand: `codex mcp add opentabs --url ${url} --bearer-token-env-var ${CODEX_SECRET_VAR}`,
-    codexExport: `export ${CODEX_SECRET_VAR}="$(${secretCommand(configDir)})"`,
-    codexToml: codexTomlTable(httpEntry('codex', url, secret)),
-    gateway: block('claude-code', httpEntry('claude-code', `${baseUrl}/mcp/gateway`, secret)),
+    codexExport: `export ${CODEX_SECRET_VAR}="$(${clientTokenCommand(configDir)})"`,
+    codexToml: codexTomlTable(httpEntry('codex', url, token)),
+    gateway: block('claude-code', httpEntry('claude-code', `${baseUrl}/mcp/gateway`, token)),
     cliModeLine: CLI_MODE_LINE,
     extensionDir: join(configDir, 'extension'),
   };
@@ -138,37 +140,50 @@ export function secretCommand(configDir: string): string {
   return commandFor(configDir, ['config', 'secret']);
 }
 
+/** The command that prints the client token of `configDir` alone (see secretCommand). */
+export function clientTokenCommand(configDir: string): string {
+  return commandFor(configDir, ['config', 'client-token']);
+}
+
 /** `opentabs <args>` for `configDir`, as it runs in a shell (see secretCommand). */
-function commandFor(configDir: string, args: string[]): string {
+export function commandFor(configDir: string, args: string[]): string {
   const assign = process.platform === 'win32' || resolve(configDir) === resolve(homeDir(), '.opentabs') ? '' : `OPENTABS_CONFIG_DIR=${shellWord(configDir)} `;
   return assign + runnableArgv(args).map(shellWord).join(' ');
 }
 
 /**
- * The client config files the configuration above tells users to put the secret in, and that
- * `opentabs setup <client>` writes (absolute paths; the project-level ones in `cwd`), for
+ * The client config files the configuration above tells users to put the client token in, and
+ * that `opentabs setup <client>` writes (absolute paths; the project-level ones in `cwd`), for
  * `opentabs doctor` to check who can read them.
  */
 export function clientConfigFiles(cwd: string, home = homeDir(), env: Record<string, string | undefined> = process.env): string[] {
   const desktop = claudeDesktopFile(env, home);
+  return [...clientConfigSetups(cwd, home, env).map((f) => f.path), ...(desktop ? [desktop] : [])];
+}
+
+/**
+ * The files of clientConfigFiles that hold an HTTP entry, each with the `opentabs setup` arguments
+ * that write it (after `setup`), so doctor can name the command that rewrites one.
+ */
+export function clientConfigSetups(cwd: string, home = homeDir(), env: Record<string, string | undefined> = process.env): { path: string; setup: string[] }[] {
+  const project = (client: string) => [client, '--project', '--dir', cwd];
   return [
-    join(home, '.claude.json'),
-    claudeCodeUserFile(env, home),
-    join(cwd, '.mcp.json'),
-    join(cwd, '.cursor', 'mcp.json'),
-    join(home, '.cursor', 'mcp.json'),
-    join(cwd, 'opencode.json'),
-    join(home, '.config', 'opencode', 'opencode.json'),
-    join(home, '.codeium', 'windsurf', 'mcp_config.json'),
-    join(home, '.gemini', 'settings.json'),
-    join(cwd, '.gemini', 'settings.json'),
-    join(home, '.codex', 'config.toml'),
-    codexUserFile(env, home),
-    join(cwd, '.codex', 'config.toml'),
-    join(cwd, '.vscode', 'mcp.json'),
-    vscodeUserFile(false, env, home),
-    vscodeUserFile(true, env, home),
-    ...(desktop ? [desktop] : []),
+    { path: join(home, '.claude.json'), setup: ['claude-code'] },
+    { path: claudeCodeUserFile(env, home), setup: ['claude-code'] },
+    { path: join(cwd, '.mcp.json'), setup: project('claude-code') },
+    { path: join(cwd, '.cursor', 'mcp.json'), setup: project('cursor') },
+    { path: join(home, '.cursor', 'mcp.json'), setup: ['cursor'] },
+    { path: join(cwd, 'opencode.json'), setup: ['opencode', '--dir', cwd] },
+    { path: join(home, '.config', 'opencode', 'opencode.json'), setup: ['opencode', '--global'] },
+    { path: join(home, '.codeium', 'windsurf', 'mcp_config.json'), setup: ['windsurf'] },
+    { path: join(home, '.gemini', 'settings.json'), setup: ['gemini'] },
+    { path: join(cwd, '.gemini', 'settings.json'), setup: project('gemini') },
+    { path: join(home, '.codex', 'config.toml'), setup: ['codex'] },
+    { path: codexUserFile(env, home), setup: ['codex'] },
+    { path: join(cwd, '.codex', 'config.toml'), setup: project('codex') },
+    { path: join(cwd, '.vscode', 'mcp.json'), setup: project('vscode') },
+    { path: vscodeUserFile(false, env, home), setup: ['vscode'] },
+    { path: vscodeUserFile(true, env, home), setup: ['vscode', '--insiders'] },
   ];
 }
 
@@ -189,8 +204,8 @@ export function stdioConfig(configDir: string): object {
  * Human text. JSON blocks start with a line "{" and end with a line "}" so they can be copied (and
  * parsed) whole. `full` (--show-config) adds the VS Code and Gemini settings.json blocks.
  */
-export function renderMcpConfig(baseUrl: string, secret: string, configDir: string, full = true): string {
-  const m = mcpConfigs(baseUrl, secret, configDir);
+export function renderMcpConfig(baseUrl: string, token: string, configDir: string, full = true): string {
+  const m = mcpConfigs(baseUrl, token, configDir);
   const json = (v: object) => JSON.stringify(v, null, 2);
   return [
     c.bold('Connect your AI client'),
@@ -199,7 +214,7 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
     `${commandFor(configDir, ['setup'])} <client>`,
     `  <client>: ${SETUP_CLIENTS.join(', ')}. Or by hand:`,
     '',
-    `${c.cyan('Claude Code')} — run (replacing an entry, e.g. after a new secret: \`claude mcp remove opentabs\` first):`,
+    `${c.cyan('Claude Code')} — run (replacing an entry, e.g. after a new token: \`claude mcp remove opentabs\` first):`,
     m.claudeCodeCommand,
     '',
     `${c.cyan('Claude Code')} — or merge into ~/.claude.json:`,
@@ -218,11 +233,11 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
     m.geminiCommand,
     '',
     ...(full ? [`${c.cyan('Gemini CLI')} — or merge into ~/.gemini/settings.json:`, json(m.gemini), ''] : []),
-    `${c.cyan('Codex CLI')} — run (Codex reads the secret from ${CODEX_SECRET_VAR} when a session starts; put the export line in your shell profile):`,
+    `${c.cyan('Codex CLI')} — run (Codex reads the client token from ${CODEX_SECRET_VAR} when a session starts; put the export line in your shell profile):`,
     m.codexExport,
     m.codexCommand,
     '',
-    `${c.cyan('Codex CLI')} — or add to ~/.codex/config.toml (the secret in the file, no variable):`,
+    `${c.cyan('Codex CLI')} — or add to ~/.codex/config.toml (the token in the file, no variable):`,
     m.codexToml,
     '',
     ...(full
@@ -240,6 +255,7 @@ export function renderMcpConfig(baseUrl: string, secret: string, configDir: stri
     c.bold('Load the Chrome extension (once)'),
     `chrome://extensions → turn on Developer mode → Load unpacked → ${m.extensionDir}`,
     '',
-    `Show this again with \`opentabs start --show-config\`; print the secret with \`${secretCommand(configDir)}\`.`,
+    `Every entry above carries the client token of ${join(configDir, 'client-token.json')} (print it with \`${clientTokenCommand(configDir)}\`): it reaches MCP and tool calls, not approvals, settings or the extension's connection, which take the secret of auth.json (\`${secretCommand(configDir)}\`: for you and the CLI, not for clients).`,
+    `Show this again with \`opentabs start --show-config\`.`,
   ].join('\n');
 }

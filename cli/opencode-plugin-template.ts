@@ -19,10 +19,11 @@ const CONFIG_DIR = process.env.OPENTABS_CONFIG_DIR ?? ${JSON.stringify(opts.conf
 /** OpenCode names MCP tools <server>_<tool>; this is the server name in opencode.json. */
 const TOOL_PREFIX = ${JSON.stringify(`${opts.mcpName}_`)};
 
-function readSecret(): string | null {
+/** The client token (client-token.json): what MCP clients send; enough for the full /health. */
+function readClientToken(): string | null {
   try {
-    const secret = JSON.parse(readFileSync(join(CONFIG_DIR, 'extension', 'auth.json'), 'utf8'))?.secret;
-    return typeof secret === 'string' ? secret : null;
+    const token = JSON.parse(readFileSync(join(CONFIG_DIR, 'client-token.json'), 'utf8'))?.clientToken;
+    return typeof token === 'string' ? token : null;
   } catch {
     return null;
   }
@@ -36,10 +37,10 @@ interface Health {
 
 async function fetchHealth(): Promise<Health | null> {
   try {
-    // The secret is read on every call so a rotated secret just works.
-    const secret = readSecret();
+    // The token is read on every call so a rotated token just works.
+    const token = readClientToken();
     const res = await fetch(\`\${OPENTABS_URL}/health\`, {
-      headers: secret ? { authorization: \`Bearer \${secret}\` } : {},
+      headers: token ? { authorization: \`Bearer \${token}\` } : {},
       signal: AbortSignal.timeout(3000),
     });
     return res.ok ? ((await res.json()) as Health) : null;

@@ -8,7 +8,7 @@ import { readRegularFileSync } from '../server/protocol/regular-file.ts';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../server/limits.ts';
 import { resolveConfigDir } from '../server/state/paths.ts';
-import { readSecretSync } from '../server/state/secret.ts';
+import { readClientTokenSync, readSecretSync } from '../server/state/secret.ts';
 import { parsePort } from './args.ts';
 import { CliError, literal } from './output.ts';
 import { describePortHolder, findPortHolder, otherServerFix, stopCommandFor } from './port-holder.ts';
@@ -110,6 +110,15 @@ export function resolveTarget(portFlag: string | undefined, command: string): Ta
 export function secretFor(dir: string): string | null {
   try {
     return readSecretSync(dir);
+  } catch {
+    return null;
+  }
+}
+
+/** The client token of `dir` (client-token.json: what MCP client configs get), or null. */
+export function clientTokenFor(dir: string): string | null {
+  try {
+    return readClientTokenSync(dir);
   } catch {
     return null;
   }

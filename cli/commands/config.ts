@@ -1,4 +1,4 @@
-/** `opentabs config show|set|secret|rotate-secret`. */
+/** `opentabs config show|set|secret|client-token|rotate-secret`. */
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -7,7 +7,7 @@ import { MCP_SESSION_RATE_LIMIT, MCP_SESSIONS_PER_MINUTE_MAX } from '../../serve
 import { PAGE_TOOL_PREFIX_RE, PLUGIN_NAME_RE } from '../../server/protocol/plugin-manifest.ts';
 import { BROWSER_TOOL_NAMES } from '../../server/tools/browser-catalog.ts';
 import { closeToolNames } from '../../server/tools/suggest.ts';
-import { readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
+import { clientTokenPath, readClientTokenSync, readSecretSync, rotateSecret, secretPath } from '../../server/state/secret.ts';
 import { parse, parseBool } from '../args.ts';
 import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, out, printJson, runnableCommands, say, usageError } from '../output.ts';
@@ -15,12 +15,13 @@ import { shellWord } from '../../server/cli-command.ts';
 import { configDir, probePort, resolveTarget } from '../server-client.ts';
 import { openConfigForWrite, parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
 
-const HELP = `Usage: opentabs config <show|set|secret|rotate-secret> …
+const HELP = `Usage: opentabs config <show|set|secret|client-token|rotate-secret> …
 
   opentabs config show [--json] [--show-secret]   Config dir, port, secret, permissions, settings
   opentabs config set <key> <value>               Change one setting (see \`opentabs config set --help\`)
-  opentabs config secret                          Print the bearer secret alone (for scripts)
-  opentabs config rotate-secret                   Replace the bearer secret (running server picks it up)`;
+  opentabs config secret                          Print the secret alone (yours and the CLI's, for scripts)
+  opentabs config client-token                    Print the client token alone (what MCP clients get)
+  opentabs config rotate-secret                   Replace the secret and the client token (running server picks them up)`;
 
 const SHOW_HELP = `Usage: opentabs config show [--json] [--show-secret] [--port N]
 
@@ -33,9 +34,19 @@ permissions, page origins and plugin settings.
 
 const SECRET_HELP = `Usage: opentabs config secret
 
-Print the bearer secret of this config dir (<config dir>/extension/auth.json) and nothing else,
-e.g.  export OPENTABS_SECRET="$(opentabs config secret)"
+Print the secret of this config dir (<config dir>/extension/auth.json) and nothing else. It is
+yours and the CLI's: it also answers approvals, changes settings and opens the extension's
+connection. MCP clients get the client token instead (\`opentabs config client-token\`, or
+\`opentabs setup <client>\`, which writes it).
 Exits 1 when no secret has been created yet (\`opentabs start\` creates it).`;
+
+const CLIENT_TOKEN_HELP = `Usage: opentabs config client-token
+
+Print the client token of this config dir (<config dir>/client-token.json) and nothing else: what
+MCP clients send (\`Authorization: Bearer <token>\`), e.g.
+  export OPENTABS_SECRET="$(opentabs config client-token)"   (for Codex's --bearer-token-env-var)
+It reaches MCP, tool calls and the read-only endpoints, not approvals, settings or the extension's
+connection. Exits 1 when no token has been created yet (\`opentabs start\` creates it).`;
 
 const SET_HELP = `Usage: opentabs config set <key> <value> [--port N]
 
@@ -60,15 +71,16 @@ runs on, when it is not this config dir's last one).`;
 
 const ROTATE_HELP = `Usage: opentabs config rotate-secret [--port N]
 
-Write a new secret to <config dir>/extension/auth.json, then tell a running server to reload
-(authenticated with the old secret). The extension reconnects with the new secret by itself;
-MCP clients need the new Authorization header (\`opentabs start --show-config\`).`;
+Write a new secret to <config dir>/extension/auth.json and a new client token to
+<config dir>/client-token.json, then tell a running server to reload (authenticated with the old
+secret). The extension reconnects with the new secret by itself; MCP clients need the new token:
+run \`opentabs setup <client>\` again for each.`;
 
 export const command: Command = {
   name: 'config',
   summary: 'Configuration',
   help: HELP,
-  run: (argv) => runGroup('config', HELP, { show, set, secret: printSecret, 'rotate-secret': rotate }, argv),
+  run: (argv) => runGroup('config', HELP, { show, set, secret: printSecret, 'client-token': printClientToken, 'rotate-secret': rotate }, argv),
 };
 
 async function printSecret(argv: string[]): Promise<number> {
@@ -79,6 +91,17 @@ async function printSecret(argv: string[]): Promise<number> {
   const secret = readSecretSync(dir);
   if (secret === null) throw new CliError(runnableCommands(`No secret in ${secretPath(dir)} yet: run \`opentabs start\` to create one.`));
   out(secret);
+  return 0;
+}
+
+async function printClientToken(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, {}, 'config client-token');
+  if (values.help) return (say(CLIENT_TOKEN_HELP), 0);
+  if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'config client-token');
+  const dir = configDir();
+  const token = readClientTokenSync(dir);
+  if (token === null) throw new CliError(runnableCommands(`No client token in ${clientTokenPath(dir)} yet: run \`opentabs start\` to create one.`));
+  out(token);
   return 0;
 }
 
@@ -318,11 +341,14 @@ async function rotate(argv: string[]): Promise<number> {
   } catch (e) {
     throw new CliError(`The new secret is written, but the running server did not reload: ${(e as Error).message}. Restart it: \`opentabs stop && opentabs start\`.`);
   }
-  out(`New secret written to ${secretPath(t.configDir)}.`);
+  out(`New secret written to ${secretPath(t.configDir)}, new client token to ${clientTokenPath(t.configDir)}.`);
   say(
-    reloaded
-      ? 'The running server now uses it; the extension reconnects by itself. Update your MCP clients (`opentabs start --show-config`).'
-      : 'The server is not running; it will use the new secret when started. Update your MCP clients (`opentabs start --show-config`).',
+    runnableCommands(
+      (reloaded
+        ? 'The running server now uses it and the new client token; the extension reconnects by itself.'
+        : 'The server is not running; it will use the new secret and client token when started.') +
+        ' Your MCP clients hold the old client token: run `opentabs setup` again for each client, e.g. `opentabs setup claude-code` (`opentabs start --show-config` shows every entry).',
+    ),
   );
   return 0;
 }

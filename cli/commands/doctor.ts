@@ -6,14 +6,14 @@ import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync 
 import { readRegularFileSync } from '../../server/protocol/regular-file.ts';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { DEFAULT_PORT, MCP_SESSIONS_PER_MINUTE_MAX } from '../../server/limits.ts';
-import { readSecretSync, secretPath } from '../../server/state/secret.ts';
+import { readClientTokenSync, readSecretSync, secretPath } from '../../server/state/secret.ts';
 import { parse } from '../args.ts';
 import type { Command } from '../command.ts';
 import { c, oneLine, out, printJson, printable, runnableCommands, say, usageError } from '../output.ts';
 import { configPath, isSessionsPerMinute } from '../../server/state/config.ts';
 import { api, isAlive, noSecret, probePort, readPidFile, resolveTarget, secretFor, type HealthPayload, type Target } from '../server-client.ts';
 import { CliError } from '../output.ts';
-import { clientConfigFiles } from '../mcp-config.ts';
+import { CODEX_SECRET_VAR, clientConfigFiles, clientConfigSetups, clientTokenCommand, commandFor } from '../mcp-config.ts';
 import { describePortHolder, freePortAfter, insteadOf, otherServerFix } from '../port-holder.ts';
 import { OTHER_BROWSER_WAITS, mcpClientsText } from './status.ts';
 import { isCompiled, shellWord } from '../self.ts';
@@ -22,8 +22,9 @@ import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle
 const HELP = `Usage: opentabs doctor [--json] [--port N]
 
 Check that everything OpenTabs needs is in place and say how to fix what is not:
-config dir, secret file (present, valid, mode 0600), MCP client config files that hold the secret
-(~/.claude.json, opencode.json, ~/.codex/config.toml … readable by you only), the server (reachable,
+config dir, secret file (present, valid, mode 0600), MCP client config files (~/.claude.json,
+opencode.json, ~/.codex/config.toml …: readable by you only, holding the client token rather than
+the secret, and not a token the server no longer takes), the server (reachable,
 or who holds the port), the extension folder (installed) and the extension (connected), plugins
 that failed to load, new MCP sessions the session limit refused in the last 10 minutes, and a
 Chromium-based browser.
@@ -96,27 +97,72 @@ export function findBrowsers(): string[] {
 const CLIENT_CONFIG_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
- * MCP client config files (those \`opentabs start --show-config\` names) that hold the secret and
- * that other users can read (group or world read bit): one warning each, with the chmod that fixes it.
+ * MCP client config files (those \`opentabs start --show-config\` names) that hold the secret or
+ * the client token and that other users can read (group or world read bit): one warning each,
+ * with the chmod that fixes it.
  */
-export function clientConfigChecks(secret: string | null, cwd = process.cwd()): Check[] {
+export function clientConfigChecks(secret: string | null, cwd = process.cwd(), token: string | null = null): Check[] {
   if (!secret || process.platform === 'win32') return [];
   const checks: Check[] = [];
   for (const path of new Set(clientConfigFiles(cwd))) {
     let mode: number;
+    let what: string;
     try {
       const st = statSync(path);
       if (!st.isFile() || st.size > CLIENT_CONFIG_MAX_BYTES) continue;
       mode = st.mode & 0o777;
-      if ((mode & 0o044) === 0 || !readFileSync(path, 'utf8').includes(secret)) continue;
+      if ((mode & 0o044) === 0) continue;
+      const text = readFileSync(path, 'utf8');
+      if (text.includes(secret)) what = 'the OpenTabs secret';
+      else if (token && text.includes(token)) what = 'the OpenTabs client token';
+      else continue;
     } catch {
       continue;
     }
     checks.push({
       check: 'client config file',
       status: 'warn',
-      detail: `${path} holds the OpenTabs secret and is readable by other users (mode ${mode.toString(8).padStart(4, '0')})`,
+      detail: `${path} holds ${what} and is readable by other users (mode ${mode.toString(8).padStart(4, '0')})`,
       fix: `chmod 600 ${shellWord(path)}`,
+    });
+  }
+  return checks;
+}
+
+/**
+ * MCP client config files that hold the secret of auth.json rather than the client token (written
+ * before the client token existed, or by hand): with the secret an agent that reads its own
+ * client's config can answer its approvals and act as the extension. One warning each, with the
+ * \`opentabs setup\` command that writes the token in its place (for this config dir, runnable as
+ * printed); and Codex's variable when this environment holds the secret in it.
+ */
+export function clientSecretChecks(dir: string, secret: string | null, portArg = '', cwd = process.cwd(), env: Record<string, string | undefined> = process.env): Check[] {
+  if (!secret) return [];
+  const checks: Check[] = [];
+  const seen = new Set<string>();
+  for (const { path, setup } of clientConfigSetups(cwd, undefined, env)) {
+    if (seen.has(path)) continue;
+    seen.add(path);
+    try {
+      const st = statSync(path);
+      if (!st.isFile() || st.size > CLIENT_CONFIG_MAX_BYTES || !readFileSync(path, 'utf8').includes(secret)) continue;
+    } catch {
+      continue;
+    }
+    const args = ['setup', ...setup, ...(portArg ? portArg.trim().split(' ') : [])];
+    checks.push({
+      check: 'client config secret',
+      status: 'warn',
+      detail: `${path} holds the OpenTabs secret of ${secretPath(dir)}, which also answers approvals, changes settings and opens the extension's connection: an agent that reads its client's config gets all of that. MCP clients need only the client token`,
+      fix: `\`${commandFor(dir, args)}\` writes the client token in its place.`,
+    });
+  }
+  if (env[CODEX_SECRET_VAR] === secret) {
+    checks.push({
+      check: 'client config secret',
+      status: 'warn',
+      detail: `${CODEX_SECRET_VAR} in this environment (what Codex sends) is the OpenTabs secret of ${secretPath(dir)}, not the client token`,
+      fix: `In your shell profile: export ${CODEX_SECRET_VAR}="$(${clientTokenCommand(dir)})"`,
     });
   }
   return checks;
@@ -153,8 +199,9 @@ function writable(dir: string): boolean {
  * from another config dir. The client is refused (401), which Claude Code shows as "Failed to
  * connect" and OpenCode as "needs authentication". One warning each, with how to update it.
  */
-export function staleClientConfigChecks(secret: string | null, port: number, portArg = '', cwd = process.cwd()): Check[] {
+export function staleClientConfigChecks(secret: string | null, port: number, portArg = '', cwd = process.cwd(), token: string | null = null, dir?: string): Check[] {
   if (!secret) return [];
+  const setups = new Map(clientConfigSetups(cwd).map((f) => [f.path, f.setup]));
   const checks: Check[] = [];
   const url = new RegExp(`//(?:127\\.0\\.0\\.1|localhost):${port}/mcp\\b`);
   for (const path of new Set(clientConfigFiles(cwd))) {
@@ -166,17 +213,16 @@ export function staleClientConfigChecks(secret: string | null, port: number, por
     } catch {
       continue;
     }
-    if (!url.test(text) || text.includes(secret) || !/Bearer [0-9a-f]{64}\b/.test(text)) continue;
-    const fix =
-      path === join(cwd, 'opencode.json')
-        ? `\`opentabs setup opencode --dir ${shellWord(cwd)}${portArg}\` writes the new secret into it.`
-        : path.endsWith('.claude.json')
-          ? 'Run `claude mcp remove opentabs`, then the `claude mcp add` line that `opentabs start --show-config` prints.'
-          : 'Replace its Authorization header with the one `opentabs start --show-config` prints.';
+    if (!url.test(text) || text.includes(secret) || (token && text.includes(token)) || !/Bearer [0-9a-f]{64}\b/.test(text)) continue;
+    const setup = setups.get(path);
+    const args = setup ? ['setup', ...setup, ...(portArg ? portArg.trim().split(' ') : [])] : null;
+    const fix = args
+      ? `\`${dir ? commandFor(dir, args) : `opentabs ${args.map(shellWord).join(' ')}`}\` writes the current client token into it.`
+      : 'Replace its Authorization header with the one `opentabs start --show-config` prints.';
     checks.push({
       check: 'client config file',
       status: 'warn',
-      detail: `${path} points a client at http://127.0.0.1:${port}/mcp with a secret that is not this config dir's (the secret was rotated since, or the entry came from another config dir): the server refuses it`,
+      detail: `${path} points a client at http://127.0.0.1:${port}/mcp with a token that is neither this config dir's client token nor its secret (they were rotated since, or the entry came from another config dir): the server refuses it`,
       fix,
     });
   }
@@ -312,9 +358,12 @@ export async function runChecks(t: Target): Promise<Check[]> {
   }
 
   checks.push(...configFileChecks(dir));
-  checks.push(...clientConfigChecks(readSecretSync(dir)));
+  const clientToken = readClientTokenSync(dir);
+  checks.push(...clientConfigChecks(readSecretSync(dir), process.cwd(), clientToken));
   // setup finds the port as doctor did, unless it came from --port or PORT.
-  checks.push(...staleClientConfigChecks(readSecretSync(dir), t.port, t.portSource === 'flag' || t.portSource === 'env' ? ` --port ${t.port}` : ''));
+  const setupPortArg = t.portSource === 'flag' || t.portSource === 'env' ? ` --port ${t.port}` : '';
+  checks.push(...clientSecretChecks(dir, readSecretSync(dir), setupPortArg));
+  checks.push(...staleClientConfigChecks(readSecretSync(dir), t.port, setupPortArg, process.cwd(), clientToken, dir));
 
   if (pid && !isAlive(pid.pid)) {
     checks.push({ check: 'pid file', status: 'warn', detail: `${join(dir, 'server.pid')} names pid ${pid.pid}, which is not running (the server did not shut down cleanly)`, fix: '`opentabs stop` removes the stale file.' });

@@ -16,7 +16,7 @@ import { CliError, err, out, usageError, say } from '../output.ts';
 import { readConfigSnapshot } from '../config-snapshot.ts';
 import { opencodePluginSource } from '../opencode-plugin-template.ts';
 import { selfCommandText } from '../self.ts';
-import { resolveTarget, secretFor, type Target } from '../server-client.ts';
+import { clientTokenFor, resolveTarget, secretFor, type Target } from '../server-client.ts';
 import { codexTomlTable, httpEntry, SERVERS_KEY, SETUP_CLIENTS, stdioConfig, type HttpClient } from '../mcp-config.ts';
 import { CLIENTS, type ClientId, type ClientSpec } from '../setup/clients.ts';
 import { applyPlan, insideProject, modeText, planEdit, type Plan } from '../setup/file-edit.ts';
@@ -38,7 +38,7 @@ const HELP = `Usage: opentabs setup <client> [--project [--dir D]] [--gateway] [
 
 Writes the OpenTabs server entry (the one \`opentabs start --show-config\` prints) into the
 client's own configuration file, keeping everything else in it. Running it again changes nothing;
-after \`opentabs config rotate-secret\` it updates the secret.
+after \`opentabs config rotate-secret\` it updates the token.
 
 Clients:
   claude-code     ~/.claude.json (through \`claude mcp add-json\` when claude is on PATH); --project: .mcp.json
@@ -53,8 +53,10 @@ Clients:
 Options:
 ${COMMON_OPTIONS}
 
-The file holds your OpenTabs secret: a new file is created readable by you only (0600), and an
-existing one loses group and other access. A file that does not parse is left as it is, with the
+The entry carries your OpenTabs client token (<config dir>/client-token.json), never the secret
+of auth.json: the token reaches MCP and tool calls, not approvals, settings or the extension's
+connection. A new file is created readable by you only (0600), and an existing one loses group
+and other access. A file that does not parse is left as it is, with the
 parser's message. \`opentabs setup <client> --help\` says more.`;
 
 const OPENCODE_HELP = `Usage: opentabs setup opencode [--dir D | --global] [--gateway] [--port N] [--print] [--remove]
@@ -63,7 +65,7 @@ In project folder D (default: the current folder), or with --global in OpenCode'
 folder (~/.config/opencode, $XDG_CONFIG_HOME/opencode), for every project:
   - opencode.json: adds/updates the "mcp.opentabs" entry (type remote, URL, Authorization header),
     keeping everything else in it; the file is replaced atomically with mode 0600 (an existing
-    file's wider mode is tightened). It contains your secret — keep it out of version control.
+    file's wider mode is tightened). It contains your client token — keep it out of version control.
   - .opencode/plugin/opentabs.ts (--global: plugin/opentabs.ts): an OpenCode plugin that logs
     OpenTabs tool calls (tool.execute.before/after) and adds the current browser state to the
     context when a session is compacted (experimental.session.compacting).
@@ -82,7 +84,7 @@ function clientHelp(spec: ClientSpec): string {
     spec.id === 'claude-code'
       ? `
 With \`claude\` on PATH, the user-wide entry is written by running
-\`claude mcp add-json --scope user opentabs -\` (the entry on stdin, so the secret is not on a
+\`claude mcp add-json --scope user opentabs -\` (the entry on stdin, so the token is not on a
 command line); Claude Code keeps its own state in the same file and edits it under its lock.
   --no-cli     Edit ~/.claude.json directly even when claude is on PATH`
       : spec.id === 'vscode'
@@ -136,22 +138,24 @@ function existingFolder(path: string): string {
   return dir;
 }
 
-function secretOrFail(t: Target): string {
-  const secret = secretFor(t.configDir);
-  if (!secret) throw new CliError(`No secret in ${t.configDir} yet: run \`opentabs start\` once first.`);
-  return secret;
+/** The client token MCP clients get (never the secret of auth.json). */
+function tokenOrFail(t: Target): string {
+  const token = clientTokenFor(t.configDir);
+  if (token) return token;
+  if (secretFor(t.configDir)) throw new CliError(`No client token in ${t.configDir} yet: the server creates it when it starts; restart it (\`opentabs stop\`, then \`opentabs start\`).`);
+  throw new CliError(`No client token in ${t.configDir} yet: run \`opentabs start\` once first.`);
 }
 
 /** The entry for this client, or undefined with --remove. */
 function entryFor(id: ClientId, t: Target, v: Values): Record<string, unknown> | undefined {
   if (v.remove) return undefined;
-  const secret = secretOrFail(t);
+  const token = id === 'claude-desktop' ? '' : tokenOrFail(t);
   if (id === 'claude-desktop') {
     const base = (stdioConfig(t.configDir) as { mcpServers: { opentabs: Record<string, unknown> & { args: string[] } } }).mcpServers.opentabs;
     const args = [...base.args, ...(v.gateway ? ['--gateway'] : []), ...(t.portSource === 'flag' || t.portSource === 'env' ? ['--port', String(t.port)] : [])];
     return { ...base, args };
   }
-  return httpEntry(id as HttpClient, `${t.url}${v.gateway ? '/mcp/gateway' : '/mcp'}`, secret);
+  return httpEntry(id as HttpClient, `${t.url}${v.gateway ? '/mcp/gateway' : '/mcp'}`, token);
 }
 
 /** The block as --show-config shows it (JSON, or Codex's TOML table). */
@@ -164,8 +168,8 @@ function modeLine(plan: Plan): string | null {
   if (plan.edit.entry === undefined) return null;
   const mode = modeText(plan.newMode);
   return plan.oldMode !== null && plan.oldMode !== plan.newMode
-    ? `Changed ${path} from mode ${modeText(plan.oldMode)} to ${mode} (only you can read it): it holds your OpenTabs secret.`
-    : `${path} is mode ${mode} (only you can read it): it holds your OpenTabs secret.`;
+    ? `Changed ${path} from mode ${modeText(plan.oldMode)} to ${mode} (only you can read it): it holds your OpenTabs client token.`
+    : `${path} is mode ${mode} (only you can read it): it holds your OpenTabs client token.`;
 }
 
 function printPlan(id: ClientId, plan: Plan): void {
@@ -200,7 +204,7 @@ async function editAndReport(id: ClientId, plan: Plan, v: Values, projectScope: 
   const mode = modeLine(plan);
   if (mode) out(mode);
   if (plan.edit.entry !== undefined && projectScope) {
-    err(`note: ${path} now holds your OpenTabs secret; keep it out of version control (e.g. add it to .gitignore).`);
+    err(`note: ${path} now holds your OpenTabs client token; keep it out of version control (e.g. add it to .gitignore).`);
   }
   if (plan.changed && plan.edit.entry !== undefined) err(`note: ${CLIENTS[id].after}`);
 }
@@ -387,7 +391,7 @@ async function opencode(argv: string[]): Promise<number> {
   await mkdir(pluginDir, { recursive: true });
   await writeFileAtomic(pluginPath, opencodePluginSource({ url: t.url, configDir: t.configDir, mcpName: MCP_NAME }), 0o644);
   out(`Wrote OpenCode plugin ${pluginPath}`);
-  if (!global) err(`note: ${configPath} now holds your OpenTabs secret; keep it out of version control (e.g. add it to .gitignore).`);
+  if (!global) err(`note: ${configPath} now holds your OpenTabs client token; keep it out of version control (e.g. add it to .gitignore).`);
   // OpenCode hides the server's 429 behind its SSE fallback: say what its error means here.
   const perMinute = readConfigSnapshot(t.configDir).mcpSessionsPerMinute ?? MCP_SESSION_RATE_LIMIT.max;
   err(

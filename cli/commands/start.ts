@@ -14,7 +14,7 @@ import { CliError, c, err, out, say } from '../output.ts';
 import { isCompiled, selfSpawnCommand } from '../self.ts';
 import { withServerEnv } from '../server-env.ts';
 import { describePortHolder, findPortHolder, insteadOf, stopCommandFor } from '../port-holder.ts';
-import { checkConfigServer, checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor } from '../server-client.ts';
+import { checkConfigServer, checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor, clientTokenFor } from '../server-client.ts';
 
 const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
 
@@ -40,8 +40,8 @@ OPENTABS_DANGEROUSLY_SKIP_PERMISSIONS=1 (treat every 'ask' tool as 'auto').`;
  * The MCP client configuration text, loaded only when printed (first run or --show-config). The
  * first run's banner is the shorter form; --show-config prints every block.
  */
-async function mcpConfig(url: string, secret: string, dir: string, full = true): Promise<string> {
-  const text = (await import('../mcp-config.ts')).renderMcpConfig(url, secret, dir, full);
+async function mcpConfig(url: string, token: string, dir: string, full = true): Promise<string> {
+  const text = (await import('../mcp-config.ts')).renderMcpConfig(url, token, dir, full);
   markConfigShown(dir);
   return text;
 }
@@ -168,8 +168,9 @@ export const command: Command = {
         if (values.dev) await requireDevMode(dir, existing.port, secretFor(dir), `${url} (pid ${existing.pid})`);
         say(`OpenTabs server is already running on ${url} (pid ${existing.pid}).`);
         noteOlderServer(existing.startedAt, Boolean(values.background));
-        const secret = secretFor(dir);
-        if ((values['show-config'] || firstRun) && secret) say(`\n${await mcpConfig(url, secret, dir, Boolean(values['show-config']))}`);
+        // MCP clients get the client token, never the secret.
+        const token = clientTokenFor(dir);
+        if ((values['show-config'] || firstRun) && token) say(`\n${await mcpConfig(url, token, dir, Boolean(values['show-config']))}`);
         return 0;
       }
       throw new CliError(
@@ -192,7 +193,8 @@ export const command: Command = {
         if (values.dev) await requireDevMode(dir, port, secret, `http://${HOST}:${port}${pidNote}`);
         say(`OpenTabs server is already running on http://${HOST}:${port}${pidNote}.`);
         if (pidNote) noteOlderServer(existing?.startedAt, Boolean(values.background));
-        if ((values['show-config'] || firstRun) && secret) say(`\n${await mcpConfig(`http://${HOST}:${port}`, secret, dir, Boolean(values['show-config']))}`);
+        const token = clientTokenFor(dir);
+        if ((values['show-config'] || firstRun) && token) say(`\n${await mcpConfig(`http://${HOST}:${port}`, token, dir, Boolean(values['show-config']))}`);
         return 0;
       }
       if (owner.kind === 'other') {
@@ -266,8 +268,8 @@ async function startForeground(dir: string, port: number, dev: boolean, showConf
   const stopWith = process.env[BACKGROUND_CHILD_ENV] === '1' ? 'Stop with' : 'Stop with Ctrl-C or';
   say(c.dim(`Config dir: ${dir}  ·  Extension folder: ${join(dir, 'extension')}  ·  ${stopWith} \`opentabs stop\``));
   if (showConfig) {
-    const secret = running.ctx.secret ?? secretFor(dir) ?? '<secret>';
-    say(`\n${await mcpConfig(running.url, secret, dir, fullConfig)}`);
+    const token = running.ctx.clientToken ?? clientTokenFor(dir) ?? '<client token>';
+    say(`\n${await mcpConfig(running.url, token, dir, fullConfig)}`);
   }
   // Run until the server stops (serve.ts stops it on SIGINT/SIGTERM, then exits). Waiting here
   // rather than returning keeps the entry module (cli/main.ts) evaluating for the server's life:
@@ -429,8 +431,8 @@ async function startBackground(dir: string, port: number, dev: boolean, showConf
   warnConfigSetAside(dir, asideBefore);
   say(c.dim(`Logs: ${logPath}  ·  Stop with \`opentabs stop\``));
   if (showConfig) {
-    const secret = secretFor(dir) ?? '<secret>';
-    say(`\n${await mcpConfig(url, secret, dir, fullConfig)}`);
+    const token = clientTokenFor(dir) ?? '<client token>';
+    say(`\n${await mcpConfig(url, token, dir, fullConfig)}`);
   }
   return 0;
 }

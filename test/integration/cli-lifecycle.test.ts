@@ -43,7 +43,8 @@ describe('start --background on first run, then stop', () => {
     const res = await fetch(`http://127.0.0.1:${port}/health`);
     expect(await res.json()).toEqual({ status: 'ok' });
 
-    const secret = JSON.parse(readFileSync(join(cfg(), 'extension', 'auth.json'), 'utf8')).secret as string;
+    // What the printed entries carry: the client token, not the secret of auth.json.
+    const secret = JSON.parse(readFileSync(join(cfg(), 'client-token.json'), 'utf8')).clientToken as string;
     const url = `http://127.0.0.1:${port}/mcp`;
     const auth = { Authorization: `Bearer ${secret}` };
     // Claude Code command line.
@@ -58,7 +59,7 @@ describe('start --background on first run, then stop', () => {
     expect(blocks).toEqual([
       { mcpServers: { opentabs: { type: 'http', url, headers: auth } } },
       { mcpServers: { opentabs: { url, headers: auth } } },
-      { mcp: { opentabs: { type: 'remote', url, headers: auth } } },
+      { mcp: { opentabs: { type: 'remote', url, headers: auth, enabled: true } } },
       { mcpServers: { opentabs: { serverUrl: url, headers: auth } } },
       { mcpServers: { opentabs: { type: 'http', url: `${url}/gateway`, headers: auth } } },
       // Stdio clients: a command that runs from anywhere (opentabs is not on the test's PATH).
@@ -76,6 +77,7 @@ describe('start --background on first run, then stop', () => {
     const log = readFileSync(join(cfg(), 'server.log'), 'utf8');
     expect(log).toContain('listening');
     expect(log).not.toContain(secret);
+    expect(r.stdout).not.toContain(JSON.parse(readFileSync(join(cfg(), 'extension', 'auth.json'), 'utf8')).secret as string);
   });
 
   test('start again on the same port: says it is already running, exit 0, no second server', async () => {
@@ -88,7 +90,8 @@ describe('start --background on first run, then stop', () => {
     const shown = await runCli(['start', '--port', String(port), '--show-config'], { configDir: cfg() });
     expect(shown.stdout).toContain('claude mcp add');
     // --show-config adds the VS Code and Gemini settings.json blocks that the first-run banner leaves out.
-    const secret = JSON.parse(readFileSync(join(cfg(), 'extension', 'auth.json'), 'utf8')).secret as string;
+    // What the printed entries carry: the client token, not the secret of auth.json.
+    const secret = JSON.parse(readFileSync(join(cfg(), 'client-token.json'), 'utf8')).clientToken as string;
     const url = `http://127.0.0.1:${port}/mcp`;
     const headers = { Authorization: `Bearer ${secret}` };
     expect(jsonBlocks(shown.stdout)).toContainEqual({ servers: { opentabs: { type: 'http', url, headers } } });

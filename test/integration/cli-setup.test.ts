@@ -51,7 +51,7 @@ describe('setup opencode', () => {
       ...before,
       mcp: {
         other: before.mcp.other,
-        opentabs: { type: 'remote', url: `${srv.url}/mcp`, headers: { Authorization: `Bearer ${srv.secret}` }, enabled: true },
+        opentabs: { type: 'remote', url: `${srv.url}/mcp`, headers: { Authorization: `Bearer ${srv.clientToken}` }, enabled: true },
       },
     });
     // Atomic write: no temp files left beside it.
@@ -71,7 +71,7 @@ describe('setup opencode', () => {
     expect(JSON.parse(readFileSync(join(proj, 'opencode.json'), 'utf8')).mcp.opentabs.url).toBe(`${srv.url}/mcp/gateway`);
   });
 
-  test('a new opencode.json gets $schema and mode 0600 (it holds the secret)', async () => {
+  test('a new opencode.json gets $schema and mode 0600 (it holds the client token)', async () => {
     const proj = join(root, 'fresh');
     mkdirSync(proj, { recursive: true });
     expect((await runCli(['setup', 'opencode', '--dir', proj], { configDir: srv.configDir })).code).toBe(0);

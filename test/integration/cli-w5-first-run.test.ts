@@ -76,8 +76,8 @@ test('a server the stdio bridge started: the next `opentabs start` shows the con
   const first = await runCli(['start', '--port', String(port)], { configDir: cfg });
   expect(first.code).toBe(0);
   expect(first.stdout).toContain('already running');
-  const secret = (JSON.parse(readFileSync(join(cfg, 'extension', 'auth.json'), 'utf8')) as { secret: string }).secret;
-  expect(first.stdout).toContain(`claude mcp add --scope user --transport http opentabs http://127.0.0.1:${port}/mcp --header "Authorization: Bearer ${secret}"`);
+  const token = (JSON.parse(readFileSync(join(cfg, 'client-token.json'), 'utf8')) as { clientToken: string }).clientToken;
+  expect(first.stdout).toContain(`claude mcp add --scope user --transport http opentabs http://127.0.0.1:${port}/mcp --header "Authorization: Bearer ${token}"`);
   expect(existsSync(join(cfg, 'mcp-config-shown'))).toBe(true);
 
   const second = await runCli(['start', '--port', String(port)], { configDir: cfg });

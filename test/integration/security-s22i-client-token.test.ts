@@ -169,6 +169,12 @@ test('the client token reaches MCP over the SDK client, REST tool calls and the 
   await legacy.body?.cancel();
 });
 
+test('nothing the server sends the extension (which pages may reach) carries the client token', () => {
+  expect(ext.messages.length).toBeGreaterThan(0);
+  expect(JSON.stringify(ext.messages)).not.toContain(srv.clientToken);
+  expect(JSON.stringify(ext.messages)).not.toContain(srv.secret);
+});
+
 test('opentabs approve and deny, run by the user, still answer', async () => {
   const call = fetch(`${srv.url}/tools/notes_save/call`, { method: 'POST', headers: { ...srv.client, ...json }, body: JSON.stringify({ arguments: {} }) });
   const id = await waitingId();

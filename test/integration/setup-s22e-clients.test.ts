@@ -53,7 +53,7 @@ function setup(h: string, args: string[], extra: Record<string, string | undefin
 }
 
 const url = () => `${srv.url}/mcp`;
-const headers = () => ({ Authorization: `Bearer ${srv.secret}` });
+const headers = () => ({ Authorization: `Bearer ${srv.clientToken}` });
 const mode = (p: string) => statSync(p).mode & 0o777;
 /** VS Code reads mcp.json as JSON with comments and trailing commas: TypeScript's parser reads the same dialect. */
 function parseJsonc(text: string): unknown {
@@ -93,7 +93,7 @@ describe('JSON clients: merged into the real file, other content kept byte for b
       expect(text.startsWith(`{\n\t"theme": "dark",\n\t"${c.key}": {\n\t\t"other": { "command": "x", "args": ["--y"] },\n\t\t"opentabs": {\n\t\t\t`)).toBe(true);
       expect(mode(file)).toBe(0o600);
       // What setup wrote is the block --show-config prints.
-      const m = mcpConfigs(srv.url, srv.secret, srv.configDir) as unknown as Record<string, Record<string, Record<string, unknown>>>;
+      const m = mcpConfigs(srv.url, srv.clientToken, srv.configDir) as unknown as Record<string, Record<string, Record<string, unknown>>>;
       const shown = m[c.client === 'claude-code' ? 'claudeCode' : c.client]!;
       expect((parsed as Record<string, Record<string, unknown>>)[c.key]!.opentabs).toEqual(shown[c.key]!.opentabs);
 
@@ -181,7 +181,7 @@ describe('JSON clients: merged into the real file, other content kept byte for b
       const r = await setup(h, [client, '--project']);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`Added ${key}.opentabs in ${join(proj, rel)}`);
-      expect(r.stderr).toContain(`note: ${join(proj, rel)} now holds your OpenTabs secret; keep it out of version control`);
+      expect(r.stderr).toContain(`note: ${join(proj, rel)} now holds your OpenTabs client token; keep it out of version control`);
       expect(JSON.parse(readFileSync(join(proj, rel), 'utf8'))[key].opentabs.headers).toEqual(headers());
     }
     const other = join(h, 'other');
@@ -293,7 +293,7 @@ model = "gpt-5-mini"
     expect(r.stdout).toContain(`Added mcp_servers.opentabs in ${file}`);
     const text = readFileSync(file, 'utf8');
     expect(text.startsWith(original)).toBe(true);
-    expect(text.endsWith(`\n${mcpConfigs(srv.url, srv.secret, srv.configDir).codexToml}\n`)).toBe(true);
+    expect(text.endsWith(`\n${mcpConfigs(srv.url, srv.clientToken, srv.configDir).codexToml}\n`)).toBe(true);
     const parsed = JSON.parse(JSON.stringify(tomlParse.parse(text)));
     expect(parsed).toEqual({
       model: 'gpt-5-codex',
@@ -316,7 +316,7 @@ model = "gpt-5-mini"
     writeFileSync(file, `[mcp_servers.opentabs]\nurl = "http://127.0.0.1:1/mcp"\n[mcp_servers.opentabs.env]\nA = "1"\n\n# next one\n[mcp_servers.z]\ncommand = "z"\n`);
     const r = await setup(h, ['codex']);
     expect(r.stdout).toContain(`Updated mcp_servers.opentabs in ${file}`);
-    expect(readFileSync(file, 'utf8')).toBe(`${mcpConfigs(srv.url, srv.secret, srv.configDir).codexToml}\n\n# next one\n[mcp_servers.z]\ncommand = "z"\n`);
+    expect(readFileSync(file, 'utf8')).toBe(`${mcpConfigs(srv.url, srv.clientToken, srv.configDir).codexToml}\n\n# next one\n[mcp_servers.z]\ncommand = "z"\n`);
     const inline = '[mcp_servers]\nopentabs = { url = "http://127.0.0.1:1/mcp" }\n';
     writeFileSync(file, inline);
     const ri = await setup(h, ['codex']);
@@ -373,7 +373,7 @@ describe('opentabs doctor knows every file setup writes', () => {
 describe('start --show-config leads with the setup command', () => {
   test('the printed command runs as printed (config dir included) and writes the client file', async () => {
     const { home: h } = home();
-    const text = renderMcpConfig(srv.url, srv.secret, srv.configDir, true);
+    const text = renderMcpConfig(srv.url, srv.clientToken, srv.configDir, true);
     const line = text.split('\n').find((l) => l.endsWith(' setup <client>'))!;
     expect(line).toContain(`OPENTABS_CONFIG_DIR=${srv.configDir} `);
     const env: Record<string, string> = { HOME: h, PATH: PATH_NO_CLIENTS, NO_COLOR: '1' };
@@ -410,7 +410,7 @@ describe('file-edit guards', () => {
     const { home: h } = home();
     const file = join(h, 'x.json');
     writeFileSync(file, '{"a": 1}');
-    const plan = planEdit({ path: file, format: { kind: 'json', dialect: STRICT_JSON }, container: 'mcpServers', name: 'opentabs', entry: httpEntry('cursor', url(), srv.secret) });
+    const plan = planEdit({ path: file, format: { kind: 'json', dialect: STRICT_JSON }, container: 'mcpServers', name: 'opentabs', entry: httpEntry('cursor', url(), srv.clientToken) });
     writeFileSync(file, '{"a": 2}');
     await expect(applyPlan(plan)).rejects.toThrow(`${file} changed while it was being edited`);
     expect(readFileSync(file, 'utf8')).toBe('{"a": 2}');

@@ -46,14 +46,16 @@ test('client config files with the old secret are named, each with its fix; setu
   };
   const checks = await doctor();
   expect(checks.map((c) => c.detail.split(' ')[0])).toEqual([join(home, '.claude.json'), join(project, 'opencode.json')]);
-  for (const c of checks) expect(c.detail).toContain(`points a client at http://127.0.0.1:${port}/mcp with a secret that is not this config dir's`);
-  expect(checks[0]!.fix).toContain('`claude mcp remove opentabs`');
+  for (const c of checks) expect(c.detail).toContain(`points a client at http://127.0.0.1:${port}/mcp with a token that is neither this config dir's client token nor its secret`);
+  expect(checks[0]!.fix).toContain(`setup claude-code --port ${port}\``);
   // doctor was given --port: so is the setup it prints.
   expect(checks[1]!.fix).toContain(`setup opencode --dir ${project} --port ${port}\``);
 
   // The printed fix, run as printed.
   const setup = await runCli(['setup', 'opencode', '--dir', project, '--port', String(port)], { configDir: cfg, env, cwd: project });
   expect(setup.code).toBe(0);
-  expect(readFileSync(join(project, 'opencode.json'), 'utf8')).toContain(secret);
+  const token = (JSON.parse(readFileSync(join(cfg, 'client-token.json'), 'utf8')) as { clientToken: string }).clientToken;
+  expect(readFileSync(join(project, 'opencode.json'), 'utf8')).toContain(token);
+  expect(readFileSync(join(project, 'opencode.json'), 'utf8')).not.toContain(secret);
   expect((await doctor()).map((c) => c.detail.split(' ')[0])).toEqual([join(home, '.claude.json')]);
 });

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mcpConfigs, renderMcpConfig, secretCommand } from '../../cli/mcp-config.ts';
+import { clientTokenCommand, mcpConfigs, renderMcpConfig, secretCommand } from '../../cli/mcp-config.ts';
 
 const base = 'http://127.0.0.1:9731';
 const url = `${base}/mcp`;
@@ -35,11 +35,12 @@ describe('VS Code, Gemini CLI and Codex CLI blocks', () => {
     expect(renderMcpConfig(base, secret, '/tmp/cfg', false)).toContain('`claude mcp remove opentabs` first');
   });
 
-  test('Codex CLI command: --bearer-token-env-var, and an export line that reads the secret with the CLI alone (no jq)', () => {
+  test('Codex CLI command: --bearer-token-env-var, and an export line that reads the client token with the CLI alone (no jq)', () => {
     expect(m.codexCommand).toBe(`codex mcp add opentabs --url ${url} --bearer-token-env-var OPENTABS_SECRET`);
     const dir = mkdtempSync(join(tmpdir(), "ot cfg '"));
     mkdirSync(join(dir, 'extension'));
-    writeFileSync(join(dir, 'extension', 'auth.json'), JSON.stringify({ secret }));
+    writeFileSync(join(dir, 'extension', 'auth.json'), JSON.stringify({ secret: 'cd'.repeat(32) }));
+    writeFileSync(join(dir, 'client-token.json'), JSON.stringify({ clientToken: secret }));
     const line = mcpConfigs(base, secret, dir).codexExport;
     expect(line).not.toContain('jq');
     // A PATH with no jq (an empty folder) and no OPENTABS_CONFIG_DIR: the line carries what it needs.
@@ -49,7 +50,8 @@ describe('VS Code, Gemini CLI and Codex CLI blocks', () => {
     expect(r.stdout.toString()).toBe(secret);
     const text = renderMcpConfig(base, secret, dir, false);
     expect(text).not.toContain('jq');
-    expect(text).toContain(`print the secret with \`${secretCommand(dir)}\``);
+    expect(text).toContain(`print it with \`${clientTokenCommand(dir)}\``);
+    expect(text).toContain(`\`${secretCommand(dir)}\`: for you and the CLI, not for clients`);
   });
 
   test('--show-config prints all three; the first-run banner keeps the short forms and says where the rest is', () => {
