@@ -6,8 +6,9 @@
  * (config.json uploadFolders, set with `opentabs config set uploadFolders …`; none by default, so
  * an agent steered by a page cannot send ~/.ssh or other private files anywhere), and a hidden file
  * or folder below an allowed folder (configuration and credentials), and a file whose content holds
- * the OpenTabs secret wherever it lies (a project's opencode.json, which `opentabs setup opencode`
- * writes with the secret in it, a copy or a hard link of auth.json: no path rule sees those), and a
+ * the OpenTabs secret or client token wherever it lies (a project's opencode.json, which `opentabs
+ * setup opencode` writes with the client token in it, a copy or a hard link of auth.json: no path
+ * rule sees those), and a
  * file with more than one name (a hard link: another name may be a hidden file's). The
  * extension checks the path as written again (extension/tools/upload.ts); only the server can see
  * where a link leads.
@@ -16,7 +17,7 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
 import { OpenTabsError } from '../errors.ts';
 import { configPath } from '../state/config.ts';
-import { readSecretSync } from '../state/secret.ts';
+import { readClientTokenSync, readSecretSync } from '../state/secret.ts';
 
 const caseInsensitive = process.platform === 'darwin' || process.platform === 'win32';
 
@@ -72,6 +73,7 @@ function fileContains(path: string, needle: string): boolean {
 export function uploadPathsError(configDir: string, paths: readonly string[], uploadFolders: readonly string[] = []): OpenTabsError | null {
   const config = real(configDir);
   const secret = readSecretSync(configDir);
+  const clientToken = readClientTokenSync(configDir);
   const allowed = uploadFolders.map(real);
   for (const p of paths) {
     if (!isAbsolute(p)) return new OpenTabsError('invalid_arguments', `"${p}" is not an absolute path; pass the full path of the file`, { category: 'validation', path: '/paths' });
@@ -127,6 +129,14 @@ export function uploadPathsError(configDir: string, paths: readonly string[], up
       return new OpenTabsError(
         'permission_denied',
         `"${p}" cannot be uploaded: it contains the OpenTabs secret (an MCP client's config, or a copy of auth.json). Take the secret out of it, or upload another file.`,
+        { category: 'auth' },
+      );
+    }
+    // Nor the client token MCP client configs hold.
+    if (clientToken !== null && fileContains(target, clientToken)) {
+      return new OpenTabsError(
+        'permission_denied',
+        `"${p}" cannot be uploaded: it contains the OpenTabs client token (an MCP client's config). Take the token out of it, or upload another file.`,
         { category: 'auth' },
       );
     }

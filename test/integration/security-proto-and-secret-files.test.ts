@@ -124,8 +124,8 @@ describe('prototype keys in config.json and manifests', () => {
   });
 });
 
-describe('setup opencode and the secret', () => {
-  test('an existing 0644 opencode.json that now holds the secret becomes 0600, and the output says so', async () => {
+describe('setup opencode and the client token', () => {
+  test('an existing 0644 opencode.json that now holds the client token becomes 0600, and the output says so', async () => {
     const proj = join(dir, 'proj');
     mkdirSync(proj, { recursive: true });
     const file = join(proj, 'opencode.json');
@@ -133,7 +133,8 @@ describe('setup opencode and the secret', () => {
     chmodSync(file, 0o644);
     const r = await runCli(['setup', 'opencode', '--dir', proj, '--port', String(srv.port)], { configDir: dir });
     expect(r.code).toBe(0);
-    expect(readFileSync(file, 'utf8')).toContain(srv.secret);
+    expect(readFileSync(file, 'utf8')).toContain(srv.clientToken);
+    expect(readFileSync(file, 'utf8')).not.toContain(srv.secret);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(r.stdout).toContain('from mode 0644 to 0600');
     // Run again: it stays 0600 and says so.

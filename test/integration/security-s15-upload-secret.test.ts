@@ -55,7 +55,9 @@ describe('files holding the secret are not uploaded', () => {
     const r = await upload(join(folder, 'app', 'opencode.json'));
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('permission_denied');
-    expect(r.body.error.message).toContain('contains the OpenTabs secret');
+    // setup writes the client token there, not the secret: neither goes to a page.
+    expect(r.body.error.message).toContain('contains the OpenTabs client token');
+    expect(JSON.stringify(r.body)).not.toContain(srv.clientToken);
     expect(JSON.stringify(r.body)).not.toContain(srv.secret);
   });
 
