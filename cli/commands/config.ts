@@ -29,7 +29,8 @@ Show the config dir, the server URL/port and whether it runs, the secret (hidden
 --show-secret), skipPermissions, allowFileUrls, uploadFolders, mcpSessionsPerMinute, local plugins,
 permissions, page origins and plugin settings.
 
-  --json          Machine-readable: {configDir, configFile, port, url, running, secret?, …config.json}
+  --json          Machine-readable: {configDir, configFile, port, url, running, secret?, secretFile,
+                  clientTokenFile, …config.json}
   --show-secret   Include the secret (\`opentabs config secret\` prints it alone)`;
 
 const SECRET_HELP = `Usage: opentabs config secret
@@ -122,6 +123,7 @@ async function show(argv: string[]): Promise<number> {
       configDir: t.configDir,
       configFile: configPath(t.configDir),
       secretFile: secretPath(t.configDir),
+      clientTokenFile: clientTokenPath(t.configDir),
       extensionDir: join(t.configDir, 'extension'),
       secretSet: secret !== null,
       ...cfg,
@@ -133,6 +135,7 @@ async function show(argv: string[]): Promise<number> {
   out(`${c.bold('Config file')}      ${configPath(t.configDir)}`);
   out(`${c.bold('Server')}           ${t.url} — ${running ? c.green('running') : 'not running'}`);
   out(`${c.bold('Secret')}           ${secretText}`);
+  out(`${c.bold('Client token')}     ${clientTokenPath(t.configDir)} ${c.dim(runnableCommands('(what MCP clients get: `opentabs config client-token`)'))}`);
   out(`${c.bold('Extension folder')} ${join(t.configDir, 'extension')}`);
   out(`${c.bold('skipPermissions')}  ${cfg.skipPermissions === true}`);
   out(`${c.bold('allowFileUrls')}    ${cfg.allowFileUrls === true}`);
