@@ -93,10 +93,10 @@ export function clientTokenRefused(what: string, authFile: string): Response {
 export function unauthorizedResponse(state: AuthState, authFile: string, authorization?: string | null): Response {
   const message =
     state === 'none'
-      ? `Missing Authorization header: send "Authorization: Bearer <secret>" (the secret is in ${authFile}; see \`opentabs config show --show-secret\`)`
+      ? `Missing Authorization header: send "Authorization: Bearer <secret>" (the secret is in ${authFile}; see \`opentabs config show --show-secret\`), or from an MCP client "Authorization: Bearer <client token>" (\`opentabs config client-token\`; \`opentabs setup\` writes it into a client's config)`
       : authorization && bearerToken(authorization) === null
         ? 'Malformed Authorization header: expected "Authorization: Bearer <secret>" (the word Bearer, a space, then the secret; see `opentabs config show --show-secret`)'
-        : 'Invalid bearer token: it does not match the server secret or the client token (both change with `opentabs config rotate-secret`: an MCP client gets the new token from `opentabs setup <client>`; the secret: `opentabs config show --show-secret`)';
+        : 'Invalid bearer token: it does not match the server secret or the client token (both change with `opentabs config rotate-secret`: an MCP client gets the new token when `opentabs setup` writes its config again; the secret: `opentabs config show --show-secret`)';
   return errorResponse('unauthorized', message, { category: 'auth' }, { 'WWW-Authenticate': 'Bearer' });
 }
 
