@@ -25,10 +25,11 @@ import { opencodeUserDir } from '../setup/paths.ts';
 
 export const MCP_NAME = 'opentabs';
 
-const COMMON_OPTIONS = `  --project    Write the client's project file in the current folder (or --dir D) instead of
+const PROJECT_OPTIONS = `  --project    Write the client's project file in the current folder (or --dir D) instead of
                the user-wide one
   --dir D      The project folder for --project
-  --file F     Write this file instead (same format), e.g. a second VS Code profile's mcp.json
+`;
+const COMMON_OPTIONS = `  --file F     Write this file instead (same format), e.g. a second VS Code profile's mcp.json
   --gateway    Point the client at /mcp/gateway (2 meta-tools) instead of /mcp (every tool)
   --port N     Server port
   --print      Show what would be written, and where; write nothing
@@ -51,7 +52,7 @@ Clients:
   claude-desktop  claude_desktop_config.json (macOS, Windows): the stdio bridge \`opentabs mcp\`
 
 Options:
-${COMMON_OPTIONS}
+${PROJECT_OPTIONS}${COMMON_OPTIONS}
 
 The entry carries your OpenTabs client token (<config dir>/client-token.json), never the secret
 of auth.json: the token reaches MCP and tool calls, not approvals, settings or the extension's
@@ -96,13 +97,15 @@ VS Code's mcp.json may have comments and trailing commas: they are kept.
 Claude Desktop starts stdio servers only: the entry runs \`opentabs mcp\` (the stdio bridge) with
 the absolute command, since an app started from the desktop may not have npm's bin on its PATH.`
           : '';
-  return `Usage: opentabs setup ${spec.id} [options]
+  const only = spec.id === 'claude-code' ? ' [--no-cli]' : spec.id === 'vscode' ? ' [--insiders]' : '';
+  const where = spec.projectFile ? '[--project [--dir D] | --file F]' : '[--file F]';
+  return `Usage: opentabs setup ${spec.id} ${where} [--gateway] [--port N] [--print | --remove]${only}
 
 Writes the opentabs entry into ${spec.title}'s configuration:
   ${typeof user === 'string' ? user : user.none}${spec.projectFile ? `\n  --project: ${spec.projectFile('<folder>')}` : ''}
 ${extra}
 Options:
-${COMMON_OPTIONS}`;
+${spec.projectFile ? PROJECT_OPTIONS : ''}${COMMON_OPTIONS}`;
 }
 
 export const command: Command = {

@@ -7,6 +7,7 @@ import { afterAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, removeDir, runCli, tempDir } from './cli-support.ts';
+import { CLIENTS } from '../../cli/setup/clients.ts';
 
 // Each command runs as its own process on a shared machine: room, not a speed assertion.
 setDefaultTimeout(120_000);
@@ -27,10 +28,19 @@ function parsedOptions(): Parsed[] {
     const src = readFileSync(join(dir, file), 'utf8');
     for (const m of src.matchAll(/\bparse\(\s*argv,\s*(\{[\s\S]*?\})\s*,\s*(?:'([^']+)'|(\w+))\s*,?\s*\)/g)) {
       const options = [...m[1]!.matchAll(/(?:'([a-z-]+)'|([a-z][a-zA-Z-]*))\s*:\s*\{\s*type:\s*'\w+'(?:,\s*short:\s*'(\w)')?/g)].map((o) => ({ name: (o[1] ?? o[2])!, ...(o[3] ? { short: o[3] } : {}) }));
-      // approve.ts builds `approve` and `deny` from one function, named by its `verb`.
-      const commands = m[2] !== undefined ? [m[2]] : m[3] === 'verb' ? ['approve', 'deny'] : [];
+      // approve.ts builds `approve` and `deny` from one function, named by its `verb`; setup.ts
+      // parses `setup <client>` for every client but OpenCode (its own call) by one named `cmd`.
+      const commands =
+        m[2] !== undefined ? [m[2]] : m[3] === 'verb' ? ['approve', 'deny'] : m[3] === 'cmd' && file === 'setup.ts' ? Object.keys(CLIENTS).filter((id) => id !== 'opencode').map((id) => `setup ${id}`) : [];
       expect(commands.length).toBeGreaterThan(0);
-      for (const command of commands) found.push({ command, options });
+      // An option spread in for one client only (`...(spec.id === 'vscode' ? { insiders: … } : {})`).
+      const onlyFor = new Map([...m[1]!.matchAll(/spec\.id === '([a-z-]+)' \? \{ '?([a-z-]+)'?:/g)].map((c) => [c[2]!, `setup ${c[1]}`]));
+      // --project/--dir of a client with no project file are refused with a message, not offered.
+      const offered = (command: string, name: string): boolean => {
+        const client = CLIENTS[command.replace(/^setup /, '') as keyof typeof CLIENTS];
+        return !(client && !client.projectFile && (name === 'project' || name === 'dir'));
+      };
+      for (const command of commands) found.push({ command, options: options.filter((o) => (onlyFor.get(o.name) ?? command) === command && offered(command, o.name)) });
     }
   }
   return found;
