@@ -3,7 +3,7 @@
  * form, mark an element for the DevTools-protocol tools): finding elements by CSS selector
  * (piercing open shadow roots) or by a browser_snapshot ref.
  */
-import { describeElement, elementAtPoint, findElement, userEditable } from './dom.ts';
+import { describeElement, elementAtPoint, findElement, modalName, openModalDialog, unreachable, userEditable } from './dom.ts';
 
 export type Point = { x: number; y: number; tag: string; text: string };
 
@@ -22,14 +22,10 @@ function within(n: Node | null, el: Element): boolean {
 
 /** Said after a focus taken away, when a modal dialog is open (it is what usually keeps the focus). */
 function openDialogNote(): string {
-  let d: Element | null = null;
-  try {
-    d = document.querySelector('dialog:modal');
-  } catch {}
-  d ??= [...document.querySelectorAll('[aria-modal="true"]')].filter((x) => x.checkVisibility()).at(-1) ?? null;
+  const d = openModalDialog();
   if (!d) return '';
-  const label = d.getAttribute('aria-label') ?? (d.getAttribute('aria-labelledby') ? document.getElementById(d.getAttribute('aria-labelledby')!.split(/\s+/)[0]!)?.textContent : null);
-  return ` (a modal dialog${label?.trim() ? ` "${label.trim().slice(0, 80)}"` : ''} is open)`;
+  const name = modalName(d);
+  return ` (a modal dialog${name ? ` "${name}"` : ''} is open)`;
 }
 
 /**
@@ -225,12 +221,32 @@ export function fillInPage(fields: FieldSpec[]) {
     const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
     Object.getOwnPropertyDescriptor(proto, 'value')?.set?.call(el, value);
   };
+  // A field a user cannot reach (behind an open modal dialog, or in [inert]) is not set from script
+  // either: browser_snapshot says (inert) for it, by the same rule (unreachable in dom.ts).
+  const blocked = (i: number, el: Element): string | null => {
+    const why = unreachable(el);
+    if (!why) return null;
+    const name = fields[i]!.ref ?? fields[i]!.selector;
+    if (why === 'inert') return `fields[${i}]: ${name} is inside an [inert] part of the page, which a user cannot reach: it was not filled`;
+    const label = modalName(why);
+    return `fields[${i}]: ${name} is behind the open modal dialog${label ? ` "${label}"` : ''} (<${why.tagName.toLowerCase()}${why.id ? ` id="${why.id}"` : ''}>), which a user cannot reach until it is closed: it was not filled. Fill the dialog's own fields, or close it first (its close or cancel button with browser_click_element)`;
+  };
+  // Checked for every field before any is set: a refused call leaves the page as it was.
+  for (const [i, f] of fields.entries()) {
+    if ((f.ref === undefined) === (f.selector === undefined)) continue;
+    const el = findElement(f.selector ?? null, f.ref ?? null);
+    const refused = el instanceof Element ? blocked(i, el) : null;
+    if (refused) return { done, error: refused, code: 'invalid_arguments' };
+  }
   for (const [i, f] of fields.entries()) {
     const name = f.ref ?? f.selector ?? `fields[${i}]`;
     if ((f.ref === undefined) === (f.selector === undefined)) return { done, error: `fields[${i}]: give either selector or ref`, code: 'invalid_arguments' };
     const el = findElement(f.selector ?? null, f.ref ?? null);
     if (!(el instanceof Element)) return { done, error: `fields[${i}]: ${el.error}`, code: el.validation ? 'invalid_arguments' : 'not_found' };
     if ((el as HTMLInputElement).disabled) return { done, error: `fields[${i}]: ${name} is disabled`, code: 'invalid_arguments' };
+    // Again as it comes: setting a field before it can open a modal dialog.
+    const refused = blocked(i, el);
+    if (refused) return { done, error: refused, code: 'invalid_arguments' };
     (el as HTMLElement).focus?.();
     if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) {
       const want = f.checked ?? (f.value !== undefined ? el.value === f.value : true);

@@ -206,3 +206,37 @@ export function frameIndexOf(el: Element): number {
   for (let i = 0; win && i < window.length; i++) if (window[i] === win) index = i;
   return index;
 }
+
+/**
+ * The open modal dialog, if any: a <dialog> opened with showModal(), else the last shown element
+ * marked aria-modal="true" with the role dialog or alertdialog (a script-made modal, whose page
+ * keeps focus in it and covers the rest). While it is open, the rest of the page cannot be used:
+ * browser_snapshot says (inert) outside it, browser_fill_form refuses fields outside it.
+ */
+export function openModalDialog(): Element | null {
+  try {
+    const native = document.querySelector('dialog:modal');
+    if (native) return native;
+  } catch {}
+  const aria = [...document.querySelectorAll('[aria-modal="true"]')].filter((d) => (d.tagName === 'DIALOG' || /^(alert)?dialog$/.test(d.getAttribute('role') ?? '')) && d.checkVisibility({ visibilityProperty: true }));
+  return aria.at(-1) ?? null;
+}
+
+/**
+ * Why a user cannot reach `el` now: 'inert' inside [inert], the open modal dialog when `el` is
+ * outside it, else null. `modal`: openModalDialog(), when it was looked up already.
+ */
+export function unreachable(el: Element, modal: Element | null = openModalDialog()): 'inert' | Element | null {
+  if (el.closest('[inert]')) return 'inert';
+  if (!modal) return null;
+  for (let n: Node | null = el; n; n = n instanceof ShadowRoot ? n.host : n.parentNode) if (n === modal) return null;
+  return modal;
+}
+
+/** A modal dialog's name for messages: aria-labelledby, else aria-label, else its first heading ('' if none). */
+export function modalName(d: Element): string {
+  const ids = d.getAttribute('aria-labelledby')?.split(/\s+/).filter(Boolean) ?? [];
+  const tree = d.getRootNode() as Document | ShadowRoot;
+  const label = ids.map((id) => tree.getElementById?.(id)?.textContent ?? '').join(' ').trim() || d.getAttribute('aria-label')?.trim() || d.querySelector('h1,h2,h3,h4,h5,h6')?.textContent?.trim() || '';
+  return label.replace(/\s+/g, ' ').slice(0, 80);
+}

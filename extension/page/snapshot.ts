@@ -1,4 +1,4 @@
-import { cssEditable, frameIndexOf, indexInParent, refsOrNew, shadowOf } from './dom.ts';
+import { cssEditable, frameIndexOf, indexInParent, openModalDialog, refsOrNew, shadowOf, unreachable } from './dom.ts';
 
 /**
  * The shadow root `el` renders, open or closed, as shadowOf (dom.ts) finds it, for an element of
@@ -358,27 +358,13 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
     last.set(el, taken);
     return ref;
   };
-  /**
-   * The open modal dialog, if any: a <dialog> opened with showModal(), else the last shown element
-   * marked aria-modal="true" with the role dialog or alertdialog (a script-made modal, whose page
-   * keeps focus in it and covers the rest). While it is open, the rest of the page cannot be used.
-   */
+  /** The open modal dialog, if any (openModalDialog in dom.ts): the rest of the page cannot be used. */
   let modal: Element | null | undefined;
-  const openModal = (): Element | null => {
-    try {
-      const native = document.querySelector('dialog:modal');
-      if (native) return native;
-    } catch {}
-    const aria = [...document.querySelectorAll('[aria-modal="true"]')].filter((d) => (d.tagName === 'DIALOG' || /^(alert)?dialog$/.test(d.getAttribute('role') ?? '')) && d.checkVisibility({ visibilityProperty: true }));
-    return aria.at(-1) ?? null;
-  };
-  /** Can `el` not be used now: inside [inert], or outside the open modal dialog? */
+  const openModal = openModalDialog;
+  /** Can `el` not be used now: inside [inert], or outside the open modal dialog (unreachable in dom.ts)? */
   const inert = (el: Element): boolean => {
-    if (el.closest('[inert]')) return true;
     if (modal === undefined) modal = openModal();
-    if (!modal) return false;
-    for (let n: Node | null = el; n; n = n instanceof ShadowRoot ? n.host : n.parentNode) if (n === modal) return false;
-    return true;
+    return unreachable(el, modal) !== null;
   };
   /** Roles whose element holds a value apart from its name (a custom widget's text is its value). */
   const VALUED = new Set(['combobox', 'textbox', 'searchbox', 'spinbutton', 'slider']);

@@ -145,20 +145,44 @@ const HAS_KEY = /^[\x20-\x7e]$/;
 /** Characters typed with Shift held on a US keyboard (their key events say shiftKey). */
 const SHIFTED = /^[A-Z!@#$%^&*()_+{}|:"<>?~]$/;
 
+/** The left Shift key, pressed down before a run of shifted characters and let go after it. */
+const SHIFT_KEY = { key: 'Shift', code: 'ShiftLeft', windowsVirtualKeyCode: 16, location: 1 };
+
 /**
  * Types `text` one character at a time as a person does: a key press (keydown with the
- * character, keypress, input, keyup) for each character a US keyboard has a key for, Shift held
- * for capitals and shifted punctuation; a character with no such key (é, an emoji, CJK, a line
- * break, a tab) is inserted as text (one input event, no key events), as an input method does.
- * `next(i)` runs before character i is sent and throws to send no more.
+ * character, keypress, input, keyup) for each character a US keyboard has a key for; Shift goes
+ * down (its own keydown) before a run of capitals and shifted punctuation, which then say
+ * shiftKey, and up (its keyup) after it. A line break (\n, \r\n or \r) is a press of Enter: a new
+ * line in a textarea or an editable element, the Enter key (which may submit) in a one-line field.
+ * A character with no key (é, an emoji, CJK, a tab) is inserted as text (one input event, no key
+ * events), as an input method does. `next(i)` runs before character i is sent and throws to send
+ * no more; Shift down at the end is let go when `mayRelease()` says the page may still get keys.
  */
-export async function typeKeys(send: CdpSend, text: string, next: (i: number) => void): Promise<void> {
+export async function typeKeys(send: CdpSend, text: string, next: (i: number) => void, mayRelease: () => boolean = () => true): Promise<void> {
   const chars = [...text];
-  for (let i = 0; i < chars.length; i++) {
-    const c = chars[i]!;
-    next(i);
-    if (HAS_KEY.test(c)) await pressKey(send, c, SHIFTED.test(c) ? MODIFIER_BITS.Shift! : 0);
-    else await send('Input.insertText', { text: c });
+  let shift = false;
+  const shiftUp = async () => {
+    shift = false;
+    await send('Input.dispatchKeyEvent', { type: 'keyUp', ...SHIFT_KEY, modifiers: 0 });
+  };
+  try {
+    for (let i = 0; i < chars.length; i++) {
+      const c = chars[i]!;
+      if (c === '\r' && chars[i + 1] === '\n') continue; // one line break, one Enter
+      next(i);
+      const shifted = SHIFTED.test(c);
+      if (shift && !shifted) await shiftUp();
+      if (shifted && !shift) {
+        await send('Input.dispatchKeyEvent', { type: 'rawKeyDown', ...SHIFT_KEY, modifiers: MODIFIER_BITS.Shift! });
+        shift = true;
+      }
+      if (c === '\n' || c === '\r') await pressKey(send, 'Enter', 0);
+      else if (HAS_KEY.test(c)) await pressKey(send, c, shifted ? MODIFIER_BITS.Shift! : 0);
+      else await send('Input.insertText', { text: c });
+    }
+  } finally {
+    // Shift down after the last character, or when the typing stopped (the call cancelled): let go.
+    if (shift && mayRelease()) await shiftUp().catch(() => {});
   }
 }
 
@@ -307,6 +331,15 @@ export const actingTools = {
               keys.beforeKey(unsent);
               sent = i + 1;
               if (i > 0 && i % 50 === 0) ctx.progress({ progress: i, total, message: 'typing' });
+            }, () => {
+              // Shift's keyup as for a key: not once the call is over or the page going, nor past the key guard.
+              if (over || leaving!.left()) return false;
+              try {
+                keys.beforeKey('Shift was not let go');
+                return true;
+              } catch {
+                return false;
+              }
             });
           } else {
             // point() selected what the field holds: inserted text replaces the selection (one input

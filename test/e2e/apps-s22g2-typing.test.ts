@@ -3,8 +3,8 @@
  * fields react only to key events (an autocomplete filtering on keyup, a counter updated on keyup,
  * a field taking its characters on keydown). By default the text is inserted at once: the field
  * holds it but no key event fires, so those pages do not notice. With keystrokes each character
- * is a key press (keydown, keypress, input, keyup; Shift for capitals), and characters no US key
- * types (é, an emoji, CJK) are inserted as text. Checked in the page's own state (window.keys, the
+ * is a key press (keydown, keypress, input, keyup; Shift pressed before capitals and let go after),
+ * a line break is Enter, and characters no US key types (é, an emoji, CJK) are inserted as text. Checked in the page's own state (window.keys, the
  * suggestion list, the counter).
  */
 import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
@@ -50,7 +50,8 @@ test('keystrokes: true types key by key: the autocomplete suggests, each charact
   const r = ok(await h.callTool('browser_type_text', { tabId, selector: '#city', text: 'Ber', keystrokes: true }));
   expect(r).toMatchObject({ typed: 3, replaced: true, keystrokes: true });
   expect(await page.inputValue('#city')).toBe('Ber');
-  expect(await keys('city')).toEqual({ keydown: 3, keypress: 3, keyup: 3, input: 3, shifted: ['B'] });
+  // Shift's own keydown and keyup around the B.
+  expect(await keys('city')).toEqual({ keydown: 4, keypress: 3, keyup: 4, input: 3, shifted: ['Shift', 'B'] });
   expect(await suggestions()).toEqual(['Berlin', 'Bern', 'Bergen']);
   // Replacing what the field holds: the first key types over the selection.
   ok(await h.callTool('browser_type_text', { tabId, selector: '#city', text: 'bo', keystrokes: true }));
@@ -59,17 +60,17 @@ test('keystrokes: true types key by key: the autocomplete suggests, each charact
   // append, and Enter after the text with submit.
   ok(await h.callTool('browser_type_text', { tabId, selector: '#city', text: 's', keystrokes: true, append: true, submit: true }));
   expect(await page.inputValue('#city')).toBe('bos');
-  expect(await keys('city')).toMatchObject({ keydown: 7, keyup: 7 });
+  expect(await keys('city')).toMatchObject({ keydown: 8, keyup: 8 });
 }, 60_000);
 
-test('keystrokes: characters with no US key (é, emoji, CJK, a line break) still arrive, as text', async () => {
+test('keystrokes: characters with no US key (é, emoji, CJK) still arrive, as text; a line break is Enter', async () => {
   const text = 'Café 😀 東京!\nZ';
   const r = ok(await h.callTool('browser_type_text', { tabId, selector: '#note', text, keystrokes: true }));
   expect(r).toMatchObject({ typed: text.length, keystrokes: true });
   expect(await page.inputValue('#note')).toBe(text);
-  // Key presses: C a f, two spaces, !, Z (é, 😀, 東, 京 and the line break inserted as text).
+  // Key presses: C a f, two spaces, !, Enter, Z, and Shift around C, ! and Z (é, 😀, 東, 京 inserted as text).
   const k = await keys('note');
-  expect(k).toMatchObject({ keydown: 7, keypress: 7, keyup: 7, input: 12, shifted: ['C', '!', 'Z'] });
+  expect(k).toMatchObject({ keydown: 11, keypress: 8, keyup: 11, input: 12, shifted: ['Shift', 'C', 'Shift', '!', 'Shift', 'Z'] });
   expect(await page.textContent('#count')).toBe(`${[...text].length} / 140`);
 }, 60_000);
 

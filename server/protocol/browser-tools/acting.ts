@@ -31,7 +31,7 @@ export const actingTools = [
       append: v.optional(v.pipe(v.boolean(), v.description('Add to the field\'s text instead of replacing it'))),
       clear: v.optional(v.pipe(v.boolean(), v.description('Older name for the default (replace); not with append'))),
       submit: v.optional(v.pipe(v.boolean(), v.description('Press Enter after typing'))),
-      keystrokes: v.optional(v.pipe(v.boolean(), v.description('Type character by character with real key events (keydown, keypress, input, keyup each; Shift for capitals), for autocompletes, counters and hotkeys that listen to keys; slower. Characters with no US key (é, emoji, CJK, line breaks, tabs) are inserted as text without key events. Default false: the whole text in one insertion'))),
+      keystrokes: v.optional(v.pipe(v.boolean(), v.description('Type character by character with real key events (keydown, keypress, input, keyup each; a Shift keydown before and keyup after each run of capitals and shifted punctuation), for autocompletes, counters and hotkeys that listen to keys; slower. A line break (\\n) is an Enter key press: a new line in a textarea or editable element, but in a one-line input Enter may submit its form. Characters with no US key (é, emoji, CJK, tabs) are inserted as text without key events. Default false: the whole text in one insertion'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: true },
@@ -107,7 +107,7 @@ export const actingTools = [
   tool({
     name: 'browser_fill_form',
     group: 'acting',
-    description: 'Fill several form fields in one call (text replaced, checkbox/radio checked true/false, select by value or label), with the input and change events a user causes; stops at the first field it cannot fill.',
+    description: 'Fill several form fields in one call (text replaced, checkbox/radio checked true/false, select by value or label), with the input and change events a user causes; stops at the first field it cannot fill. A field a user cannot reach (behind an open modal dialog, or inert: what browser_snapshot marks (inert)) is refused before anything is filled: fill the dialog\'s fields, or close it first.',
     input: v.strictObject({
       tabId,
       fields: v.pipe(v.array(v.strictObject({
