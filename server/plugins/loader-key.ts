@@ -30,6 +30,7 @@ export const LOADER_FILES = [
   'protocol/tools-digest.ts',
   'protocol/match-pattern.ts',
   'protocol/plugin-manifest.ts',
+  'protocol/plugin-name.ts',
   'protocol/plugin-package.ts',
   'protocol/wildcard.ts',
   'state/atomic.ts',

@@ -45,7 +45,7 @@ function currentAjvVersion(): string {
  * The files whose code decides what a manifest parses to, relative to server/: plugin-manifest.ts
  * and every module it imports (test/unit/schema-cache.test.ts follows the imports to check).
  */
-export const RULE_FILES = ['protocol/plugin-manifest.ts', 'protocol/match-pattern.ts', 'protocol/wildcard.ts'];
+export const RULE_FILES = ['protocol/plugin-manifest.ts', 'protocol/plugin-name.ts', 'protocol/match-pattern.ts', 'protocol/wildcard.ts'];
 let rulesKey: string | null | undefined;
 /** Hash of the parsing rules (null when they cannot be read: then parsed forms are not cached). */
 function currentRulesKey(): string | null {
