@@ -86,7 +86,7 @@ describe('TabPorts → tab bridge', () => {
     const onMessage: ((m: unknown) => void)[] = [];
     const port = {
       name: TAB_PORT_NAME,
-      sender: { tab: { id: 7 }, frameId: 0, documentId: 'doc-1', url: 'http://127.0.0.1/app' },
+      sender: { tab: { id: 7 }, frameId: 0, documentId: 'doc-1', url: 'http://127.0.0.1/app', origin: 'http://127.0.0.1' },
       onMessage: { addListener: (cb: (m: unknown) => void) => onMessage.push(cb) },
       onDisconnect: { addListener: () => {} },
       postMessage: (m: unknown) => posted.push(m),

@@ -54,7 +54,7 @@ function fakePort(url: string) {
   const posted: unknown[] = [];
   const port = {
     name: TAB_PORT_NAME,
-    sender: { tab: { id: 7 }, frameId: 0, documentId: 'doc-1', url },
+    sender: { tab: { id: 7 }, frameId: 0, documentId: 'doc-1', url, origin: new URL(url).origin },
     onMessage: { addListener: (cb: (m: unknown) => void) => onMessage.push(cb) },
     onDisconnect: { addListener: () => {} },
     postMessage: (m: unknown) => posted.push(m),

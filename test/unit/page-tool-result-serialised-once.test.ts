@@ -46,7 +46,7 @@ function pageTools() {
   const listeners: ((m: unknown) => void)[] = [];
   const port = {
     name: 'opentabs-page-tools',
-    sender: { tab: { id: 3 }, frameId: 0, documentId: 'doc', url: 'http://127.0.0.1/app', id: 'ext' },
+    sender: { tab: { id: 3 }, frameId: 0, documentId: 'doc', url: 'http://127.0.0.1/app', origin: 'http://127.0.0.1', id: 'ext' },
     onMessage: { addListener: (cb: (m: unknown) => void) => listeners.push(cb) },
     onDisconnect: { addListener: () => {} },
     postMessage: () => {},
@@ -101,7 +101,7 @@ describe('a plugin result the worker refuses for its size', () => {
     const onMessage: ((m: unknown) => void)[] = [];
     ports.attach({
       name: TAB_PORT_NAME,
-      sender: { tab: { id: 7 }, frameId: 0, documentId: 'doc-1', url: 'http://127.0.0.1/app' },
+      sender: { tab: { id: 7 }, frameId: 0, documentId: 'doc-1', url: 'http://127.0.0.1/app', origin: 'http://127.0.0.1' },
       onMessage: { addListener: (cb: (m: unknown) => void) => onMessage.push(cb) },
       onDisconnect: { addListener: () => {} },
       postMessage: () => {},

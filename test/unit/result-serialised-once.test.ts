@@ -39,7 +39,7 @@ function bigStringifies<T>(min: number, fn: () => T): { n: number; out: T } {
 function fakePort(onMessage: ((m: unknown) => void)[]): chrome.runtime.Port {
   return {
     name: TAB_PORT_NAME,
-    sender: { tab: { id: 7 }, frameId: 0, documentId: 'doc-1', url: 'http://127.0.0.1/app' },
+    sender: { tab: { id: 7 }, frameId: 0, documentId: 'doc-1', url: 'http://127.0.0.1/app', origin: 'http://127.0.0.1' },
     onMessage: { addListener: (cb: (m: unknown) => void) => onMessage.push(cb) },
     onDisconnect: { addListener: () => {} },
     postMessage: () => {},
