@@ -7,7 +7,7 @@ export const actingTools = [
   tool({
     name: 'browser_click_element',
     group: 'acting',
-    description: 'Click an element with a real, trusted mouse event. The middle button is refused (on Linux it pastes the text the user selected last, in any program).',
+    description: 'Click an element with a real, trusted mouse event.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
@@ -22,7 +22,7 @@ export const actingTools = [
   tool({
     name: 'browser_type_text',
     group: 'acting',
-    description: 'Type text into a field as real input. Replaces what the field holds unless append is true. By default the text is inserted at once (one input event, no key events); keystrokes: true types it key by key, for pages that react only to keydown/keyup.',
+    description: 'Type text into a field as real input, replacing its text unless append is true. Inserted at once (no key events) unless keystrokes is true.',
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
@@ -31,7 +31,7 @@ export const actingTools = [
       append: v.optional(v.pipe(v.boolean(), v.description('Add to the field\'s text instead of replacing it'))),
       clear: v.optional(v.pipe(v.boolean(), v.description('Older name for the default (replace); not with append'))),
       submit: v.optional(v.pipe(v.boolean(), v.description('Press Enter after typing'))),
-      keystrokes: v.optional(v.pipe(v.boolean(), v.description('Type character by character with real key events (keydown, keypress, input, keyup each; a Shift keydown before and keyup after each run of capitals and shifted punctuation), for autocompletes, counters and hotkeys that listen to keys; slower. A line break (\\n) is an Enter key press: a new line in a textarea or editable element, but in a one-line input Enter may submit its form. Characters with no US key (é, emoji, CJK, tabs) are inserted as text without key events. Default false: the whole text in one insertion'))),
+      keystrokes: v.optional(v.pipe(v.boolean(), v.description('Type key by key with real key events (Shift, Enter for line breaks: in a one-line input it may submit), for pages that listen to keys; slower. Characters with no US key go in as text'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: true },
@@ -53,7 +53,7 @@ export const actingTools = [
   tool({
     name: 'browser_press_key',
     group: 'acting',
-    description: 'Press a key (Enter, Tab, Escape, Backspace, arrows, one character …), optionally in an element first focused. Control+V and Meta+V are refused: they paste the user\'s clipboard.',
+    description: 'Press a key (Enter, Tab, Escape, Backspace, arrows, one character …), optionally in an element first focused. Control/Meta+V are refused (they paste the user\'s clipboard).',
     input: v.strictObject({
       tabId,
       key: v.pipe(v.string(), v.minLength(1), v.description('Key name (Enter, Tab, Escape, Backspace, Delete, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown) or one character')),
@@ -107,7 +107,7 @@ export const actingTools = [
   tool({
     name: 'browser_fill_form',
     group: 'acting',
-    description: 'Fill several form fields in one call (text replaced, checkbox/radio checked true/false, select by value or label), with the input and change events a user causes; stops at the first field it cannot fill. A field a user cannot reach (behind an open modal dialog, or inert: what browser_snapshot marks (inert)) is refused before anything is filled: fill the dialog\'s fields, or close it first.',
+    description: 'Fill several form fields in one call (text replaced, checkbox/radio checked true/false, select by value or label), with the input and change events a user causes; stops at the first field it cannot fill. Fields behind an open modal or inert (as browser_snapshot marks them) are refused before anything is filled.',
     input: v.strictObject({
       tabId,
       fields: v.pipe(v.array(v.strictObject({

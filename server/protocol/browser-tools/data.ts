@@ -31,7 +31,7 @@ export const dataTools = [
   tool({
     name: 'browser_clear_site_data',
     group: 'data',
-    description: 'Clear one site\'s data: cookies (Chrome clears those of the whole domain, every subdomain and port: https://docs.example.com signs you out of mail.example.com too), local storage, IndexedDB, Cache Storage, service workers of the origin — all, or the kinds named.',
+    description: 'Clear one site\'s data: cookies (of its whole domain: every subdomain and port), local storage, IndexedDB, Cache Storage, service workers — all, or the kinds named.',
     input: v.strictObject({
       origin: v.pipe(v.string(), v.minLength(1), v.description('The site, e.g. https://app.example.com')),
       kinds: v.optional(v.pipe(v.array(v.picklist(['cookies', 'localStorage', 'indexedDB', 'cacheStorage', 'serviceWorkers'])), v.minLength(1), v.description('Only these kinds (default all)'))),

@@ -16,7 +16,7 @@ export const inputPageTools = [
   tool({
     name: 'browser_click_at',
     group: 'acting',
-    description: 'Click at a point of the viewport (CSS pixels) with a real, trusted mouse event, e.g. on a canvas or map; returns the element hit. The middle button is refused (on Linux it pastes the text the user selected last, in any program).',
+    description: 'Click at a point of the viewport (CSS pixels) with a real, trusted mouse event, e.g. on a canvas or map; returns the element hit.',
     input: v.strictObject({
       tabId,
       x,
@@ -52,7 +52,7 @@ export const inputPageTools = [
       targetSelector: v.optional(v.pipe(v.string(), v.minLength(1), v.description('CSS selector of the element to drop on (or give targetRef)'))),
       targetRef: v.optional(v.pipe(v.string(), v.regex(/^(f[0-9]+)?e[0-9]+$/), v.description('Ref (browser_snapshot; fNeN: in an iframe) of the element to drop on'))),
       steps: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Mouse moves between press and release (default 10)'))),
-      holdMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(5000), v.description('Hold the button still this many milliseconds after the press, before the first move (default 0), for drag libraries that start a drag only after a press held still for a while (touch-friendly boards and lists)'))),
+      holdMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(5000), v.description('Hold still this many ms after the press (default 0), for libraries that start a drag only after a held press'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: true },

@@ -8,19 +8,18 @@ export const tabsTools = [
     name: 'browser_list_tabs',
     group: 'tabs',
     description:
-      'List open tabs, window by window in tab-strip order (ids for the other browser_* tools). To keep a long list short, filter: query (words of the title or URL), windowId, active, groupId, recent (the tabs used last, newest first); ' +
-      'a filtered list also gives total, the count of all tabs. Fields at their usual value are left out: active, pinned, discarded and audible appear only when true, groupId only for a tab in a group, status only when not complete. ' +
-      'A discarded tab (Chrome unloaded its page to save memory) is not reloaded by tools on their own: page tools refuse it until browser_reload_tab.',
+      'List open tabs, window by window in tab-strip order (ids for the other browser_* tools). Filter a long list (a filtered one also gives total). ' +
+      'Flags appear only when true, groupId only in a group, status only when not complete. Page tools refuse a discarded tab (unloaded by Chrome) until browser_reload_tab.',
     input: v.strictObject({
-      query: v.optional(v.pipe(v.string(), v.maxLength(500), v.description('Only tabs whose title or URL contains every word (case-insensitive)'))),
+      query: v.optional(v.pipe(v.string(), v.maxLength(500), v.description('Words the title or URL contains (any case)'))),
       windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Only tabs of this window'))),
-      active: v.optional(v.pipe(v.boolean(), v.description('true: only the tab each window shows; false: only the others'))),
-      groupId: v.optional(v.pipe(v.number(), v.integer(), v.description('Only tabs of this tab group (-1: tabs in no group)'))),
-      recent: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000), v.description('Only this many tabs, those used last, most recent first'))),
+      active: v.optional(v.pipe(v.boolean(), v.description('Only the tab each window shows (false: the others)'))),
+      groupId: v.optional(v.pipe(v.number(), v.integer(), v.description('Only this tab group (-1: no group)'))),
+      recent: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000), v.description('The N tabs used last, newest first'))),
     }),
     output: v.object({
       tabs: v.array(v.object(listedTab)),
-      total: v.optional(v.pipe(v.number(), v.description('All open tabs, when a filter was given'))),
+      total: v.optional(v.pipe(v.number(), v.description('All tabs, when filtered'))),
     }),
     defaultPermission: 'auto',
     annotations: { readOnlyHint: true },
@@ -28,11 +27,11 @@ export const tabsTools = [
   tool({
     name: 'browser_open_tab',
     group: 'tabs',
-    description: 'Open a new tab at a URL, in the background: the tab the user is on stays shown and keeps their typing (every tool works on a background tab). active: true shows it.',
+    description: 'Open a new tab at a URL, in the background (the user keeps their tab and typing; every tool works on a background tab).',
     input: v.strictObject({
       url: v.pipe(v.string(), v.minLength(1), v.description('URL to open')),
       active: v.optional(v.pipe(v.boolean(), v.description('Show the new tab in its window (default false)'))),
-      windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Window to open it in (default the window the agent last opened a tab or window in, while open; else the last focused one)'))),
+      windowId: v.optional(v.pipe(v.number(), v.integer(), v.description('Window (default: the one the agent last opened a tab or window in)'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: false },
@@ -94,7 +93,7 @@ export const tabsTools = [
   tool({
     name: 'browser_focus_tab',
     group: 'tabs',
-    description: 'Make a tab active and focus its window, in front of the user\'s (their typing then goes there): only to show them something. No other tool needs the tab in front.',
+    description: 'Make a tab active and focus its window, taking the user\'s typing: only to show them something (no tool needs a tab in front).',
     input: v.strictObject({
       tabId,
     }),
@@ -169,9 +168,9 @@ export const tabsTools = [
   tool({
     name: 'browser_restore_closed',
     group: 'tabs',
-    description: 'Reopen a recently closed tab or window (by sessionId; default the most recent), behind what the user has in front: each window keeps the tab it shows, and the focused window its focus. active: true shows it.',
+    description: 'Reopen a recently closed tab or window (by sessionId; default the most recent) behind what the user has in front.',
     input: v.strictObject({
-      active: v.optional(v.pipe(v.boolean(), v.description('Show the restored tab, or focus the restored window (default false)'))),
+      active: v.optional(v.pipe(v.boolean(), v.description('Show or focus it (default false)'))),
       sessionId: v.optional(v.pipe(v.string(), v.minLength(1), v.description('From browser_list_recently_closed'))),
     }),
     defaultPermission: 'auto',

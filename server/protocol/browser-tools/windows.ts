@@ -22,14 +22,14 @@ export const windowsTools = [
   tool({
     name: 'browser_create_window',
     group: 'windows',
-    description: 'Open a new window, behind the focused one: the user\'s window keeps their typing (every tool works on an unfocused window\'s tabs). focused: true brings it to the front.',
+    description: 'Open a new window behind the focused one (the user keeps their window and typing).',
     input: v.strictObject({
       url: v.optional(v.pipe(v.string(), v.minLength(1), v.description('URL of the first tab (default a blank tab)'))),
       width: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Window width in pixels'))),
       height: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(10000), v.description('Window height in pixels'))),
       state: v.optional(v.pipe(windowState, v.description('Window state (default normal; not full screen, which would hide the address bar)'))),
       incognito: v.optional(v.pipe(v.boolean(), v.description('Open an incognito window (only if the extension is allowed in incognito)'))),
-      focused: v.optional(v.pipe(v.boolean(), v.description('Bring the new window to the front (default false; a maximized one comes to the front all the same)'))),
+      focused: v.optional(v.pipe(v.boolean(), v.description('Bring it to the front (default false; a maximized one always comes)'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: false },
