@@ -40,34 +40,28 @@ export function isValidSecret(s: unknown): s is string {
   return typeof s === 'string' && SECRET_RE.test(s);
 }
 
-/** The stored secret, or null when the file is missing, not a regular file, or not a valid secret. */
-export function readSecretSync(dir: string): string | null {
+/** The 64-hex token under `key` of a JSON file, or null when it is missing, not a regular file, or not valid. */
+function readTokenFileSync(path: string, key: string): string | null {
   let text: string;
   try {
-    text = readRegularFileSync(secretPath(dir));
+    text = readRegularFileSync(path);
   } catch {
     return null;
   }
   try {
-    const secret = (JSON.parse(text) as { secret?: unknown })?.secret;
-    return isValidSecret(secret) ? secret : null;
+    const value = (JSON.parse(text) as Record<string, unknown> | null)?.[key];
+    return isValidSecret(value) ? value : null;
   } catch {
     return null;
   }
 }
 
+/** The stored secret, or null when the file is missing, not a regular file, or not a valid secret. */
+export function readSecretSync(dir: string): string | null {
+  return readTokenFileSync(secretPath(dir), 'secret');
+}
+
 /** The stored client token, or null when the file is missing, not a regular file, or not a valid token. */
 export function readClientTokenSync(dir: string): string | null {
-  let text: string;
-  try {
-    text = readRegularFileSync(clientTokenPath(dir));
-  } catch {
-    return null;
-  }
-  try {
-    const token = (JSON.parse(text) as { clientToken?: unknown })?.clientToken;
-    return isValidSecret(token) ? token : null;
-  } catch {
-    return null;
-  }
+  return readTokenFileSync(clientTokenPath(dir), 'clientToken');
 }

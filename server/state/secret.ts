@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { chmod, mkdir } from './fs-async.ts';
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 import { createFileOnceSync, writeFileAtomic } from './atomic.ts';
 import { randomHex } from '../protocol/handshake.ts';
 import { DIR_MODE } from './paths.ts';
@@ -12,62 +12,47 @@ import { clientTokenPath, readClientTokenSync, readSecretSync, secretPath } from
 
 export { clientTokenPath, isValidSecret, readClientTokenSync, readSecretSync, secretPath } from '../protocol/local-files.ts';
 
-async function writeSecret(dir: string, secret: string): Promise<void> {
-  await mkdir(join(dir, 'extension'), { recursive: true, mode: DIR_MODE });
-  await writeFileAtomic(secretPath(dir), JSON.stringify({ secret }) + '\n', 0o600);
-}
-
-/** Create the secret file only if there is none (createFileOnceSync: true, false when taken, null without hard links). */
-async function createSecretOnce(dir: string, secret: string): Promise<boolean | null> {
-  await mkdir(join(dir, 'extension'), { recursive: true, mode: DIR_MODE });
-  return createFileOnceSync(secretPath(dir), JSON.stringify({ secret }) + '\n', 0o600);
+/** `{"<key>": "<token>"}` written atomically, 0600, its folder made first (the secret's is the extension folder). */
+async function writeTokenFile(path: string, key: string, token: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
+  await writeFileAtomic(path, JSON.stringify({ [key]: token }) + '\n', 0o600);
 }
 
 /**
- * Reuse the stored secret; create one on first start (or when the file is corrupt). Two servers
- * started at the same moment on a new config dir (two terminals, two clients' stdio bridges) end
- * with the same secret: the second one finds the first one's file instead of writing over it, so
- * the server that won the port never holds a secret that is not the one on disk.
+ * Reuse the token stored under `key` at `path`; create one when there is none (or the file is
+ * corrupt). Two servers started at the same moment on a new config dir (two terminals, two
+ * clients' stdio bridges) end with the same token: the second one finds the first one's file
+ * (createFileOnceSync) instead of writing over it, so the server that won the port never holds a
+ * token that is not the one on disk.
  */
-export async function loadOrCreateSecret(dir: string): Promise<string> {
-  const existing = readSecretSync(dir);
+async function loadOrCreateTokenFile(path: string, key: string, read: () => string | null): Promise<string> {
+  const existing = read();
   if (existing) {
-    await chmod(secretPath(dir), 0o600).catch(() => {});
-    return existing;
-  }
-  const secret = randomHex(32);
-  if (!existsSync(secretPath(dir))) {
-    const created = await createSecretOnce(dir, secret);
-    if (created) return secret;
-    const theirs = readSecretSync(dir);
-    if (theirs) return theirs;
-  }
-  await writeSecret(dir, secret);
-  return secret;
-}
-
-/**
- * The client token (what MCP client configs hold: MCP, tool calls, the read-only routes), created
- * on first start like the secret, in the config folder itself rather than in the extension folder
- * Chrome loads. Two servers starting at once end with the same token, as with the secret.
- */
-export async function loadOrCreateClientToken(dir: string): Promise<string> {
-  const existing = readClientTokenSync(dir);
-  if (existing) {
-    await chmod(clientTokenPath(dir), 0o600).catch(() => {});
+    await chmod(path, 0o600).catch(() => {});
     return existing;
   }
   const token = randomHex(32);
-  const text = JSON.stringify({ clientToken: token }) + '\n';
-  await mkdir(dir, { recursive: true, mode: DIR_MODE });
-  if (!existsSync(clientTokenPath(dir))) {
-    const created = createFileOnceSync(clientTokenPath(dir), text, 0o600);
-    if (created) return token;
-    const theirs = readClientTokenSync(dir);
+  if (!existsSync(path)) {
+    await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
+    if (createFileOnceSync(path, JSON.stringify({ [key]: token }) + '\n', 0o600)) return token;
+    const theirs = read();
     if (theirs) return theirs;
   }
-  await writeFileAtomic(clientTokenPath(dir), text, 0o600);
+  await writeTokenFile(path, key, token);
   return token;
+}
+
+/** The bearer secret of auth.json (the user's: the CLI and the extension). */
+export function loadOrCreateSecret(dir: string): Promise<string> {
+  return loadOrCreateTokenFile(secretPath(dir), 'secret', () => readSecretSync(dir));
+}
+
+/**
+ * The client token (what MCP client configs hold: MCP, tool calls, the read-only routes), in the
+ * config folder itself rather than in the extension folder Chrome loads.
+ */
+export function loadOrCreateClientToken(dir: string): Promise<string> {
+  return loadOrCreateTokenFile(clientTokenPath(dir), 'clientToken', () => readClientTokenSync(dir));
 }
 
 /**
@@ -76,8 +61,7 @@ export async function loadOrCreateClientToken(dir: string): Promise<string> {
  */
 export async function rotateSecret(dir: string): Promise<string> {
   const secret = randomHex(32);
-  await writeSecret(dir, secret);
-  await mkdir(dir, { recursive: true, mode: DIR_MODE });
-  await writeFileAtomic(clientTokenPath(dir), JSON.stringify({ clientToken: randomHex(32) }) + '\n', 0o600);
+  await writeTokenFile(secretPath(dir), 'secret', secret);
+  await writeTokenFile(clientTokenPath(dir), 'clientToken', randomHex(32));
   return secret;
 }
