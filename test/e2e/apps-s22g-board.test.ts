@@ -6,9 +6,9 @@
  * snapshot before acts on the card drawn in its place with the same content around it, or fails
  * naming it when there is not one such card.
  */
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { resultOf, useFixtureTab, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 let page: Page;
@@ -21,25 +21,9 @@ const refIn = (snap: string, re: RegExp) => {
   return ref;
 };
 
-beforeAll(async () => {
-  h = await startBrowserHarness({});
-  page = await h.context.newPage();
-  await page.goto(h.fixtureUrl('/pages/apps-s22g-board.html'));
-  tabId = await h.tabIdOf(page);
-}, 60_000);
+useFixtureTab('/pages/apps-s22g-board.html', (t) => ({ h, page, tabId } = t));
 
-afterAll(async () => {
-  await h?.stop();
-});
-
-beforeEach(async () => {
-  await page.reload();
-});
-
-const ok = (r: { status: number; body: any }) => {
-  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
-  return r.body.result;
-};
+const ok = resultOf;
 
 test('pointer drag: a card moves to another column, and before a given card', async () => {
   const snap = await snapshot();

@@ -3,9 +3,9 @@
  * cancelled and applied to the editor's own document, which is drawn again): text typed and keys
  * pressed with browser_type_text / browser_press_key end up in that document, not only in the DOM.
  */
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { resultOf, useFixtureTab, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 let page: Page;
@@ -13,25 +13,9 @@ let tabId = 0;
 const model = () => page.evaluate(() => ({ text: (window as any).editor.text(), dom: (window as any).editor.domText(), unhandled: (window as any).editor.unhandled, types: (window as any).editor.inputTypes }));
 const setModel = (paras: string[]) => page.evaluate((p) => { (window as any).editor.model = p; (window as any).editor.inputTypes = []; document.getElementById('editor')!.dispatchEvent(new Event('rerender')); }, paras);
 
-beforeAll(async () => {
-  h = await startBrowserHarness({});
-  page = await h.context.newPage();
-  await page.goto(h.fixtureUrl('/pages/apps-s22g-editor.html'));
-  tabId = await h.tabIdOf(page);
-}, 60_000);
+useFixtureTab('/pages/apps-s22g-editor.html', (t) => ({ h, page, tabId } = t));
 
-afterAll(async () => {
-  await h?.stop();
-});
-
-beforeEach(async () => {
-  await page.reload();
-});
-
-const ok = (r: { status: number; body: any }) => {
-  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
-  return r.body.result;
-};
+const ok = resultOf;
 
 test('typing replaces the editor text in its model', async () => {
   ok(await h.callTool('browser_type_text', { tabId, selector: '#editor', text: 'First comment' }));

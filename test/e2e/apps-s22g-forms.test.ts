@@ -4,9 +4,9 @@
  * phone and a date field masked as you type: values given with browser_fill_form and
  * browser_type_text end up in the state and stay after re-renders.
  */
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { resultOf, useFixtureTab, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 let page: Page;
@@ -14,25 +14,9 @@ let tabId = 0;
 const state = () => page.evaluate(() => (window as any).app.state);
 const domValues = () => page.evaluate(() => Object.fromEntries([...document.querySelectorAll<HTMLInputElement>('[data-key]')].map((e) => [e.dataset.key, e.value])));
 
-beforeAll(async () => {
-  h = await startBrowserHarness({});
-  page = await h.context.newPage();
-  await page.goto(h.fixtureUrl('/pages/apps-s22g-forms.html'));
-  tabId = await h.tabIdOf(page);
-}, 60_000);
+useFixtureTab('/pages/apps-s22g-forms.html', (t) => ({ h, page, tabId } = t));
 
-afterAll(async () => {
-  await h?.stop();
-});
-
-beforeEach(async () => {
-  await page.reload();
-});
-
-const ok = (r: { status: number; body: any }) => {
-  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
-  return r.body.result;
-};
+const ok = resultOf;
 
 test('browser_fill_form: the state takes every value, masks format them, a re-render keeps them', async () => {
   const r = ok(await h.callTool('browser_fill_form', { tabId, fields: [

@@ -4,9 +4,9 @@
  * picker popup, a menu opened by hovering, and a script-made modal dialog (aria-modal) that keeps
  * the focus in it. Each effect is checked in the page's own state (window.app).
  */
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { resultOf, useFixtureTab, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 let page: Page;
@@ -19,25 +19,9 @@ const refIn = (snap: string, re: RegExp) => {
   return ref;
 };
 
-beforeAll(async () => {
-  h = await startBrowserHarness({});
-  page = await h.context.newPage();
-  await page.goto(h.fixtureUrl('/pages/apps-s22g-widgets.html'));
-  tabId = await h.tabIdOf(page);
-}, 60_000);
+useFixtureTab('/pages/apps-s22g-widgets.html', (t) => ({ h, page, tabId } = t));
 
-afterAll(async () => {
-  await h?.stop();
-});
-
-beforeEach(async () => {
-  await page.reload();
-});
-
-const ok = (r: { status: number; body: any }) => {
-  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
-  return r.body.result;
-};
+const ok = resultOf;
 
 test('combobox: typing filters the options, arrow keys and Enter pick one; an option clicked by its ref too', async () => {
   ok(await h.callTool('browser_type_text', { tabId, selector: '#assignee', text: 'al' }));

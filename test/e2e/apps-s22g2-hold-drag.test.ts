@@ -6,33 +6,17 @@
  * still first and the item moves. The page measures the time from its events' timestamps; the
  * test reads only its state (window.dnd).
  */
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { resultOf, useFixtureTab, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 let page: Page;
 let tabId = 0;
 
-beforeAll(async () => {
-  h = await startBrowserHarness({});
-  page = await h.context.newPage();
-  await page.goto(h.fixtureUrl('/pages/apps-s22g2-hold-drag.html'));
-  tabId = await h.tabIdOf(page);
-}, 60_000);
+useFixtureTab('/pages/apps-s22g2-hold-drag.html', (t) => ({ h, page, tabId } = t));
 
-afterAll(async () => {
-  await h?.stop();
-});
-
-beforeEach(async () => {
-  await page.reload();
-});
-
-const ok = (r: { status: number; body: any }) => {
-  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
-  return r.body.result;
-};
+const ok = resultOf;
 const dnd = () => page.evaluate(() => (window as any).dnd as { lists: Record<string, string[]>; log: string[] });
 
 test('without holdMs a delay-activated drag is cancelled by the page: the item stays', async () => {

@@ -7,33 +7,17 @@
  * a line break is Enter, and characters no US key types (é, an emoji, CJK) are inserted as text. Checked in the page's own state (window.keys, the
  * suggestion list, the counter).
  */
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { resultOf, useFixtureTab, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 let page: Page;
 let tabId = 0;
 
-beforeAll(async () => {
-  h = await startBrowserHarness({});
-  page = await h.context.newPage();
-  await page.goto(h.fixtureUrl('/pages/apps-s22g2-typing.html'));
-  tabId = await h.tabIdOf(page);
-}, 60_000);
+useFixtureTab('/pages/apps-s22g2-typing.html', (t) => ({ h, page, tabId } = t));
 
-afterAll(async () => {
-  await h?.stop();
-});
-
-beforeEach(async () => {
-  await page.reload();
-});
-
-const ok = (r: { status: number; body: any }) => {
-  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
-  return r.body.result;
-};
+const ok = resultOf;
 const keys = (id: string) => page.evaluate((i) => (window as any).keys[i] ?? { keydown: 0, keypress: 0, keyup: 0, input: 0, shifted: [] }, id);
 const suggestions = () => page.$$eval('#suggestions li', (lis) => lis.map((li) => li.textContent));
 

@@ -10,33 +10,17 @@
  *   a textarea or an editable element, a submit in a one-line field's form.
  * Checked in the page's own state (window.app).
  */
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
-import { startBrowserHarness, type BrowserHarness } from '../harness/browser.ts';
+import { resultOf, useFixtureTab, type BrowserHarness } from '../harness/browser.ts';
 
 let h: BrowserHarness;
 let page: Page;
 let tabId = 0;
 
-beforeAll(async () => {
-  h = await startBrowserHarness({});
-  page = await h.context.newPage();
-  await page.goto(h.fixtureUrl('/pages/apps-s22j-leftovers.html'));
-  tabId = await h.tabIdOf(page);
-}, 60_000);
+useFixtureTab('/pages/apps-s22j-leftovers.html', (t) => ({ h, page, tabId } = t));
 
-afterAll(async () => {
-  await h?.stop();
-});
-
-beforeEach(async () => {
-  await page.reload();
-});
-
-const ok = (r: { status: number; body: any }) => {
-  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
-  return r.body.result;
-};
+const ok = resultOf;
 const app = () => page.evaluate(() => (window as any).app);
 
 test('fill_form refuses a field behind an open modal dialog and sets nothing; the dialog\'s fields fill; closed, the field behind fills', async () => {

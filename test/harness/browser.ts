@@ -14,6 +14,7 @@
  * stop() closes Chromium, the server and the fixture server and removes every temp dir, each step
  * even when an earlier one failed.
  */
+import { afterAll, beforeAll, beforeEach } from 'bun:test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize, resolve } from 'node:path';
@@ -443,4 +444,31 @@ export async function startBrowserHarness(opts: BrowserHarnessOptions = {}): Pro
     await cleanup();
     throw err;
   }
+}
+
+/** A tool call's result when it answered 200; otherwise an Error carrying the body (for calls a test expects to succeed). */
+export function resultOf(r: ToolCallResult): any {
+  if (r.status !== 200) throw new Error(JSON.stringify(r.body));
+  return r.body.result;
+}
+
+/**
+ * A test file's browser: one harness with one tab on the fixture page at `path`, reloaded before
+ * each test. `set` receives the harness, the page and its tab id once they exist.
+ */
+export function useFixtureTab(path: string, set: (t: { h: BrowserHarness; page: Page; tabId: number }) => void): void {
+  let h: BrowserHarness | undefined;
+  let page: Page | undefined;
+  beforeAll(async () => {
+    h = await startBrowserHarness({});
+    page = await h.context.newPage();
+    await page.goto(h.fixtureUrl(path));
+    set({ h, page, tabId: await h.tabIdOf(page) });
+  }, 60_000);
+  afterAll(async () => {
+    await h?.stop();
+  });
+  beforeEach(async () => {
+    await page!.reload();
+  });
 }
