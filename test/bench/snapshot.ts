@@ -11,9 +11,9 @@
  * client receives them, and tokens (bytes / 4), with the two goals beside them: snapshot ≤ 0.5×
  * the HTML and ≤ visible text + 25 %. Also the refs printed and the floor any format has: the
  * visible text plus the "Page: title (url)" line plus the ref ids themselves (e12 …), as a ratio
- * to the visible text. Never fails on the figures; exit code 0 unless it crashes.
+ * to the visible text. SNAPSHOT_DUMP=<dir> writes each snapshot there as <page>.txt. Never fails on the figures; exit code 0 unless it crashes.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBrowserHarness } from '../harness/browser.ts';
 import { connectMcp } from '../harness/fake-extension.ts';
@@ -67,6 +67,7 @@ try {
     const r = (await client.callTool({ name: 'browser_snapshot', arguments: { tabId } })) as { content: { type: string; text: string }[]; isError?: boolean };
     if (r.isError) throw new Error(`browser_snapshot failed on ${name}: ${r.content[0]?.text}`);
     const text = r.content.map((c) => c.text).join('');
+    if (process.env.SNAPSHOT_DUMP) writeFileSync(join(process.env.SNAPSHOT_DUMP, `${name}.txt`), text);
     const snap = Buffer.byteLength(text);
     const ids = [...text.matchAll(/\]\((e\d+)\)|\[(e\d+)\]/g)].map((m) => m[1] ?? m[2]!);
     const floor = visible + Buffer.byteLength(text.split('\n')[0]!) + 1 + ids.join('').length;
