@@ -3,7 +3,7 @@
  * form, mark an element for the DevTools-protocol tools): finding elements by CSS selector
  * (piercing open shadow roots) or by a browser_snapshot ref.
  */
-import { describeElement, elementAtPoint, findElement, modalName, openModalDialog, unreachable, userEditable } from './dom.ts';
+import { describeElement, elementAtPoint, findElement, modalName, openModalDialog, unreachable, unreachableWords, userEditable } from './dom.ts';
 
 export type Point = { x: number; y: number; tag: string; text: string };
 
@@ -227,9 +227,8 @@ export function fillInPage(fields: FieldSpec[]) {
     const why = unreachable(el);
     if (!why) return null;
     const name = fields[i]!.ref ?? fields[i]!.selector;
-    if (why === 'inert') return `fields[${i}]: ${name} is inside an [inert] part of the page, which a user cannot reach: it was not filled`;
-    const label = modalName(why);
-    return `fields[${i}]: ${name} is behind the open modal dialog${label ? ` "${label}"` : ''} (<${why.tagName.toLowerCase()}${why.id ? ` id="${why.id}"` : ''}>), which a user cannot reach until it is closed: it was not filled. Fill the dialog's own fields, or close it first (its close or cancel button with browser_click_element)`;
+    if (why === 'inert') return `fields[${i}]: ${name} is ${unreachableWords(why)}, which a user cannot reach: it was not filled`;
+    return `fields[${i}]: ${name} is ${unreachableWords(why)}, which a user cannot reach until it is closed: it was not filled. Fill the dialog's own fields, or close it first (its close or cancel button with browser_click_element)`;
   };
   // Checked for every field before any is set: a refused call leaves the page as it was.
   for (const [i, f] of fields.entries()) {

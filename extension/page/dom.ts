@@ -233,6 +233,16 @@ export function unreachable(el: Element, modal: Element | null = openModalDialog
   return modal;
 }
 
+/**
+ * Why a user cannot reach an element, as messages say it after "is" (`why`: unreachable's answer):
+ * inside an [inert] part, or behind the open modal dialog (named, with its tag and id).
+ */
+export function unreachableWords(why: 'inert' | Element): string {
+  if (why === 'inert') return 'inside an [inert] part of the page';
+  const label = modalName(why);
+  return `behind the open modal dialog${label ? ` "${label}"` : ''} (<${why.tagName.toLowerCase()}${why.id ? ` id="${why.id}"` : ''}>)`;
+}
+
 /** A modal dialog's name for messages: aria-labelledby, else aria-label, else its first heading ('' if none). */
 export function modalName(d: Element): string {
   const ids = d.getAttribute('aria-labelledby')?.split(/\s+/).filter(Boolean) ?? [];

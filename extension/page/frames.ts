@@ -1,5 +1,5 @@
 /** In-page halves of the frame helpers (extension/tools/frames.ts): where an iframe is, and what covers it. */
-import { describeElement, elementAtPoint, frameIndexOf, indexInParent } from './dom.ts';
+import { describeElement, elementAtPoint, frameIndexOf, indexInParent, openModalDialog, unreachable, unreachableWords } from './dom.ts';
 
 /**
  * The document's iframe and frame elements, those inside open shadow roots included, in tree
@@ -92,4 +92,21 @@ export function coverOfFrame(index: number, x: number, y: number, deep = -1): st
   const hit = elementAtPoint(x, y);
   if (!hit || hit === iframeOf(index, deep)) return null;
   return describeElement(hit);
+}
+
+/**
+ * In a parent frame: its iframes a user cannot reach now (behind its open modal dialog, or in
+ * [inert]), each as its index among this window's frames, its position in framesDeep and why
+ * (unreachableWords). What a frame holds is behind whatever its iframe is behind: the worker
+ * matches its frame to one of these (frameBlocked in extension/tools/frame-modal.ts).
+ */
+export function unreachableFrames(): { index: number; deep: number; why: string }[] {
+  const modal = openModalDialog();
+  const out: { index: number; deep: number; why: string }[] = [];
+  if (!modal && !document.querySelector('[inert]')) return out;
+  for (const [deep, el] of framesDeep(document).entries()) {
+    const why = unreachable(el, modal);
+    if (why) out.push({ index: frameIndexOf(el), deep, why: unreachableWords(why) });
+  }
+  return out;
 }

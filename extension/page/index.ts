@@ -5,7 +5,7 @@
  * stub (extension/tools/page-run.ts), so a call with new arguments compiles only the stub.
  */
 import { dragPoints, fillInPage, hitAt, locate, markInPage, scrollInPage, selectInPage } from './acting.ts';
-import { coverOfFrame, frameKeyInParent, frameSlots, iframeBox } from './frames.ts';
+import { coverOfFrame, frameKeyInParent, frameSlots, iframeBox, unreachableFrames } from './frames.ts';
 import { auditInPage, cancelWaitInPage, elementBox, queryPage, readPage, readStorage, stylesInPage, waitInPage } from './reading.ts';
 import { snapshotPage } from './snapshot.ts';
 
@@ -30,6 +30,7 @@ export const pageLib = {
   frameSlots,
   iframeBox,
   coverOfFrame,
+  unreachableFrames,
 };
 
 export type PageLib = typeof pageLib;

@@ -80,7 +80,9 @@ export function cutSnapshot(snapshot: string, max: number): string {
  *                                      modally or an aria-modal one, said on the first line —
  *                                      or in [inert])
  *   progress Upload = "40%"            a progress bar or meter: its value (no ref)
- *   iframe Pay (https://pay.example/): an iframe, its content indented below (refs f7e1 …: withFrames)
+ *   iframe Pay (https://pay.example/): an iframe, its content indented below (refs f7e1 …: withFrames);
+ *                                      (inert) after its name when a user cannot reach it, and
+ *                                      then every control of its content says (inert) too
  * Honest compaction, not cutting: every visible text is kept (a text longer than TEXT_MAX_CHARS is
  * elided with an explicit mark saying how to read the rest); refs (eN, looked up in
  * __opentabs_refs__.byRef by the other tools) go only to what can be acted on (links, buttons,
@@ -110,8 +112,10 @@ export function cutSnapshot(snapshot: string, max: number): string {
  * With interactiveOnly the walk goes only into elements on the way to a control, an iframe, a
  * shadow root or a slot (interactiveParts), which lists the same as reading every element
  * (`readAll`, what the quicker walk is checked against).
+ * `behind`: this document is a frame whose iframe a page above cannot let a user reach (behind its
+ * open modal dialog, or in [inert]): every control says (inert), as the page's own outside the dialog do.
  */
-export function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean, refPrefix = '', frameMark = '', readAll = false) {
+export function snapshotPage(selector: string | null, maxDepth: number, interactiveOnly: boolean, refPrefix = '', frameMark = '', readAll = false, behind = false) {
   const TEXT_MAX_CHARS = 2000;
   const NAME_MAX_CHARS = 300;
   const OPTIONS_MAX_CHARS = 300;
@@ -363,6 +367,7 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
   const openModal = openModalDialog;
   /** Can `el` not be used now: inside [inert], or outside the open modal dialog (unreachable in dom.ts)? */
   const inert = (el: Element): boolean => {
+    if (behind) return true;
     if (modal === undefined) modal = openModal();
     return unreachable(el, modal) !== null;
   };
@@ -710,13 +715,14 @@ export function snapshotPage(selector: string | null, maxDepth: number, interact
       // A line the worker replaces with the frame's own snapshot: the caller's mark (which the
       // page cannot know, so its text cannot pose as one), the frame's index among this window's
       // frames, the iframe's name, its src (said for a frame whose content is not shown) and its
-      // position among the document's iframes (framesDeepAll: one in a shadow root has no index).
+      // position among the document's iframes (framesDeepAll: one in a shadow root has no index),
+      // and whether a user cannot reach it (its content then says (inert) too).
       const index = frameIndexOf(el);
       deep ??= framesDeepAll(document);
       const name = cut(squash(ariaName(el) || el.getAttribute('title') || el.getAttribute('name')), NAME_MAX_CHARS, 'read it with browser_query_elements');
       flush();
       count++;
-      const line = `${interactiveOnly ? '' : bullet || cont}${frameMark}${JSON.stringify([index, name, (el as HTMLIFrameElement).src, deep.indexOf(el)])}`;
+      const line = `${interactiveOnly ? '' : bullet || cont}${frameMark}${JSON.stringify([index, name, (el as HTMLIFrameElement).src, deep.indexOf(el), inert(el)])}`;
       lines.push(line);
       grow(line.length);
       shown++;

@@ -8,6 +8,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { serialPerTab } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
+import { frameBlocked } from './frame-modal.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
 import { assertKeysStayOut, assertMouseStaysOut, pressGuard, watchMouseLoads } from './input-guard.ts';
@@ -303,6 +304,12 @@ export const actingTools = {
     const replace = input.append !== true;
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
+      // A field in an iframe behind a modal dialog of a page above it is out of a user's reach.
+      const frameId = frameOfRef(input.ref);
+      const behind = frameId ? await frameBlocked(tab.id!, frameId, input.ref) : null;
+      if (behind) {
+        throw new ToolError(`The element ${input.ref} is ${behind}, which a user cannot reach until it is closed: the text was not typed. Act in the dialog, or close it first (its close or cancel button with browser_click_element)`, { code: 'invalid_arguments', category: 'validation' });
+      }
       const p = await point(tab.id!, input, true, replace, true, ctx.signal);
       // Focus may have gone on into an iframe (the page's own handlers move it). After the typing:
       // undoes what the guard pinned, and refuses when the page took it off meanwhile.

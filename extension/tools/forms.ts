@@ -5,6 +5,7 @@
  * extension/page/acting.ts).
  */
 import { ToolError } from '../shared/tool-error.ts';
+import { frameBlocked } from './frame-modal.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameTarget } from './frames.ts';
 import { runPage } from './page-run.ts';
@@ -19,7 +20,13 @@ export const formTools = {
     if (frameIds.length > 1) {
       throw new ToolError('The fields are in different frames (refs fFeN name an iframe\'s element, selectors and eN refs the top page): fill each frame\'s fields in a call of its own', { code: 'invalid_arguments', category: 'validation' });
     }
-    const target = await frameTarget(tab.id!, frameIds[0] ?? 0, fields.find((f) => f.ref !== undefined)?.ref);
+    const firstRef = fields.find((f) => f.ref !== undefined)?.ref;
+    const target = await frameTarget(tab.id!, frameIds[0] ?? 0, firstRef);
+    // An iframe's fields are behind what its iframe is behind (a modal dialog of the page above).
+    const behind = frameIds[0] ? await frameBlocked(tab.id!, frameIds[0], firstRef) : null;
+    if (behind) {
+      throw new ToolError(`fields[0]: ${firstRef} is ${behind}, which a user cannot reach until it is closed: nothing was filled. Fill the dialog's own fields, or close it first (its close or cancel button with browser_click_element)`, { code: 'invalid_arguments', category: 'validation' });
+    }
     // Nothing filled once the caller was told the call failed (a busy page held the script up).
     const r = await runPage(target, 'fillInPage', [fields], ctx.signal);
     if (!r) throw new ToolError(`Tab ${tab.id} cannot be scripted`, { code: 'not_available', category: 'validation' });

@@ -170,7 +170,7 @@ export interface FrameOffset {
  * frame that does not answer (a frame the URL policy refuses is never asked), or two iframes left
  * over, and the element cannot be reached.
  */
-async function frameKey(tabId: number, frameId: number, parentFrameId: number, ref?: string | null): Promise<[number, number]> {
+export async function frameKey(tabId: number, frameId: number, parentFrameId: number, ref?: string | null): Promise<[number, number]> {
   const own = (await runIn(await frameTarget(tabId, frameId, ref), 'frameKeyInParent', [])) ?? [-1, -1];
   if (own[0] >= 0 || own[1] >= 0) return own;
   const parent = await frameTarget(tabId, parentFrameId, ref);

@@ -26,22 +26,28 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
   let elements = top.elements;
   // Children of the very document each snapshot came from: had the tab (or a frame) navigated
   // since, another page's iframes would be shown inside this one.
-  const expand = async (text: string, parentFrameId: number, level: number, parentDocumentId: string | undefined): Promise<string[]> => {
+  // `behind`: a page above cannot let a user reach these frames (the iframe holding them is behind
+  // its open modal dialog, or in [inert]): their controls say (inert) as well.
+  const expand = async (text: string, parentFrameId: number, level: number, parentDocumentId: string | undefined, behind: boolean): Promise<string[]> => {
     const lines = text === '' ? [] : text.split('\n');
     const slots = lines.map((line) => {
       const at = line.indexOf(mark);
       if (at < 0) return null;
       try {
-        const [index, name, src, deep] = JSON.parse(line.slice(at + mark.length)) as [number, string, string, number];
-        return { lead: line.slice(0, at), index, name, src, deep };
+        const [index, name, src, deep, inert] = JSON.parse(line.slice(at + mark.length)) as [number, string, string, number, boolean?];
+        return { lead: line.slice(0, at), index, name, src, deep, inert: behind || inert === true };
       } catch {
         return null;
       }
     });
     if (!slots.some(Boolean)) return lines;
     const children = childFrames(frames, parentFrameId, parentDocumentId);
+    // Which frame is whose iframe is known only once they answered: a frame is told it is behind
+    // when every iframe of this document is (the usual case, a modal over the whole page); else each
+    // answer's controls are marked here below.
+    const allBehind = slots.every((s) => !s || s.inert);
     const answers = level >= FRAME_LEVELS_MAX ? [] : await Promise.all(children.filter((f) => f.documentId && !frameRefusal(f.url)).map(async (f) => {
-      const r = await runInFrame(tabId, f, 'snapshotPage', [null, maxDepth, interactiveOnly, `f${f.frameId}`, mark]);
+      const r = await runInFrame(tabId, f, 'snapshotPage', [null, maxDepth, interactiveOnly, `f${f.frameId}`, mark, false, allBehind]);
       return { frame: f, r: r && 'snapshot' in r ? (r as PageSnapshot) : null };
     }));
     const matches = matchFrames(slots, children, answers);
@@ -52,13 +58,18 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
         out.push(line);
         continue;
       }
-      const head = `${slot.lead}iframe${slot.name ? ` ${slot.name}` : ''}`;
+      const head = `${slot.lead}iframe${slot.name ? ` ${slot.name}` : ''}${slot.inert ? ' (inert)' : ''}`;
       const pad = ' '.repeat(slot.lead.length) + '  ';
       const { frame, r, unsure } = matches[i] ?? {};
-      const hit = frame && r ? { frame, r } : undefined;
+      let hit = frame && r ? { frame, r } : undefined;
+      if (hit && slot.inert && !allBehind) {
+        // Read again told it is behind (the refs stay: a document keeps its elements' refs).
+        const again = await runInFrame(tabId, hit.frame, 'snapshotPage', [null, maxDepth, interactiveOnly, `f${hit.frame.frameId}`, mark, false, true]);
+        hit = again && 'snapshot' in again ? { frame: hit.frame, r: again as PageSnapshot } : undefined;
+      }
       if (hit) {
         elements += hit.r.elements;
-        const body = await expand(hit.r.snapshot, hit.frame.frameId, level + 1, hit.frame.documentId);
+        const body = await expand(hit.r.snapshot, hit.frame.frameId, level + 1, hit.frame.documentId, slot.inert);
         const url = shortUrl(hit.r.url);
         if (!body.length) out.push(`${head} (${url}): (empty)`);
         else if (body.length === 1 && !/^(- |\d+\. )/.test(body[0]!)) out.push(`${head} (${url}): ${body[0]}`);
@@ -74,6 +85,6 @@ export async function withFrames(tabId: number, top: { snapshot: string; element
     }
     return out;
   };
-  const snapshot = (await expand(top.snapshot, 0, 0, topDocumentId)).join('\n');
+  const snapshot = (await expand(top.snapshot, 0, 0, topDocumentId, false)).join('\n');
   return { snapshot: snapshot.length > SNAPSHOT_MAX_CHARS ? cutSnapshot(snapshot, SNAPSHOT_MAX_CHARS) : snapshot, elements };
 }
