@@ -155,8 +155,10 @@ const SHIFT_KEY = { key: 'Shift', code: 'ShiftLeft', windowsVirtualKeyCode: 16, 
  * down (its own keydown) before a run of capitals and shifted punctuation, which then say
  * shiftKey, and up (its keyup) after it. A line break (\n, \r\n or \r) is a press of Enter: a new
  * line in a textarea or an editable element, the Enter key (which may submit) in a one-line field.
- * A character with no key (é, an emoji, CJK, a tab) is inserted as text (one input event, no key
- * events), as an input method does. `next(i)` runs before character i is sent and throws to send
+ * A tab character is a press of the Tab key: the page gets its keydown, and unless it prevents it
+ * the browser moves the focus on to the next control (the rest of the text goes there), as a
+ * keyboard's Tab does; it types no tab character. A character with no key (é, an emoji, CJK) is
+ * inserted as text (one input event, no key events), as an input method does. `next(i)` runs before character i is sent and throws to send
  * no more; Shift down at the end is let go when `mayRelease()` says the page may still get keys.
  */
 export async function typeKeys(send: CdpSend, text: string, next: (i: number) => void, mayRelease: () => boolean = () => true): Promise<void> {
@@ -178,6 +180,7 @@ export async function typeKeys(send: CdpSend, text: string, next: (i: number) =>
         shift = true;
       }
       if (c === '\n' || c === '\r') await pressKey(send, 'Enter', 0);
+      else if (c === '\t') await pressKey(send, 'Tab', 0);
       else if (HAS_KEY.test(c)) await pressKey(send, c, shifted ? MODIFIER_BITS.Shift! : 0);
       else await send('Input.insertText', { text: c });
     }

@@ -31,7 +31,7 @@ export const actingTools = [
       append: v.optional(v.pipe(v.boolean(), v.description('Add to the field\'s text instead of replacing it'))),
       clear: v.optional(v.pipe(v.boolean(), v.description('Older name for the default (replace); not with append'))),
       submit: v.optional(v.pipe(v.boolean(), v.description('Press Enter after typing'))),
-      keystrokes: v.optional(v.pipe(v.boolean(), v.description('Type key by key with real key events (Shift, Enter for line breaks: in a one-line input it may submit), for pages that listen to keys; slower. Characters with no US key go in as text'))),
+      keystrokes: v.optional(v.pipe(v.boolean(), v.description('Type key by key with real key events (Shift, Enter for line breaks: in a one-line input it may submit; Tab for a tab character: it moves the focus to the next control, where the rest goes), for pages that listen to keys; slower. Characters with no US key go in as text'))),
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: true },
