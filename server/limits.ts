@@ -71,9 +71,10 @@ export const CONFIRMATION_TIMEOUT_MS = 120_000;
 /** How long an approval card waits for the extension to name the tab's page (tab.page) before asking without it. */
 export const TAB_PAGE_TIMEOUT_MS = 5_000;
 /**
- * Approvals waiting in the side panel at once, per caller (an MCP session; REST callers count as
- * one) and in all. More is refused at once (`too_many_pending_approvals`): a flood of cards would
- * bury the one the user means to read.
+ * Approvals waiting in the side panel at once, per caller (an MCP session; the user's REST calls
+ * count as one, REST calls made with the client token as another) and in all. More is refused at
+ * once (`too_many_pending_approvals`): a flood of cards would bury the one the user means to read.
+ * The user's own calls are not counted in the cap on all, so clients cannot use it up against them.
  */
 export const MAX_PENDING_APPROVALS_PER_CALLER = 3;
 export const MAX_PENDING_APPROVALS = 10;

@@ -6,6 +6,8 @@
  *
  * At most MAX_PENDING_APPROVALS_PER_CALLER approvals wait per caller and MAX_PENDING_APPROVALS in
  * all; one more is refused at once with `too_many_pending_approvals` (it never reaches the panel).
+ * The user's own calls (REST with the secret) count only against their own cap: clients that fill
+ * every slot do not stop the user asking.
  */
 import type { CoreDeps } from '../deps.ts';
 import { OpenTabsError } from '../errors.ts';
@@ -21,6 +23,8 @@ export interface ConfirmationRequest {
   signal?: AbortSignal;
   /** Who asks (MCP session id, or the transport for callers without one): the per-caller cap. */
   caller?: string;
+  /** The user's own call (REST with the secret): not counted in, nor held back by, the cap on all callers. */
+  byUser?: boolean;
   /** What the call touches, as far as the server knows (shown first on the approval card). */
   target?: ConfirmationTarget;
   /** Shown on the card, and its Always allow asks once more (a plugin or page tool marked destructive). */
@@ -37,6 +41,7 @@ export interface ConfirmationDecision {
 /** A waiting approval: what the side panel is shown, plus who asked and how to answer them. */
 interface Pending extends PendingConfirmation {
   caller: string;
+  byUser: boolean;
   /** performance.now() when the wait ends (remainingMs is counted from it, not from the wall clock). */
   deadline: number;
   settle(d: ConfirmationDecision | Error): void;
@@ -72,9 +77,13 @@ export class Confirmations {
     if (req.signal?.aborted) return Promise.reject(fail.cancelled(req.tool, 'the client cancelled the request'));
     const caller = req.caller ?? 'unknown';
     let mine = 0;
-    for (const p of this.pending.values()) if (p.caller === caller) mine++;
+    let ofClients = 0;
+    for (const p of this.pending.values()) {
+      if (p.caller === caller) mine++;
+      if (!p.byUser) ofClients++;
+    }
     if (mine >= MAX_PENDING_APPROVALS_PER_CALLER) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_APPROVALS_PER_CALLER, 'caller'));
-    if (this.pending.size >= MAX_PENDING_APPROVALS) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_APPROVALS, 'all'));
+    if (req.byUser !== true && ofClients >= MAX_PENDING_APPROVALS) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_APPROVALS, 'all'));
     const timeoutMs = this.ctx.limits.confirmationTimeoutMs;
     const id = crypto.randomUUID();
     const expiresAt = Date.now() + timeoutMs;
@@ -95,6 +104,7 @@ export class Confirmations {
         params: req.params,
         expiresAt,
         caller,
+        byUser: req.byUser === true,
         deadline,
         ...(req.target ? { target: req.target } : {}),
         ...(req.risk ? { risk: req.risk } : {}),

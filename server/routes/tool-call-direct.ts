@@ -44,8 +44,8 @@ export function directToolCall(ctx: ServerContext): (req: Request, server: Serve
   };
 }
 
-/** The guards and auth of the routed request: its refusal, or undefined to go on. */
-function refused(ctx: ServerContext, req: Request, server: Server<unknown>): Response | undefined {
+/** The guards and auth of the routed request: its refusal, or which credential it carried. */
+function refused(ctx: ServerContext, req: Request, server: Server<unknown>): Response | 'valid' | 'client' {
   const headers = req.headers;
   if (!isAllowedHost(headers.get('host'))) return forbiddenHostResponse();
   if (!isAllowedOrigin(headers.get('origin'))) return forbiddenOriginResponse();
@@ -54,7 +54,7 @@ function refused(ctx: ServerContext, req: Request, server: Server<unknown>): Res
   // The secret or the client token, as clientAuth (tools.ts, mcp.ts).
   if (state !== 'valid' && state !== 'client') return unauthorizedResponse(state, secretPath(ctx.configDir), authorization);
   liftIdleTimeout({ server }, req);
-  return undefined;
+  return state;
 }
 
 /** The body as jsonBody reads it: the value, or its 413 / 400 answer (`rpc`: a JSON-RPC parse error for bad JSON, as mcp.ts answers). */
@@ -69,16 +69,16 @@ async function body(ctx: ServerContext, req: Request, opts: ReadJsonOptions, rpc
 }
 
 async function restCall(ctx: ServerContext, req: Request, server: Server<unknown>, name: string): Promise<Response> {
-  const no = refused(ctx, req, server);
-  if (no) return no;
+  const auth = refused(ctx, req, server);
+  if (auth instanceof Response) return auth;
   const b = await body(ctx, req, CALL_BODY, false);
   if ('answer' in b) return b.answer;
-  return restToolCall(ctx, name, b.value, req.signal, req.headers.get('accept') ?? undefined);
+  return restToolCall(ctx, name, b.value, req.signal, req.headers.get('accept') ?? undefined, auth === 'valid');
 }
 
 async function mcpPost(ctx: ServerContext, req: Request, server: Server<unknown>, kind: SessionKind): Promise<Response> {
-  const no = refused(ctx, req, server);
-  if (no) return no;
+  const auth = refused(ctx, req, server);
+  if (auth instanceof Response) return auth;
   const b = await body(ctx, req, {}, true);
   if ('answer' in b) return b.answer;
   return ctx.mcp.handle(req, kind, b.value);

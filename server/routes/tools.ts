@@ -14,7 +14,7 @@
 import { Hono } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { errorResponse, errorResponseOf } from '../errors.ts';
-import { clientAuth } from '../middleware/auth.ts';
+import { authState, clientAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
 import { callTool } from '../tools/call.ts';
 import { streamCall, streamFormat } from './tool-stream.ts';
@@ -40,7 +40,7 @@ export function toolRoutes(ctx: ServerContext): Hono {
   });
 
   r.post('/tools/:name/call', clientAuth(ctx), jsonBody(ctx, CALL_BODY), async (c) =>
-    restToolCall(ctx, c.req.param('name'), await readJson(c, ctx, CALL_BODY), c.req.raw.signal, c.req.header('accept')),
+    restToolCall(ctx, c.req.param('name'), await readJson(c, ctx, CALL_BODY), c.req.raw.signal, c.req.header('accept'), authState(ctx, c.req.header('authorization')) === 'valid'),
   );
 
   return r;
@@ -52,9 +52,10 @@ export const CALL_BODY = { allowEmpty: true } as const;
 /**
  * POST /tools/:name/call once the request passed the guards, auth and the body's size and JSON
  * checks: the body's envelope, then callTool(). Shared by the routed request and the direct one
- * (tool-call-direct.ts).
+ * (tool-call-direct.ts). `withSecret`: the request carried the secret, not the client token (the
+ * user's own call: see CallContext.withSecret).
  */
-export async function restToolCall(ctx: ServerContext, name: string, parsedBody: unknown, signal: AbortSignal, accept: string | undefined): Promise<Response> {
+export async function restToolCall(ctx: ServerContext, name: string, parsedBody: unknown, signal: AbortSignal, accept: string | undefined, withSecret: boolean): Promise<Response> {
   const body = parsedBody ?? {};
   if (!isObject(body)) return badRequest('Body must be a JSON object: {"arguments": {...}, "tabId"?: <tab id>}', '/');
   const unknownKey = Object.keys(body).find((k) => k !== 'arguments' && k !== 'tabId');
@@ -66,7 +67,7 @@ export async function restToolCall(ctx: ServerContext, name: string, parsedBody:
     return badRequest('Field "tabId" must be a positive integer tab id (see browser_list_tabs)', '/tabId');
   }
 
-  const call = { transport: 'rest' as const, tabId: tabId as number | undefined, signal };
+  const call = { transport: 'rest' as const, tabId: tabId as number | undefined, signal, withSecret };
   const format = streamFormat(accept);
   if (format) return streamCall(ctx, format, name, args ?? {}, call);
   const outcome = await callTool(ctx, name, args ?? {}, call);

@@ -33,6 +33,12 @@ export interface CallContext {
   transport: 'mcp' | 'gateway' | 'rest';
   /** MCP session id (routes plugin logs and progress back to the caller). */
   sessionId?: string;
+  /**
+   * REST only: the request carried the secret of auth.json (the user's `opentabs tool call`,
+   * scripts), not the client token MCP client configs hold. The user's calls keep a slot of every
+   * plugin and a way to ask whatever clients hold; a REST call without it counts as one more client.
+   */
+  withSecret?: boolean;
   /** Explicit tab for the call (REST `tabId`). */
   tabId?: number;
   /** Aborted when the client cancels (MCP notifications/cancelled, closed HTTP request). */
@@ -63,6 +69,16 @@ export type ToolOutcome =
   | { ok: true; tool: CatalogTool; value: unknown; images?: ImageOut[]; resources?: ResourceOut[]; text?: string }
   | { ok: false; tool?: CatalogTool; error: OpenTabsError };
 
+
+/** The user's own call: REST with the secret. */
+const byUser = (call: CallContext): boolean => call.transport === 'rest' && call.withSecret === true;
+
+/** Whom a call counts against: its MCP session, the user's REST calls, or REST calls made with the client token. */
+function callerOf(call: CallContext): string {
+  if (call.sessionId !== undefined) return call.sessionId;
+  if (call.transport === 'rest') return byUser(call) ? 'rest' : 'rest-client';
+  return call.transport;
+}
 
 const EMPTY_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
@@ -150,23 +166,23 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
   // holding its pending approvals in a plugin's slots would leave every other caller of that plugin
   // too_many_in_flight for as long as the cards wait. A plugin at its limit is refused before asking.
   const limit = tool.kind === 'page' ? PAGE_TOOL_MAX_CONCURRENCY_PER_ORIGIN : tool.kind === 'browser' ? ctx.limits.builtinMaxInFlightPerCaller : ctx.limits.pluginMaxConcurrency;
-  const gateKey = tool.kind !== 'browser' ? tool.plugin : `builtin\0${call.sessionId ?? call.transport}`;
+  const gateKey = tool.kind !== 'browser' ? tool.plugin : `builtin\0${callerOf(call)}`;
   const busy = (): ToolOutcome => ({
     ok: false,
     tool,
     error: tool.kind === 'browser' ? fail.tooManyBuiltinInFlight(tool.name, ctx.limits.builtinMaxInFlightPerCaller) : fail.tooManyInFlight(tool.plugin, limit),
   });
   // MCP callers together hold at most all but one of a plugin's (or a page origin's) slots: the
-  // last is left to REST callers (the user's `opentabs tool call`, scripts with the secret), who may
-  // take them all. A share per MCP caller alone did not keep it: an agent with two sessions, or a
+  // last is left to the user's REST calls (`opentabs tool call`, scripts with the secret), which may
+  // take them all. A REST call made with the client token is one more client, in the shared part. A share per MCP caller alone did not keep it: an agent with two sessions, or a
   // session and stateless requests, held every slot with slow calls and left the user's call
   // too_many_in_flight for as long as they ran. One MCP caller (a session; every stateless request
   // is one) holds at most all but two, so a greedy one leaves another MCP client a slot too.
   const mcpShare = limit - 1;
   const callerShare = limit > 2 ? limit - 2 : mcpShare;
-  const shared = tool.kind !== 'browser' && call.transport !== 'rest' && mcpShare > 0;
+  const shared = tool.kind !== 'browser' && !byUser(call) && mcpShare > 0;
   const mcpKey = shared ? `${gateKey}\0mcp` : undefined;
-  const callerKey = shared ? `${gateKey}\0mcp\0${call.sessionId ?? call.transport}` : undefined;
+  const callerKey = shared ? `${gateKey}\0mcp\0${callerOf(call)}` : undefined;
   const busyForMcp = (): ToolOutcome => ({ ok: false, tool, error: fail.tooManyInFlightForMcp(tool.plugin, mcpShare, limit) });
   const busyForCaller = (): ToolOutcome => ({ ok: false, tool, error: fail.tooManyInFlightForCaller(tool.plugin, callerShare, limit) });
   if (ctx.gate.count(gateKey) >= limit) return busy();
@@ -204,8 +220,10 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
         plugin: tool.plugin,
         params: args,
         signal: call.signal,
-        // The pending-approval cap counts per MCP session; REST callers share one count.
-        caller: call.sessionId ?? call.transport,
+        // The pending-approval cap counts per MCP session, the user's REST calls as one caller and
+        // REST calls made with the client token as another; the cap on all callers leaves out the user's.
+        caller: callerOf(call),
+        byUser: byUser(call),
         target,
         // A built-in's risk the panel knows (its Tools section); a plugin or page tool marked
         // destructive by its author is named here.
@@ -266,7 +284,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     if (tool.servedBy === 'server') {
       const handler = serverToolHandler(tool.name);
       if (!handler) return { ok: false, tool, error: fail.internal(`Tool "${tool.name}" is marked as served by the server but has no handler.`) };
-      const callAnother = (name: string, a: Record<string, unknown>) => callTool(ctx, name, a, { transport: call.transport, sessionId: call.sessionId, signal: call.signal });
+      const callAnother = (name: string, a: Record<string, unknown>) => callTool(ctx, name, a, { transport: call.transport, sessionId: call.sessionId, withSecret: call.withSecret, signal: call.signal });
       return { ok: true, tool, value: await handler(ctx, args as Record<string, unknown>, callAnother) };
     }
     const result = await ctx.hub.dispatch({
