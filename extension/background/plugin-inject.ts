@@ -10,6 +10,13 @@ import { ADAPTER_REGISTRY_KEY, truncateText } from '../../server/protocol/page-c
 import type { PluginInfo } from '../../server/protocol/methods.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { pageAddress, SNAPSHOT_TEXT_MAX_CHARS } from './plugin-tabs.ts';
+import { matchesPattern } from '../../server/protocol/match-pattern.ts';
+
+/** A match pattern's scheme, host and port with any path: every page of the sites it names. */
+function anyPathOf(pattern: string): string {
+  const authority = /^([^:]+:\/\/[^/]*)\//.exec(pattern)?.[1];
+  return authority === undefined ? pattern : `${authority}/*`;
+}
 
 /** What the MAIN-world check returns. `failed`: the plugin's module threw while loading there. */
 export type AdapterStatus = 'missing' | 'stale' | 'ready' | 'unavailable' | 'failed';
@@ -169,15 +176,26 @@ export class Adapters {
     return job;
   }
 
-  /** Dispose the plugin's adapter in every tab (uninstalled, or every tool off). */
-  async disposeEverywhere(name: string): Promise<void> {
+  /**
+   * Dispose the plugin's adapter in every tab it may be in (uninstalled, or every tool off): the
+   * documents of the sites its patterns name, whatever their path now (a page moves on with
+   * pushState, its origin stays). Never any other page: the call runs in the page's world with the
+   * plugin's name, and a page of another site that planted its own registry read which plugins the
+   * user has as each was turned off.
+   */
+  async disposeEverywhere(plugin: Pick<PluginInfo, 'name' | 'urlPatterns'>): Promise<void> {
+    const sites = plugin.urlPatterns.map(anyPathOf);
     const tabs = await chrome.tabs.query({});
     await Promise.all(
-      tabs.map((t) =>
-        t.id === undefined
-          ? null
-          : chrome.scripting.executeScript({ target: { tabId: t.id }, world: 'MAIN', func: disposeAdapterInPage, args: [ADAPTER_REGISTRY_KEY, name] }).catch(() => null),
-      ),
+      tabs.map(async (t) => {
+        if (t.id === undefined) return;
+        // The document in the tab now, checked, and only that one targeted (the tab may move on meanwhile).
+        const frame = await chrome.webNavigation.getFrame({ tabId: t.id, frameId: 0 }).catch(() => null);
+        if (!frame?.documentId || !sites.some((p) => matchesPattern(frame.url.split('#')[0]!, p))) return;
+        await chrome.scripting
+          .executeScript({ target: { tabId: t.id, documentIds: [frame.documentId] }, world: 'MAIN', func: disposeAdapterInPage, args: [ADAPTER_REGISTRY_KEY, plugin.name] })
+          .catch(() => null);
+      }),
     );
   }
 

@@ -81,11 +81,13 @@ export class PluginRuntime {
 
   async uninstall(name: string): Promise<void> {
     this.ranking.clear();
+    const known = this.plugins.get(name);
     this.plugins.delete(name);
     this.lastReported.delete(name);
     this.adapters.forgetPlugin(name);
     this.changed();
-    await this.adapters.disposeEverywhere(name);
+    // A plugin this worker never had was injected nowhere by it.
+    if (known) await this.adapters.disposeEverywhere(known);
     void chrome.storage.session.set({ plugins: [...this.plugins.values()] }).catch(() => {});
   }
 
