@@ -21,7 +21,8 @@ import { KEEPALIVE_INTERVAL_MS, LIVENESS_QUIET_MS, LIVENESS_TIMEOUT_MS, RECONNEC
 import { RpcErrorCode, WsCloseCode } from '../../server/protocol/jsonrpc.ts';
 import { ExtensionToServer, ServerToExtension, type ExtensionParams } from '../../server/protocol/methods.ts';
 import { RpcPeer, type HandlerTable, type NotificationMethod, type RequestMethod, type ResultOf, type RpcPeerError } from '../../server/protocol/rpc-peer.ts';
-import { toToolError } from '../shared/tool-error.ts';
+import { ToolError, toToolError } from '../shared/tool-error.ts';
+import { PAGE_PLUGIN_PREFIX } from '../../server/protocol/page-tools.ts';
 import { WS_SUBPROTOCOL, extensionProofMessage, hmacHex, hmacSubprotocol } from '../../server/protocol/handshake.ts';
 import { readOwnJson, verifiedServer } from './server-handshake.ts';
 import { rememberSecret, withoutSecret } from './own-secret.ts';
@@ -77,6 +78,27 @@ function failureOf(e: RpcPeerError): Error {
   }
 }
 
+/**
+ * A tool call that reaches the worker this long after the server sent it is not run. Only a frozen
+ * browser delays a frame so long (the computer slept, or Chrome's process was stopped): by then
+ * the server may have dropped the silent socket (after LIVENESS_TIMEOUT_MS without a pong) and
+ * told the agent to retry, and the frame, still in the socket's buffer, would run the call once
+ * more when Chrome wakes.
+ */
+export const LATE_CALL_MS = LIVENESS_TIMEOUT_MS;
+
+function refuseLateCall(p: { tool: string; plugin: string; sentAt?: number | undefined }): void {
+  if (p.sentAt === undefined) return;
+  const late = Date.now() - p.sentAt;
+  if (late <= LATE_CALL_MS) return;
+  const tool = p.plugin === 'browser' || p.plugin.startsWith(PAGE_PLUGIN_PREFIX) ? p.tool : `${p.plugin}_${p.tool}`;
+  throw new ToolError(
+    `${tool} reached the browser ${Math.round(late / 1000)} s after it was sent (Chrome or the computer was paused meanwhile, asleep or frozen), so it was not run: ` +
+      'the server may already have reported it failed. Nothing of it happened in the browser; retry the call.',
+    { code: 'extension_not_connected', category: 'internal', retryable: true },
+  );
+}
+
 export class Connection {
   state: ConnectionState = { status: 'connecting', since: Date.now(), attempts: 0 };
   private ws: WebSocket | null = null;
@@ -95,7 +117,11 @@ export class Connection {
   private stateListeners = new Set<(s: ConnectionState) => void>();
   private openListeners = new Set<() => void>();
 
-  constructor(private readonly handlers: ServerHandlers) {}
+  private readonly handlers: ServerHandlers;
+
+  constructor(handlers: ServerHandlers) {
+    this.handlers = { ...handlers, 'tool.dispatch': (p) => (refuseLateCall(p), handlers['tool.dispatch'](p)) };
+  }
 
   get connected(): boolean {
     return this.ws !== null && this.ws.readyState === WebSocket.OPEN;

@@ -78,6 +78,7 @@ export class Dispatches {
 
     let call!: Promise<DispatchResult>;
     const send = () => {
+      params.sentAt = Date.now();
       call = peer.request('tool.dispatch', params, {
         timeoutMs: limits.dispatchTimeoutMs,
         maxTotalMs: limits.dispatchMaxTotalMs,

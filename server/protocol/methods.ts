@@ -252,6 +252,12 @@ export const ServerToExtension = {
        * session.ended names it. Absent for calls of no session (REST).
        */
       session: v.optional(v.pipe(v.string(), v.maxLength(64))),
+      /**
+       * When the server sent the call (Date.now(), the one clock both ends share). A call that
+       * reaches the extension much later (Chrome or the computer was frozen meanwhile) is not run:
+       * the server may have failed it already and the agent retried it.
+       */
+      sentAt: v.optional(v.number()),
     }),
     result: DispatchResult,
   },
