@@ -15,6 +15,19 @@ export const CAPTURE_SPACING_MS = 520;
  */
 export const CAPTURE_RETRY_PAUSE_MS = 150;
 
+/**
+ * Whether tab `tabId` is on screen: the tab its window shows, in a window that is not minimized.
+ * captureVisibleTab shoots only that (a minimized window draws nothing to read back: Chrome fails
+ * it as "view is invisible"); any other tab is drawn through the DevTools protocol instead, which
+ * needs neither the tab shown nor the window restored (restoring it would take it from the user).
+ */
+export async function onScreen(tabId: number): Promise<boolean> {
+  const tab = await chrome.tabs.get(tabId);
+  if (!tab.active) return false;
+  const win = await chrome.windows.get(tab.windowId).catch(() => null);
+  return win !== null && win.state !== 'minimized';
+}
+
 let last = 0;
 let queue: Promise<unknown> = Promise.resolve();
 

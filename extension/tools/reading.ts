@@ -2,7 +2,7 @@
 import { ToolError } from '../shared/tool-error.ts';
 import { pageFindError } from './acting.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
-import { CAPTURE_RETRY_PAUSE_MS, captureSpaced } from './capture.ts';
+import { CAPTURE_RETRY_PAUSE_MS, captureSpaced, onScreen } from './capture.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { childFrames, FRAME_LEVELS_MAX, frameOffset, frameTarget, framesUnder, matchFrames, runIn, runInFrame, UNSURE_FRAME_NOTE, type ScriptTarget, type SubFrame } from './frames.ts';
 import { frameRefusal } from './frame-policy.ts';
@@ -405,9 +405,10 @@ export const readingTools = {
           });
           return shot.data;
         });
-      } else if (!(await chrome.tabs.get(tab.id!)).active) {
-        // The viewport of a tab its window does not show: the DevTools protocol draws it without
-        // showing it (bringing it to the front took the window from the user, and their typing).
+      } else if (!(await onScreen(tab.id!))) {
+        // The viewport of a tab its window does not show, or of a minimized window: the DevTools
+        // protocol draws it without showing it (bringing it to the front, or restoring the window,
+        // took the window from the user, and their typing).
         return await withDebugger(tab.id!, (send) => backgroundShot(tab.id!, send, format, quality));
       } else {
         // The visible part of the tab its window shows: captureVisibleTab shoots that.
