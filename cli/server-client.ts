@@ -8,7 +8,7 @@ import { readRegularFileSync } from '../server/protocol/regular-file.ts';
 import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../server/limits.ts';
 import { resolveConfigDir } from '../server/state/paths.ts';
-import { readClientTokenSync, readSecretSync } from '../server/state/secret.ts';
+import { clientTokenPath, readClientTokenSync, readSecretSync } from '../server/state/secret.ts';
 import { parsePort } from './args.ts';
 import { CliError, literal } from './output.ts';
 import { describePortHolder, findPortHolder, otherServerFix, stopCommandFor } from './port-holder.ts';
@@ -16,6 +16,7 @@ import { probePort, type Target } from './port-probe.ts';
 
 export { probePort, type PortOwner, type Target } from './port-probe.ts';
 import { shellWord } from './self.ts';
+import { unreadableConfigDir } from './config-dir-access.ts';
 import { CLIENT_NONCE_HEADER, checkServerProof, randomHex } from '../server/protocol/handshake.ts';
 import type { FullHealth } from '../server/routes/health.ts';
 
@@ -147,6 +148,9 @@ export function notRunningMessage(t: Target): string {
   const base = `OpenTabs server is not running on ${t.url}.`;
   const elsewhere = elsewhereHint(t);
   if (elsewhere) return `${base} ${elsewhere}`;
+  // server.pid is in a folder this user cannot read: the server may run on another port, and a start would fail too.
+  const unreadable = unreadableConfigDir(t.configDir);
+  if (unreadable) return `${base} Where this config dir's server runs cannot be read: ${unreadable.why}. ${unreadable.fix}`;
   return `${base} Start it with \`opentabs start${t.port === DEFAULT_PORT ? '' : ` --port ${t.port}`}\`.`;
 }
 
@@ -247,6 +251,38 @@ export async function requireVerifiedServer(t: Target, secret: string, opts: { f
   if (r.kind === 'unreachable') throw new CliError(notRunningMessage(t));
   if (r.kind === 'timeout') throw new CliError(`The server on ${t.url} did not answer GET /ws-info in time.`);
   if (r.kind === 'unverified') throw new ServerUnverifiedError(unverifiedMessage(t, r.why));
+}
+
+/**
+ * A fetch for long-lived MCP clients of the CLI (the stdio bridge, `logs --follow`): every request,
+ * those the MCP client transport makes by itself included (its event stream reopened after the
+ * server went away, about a second later), carries the client token of client-token.json, and only
+ * after the process on the port has proved, right now, that it knows the secret (GET /ws-info with
+ * a fresh client nonce: the secret itself is never sent). The server may have stopped since the
+ * last request and another process taken the port; a request that cannot be checked is not sent.
+ * Requests made at the same moment share one check. MCP is all these clients use, and the client
+ * token reaches it: nothing they send is worth the secret to whoever reads it.
+ */
+export function verifiedClientFetch(t: Target): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  let checking: Promise<string | null> | null = null;
+  const verifiedToken = (): Promise<string | null> =>
+    (checking ??= (async () => {
+      const secret = secretFor(t.configDir);
+      if (!secret) return null;
+      await requireVerifiedServer(t, secret, { fresh: true });
+      const token = clientTokenFor(t.configDir);
+      if (!token) throw new CliError(`No client token in ${clientTokenPath(t.configDir)}: the server writes it when it starts; restart it (\`opentabs stop\`, then \`opentabs start\`).`);
+      return token;
+    })().finally(() => {
+      checking = null;
+    }));
+  return async (input, init) => {
+    const token = await verifiedToken();
+    const headers = new Headers(init?.headers);
+    if (token) headers.set('authorization', `Bearer ${token}`);
+    else headers.delete('authorization');
+    return fetch(input, { ...init, headers });
+  };
 }
 
 /**

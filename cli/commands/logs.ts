@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse, parsePositiveInt } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, c, err, literal, out, printable, usageError, say } from '../output.ts';
-import { api, configDir, probePort, requireVerifiedServer, resolveTarget, secretFor } from '../server-client.ts';
+import { api, configDir, probePort, requireVerifiedServer, resolveTarget, secretFor, verifiedClientFetch } from '../server-client.ts';
 
 const HELP = `Usage: opentabs logs [-f] [-n N] [--plugin P] [--json] [--port N]
 
@@ -203,7 +203,9 @@ async function followPluginLogs(portFlag: string | undefined, plugin: string, js
       else out(`${c.dim(new Date().toISOString())} ${c.cyan(`[${plugin}]`)} ${printable(String(level).toUpperCase().padEnd(5))} ${printable(typeof data === 'string' ? data : (JSON.stringify(data) ?? String(data)))}`);
     });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers: secret ? { Authorization: `Bearer ${secret}` } : {} } }),
+      // Its client reopens the event stream by itself when the server goes away: each request is
+      // checked first and carries the client token (live log lines are MCP), never the secret.
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { fetch: verifiedClientFetch(t) }),
     );
     await client.setLoggingLevel('debug').catch(() => {});
   } catch (e) {

@@ -18,8 +18,7 @@ import type { Command } from '../command.ts';
 import { CliError, err, out, say, usageError } from '../output.ts';
 import { selfCommandText, selfSpawnCommand } from '../self.ts';
 import { join } from 'node:path';
-import { clientTokenFor, notRunningMessage, probePort, requireVerifiedServer, resolveTarget, secretFor, type Target } from '../server-client.ts';
-import { clientTokenPath } from '../../server/state/secret.ts';
+import { notRunningMessage, probePort, requireVerifiedServer, resolveTarget, secretFor, verifiedClientFetch, type Target } from '../server-client.ts';
 import { DEFAULT_PORT } from '../../server/limits.ts';
 
 const HELP = `Usage: opentabs mcp [--gateway] [--no-start] [--port N]
@@ -209,36 +208,9 @@ export async function runBridge(t: Target, path: string): Promise<void> {
   // Checked once up front: a wrong process on the port stops the bridge before it serves stdio.
   const firstSecret = secretFor(t.configDir);
   if (firstSecret) await requireVerifiedServer(t, firstSecret);
-  /**
-   * Every request to the server, the MCP client transport's own included (its event stream
-   * reopened after the server went away), carries the client token of client-token.json: the
-   * bridge only forwards MCP, which the client token reaches, and an MCP client (or the agent
-   * behind it) gets nothing through the bridge that the user keeps for the secret. The secret of
-   * auth.json is used only to check, right now, that the process on the port is this config dir's
-   * server (GET /ws-info with a fresh client nonce, cli/server-client.ts), which proves it without
-   * sending it: the server may have stopped since the last request and another process taken the
-   * port, and a request that cannot be checked is not sent. Requests made at the same moment share
-   * one check.
-   */
-  let checking: Promise<string | null> | null = null;
-  const verifiedToken = (): Promise<string | null> =>
-    (checking ??= (async () => {
-      const secret = secretFor(t.configDir);
-      if (!secret) return null;
-      await requireVerifiedServer(t, secret, { fresh: true });
-      const token = clientTokenFor(t.configDir);
-      if (!token) throw new CliError(`No client token in ${clientTokenPath(t.configDir)}: the server writes it when it starts; restart it (\`opentabs stop\`, then \`opentabs start\`).`);
-      return token;
-    })().finally(() => {
-      checking = null;
-    }));
-  const proofFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const token = await verifiedToken();
-    const headers = new Headers(init?.headers);
-    if (token) headers.set('authorization', `Bearer ${token}`);
-    else headers.delete('authorization');
-    return fetch(input, { ...init, headers });
-  };
+  // Every request carries the client token, each after a fresh check of the process on the port
+  // (the bridge only forwards MCP, which the client token reaches; cli/server-client.ts).
+  const proofFetch = verifiedClientFetch(t);
   // stdin reaches the SDK's stdio transport through `input`, one message a line, after the lines
   // it would drop without an answer are answered here (see onLine below).
   const input = new PassThrough();
