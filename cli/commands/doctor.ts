@@ -17,6 +17,7 @@ import { CODEX_SECRET_VAR, clientConfigFiles, clientConfigSetups, clientTokenCom
 import { describePortHolder, freePortAfter, insteadOf, otherServerFix } from '../port-holder.ts';
 import { OTHER_BROWSER_WAITS, mcpClientsText } from './status.ts';
 import { isCompiled, shellWord } from '../self.ts';
+import { unreadableConfigDir } from '../config-dir-access.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
 
 const HELP = `Usage: opentabs doctor [--json] [--port N]
@@ -312,6 +313,11 @@ export async function runChecks(t: Target): Promise<Check[]> {
       : ` --port ${t.port}`;
 
   const blocked = !existsSync(dir) ? cannotCreate(dir) : null;
+  // A config dir this user cannot read hides the secret, server.pid and the extension folder: the
+  // checks of those say so instead of calling them missing (a start would not make them).
+  const unreadable = unreadableConfigDir(dir);
+  const hidden = unreadable ? `it is in ${dir}, which you cannot read` : '';
+  const hiddenFix = 'Make the config dir readable first (the config dir check above).';
   if (blocked) {
     checks.push({ check: 'config dir', status: 'fail', detail: `${dir} cannot be created: ${blocked}`, fix: 'Set OPENTABS_CONFIG_DIR to a folder you can write.' });
   } else if (!existsSync(dir)) {
@@ -320,7 +326,9 @@ export async function runChecks(t: Target): Promise<Check[]> {
     const st = statSync(dir);
     const mode = st.mode & 0o777;
     const uid = process.getuid?.();
-    if (!writable(dir)) {
+    if (unreadable) {
+      checks.push({ check: 'config dir', status: 'fail', detail: unreadable.why, fix: unreadable.fix });
+    } else if (!writable(dir)) {
       // start, config set and plugin add would all be refused: say so here, not as the secret's or the server's problem.
       const other = uid !== undefined && uid !== 0 && st.uid !== uid;
       checks.push({
@@ -339,7 +347,9 @@ export async function runChecks(t: Target): Promise<Check[]> {
   }
 
   const sp = secretPath(dir);
-  if (!existsSync(sp)) {
+  if (unreadable) {
+    checks.push({ check: 'secret', status: 'fail', detail: `${sp} cannot be read: ${hidden}`, fix: hiddenFix });
+  } else if (!existsSync(sp)) {
     checks.push({ check: 'secret', status: 'fail', detail: `${sp} is missing`, fix: `Run \`opentabs start${portArgs}\`; it creates the secret.` });
   } else {
     const mode = statSync(sp).mode & 0o777;
@@ -373,6 +383,13 @@ export async function runChecks(t: Target): Promise<Check[]> {
   if (owner.kind === 'free' && pid && pid.port > 0 && pid.port !== t.port && isAlive(pid.pid)) {
     // --port or PORT names another port than this config dir's running server: starting one there would be refused.
     checks.push({ check: 'server', status: 'fail', detail: `nothing is listening on ${t.url}; this config dir's server runs on http://127.0.0.1:${pid.port} (pid ${pid.pid})`, fix: `${t.portSource === 'env' ? 'Unset PORT' : 'Leave out --port'}, or use \`opentabs doctor --port ${pid.port}\`.` });
+  } else if (unreadable && owner.kind !== 'other') {
+    // server.pid and the secret are in the unreadable folder: this config dir's server may run on
+    // another port, and a server on this one cannot be told apart from another config dir's.
+    const detail = owner.kind === 'free'
+      ? `nothing is listening on ${t.url}, and where this config dir's server runs (its server.pid) cannot be read: ${hidden}`
+      : `an OpenTabs server answers on ${t.url}, and whether it is this config dir's (its secret) cannot be read: ${hidden}`;
+    checks.push({ check: 'server', status: 'fail', detail, fix: hiddenFix });
   } else if (owner.kind === 'free') {
     checks.push({ check: 'server', status: 'fail', detail: `nothing is listening on ${t.url}`, fix: `Run \`opentabs start${portArgs}\` (or \`opentabs start --background${portArgs}\`).` });
   } else if (owner.kind === 'other') {
@@ -399,7 +416,9 @@ export async function runChecks(t: Target): Promise<Check[]> {
   }
 
   const manifest = join(dir, 'extension', 'manifest.json');
-  if (!existsSync(manifest)) {
+  if (unreadable) {
+    checks.push({ check: 'extension folder', status: 'fail', detail: `${join(dir, 'extension')} cannot be read: ${hidden}`, fix: hiddenFix });
+  } else if (!existsSync(manifest)) {
     checks.push({ check: 'extension folder', status: 'fail', detail: `${join(dir, 'extension')} has no manifest.json (extension not installed)`, fix: `Run \`opentabs start${portArgs}\`; it installs the extension folder.` });
   } else {
     checks.push({ check: 'extension folder', status: 'ok', detail: join(dir, 'extension') });
