@@ -39,6 +39,8 @@ export interface BrowserHarnessOptions {
   routes?: (req: Request) => Response | Promise<Response> | undefined;
   /** How long to wait for the extension to connect. */
   connectTimeoutMs?: number;
+  /** Folders of other unpacked extensions loaded beside OpenTabs (as a user's password manager would be). */
+  extraExtensions?: string[];
 }
 
 export interface ToolCallResult {
@@ -342,8 +344,8 @@ export async function startBrowserHarness(opts: BrowserHarnessOptions = {}): Pro
       headless: true,
       args: [
         '--no-sandbox',
-        `--disable-extensions-except=${extDir}`,
-        `--load-extension=${extDir}`,
+        `--disable-extensions-except=${[extDir, ...(opts.extraExtensions ?? [])].join(',')}`,
+        `--load-extension=${[extDir, ...(opts.extraExtensions ?? [])].join(',')}`,
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',
