@@ -20,6 +20,9 @@ import { redactedUrl, siteOf } from '../tools/url-policy.ts';
 
 export { waitForLoad } from './plugin-tabs.ts';
 
+/** A tab an approval card listed for a plugin call, with the page the card showed for it. */
+type ApprovedTab = { tabId: number; url: string };
+
 export class PluginRuntime {
   readonly plugins = new Map<string, PluginInfo>();
   /** Observers for the side panel's activity list (main.ts): which tab a call runs in, its progress. */
@@ -215,13 +218,15 @@ export class PluginRuntime {
   /**
    * A plugin call. One the user approved runs where the card said: in the named tab (`tabId`) while
    * it shows the approved site (`approvedUrl`), or in one of the tabs the card listed
-   * (`approvedTabs`); never in a tab of the plugin opened or moved there since (tab_mismatch).
+   * (`approvedTabs`) while it shows the site the card showed for it; never in a tab of the plugin
+   * opened or moved there since (tab_mismatch).
    */
-  async dispatch(p: { dispatchId: string; plugin: string; tool: string; input: Record<string, unknown>; tabId?: number; settings?: Record<string, unknown>; approvedUrl?: string; approvedTabs?: number[] }): Promise<DispatchResult> {
+  async dispatch(p: { dispatchId: string; plugin: string; tool: string; input: Record<string, unknown>; tabId?: number; settings?: Record<string, unknown>; approvedUrl?: string; approvedTabs?: ApprovedTab[] }): Promise<DispatchResult> {
     const plugin = this.plugins.get(p.plugin);
     if (!plugin) throw new ToolError(`The extension does not know plugin "${p.plugin}"; reload plugins`, { code: 'unknown_plugin', category: 'not_found' });
     const tab = await this.pickTab(plugin, p.tabId, p.approvedTabs);
     const tabId = tab.id!;
+    const approvedUrl = p.approvedUrl ?? p.approvedTabs?.find((a) => a.tabId === tabId)?.url;
     const explicit = p.tabId !== undefined;
     // Right before the message (or the injection): the document in the tab now, checked.
     let doc: CheckedDocument | null = null;
@@ -257,8 +262,8 @@ export class PluginRuntime {
         throw new ToolError(`Tab ${tabId} navigated away while ${plugin.displayName} was being set up; retry`, { code: 'tab_closed', category: 'not_found', retryable: true });
       }
     }
-    if (p.approvedUrl !== undefined && siteOf(doc.url) !== siteOf(p.approvedUrl)) {
-      throw new ToolError(`Tab ${tabId} shows ${redactedUrl(doc.url)} now, not ${redactedUrl(p.approvedUrl)} where this call was approved; it did not run. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
+    if (approvedUrl !== undefined && siteOf(doc.url) !== siteOf(approvedUrl)) {
+      throw new ToolError(`Tab ${tabId} shows ${redactedUrl(doc.url)} now, not ${redactedUrl(approvedUrl)} where this call was approved; it did not run. Call it again to ask again.`, { code: 'tab_mismatch', category: 'validation' });
     }
     this.hooks.callTab?.(p.dispatchId, tabId, tab.title, doc.url);
     return this.ports.call(tabId, tp!, { type: 'call', id: p.dispatchId, plugin: plugin.name, tool: p.tool, input: p.input, config: p.settings ?? plugin.settings });
@@ -266,9 +271,10 @@ export class PluginRuntime {
 
   /**
    * The named tab (it must be one of the plugin's pages), else the best-ranked one, preferring a
-   * ready adapter; only among `approvedTabs` when the user approved the call for those.
+   * ready adapter; only among `approvedTabs` still on the site the card showed for each, when the
+   * user approved the call for those.
    */
-  private async pickTab(plugin: PluginInfo, tabId: number | undefined, approvedTabs?: number[]): Promise<chrome.tabs.Tab> {
+  private async pickTab(plugin: PluginInfo, tabId: number | undefined, approvedTabs?: ApprovedTab[]): Promise<chrome.tabs.Tab> {
     if (tabId !== undefined) {
       const tab = await chrome.tabs.get(tabId).catch(() => {
         throw new ToolError(`Tab ${tabId} does not exist (closed?); use plugin_list_tabs to find open tabs`, { code: 'tab_closed', category: 'not_found' });
@@ -279,12 +285,12 @@ export class PluginRuntime {
       return tab;
     }
     const all = await this.ranking.ranked(plugin);
-    const ranked = approvedTabs === undefined ? all : all.filter((t) => approvedTabs.includes(t.id!));
+    const ranked = approvedTabs === undefined ? all : all.filter((t) => approvedTabs.some((a) => a.tabId === t.id && siteOf(t.url ?? '') === siteOf(a.url)));
     if (approvedTabs !== undefined && ranked.length === 0) {
       throw new ToolError(
         approvedTabs.length === 0
           ? `No ${plugin.displayName} tab was open when this call was approved, so it runs in none opened since; it did not run. Call it again to ask again.`
-          : `None of the ${plugin.displayName} tabs this call was approved for (${approvedTabs.join(', ')}) is open on it any more; it did not run. Call it again to ask again.`,
+          : `None of the ${plugin.displayName} tabs this call was approved for (${approvedTabs.map((a) => a.tabId).join(', ')}) is open on the site the approval showed for it any more; it did not run. Call it again to ask again.`,
         { code: 'tab_mismatch', category: 'validation' },
       );
     }

@@ -52,7 +52,7 @@ export interface DispatchRequest {
   /** The page URL the user approved this call for (tool.dispatch approvedUrl). */
   approvedUrl?: string;
   /** The plugin tabs the approval card listed (tool.dispatch approvedTabs). */
-  approvedTabs?: number[];
+  approvedTabs?: { tabId: number; url: string }[];
   signal?: AbortSignal;
   onProgress?: (p: DispatchProgress) => void;
   /** Log lines the plugin emits during this dispatch. */

@@ -241,10 +241,11 @@ export const ServerToExtension = {
        */
       approvedUrl: v.optional(v.string()),
       /**
-       * A plugin call the user approved on a card listing several of the plugin's tabs: it runs in
-       * one of these, never in a tab opened since (else tab_mismatch).
+       * A plugin call the user approved on a card listing several of the plugin's tabs, each with
+       * the URL the card showed for it: it runs in one of these while it still shows that site,
+       * never in a tab opened since (else tab_mismatch).
        */
-      approvedTabs: v.optional(v.array(v.pipe(v.number(), v.integer()))),
+      approvedTabs: v.optional(v.array(v.object({ tabId: v.pipe(v.number(), v.integer()), url: v.string() }))),
       /**
        * A built-in call made in an MCP session: an id of that session of its own (not the
        * session's id, which lets a client use it). What the call changes on the tab beyond itself

@@ -200,7 +200,7 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     // does: the same tab whether the call is asked about (the card names it) or runs on `auto`.
     const pluginArgTab = tool.kind === 'plugin' && typeof (args as { tabId?: unknown }).tabId === 'number' ? ((args as { tabId: number }).tabId) : undefined;
     let dispatchTabId = tool.kind === 'page' ? tool.tabId : call.tabId ?? pluginArgTab;
-    let approvedTabs: number[] | undefined;
+    let approvedTabs: { tabId: number; url: string }[] | undefined;
     if (permission === 'ask') {
       let approvalId: string | undefined;
       const tabId = call.tabId ?? (args as { tabId?: unknown }).tabId;
@@ -254,10 +254,10 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
           // The card's URL is the tab's (a plugin tool's own url argument is not a page).
           if (target.url !== undefined) approvedUrl = target.url;
         } else {
-          // The tabs the card listed; none when no tab of the plugin was open as it asked: then a
-          // tab opened while the card waited (another account, another workspace of the app) is
-          // not one the user saw, and the call does not run.
-          approvedTabs = (target.candidateTabs ?? []).map((c) => c.tabId);
+          // The tabs the card listed, each with the page it showed; none when no tab of the plugin
+          // was open as it asked: then a tab opened while the card waited (another account,
+          // another workspace of the app) is not one the user saw, and the call does not run.
+          approvedTabs = (target.candidateTabs ?? []).map((c) => ({ tabId: c.tabId, url: c.url }));
         }
       }
     }

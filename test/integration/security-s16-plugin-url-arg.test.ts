@@ -87,6 +87,10 @@ describe('a plugin tool with a url argument', () => {
     srv.ctx.hub.confirmations.respond(card.id, 'allow');
     const r = await call;
     expect(r.status).toBe(200);
-    expect(r.body.result.approvedTabs).toEqual([WORK.tabId, HOME.tabId]);
+    // Each listed tab with the page the card showed for it: the call runs only while that tab shows that site.
+    expect(r.body.result.approvedTabs).toEqual([
+      { tabId: WORK.tabId, url: WORK.url },
+      { tabId: HOME.tabId, url: HOME.url },
+    ]);
   });
 });
