@@ -230,6 +230,51 @@ export function staleClientConfigChecks(secret: string | null, port: number, por
   return checks;
 }
 
+/**
+ * MCP client config files whose entry holds this config dir's client token (or secret) with a URL
+ * of another port than the one its server runs on: written before the server moved (\`start
+ * --port\`, kept by later starts), so the client finds nothing there ("Failed to connect"). One
+ * warning each, with the \`opentabs setup\` that points it at the running server. A token is
+ * paired with the URL nearest to it in the file (an entry holds both, a few lines apart).
+ */
+export function wrongPortClientConfigChecks(secret: string | null, token: string | null, port: number, portArg = '', cwd = process.cwd(), dir?: string): Check[] {
+  const keys = [token, secret].filter((k): k is string => !!k);
+  if (keys.length === 0) return [];
+  const checks: Check[] = [];
+  const seen = new Set<string>();
+  for (const { path, setup } of clientConfigSetups(cwd)) {
+    if (seen.has(path)) continue;
+    seen.add(path);
+    let text: string;
+    try {
+      const st = statSync(path);
+      if (!st.isFile() || st.size > CLIENT_CONFIG_MAX_BYTES) continue;
+      text = readFileSync(path, 'utf8');
+    } catch {
+      continue;
+    }
+    const urls = [...text.matchAll(/\/\/(?:127\.0\.0\.1|localhost):(\d{1,5})\/mcp\b/g)].map((m) => ({ at: m.index, port: Number(m[1]) }));
+    if (urls.length === 0) continue;
+    const wrong = new Set<number>();
+    for (const key of keys) {
+      for (let at = text.indexOf(key); at !== -1; at = text.indexOf(key, at + key.length)) {
+        const nearest = urls.reduce((a, b) => (Math.abs(b.at - at) < Math.abs(a.at - at) ? b : a));
+        if (nearest.port !== port) wrong.add(nearest.port);
+      }
+    }
+    if (wrong.size === 0) continue;
+    const args = ['setup', ...setup, ...(portArg ? portArg.trim().split(' ') : [])];
+    const ports = [...wrong].sort((a, b) => a - b).join(', ');
+    checks.push({
+      check: 'client config port',
+      status: 'warn',
+      detail: `${path} points a client at port ${ports} with this config dir's token, but the server runs on http://127.0.0.1:${port}: the client cannot connect`,
+      fix: `\`${dir ? commandFor(dir, args) : `opentabs ${args.map(shellWord).join(' ')}`}\` points it at port ${port}.`,
+    });
+  }
+  return checks;
+}
+
 /** The config.json settings a user may write by hand, with what the server accepts for each. */
 const HAND_SETTINGS: { key: string; valid: (v: unknown) => boolean; expected: string; example: string }[] = [
   { key: 'skipPermissions', valid: (v) => typeof v === 'boolean', expected: 'true or false', example: 'false' },
@@ -425,6 +470,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
   }
 
   if (health) {
+    checks.push(...wrongPortClientConfigChecks(readSecretSync(dir), clientToken, t.port, setupPortArg, process.cwd(), dir));
     if (health.extensionConnected && health.otherBrowser?.waiting) {
       checks.push({
         check: 'extension',
