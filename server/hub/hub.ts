@@ -83,6 +83,7 @@ export class ExtensionHub implements HubView {
   /** Tool calls to the extension (dispatches.ts). A quiet socket is pinged as the call goes out. */
   dispatch(req: DispatchRequest): Promise<DispatchResult> {
     const call = this.dispatches.dispatch(req);
+    if (this.active) this.active.data.callSentAt = performance.now();
     this.checkAlive();
     return call;
   }
@@ -254,6 +255,14 @@ export class ExtensionHub implements HubView {
     const check = (grace: boolean) => {
       ws.data.probe = undefined;
       if ((ws.data.heardAt ?? 0) >= sentAt) return;
+      // A call sent after the ping gets its own LIVENESS_TIMEOUT_MS (and a second) before the
+      // socket is dropped under it: the extension runs no call older than that when it reads it
+      // (a frozen Chrome read it later), so a call its agent is told failed never runs after.
+      const callWait = (ws.data.callSentAt ?? -Infinity) + LIVENESS_TIMEOUT_MS + 1_000 - performance.now();
+      if (callWait > 0) {
+        ws.data.probe = setTimeout(() => check(grace), callWait);
+        return;
+      }
       if (grace && performance.now() - sentAt > LIVENESS_TIMEOUT_MS + 1_000) {
         ws.data.probe = setTimeout(() => check(false), 1_000);
         return;

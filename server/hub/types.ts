@@ -20,6 +20,8 @@ export interface WsData {
   heardAt?: number;
   /** A ping awaiting its answer: fires when none came within LIVENESS_TIMEOUT_MS (hub.ts). */
   probe?: ReturnType<typeof setTimeout>;
+  /** When the last tool call went out on this socket (performance.now()). */
+  callSentAt?: number;
 }
 
 export type Ws = ServerWebSocket<WsData>;
