@@ -158,13 +158,24 @@ export function cssEditable(cs: CSSStyleDeclaration): boolean {
 type DomApi = { dom?: { openOrClosedShadowRoot?: (el: HTMLElement) => ShadowRoot | null } };
 
 /**
+ * Whether a closed shadow root on `el` is the page's to show: only on a custom element the page
+ * defined. Other extensions' content scripts draw their own UI inside the page under a custom
+ * element nobody defined (their world has no custom element registry) with a closed root — a
+ * password manager's account list and one-time codes — closed so that the page cannot read it;
+ * the tools leave it closed, as the page sees it (its host stays, empty).
+ */
+export function pageOwnsClosedRoot(el: Element): boolean {
+  return el.localName.includes('-') && el.matches(':defined');
+}
+
+/**
  * The shadow root an element renders, open or closed: a closed one is reached through the
  * extension's chrome.dom (in the isolated world; elsewhere only open roots are seen). Looked for
- * on custom elements only (where closed roots are made), one call each.
+ * on custom elements the page defined only (pageOwnsClosedRoot), one call each.
  */
 export function shadowOf(el: Element): ShadowRoot | null {
   if (el.shadowRoot) return el.shadowRoot;
-  if (!el.localName.includes('-') || !(el instanceof HTMLElement)) return null;
+  if (!(el instanceof HTMLElement) || !pageOwnsClosedRoot(el)) return null;
   try {
     return (globalThis as { chrome?: DomApi }).chrome?.dom?.openOrClosedShadowRoot?.(el) ?? null;
   } catch {

@@ -1,4 +1,4 @@
-import { cssEditable, frameIndexOf, indexInParent, openModalDialog, refsOrNew, shadowOf, unreachable } from './dom.ts';
+import { cssEditable, frameIndexOf, indexInParent, openModalDialog, pageOwnsClosedRoot, refsOrNew, shadowOf, unreachable } from './dom.ts';
 
 /**
  * The shadow root `el` renders, open or closed, as shadowOf (dom.ts) finds it, for an element of
@@ -6,7 +6,7 @@ import { cssEditable, frameIndexOf, indexInParent, openModalDialog, refsOrNew, s
  */
 function anyShadowOf(el: Element): ShadowRoot | null {
   if (el.shadowRoot) return el.shadowRoot;
-  if (!el.localName.includes('-') || el.namespaceURI !== 'http://www.w3.org/1999/xhtml') return null;
+  if (el.namespaceURI !== 'http://www.w3.org/1999/xhtml' || !pageOwnsClosedRoot(el)) return null;
   try {
     return (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (el: Element) => ShadowRoot | null } } }).chrome?.dom?.openOrClosedShadowRoot?.(el) ?? null;
   } catch {

@@ -1,5 +1,6 @@
 /**
- * browser_snapshot shows the content of iframes inside closed shadow roots, each under its own
+ * browser_snapshot shows the content of iframes inside closed shadow roots (of custom elements the
+ * page defined), each under its own
  * iframe's line, in Chromium with the real extension. Such an iframe is not in window.frames, so
  * its frame is told apart by its iframe's position among the document's iframes: the snapshot
  * counts those inside closed shadow roots too (through the extension's chrome.dom), in the page and
@@ -20,6 +21,7 @@ const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Closed fra
 <x-frame-box id="b"></x-frame-box>
 <iframe src="/frame.html?plain" title="Plain frame"></iframe>
 <script>
+  customElements.define('x-frame-box', class extends HTMLElement {});
   // The second box's iframe is made first.
   const rb = document.getElementById('b').attachShadow({ mode: 'closed' });
   rb.innerHTML = '<iframe src="/frame.html?second" title="Second box"></iframe>';

@@ -42,6 +42,7 @@ beforeAll(async () => {
       const u = new URL(req.url);
       if (u.pathname === '/s20a-closed.html') {
         return html(`<!doctype html><body style="margin:0"><x-card></x-card><script>
+          customElements.define('x-card', class extends HTMLElement {});
           const root = document.querySelector('x-card').attachShadow({ mode: 'closed' });
           root.innerHTML = '<iframe src="/s20a-inner.html" style="border:0;width:300px;height:100px;display:block"></iframe>';
         </script>`);
