@@ -147,8 +147,13 @@ export class Confirmations {
     return true;
   }
 
-  list(): PendingConfirmation[] {
-    return [...this.pending.values()].map(shown);
+  /**
+   * The waiting approvals; `clientsOnly`: without the user's own calls (what the client token is
+   * shown: their arguments are the user's, an agent has no business reading them).
+   */
+  list(clientsOnly = false): PendingConfirmation[] {
+    const all = [...this.pending.values()];
+    return (clientsOnly ? all.filter((p) => !p.byUser) : all).map(shown);
   }
 
   resendPending(): void {

@@ -11,13 +11,14 @@
  *                        404 unknown_approval when it is no longer waiting.
  * Bearer, body limit, 10 decisions/min. Listing takes the secret or the client token; a decision
  * only the secret (403 client_token_not_allowed for the client token, which MCP client configs
- * hold). No MCP tool reaches these: an agent cannot approve its own calls through its tools; the
+ * hold). The client token is not shown the user's own waiting calls (REST with the secret: their
+ * arguments may be a password or a one-time code the user typed), only the clients'. No MCP tool reaches these: an agent cannot approve its own calls through its tools; the
  * side panel and the CLI are the user's.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { ServerContext } from '../context.ts';
 import { errorResponse } from '../errors.ts';
-import { bearerAuth, clientAuth } from '../middleware/auth.ts';
+import { authState, bearerAuth, clientAuth } from '../middleware/auth.ts';
 import { jsonBody, readJson } from '../middleware/body.ts';
 import { createRateLimiter } from '../middleware/rate-limit.ts';
 import { APPROVALS_LIST_PARAMS_MAX_CHARS } from '../limits.ts';
@@ -44,11 +45,12 @@ export function approvalRoutes(ctx: ServerContext): Hono {
 
   // Up to 10 calls wait, each with up to 10 MB of arguments: one listing carries a bounded part of
   // each, and says how much it left out; one call's arguments are read whole by id.
-  r.get('/approvals', clientAuth(ctx), (c) => c.json({ approvals: ctx.hub.confirmations.list().map(listed) }));
+  const clientsOnly = (c: Context) => authState(ctx, c.req.header('authorization')) === 'client';
+  r.get('/approvals', clientAuth(ctx), (c) => c.json({ approvals: ctx.hub.confirmations.list(clientsOnly(c)).map(listed) }));
 
   r.get('/approvals/:id', clientAuth(ctx), (c) => {
     const id = c.req.param('id');
-    const approval = ctx.hub.confirmations.list().find((a) => a.id === id);
+    const approval = ctx.hub.confirmations.list(clientsOnly(c)).find((a) => a.id === id);
     if (!approval) return notWaiting(id);
     return c.json({ approval });
   });
