@@ -19,13 +19,24 @@ Tool invocations, newest first: time, tool, result, how the user answered a call
 Options:
   --limit N            How many entries (default ${AUDIT_QUERY_DEFAULT_LIMIT}; at most ${AUDIT_QUERY_MAX_LIMIT} from the server, any with --file)
   --plugin P           Only this plugin ("browser" for built-in tools)
-  --tool T             Only this tool (full name, e.g. slack_send_message)
+  --tool T             Only this tool (full name, e.g. slack_send_message; with --plugin slack,
+                       send_message says the same)
   --success true|false Only successes or only failures
   --file               Read the full on-disk log (audit.log.1 + audit.log, and the calls the user
                        answered from audit-decisions.log) instead of the server's last ${AUDIT_QUERY_MAX_LIMIT};
                        works without a running server and survives restarts
   --json               Print the entries as a JSON array
   --port N             Server port`;
+
+/**
+ * --tool as the audit records it: a plugin tool's full name is `<plugin>_<tool>`, so with
+ * --plugin P the tool's own name (as in `permission.P.<tool>`) means `P_<tool>`. Built-in tools
+ * (plugin "browser": browser_*, extension_*, plugin_*) and page tools are named in full already.
+ */
+export function fullToolName(plugin: string | undefined, tool: string | undefined): string | undefined {
+  if (tool === undefined || plugin === undefined || plugin === 'browser' || plugin.startsWith('page:')) return tool;
+  return tool.startsWith(`${plugin}_`) ? tool : `${plugin}_${tool}`;
+}
 
 /** The ASKED column: how the user answered a call that asked for approval. */
 const ASKED: Record<string, string> = { allowed: 'allowed', always: 'always allowed', denied: 'denied' };
@@ -62,7 +73,7 @@ export const command: Command = {
         ? parsePositiveInt(values.limit, '--limit', 'audit', values.file ? Number.MAX_SAFE_INTEGER : AUDIT_QUERY_MAX_LIMIT)
         : AUDIT_QUERY_DEFAULT_LIMIT;
     const success = values.success !== undefined ? parseBool(values.success, '--success', 'audit') : undefined;
-    const filter = { limit, plugin: values.plugin, tool: values.tool, success };
+    const filter = { limit, plugin: values.plugin, tool: fullToolName(values.plugin, values.tool), success };
 
     // One more than asked for, to tell whether more calls match than are shown.
     const probe = { ...filter, limit: limit + 1 };
@@ -103,6 +114,7 @@ export const command: Command = {
     }
     if (entries.length === 0) {
       out('No tool invocations recorded' + (filter.plugin || filter.tool || success !== undefined ? ' that match the filters.' : '.'));
+      if (filter.tool && !filter.plugin) err(`(--tool takes the full name, as \`opentabs tool list\` shows it: <plugin>_<tool>)`);
       return 0;
     }
     out(
