@@ -31,6 +31,8 @@ export class PluginRuntime {
     progress?: (dispatchId: string, p: { progress: number; total?: number; message?: string }) => void;
   } = {};
   private lastReported = new Map<string, string>();
+  /** Per plugin, every URL pattern it had in this worker (keep()). */
+  private readonly patternsHad = new Map<string, Set<string>>();
   private changeListeners = new Set<() => void>();
   private readonly ranking = new TabRanking();
   private readonly topDocs = new TopDocuments();
@@ -68,7 +70,7 @@ export class PluginRuntime {
     this.ranking.clear();
     const names = new Set(list.map((p) => p.name));
     for (const name of this.plugins.keys()) if (!names.has(name)) void this.uninstall(name); // removed, or every tool off: out of every open tab
-    for (const p of list) this.plugins.set(p.name, p);
+    for (const p of list) this.keep(p);
     void chrome.storage.session.set({ plugins: list }).catch(() => {});
     void this.injectEverywhere();
   }
@@ -76,7 +78,7 @@ export class PluginRuntime {
   update(p: PluginInfo): void {
     if (p.enabled === false) return void this.uninstall(p.name); // every tool off: nothing of it stays in a page
     this.ranking.clear();
-    this.plugins.set(p.name, p);
+    this.keep(p);
     this.adapters.forgetPlugin(p.name);
     void chrome.storage.session.set({ plugins: [...this.plugins.values()] }).catch(() => {});
     void this.injectEverywhere([p.name]);
@@ -84,20 +86,33 @@ export class PluginRuntime {
 
   async uninstall(name: string): Promise<void> {
     this.ranking.clear();
-    const known = this.plugins.get(name);
+    const patterns = this.patternsHad.get(name);
+    this.patternsHad.delete(name);
     this.plugins.delete(name);
     this.lastReported.delete(name);
     this.adapters.forgetPlugin(name);
     this.changed();
     // A plugin this worker never had was injected nowhere by it.
-    if (known) await this.adapters.disposeEverywhere(known);
+    if (patterns) await this.adapters.disposeEverywhere({ name, urlPatterns: [...patterns] });
     void chrome.storage.session.set({ plugins: [...this.plugins.values()] }).catch(() => {});
   }
 
   /** Restore the plugin list after Chrome restarted the worker (before the server re-syncs). */
   async restore(): Promise<void> {
     const { plugins } = (await chrome.storage.session.get('plugins').catch(() => ({}))) as { plugins?: PluginInfo[] };
-    if (Array.isArray(plugins) && this.plugins.size === 0) for (const p of plugins) this.plugins.set(p.name, p);
+    if (Array.isArray(plugins) && this.plugins.size === 0) for (const p of plugins) this.keep(p);
+  }
+
+  /**
+   * A plugin as the server described it now. Its patterns are added to those it had before: an
+   * update that changed them leaves its adapter in the pages the old ones matched, and turning it
+   * off or removing it disposes it there too.
+   */
+  private keep(p: PluginInfo): void {
+    this.plugins.set(p.name, p);
+    const had = this.patternsHad.get(p.name) ?? new Set<string>();
+    for (const pattern of p.urlPatterns) had.add(pattern);
+    this.patternsHad.set(p.name, had);
   }
 
   pluginsForUrl(url: string | undefined): PluginInfo[] {
