@@ -80,6 +80,26 @@ function runBun(testPaths: string[]): Promise<Run> {
   });
 }
 
+/**
+ * The CLI tests run commands against config dirs that have no server, which then look at the
+ * default port: a server of yours there (`npm start` in another terminal) answers them and a few
+ * fail. Said before and after the run, with the command that frees the port.
+ */
+async function defaultPortTaken(): Promise<string | null> {
+  try {
+    const r = await fetch('http://127.0.0.1:9515/health', { signal: AbortSignal.timeout(2000) });
+    const body = (await r.json().catch(() => null)) as { status?: unknown } | null;
+    return body?.status === 'ok' ? 'an OpenTabs server (yours? `npm start` in another terminal)' : 'a program';
+  } catch (e) {
+    return (e as { name?: string })?.name === 'TimeoutError' ? 'a program' : null;
+  }
+}
+const portHolder = await defaultPortTaken();
+const portNote = portHolder
+  ? `note: ${portHolder} listens on 127.0.0.1:9515, the default port; a few CLI tests expect nothing there and fail while it does. Stop it first (\`node_modules/.bin/bun cli/main.ts stop\` for your own server).`
+  : null;
+if (portNote) console.log(portNote);
+
 const first = await runBun(paths);
 let pass = first.pass;
 let fail = first.fail;
@@ -106,5 +126,6 @@ if (retryable) {
 
 // A crashed runner or an error outside tests counts as a failure even without a fail line.
 if (!ok && fail === 0) fail = 1;
+if (portNote && !ok) console.log(portNote);
 console.log(`${pass} passed, ${fail} failed`);
 process.exit(ok ? 0 : 1);
