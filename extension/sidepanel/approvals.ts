@@ -52,6 +52,8 @@ function approvalTarget(p: PendingConfirmation, risk: string | undefined): HTMLE
   ];
   // What the Tools section marks the built-in with (runs any code, deletes a site's data …), or the server's mark of a destructive plugin tool.
   if (risk) lines.push(h('div', { class: 'risk', 'data-testid': 'approval-risk' }, `⚠ ${risk}`));
+  // A page tool new or changed since Always allow was chosen for its origin (the server's words).
+  if (p.note) lines.push(h('div', { class: 'risk', 'data-testid': 'approval-note' }, `⟳ ${p.note}`));
   if (t.domain) lines.push(h('div', { class: 'domain', 'data-testid': 'approval-domain' }, targetText(t.domain)));
   if (t.url) lines.push(h('div', { class: 'url', 'data-testid': 'approval-url' }, targetText(t.url)));
   if (t.tabId !== undefined) lines.push(h('div', { class: 'muted', 'data-testid': 'approval-tab' }, `Tab ${t.tabId}`));
@@ -127,7 +129,8 @@ function approvalArgs(p: PendingConfirmation): HTMLElement[] {
 
 /**
  * Button labels: what "Always allow" stores, said on the button. A page tool (WebMCP, plugin
- * "page:<origin>") is permitted per origin: `auto` for every tool of that origin. A built-in tool
+ * "page:<origin>") is permitted per origin: `auto` for the tools that origin offers now, as they are
+ * now (one it adds or changes later asks again). A built-in tool
  * is permitted as a whole: `auto` on every site, not only the one the card names (a card for a
  * cookie on one bank must not read as "always for this bank"). A plugin tool: `auto` for that tool.
  */
@@ -148,7 +151,7 @@ export function approvalRisk(p: PendingConfirmation, risks: ReadonlyMap<string, 
 /** What Always allow covers, as the question says it after the tool's name. */
 function alwaysScope(plugin: string): string {
   if (plugin === 'browser') return ', on every site';
-  if (plugin.startsWith('page:')) return ` and every other tool of ${plugin.slice('page:'.length)}`;
+  if (plugin.startsWith('page:')) return ` and the other tools ${plugin.slice('page:'.length)} offers now (one it adds or changes later asks again)`;
   return '';
 }
 

@@ -29,6 +29,8 @@ export interface ConfirmationRequest {
   target?: ConfirmationTarget;
   /** Shown on the card, and its Always allow asks once more (a plugin or page tool marked destructive). */
   risk?: string;
+  /** Why the tool is asked about again (a page tool new or changed since Always allow), shown on the card. */
+  note?: string;
   /** Called once the approval is waiting (the caller tells its client it waits, and how to answer). */
   onPending?: (p: { id: string; expiresAt: number; timeoutMs: number }) => void;
 }
@@ -59,9 +61,9 @@ export function tooManyPendingApprovals(tool: string, cap: number, scope: 'calle
 
 /** What the side panel is shown of a waiting approval, with the time it still waits as of now. */
 function shown(p: Pending): PendingConfirmation {
-  const { id, tool, plugin, params, expiresAt, target, risk } = p;
+  const { id, tool, plugin, params, expiresAt, target, risk, note } = p;
   const remainingMs = Math.max(0, Math.round(p.deadline - performance.now()));
-  return { id, tool, plugin, params, expiresAt, ...(target ? { target } : {}), remainingMs, ...(risk ? { risk } : {}) };
+  return { id, tool, plugin, params, expiresAt, ...(target ? { target } : {}), remainingMs, ...(risk ? { risk } : {}), ...(note ? { note } : {}) };
 }
 
 export class Confirmations {
@@ -108,6 +110,7 @@ export class Confirmations {
         deadline,
         ...(req.target ? { target: req.target } : {}),
         ...(req.risk ? { risk: req.risk } : {}),
+        ...(req.note ? { note: req.note } : {}),
         settle: (d) => {
           if (!this.pending.delete(id)) return;
           clearTimeout(timer);

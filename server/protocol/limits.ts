@@ -95,6 +95,8 @@ export const TAB_URL_WAIT_MS = 5_000;
  */
 export const PAGE_TOOLS_MAX_PER_TAB = 32;
 export const PAGE_TOOLS_MAX_PER_ORIGIN = 64;
+/** Page tools a card's Always allow remembers per origin (config.json pageToolsAllowed); the oldest go first. */
+export const PAGE_TOOLS_ALLOWED_MAX_PER_ORIGIN = 256;
 export const PAGE_TOOL_NAME_MAX_CHARS = 128;
 export const PAGE_TOOL_DESCRIPTION_MAX_CHARS = 2_000;
 /** JSON text of one page tool's inputSchema. */

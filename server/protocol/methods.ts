@@ -159,6 +159,8 @@ export const PendingConfirmation = v.object({
    * a built-in with a risk mark (BrowserToolInfo.risk).
    */
   risk: v.optional(v.string()),
+  /** Why a page tool is asked about again: new or changed since the user chose Always allow for its origin. */
+  note: v.optional(v.string()),
 });
 export type PendingConfirmation = v.InferOutput<typeof PendingConfirmation>;
 

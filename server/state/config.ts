@@ -11,7 +11,7 @@ import { OpenTabsError } from '../errors.ts';
 import { STATE_SCHEMA_VERSION } from '../version.ts';
 import { writeFileAtomic } from './atomic.ts';
 import { isForbiddenKey } from '../protocol/plugin-manifest.ts';
-import { MCP_SESSIONS_PER_MINUTE_MAX } from '../limits.ts';
+import { MCP_SESSIONS_PER_MINUTE_MAX, PAGE_TOOLS_ALLOWED_MAX_PER_ORIGIN } from '../limits.ts';
 
 export interface PluginPermissions {
   default?: Permission;
@@ -35,6 +35,15 @@ export interface ConfigData {
   uploadFolders?: string[];
   /** Page tools (WebMCP) per origin ("https://app.example.com" → off|ask|auto); an origin not listed is `ask`. */
   pageOrigins?: Record<string, Permission>;
+  /**
+   * Per origin, the page tools the user allowed with a card's Always allow: tool name → hash of
+   * what they were then (pageToolHash: name, description, input schema). Such an origin's `auto`
+   * covers those tools only, as they were; one new or changed since asks again. An origin set to
+   * `auto` otherwise (the side panel's select, the CLI, by hand, or a card of a version before
+   * this key) has no entry here: `auto` for every tool. Versions that do not know the key keep it
+   * and read the origin's `auto` as they always did.
+   */
+  pageToolsAllowed?: Record<string, Record<string, string>>;
   [unknownKey: string]: unknown;
 }
 
@@ -107,6 +116,18 @@ export function normalizeConfig(raw: unknown): ConfigData {
       for (const [origin, p] of Object.entries(src.pageOrigins)) if (isPermission(p) && normalizeOrigin(origin) === origin) origins[origin] = p;
       out.pageOrigins = origins;
     } else delete out.pageOrigins;
+  }
+  if ('pageToolsAllowed' in src) {
+    if (isObject(src.pageToolsAllowed)) {
+      const allowed: Record<string, Record<string, string>> = {};
+      for (const [origin, tools] of Object.entries(src.pageToolsAllowed)) {
+        if (!isObject(tools) || normalizeOrigin(origin) !== origin) continue;
+        const kept: Record<string, string> = {};
+        for (const [name, hash] of Object.entries(tools)) if (typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash) && !isForbiddenKey(name)) kept[name] = hash;
+        allowed[origin] = kept;
+      }
+      out.pageToolsAllowed = allowed;
+    } else delete out.pageToolsAllowed;
   }
   return out;
 }
@@ -254,12 +275,51 @@ export class ConfigStore {
     return (origins && Object.hasOwn(origins, origin) ? origins[origin] : undefined) ?? 'ask';
   }
 
+  /**
+   * Set by the user in the settings (the side panel's select, the CLI): `auto` then covers every
+   * tool of the origin, so the tools a card allowed are forgotten (pageToolsAllowed).
+   */
   async setOriginPermission(origin: string, p: Permission): Promise<void> {
     assertPermission(p);
     const o = normalizeOrigin(origin);
     if (o === null) throw new OpenTabsError('bad_request', `"${origin}" is not an http(s) origin (e.g. https://app.example.com)`);
     await this.update((d) => {
       (d.pageOrigins ??= {})[o] = p;
+      if (d.pageToolsAllowed && Object.hasOwn(d.pageToolsAllowed, o)) delete d.pageToolsAllowed[o];
+    });
+  }
+
+  /**
+   * The page tools of an origin a card's Always allow covers (name → pageToolHash), or undefined
+   * when its `auto` (if it is `auto`) covers every tool.
+   */
+  pageToolsAllowed(origin: string): Readonly<Record<string, string>> | undefined {
+    const all = this.data.pageToolsAllowed;
+    return all && Object.hasOwn(all, origin) ? all[origin] : undefined;
+  }
+
+  /**
+   * A card's Always allow for a page tool: the origin becomes `auto` for `tools` (name →
+   * pageToolHash: what the origin offers now), added to those allowed before; a tool of the
+   * origin new or changed since is asked about again. An origin already `auto` for every tool
+   * (set in the settings) stays so.
+   */
+  async allowPageTools(origin: string, tools: Record<string, string>): Promise<void> {
+    const o = normalizeOrigin(origin);
+    if (o === null) throw new OpenTabsError('bad_request', `"${origin}" is not an http(s) origin (e.g. https://app.example.com)`);
+    await this.update((d) => {
+      const everyTool = d.pageOrigins?.[o] === 'auto' && !(d.pageToolsAllowed && Object.hasOwn(d.pageToolsAllowed, o));
+      (d.pageOrigins ??= {})[o] = 'auto';
+      if (everyTool) return;
+      const mine = ((d.pageToolsAllowed ??= {})[o] ??= {});
+      for (const [name, hash] of Object.entries(tools)) {
+        if (isForbiddenKey(name)) continue;
+        delete mine[name];
+        mine[name] = hash;
+      }
+      // Names a site dropped long ago go first: the list stays small.
+      const names = Object.keys(mine);
+      for (const name of names.slice(0, Math.max(0, names.length - PAGE_TOOLS_ALLOWED_MAX_PER_ORIGIN))) delete mine[name];
     });
   }
 

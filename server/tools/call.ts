@@ -228,6 +228,8 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
         // A built-in's risk the panel knows (its Tools section); a plugin or page tool marked
         // destructive by its author is named here.
         ...(tool.kind !== 'browser' && tool.annotations?.destructiveHint === true ? { risk: DESTRUCTIVE_RISK } : {}),
+        // A page tool new or changed since the user chose Always allow for its origin: the card says so.
+        ...(tool.approvalNote ? { note: tool.approvalNote } : {}),
         onPending: call.onApproval
           ? (p) => {
               approvalId = p.id;
@@ -356,12 +358,13 @@ function pageTarget(tool: CatalogTool): ConfirmationTarget {
 }
 
 /**
- * "Always allow": store `auto` for this tool (for a page tool: for every tool of its origin),
- * rebuild (list_changed) and re-sync the side panel.
+ * "Always allow": store `auto` for this tool (for a page tool: for the tools its origin offers now,
+ * each as it is now: one the page adds or changes later asks again), rebuild (list_changed) and
+ * re-sync the side panel.
  */
 async function rememberAlwaysAllow(ctx: CallDeps, tool: CatalogTool): Promise<void> {
   try {
-    if (tool.kind === 'page' && tool.origin) await ctx.config.setOriginPermission(tool.origin, 'auto');
+    if (tool.kind === 'page' && tool.origin) await ctx.config.allowPageTools(tool.origin, { ...ctx.catalog.pageTools.offeredBy(tool.origin), ...(tool.pageToolHash ? { [tool.shortName]: tool.pageToolHash } : {}) });
     else await ctx.config.setToolPermission(tool.plugin, tool.shortName, 'auto');
     ctx.catalog.rebuild();
   } catch (err) {

@@ -28,6 +28,10 @@ export interface CatalogTool {
   origin?: string;
   /** Page tools: the tab's URL when it registered the tool (for the approval card). */
   url?: string;
+  /** Page tools: pageToolHash of what the page offers (name, description, input schema), which a card's Always allow is bound to. */
+  pageToolHash?: string;
+  /** Page tools asked about again: why (new or changed since the user chose Always allow), said on the card. */
+  approvalNote?: string;
 }
 
 /** One entry of MCP tools/list. */

@@ -11,6 +11,7 @@
  * built-in or plugin tool, and a tab, an origin and all tabs together list at most
  * PAGE_TOOLS_MAX_PER_TAB / PAGE_TOOLS_MAX_PER_ORIGIN / PAGE_TOOLS_MAX_TOTAL tools.
  */
+import { createHash } from 'node:crypto';
 import type { ConfigStore } from '../state/config.ts';
 import {
   MCP_TOOL_NAME_MAX_CHARS,
@@ -31,6 +32,17 @@ import { printable } from '../shown-text.ts';
 interface PageToolEntry extends PageToolDescriptor {
   /** `tab<tabId>_<sanitised name>`, cut to PAGE_TOOL_LISTED_NAME_MAX_CHARS */
   fullName: string;
+  /** pageToolHash of the tool as listed. */
+  hash: string;
+}
+
+/**
+ * What the user is shown of a page tool, as one hash: its name, its description (as listed) and
+ * its input schema's JSON text. A card's Always allow is bound to it: a page that changes a tool's
+ * description or arguments afterwards (or adds one) is asked about again.
+ */
+export function pageToolHash(name: string, description: string, schemaText: string): string {
+  return createHash('sha256').update(JSON.stringify([name, description, schemaText])).digest('hex');
 }
 
 /** A schema text checked once: the object every tool sending that text shares (and its validator), and the verdict. */
@@ -176,7 +188,8 @@ export class PageToolRegistry {
           continue;
         }
         taken.add(fullName);
-        accepted.push({ ...t, description: printable(t.description), fullName });
+        const description = printable(t.description);
+        accepted.push({ ...t, description, fullName, hash: pageToolHash(t.name, description, text) });
       }
       if (unchecked > 0) {
         // When the budget will cover every schema left unchecked.
@@ -213,6 +226,13 @@ export class PageToolRegistry {
     this.catalog.rebuild('pageTools');
   }
 
+  /** What the tabs of `origin` offer now, name → pageToolHash (a card's Always allow covers these). */
+  offeredBy(origin: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const tab of this.tabs.values()) if (tab.origin === origin) for (const t of tab.tools) out[t.name] ??= t.hash;
+    return out;
+  }
+
   /** Per tab: its origin and how many page tools it offers (plugin_list_tabs / browser_list_tabs). */
   summary(): { tabId: number; origin: string; url: string; tools: string[] }[] {
     return [...this.tabs.values()].map((t) => ({ tabId: t.tabId, origin: t.origin, url: t.url, tools: t.tools.map((x) => x.fullName) }));
@@ -223,10 +243,15 @@ export class PageToolRegistry {
     const out: CatalogTool[] = [];
     const config = this.config;
     for (const tab of this.tabs.values()) {
-      const permission = config.originPermission(tab.origin);
+      const granted = config.originPermission(tab.origin);
+      // `auto` from a card's Always allow covers the tools as the user allowed them (pageToolHash).
+      const allowed = granted === 'auto' ? config.pageToolsAllowed(tab.origin) : undefined;
       for (const t of tab.tools) {
         if (seen.has(t.fullName)) continue;
         seen.add(t.fullName);
+        const before = allowed && Object.hasOwn(allowed, t.name) ? allowed[t.name] : undefined;
+        const asks = allowed !== undefined && before !== t.hash;
+        const permission = asks ? 'ask' : granted;
         out.push({
           name: t.fullName,
           plugin: PAGE_PLUGIN_PREFIX + tab.origin,
@@ -238,6 +263,8 @@ export class PageToolRegistry {
           tabId: tab.tabId,
           origin: tab.origin,
           url: tab.url,
+          pageToolHash: t.hash,
+          ...(asks ? { approvalNote: `${before === undefined ? 'New' : 'Changed'} since you chose Always allow ${tab.origin}: ${before === undefined ? 'the page added this tool since' : 'the page changed its description or arguments since'}, so it is asked about again` } : {}),
           ...(t.destructive ? { annotations: { destructiveHint: true } } : {}),
         });
       }

@@ -125,7 +125,7 @@ test("a page tool its page marks destructive asks once more too; the page's othe
   const confirm = card.locator('[data-testid="always-allow-confirm"]');
   await confirm.waitFor({ timeout: 10_000 });
   expect(await card.locator('[data-testid="always-allow-question"]').textContent()).toBe(
-    `Never ask again for ${name} and every other tool of ${origin}? It may change or delete data (its author marks it destructive). Allow once, or Deny, answers this call only.`,
+    `Never ask again for ${name} and the other tools ${origin} offers now (one it adds or changes later asks again)? It may change or delete data (its author marks it destructive). Allow once, or Deny, answers this call only.`,
   );
   expect(settled).toBe(false);
   expect(h.srv.ctx.hub.confirmations.list().map((c) => c.tool)).toEqual([name]);
