@@ -51,6 +51,9 @@ const SHARED_HOSTING: ReadonlySet<string> = new Set([
   'firebaseapp.com', 'azurewebsites.net', 'cloudfront.net', 'amazonaws.com', 'glitch.me', 'ngrok.io', 'ngrok-free.app', 'onrender.com', 'fly.dev', 'surge.sh',
 ]);
 function isPublicSuffix(domain: string): boolean {
+  // Only IP addresses end in a number (no top-level domain is one): `*.0.1` covers 127.0.0.1,
+  // 10.0.0.1, 192.168.0.1 … — every machine of those numbers, no one site.
+  if (/(^|\.)\d+$/.test(domain)) return true;
   const labels = domain.split('.');
   if (labels.length === 1) return true;
   if (labels.length === 2 && /^[a-z]{2}$/.test(labels[1]!) && PUBLIC_SECOND_LEVEL.has(labels[0]!)) return true;
@@ -70,7 +73,9 @@ export function isBroadPattern(pattern: string): boolean {
   const [, scheme, host, path] = m as unknown as [string, string, string, string];
   if (scheme === 'file') return path.startsWith('/*');
   if (host === '*') return true;
-  return host.startsWith('*.') && isPublicSuffix(host.slice(2).replace(/:\d+$/, '').toLowerCase());
+  // A name's trailing dot (`com.`, the fully qualified form) names the same domain: `*.com.` covers
+  // every .com site as its browser address `bank.com.`.
+  return host.startsWith('*.') && isPublicSuffix(host.slice(2).replace(/:\d+$/, '').replace(/\.+$/, '').toLowerCase());
 }
 
 /** The broad patterns among a plugin's urlPatterns (empty when it names its sites). */
