@@ -13,6 +13,7 @@ import { runGroup, type Command } from '../command.ts';
 import { CliError, c, err, out, printJson, runnableCommands, say, usageError } from '../output.ts';
 import { shellWord } from '../../server/cli-command.ts';
 import { configDir, probePort, resolveTarget } from '../server-client.ts';
+import { clientConfigsHolding } from '../client-config-scan.ts';
 import { openConfigForWrite, parseSettingPairs, readConfigSnapshot, reloadIfRunning, savePluginSettings } from '../settings.ts';
 
 const HELP = `Usage: opentabs config <show|set|secret|client-token|rotate-secret> …
@@ -335,7 +336,11 @@ async function rotate(argv: string[]): Promise<number> {
   if (values.help) return (say(ROTATE_HELP), 0);
   if (positionals.length > 0) throw usageError(`Unexpected argument "${positionals[0]}".`, 'config rotate-secret');
   const t = resolveTarget(values.port, 'config rotate-secret');
+  // setup finds the port as this command did, unless it came from --port or PORT.
+  const portArgs = t.portSource === 'flag' || t.portSource === 'env' ? ['--port', String(t.port)] : [];
   const old = readSecretSync(t.configDir);
+  // Found before the rotation, while they still match: the clients to give the new token.
+  const holders = clientConfigsHolding([readClientTokenSync(t.configDir), old]);
   await rotateSecret(t.configDir);
   let reloaded = false;
   try {
@@ -350,7 +355,11 @@ async function rotate(argv: string[]): Promise<number> {
       (reloaded
         ? 'The running server now uses it and the new client token; the extension reconnects by itself.'
         : 'The server is not running; it will use the new secret and client token when started.') +
-        ' Your MCP clients hold the old client token: run `opentabs setup` again for each client, e.g. `opentabs setup claude-code` (`opentabs start --show-config` shows every entry).',
+        ' Your MCP clients hold the old client token: run `opentabs setup` again for each client' +
+        (holders.length > 0
+          ? `; these files hold it: ${holders.map((h) => `${h.path} (\`${['opentabs', 'setup', ...h.setup, ...portArgs].map(shellWord).join(' ')}\`)`).join(', ')}`
+          : ', e.g. `opentabs setup claude-code`') +
+        ' (`opentabs start --show-config` shows every entry).',
     ),
   );
   return 0;
