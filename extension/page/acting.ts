@@ -3,7 +3,7 @@
  * form, mark an element for the DevTools-protocol tools): finding elements by CSS selector
  * (piercing open shadow roots) or by a browser_snapshot ref.
  */
-import { describeElement, elementAtPoint, findElement, modalName, openModalDialog, unreachable, unreachableWords, userEditable } from './dom.ts';
+import { describeElement, elementAtPoint, findElement, foreignUiAt, modalName, openModalDialog, unreachable, unreachableWords, userEditable } from './dom.ts';
 
 export type Point = { x: number; y: number; tag: string; text: string };
 
@@ -145,12 +145,14 @@ export function scrollInPage(selector: string | null, ref: string | null, direct
   return { scrollX: Math.round(scrollX), scrollY: Math.round(scrollY), scrollHeight: document.documentElement.scrollHeight, viewportHeight: innerHeight };
 }
 
-/** The element at a viewport point, and the viewport's size. */
+/** The element at a viewport point, the viewport's size, and the host of another extension's controls drawn there (foreignUiAt). */
 export function hitAt(x: number, y: number) {
   const el = document.elementFromPoint(x, y);
+  const foreign = foreignUiAt(x, y);
   return {
     viewport: { width: innerWidth, height: innerHeight },
     hit: el ? { tag: el.tagName.toLowerCase(), id: el.id || undefined, text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) } : null,
+    ...(foreign ? { foreignUi: foreign.localName } : {}),
   };
 }
 

@@ -183,6 +183,31 @@ export function shadowOf(el: Element): ShadowRoot | null {
   }
 }
 
+/**
+ * The custom element drawn at a viewport point whose closed shadow root is not the page's
+ * (pageOwnsClosedRoot): another extension's own controls in the page, which a click there would
+ * press. Null when the point is on the page's own content.
+ */
+export function foreignUiAt(x: number, y: number): Element | null {
+  const dom = (globalThis as { chrome?: DomApi }).chrome?.dom;
+  let hit = document.elementFromPoint(x, y);
+  for (let i = 0; i < 32 && hit; i++) {
+    let root: ShadowRoot | null = hit.shadowRoot;
+    if (!root && hit instanceof HTMLElement) {
+      try {
+        root = dom?.openOrClosedShadowRoot?.(hit) ?? null;
+      } catch {
+        root = null;
+      }
+      if (root && !pageOwnsClosedRoot(hit)) return hit;
+    }
+    const inner: Element | null = root ? root.elementFromPoint(x, y) : null;
+    if (!inner || inner === hit) return null;
+    hit = inner;
+  }
+  return null;
+}
+
 /** What is drawn at a viewport point, looking into shadow roots (closed ones where shadowOf reaches them). */
 export function elementAtPoint(x: number, y: number): Element | null {
   let hit = document.elementFromPoint(x, y);

@@ -35,6 +35,10 @@ async function checkPoint(tabId: number, x: number, y: number) {
   }
   // Not into an iframe showing a page the tools may not use.
   await assertMouseStaysOut(tabId, r.hit?.tag, { x, y });
+  // Nor onto another extension's own controls drawn in the page (a password manager's menu).
+  if (r.foreignUi) {
+    throw new ToolError(`(${x}, ${y}) is on <${r.foreignUi}>, another extension's own controls drawn in the page (a closed shadow root on an element the page never defined); the mouse would press them, so nothing was sent`, { code: 'page_not_allowed', category: 'auth' });
+  }
   return r.hit;
 }
 

@@ -3,10 +3,11 @@
  * menu (the user's accounts, a one-time code, a "Fill" button) under a custom element with a closed
  * shadow root, closed so that the page cannot read it. The snapshot reads closed shadow roots
  * through the extension's chrome.dom, and so showed that menu to the agent, with a ref to press
- * its buttons, and a click's "covered by" error quoted its text. Content scripts cannot define
- * custom elements (their world has no registry): a closed root on a custom element the page never
- * defined is left closed now, as the page sees it. The page's own closed roots (on the elements it
- * defined) are still read. Performed as an agent would (REST tool calls) with a real second
+ * its buttons, a click's "covered by" error quoted its text, and browser_click_at pressed them.
+ * Content scripts cannot define custom elements (their world has no registry): a closed root on a
+ * custom element the page never defined is left closed now, as the page sees it, and the mouse
+ * tools do not send events onto it (as they send none into another extension's page in an
+ * iframe). The page's own closed roots (on the elements it defined) are still read. Performed as an agent would (REST tool calls) with a real second
  * extension loaded beside OpenTabs.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
@@ -27,6 +28,8 @@ const host = document.createElement('pm-inline-menu');
 host.style.cssText = 'position:fixed;left:0;top:0;width:320px;height:60px;z-index:2147483647';
 const root = host.attachShadow({ mode: 'closed' });
 root.innerHTML = '<div role="listbox" style="background:#fff;width:320px;height:60px"><button id="fill" style="width:320px;height:60px">Fill ${ACCOUNT} code ${CODE}</button></div>';
+let presses = 0;
+root.getElementById('fill').addEventListener('mousedown', () => { host.dataset.presses = String(++presses); });
 document.body.appendChild(host);
 `;
 
@@ -93,8 +96,21 @@ describe('another extension\'s UI in a closed shadow root', () => {
     expect(r.body.error.message).toContain('covered by <pm-inline-menu>');
   });
 
+  test('browser_click_at and browser_move_mouse at its controls are refused, and nothing reaches them; the page around takes clicks', async () => {
+    for (const tool of ['browser_click_at', 'browser_move_mouse']) {
+      const r = await call(tool, { x: 200, y: 30 });
+      expect([tool, r.status, r.body.error?.code]).toEqual([tool, 403, 'page_not_allowed']);
+      expect(r.body.error.message).toContain('another extension\'s own controls');
+    }
+    expect(await page.evaluate(() => document.querySelector('pm-inline-menu')!.getAttribute('data-presses'))).toBeNull();
+    const box = (await page.locator('input').boundingBox())!;
+    const ok = await call('browser_click_at', { x: Math.round(box.x + 5), y: Math.round(box.y + 5) });
+    expect(ok.status).toBe(200);
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('INPUT');
+  });
+
   test('no response carried the extension\'s text', () => {
-    expect(texts.length).toBe(3);
+    expect(texts.length).toBe(6);
     for (const t of texts) {
       expect(t).not.toContain(ACCOUNT);
       expect(t).not.toContain(CODE);
