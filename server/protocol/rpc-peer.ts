@@ -38,6 +38,14 @@ import {
 
 export * from './rpc-types.ts';
 
+/**
+ * A request's timer that fires this much past its time ran late: the process was stopped (the
+ * computer slept, SIGSTOP) or its loop was blocked, and the answer may be waiting, unread, in the
+ * socket. The timeout then waits LATE_TIMER_GRACE_MS more, so that what arrived is read first.
+ */
+const LATE_TIMER_MS = 1_000;
+const LATE_TIMER_GRACE_MS = 1_000;
+
 /** Whole milliseconds since a performance.now() reading. */
 const elapsedSince = (t: number): number => Math.round(performance.now() - t);
 
@@ -115,7 +123,12 @@ export class RpcPeer<Out extends MethodTable, In extends MethodTable> {
       const arm = () => {
         if (timer) clearTimeout(timer);
         const wait = Math.max(0, Math.min(timeoutMs, deadline - performance.now()));
-        timer = setTimeout(() => stop('timeout', failure('timeout', `${label} timed out after ${elapsedSince(startedAt)} ms`)), wait);
+        const due = performance.now() + wait;
+        const fire = () => stop('timeout', failure('timeout', `${label} timed out after ${elapsedSince(startedAt)} ms`));
+        timer = setTimeout(() => {
+          if (performance.now() - due > LATE_TIMER_MS) timer = setTimeout(fire, LATE_TIMER_GRACE_MS);
+          else fire();
+        }, wait);
       };
       this.pending.set(id, {
         method,
