@@ -71,11 +71,24 @@ export function isBroadPattern(pattern: string): boolean {
   const m = /^([^:]+):\/\/([^/]*)(\/.*)$/.exec(pattern);
   if (!m) return false;
   const [, scheme, host, path] = m as unknown as [string, string, string, string];
-  if (scheme === 'file') return path.startsWith('/*');
+  if (scheme === 'file') return broadFilePath(path);
   if (host === '*') return true;
   // A name's trailing dot (`com.`, the fully qualified form) names the same domain: `*.com.` covers
   // every .com site as its browser address `bank.com.`.
   return host.startsWith('*.') && isPublicSuffix(host.slice(2).replace(/:\d+$/, '').replace(/\.+$/, '').toLowerCase());
+}
+
+/**
+ * A file pattern's path that covers a whole drive or every user's folder (`/*`, `/C:/*`,
+ * `/home/*`, `/Users/*`, `/h*`): it names fewer than two folders before its first wildcard. One
+ * user's folder (`/home/me/*`, `/C:/Users/me/*`) is not every file.
+ */
+function broadFilePath(path: string): boolean {
+  const star = path.indexOf('*');
+  if (star < 0) return false;
+  const fixed = path.slice(0, star).replace(/^\/[A-Za-z]:(?=\/|$)/, '');
+  const folders = fixed.split('/').slice(1, -1).filter((s) => s !== '' && s !== '.' && s !== '..');
+  return folders.length < 2;
 }
 
 /** The broad patterns among a plugin's urlPatterns (empty when it names its sites). */
