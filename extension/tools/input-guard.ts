@@ -259,6 +259,35 @@ async function assertFocusNotOnFrame(target: ScriptTarget, refusal: () => ToolEr
   if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refusal();
 }
 
+/**
+ * Runs in the document keys would go to (ISOLATED world): the custom element whose closed shadow
+ * root holds its focus when the page never defined that element (another extension's own controls
+ * drawn in the page: content scripts cannot define custom elements), else ''. Self-contained: the
+ * rule is dom.ts's pageOwnsClosedRoot.
+ */
+function focusedForeignUi(): string {
+  const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  let el: Element | null = document.activeElement;
+  for (let i = 0; el && i < 32; i++) {
+    const open = el.shadowRoot;
+    const root = open ?? (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) ?? null : null);
+    if (!root) break;
+    if (!open && !(el.localName.includes('-') && el.matches(':defined'))) return el.localName;
+    const inner = root.activeElement;
+    if (!inner || inner === el) break;
+    el = inner;
+  }
+  return '';
+}
+
+/** Refuses (page_not_allowed) keys while focus is in another extension's own controls drawn in the page (focusedForeignUi): they would type into them, or press them. */
+async function assertFocusNotOnForeignUi(tabId: number, target: ScriptTarget): Promise<void> {
+  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedForeignUi }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+  if (typeof r?.result === 'string' && r.result !== '') {
+    throw new ToolError(`Focus in tab ${tabId} is in <${r.result}>, another extension's own controls drawn in the page (a closed shadow root on an element the page never defined); keys would go to them, so none was sent. Focus a field of the page first (a selector or ref)`, { code: 'page_not_allowed', category: 'auth' });
+  }
+}
+
 /** Top documents (tab id, document id) that took a key pin off a refused frame's iframe while keys were sent: no more keys there. */
 const keysOff = new Set<string>();
 
@@ -366,6 +395,7 @@ export async function assertKeysStayOut(tabId: number, target: ScriptTarget, mod
   try {
     const f = await refusedFrameOf(tabId);
     if (!f) {
+      await assertFocusNotOnForeignUi(tabId, target);
       if (keysOff.has(`${tabId}:${startTop ?? ''}`)) {
         throw new ToolError(`Keys sent to tab ${tabId} may have reached a frame showing a page tools may not use before: no keys are sent in this page any more`, { code: 'page_not_allowed', category: 'auth' });
       }
@@ -429,6 +459,7 @@ async function pinnedKeys(tabId: number, target: ScriptTarget, modifiers: number
     await assertFocusNotOnFrame(target, () => refused(tabId, f, 'keys, with focus in an iframe,'));
     // An iframe's element (a ref fFeN): focus must lead there from the top document.
     await assertFocusReaches(tabId, target, f);
+    await assertFocusNotOnForeignUi(tabId, target);
   } catch (err) {
     // No key was sent: the pins go, whatever the page did to them.
     done = true;

@@ -5,8 +5,8 @@
  * through the extension's chrome.dom, and so showed that menu to the agent, with a ref to press
  * its buttons, a click's "covered by" error quoted its text, and browser_click_at pressed them.
  * Content scripts cannot define custom elements (their world has no registry): a closed root on a
- * custom element the page never defined is left closed now, as the page sees it, and the mouse
- * tools do not send events onto it (as they send none into another extension's page in an
+ * custom element the page never defined is left closed now, as the page sees it, and neither
+ * the mouse tools' events nor keys go into it (as none go into another extension's page in an
  * iframe). The page's own closed roots (on the elements it defined) are still read. Performed as an agent would (REST tool calls) with a real second
  * extension loaded beside OpenTabs.
  */
@@ -30,6 +30,16 @@ const root = host.attachShadow({ mode: 'closed' });
 root.innerHTML = '<div role="listbox" style="background:#fff;width:320px;height:60px"><button id="fill" style="width:320px;height:60px">Fill ${ACCOUNT} code ${CODE}</button></div>';
 let presses = 0;
 root.getElementById('fill').addEventListener('mousedown', () => { host.dataset.presses = String(++presses); });
+if (location.search === '?focus') {
+  // Its search field takes focus, as such menus do when they open; keys there are the extension's.
+  root.firstElementChild.insertAdjacentHTML('beforeend', '<input id="search">');
+  let keys = 0;
+  root.getElementById('search').addEventListener('keydown', () => { host.dataset.keys = String(++keys); });
+  document.addEventListener('pm-open', () => {
+    root.getElementById('search').focus();
+    host.dataset.focused = String(root.activeElement === root.getElementById('search'));
+  });
+}
 document.body.appendChild(host);
 `;
 
@@ -109,8 +119,32 @@ describe('another extension\'s UI in a closed shadow root', () => {
     expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('INPUT');
   });
 
+  test('browser_press_key is refused while focus is in its controls; a page field focused first takes the key', async () => {
+    const other = await h.context.newPage();
+    try {
+      await other.goto(h.fixtureUrl('/s23a-login.html?focus'));
+      await other.bringToFront();
+      await other.waitForSelector('pm-inline-menu', { state: 'attached' });
+      await other.evaluate(() => document.dispatchEvent(new Event('pm-open')));
+      expect(await other.evaluate(() => document.querySelector('pm-inline-menu')!.getAttribute('data-focused'))).toBe('true');
+      const otherTab = await h.tabIdOf(other);
+      for (const key of ['a', 'Enter']) {
+        const r = await h.callTool('browser_press_key', { tabId: otherTab, key });
+        texts.push(JSON.stringify(r.body));
+        expect([key, r.status, r.body.error?.code]).toEqual([key, 403, 'page_not_allowed']);
+        expect(r.body.error.message).toContain('another extension\'s own controls');
+      }
+      expect(await other.evaluate(() => document.querySelector('pm-inline-menu')!.getAttribute('data-keys'))).toBeNull();
+      const ok = await h.callTool('browser_press_key', { tabId: otherTab, selector: 'input', key: 'a' });
+      expect(ok.status).toBe(200);
+      expect(await other.evaluate(() => (document.querySelector('input') as HTMLInputElement).value)).toBe('a');
+    } finally {
+      await other.close();
+    }
+  });
+
   test('no response carried the extension\'s text', () => {
-    expect(texts.length).toBe(6);
+    expect(texts.length).toBe(8);
     for (const t of texts) {
       expect(t).not.toContain(ACCOUNT);
       expect(t).not.toContain(CODE);
