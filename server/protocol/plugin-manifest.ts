@@ -46,10 +46,30 @@ export function isForbiddenKey(key: string): boolean {
  * (`co.uk`, `com.au`, `org.br` …) and shared hosting (`github.io`, `herokuapp.com` …).
  */
 const PUBLIC_SECOND_LEVEL: ReadonlySet<string> = new Set(['co', 'com', 'net', 'org', 'gov', 'edu', 'ac', 'or', 'ne', 'go', 'gob', 'gouv', 'mil', 'nic', 'ltd', 'plc', 'sch', 'nom', 'info', 'biz']);
-const SHARED_HOSTING: ReadonlySet<string> = new Set([
-  'github.io', 'gitlab.io', 'herokuapp.com', 'appspot.com', 'blogspot.com', 'netlify.app', 'vercel.app', 'pages.dev', 'workers.dev', 'web.app',
-  'firebaseapp.com', 'azurewebsites.net', 'cloudfront.net', 'amazonaws.com', 'glitch.me', 'ngrok.io', 'ngrok-free.app', 'onrender.com', 'fly.dev', 'surge.sh',
-]);
+/**
+ * Shared-hosting zones, each a name whose direct subdomains are customers' sites. A `*` label
+ * stands for one label of letters, digits and hyphens (a region or storage zone): storage and
+ * static-site hosts put customers one or two levels below the provider's domain
+ * (`bucket.s3.us-east-1.amazonaws.com`, `account.z13.web.core.windows.net`).
+ */
+const SHARED_HOSTING: readonly string[] = [
+  'github.io', 'githubusercontent.com', 'gitlab.io', 'herokuapp.com', 'herokudns.com', 'blogspot.com', 'netlify.app', 'netlify.com', 'vercel.app', 'now.sh',
+  'pages.dev', 'workers.dev', 'glitch.me', 'ngrok.io', 'ngrok.app', 'ngrok-free.app', 'onrender.com', 'fly.dev', 'surge.sh', 'deno.dev', 'replit.app', 'repl.co',
+  'up.railway.app', 'trycloudflare.com', 'loca.lt',
+  // Google: App Engine (also per region, `project.uc.r.appspot.com`), Firebase, Cloud Run, Cloud Storage.
+  'appspot.com', 'r.appspot.com', '*.r.appspot.com', 'firebaseapp.com', 'web.app', 'run.app', 'a.run.app', 'storage.googleapis.com', 'cloudfunctions.net',
+  // Amazon: S3 buckets (global, regional, dual-stack, website endpoints), CloudFront, Amplify, Beanstalk, EC2 names.
+  'amazonaws.com', 's3.amazonaws.com', 's3.*.amazonaws.com', 's3-*.amazonaws.com', 's3.dualstack.*.amazonaws.com', 's3-website.*.amazonaws.com',
+  's3-accesspoint.*.amazonaws.com', 'execute-api.*.amazonaws.com', 'compute.amazonaws.com', '*.compute.amazonaws.com',
+  'cloudfront.net', 'amplifyapp.com', 'elasticbeanstalk.com', '*.elasticbeanstalk.com', 'awsapps.com',
+  // Microsoft Azure: App Service, storage blobs and static websites (per zone), static web apps, CDN, cloud services.
+  'azurewebsites.net', 'scm.azurewebsites.net', 'blob.core.windows.net', 'web.core.windows.net', '*.web.core.windows.net', 'file.core.windows.net',
+  'dfs.core.windows.net', 'azurestaticapps.net', '*.azurestaticapps.net', 'azureedge.net', 'azurefd.net', 'cloudapp.net', '*.cloudapp.azure.com',
+  'trafficmanager.net',
+];
+const SHARED_HOSTING_RE: readonly RegExp[] = SHARED_HOSTING.map(
+  (zone) => new RegExp(`^${zone.replaceAll('.', '\\.').replaceAll('*', '[a-z0-9-]+')}$`),
+);
 function isPublicSuffix(domain: string): boolean {
   // Only IP addresses end in a number (no top-level domain is one): `*.0.1` covers 127.0.0.1,
   // 10.0.0.1, 192.168.0.1 … — every machine of those numbers, no one site.
@@ -57,7 +77,7 @@ function isPublicSuffix(domain: string): boolean {
   const labels = domain.split('.');
   if (labels.length === 1) return true;
   if (labels.length === 2 && /^[a-z]{2}$/.test(labels[1]!) && PUBLIC_SECOND_LEVEL.has(labels[0]!)) return true;
-  return SHARED_HOSTING.has(domain);
+  return SHARED_HOSTING_RE.some((re) => re.test(domain));
 }
 
 /**
