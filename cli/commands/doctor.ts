@@ -18,6 +18,7 @@ import { describePortHolder, freePortAfter, insteadOf, otherServerFix } from '..
 import { OTHER_BROWSER_WAITS, mcpClientsText } from './status.ts';
 import { isCompiled, shellWord } from '../self.ts';
 import { unreadableConfigDir } from '../config-dir-access.ts';
+import { changedSince } from '../install-changed.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
 
 const HELP = `Usage: opentabs doctor [--json] [--port N]
@@ -450,6 +451,16 @@ export async function runChecks(t: Target): Promise<Check[]> {
     try {
       health = (await api<HealthPayload>(t, 'GET', '/health', { timeoutMs: 5000 })).body;
       checks.push({ check: 'server', status: 'ok', detail: `running on ${t.url} (v${health.version ?? '?'}, ${health.mode ?? '?'} mode)` });
+      // An update (git pull, npm install) while it ran: it still runs the code it loaded, as start says.
+      const changed = ours && typeof pid?.startedAt === 'number' ? changedSince(pid.startedAt) : null;
+      if (changed) {
+        checks.push({
+          check: 'server code',
+          status: 'warn',
+          detail: `the server started before ${changed} changed, and runs the code it loaded then`,
+          fix: `Restart it to run this version: \`opentabs stop && opentabs start${portArgs}\`.`,
+        });
+      }
     } catch (e) {
       // This config dir's own server on the port (server.pid) with another secret: restarting it
       // helps. Any other process: a start on this port would be refused, so name another port.

@@ -5,7 +5,7 @@
  */
 import { constants, existsSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { readRegularFileBytesSync, readRegularFileSync } from '../../server/protocol/regular-file.ts';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { DEFAULT_PORT, HOST } from '../../server/limits.ts';
 import { parse, parsePort } from '../args.ts';
 import type { Command } from '../command.ts';
@@ -15,6 +15,7 @@ import { isCompiled, selfSpawnCommand } from '../self.ts';
 import { withServerEnv } from '../server-env.ts';
 import { describePortHolder, findPortHolder, insteadOf, stopCommandFor } from '../port-holder.ts';
 import { checkConfigServer, checkServer, configDir, isAlive, lastPort, probePort, readPidFile, secretFor, clientTokenFor } from '../server-client.ts';
+import { changedSince } from '../install-changed.ts';
 
 const HELP = `Usage: opentabs start [--port N] [--dev] [--background] [--show-config]
 
@@ -110,9 +111,6 @@ function createMarker(dir: string, name: string, text: string): void {
     // Already there, or the config dir does not exist yet or is not writable.
   }
 }
-
-/** The folder this CLI runs from (its cli/ and server/). */
-const INSTALL_ROOT = resolve(import.meta.dir, '..', '..');
 
 /** How long --background waits for the child's /health. Generous: the machine may be busy. */
 const BACKGROUND_START_TIMEOUT_MS = 60_000;
@@ -468,29 +466,6 @@ function noteOlderServer(startedAt: unknown, background: boolean): void {
   const changed = changedSince(startedAt);
   if (changed === null) return;
   say(`It started before ${changed} changed, and runs the code it loaded then: restart it to run this version (\`opentabs stop && opentabs start${background ? ' --background' : ''}\`).`);
-}
-
-/** A file of this install (the server and CLI sources, or the single-file binary) changed after `time`, else null. */
-function changedSince(time: number): string | null {
-  if (isCompiled()) {
-    try {
-      return statSync(process.execPath).mtimeMs > time ? process.execPath : null;
-    } catch {
-      return null;
-    }
-  }
-  // The start-up bundle's stamp lists every source file of the server and the start command.
-  // Without one (never built), the files every version changes with.
-  let inputs = ['package.json', 'cli/main.ts', 'cli/commands/start.ts', 'server/serve.ts'];
-  try {
-    inputs = Object.keys((JSON.parse(readFileSync(join(INSTALL_ROOT, 'server', 'serve.bundle.cjs.stamp.json'), 'utf8')) as { inputs?: Record<string, unknown> }).inputs ?? {});
-  } catch {}
-  for (const file of inputs) {
-    try {
-      if (statSync(join(INSTALL_ROOT, file)).mtimeMs > time) return join(INSTALL_ROOT, file);
-    } catch {}
-  }
-  return null;
 }
 
 /**
