@@ -199,7 +199,8 @@ export function foreignUiAt(x: number, y: number): Element | null {
       } catch {
         root = null;
       }
-      if (root && !pageOwnsClosedRoot(hit)) return hit;
+      // A closed root on a standard element may be the page's or not: nothing tells; left alone.
+      if (root && hit.localName.includes('-') && !pageOwnsClosedRoot(hit)) return hit;
     }
     const inner: Element | null = root ? root.elementFromPoint(x, y) : null;
     if (!inner || inner === hit) return null;

@@ -272,7 +272,7 @@ function focusedForeignUi(): string {
     const open = el.shadowRoot;
     const root = open ?? (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) ?? null : null);
     if (!root) break;
-    if (!open && !(el.localName.includes('-') && el.matches(':defined'))) return el.localName;
+    if (!open && el.localName.includes('-') && !el.matches(':defined')) return el.localName;
     const inner = root.activeElement;
     if (!inner || inner === el) break;
     el = inner;
