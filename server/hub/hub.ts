@@ -24,7 +24,7 @@ import { extensionHandlers } from './handlers.ts';
 import { Confirmations, type ConfirmationDecision, type ConfirmationRequest } from './confirmations.ts';
 import { Dispatches } from './dispatches.ts';
 import { TabStates, type PluginTabs } from './tab-state.ts';
-import { KEEPALIVE_INTERVAL_MS, LIVENESS_QUIET_MS, LIVENESS_TIMEOUT_MS } from '../protocol/limits.ts';
+import { KEEPALIVE_INTERVAL_MS, LIVENESS_QUIET_MS, LIVENESS_TIMEOUT_MS, RECONNECT_MAX_DELAY_MS } from '../protocol/limits.ts';
 import { EXTENSION_REQUEST_TIMEOUT_MS, type DispatchRequest, type ExtensionPeer, type HubDeps, type HubView, type ServerNotification, type Ws, type WsData } from './types.ts';
 
 export type { DispatchProgress, DispatchRequest, WsData } from './types.ts';
@@ -43,6 +43,15 @@ const decoder = new TextDecoder();
  * (extension/background/connection.ts REPLACED_POLL_MS); a browser closed since stops asking.
  */
 const WAITING_FRESH_MS = 10_000;
+
+/**
+ * A call made while the extension's connection is briefly gone (it dropped a silent socket, the
+ * server was stopped and continued, the worker restarts) waits this long for it to come back: the
+ * extension retries within RECONNECT_MAX_DELAY_MS, and its handshake takes a moment. Only this
+ * soon after the loss: later it is not coming back by itself (the browser was closed).
+ */
+const RECONNECT_WAIT_MS = RECONNECT_MAX_DELAY_MS + 2_000;
+const RECONNECT_EXPECTED_WITHIN_MS = 30_000;
 
 export class ExtensionHub implements HubView {
   private active: Ws | null = null;
@@ -80,8 +89,16 @@ export class ExtensionHub implements HubView {
     return this.dispatches.onPluginLog(cb);
   }
 
-  /** Tool calls to the extension (dispatches.ts). A quiet socket is pinged as the call goes out. */
+  /**
+   * Tool calls to the extension (dispatches.ts). A quiet socket is pinged as the call goes out.
+   * With the connection lost a moment ago, the call waits for it to come back (afterReconnect).
+   */
   dispatch(req: DispatchRequest): Promise<DispatchResult> {
+    if (this.reconnectExpected()) return this.afterReconnect(req.signal).then(() => this.sendDispatch(req));
+    return this.sendDispatch(req);
+  }
+
+  private sendDispatch(req: DispatchRequest): Promise<DispatchResult> {
     const call = this.dispatches.dispatch(req);
     if (this.active) this.active.data.callSentAt = performance.now();
     this.checkAlive();
@@ -192,6 +209,33 @@ export class ExtensionHub implements HubView {
     }
     this.sendSyncFull();
     this.confirmations.resendPending();
+    for (const resume of [...this.reconnectWaiters]) resume();
+  }
+
+  // ------------------------------------------------------------------ a connection lost a moment ago
+
+  /** When the extension's connection was last lost other than by the server stopping (performance.now()). */
+  private lostAt = -Infinity;
+  /** Calls waiting for the extension to come back (afterReconnect). */
+  private readonly reconnectWaiters = new Set<() => void>();
+
+  private reconnectExpected(): boolean {
+    return this.active === null && performance.now() - this.lostAt < RECONNECT_EXPECTED_WITHIN_MS;
+  }
+
+  /** Resolves once a connection is open again, after RECONNECT_WAIT_MS, or when the caller gives up; the call then goes on (and fails plainly when none came). */
+  private afterReconnect(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const resume = () => {
+        clearTimeout(timer);
+        this.reconnectWaiters.delete(resume);
+        signal?.removeEventListener('abort', resume);
+        resolve();
+      };
+      const timer = setTimeout(resume, RECONNECT_WAIT_MS);
+      this.reconnectWaiters.add(resume);
+      signal?.addEventListener('abort', resume, { once: true });
+    });
   }
 
   /** panel.state from the extension. */
@@ -204,6 +248,7 @@ export class ExtensionHub implements HubView {
     ws.data.probe = undefined;
     if (this.active !== ws) return; // a replaced connection: its calls already failed
     this.active = null;
+    this.lostAt = performance.now();
     this.panelOpen = false;
     this.tabs.clear();
     // Page tools live in the extension's tabs: none can be called until it reconnects and re-reports.
@@ -279,6 +324,7 @@ export class ExtensionHub implements HubView {
   private dropUnresponsive(ws: Ws): void {
     if (this.active !== ws) return;
     this.active = null;
+    this.lostAt = performance.now();
     this.panelOpen = false;
     this.tabs.clear();
     this.ctx.catalog.pageTools.clearAll();
@@ -306,6 +352,7 @@ export class ExtensionHub implements HubView {
     const ws = this.active;
     if (!ws) return;
     this.active = null;
+    this.lostAt = performance.now();
     ws.data.peer?.close('disconnected' satisfies CloseCause, WsCloseCode.SecretRotated, 'the secret was rotated; reconnect with the new one');
   }
 
@@ -337,6 +384,7 @@ export class ExtensionHub implements HubView {
   // ------------------------------------------------------------------ confirmations
 
   confirm(req: ConfirmationRequest): Promise<ConfirmationDecision> {
+    if (this.reconnectExpected()) return this.afterReconnect().then(() => this.confirmations.ask(req));
     return this.confirmations.ask(req);
   }
 

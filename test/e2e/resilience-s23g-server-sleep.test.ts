@@ -5,8 +5,9 @@
  * (its keepalive ping goes unanswered) and says so, and keeps retrying; once the server runs
  * again the running call gets the tool's own answer, which was waiting in the socket (it used to
  * get the server's dispatch timeout, whose timer fired first, saying the page may be stuck); a
- * call the client sent while the server was stopped is answered, not left hanging; the extension
- * reconnects on its own, and the same MCP session's next call works.
+ * call the client sent while the server was stopped waits for the extension to reconnect and
+ * answers (it used to be told the extension was not connected, to open Chrome); the same MCP
+ * session's next call works.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -116,9 +117,9 @@ describe('the server is stopped for 40 s and continued', () => {
     expect(answer.content[0]!.text).toContain('never-there');
     expect(answer.content[0]!.text).not.toMatch(/without progress/);
     const during = (await duringStop) as { r?: { isError?: boolean; content: { text: string }[] }; e?: string };
-    // Answered: the tabs, or (the extension's old socket was gone) an error that says so and to retry.
-    if (during.r?.isError) expect(during.r.content[0]!.text).toMatch(/extension_not_connected|disconnected|not connected/);
-    else expect(during.r?.content[0]!.text).toContain('/sleep');
+    // Answered once the extension is back (it reconnects within its backoff cap): not "not connected".
+    expect(during.r?.isError).toBeFalsy();
+    expect(during.r?.content[0]!.text).toContain('/sleep');
 
     await waitUntil(async () => (await health())?.extensionConnected === true, 'the extension to reconnect', 60_000);
     const after = (await mcp!.callTool({ name: 'browser_list_tabs', arguments: {} })) as { isError?: boolean; content: { text: string }[] };
