@@ -23,6 +23,7 @@ import { ConcurrencyGate } from './tools/gate.ts';
 import { startMemoryKeeper, type MemoryKeeper } from './state/memory.ts';
 import { manifestCacheWritten } from './plugins/schema-cache.ts';
 import { importFromSource } from './source-dir.ts';
+import { clearUploadStaging, startUploadStagingSweeper } from './tools/upload-staging.ts';
 
 export interface RunningServer {
   ctx: ServerContext;
@@ -198,6 +199,8 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     throw new Error(message);
   }
   log.info('listening', { url, pid: process.pid, mode: ctx.mode });
+  // Only once the pid file is ours: a second server of the config dir must not touch the first's copies.
+  const staging = startUploadStagingSweeper(configDir, (err) => log.warn('upload_staging_sweep_failed', { error: String((err as Error)?.message ?? err) }));
   if (!options.quiet) console.log(`OpenTabs server listening on ${url}`);
 
   // Listen first: plugin discovery, the catalog and the extension folder come after the bind and
@@ -267,6 +270,9 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
       if (!finished) await server.stop(true);
     });
     await step('watcher', () => ctx.plugins.stopWatching());
+    // Pages lose the files they were given from now on: no server keeps the copies any more.
+    staging.stop();
+    await step('upload staging', () => clearUploadStaging(configDir));
     memory.stop();
     await step('ready', () => ready);
     await step('manifest cache', () => manifestCacheWritten());

@@ -4,10 +4,14 @@
  * label that opens a file chooser instead, it clicks it with choosers intercepted
  * (Page.setInterceptFileChooserDialog) and fills the input behind the chooser.
  *
- * The paths must be absolute and may not be in the OpenTabs config folder (auth.json holds the
- * secret; url-policy.ts knows the folder). The extension cannot look at the disk, so each path is
- * first tried on a detached file input in an isolated world of ours, where reading the file's first
- * byte fails for a missing file or a folder; only then do the files reach the page's input.
+ * The server checks the user's files and hands over copies it made of them in
+ * <config dir>/upload-staging/<random>/<name> (server/tools/upload-staging.ts), a folder only it
+ * writes: Chrome opens the paths it is given, links followed, at setFileInputFiles and whenever
+ * the page reads a file later, and a path in a folder an agent can write could lead elsewhere by
+ * then. So only such paths are taken here; the rest of the config folder stays refused (auth.json
+ * holds the secret; url-policy.ts knows the folder). The extension cannot look at the disk, so each
+ * path is first tried on a detached file input in an isolated world of ours, where reading the
+ * file's first byte fails for a missing file or a folder; only then do the files reach the page's input.
  */
 import { ToolError } from '../shared/tool-error.ts';
 import { click, point } from './acting.ts';
@@ -17,7 +21,8 @@ import { runWatchingDialogs } from './dialogs.ts';
 import { assertMouseStaysOut, pressGuard, watchMouseLoads } from './input-guard.ts';
 import { markElement, markedObject, utilityWorld } from './element-node.ts';
 import type { Handlers } from './types.ts';
-import { assertApprovedSite, insideProtectedFolder, refusalReason, tabRefusedError } from './url-policy.ts';
+import { assertApprovedSite, insideProtectedFolder, refusalReason, tabRefusedError, urlPolicy } from './url-policy.ts';
+import { UPLOAD_STAGING_DIR } from '../../server/protocol/limits.ts';
 
 const isAbsolute = (p: string) => p.startsWith('/') || /^[a-zA-Z]:[\\/]/.test(p) || p.startsWith('\\\\');
 
@@ -28,11 +33,34 @@ function fileUrl(p: string): string {
   return u.href;
 }
 
+/**
+ * Whether `p` is a copy the server staged: <config dir>/upload-staging/<32 hex digits>/<name>, the
+ * config dir as the server told it (sync.full protectedPaths: as given and resolved), no '.' or
+ * '..' and no empty name on the way.
+ */
+function isStagedCopy(p: string): boolean {
+  const s = p.replace(/\\/g, '/');
+  const parts = s.split('/');
+  if (parts.some((x, i) => x === '.' || x === '..' || (x === '' && i > 0))) return false;
+  const lower = s.toLowerCase();
+  return urlPolicy().protectedPaths.some((root) => {
+    const prefix = `${root}/${UPLOAD_STAGING_DIR}/`;
+    if (!lower.startsWith(prefix)) return false;
+    const rest = lower.slice(prefix.length).split('/');
+    return rest.length === 2 && /^[0-9a-f]{32}$/.test(rest[0]!) && rest[1] !== '';
+  });
+}
+
 function checkPaths(paths: readonly string[]): void {
   for (const p of paths) {
     if (!isAbsolute(p)) throw new ToolError(`"${p}" is not an absolute path; pass the full path of the file`, { code: 'invalid_arguments', category: 'validation' });
     if (p.includes('\0')) throw new ToolError('A path contains a NUL character', { code: 'invalid_arguments', category: 'validation' });
+    if (isStagedCopy(p)) continue;
     if (insideProtectedFolder(fileUrl(p))) throw new ToolError(`"${p}" is inside the OpenTabs config folder (holds the secret); it cannot be uploaded`, { code: 'permission_denied', category: 'auth' });
+    throw new ToolError(
+      `"${p}" is not a copy the OpenTabs server made for this upload (in its config folder's ${UPLOAD_STAGING_DIR}); the page gets only those. Call browser_upload_file through the server.`,
+      { code: 'permission_denied', category: 'auth' },
+    );
   }
 }
 

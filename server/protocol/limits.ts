@@ -18,6 +18,18 @@ export const WS_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
  */
 export const PDF_MAX_BYTES = 6 * 1024 * 1024;
 
+/**
+ * browser_upload_file: bytes of all the files of one call together. The server copies each file
+ * into a folder only it writes (server/tools/upload-staging.ts) and keeps the copies up to a day
+ * (a page may read a chosen file long after): a call above this is refused.
+ */
+export const UPLOAD_STAGING_MAX_BYTES = 256 * 1024 * 1024;
+/**
+ * The folder in the config dir holding those copies: the extension gives a page's file input only
+ * files from there (extension/tools/upload.ts).
+ */
+export const UPLOAD_STAGING_DIR = 'upload-staging';
+
 /** Characters of a call's arguments an approval card shows before it says how many more there are. */
 export const APPROVAL_ARGS_PREVIEW_CHARS = 2_000;
 

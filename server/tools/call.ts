@@ -22,7 +22,9 @@ import { asOpenTabsError, fail } from './call-errors.ts';
 import { effectivePermission } from './permissions.ts';
 import { serverToolHandler } from './server-tools.ts';
 import { suggestTools } from './suggest.ts';
+import { markPageResult } from './page-tools.ts';
 import { uploadPathsError } from './upload-guard.ts';
+import { stageUploads } from './upload-staging.ts';
 import { interceptPatternError } from '../protocol/intercept-scheme.ts';
 import { maskValues, secretArgValues } from './secret-args.ts';
 import { settingRequiredError } from '../plugins/settings.ts';
@@ -244,12 +246,6 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       approvedUrl = tabUrl ?? undefined;
       // A page tool's card names the page that offered it: the call runs in a document of that URL only.
       if (tool.kind === 'page') approvedUrl = tool.url;
-      // The files again, as they are now: the card may have waited minutes, and a path checked
-      // then may lead elsewhere since (a file replaced by a link to another one).
-      if (tool.kind === 'browser' && tool.name === 'browser_upload_file') {
-        const refused = uploadPathsError(ctx.configDir, (args as { paths: string[] }).paths, ctx.config.get().uploadFolders);
-        if (refused) return { ok: false, tool, error: refused };
-      }
       if (tool.kind === 'plugin') {
         if (target.tabId !== undefined) {
           dispatchTabId = target.tabId;
@@ -289,11 +285,22 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
       const callAnother = (name: string, a: Record<string, unknown>) => callTool(ctx, name, a, { transport: call.transport, sessionId: call.sessionId, withSecret: call.withSecret, signal: call.signal });
       return { ok: true, tool, value: await handler(ctx, args as Record<string, unknown>, callAnother) };
     }
+    let input = args as Record<string, unknown>;
+    // The files again, as they are now (a card may have waited minutes, and a path checked then
+    // may lead elsewhere since), copied where only the server writes: Chrome reads the copies,
+    // which no later swap of a path for a link can change (upload-staging.ts).
+    if (tool.kind === 'browser' && tool.name === 'browser_upload_file') {
+      try {
+        input = { ...input, paths: await stageUploads(ctx.configDir, (args as { paths: string[] }).paths, ctx.config.get().uploadFolders) };
+      } catch (err) {
+        return { ok: false, tool, error: asOpenTabsError(err) };
+      }
+    }
     const result = await ctx.hub.dispatch({
       plugin: tool.plugin,
       wireName: tool.shortName,
       fullName: tool.name,
-      input: args as Record<string, unknown>,
+      input,
       tabId: dispatchTabId,
       settings: tool.kind === 'plugin' ? pluginSettings(ctx, tool.plugin) : undefined,
       ...(approvedUrl !== undefined ? { approvedUrl } : {}),
@@ -306,7 +313,8 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     return {
       ok: true,
       tool,
-      value: result.value,
+      // A page's result says first which site wrote it, whichever transport carries it.
+      value: tool.kind === 'page' && tool.origin ? markPageResult(result.value, tool.origin) : result.value,
       ...(result.images && result.images.length > 0 ? { images: result.images } : {}),
       ...(result.resources && result.resources.length > 0 ? { resources: result.resources } : {}),
       ...(typeof result.text === 'string' ? { text: result.text } : {}),

@@ -6,6 +6,7 @@
 import * as v from 'valibot';
 import { clickCount, modifiers, mouseButton, ref, selector, tabId } from './common.ts';
 import { tool } from './declare.ts';
+import { UPLOAD_STAGING_MAX_BYTES } from '../limits.ts';
 
 const x = v.pipe(v.number(), v.minValue(0), v.maxValue(100000), v.description('Viewport CSS pixels from the left edge'));
 const y = v.pipe(v.number(), v.minValue(0), v.maxValue(100000), v.description('Viewport CSS pixels from the top edge'));
@@ -60,7 +61,7 @@ export const inputPageTools = [
   tool({
     name: 'browser_upload_file',
     group: 'acting',
-    description: 'Put local files into an <input type=file> of the top page, not an iframe (CSS selector or snapshot ref), or into the file chooser a button opens when clicked, as if chosen in the file dialog.',
+    description: `Put local files into an <input type=file> of the top page, not an iframe (CSS selector or snapshot ref), or into the file chooser a button opens when clicked, as if chosen in the file dialog. The page gets copies the server makes of the files as checked (same names), up to ${UPLOAD_STAGING_MAX_BYTES / (1024 * 1024)} MB in all per call.`,
     input: v.strictObject({
       tabId,
       selector: v.optional(selector),
