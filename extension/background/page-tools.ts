@@ -51,9 +51,22 @@ interface PageTab {
 
 interface PendingCall {
   via: PageTab;
+  /** The page's own name of the tool called. */
+  tool: string;
   resolve: (r: DispatchResult) => void;
   reject: (e: Error) => void;
+  /** Its page asked for the user's input, and the side panel's card waits for the answer. */
+  asking?: boolean;
 }
+
+/**
+ * How long the worker waits for the server to say how the user answered a page's request for
+ * input: past the longest a call may run (the server answers `timeout` at its approval timeout,
+ * and the call ends at its own cap before this).
+ */
+const PAGE_INTERACTION_WAIT_MS = 6 * 60_000;
+/** While the user is asked, the call says so this often (each report restarts its inactivity timeout). */
+const PAGE_INTERACTION_HEARTBEAT_MS = 10_000;
 
 export class PageTools {
   private tabs = new Map<number, PageTab>();
@@ -220,7 +233,8 @@ export class PageTools {
     }
     const c = this.calls.get(msg.id);
     if (!c || c.via !== tab) return; // only the document the call went to may answer it
-    this.calls.delete(msg.id);
+    if (msg.type === 'interaction') return void this.askUser(tab, msg.id, c);
+    this.forget(msg.id, c);
     if (msg.ok) c.resolve(checked.valueJson === undefined ? { value: msg.value } : withJson({ value: msg.value }, `{"value":${checked.valueJson}}`));
     else c.reject(new ToolError(msg.error.message, { code: msg.error.code, category: msg.error.code === 'tool_error' ? 'internal' : 'validation' }));
   }
@@ -297,10 +311,64 @@ export class PageTools {
     }
   }
 
+  /** Call `id` is over: its card asking for the user's input, if one waits, goes from the side panel. */
+  private forget(id: string, c: PendingCall): void {
+    if (this.calls.get(id) === c) this.calls.delete(id);
+    if (c.asking) {
+      c.asking = false;
+      this.conn.notify('pageTools.interactionDone', { dispatchId: id });
+    }
+  }
+
+  /**
+   * The page tool running for call `id` asks for the user's input (requestUserInteraction): a card
+   * in the side panel says "<origin> asks for your input during <tool>" (the server puts it there
+   * as it does approvals). Continue shows the tab (its window brought to the front: only now, at
+   * the user's word) and lets the page go on; Decline, or no answer within the approval timeout,
+   * fails the call with an error saying so (whatever the page does with its own rejection).
+   */
+  private async askUser(tab: PageTab, id: string, c: PendingCall): Promise<void> {
+    if (c.asking) return void this.post(tab, { type: 'interaction', id, ok: false, message: 'The user is being asked already for this call' });
+    c.asking = true;
+    const heartbeat = setInterval(() => {
+      if (this.calls.get(id) === c) this.conn.notify('tool.progress', { dispatchId: id, progress: 0, message: `waiting for the user: ${tab.origin} asks for their input` });
+    }, PAGE_INTERACTION_HEARTBEAT_MS);
+    let answer: 'continue' | 'decline' | 'timeout' | 'ended';
+    let failed: Error | null = null;
+    try {
+      answer = (await this.conn.request('pageTools.interaction', { dispatchId: id, tabId: tab.tabId, url: tab.url, origin: tab.origin, tool: c.tool }, PAGE_INTERACTION_WAIT_MS)).answer;
+    } catch (err) {
+      answer = 'decline';
+      failed = err as Error;
+    } finally {
+      clearInterval(heartbeat);
+    }
+    if (this.calls.get(id) !== c) return; // the call ended meanwhile
+    c.asking = false;
+    if (answer === 'continue') {
+      try {
+        const shown = await chrome.tabs.update(tab.tabId, { active: true });
+        if (shown?.windowId !== undefined) await chrome.windows.update(shown.windowId, { focused: true });
+      } catch {}
+      if (this.calls.get(id) === c) this.post(tab, { type: 'interaction', id, ok: true });
+      return;
+    }
+    if (answer === 'ended') return;
+    const message = failed
+      ? `${tab.origin} asked for the user's input during ${c.tool}, and the side panel could not ask them: ${failed.message}`
+      : answer === 'timeout'
+        ? `${tab.origin} asked for the user's input during ${c.tool}, and nobody answered in the OpenTabs side panel in time: the call did not go on`
+        : `${tab.origin} asked for the user's input during ${c.tool}, and the user declined in the OpenTabs side panel: the call did not go on`;
+    this.post(tab, { type: 'interaction', id, ok: false, message });
+    this.forget(id, c);
+    this.post(tab, { type: 'cancel', id, reason: message });
+    c.reject(new ToolError(message, failed ? { code: 'not_available', category: 'internal' } : answer === 'timeout' ? { code: 'interaction_timeout', category: 'timeout', retryable: true } : { code: 'interaction_declined', category: 'auth' }));
+  }
+
   private failCallsVia(tab: PageTab, message: string): void {
     for (const [id, c] of this.calls) {
       if (c.via !== tab) continue;
-      this.calls.delete(id);
+      this.forget(id, c);
       c.reject(new ToolError(`${message}; the page's tools are listed again once it registers them`, { code: 'tab_closed', category: 'not_found', retryable: true }));
     }
   }
@@ -330,7 +398,7 @@ export class PageTools {
     }
     if (!tab.tools.some((t) => t.name === p.tool)) throw new ToolError(`The page in tab ${tab.tabId} no longer offers "${p.tool}"; list the tools again`, { code: 'unknown_tool', category: 'not_found', retryable: true });
     return new Promise<DispatchResult>((resolve, reject) => {
-      this.calls.set(p.dispatchId, { via: tab, resolve, reject });
+      this.calls.set(p.dispatchId, { via: tab, tool: p.tool, resolve, reject });
       if (!this.post(tab, { type: 'call', id: p.dispatchId, name: p.tool, input: p.input })) {
         this.calls.delete(p.dispatchId);
         reject(new ToolError(`Tab ${tab.tabId} went away before the page tool could start; retry`, { code: 'tab_closed', category: 'not_found', retryable: true }));
@@ -342,7 +410,7 @@ export class PageTools {
   cancel(dispatchId: string, reason: string): boolean {
     const c = this.calls.get(dispatchId);
     if (!c) return false;
-    this.calls.delete(dispatchId);
+    this.forget(dispatchId, c);
     this.post(c.via, { type: 'cancel', id: dispatchId, reason });
     c.reject(new ToolError(`Cancelled: ${reason}`, { code: 'cancelled', category: 'internal' }));
     return true;

@@ -100,6 +100,9 @@ const MAX_REFUSED_CONNECTS = 3;
       if (!open.delete(msg.id)) return; // no such call, or answered already
       return send(msg);
     }
+    // A running call's page asks for the user's input: only for a call the worker sent and that
+    // has no answer yet (the worker takes one such request at a time per call).
+    if (msg.type === 'interaction') return open.has(msg.id) ? send(msg) : undefined;
     const hadTools = lastTools !== null && lastTools.type === 'tools' && lastTools.tools.length > 0;
     lastTools = msg;
     // Nothing to say until the page offers a tool (or takes its last one back).

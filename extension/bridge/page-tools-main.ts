@@ -51,6 +51,8 @@ type Ctx = Record<string, unknown>;
   const tools = new Map<string, Entry>();
   const patched = new WeakSet<object>();
   const running = new Map<string, AbortController>();
+  /** Calls whose tool waits in requestUserInteraction for the user's answer (from the side panel). */
+  const waiting = new Map<string, (answer: { ok: boolean; message?: string }) => void>();
   /** >0 while a wrapped registerTool runs: a context that forwards to an inner one is counted once. */
   let depth = 0;
   let queued = false;
@@ -293,6 +295,14 @@ type Ctx = Record<string, unknown>;
       }
       case 'call':
         return void run(msg.id, msg.name, msg.input);
+      case 'interaction': {
+        const answer = waiting.get(msg.id);
+        if (answer) {
+          waiting.delete(msg.id);
+          answer({ ok: msg.ok === true, ...(typeof msg.message === 'string' ? { message: msg.message } : {}) });
+        }
+        return;
+      }
     }
   });
 
@@ -304,8 +314,22 @@ type Ctx = Record<string, unknown>;
     running.set(id, ac);
     const client = {
       signal: ac.signal,
-      // No user in the loop inside the page: the agent's call was already approved in OpenTabs.
-      requestUserInteraction: async (cb: () => unknown) => cb(),
+      // The page wants the user for something during the call (its own confirmation, a sign-in):
+      // the side panel asks them, and only once they chose Continue (their tab then in front) does
+      // the callback run; Decline or no answer rejects, and the call fails.
+      requestUserInteraction: async (cb: () => unknown) => {
+        if (typeof cb !== 'function') throw new TypeError('requestUserInteraction takes a function, run once the user is there');
+        if (running.get(id) !== ac || ac.signal.aborted) throw new DOMException('The call is over', 'AbortError');
+        if (waiting.has(id)) throw new DOMException('The user is being asked already for this call', 'InvalidStateError');
+        const answer = await new Promise<{ ok: boolean; message?: string }>((resolve) => {
+          waiting.set(id, resolve);
+          ac.signal.addEventListener('abort', () => resolve({ ok: false, message: 'The call is over' }), { once: true });
+          post({ type: 'interaction', id });
+        });
+        waiting.delete(id);
+        if (!answer.ok) throw new DOMException(answer.message ?? 'The user did not go on', 'NotAllowedError');
+        return cb();
+      },
     };
     try {
       const value = await entry.execute.call(undefined, input, client);

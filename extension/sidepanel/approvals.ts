@@ -228,6 +228,10 @@ export function renderApprovals(
     const on = (decision: 'allow' | 'deny', always?: boolean) => (e: Event) => {
       if (armedNow(e.currentTarget)) decide(p.id, decision, always);
     };
+    if (p.interaction) {
+      out.push(interactionCard(p, on));
+      continue;
+    }
     const risk = approvalRisk(p, risks);
     const labels = approvalLabels(p.plugin);
     const asking = risk !== undefined && confirmingAlways.has(p.id);
@@ -268,4 +272,28 @@ export function renderApprovals(
     );
   }
   return out;
+}
+
+/**
+ * A page tool asking for the user's input while it runs (requestUserInteraction): no call to
+ * approve, no Always allow. Continue shows the tab (brought to the front now, not before) and lets
+ * the page go on; Decline fails the call. Armed like every approval card.
+ */
+function interactionCard(p: PendingConfirmation, on: (decision: 'allow' | 'deny') => (e: Event) => void): HTMLElement {
+  const origin = p.plugin.startsWith('page:') ? p.plugin.slice('page:'.length) : p.plugin;
+  const t = p.target ?? {};
+  return h(
+    'div',
+    { class: 'card approval', 'data-confirmation': p.id, 'data-testid': `interaction-${p.tool}` },
+    h('div', { class: 'row', 'data-testid': 'interaction-question' }, `${targetText(origin)} asks for your input during ${showHidden(p.tool)}`),
+    h('div', { class: 'muted' }, 'Continue brings its tab to the front and lets the page show you what it asks; Decline stops the call.'),
+    t.url ? h('div', { class: 'url', 'data-testid': 'approval-url' }, targetText(t.url)) : null,
+    t.tabId !== undefined ? h('div', { class: 'muted', 'data-testid': 'approval-tab' }, `Tab ${t.tabId}`) : null,
+    h(
+      'div',
+      { class: 'buttons' },
+      h('button', { class: 'primary', 'data-action': 'allow', 'data-testid': 'allow', onclick: on('allow') }, 'Show the tab and continue'),
+      h('button', { class: 'danger', 'data-action': 'deny', 'data-testid': 'deny', onclick: on('deny') }, 'Decline'),
+    ),
+  );
 }

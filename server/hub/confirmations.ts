@@ -31,6 +31,8 @@ export interface ConfirmationRequest {
   risk?: string;
   /** Why the tool is asked about again (a page tool new or changed since Always allow), shown on the card. */
   note?: string;
+  /** A page tool asking for the user's input while it runs, not a call to approve (PendingConfirmation.interaction). */
+  interaction?: true;
   /** Called once the approval is waiting (the caller tells its client it waits, and how to answer). */
   onPending?: (p: { id: string; expiresAt: number; timeoutMs: number }) => void;
 }
@@ -61,9 +63,9 @@ export function tooManyPendingApprovals(tool: string, cap: number, scope: 'calle
 
 /** What the side panel is shown of a waiting approval, with the time it still waits as of now. */
 function shown(p: Pending): PendingConfirmation {
-  const { id, tool, plugin, params, expiresAt, target, risk, note } = p;
+  const { id, tool, plugin, params, expiresAt, target, risk, note, interaction } = p;
   const remainingMs = Math.max(0, Math.round(p.deadline - performance.now()));
-  return { id, tool, plugin, params, expiresAt, ...(target ? { target } : {}), remainingMs, ...(risk ? { risk } : {}), ...(note ? { note } : {}) };
+  return { id, tool, plugin, params, expiresAt, ...(target ? { target } : {}), remainingMs, ...(risk ? { risk } : {}), ...(note ? { note } : {}), ...(interaction ? { interaction } : {}) };
 }
 
 export class Confirmations {
@@ -111,6 +113,7 @@ export class Confirmations {
         ...(req.target ? { target: req.target } : {}),
         ...(req.risk ? { risk: req.risk } : {}),
         ...(req.note ? { note: req.note } : {}),
+        ...(req.interaction ? { interaction: true as const } : {}),
         settle: (d) => {
           if (!this.pending.delete(id)) return;
           clearTimeout(timer);

@@ -11,7 +11,8 @@ import { OpenTabsError } from '../errors.ts';
 import type { ConfigState, ExtensionToServer, LogEntry, ServerParams } from '../protocol/methods.ts';
 import type { HandlerTable } from '../protocol/rpc-peer.ts';
 import { BROWSER_PLUGIN, BROWSER_TOOLS } from '../tools/browser-catalog.ts';
-import type { ConfirmationDecision } from './confirmations.ts';
+import type { ConfirmationDecision, ConfirmationRequest } from './confirmations.ts';
+import { PageInteractions } from './page-interactions.ts';
 import type { PluginTabs } from './tab-state.ts';
 import type { HubDeps, ServerNotification } from './types.ts';
 import { buildConfigState } from './sync.ts';
@@ -26,7 +27,7 @@ export interface HandlerHub {
   routeLog(entry: LogEntry): void;
   /** Another browser waits for the server (it asked within the last seconds). */
   otherBrowser(): { waiting: boolean };
-  readonly confirmations: { respond(id: string, decision: ConfirmationDecision['decision'], alwaysAllow?: boolean): unknown; list(): ConfigState['pendingConfirmations'] };
+  readonly confirmations: { respond(id: string, decision: ConfirmationDecision['decision'], alwaysAllow?: boolean): unknown; list(): ConfigState['pendingConfirmations']; ask(req: ConfirmationRequest): Promise<ConfirmationDecision> };
 }
 
 // plugin.install/remove/update: PluginManager rediscovers and says what changed; the catalog
@@ -34,6 +35,7 @@ export interface HandlerHub {
 // so these handlers only translate.
 export function extensionHandlers(ctx: HubDeps, hub: HandlerHub): HandlerTable<typeof ExtensionToServer> {
   const afterConfigChange = () => afterConfig(ctx);
+  const interactions = new PageInteractions((req) => hub.confirmations.ask(req));
   return {
     // ---------------------------------------------------------------- notifications
     ping: () => void hub.notify('pong', {}),
@@ -67,6 +69,8 @@ export function extensionHandlers(ctx: HubDeps, hub: HandlerHub): HandlerTable<t
       await ctx.config.setOriginPermission(p.origin, p.permission);
       return afterConfigChange();
     },
+    'pageTools.interaction': (p) => interactions.request(p),
+    'pageTools.interactionDone': (p) => interactions.done(p.dispatchId),
     'pageTools.update': (p) => {
       const { refused } = ctx.catalog.pageTools.update(p.tabId, p.url, p.tools);
       return { ok: true, refused };

@@ -161,6 +161,11 @@ export const PendingConfirmation = v.object({
   risk: v.optional(v.string()),
   /** Why a page tool is asked about again: new or changed since the user chose Always allow for its origin. */
   note: v.optional(v.string()),
+  /**
+   * Not a call to approve: a page tool, while it runs, asks for the user's input
+   * (requestUserInteraction). Allow shows its tab and lets the page go on; Deny fails the call.
+   */
+  interaction: v.optional(v.literal(true)),
 });
 export type PendingConfirmation = v.InferOutput<typeof PendingConfirmation>;
 
@@ -385,6 +390,18 @@ export const ExtensionToServer = {
     }),
     result: v.object({ ok: v.literal(true), refused: v.array(v.object({ name: v.string(), reason: v.string(), retryAfterMs: v.optional(v.number()) })) }),
   },
+  /**
+   * A page tool running for call `dispatchId` asks for the user's input (requestUserInteraction):
+   * a card in the side panel ("<origin> asks for your input during <tool>"), answered Continue or
+   * Decline, or not within the approval timeout. `pageTools.interactionDone` takes the card away
+   * once the call ended meanwhile.
+   */
+  'pageTools.interaction': {
+    kind: 'request',
+    params: v.object({ dispatchId: v.string(), tabId: v.pipe(v.number(), v.integer()), url: v.string(), origin: v.string(), tool: v.string() }),
+    result: v.object({ answer: v.picklist(['continue', 'decline', 'timeout', 'ended']) }),
+  },
+  'pageTools.interactionDone': { kind: 'notification', params: v.object({ dispatchId: v.string() }) },
   /** Side panel: the permission of every page tool of one origin (e.g. "https://app.example.com"). */
   'config.setOriginPermission': {
     kind: 'request',

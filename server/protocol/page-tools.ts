@@ -49,13 +49,17 @@ export interface McpContentResult {
 export type PageToolsToBridge =
   | { type: 'tools'; tools: PageToolDescriptor[]; dropped?: string[] }
   | { type: 'result'; id: string; ok: true; value: McpContentResult }
-  | { type: 'result'; id: string; ok: false; error: { code: string; message: string } };
+  | { type: 'result'; id: string; ok: false; error: { code: string; message: string } }
+  /** The tool running for call `id` asks for the user's input (requestUserInteraction). */
+  | { type: 'interaction'; id: string };
 
 export type BridgeToPageTools =
   | { type: 'hello' }
   | { type: 'call'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'cancel'; id: string; reason: string }
-  | { type: 'warn'; message: string };
+  | { type: 'warn'; message: string }
+  /** The answer to call `id`'s request for the user's input: go on (the tab is shown), or not and why. */
+  | { type: 'interaction'; id: string; ok: boolean; message?: string };
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
@@ -239,6 +243,9 @@ export function sanitizePageToolsMessageJson(raw: unknown): { msg: PageToolsToBr
       const message = truncateText(typeof e.message === 'string' && e.message ? e.message : 'The page tool failed', PLUGIN_ERROR_MESSAGE_MAX_CHARS);
       return msg({ type: 'result', id: raw.id, ok: false, error: { code, message } });
     }
+    case 'interaction':
+      if (typeof raw.id !== 'string' || raw.id.length === 0 || raw.id.length > PAGE_MESSAGE_ID_MAX_CHARS) return null;
+      return msg({ type: 'interaction', id: raw.id });
     default:
       return null;
   }
