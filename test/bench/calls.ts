@@ -6,6 +6,9 @@
  * HTTP ("mcpRaw", lib/mcp-raw.ts: the same server path without the client library). Made for comparing two builds: run it in two checkouts in turn
  * (interleaved), each prints one JSON line (`--json`) or a table.
  *
+ * With 8 in flight it also prints whether the machine was CPU-bound (lib/machine.ts): how busy
+ * all cores were, the bench's share, context switches per call and the busiest thread.
+ *
  * Each round runs every figure once, in the same order, so a busy minute of the machine falls on
  * all of them; the figures are medians over the rounds.
  *
@@ -21,7 +24,7 @@
  * so a fixed order would favour whichever kind never follows the floor).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -32,6 +35,7 @@ import { startFloor } from './lib/floor.ts';
 import { rawMcpCaller, rawMcpSession } from './lib/mcp-raw.ts';
 import { buildBenchPlugin } from './lib/plugins.ts';
 import { cpuDuring, processGroups, ROOT, startServerChild } from './lib/proc.ts';
+import { machineDuring, type MachineWindow } from './lib/machine.ts';
 import { BENCH_LIMITS, cleanup, cleanups, waitUntil } from './lib/plumbing.ts';
 import { median, ms, summarize, table, timeConcurrent, timeSequential } from './lib/stats.ts';
 
@@ -135,6 +139,8 @@ async function main(): Promise<void> {
   const groups = processGroups(srv.pid);
   /** CPU ms per call by process group, at 8 in flight (medians over rounds). */
   const cpu: Record<string, Record<string, number[]>> = { floor: {}, rest: {}, mcp: {}, mcpRaw: {} };
+  /** Whether each 8-in-flight window was CPU-bound (lib/machine.ts), one per round. */
+  const machine: Record<string, MachineWindow[]> = {};
   for (let r = 0; r < ROUNDS; r++) {
     log(`round ${r + 1}/${ROUNDS}`);
     for (const via of vias) {
@@ -149,7 +155,8 @@ async function main(): Promise<void> {
     for (const via of ['floor', 'rest', 'mcp', 'mcpRaw'] as const) {
       const n = via === 'mcp' || via === 'mcpRaw' ? CONCURRENT / 2 : CONCURRENT;
       let c!: Awaited<ReturnType<typeof timeConcurrent>>;
-      const used = await cpuDuring(groups, async () => (c = await timeConcurrent(n, 8, callers[via])));
+      const { value: used, machine: m } = await machineDuring(groups, n, () => cpuDuring(groups, async () => (c = await timeConcurrent(n, 8, callers[via]))));
+      (machine[via] ??= []).push(m);
       if (c.failed > 0) throw new Error(`${via} at 8 in flight: ${c.failed} calls failed`);
       at8[via]!.push(c.callsPerSec);
       for (const [g, msUsed] of Object.entries(used)) (cpu[via]![g] ??= []).push((msUsed / n) * 1000);
@@ -194,6 +201,13 @@ async function main(): Promise<void> {
     callsPerSecAt8: Object.fromEntries(Object.entries(at8).map(([k, v]) => [k, median(v)])),
     /** CPU µs per call at 8 in flight, by process (clock ticks of 10 ms: coarse, summed over thousands of calls). */
     cpuUsPerCallAt8: Object.fromEntries(Object.entries(cpu).map(([via, g]) => [via, Object.fromEntries(Object.entries(g).map(([k, v]) => [k, Math.round(median(v))]))])),
+    /** 8 in flight: all cores' busy share (every process), the bench's share, context switches per call, the busiest thread (medians over rounds; the thread of the median round). */
+    machineAt8: Object.fromEntries(
+      Object.entries(machine).map(([via, ws]) => {
+        const byBusy = [...ws].sort((a, b) => a.busiestThread.core - b.busiestThread.core);
+        return [via, { busy: median(ws.map((w) => w.busy)), ours: median(ws.map((w) => w.ours)), contextSwitchesPerCall: median(ws.map((w) => w.contextSwitchesPerCall)), busiestThread: byBusy[Math.floor(byBusy.length / 2)]!.busiestThread }];
+      }),
+    ),
     runs: { p50, at8 },
   };
   if (JSON_OUT) return void console.log(JSON.stringify(out));
@@ -209,6 +223,18 @@ async function main(): Promise<void> {
     table(
       ['CPU µs per call, 8 in flight', ...Object.keys(out.cpuUsPerCallAt8)],
       [...groupNames.map((g) => [g, ...Object.values(out.cpuUsPerCallAt8).map((x) => x[g] ?? '')]), ['all', ...Object.values(out.cpuUsPerCallAt8).map((x) => Object.values(x).reduce((a, b) => a + b, 0))]],
+    ),
+  );
+  const pct = (x: number) => `${Math.round(x * 100)} %`;
+  console.log(
+    table(
+      [`8 in flight, ${cpus().length} cores`, ...Object.keys(out.machineAt8)],
+      [
+        ['cores busy (every process)', ...Object.values(out.machineAt8).map((m) => pct(m.busy))],
+        ['… of which this bench', ...Object.values(out.machineAt8).map((m) => pct(m.ours))],
+        ['context switches per call', ...Object.values(out.machineAt8).map((m) => m.contextSwitchesPerCall.toFixed(1))],
+        ['busiest thread, % of a core', ...Object.values(out.machineAt8).map((m) => `${pct(m.busiestThread.core)} ${m.busiestThread.name}`)],
+      ],
     ),
   );
   console.log(`hub.dispatch (server → extension → page → server) p50 ${ms(out.hubDispatchP50)} ms; ${out.extensionFramesPerCall.toFixed(2)} frames from the extension per call; load ${out.load.join(' → ')}; ${ROUNDS} rounds`);
