@@ -160,6 +160,6 @@ test.skipIf(!plugin.tools.some((t) => t.name === 'get_page_info'))('get_page_inf
     await writeFile(join(dir, rel), content);
   }
   // Commands that run as printed: npm scripts with absolute paths, no opentabs or bun on PATH needed.
-  const next = `cd ${JSON.stringify(dir)} && npm run build && npm test && npm run add`;
+  const next = `cd ${shellWord(dir)} && npm run build && npm test && npm run add`;
   return { dir, packageName, files: Object.keys(files), next };
 }

@@ -46,7 +46,7 @@ beforeAll(async () => {
   const dir = join(root, 'opentabs-plugin-shop');
   // The config dir is not the default: the steps that reach a server carry it.
   const assign = `OPENTABS_CONFIG_DIR=${join(root, 'state')} `;
-  expect(created.stdout).toContain(`Next: cd ${JSON.stringify(dir)} && ${assign}npm run build && npm test && ${assign}npm run add`);
+  expect(created.stdout).toContain(`Next: cd ${dir} && ${assign}npm run build && npm test && ${assign}npm run add`);
   writeFileSync(
     join(dir, 'src/index.ts'),
     `import * as v from 'valibot';
