@@ -86,6 +86,32 @@ function madeAway(c: Capture, params: Record<string, any>): boolean {
   return c.topSite !== c.site;
 }
 
+/** Schemes of extensions' own files (their scripts' URLs in a stack). */
+const EXTENSION_SCRIPT = /^(?:chrome-extension|moz-extension|extension):\/\/([^/]*)/i;
+
+/**
+ * Whether a request or socket was made by another extension's script: a frame of its initiator's
+ * stack (async parents too) is a chrome-extension:// script not of this extension. Other
+ * extensions' content scripts send requests from the page's tab (a translator posting the page's
+ * text with its key, a password manager asking its server), with headers and bodies the page
+ * never sees: that extension's, not the site's, and not recorded. This extension's own scripts
+ * (plugin adapters, run in the page's world) are kept.
+ */
+function madeByOtherExtension(params: Record<string, any>): boolean {
+  const own = typeof chrome !== 'undefined' ? chrome.runtime?.id : undefined;
+  const foreign = (url: unknown) => {
+    const m = typeof url === 'string' ? EXTENSION_SCRIPT.exec(url) : null;
+    return m !== null && m[1]!.toLowerCase() !== own;
+  };
+  const initiator = params.initiator as { url?: string; stack?: { callFrames?: { url?: string }[]; parent?: unknown } } | undefined;
+  if (foreign(initiator?.url)) return true;
+  let stack = initiator?.stack as { callFrames?: { url?: string }[]; parent?: unknown } | undefined;
+  for (let depth = 0; stack && depth < 64; depth++, stack = stack.parent as typeof stack) {
+    if ((stack.callFrames ?? []).some((f) => foreign(f.url))) return true;
+  }
+  return false;
+}
+
 export function onNetworkEvent(c: Capture, method: string, params: Record<string, any>): void {
   const id = params.requestId as string | undefined;
   switch (method) {
@@ -101,7 +127,7 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
         c.requests.set(`${id}:redirect${++c.redirects}`, prev);
       }
       const req = params.request as { url: string; method: string; headers: Record<string, string>; postData?: string; hasPostData?: boolean };
-      if (!id || !urlMatches(req.url, c.urlFilter)) return;
+      if (!id || !urlMatches(req.url, c.urlFilter) || madeByOtherExtension(params)) return;
       if (madeAway(c, params)) {
         c.skippedAway++;
         return;
@@ -146,7 +172,7 @@ export function onNetworkEvent(c: Capture, method: string, params: Record<string
     }
     case 'Network.webSocketCreated':
       // urlFilter is about HTTP requests: frames of every socket are kept (bounded anyway).
-      if (!id) return;
+      if (!id || madeByOtherExtension(params)) return;
       if (madeAway(c, params)) {
         c.skippedAway++;
         return;
