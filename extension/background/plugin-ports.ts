@@ -20,6 +20,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
 import { allowedFor } from './plugin-tabs.ts';
 import { pageOrigin } from '../../server/protocol/page-tools.ts';
+import { replacedText, replacementOf, watchReplacedTabs } from '../tools/tab-lookup.ts';
 
 const PORT_WAIT_MS = 3_000;
 const LOG_FLUSH_MS = 100;
@@ -76,6 +77,28 @@ export interface PortHost {
  * made the bridge rebuild it from the Port's serialization only to serialize it again.
  */
 const toBridge = (msg: PortToBridge): string => JSON.stringify(msg);
+
+/** How long a Port's tab that is gone may take to turn out replaced (discarded) rather than closed. */
+const REPLACED_WAIT_MS = 1_000;
+
+/** The tab that replaced `tabId`, known now or told of within REPLACED_WAIT_MS; else null. */
+async function replacedSoon(tabId: number): Promise<chrome.tabs.Tab | null> {
+  const known = await replacementOf(tabId).catch(() => null);
+  if (known) return known;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      chrome.tabs.onReplaced.removeListener(onReplaced);
+      resolve();
+    };
+    const onReplaced = (_added: number, removed: number) => {
+      if (removed === tabId) done();
+    };
+    const timer = setTimeout(done, REPLACED_WAIT_MS);
+    chrome.tabs.onReplaced.addListener(onReplaced);
+  });
+  return replacementOf(tabId).catch(() => null);
+}
 
 const tabClosed = (message: string) => new ToolError(`${message}; open the app again and retry`, { code: 'tab_closed', category: 'not_found', retryable: true });
 
@@ -166,6 +189,8 @@ export class TabPorts {
   }
 
   private accept(port: chrome.runtime.Port, tabId: number, documentId: string, url: string): void {
+    // A call whose tab Chrome discards is told the tab's new id (documentGone).
+    watchReplacedTabs();
     const tp: TabPort = { port, documentId, url, recent: new Map() };
     const old = this.ports.get(tabId);
     this.ports.set(tabId, tp);
@@ -180,7 +205,7 @@ export class TabPorts {
     if (waiters) for (const w of [...waiters]) if (w()) waiters.delete(w);
     port.onMessage.addListener((msg: unknown) => this.onPageMessage(tabId, tp, msg));
     port.onDisconnect.addListener(() => {
-      this.failCallsVia(tp, 'The tab was closed or navigated away while the tool was running');
+      void this.documentGone(tabId, tp);
       if (this.ports.get(tabId) !== tp) return;
       this.ports.delete(tabId);
       this.host.portClosed(tabId, documentId);
@@ -259,12 +284,26 @@ export class TabPorts {
     }
   }
 
-  private failCallsVia(tp: TabPort, message: string): void {
+  private failCallsVia(tp: TabPort, message: string | ToolError): void {
     for (const [id, c] of this.calls) {
       if (c.via !== tp) continue;
       this.calls.delete(id);
-      c.reject(tabClosed(message));
+      c.reject(typeof message === 'string' ? tabClosed(message) : message);
     }
+  }
+
+  /**
+   * The Port of a document that calls run in closed: its calls fail, saying what became of the
+   * tab. Chrome discarding it (the memory saver) gives the tab a new id, which the agent needs;
+   * a tab still there navigated away or its page crashed; else it was closed.
+   */
+  private async documentGone(tabId: number, tp: TabPort): Promise<void> {
+    if (![...this.calls.values()].some((c) => c.via === tp)) return;
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    // Chrome tells of the replacement (tabs.onReplaced) around when the old document's Port closes, not always before.
+    const now = tab ? null : await replacedSoon(tabId);
+    if (now) return this.failCallsVia(tp, new ToolError(`${replacedText(tabId, now)} (the tool was running in it)`, { code: 'tab_closed', category: 'not_found', retryable: true }));
+    this.failCallsVia(tp, tab ? 'The tab navigated away, or its page crashed, while the tool was running' : 'The tab was closed while the tool was running');
   }
 
   /** A call this Port may speak for: sent over it, for `plugin`. */

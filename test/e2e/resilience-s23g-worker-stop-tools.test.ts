@@ -91,7 +91,7 @@ describe('the service worker is stopped with plugin and page tool calls running,
     await waitUntil(async () => (await toolNames()).includes(`tab${shimTab}_createTodo`), 'the page tools listed again', 60_000);
     const made = (await mcp.callTool({ name: `tab${shimTab}_createTodo`, arguments: { title: 'after-restart' } })) as CallResult;
     expect(made.isError).toBeFalsy();
-    expect(made.content[0]!.text).toContain('after-restart');
+    expect(made.content.map((c) => c.text ?? '').join('\n')).toContain('after-restart');
     await h.waitForHealth(fixtureReady, 'the plugin tab reported ready again', 30_000);
     const echoed = await h.callTool('fixture_echo', { text: 'after' });
     expect(echoed.status).toBe(200);
@@ -105,7 +105,7 @@ describe('the service worker is stopped with plugin and page tool calls running,
     await waitUntil(async () => (await toolNames()).includes(`tab${shimTab}_createTodo`), 'the page tools listed again', 60_000);
     const made = (await mcp.callTool({ name: `tab${shimTab}_listTodos`, arguments: {} })) as CallResult;
     expect(made.isError).toBeFalsy();
-    expect(made.content[0]!.text).toContain('after-restart');
+    expect(made.content.map((c) => c.text ?? '').join('\n')).toContain('after-restart');
     const echoed = await waitUntil(async () => {
       const r = await h.callTool('fixture_echo', { text: 'idle' });
       return r.status === 200 ? r : null;
