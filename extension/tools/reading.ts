@@ -420,6 +420,8 @@ export const readingTools = {
           // Once more (CAPTURE_RETRY_PAUSE_MS), if the call still stands and the tab is still shown.
           await new Promise((r) => setTimeout(r, CAPTURE_RETRY_PAUSE_MS));
           ctx.signal.throwIfAborted();
+          // The user minimized the window meanwhile: drawn as a tab off screen is.
+          if (!(await onScreen(tab.id!))) return await withDebugger(tab.id!, (send) => backgroundShot(tab.id!, send, format, quality));
           await assertStillShown(tab.id!, tab.windowId);
           try {
             dataUrl = await captureSpaced(tab.windowId, { format, quality });

@@ -4,7 +4,8 @@
  * page's, and the user's window stays minimized. captureVisibleTab, which shoots only what a window
  * shows on screen, is not used for it: in a desktop Chrome it fails for a minimized window ("view
  * is invisible"). Headless Chromium still reads its surface back, so the worker's captureVisibleTab
- * is made to fail as a desktop Chrome's does and counted.
+ * is made to fail as a desktop Chrome's does and counted. A window minimized while its tab is
+ * captured is drawn the same way.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Worker } from 'playwright-core';
@@ -31,6 +32,11 @@ beforeAll(async () => {
     const original = chrome.tabs.captureVisibleTab.bind(chrome.tabs) as (windowId: number, options: object) => Promise<string>;
     (chrome.tabs as unknown as { captureVisibleTab: unknown }).captureVisibleTab = async (windowId: number, options: object) => {
       g.visibleCaptures++;
+      // The user minimizes the window while the capture runs.
+      if ((globalThis as unknown as { minimizeDuringCapture?: boolean }).minimizeDuringCapture) {
+        (globalThis as unknown as { minimizeDuringCapture?: boolean }).minimizeDuringCapture = false;
+        await chrome.windows.update(windowId, { state: 'minimized' });
+      }
       if ((await chrome.windows.get(windowId)).state === 'minimized') throw new Error('Failed to capture tab: view is invisible');
       return original(windowId, options);
     };
@@ -76,4 +82,15 @@ test('restored, the shown tab is shot with captureVisibleTab as before', async (
   resultOf(r);
   expect(await centre(r.body.images[0].data)).toEqual([255, 0, 0]);
   expect(await sw.evaluate(() => (globalThis as unknown as { visibleCaptures: number }).visibleCaptures)).toBe(1);
+}, 60_000);
+
+test('a window minimized while its tab is captured: drawn through the DevTools protocol instead', async () => {
+  expect(await sw.evaluate(async (id) => (await chrome.windows.get(id)).state, win.id)).toBe('normal');
+  await sw.evaluate(() => ((globalThis as unknown as { minimizeDuringCapture?: boolean }).minimizeDuringCapture = true));
+  const r = await h.callTool('browser_screenshot_tab', { tabId: win.tabId });
+  resultOf(r);
+  expect(await sw.evaluate(() => (globalThis as unknown as { visibleCaptures: number }).visibleCaptures)).toBe(2);
+  expect(await sw.evaluate(async (id) => (await chrome.windows.get(id)).state, win.id)).toBe('minimized');
+  // (Read after: a page opened to read it may open in that window.)
+  expect(await centre(r.body.images[0].data)).toEqual([255, 0, 0]);
 }, 60_000);
