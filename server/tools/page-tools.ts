@@ -394,3 +394,23 @@ function uniqueName(tabId: number, name: string, taken: Set<string>): string {
     if (!taken.has(candidate)) return candidate;
   }
 }
+
+/**
+ * The first line of every page tool result the agent gets: the origin whose page wrote it. What
+ * follows is a site's text, and an agent must be able to tell it from the user's words or the
+ * system's, whatever it says of itself.
+ */
+export function pageResultOriginLine(origin: string): string {
+  return `[page tool result from ${origin}: written by that site, not by the user or OpenTabs]`;
+}
+
+/**
+ * A page tool's result (MCP content, checked by the extension) with pageResultOriginLine as its
+ * first content block. Its structuredContent and other fields stay as the page sent them.
+ */
+export function markPageResult(value: unknown, origin: string): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const v = value as Record<string, unknown>;
+  if (!Array.isArray(v.content)) return value;
+  return { ...v, content: [{ type: 'text', text: pageResultOriginLine(origin) }, ...v.content] };
+}

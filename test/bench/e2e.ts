@@ -583,7 +583,7 @@ async function benchBrowser(base: string) {
           await timeSequential(N.seq, N.warmup, async () => {
             const res = (await mcp.callTool({ name: toolName, arguments: {} })) as McpResult;
             callsMade++;
-            if (res.isError || res.content?.[0]?.text !== '[]') throw new Error(`MCP ${toolName}: ${JSON.stringify(res.content)}`);
+            if (res.isError || res.content?.at(-1)?.text !== '[]') throw new Error(`MCP ${toolName}: ${JSON.stringify(res.content)}`);
           }),
         ),
       );

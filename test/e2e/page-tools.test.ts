@@ -17,6 +17,7 @@ import { writeFixturePlugin } from '../fixtures/ext-plugin/plugin.ts';
 import { PAGE_TOOLS_TO_BRIDGE_EVENT } from '../../server/protocol/page-tools.ts';
 import { PAGE_TOOLS_UPDATES_BURST, PAGE_TOOLS_UPDATES_PER_SECOND } from '../../server/limits.ts';
 import { BRIDGE_TO_PAGE_EVENT } from '../../server/protocol/page-channel.ts';
+import { pageResultOriginLine } from '../../server/tools/page-tools.ts';
 
 const POLYFILL = readFileSync(join(import.meta.dir, '../../node_modules/@mcp-b/global/dist/index.iife.js'));
 
@@ -99,20 +100,20 @@ describe('page tools through MCP', () => {
     expect(rest.tools.find((t) => t.name === `tab${shim.tabId}_createTodo`)?.plugin).toBe(`page:${origin}`);
   }, 60_000);
 
-  test('a polyfill tool call returns its MCP content as is (text + structuredContent, images)', async () => {
+  test('a polyfill tool call returns its MCP content as is (text + structuredContent, images) after a line naming its origin', async () => {
     const r = (await mcp.callTool({ name: `tab${poly.tabId}_todo_create`, arguments: { title: 'milk' } })) as CallResult;
     expect(r.isError).toBeFalsy();
-    expect(r.content).toEqual([{ type: 'text', text: 'created milk' }]);
+    expect(r.content).toEqual([{ type: 'text', text: pageResultOriginLine(origin) }, { type: 'text', text: 'created milk' }]);
     expect(r.structuredContent).toEqual({ id: 1, title: 'milk' });
     expect(await poly.page.evaluate(() => (window as any).__calls)).toEqual([{ title: 'milk' }]);
     const img = (await mcp.callTool({ name: `tab${poly.tabId}_pixel`, arguments: {} })) as CallResult;
-    expect(img.content[1]).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    expect(img.content[2]).toMatchObject({ type: 'image', mimeType: 'image/png' });
   });
 
   test('a shim tool call runs in its page', async () => {
     const r = (await mcp.callTool({ name: `tab${shim.tabId}_createTodo`, arguments: { title: 'eggs' } })) as CallResult;
     expect(r.isError).toBeFalsy();
-    expect(r.content[0]!.text).toBe('todo #1: eggs @');
+    expect(r.content[1]!.text).toBe('todo #1: eggs @');
     expect(await shim.page.evaluate(() => (window as any).__todos)).toEqual(['eggs']);
   });
 
@@ -140,7 +141,7 @@ describe('page tools through MCP', () => {
   test('a tool that throws, returns a non-MCP value, or megabytes gives the agent a clear error', async () => {
     const boom = (await mcp.callTool({ name: `tab${poly.tabId}_boom`, arguments: {} })) as CallResult;
     expect(boom.isError).toBe(true);
-    expect(boom.content[0]!.text).toContain('kaboom from the page');
+    expect(boom.content.map((c) => c.text).join('\n')).toContain('kaboom from the page');
     const bare = (await mcp.callTool({ name: `tab${poly.tabId}_not_mcp`, arguments: {} })) as CallResult;
     expect(bare.isError).toBe(true);
     expect(bare.content[0]!.text).toContain('not MCP content');
@@ -192,8 +193,8 @@ describe('page tools through MCP', () => {
         mcp.callTool({ name: `tab${a.tabId}_slow`, arguments: { ms: 300 } }),
         other.callTool({ name: `tab${b.tabId}_slow`, arguments: { ms: 100 } }),
       ])) as CallResult[];
-      expect(ra!.content[0]!.text).toBe('slow done ?a');
-      expect(rb!.content[0]!.text).toBe('slow done ?b');
+      expect(ra!.content[1]!.text).toBe('slow done ?a');
+      expect(rb!.content[1]!.text).toBe('slow done ?b');
     } finally {
       await other.close().catch(() => {});
     }
@@ -226,7 +227,7 @@ describe('per-origin permission', () => {
     await always.click();
     const r = await call;
     expect(r.isError).toBeFalsy();
-    expect(r.content[0]!.text).toBe('todo #1: asked @?ask');
+    expect(r.content[1]!.text).toBe('todo #1: asked @?ask');
     await waitUntil(() => h.srv.ctx.config.get().pageOrigins?.[origin] === 'auto', 'origin stored as auto', 10_000);
     const audit = h.srv.ctx.audit.query({ limit: 5, tool: name });
     expect(audit[0]).toMatchObject({ plugin: `page:${origin}`, success: true });
@@ -282,7 +283,7 @@ describe('tools registered before the extension looked', () => {
     await waitForTools([name], 'tools of the page opened before the scripts');
     const r = (await mcp.callTool({ name, arguments: { title: 'early' } })) as CallResult;
     expect(r.isError).toBeFalsy();
-    expect(r.content[0]!.text).toBe('created early');
+    expect(r.content[1]!.text).toBe('created early');
     expect(await early.page.evaluate(() => (window as any).__calls)).toEqual([{ title: 'early' }]);
     const registered = await sw.evaluate(async () => (await chrome.scripting.getRegisteredContentScripts()).map((s) => s.id).sort());
     expect(registered).toEqual(['opentabs-page-tools-bridge', 'opentabs-page-tools-main']);
@@ -374,7 +375,7 @@ describe('what a page can and cannot do with the page-tools channel', () => {
     const victimTool = (await mcp.listTools()).tools.find((t) => t.name === `tab${victim.tabId}_createTodo`)!;
     expect(victimTool.description).toBe(`[from ${origin}] Add a todo`);
     const r = (await mcp.callTool({ name: `tab${victim.tabId}_createTodo`, arguments: { title: 'real' } })) as CallResult;
-    expect(r.content[0]!.text).toBe('todo #1: real @?victim');
+    expect(r.content[1]!.text).toBe('todo #1: real @?victim');
     await victim.page.close();
     await attacker.page.close();
   }, 30_000);

@@ -78,7 +78,7 @@ test('a page re-registering 32 large schemas makes the server compile nothing; t
   expect(compiles).toBe(1);
   const ok = await callRest(`tab${tabId}_big0`, { [key]: 'x' });
   expect(ok.status).toBe(200);
-  expect(ok.body.result).toEqual({ content: [{ type: 'text', text: 'ran' }] });
+  expect((ok.body.result as { content: unknown[] }).content.at(-1)).toEqual({ type: 'text', text: 'ran' });
   expect(compiles).toBe(1);
 
   // Too deep: refused, and the page is told.

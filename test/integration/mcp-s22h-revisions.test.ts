@@ -461,7 +461,8 @@ describe('content block types per revision', () => {
     const types = async (v: string) => {
       const h = await session(v);
       const r = (await post(call(1, 'tab5_play'), h)).json.result;
-      return r.content.map((c: Json) => (c.type === 'text' ? `text:${c.text}` : c.type));
+      // After the line naming the page's origin.
+      return r.content.slice(1).map((c: Json) => (c.type === 'text' ? `text:${c.text}` : c.type));
     };
     expect(await types('2024-11-05')).toEqual([
       'text:hi',

@@ -13,7 +13,7 @@ import { waitUntil } from '../harness/browser.ts';
 import { removeDir, runCli, tempDir } from './cli-support.ts';
 import { PAGE_TOOLS_MAX_PER_ORIGIN, PAGE_TOOLS_MAX_PER_TAB } from '../../server/limits.ts';
 import { BROWSER_TOOLS } from '../../server/tools/browser-catalog.ts';
-import { PAGE_TOOL_LISTED_NAME_MAX_CHARS } from '../../server/tools/page-tools.ts';
+import { PAGE_TOOL_LISTED_NAME_MAX_CHARS, pageResultOriginLine } from '../../server/tools/page-tools.ts';
 
 let root = '';
 let cfg = '';
@@ -113,21 +113,22 @@ describe('page tool lists from hostile pages', () => {
     expect(names()).not.toContain('tab23_fine');
   });
 
-  test('a call to a page tool goes to its tab with plugin page:<origin>, and the page result is returned as is', async () => {
+  test('a call to a page tool goes to its tab with plugin page:<origin>, and the page result is returned after a line naming its origin', async () => {
     await srv.ctx.config.setOriginPermission('https://a.example', 'auto');
     srv.ctx.catalog.rebuild();
     ext.onDispatch('page:https://a.example_todo.create', (p) => ({ value: { content: [{ type: 'text', text: `ran in ${p.tabId} for ${p.plugin}` }] } }));
     const res = await fetch(`${srv.url}/tools/tab3_todo_create/call`, { method: 'POST', headers: { Authorization: `Bearer ${srv.secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: {} }) });
     const body = (await res.json()) as { result: unknown };
     expect(res.status).toBe(200);
-    expect(body.result).toEqual({ content: [{ type: 'text', text: 'ran in 3 for page:https://a.example' }] });
+    const marked = [{ type: 'text', text: pageResultOriginLine('https://a.example') }, { type: 'text', text: 'ran in 3 for page:https://a.example' }];
+    expect(body.result).toEqual({ content: marked });
     // The gateway lists and calls it too.
     const gw = await connectMcp(srv.url, srv.secret, '/mcp/gateway');
     try {
       const listed = (await gw.callTool({ name: 'opentabs_list_tools', arguments: {} })) as { content: { text: string }[] };
       expect(listed.content.map((c) => c.text).join('')).toContain('tab3_todo_create');
       const viaGw = (await gw.callTool({ name: 'opentabs_call', arguments: { tool: 'tab3_todo_create', arguments: {} } })) as { content: { text: string }[] };
-      expect(viaGw.content).toEqual([{ type: 'text', text: 'ran in 3 for page:https://a.example' }] as never);
+      expect(viaGw.content).toEqual(marked as never);
     } finally {
       await gw.close();
     }

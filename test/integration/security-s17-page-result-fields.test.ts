@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectMcp, FakeExtension, startPluginServer } from '../harness/fake-extension.ts';
 import type { TestServer } from '../harness/server.ts';
+import { pageResultOriginLine } from '../../server/tools/page-tools.ts';
 
 setDefaultTimeout(120_000);
 
@@ -43,7 +44,8 @@ afterAll(async () => {
   await srv?.stop();
 });
 
-const TOOL_FIELDS = { content: [{ type: 'text', text: 'done' }], structuredContent: { ok: true }, isError: false };
+// The page's content after the line naming its origin.
+const TOOL_FIELDS = { content: [{ type: 'text', text: pageResultOriginLine(ORIGIN) }, { type: 'text', text: 'done' }], structuredContent: { ok: true }, isError: false };
 
 test('over a session: only the tool result fields reach the client', async () => {
   const raw = await fetch(`${srv.url}/mcp`, {

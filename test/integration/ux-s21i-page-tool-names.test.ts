@@ -83,9 +83,9 @@ test('tab<id>_<name> stays within 51 characters in a 10-digit tab, cut names sta
   for (const n of page) {
     const r = (await mcp.callTool({ name: n, arguments: {} })) as { content: { type: string; text: string }[]; isError?: boolean };
     expect({ n, isError: r.isError ?? false }).toEqual({ n, isError: false });
-    ran.push(r.content[0]!.text);
+    ran.push(r.content[1]!.text);
   }
   expect(ran.sort()).toEqual(pageNames.map((p) => `${tab} page:https://app.example ${p}`).sort());
   const short = (await mcp.callTool({ name: `tab7_${whole}`, arguments: {} })) as { content: { text: string }[] };
-  expect(short.content[0]!.text).toBe(`7 page:https://app.example ${whole}`);
+  expect(short.content[1]!.text).toBe(`7 page:https://app.example ${whole}`);
 });
