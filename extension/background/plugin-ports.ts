@@ -189,8 +189,9 @@ export class TabPorts {
   }
 
   private accept(port: chrome.runtime.Port, tabId: number, documentId: string, url: string): void {
-    // A call whose tab Chrome discards is told the tab's new id (documentGone).
-    watchReplacedTabs();
+    // A call whose tab Chrome discards is told the tab's new id (documentGone). Without
+    // chrome.tabs (the Ports driven outside Chrome, as unit tests do) there is nothing to watch.
+    if (typeof chrome !== 'undefined' && chrome.tabs?.onReplaced) watchReplacedTabs();
     const tp: TabPort = { port, documentId, url, recent: new Map() };
     const old = this.ports.get(tabId);
     this.ports.set(tabId, tp);
