@@ -176,6 +176,11 @@ export function dragPoints(srcSel: string | null, srcRef: string | null, dstSel:
   if (a.width === 0 || a.height === 0) return { error: 'The source element is not visible (no box)' };
   if (b.width === 0 || b.height === 0) return { error: 'The target element is not visible (no box)' };
   if (!inView(a) || !inView(b)) return { error: 'The source and the target do not fit in the visible page together; make the window larger or scroll a container so both show' };
+  // Not from or onto another extension's own controls drawn over either end.
+  for (const [what, r] of [['source', a], ['target', b]] as const) {
+    const foreign = foreignUiAt(r.left + r.width / 2, r.top + r.height / 2);
+    if (foreign) return { error: `The drag's ${what} is covered at its centre by <${foreign.localName}>, another extension's own controls drawn in the page: the drag would reach them instead` };
+  }
   const label = (el: Element) => ({ tag: el.tagName.toLowerCase(), text: ((el as HTMLElement).innerText ?? '').trim().slice(0, 80) });
   return { from: { x: a.left + a.width / 2, y: a.top + a.height / 2, ...label(src) }, to: { x: b.left + b.width / 2, y: b.top + b.height / 2, ...label(dst) } };
 }

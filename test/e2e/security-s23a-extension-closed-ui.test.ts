@@ -47,6 +47,7 @@ document.body.appendChild(host);
 const LOGIN = `<!doctype html><title>login</title>
 <script>customElements.define('site-card', class extends HTMLElement { constructor() { super(); this.attachShadow({ mode: 'closed' }).innerHTML = '<p>Welcome back</p><button>Sign in</button>'; } });</script>
 <body style="margin:0"><button id="under" style="position:absolute;left:10px;top:10px;width:100px;height:30px">Under</button>
+<div id="src" draggable="true" style="position:absolute;left:400px;top:10px;width:60px;height:30px">Drag me</div>
 <div style="margin-top:120px"><input aria-label="Email"><site-card></site-card></div>`;
 
 let h: BrowserHarness;
@@ -106,6 +107,13 @@ describe('another extension\'s UI in a closed shadow root', () => {
     expect(r.body.error.message).toContain('covered by <pm-inline-menu>');
   });
 
+  test('a drag onto the page\'s element it covers is refused, and nothing reaches it', async () => {
+    const r = await call('browser_drag', { sourceSelector: '#src', targetSelector: '#under' });
+    expect([r.status, r.body.error?.code]).toEqual([404, 'not_found']);
+    expect(r.body.error.message).toContain('another extension\'s own controls');
+    expect(await page.evaluate(() => document.querySelector('pm-inline-menu')!.getAttribute('data-presses'))).toBeNull();
+  });
+
   test('browser_click_at and browser_move_mouse at its controls are refused, and nothing reaches them; the page around takes clicks', async () => {
     for (const tool of ['browser_click_at', 'browser_move_mouse']) {
       const r = await call(tool, { x: 200, y: 30 });
@@ -148,7 +156,7 @@ describe('another extension\'s UI in a closed shadow root', () => {
   });
 
   test('no response carried the extension\'s text', () => {
-    expect(texts.length).toBe(9);
+    expect(texts.length).toBe(10);
     for (const t of texts) {
       expect(t).not.toContain(ACCOUNT);
       expect(t).not.toContain(CODE);
