@@ -352,7 +352,9 @@ export async function runChecks(t: Target): Promise<Check[]> {
   // port. `foreign`: this config dir has no secret yet, so it cannot be its server at all.
   const ours = pid !== null && pid.port === t.port && isAlive(pid.pid);
   const foreign = owner.kind === 'opentabs' && secretFor(dir) === null;
-  const portArgs = foreign || (owner.kind === 'opentabs' && !ours)
+  // Another program on the port likewise: every fix that starts the server names the port the
+  // port-owner check names, not the taken one.
+  const portArgs = foreign || (owner.kind === 'opentabs' && !ours) || owner.kind === 'other'
     ? ` --port ${(await freePortAfter(t.port)) ?? 0}`
     : t.portSource === 'default' || (t.portSource === 'last' && t.port === DEFAULT_PORT)
       ? ''
