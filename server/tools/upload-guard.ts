@@ -9,9 +9,10 @@
  * the OpenTabs secret or client token wherever it lies (a project's opencode.json, which `opentabs
  * setup opencode` writes with the client token in it, a copy or a hard link of auth.json: no path
  * rule sees those), and a
- * file with more than one name (a hard link: another name may be a hidden file's). The
- * extension checks the path as written again (extension/tools/upload.ts); only the server can see
- * where a link leads.
+ * file with more than one name (a hard link: another name may be a hidden file's). These rules
+ * are said before the user is asked; the call then hands Chrome copies made from the files as
+ * checked again (upload-staging.ts), and the extension takes only those
+ * (extension/tools/upload.ts); only the server can see where a link leads.
  */
 import { closeSync, openSync, readSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
