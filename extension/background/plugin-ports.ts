@@ -300,9 +300,15 @@ export class TabPorts {
    */
   private async documentGone(tabId: number, tp: TabPort): Promise<void> {
     if (![...this.calls.values()].some((c) => c.via === tp)) return;
-    const tab = await chrome.tabs.get(tabId).catch(() => null);
-    // Chrome tells of the replacement (tabs.onReplaced) around when the old document's Port closes, not always before.
-    const now = tab ? null : await replacedSoon(tabId);
+    let tab: chrome.tabs.Tab | null = null;
+    let now: chrome.tabs.Tab | null = null;
+    try {
+      tab = await chrome.tabs.get(tabId).catch(() => null);
+      // Chrome tells of the replacement (tabs.onReplaced) around when the old document's Port closes, not always before.
+      now = tab ? null : await replacedSoon(tabId);
+    } catch {
+      // Chrome could not be asked: the calls still end, as for a closed tab.
+    }
     if (now) return this.failCallsVia(tp, new ToolError(`${replacedText(tabId, now)} (the tool was running in it)`, { code: 'tab_closed', category: 'not_found', retryable: true }));
     this.failCallsVia(tp, tab ? 'The tab navigated away, or its page crashed, while the tool was running' : 'The tab was closed while the tool was running');
   }
