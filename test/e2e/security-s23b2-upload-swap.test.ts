@@ -7,7 +7,7 @@
  * given a copy the server made of the file as checked, in <config dir>/upload-staging (0700
  * folders, 0600 files), which nobody else can write: the page reads what was checked, under the
  * file's own name. The extension takes only such copies from the server; they go when the server
- * stops. Real Chromium, the real extension; performed as an agent would (REST tool calls), the
+ * stops, and those older than a day when a server starts. Real Chromium, the real extension; performed as an agent would (REST tool calls), the
  * swap made with the file system calls an agent in the folder can make.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { UPLOAD_STAGING_DIR } from '../../server/limits.ts';
+import { UPLOAD_STAGING_KEEP_MS } from '../../server/tools/upload-staging.ts';
 import { startBrowserHarness, waitUntil, type BrowserHarness } from '../harness/browser.ts';
 
 setDefaultTimeout(120_000);
@@ -170,3 +171,18 @@ test('stopping the server removes every copy', async () => {
   await h.stopServer();
   expect(existsSync(staging())).toBe(false);
 });
+
+test('a server starting removes copies older than a day and keeps newer ones (a page may still read them)', async () => {
+  const old = join(staging(), 'a'.repeat(32));
+  const fresh = join(staging(), 'b'.repeat(32));
+  for (const d of [old, fresh]) {
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+    writeFileSync(join(d, 'f.txt'), 'x');
+  }
+  const dayAndMore = (Date.now() - UPLOAD_STAGING_KEEP_MS - 60_000) / 1000;
+  utimesSync(old, dayAndMore, dayAndMore);
+  await h.startServer();
+  await waitUntil(() => !existsSync(old), 'the old copy removed');
+  expect(readFileSync(join(fresh, 'f.txt'), 'utf8')).toBe('x');
+});
+
