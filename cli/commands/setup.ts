@@ -166,13 +166,15 @@ function blockText(id: ClientId, entry: Record<string, unknown>): string {
   return id === 'codex' ? codexTomlTable(entry) : JSON.stringify({ [SERVERS_KEY[id]]: { [MCP_NAME]: entry } }, null, 2);
 }
 
-function modeLine(plan: Plan): string | null {
+function modeLine(id: ClientId, plan: Plan): string | null {
   const { path } = plan.edit;
   if (plan.edit.entry === undefined) return null;
   const mode = modeText(plan.newMode);
+  // Claude Desktop's entry is the stdio bridge's command: no token in it.
+  const why = id === 'claude-desktop' ? '' : ': it holds your OpenTabs client token';
   return plan.oldMode !== null && plan.oldMode !== plan.newMode
-    ? `Changed ${path} from mode ${modeText(plan.oldMode)} to ${mode} (only you can read it): it holds your OpenTabs client token.`
-    : `${path} is mode ${mode} (only you can read it): it holds your OpenTabs client token.`;
+    ? `Changed ${path} from mode ${modeText(plan.oldMode)} to ${mode} (only you can read it)${why}.`
+    : `${path} is mode ${mode} (only you can read it)${why}.`;
 }
 
 function printPlan(id: ClientId, plan: Plan): void {
@@ -204,7 +206,7 @@ async function editAndReport(id: ClientId, plan: Plan, v: Values, projectScope: 
     const verb = plan.edit.entry === undefined ? 'Removed' : plan.before === undefined ? 'Added' : 'Updated';
     out(`${verb} ${key} ${verb === 'Removed' ? 'from' : 'in'} ${path}${plan.target !== path ? ` (written to ${plan.target}, where the link points)` : ''}`);
   }
-  const mode = modeLine(plan);
+  const mode = modeLine(id, plan);
   if (mode) out(mode);
   if (plan.edit.entry !== undefined && projectScope) {
     err(`note: ${path} now holds your OpenTabs client token; keep it out of version control (e.g. add it to .gitignore).`);
