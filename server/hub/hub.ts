@@ -297,15 +297,16 @@ export class ExtensionHub implements HubView {
     if (performance.now() - (ws.data.heardAt ?? 0) < LIVENESS_QUIET_MS) return;
     const sentAt = performance.now();
     // A timer that ran late (this process was busy: the answer may be waiting to be read) gets one more second.
-    const check = (grace: boolean) => {
+    const check = (grace: boolean, waitedForCalls = false) => {
       ws.data.probe = undefined;
       if ((ws.data.heardAt ?? 0) >= sentAt) return;
       // A call sent after the ping gets its own LIVENESS_TIMEOUT_MS (and a second) before the
       // socket is dropped under it: the extension runs no call older than that when it reads it
       // (a frozen Chrome read it later), so a call its agent is told failed never runs after.
-      const callWait = (ws.data.callSentAt ?? -Infinity) + LIVENESS_TIMEOUT_MS + 1_000 - performance.now();
+      // Once only: calls sent on and on must not keep a dead socket (and the calls on it) waiting.
+      const callWait = waitedForCalls ? 0 : (ws.data.callSentAt ?? -Infinity) + LIVENESS_TIMEOUT_MS + 1_000 - performance.now();
       if (callWait > 0) {
-        ws.data.probe = setTimeout(() => check(grace), callWait);
+        ws.data.probe = setTimeout(() => check(grace, true), callWait);
         return;
       }
       if (grace && performance.now() - sentAt > LIVENESS_TIMEOUT_MS + 1_000) {
