@@ -14,11 +14,40 @@ export const PAGE_TOOLS_MAX_TOTAL = 256;
 
 /** HTTP request bodies (413 above). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/**
+ * Bytes of request bodies being read at once, over all connections (a body with Content-Length
+ * counts its declared size from the start). A request that would pass it is refused with 503 and
+ * Retry-After: fifty clients each holding a 10 MB body half sent would otherwise hold 500 MB.
+ * Requests with the secret (the user's) that find it full use a reserve of their own, so
+ * clients holding it cannot refuse the user's commands.
+ */
+export const BODY_BYTES_IN_FLIGHT_MAX = 64 * 1024 * 1024;
+export const USER_BODY_BYTES_RESERVE = 16 * 1024 * 1024;
+/** When a request refused by BODY_BYTES_IN_FLIGHT_MAX should be retried: bodies being read finish, or stall out, meanwhile. */
+export const BODY_BUDGET_RETRY_AFTER_MS = 5_000;
+/**
+ * A request body that has not progressed for this long is ended with 408. (A body with a
+ * Content-Length of at most BODY_READ_WHOLE_MAX_BYTES is read in one go, and given this long to
+ * arrive whole: on the loopback, the time for a few hundred bytes.)
+ */
+export const BODY_IDLE_TIMEOUT_MS = 30_000;
+export const BODY_READ_WHOLE_MAX_BYTES = 256 * 1024;
 
 /** Admin endpoints: /reload, /extension/reload, /plugin-settings. */
 export const ADMIN_RATE_LIMIT = { max: 10, windowMs: 60_000 } as const;
 /** New MCP sessions (initialize requests on /mcp and /mcp/gateway). */
 export const MCP_SESSION_RATE_LIMIT = { max: 5, windowMs: 60_000 } as const;
+/**
+ * New MCP sessions opened with the secret (the user's CLI), counted apart from the clients':
+ * an agent using up the clients' share cannot refuse the user's own commands.
+ */
+export const USER_MCP_SESSION_RATE_LIMIT = { max: 5, windowMs: 60_000 } as const;
+/**
+ * subscriptions/listen streams open at once: those opened with the client token, and those
+ * opened with the secret (counted apart, so clients holding all of theirs cannot refuse the user's).
+ */
+export const MAX_LISTEN_STREAMS = 64;
+export const USER_MAX_LISTEN_STREAMS = 8;
 /** Highest value config.json's mcpSessionsPerMinute accepts (it replaces MCP_SESSION_RATE_LIMIT.max). */
 export const MCP_SESSIONS_PER_MINUTE_MAX = 10_000;
 /** Seconds sent in Retry-After with a 429. */
@@ -164,6 +193,10 @@ export interface Limits {
   mcpSessionSweepIntervalMs: number;
   auditRotateBytes: number;
   maxBodyBytes: number;
+  bodyBytesInFlightMax: number;
+  userBodyBytesReserve: number;
+  bodyIdleTimeoutMs: number;
+  userMcpSessionRate: { max: number; windowMs: number };
   handshakeNonceTtlMs: number;
   httpIdleTimeoutSeconds: number;
   mcpSseKeepAliveMs: number;
@@ -184,6 +217,10 @@ export const DEFAULT_LIMITS: Limits = {
   mcpSessionSweepIntervalMs: MCP_SESSION_SWEEP_INTERVAL_MS,
   auditRotateBytes: AUDIT_ROTATE_BYTES,
   maxBodyBytes: MAX_BODY_BYTES,
+  bodyBytesInFlightMax: BODY_BYTES_IN_FLIGHT_MAX,
+  userBodyBytesReserve: USER_BODY_BYTES_RESERVE,
+  bodyIdleTimeoutMs: BODY_IDLE_TIMEOUT_MS,
+  userMcpSessionRate: { ...USER_MCP_SESSION_RATE_LIMIT },
   handshakeNonceTtlMs: HANDSHAKE_NONCE_TTL_MS,
   httpIdleTimeoutSeconds: HTTP_IDLE_TIMEOUT_SECONDS,
   mcpSseKeepAliveMs: MCP_SSE_KEEPALIVE_MS,

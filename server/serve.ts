@@ -18,6 +18,7 @@ import { CatalogStore } from './tools/catalog.ts';
 import { followPluginChanges } from './plugin-events.ts';
 import { ExtensionHub } from './hub/hub.ts';
 import { McpSessions } from './mcp/sessions.ts';
+import { authState } from './middleware/auth.ts';
 import { InFlightCalls } from './tools/in-flight.ts';
 import { ConcurrencyGate } from './tools/gate.ts';
 import { startMemoryKeeper, type MemoryKeeper } from './state/memory.ts';
@@ -142,7 +143,8 @@ export async function startServer(partial: Partial<ServerOptions> = {}): Promise
     },
   };
   hub = new ExtensionHub(ctx);
-  mcp = new McpSessions(ctx);
+  // The user's own budget of new sessions and listen streams goes to requests with the secret.
+  mcp = new McpSessions(ctx, (req) => authState(ctx, req.headers.get('authorization')) === 'valid');
   followPluginChanges(ctx);
 
   const app = createApp(ctx);

@@ -13,7 +13,8 @@
  * answers with an SSE stream that stays open: `notifications/subscriptions/acknowledged` first, then
  * `notifications/tools/list_changed` at each change, each stamped with the listen request's id;
  * closing it ends the subscription, and a server shutting down sends the listen request's result
- * before closing it. At most MAX_LISTEN_STREAMS are open at once. A call
+ * before closing it. At most MAX_LISTEN_STREAMS opened with the client token are open at once, and
+ * USER_MAX_LISTEN_STREAMS opened with the secret (server/limits.ts). A call
  * whose `_meta` has a progressToken or `io.modelcontextprotocol/logLevel` is answered on an SSE
  * stream of its own carrying its progress and log lines before the result; closing that stream
  * (the HTTP request) cancels the call, and so does a client that leaves more than
@@ -27,6 +28,7 @@
  * needs its own share uses a session (README, protocol revisions).
  */
 import { VERSION } from '../version.ts';
+import { MAX_LISTEN_STREAMS } from '../limits.ts';
 import { FULL_INSTRUCTIONS, GATEWAY_INSTRUCTIONS } from './instructions.ts';
 import { backedUp, BYTE_QUEUE, SseStream } from './sse.ts';
 import { GATEWAY_LIST, handleToolsCall, levelAllowed, type LoggingLevel, type SessionHooks, type SessionKind, type McpDeps } from './tool-calls.ts';
@@ -39,8 +41,7 @@ export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
-/** Open subscriptions/listen streams at once, over every client (each holds an HTTP response open). */
-export const MAX_LISTEN_STREAMS = 64;
+export { MAX_LISTEN_STREAMS };
 const HEADER_MISMATCH = -32020;
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 const METHOD_NOT_FOUND = -32601;
@@ -94,6 +95,12 @@ interface Listener {
 export class ListenStreams {
   private open = new Set<Listener>();
 
+  /** `max` streams at once (each holds an HTTP response open); `whose` names whose streams they are in the refusal. */
+  constructor(
+    readonly max: number = MAX_LISTEN_STREAMS,
+    private readonly whose = 'MCP clients (the client token)',
+  ) {}
+
   get count(): number {
     return this.open.size;
   }
@@ -102,8 +109,13 @@ export class ListenStreams {
   listen(ctx: McpDeps, kind: SessionKind, id: string | number, params: Json): Response {
     const asked = params.notifications === undefined ? {} : params.notifications;
     if (!isObject(asked)) return rpcError(400, id, INVALID_PARAMS, 'Invalid params: "notifications" must be an object.');
-    if (this.open.size >= MAX_LISTEN_STREAMS) {
-      return rpcError(429, id, -32000, `Too many open subscriptions: at most ${MAX_LISTEN_STREAMS} at once. Close one (end its stream) and retry.`);
+    if (this.open.size >= this.max) {
+      return rpcError(
+        429,
+        id,
+        -32000,
+        `Too many open subscriptions: at most ${this.max} at once for ${this.whose}, and all are open. Retry once one of them ends (close one: end its stream).`,
+      );
     }
     // Only the tool list changes here, and only /mcp's (the gateway always has its two tools).
     const toolsListChanged = kind === 'full' && asked.toolsListChanged === true;

@@ -4,7 +4,9 @@
  * no SDK on the server side, so the first session costs what every later one does and idle
  * memory stays low.
  *   - POST without mcp-session-id: initialize creates a session (rate-limited, 429 past
- *     mcpSessionsPerMinute); a 2026-era request is answered statelessly (modern.ts)
+ *     mcpSessionsPerMinute; a request with the secret, the user's, that finds the limit reached
+ *     has a small budget of its own, limits.userMcpSessionRate); a 2026-era request is answered
+ *     statelessly (modern.ts), its subscriptions/listen streams likewise capped for clients and for the user apart
  *   - POST with it: requests are answered as JSON, or on the POST's own SSE stream when a
  *     tools/call asks for progress (its progress and log lines go there before the result);
  *     notifications and responses get 202; unknown session → 404 so the client re-initializes
@@ -22,7 +24,7 @@
  */
 import { stat } from '../state/fs-async.ts';
 import { runnableCommands } from '../cli-command.ts';
-import { MCP_SESSIONS_PER_MINUTE_MAX } from '../limits.ts';
+import { MCP_SESSIONS_PER_MINUTE_MAX, USER_MAX_LISTEN_STREAMS } from '../limits.ts';
 import { createRateLimiter, type RateLimiter, type RateLimitSpec } from '../middleware/rate-limit.ts';
 import type { LogEntry } from '../protocol/methods.ts';
 import { configPath } from '../state/config.ts';
@@ -75,14 +77,24 @@ export class McpSessions {
   /** New sessions refused by the limit since start, and when the last was (shown by /health and `opentabs doctor`). */
   private refused = { count: 0, lastAt: null as number | null };
   private refusalLoggedAt = 0;
+  /** The user's own share of new sessions, taken once the clients' limit is reached. */
+  private userLimiter: RateLimiter;
   /** Protocol 2026-07-28's subscriptions/listen streams (no session; they hear tool list changes too). */
   readonly listens = new ListenStreams();
+  /** Those opened with the secret once the clients' are all open: agents holding every one of theirs cannot refuse the user's. */
+  readonly userListens = new ListenStreams(USER_MAX_LISTEN_STREAMS, 'the user (the secret)');
 
-  constructor(private readonly ctx: McpDeps) {
+  /** `isUser`: whether a request carries the secret (the user's CLI), not the client token. */
+  constructor(
+    private readonly ctx: McpDeps,
+    private readonly isUser: (req: Request) => boolean = () => false,
+  ) {
     this.limiter = createRateLimiter(() => this.sessionRate());
+    this.userLimiter = createRateLimiter(() => this.ctx.limits.userMcpSessionRate);
     ctx.catalog.onChange(() => {
       for (const s of this.sessions.values()) if (s.kind === 'full') s.notify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
       this.listens.toolsChanged();
+      this.userListens.toolsChanged();
     });
     ctx.hub.onPluginLog((entry, sessionId) => this.logToSessions(entry, sessionId));
   }
@@ -97,9 +109,10 @@ export class McpSessions {
    * Take one session-creation slot; null when granted, else the 429 to send: a JSON-RPC error
    * (what MCP clients show) that says how long to wait and how to raise the limit. A denied take
    * re-reads config.json when the file changed since last seen (one stat), so a limit raised by
-   * hand applies without a restart.
+   * hand applies without a restart. `user`: the request carries the secret, and may take from the
+   * user's own budget once the clients' is used up.
    */
-  async takeSessionSlot(): Promise<Response | null> {
+  async takeSessionSlot(user = false): Promise<Response | null> {
     if (this.limiter.take()) return null;
     const mtime = await stat(configPath(this.ctx.configDir)).then(
       (s) => s.mtimeMs,
@@ -110,8 +123,11 @@ export class McpSessions {
       await this.ctx.config.reload().catch(() => {});
       if (this.limiter.take()) return null;
     }
+    const userSpec = this.ctx.limits.userMcpSessionRate;
+    const userShare = user && userSpec.max > 0;
+    if (userShare && this.userLimiter.take()) return null;
     const spec = this.sessionRate();
-    const waitS = Math.max(1, Math.ceil(this.limiter.retryAfterMs() / 1000));
+    const waitS = Math.max(1, Math.ceil(Math.min(this.limiter.retryAfterMs(), userShare ? this.userLimiter.retryAfterMs() : Infinity) / 1000));
     // A client refused here often shows only "failed to connect": the log and doctor must say why.
     // One log line per minute at most, so a client retrying in a loop cannot fill server.log.
     const now = Date.now();
@@ -124,7 +140,9 @@ export class McpSessions {
     // A value above the limit in force (30 when it is the default 5), never the limit itself.
     const raised = Math.min(MCP_SESSIONS_PER_MINUTE_MAX, Math.max(30, spec.max * 2));
     const message =
-      `Too many new MCP sessions: at most ${spec.max} per ${Math.round(spec.windowMs / 1000)} s. Retry in ${waitS} s` +
+      `Too many new MCP sessions: at most ${spec.max} per ${Math.round(spec.windowMs / 1000)} s` +
+      (userShare ? `, and ${userSpec.max} more per ${Math.round(userSpec.windowMs / 1000)} s for the user's own (the secret)` : '') +
+      `. Retry in ${waitS} s` +
       (raised > spec.max
         ? `, or raise the limit: \`opentabs config set mcpSessionsPerMinute ${raised}\` (1–${MCP_SESSIONS_PER_MINUTE_MAX}; it is "mcpSessionsPerMinute" in ${configPath(this.ctx.configDir)}); ` +
           `the server reads it on the next new session.`
@@ -149,7 +167,7 @@ export class McpSessions {
     const idle = this.sessions.size - active;
     // A stateless (2026-07-28) client has no session; the subscriptions/listen stream it holds open
     // while it runs (Claude Code on /mcp) counts it as an active client.
-    active += this.listens.count;
+    active += this.listens.count + this.userListens.count;
     return {
       active,
       idle,
@@ -177,7 +195,7 @@ export class McpSessions {
     // the version in its body (an unknown one gets the newest served): an MCP-Protocol-Version
     // header on it, which no revision defines, neither makes it a stateless request nor refuses it.
     const initialize = req.method === 'POST' && !sid && (parsedBody as { method?: unknown } | null)?.method === 'initialize';
-    if (req.method === 'POST' && !sid && !initialize && isModernRequest(req, parsedBody)) return handleModern(this.ctx, kind, req, parsedBody, this.listens);
+    if (req.method === 'POST' && !sid && !initialize && isModernRequest(req, parsedBody)) return handleModern(this.ctx, kind, req, parsedBody, this.listensFor(req, parsedBody));
     const version = req.headers.get('mcp-protocol-version');
     if (version !== null && !initialize && !SESSION_PROTOCOL_VERSIONS.includes(version)) {
       return rpcErrorResponse(400, -32000, `Bad Request: unsupported protocol version ${version.slice(0, 40)} (supported: ${SESSION_PROTOCOL_VERSIONS.join(', ')})`);
@@ -197,6 +215,15 @@ export class McpSessions {
       return new Response(null, { status: 200 });
     }
     return this.post(req, kind, session, parsedBody);
+  }
+
+  /**
+   * Where a subscriptions/listen stream goes: the clients' streams, or — for a request with the
+   * secret, once those are all open — the user's own. (The credential is checked only for a listen.)
+   */
+  private listensFor(req: Request, body: unknown): ListenStreams {
+    if ((body as { method?: unknown } | null)?.method !== 'subscriptions/listen' || this.listens.count < this.listens.max) return this.listens;
+    return this.isUser(req) ? this.userListens : this.listens;
   }
 
   private async post(req: Request, kind: SessionKind, session: McpSession | undefined, body: unknown): Promise<Response> {
@@ -226,7 +253,7 @@ export class McpSessions {
     if (!session) {
       if (inits.length === 0) return rpcErrorResponse(400, -32000, 'Bad Request: no mcp-session-id header; the first request of a session must be initialize. (A 2026-07-28 request, which needs no session, names its revision in the MCP-Protocol-Version header and in params._meta["io.modelcontextprotocol/protocolVersion"].)');
       if (msgs.length > 1) return rpcErrorResponse(400, RpcCode.InvalidRequest, 'Invalid Request: initialize must be sent alone');
-      const limited = await this.takeSessionSlot();
+      const limited = await this.takeSessionSlot(this.isUser(req));
       if (limited) return limited;
       const init = msgs[0] as Json;
       const s = new McpSession(this.ctx, crypto.randomUUID(), kind);
@@ -276,8 +303,8 @@ export class McpSessions {
    * returned stream; its first event, `endpoint`, names <base>/messages?sessionId=<id>. Counts
    * against the same session-creation limit as initialize; the session ends with the stream.
    */
-  async openLegacy(kind: SessionKind, messagesPath: string): Promise<Response> {
-    const limited = await this.takeSessionSlot();
+  async openLegacy(kind: SessionKind, messagesPath: string, req?: Request): Promise<Response> {
+    const limited = await this.takeSessionSlot(req !== undefined && this.isUser(req));
     if (limited) return limited;
     const session = new McpSession(this.ctx, crypto.randomUUID(), kind, true);
     // The endpoint event also makes Bun send the headers at once.
@@ -353,6 +380,7 @@ export class McpSessions {
     this.stopSweeper();
     for (const s of [...this.sessions.values()]) this.close(s);
     this.listens.closeAll();
+    this.userListens.closeAll();
   }
 
   /**

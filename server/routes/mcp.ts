@@ -61,7 +61,7 @@ export function mcpRoutes(ctx: ServerContext): Hono {
     ['/mcp/gateway', 'gateway'],
   ] as const) {
     const messagesPath = `${base}/messages`;
-    r.get(`${base}/sse`, auth, () => ctx.mcp.openLegacy(kind, messagesPath));
+    r.get(`${base}/sse`, auth, (c) => ctx.mcp.openLegacy(kind, messagesPath, c.req.raw));
     r.post(messagesPath, auth, body, async (c) => ctx.mcp.postLegacy(kind, c.req.query('sessionId'), await readJson(c, ctx)));
   }
   return r;

@@ -64,7 +64,8 @@ beforeAll(async () => {
     plugins: [{ name: 'notes', tools: [{ name: 'count_notes' }, { name: 'slow' }, { name: 'locked' }] }],
     permissions: { notes: { default: 'auto', tools: { locked: 'off' } } },
     // Two sessions a minute: the stateless requests below must never use them up.
-    limits: { mcpSessionRate: { max: 2, windowMs: 60_000 } },
+    // No share of the user's own beyond the limit: these sessions are opened with the secret.
+    limits: { mcpSessionRate: { max: 2, windowMs: 60_000 }, userMcpSessionRate: { max: 0, windowMs: 60_000 } },
   });
   ext = await FakeExtension.connect(srv.url, srv.secret);
   ext.onDispatch('notes_count_notes', () => ({ value: 42 }));

@@ -16,7 +16,8 @@ const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', param
 let srv: TestServer;
 
 beforeAll(async () => {
-  srv = await startPluginServer({ limits: { mcpSessionRate: { max: 1, windowMs: 60_000 } } });
+  // No share of the user's own beyond the limit: these sessions are opened with the secret.
+  srv = await startPluginServer({ limits: { mcpSessionRate: { max: 1, windowMs: 60_000 }, userMcpSessionRate: { max: 0, windowMs: 60_000 } } });
 });
 afterAll(async () => {
   await srv?.stop();

@@ -21,7 +21,8 @@ const clients: Client[] = [];
 
 beforeAll(async () => {
   // A keep-alive far beyond any wait below: a stream's headers can only arrive because they are flushed.
-  srv = await startPluginServer({ limits: { mcpSessionRate: { max: 2, windowMs: 60_000 }, mcpSseKeepAliveMs: 10 * 60_000 } });
+  // No share of the user's own beyond the limit: these sessions are opened with the secret.
+  srv = await startPluginServer({ limits: { mcpSessionRate: { max: 2, windowMs: 60_000 }, userMcpSessionRate: { max: 0, windowMs: 60_000 }, mcpSseKeepAliveMs: 10 * 60_000 } });
 });
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => {});

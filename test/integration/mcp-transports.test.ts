@@ -219,9 +219,10 @@ describe('legacy SSE endpoints: attacks and limits', () => {
     const s = await startPluginServer({ limits: { mcpSessionRate: { max: 1, windowMs: 60_000 } } });
     const ac = new AbortController();
     try {
-      const first = await fetch(`${s.url}/sse`, { headers: { ...sseHeaders, ...s.auth }, signal: ac.signal });
+      // With the client token: a request with the secret has the user's own few beyond the limit.
+      const first = await fetch(`${s.url}/sse`, { headers: { ...sseHeaders, ...s.client }, signal: ac.signal });
       expect(first.status).toBe(200);
-      const second = await fetch(`${s.url}/mcp/gateway/sse`, { headers: { ...sseHeaders, ...s.auth } });
+      const second = await fetch(`${s.url}/mcp/gateway/sse`, { headers: { ...sseHeaders, ...s.client } });
       expect(second.status).toBe(429);
       const body = (await second.json()) as { jsonrpc: string; error: { message: string } };
       expect(body.jsonrpc).toBe('2.0');

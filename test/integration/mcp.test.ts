@@ -374,7 +374,8 @@ describe('transport paths', () => {
 
 describe('limits', () => {
   test('initialize is rate-limited: 429 with Retry-After (seconds until a slot frees, at most the window)', async () => {
-    const s = await startPluginServer({ limits: { mcpSessionRate: { max: 2, windowMs: 60_000 } } });
+    // No share of the user's own beyond the limit: these sessions are opened with the secret.
+    const s = await startPluginServer({ limits: { mcpSessionRate: { max: 2, windowMs: 60_000 }, userMcpSessionRate: { max: 0, windowMs: 60_000 } } });
     const made: Client[] = [];
     try {
       made.push(await connectMcp(s.url, s.secret));
