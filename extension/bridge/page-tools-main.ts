@@ -30,16 +30,17 @@ interface Entry {
 }
 type Ctx = Record<string, unknown>;
 
-(() => {
-  const KEY = '__opentabs_page_tools__';
-  const w = window as unknown as Record<string, { resend(): void } | undefined>;
-  const existing = w[KEY];
-  if (existing) return existing.resend();
+/** Asks a copy of this script already in the document to send its list again (see below). */
+const PROBE = 'probe';
 
+(() => {
   // Captured before any page script can replace them.
   const origDefine = Object.defineProperty;
   const reflectDefine = Reflect.defineProperty;
   const getOwn = Object.getOwnPropertyDescriptor;
+  const fnToString = Function.prototype.toString;
+  const bind = Function.prototype.bind;
+  const apply = Reflect.apply;
   const dispatchEvent = EventTarget.prototype.dispatchEvent;
   const addEventListener = EventTarget.prototype.addEventListener;
   const CustomEv = CustomEvent;
@@ -47,6 +48,15 @@ type Ctx = Record<string, unknown>;
   const parse = JSON.parse;
   const warn = console.warn.bind(console);
   const doc = document;
+
+  // This script is injected again into tabs already open (when the extension is installed or
+  // updated): a copy already watching this document answers a probe at once (events run
+  // synchronously) by cancelling it, and sends its list again. No global marks the copy, since a
+  // page could read one and know OpenTabs is installed. Copies of earlier versions marked
+  // themselves with a global instead, and are looked for there.
+  const legacy = (window as unknown as Record<string, { resend?: () => void } | undefined>)['__opentabs_page_tools__'];
+  if (legacy && typeof legacy.resend === 'function') return legacy.resend();
+  if (!dispatchEvent.call(doc, new CustomEv(BRIDGE_TO_PAGE_TOOLS_EVENT, { detail: stringify({ type: PROBE }), cancelable: true }))) return;
 
   const tools = new Map<string, Entry>();
   const patched = new WeakSet<object>();
@@ -233,18 +243,43 @@ type Ctx = Record<string, unknown>;
     } catch {}
   }
 
-  // Polyfills install modelContext with defineProperty: look right after every such definition.
-  const isModelContextKey = (key: PropertyKey) => key === 'modelContext';
-  Object.defineProperty = function defineProperty<T>(o: T, p: PropertyKey, a: PropertyDescriptor & ThisType<unknown>): T {
+  // A function of ours put in place of a browser's own reads as that one: Function.prototype.toString
+  // gives the browser's text for it (in this page; another frame's toString sees a bound function,
+  // also "[native code]"), and it has the same name and length and no `prototype`. Otherwise any
+  // page could tell OpenTabs is installed from `Object.defineProperty.toString()`.
+  const nativeText = new WeakMap<object, string>();
+  function like<F extends (...a: never[]) => unknown>(fn: F, native: (...a: never[]) => unknown): F {
+    const bound = apply(bind, fn, [undefined]) as F;
+    origDefine(bound, 'name', { value: native.name });
+    origDefine(bound, 'length', { value: native.length });
+    nativeText.set(bound, apply(fnToString, native, []) as string);
+    return bound;
+  }
+  const toString = new Proxy(fnToString, {
+    apply(target, self, args) {
+      const text = nativeText.get(self as object);
+      return text !== undefined ? text : apply(target, self, args);
+    },
+  });
+  nativeText.set(toString, apply(fnToString, fnToString, []) as string);
+
+  // Polyfills install modelContext with defineProperty: look right after such a definition. Every
+  // other call (frameworks make millions) costs one comparison of the key.
+  const watchedObject = like(<T>(o: T, p: PropertyKey, a: PropertyDescriptor): T => {
+    if (p !== 'modelContext') return origDefine(o, p, a);
     const r = origDefine(o, p, a);
-    if (isModelContextKey(p)) lookAround();
+    lookAround();
     return r;
-  } as typeof Object.defineProperty;
-  Reflect.defineProperty = function defineProperty(o: object, p: PropertyKey, a: PropertyDescriptor): boolean {
+  }, origDefine);
+  const watchedReflect = like((o: object, p: PropertyKey, a: PropertyDescriptor): boolean => {
+    if (p !== 'modelContext') return reflectDefine(o, p, a);
     const r = reflectDefine(o, p, a);
-    if (isModelContextKey(p)) lookAround();
+    lookAround();
     return r;
-  };
+  }, reflectDefine);
+  Function.prototype.toString = toString;
+  Object.defineProperty = watchedObject as typeof Object.defineProperty;
+  Reflect.defineProperty = watchedReflect;
 
   // A hand-written shim assigns `navigator.modelContext = {…}`. The assignment is caught by a
   // Proxy put between Navigator.prototype and its parent: its `set` trap sees an assignment that
@@ -276,6 +311,12 @@ type Ctx = Record<string, unknown>;
     try {
       msg = parse(detail) as BridgeToPageTools;
     } catch {
+      return;
+    }
+    if ((msg as { type?: unknown } | null)?.type === PROBE) {
+      ev.preventDefault();
+      lookAround();
+      if (tools.size > 0) send();
       return;
     }
     switch (msg?.type) {
@@ -344,6 +385,5 @@ type Ctx = Record<string, unknown>;
     }
   }
 
-  w[KEY] = { resend: () => (lookAround(), tools.size > 0 && send()) } as never;
   lookAround();
 })();
