@@ -1,5 +1,5 @@
 /** In-page halves of the frame helpers (extension/tools/frames.ts): where an iframe is, and what covers it. */
-import { describeElement, elementAtPoint, frameIndexOf, indexInParent, openModalDialog, unreachable, unreachableWords } from './dom.ts';
+import { describeElement, elementAtPoint, frameIndexOf, indexInParent, openModalDialog, shadowOf, unreachable, unreachableWords } from './dom.ts';
 
 /**
  * The document's iframe and frame elements, those inside open shadow roots included, in tree
@@ -109,4 +109,21 @@ export function unreachableFrames(): { index: number; deep: number; why: string 
     if (why) out.push({ index: frameIndexOf(el), deep, why: unreachableWords(why) });
   }
   return out;
+}
+
+/**
+ * In a document: where its focus is when that is one of its iframes (keys go on into that frame),
+ * as its index among this window's frames, its position in framesDeep and, when a user cannot
+ * reach that iframe now, why (unreachableWords); null when the focus is not on an iframe.
+ */
+export function focusedFrame(): { index: number; deep: number; why: string | null } | null {
+  let el: Element | null = document.activeElement;
+  for (let i = 0; el && i < 32; i++) {
+    const inner: Element | null = shadowOf(el)?.activeElement ?? null;
+    if (!inner || inner === el) break;
+    el = inner;
+  }
+  if (!el || (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME')) return null;
+  const why = unreachable(el);
+  return { index: frameIndexOf(el), deep: framesDeep(document).indexOf(el), why: why ? unreachableWords(why) : null };
 }

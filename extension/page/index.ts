@@ -5,7 +5,8 @@
  * stub (extension/tools/page-run.ts), so a call with new arguments compiles only the stub.
  */
 import { dragPoints, fillInPage, hitAt, locate, markInPage, scrollInPage, selectInPage } from './acting.ts';
-import { coverOfFrame, frameKeyInParent, frameSlots, iframeBox, unreachableFrames } from './frames.ts';
+import { hideForeignUi, showForeignUi } from './foreign-ui.ts';
+import { coverOfFrame, focusedFrame, frameKeyInParent, frameSlots, iframeBox, unreachableFrames } from './frames.ts';
 import { auditInPage, cancelWaitInPage, elementBox, queryPage, readPage, readStorage, stylesInPage, waitInPage } from './reading.ts';
 import { snapshotPage } from './snapshot.ts';
 
@@ -31,6 +32,9 @@ export const pageLib = {
   iframeBox,
   coverOfFrame,
   unreachableFrames,
+  hideForeignUi,
+  showForeignUi,
+  focusedFrame,
 };
 
 export type PageLib = typeof pageLib;

@@ -8,7 +8,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { serialPerTab } from './cdp-events.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { dialogNote, runWatchingDialogs } from './dialogs.ts';
-import { frameBlocked } from './frame-modal.ts';
+import { assertFocusReachable, assertFrameReachable } from './frame-modal.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
 import { assertKeysStayOut, assertMouseStaysOut, pressGuard, watchMouseLoads } from './input-guard.ts';
@@ -273,6 +273,8 @@ export const actingTools = {
       // A refused frame that starts loading from here on was not there to be pinned: no click.
       const loads = watchMouseLoads(tab.id!, 'the click');
       try {
+        // An element in an iframe behind a modal dialog of a page above it is out of a user's reach.
+        await assertFrameReachable(tab.id!, frameOfRef(input.ref), input.ref, { undone: 'nothing was clicked' });
         const p = await point(tab.id!, input, false, false, false, ctx.signal);
         const inFrame = frameOfRef(input.ref) !== 0;
         await assertMouseStaysOut(tab.id!, p.tag, inFrame ? undefined : p);
@@ -309,11 +311,10 @@ export const actingTools = {
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
       // A field in an iframe behind a modal dialog of a page above it is out of a user's reach.
       const frameId = frameOfRef(input.ref);
-      const behind = frameId ? await frameBlocked(tab.id!, frameId, input.ref) : null;
-      if (behind) {
-        throw new ToolError(`The element ${input.ref} is ${behind}, which a user cannot reach until it is closed: the text was not typed. Act in the dialog, or close it first (its close or cancel button with browser_click_element)`, { code: 'invalid_arguments', category: 'validation' });
-      }
+      await assertFrameReachable(tab.id!, frameId, input.ref, { undone: 'the text was not typed' });
       const p = await point(tab.id!, input, true, replace, true, ctx.signal);
+      // Nor may the focus have gone on into such a frame (the page's own handlers move it).
+      await assertFocusReachable(tab.id!, frameId, input.ref, 'the text was not typed');
       // Focus may have gone on into an iframe (the page's own handlers move it). After the typing:
       // undoes what the guard pinned, and refuses when the page took it off meanwhile.
       const keys = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref));
@@ -379,7 +380,12 @@ export const actingTools = {
     assertNotPaste(String(input.key), modifierMask(input.modifiers));
     const tab = await ctx.tab(input.tabId);
     return oneInputAtATime(tab.id!, ctx.signal, async () => {
+      // Keys go to an element in an iframe, or to the focus: not into a frame behind a modal dialog
+      // of a page above it, which is out of a user's reach.
+      const frameId = frameOfRef(input.ref);
+      await assertFrameReachable(tab.id!, frameId, input.ref, { undone: 'the key was not pressed' });
       const p = input.selector !== undefined || input.ref !== undefined ? await point(tab.id!, input, true, false, false, ctx.signal) : null;
+      await assertFocusReachable(tab.id!, frameId, input.ref, 'the key was not pressed');
       // Keys go to the focused element: not into an iframe showing a page the tools may not use.
       // After the key: undoes what the guard pinned for a shortcut, and refuses when the page changed it meanwhile.
       const keys = await assertKeysStayOut(tab.id!, await frameTarget(tab.id!, frameOfRef(input.ref), input.ref), modifierMask(input.modifiers));
@@ -408,6 +414,7 @@ export const actingTools = {
       // As for a click: a refused frame starting to load from here on gets no move.
       const loads = watchMouseLoads(tab.id!, 'the hover');
       try {
+        await assertFrameReachable(tab.id!, frameOfRef(input.ref), input.ref, { undone: 'the mouse was not moved' });
         const p = await point(tab.id!, input, false, false, false, ctx.signal);
         const inFrame = frameOfRef(input.ref) !== 0;
         await assertMouseStaysOut(tab.id!, p.tag, inFrame ? undefined : p);
@@ -433,6 +440,7 @@ export const actingTools = {
     const tab = await ctx.tab(input.tabId);
     if (input.value === undefined && input.label === undefined) throw new ToolError('Pass value or label', { code: 'invalid_arguments', category: 'validation' });
     const target = await frameTarget(tab.id!, frameOfRef(input.ref), input.ref);
+    await assertFrameReachable(tab.id!, frameOfRef(input.ref), input.ref, { undone: 'no option was chosen' });
     // Not chosen once the caller was told the call failed (a busy page held the script up).
     const r = await runPage(target, 'selectInPage', [input.selector ?? null, input.ref ?? null, input.value ?? null, input.label ?? null], ctx.signal);
     pageError(r as { error?: string });

@@ -5,7 +5,7 @@
  * extension/page/acting.ts).
  */
 import { ToolError } from '../shared/tool-error.ts';
-import { frameBlocked } from './frame-modal.ts';
+import { assertFrameReachable } from './frame-modal.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameTarget } from './frames.ts';
 import { runPage } from './page-run.ts';
@@ -23,10 +23,7 @@ export const formTools = {
     const firstRef = fields.find((f) => f.ref !== undefined)?.ref;
     const target = await frameTarget(tab.id!, frameIds[0] ?? 0, firstRef);
     // An iframe's fields are behind what its iframe is behind (a modal dialog of the page above).
-    const behind = frameIds[0] ? await frameBlocked(tab.id!, frameIds[0], firstRef) : null;
-    if (behind) {
-      throw new ToolError(`fields[0]: ${firstRef} is ${behind}, which a user cannot reach until it is closed: nothing was filled. Fill the dialog's own fields, or close it first (its close or cancel button with browser_click_element)`, { code: 'invalid_arguments', category: 'validation' });
-    }
+    await assertFrameReachable(tab.id!, frameIds[0] ?? 0, firstRef, { subject: `fields[0]: ${firstRef}`, undone: 'nothing was filled', next: "Fill the dialog's own fields, or close it first (its close or cancel button with browser_click_element)" });
     // Nothing filled once the caller was told the call failed (a busy page held the script up).
     const r = await runPage(target, 'fillInPage', [fields], ctx.signal);
     if (!r) throw new ToolError(`Tab ${tab.id} cannot be scripted`, { code: 'not_available', category: 'validation' });

@@ -16,6 +16,7 @@ import { dialogNote, runWatchingDialogs } from './dialogs.ts';
 import type { Handlers } from './types.ts';
 import { checkedScriptTarget } from './url-policy.ts';
 import { assertNotPasteButton, click, modifierMask, moveMouse } from './acting.ts';
+import { assertFrameReachable } from './frame-modal.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { frameOffset, frameTarget, withFrameInput, type OutOfProcessFrame } from './frames.ts';
 import { assertMouseStaysOut, endPinned, pressGuard, refusedLoadError, watchMouseLoads, watchRefusedLoads } from './input-guard.ts';
@@ -245,6 +246,8 @@ export const pointerTools = {
     const loads = watchRefusedLoads(tabId);
     try {
       const ref = input.sourceRef ?? input.targetRef;
+      // Elements in an iframe behind a modal dialog of a page above it are out of a user's reach.
+      await assertFrameReachable(tabId, frameId, ref, { subject: `The drag's ${input.sourceRef ? 'source' : 'target'} ${ref}`, undone: 'nothing was dragged' });
       // Finding the two elements scrolls them into view: not once the call was given up while a busy page held it up.
       const r = await runPage(await frameTarget(tabId, frameId, ref), 'dragPoints', [input.sourceSelector ?? null, input.sourceRef ?? null, input.targetSelector ?? null, input.targetRef ?? null], ctx.signal);
       if (!r) throw new ToolError(`Tab ${tabId} cannot be scripted (a browser page?)`, { code: 'not_available', category: 'validation' });
