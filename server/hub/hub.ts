@@ -437,7 +437,7 @@ export class ExtensionHub implements HubView {
           return new OpenTabsError(
             'extension_not_connected',
             `The OpenTabs extension's connection stopped answering while ${label} was running (no reply to a ping within ${LIVENESS_TIMEOUT_MS / 1000} s: ` +
-              'the computer slept, or the network path to the browser stopped). The extension reconnects on its own; retry the call.',
+              'the computer slept, or the network path to the browser stopped): it may have taken effect. The extension reconnects on its own; retry the call, for one that changes something after checking its effect so it does not run twice.',
             { category: 'internal', retryable: true },
           );
         }

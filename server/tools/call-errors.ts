@@ -50,14 +50,14 @@ export const fail = {
       { category: 'internal', retryable: true },
     ),
   disconnected: () =>
-    new OpenTabsError('extension_not_connected', 'The OpenTabs extension disconnected while the call was running. Retry once it reconnects.', {
+    new OpenTabsError('extension_not_connected', 'The OpenTabs extension disconnected while the call was running: it may have taken effect. Retry once it reconnects; for a call that changes something, check its effect first (browser_snapshot, or the plugin\'s read tool) so it does not run twice.', {
       category: 'internal',
       retryable: true,
     }),
   replaced: () =>
     new OpenTabsError(
       'extension_replaced',
-      'The extension connection was replaced by a newer one while the call was running. Retry the call.',
+      'The extension connection was replaced by a newer one while the call was running: it may have taken effect. Retry the call; for one that changes something, check its effect first so it does not run twice.',
       { category: 'internal', retryable: true },
     ),
   tooManyInFlight: (plugin: string, limit: number) =>
