@@ -169,6 +169,15 @@ export function pageOwnsClosedRoot(el: Element): boolean {
 }
 
 /**
+ * Whether `el`, which has a closed shadow root, draws another extension's own controls in the
+ * page: a custom element the page never defined (pageOwnsClosedRoot). A closed root on a standard
+ * element may be the page's or not: nothing tells; it is left alone.
+ */
+export function foreignUiHost(el: Element): boolean {
+  return el.localName.includes('-') && !pageOwnsClosedRoot(el);
+}
+
+/**
  * The shadow root an element renders, open or closed: a closed one is reached through the
  * extension's chrome.dom (in the isolated world; elsewhere only open roots are seen). Looked for
  * on custom elements the page defined only (pageOwnsClosedRoot), one call each.
@@ -199,8 +208,7 @@ export function foreignUiAt(x: number, y: number): Element | null {
       } catch {
         root = null;
       }
-      // A closed root on a standard element may be the page's or not: nothing tells; left alone.
-      if (root && hit.localName.includes('-') && !pageOwnsClosedRoot(hit)) return hit;
+      if (root && foreignUiHost(hit)) return hit;
     }
     const inner: Element | null = root ? root.elementFromPoint(x, y) : null;
     if (!inner || inner === hit) return null;

@@ -7,6 +7,7 @@ import { PDF_MAX_BYTES } from '../../server/protocol/limits.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { serialPerTab } from './cdp-events.ts';
 import { withDebugger } from './debugger.ts';
+import { captureHidingForeignUi } from './capture-foreign-ui.ts';
 import { checkedCapture } from './secret-on-page.ts';
 import type { Handlers } from './types.ts';
 
@@ -39,8 +40,9 @@ export const pdfTools = {
       ...(input.pageRanges !== undefined ? { pageRanges: input.pageRanges.replace(/\s+/g, '') } : {}),
       transferMode: 'ReturnAsBase64',
     };
-    // Not of a page showing the secret or a frame the tools may not use, before, during or after printing.
-    const data = await checkedCapture(tabId, 'PDF', async () => {
+    // Not of a page showing the secret or a frame the tools may not use, before, during or after
+    // printing, nor with other extensions' own controls drawn in it (captureHidingForeignUi).
+    const data = await checkedCapture(tabId, 'PDF', () => captureHidingForeignUi(tabId, 'PDF', async () => {
       try {
         // One print at a time per tab: Chrome leaves a second Page.printToPDF sent while one runs unanswered.
         return (await serialPerTab('print', tabId, () => withDebugger(tabId, (send) => send<{ data: string }>('Page.printToPDF', params)))).data;
@@ -50,7 +52,7 @@ export const pdfTools = {
         if (/page range/i.test(msg)) throw new ToolError(`pageRanges "${input.pageRanges}" does not fit the document: ${msg}`, { code: 'invalid_arguments', category: 'validation' });
         throw new ToolError(`Chrome could not print tab ${tabId} to PDF: ${msg}`, { code: 'internal', category: 'internal' });
       }
-    });
+    }));
     const bytes = base64Bytes(data);
     if (bytes > PDF_MAX_BYTES) {
       throw new ToolError(`The PDF is ${mb(bytes)}, over the ${mb(PDF_MAX_BYTES)} limit; print fewer pages with pageRanges (e.g. "1-5"), or a smaller scale or without printBackground`, { code: 'result_too_large', category: 'validation' });

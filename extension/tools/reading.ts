@@ -3,6 +3,7 @@ import { ToolError } from '../shared/tool-error.ts';
 import { pageFindError } from './acting.ts';
 import { withDebugger, type CdpSend } from './debugger.ts';
 import { CAPTURE_RETRY_PAUSE_MS, captureSpaced, onScreen } from './capture.ts';
+import { captureHidingForeignUi } from './capture-foreign-ui.ts';
 import { frameOfRef } from './frame-ref.ts';
 import { childFrames, FRAME_LEVELS_MAX, frameOffset, frameTarget, framesUnder, matchFrames, runIn, runInFrame, UNSURE_FRAME_NOTE, type ScriptTarget, type SubFrame } from './frames.ts';
 import { frameRefusal } from './frame-policy.ts';
@@ -359,8 +360,9 @@ export const readingTools = {
     const target = input.selector ?? null;
     const ref = input.ref ?? null;
     let clip: { x: number; y: number; width: number; height: number } | null = null;
-    // Not of a page showing the secret or a frame the tools may not use, before, during or after the capture.
-    const data = await checkedCapture(tab.id!, 'screenshot', async (): Promise<string> => {
+    // Not of a page showing the secret or a frame the tools may not use, before, during or after
+    // the capture, nor with other extensions' own controls drawn in it (captureHidingForeignUi).
+    const data = await checkedCapture(tab.id!, 'screenshot', () => captureHidingForeignUi(tab.id!, 'screenshot', async (): Promise<string> => {
       if (input.fullPage === true || target || ref) {
         // Beyond the viewport or one element: the DevTools protocol, which needs no focus.
         const frameId = frameOfRef(ref);
@@ -433,7 +435,7 @@ export const readingTools = {
         await assertStillShown(tab.id!, tab.windowId);
         return dataUrl.slice(dataUrl.indexOf(',') + 1);
       }
-    });
+    }));
     return {
       value: { tabId: tab.id, url: tab.url, format, bytes: Math.floor((data.length * 3) / 4), ...(clip ? { clip } : {}) },
       images: [{ data, mimeType }],
