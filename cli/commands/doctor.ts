@@ -19,6 +19,7 @@ import { OTHER_BROWSER_WAITS, mcpClientsText } from './status.ts';
 import { isCompiled, shellWord } from '../self.ts';
 import { unreadableConfigDir } from '../config-dir-access.ts';
 import { changedSince } from '../install-changed.ts';
+import { extensionReloadPending } from '../extension-reload-pending.ts';
 import { SERVER_BUNDLE_BUILD_COMMAND, bundleStaleReason } from '../server-bundle.ts';
 
 const HELP = `Usage: opentabs doctor [--json] [--port N]
@@ -483,6 +484,7 @@ export async function runChecks(t: Target): Promise<Check[]> {
   }
 
   if (health) {
+    const reloadPending = !health.extensionConnected && pid ? extensionReloadPending(dir, pid.pid) : null;
     checks.push(...wrongPortClientConfigChecks(readSecretSync(dir), clientToken, t.port, setupPortArg, process.cwd(), dir));
     if (health.extensionConnected && health.otherBrowser?.waiting) {
       checks.push({
@@ -493,6 +495,13 @@ export async function runChecks(t: Target): Promise<Check[]> {
       });
     } else if (health.extensionConnected) {
       checks.push({ check: 'extension', status: 'ok', detail: 'connected to the server' });
+    } else if (reloadPending) {
+      checks.push({
+        check: 'extension',
+        status: 'fail',
+        detail: `the Chrome extension is not connected: the server told it to reload after an update (${reloadPending}) and it has not connected since`,
+        fix: 'In chrome://extensions: turn on Developer mode (Chrome leaves an unpacked extension off after a reload without it), make sure OpenTabs is on, and click its reload button.',
+      });
     } else {
       checks.push({
         check: 'extension',
