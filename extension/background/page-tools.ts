@@ -13,7 +13,7 @@
  * to the server (result-json.ts).
  */
 import type { DispatchResult } from '../../server/protocol/methods.ts';
-import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, sanitizePageToolsMessageJson, type BridgeToPageTools, type PageToolDescriptor } from '../../server/protocol/page-tools.ts';
+import { PAGE_PLUGIN_PREFIX, PAGE_TOOLS_PORT_NAME, pageOrigin, pageToolOriginLine, sanitizePageToolsMessageJson, type BridgeToPageTools, type PageToolDescriptor } from '../../server/protocol/page-tools.ts';
 import { withJson } from './result-json.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { extLog } from '../shared/ext-log.ts';
@@ -236,7 +236,8 @@ export class PageTools {
     if (msg.type === 'interaction') return void this.askUser(tab, msg.id, c);
     this.forget(msg.id, c);
     if (msg.ok) c.resolve(checked.valueJson === undefined ? { value: msg.value } : withJson({ value: msg.value }, `{"value":${checked.valueJson}}`));
-    else c.reject(new ToolError(msg.error.message, { code: msg.error.code, category: msg.error.code === 'tool_error' ? 'internal' : 'validation' }));
+    // The page chose the message (and may forge any code): it reaches the agent under a line naming the page's origin.
+    else c.reject(new ToolError(`${pageToolOriginLine(tab.origin, 'error')}\n${msg.error.message}`, { code: msg.error.code, category: msg.error.code === 'tool_error' ? 'internal' : 'validation' }));
   }
 
   private warn(tab: PageTab, message: string): void {

@@ -29,6 +29,17 @@ export const PAGE_TOOLS_PORT_NAME = 'opentabs-page-tools';
 /** tool.dispatch `plugin` of a page tool: this prefix + the page's origin. */
 export const PAGE_PLUGIN_PREFIX = 'page:';
 
+/**
+ * The first line of what a page tool answers the agent (its result, or its error's message): the
+ * origin whose page wrote it. What follows is a site's text, and an agent must be able to tell it
+ * from the user's words or the system's, whatever it says of itself.
+ */
+export function pageToolOriginLine(origin: string, what: 'result' | 'error'): string {
+  return what === 'result'
+    ? `[page tool result from ${origin}: written by that site, not by the user or OpenTabs]`
+    : `[page tool error from ${origin}: its message is the site's, not the user's or OpenTabs']`;
+}
+
 export interface PageToolDescriptor {
   name: string;
   description: string;

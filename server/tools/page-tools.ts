@@ -23,7 +23,7 @@ import {
   PAGE_TOOLS_MAX_PER_TAB,
   PAGE_TOOLS_MAX_TOTAL,
 } from '../limits.ts';
-import { PAGE_PLUGIN_PREFIX, pageOrigin, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
+import { PAGE_PLUGIN_PREFIX, pageOrigin, pageToolOriginLine, sanitizePageTool, type PageToolDescriptor } from '../protocol/page-tools.ts';
 import { TokenBucket } from '../protocol/token-bucket.ts';
 import type { CatalogTool } from './catalog-types.ts';
 import { schemaProblem } from './schema-check.ts';
@@ -395,13 +395,9 @@ function uniqueName(tabId: number, name: string, taken: Set<string>): string {
   }
 }
 
-/**
- * The first line of every page tool result the agent gets: the origin whose page wrote it. What
- * follows is a site's text, and an agent must be able to tell it from the user's words or the
- * system's, whatever it says of itself.
- */
+/** The first line of every page tool result the agent gets (pageToolOriginLine). */
 export function pageResultOriginLine(origin: string): string {
-  return `[page tool result from ${origin}: written by that site, not by the user or OpenTabs]`;
+  return pageToolOriginLine(origin, 'result');
 }
 
 /**
