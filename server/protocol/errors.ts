@@ -45,6 +45,8 @@ export const STATUS_BY_CODE = {
   tab_closed: 409,
   no_matching_tab: 409,
   tab_mismatch: 409,
+  /** A request body that stopped arriving (limits: bodyIdleTimeoutMs). */
+  request_body_timeout: 408,
   payload_too_large: 413,
   upgrade_required: 426,
   rate_limited: 429,
@@ -60,6 +62,8 @@ export const STATUS_BY_CODE = {
   extension_replaced: 503,
   adapter_not_ready: 503,
   server_shutting_down: 503,
+  /** The bytes of request bodies being read at once are at their cap (limits: bodyBytesInFlightMax). */
+  body_budget_full: 503,
   /** A tool's result is over its cap (a plugin's result, a page tool's, a PDF); the message says how to ask for less. */
   result_too_large: 502,
   /** A page tool (WebMCP) answered with something that is not MCP content. */
