@@ -166,6 +166,20 @@ export class Confirmations {
     for (const p of this.list()) this.hub.notify('confirmation.request', p);
   }
 
+  /**
+   * The extension's connection went (closed, replaced, gone silent): every card of a page asking
+   * for the user's input ends now. The page asked over that connection, which can carry no answer
+   * back to it (the extension fails that call on its side, and the agent's call failed with the
+   * connection), so the card would only wait out its timeout, answerable for nothing.
+   */
+  endInteractions(): void {
+    for (const p of [...this.pending.values()]) {
+      if (!p.interaction) continue;
+      this.hub.notify('confirmation.resolved', { id: p.id, outcome: 'cancelled' });
+      p.settle(fail.disconnected());
+    }
+  }
+
   /** End every waiting approval with the error `reason` makes for its tool (e.g. server_shutting_down). */
   cancelAll(reason: (tool: string) => OpenTabsError): void {
     for (const p of [...this.pending.values()]) p.settle(reason(p.tool));

@@ -203,6 +203,7 @@ export class ExtensionHub implements HubView {
       this.stats.replacedConnections++;
       this.ctx.catalog.pageTools.clearAll();
       old.data.peer?.close('replaced' satisfies CloseCause, WsCloseCode.Replaced, 'replaced by a newer extension connection');
+      this.confirmations.endInteractions();
       this.ctx.log?.info('extension_replaced', { old: old.data.connId, new: ws.data.connId });
     } else {
       this.ctx.log?.info('extension_connected', { conn: ws.data.connId });
@@ -254,6 +255,7 @@ export class ExtensionHub implements HubView {
     // Page tools live in the extension's tabs: none can be called until it reconnects and re-reports.
     this.ctx.catalog.pageTools.clearAll();
     ws.data.peer?.close('disconnected' satisfies CloseCause);
+    this.confirmations.endInteractions();
     this.ctx.log?.info('extension_disconnected', { conn: ws.data.connId, code, reason });
   }
 
@@ -331,6 +333,7 @@ export class ExtensionHub implements HubView {
     this.ctx.catalog.pageTools.clearAll();
     this.ctx.log?.warn('extension_unresponsive', { conn: ws.data.connId, quietMs: Math.round(performance.now() - (ws.data.heardAt ?? 0)) });
     ws.data.peer?.close('unresponsive' satisfies CloseCause);
+    this.confirmations.endInteractions();
     try {
       ws.terminate();
     } catch {}
@@ -347,7 +350,8 @@ export class ExtensionHub implements HubView {
   /**
    * Drop the extension's connection so it reconnects with the current secret (after
    * `opentabs config rotate-secret` + reload: the socket was authenticated with the old one).
-   * Pending confirmations stay: the server re-sends them when the extension is back.
+   * Pending confirmations stay: the server re-sends them when the extension is back (a page's
+   * request for the user's input ends: it came over this connection).
    */
   dropForSecretRotation(): void {
     const ws = this.active;
@@ -355,6 +359,7 @@ export class ExtensionHub implements HubView {
     this.active = null;
     this.lostAt = performance.now();
     ws.data.peer?.close('disconnected' satisfies CloseCause, WsCloseCode.SecretRotated, 'the secret was rotated; reconnect with the new one');
+    this.confirmations.endInteractions();
   }
 
   // ------------------------------------------------------------------ sending
