@@ -1,11 +1,12 @@
 /**
  * The `opentabs …` commands the product suggests must run from where the reader is. When
  * `opentabs` is not on PATH (no global install, no `npm link`), a suggested command is written
- * with the absolute command this process runs from: the single-file binary, or Bun plus
- * cli/main.ts of this checkout. Used by the CLI for its own output and by the server for error
- * messages, which reach the user through REST, MCP and the CLI alike.
+ * with the absolute command of this install: the single-file binary, or Node running the npm shim
+ * cli/bin.mjs, or Bun with the flags that shim gives it. Used by the CLI for its own output and by
+ * the server for error messages, which reach the user through REST, MCP and the CLI alike.
  */
-import { join, resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { homeDir, resolveConfigDir } from './protocol/local-files.ts';
 
 /** True inside the single-file executable built by `npm run compile`. */
@@ -13,11 +14,6 @@ export function isCompiled(): boolean {
   return import.meta.url.includes('$bunfs') || import.meta.dir.startsWith('/$bunfs') || import.meta.dir.includes('~BUN');
 }
 
-/** argv prefix that runs `opentabs` (the binary itself, or Bun + cli/main.ts). */
-export function selfCommand(): string[] {
-  if (isCompiled()) return [process.execPath];
-  return [process.execPath, join(import.meta.dir, '..', 'cli', 'main.ts')];
-}
 
 /**
  * Bun's flags for running opentabs in any folder, the same as cli/find-bun.mjs bunRunArgs() gives
@@ -36,6 +32,50 @@ export function bunRunArgs(): string[] {
 export function selfSpawnCommand(): string[] {
   if (isCompiled()) return [process.execPath];
   return [process.execPath, ...bunRunArgs(), join(import.meta.dir, '..', 'cli', 'main.ts')];
+}
+
+/**
+ * argv prefix printed for running `opentabs` when it is not on PATH. A printed command is run in
+ * whatever folder the reader is in, so it must not let Bun read that folder's bunfig.toml or .env
+ * (selfSpawnCommand's flags): Node running the npm shim cli/bin.mjs, which passes them, when Node
+ * is there (it is shorter), else Bun with them. The single-file binary reads neither.
+ */
+export function selfCommand(): string[] {
+  if (isCompiled()) return [process.execPath];
+  const node = nodeCommand();
+  if (node !== null && shimFindsBun()) return [node, join(import.meta.dir, '..', 'cli', 'bin.mjs')];
+  return selfSpawnCommand();
+}
+
+/** True when `path` is Bun itself: `bun run` puts a `node` that is Bun on PATH where Node is missing. */
+function isBun(path: string): boolean {
+  try {
+    const real = realpathSync(path);
+    return real === realpathSync(process.execPath) || /^bunx?(\.exe)?$/i.test(basename(real));
+  } catch {
+    return true;
+  }
+}
+
+let node: string | null | undefined;
+/** `node` when the user's shell finds a real Node, else its absolute path when this process does, else null. */
+function nodeCommand(): string | null {
+  if (node !== undefined) return node;
+  const onUserPath = Bun.which('node', { PATH: userPath() });
+  if (onUserPath !== null && !isBun(onUserPath)) return (node = 'node');
+  const here = Bun.which('node');
+  return (node = here !== null && !isBun(here) ? here : null);
+}
+
+/** True when cli/bin.mjs run by Node finds a Bun to run the CLI with (cli/find-bun.mjs). */
+function shimFindsBun(): boolean {
+  try {
+    const { findBun } = require(join(import.meta.dir, '..', 'cli', 'find-bun.mjs')) as { findBun(): string };
+    const bun = findBun();
+    return bun !== 'bun' || Bun.which('bun', { PATH: userPath() }) !== null;
+  } catch {
+    return false;
+  }
 }
 
 /** A word for a POSIX shell: quoted only when it needs to be. */
