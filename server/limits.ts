@@ -108,6 +108,13 @@ export const TAB_PAGE_TIMEOUT_MS = 5_000;
 export const MAX_PENDING_APPROVALS_PER_CALLER = 3;
 export const MAX_PENDING_APPROVALS = 10;
 /**
+ * Cards of pages asking for the user's input while a page tool runs (requestUserInteraction)
+ * waiting at once, of all pages together; each origin has MAX_PENDING_APPROVALS_PER_CALLER of
+ * them. A budget of their own: they take none of the MAX_PENDING_APPROVALS slots, so pages
+ * asking cannot crowd out the agents' approvals (nor approvals the pages' cards).
+ */
+export const MAX_PENDING_INTERACTIONS = 5;
+/**
  * Characters of one waiting call's arguments (as JSON) that GET /approvals carries. Longer ones
  * (up to 10 MB each) come as `paramsCut` (their length and first characters); GET /approvals/:id
  * has them whole, which `opentabs approvals` prints, and so does the side panel.

@@ -7,11 +7,12 @@
  * At most MAX_PENDING_APPROVALS_PER_CALLER approvals wait per caller and MAX_PENDING_APPROVALS in
  * all; one more is refused at once with `too_many_pending_approvals` (it never reaches the panel).
  * The user's own calls (REST with the secret) count only against their own cap: clients that fill
- * every slot do not stop the user asking.
+ * every slot do not stop the user asking. A page's request for the user's input (an interaction
+ * card) counts against its origin's cap and MAX_PENDING_INTERACTIONS, never the cap on all calls.
  */
 import type { CoreDeps } from '../deps.ts';
 import { OpenTabsError } from '../errors.ts';
-import { MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_CALLER } from '../limits.ts';
+import { MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_CALLER, MAX_PENDING_INTERACTIONS } from '../limits.ts';
 import type { ConfirmationTarget, PendingConfirmation } from '../protocol/methods.ts';
 import { fail } from '../tools/call-errors.ts';
 import type { HubView } from './types.ts';
@@ -51,7 +52,20 @@ interface Pending extends PendingConfirmation {
   settle(d: ConfirmationDecision | Error): void;
 }
 
-export function tooManyPendingApprovals(tool: string, cap: number, scope: 'caller' | 'all'): OpenTabsError {
+/**
+ * One more waiting card refused: an agent's call over its client's cap (`caller`) or the cap on
+ * all calls (`all`); a page's request for the user's input over its origin's cap (`origin`) or the
+ * pages' budget (`interactions`).
+ */
+export function tooManyPendingApprovals(tool: string, cap: number, scope: 'caller' | 'all' | 'origin' | 'interactions'): OpenTabsError {
+  if (scope === 'origin' || scope === 'interactions') {
+    const who = scope === 'origin' ? "this page's origin" : 'pages';
+    return new OpenTabsError(
+      'too_many_pending_approvals',
+      `The user was not asked: ${cap} requests of ${who} for the user's input already wait in the OpenTabs side panel (limit ${cap}). Ask the user to answer them there, then retry ${tool}.`,
+      { category: 'rate_limited', retryable: true },
+    );
+  }
   const who = scope === 'caller' ? `this client already has ${cap} calls` : `${cap} calls already are`;
   return new OpenTabsError(
     'too_many_pending_approvals',
@@ -82,12 +96,16 @@ export class Confirmations {
     const caller = req.caller ?? 'unknown';
     let mine = 0;
     let ofClients = 0;
+    let interactions = 0;
     for (const p of this.pending.values()) {
       if (p.caller === caller) mine++;
-      if (!p.byUser) ofClients++;
+      if (p.interaction) interactions++;
+      else if (!p.byUser) ofClients++;
     }
-    if (mine >= MAX_PENDING_APPROVALS_PER_CALLER) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_APPROVALS_PER_CALLER, 'caller'));
-    if (req.byUser !== true && ofClients >= MAX_PENDING_APPROVALS) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_APPROVALS, 'all'));
+    if (mine >= MAX_PENDING_APPROVALS_PER_CALLER) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_APPROVALS_PER_CALLER, req.interaction ? 'origin' : 'caller'));
+    if (req.interaction) {
+      if (interactions >= MAX_PENDING_INTERACTIONS) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_INTERACTIONS, 'interactions'));
+    } else if (req.byUser !== true && ofClients >= MAX_PENDING_APPROVALS) return Promise.reject(tooManyPendingApprovals(req.tool, MAX_PENDING_APPROVALS, 'all'));
     const timeoutMs = this.ctx.limits.confirmationTimeoutMs;
     const id = crypto.randomUUID();
     const expiresAt = Date.now() + timeoutMs;
