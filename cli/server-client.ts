@@ -262,27 +262,43 @@ export async function requireVerifiedServer(t: Target, secret: string, opts: { f
  * last request and another process taken the port; a request that cannot be checked is not sent.
  * Requests made at the same moment share one check. MCP is all these clients use, and the client
  * token reaches it: nothing they send is worth the secret to whoever reads it.
+ *
+ * `userInitialize` (the user's own commands, never the bridge, whose requests are an agent's): the
+ * initialize request, sent once as the client connects and right after a fresh proof, carries the
+ * secret, as every other CLI request does, so that the session comes from the user's own share of
+ * new sessions (server/limits.ts) and agents using up the clients' share cannot refuse it. Every
+ * other request, the stream the client reopens by itself included, carries the client token.
  */
-export function verifiedClientFetch(t: Target): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
-  let checking: Promise<string | null> | null = null;
-  const verifiedToken = (): Promise<string | null> =>
+export function verifiedClientFetch(t: Target, opts: { userInitialize?: boolean } = {}): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  let checking: Promise<{ token: string; secret: string } | null> | null = null;
+  const verified = (): Promise<{ token: string; secret: string } | null> =>
     (checking ??= (async () => {
       const secret = secretFor(t.configDir);
       if (!secret) return null;
       await requireVerifiedServer(t, secret, { fresh: true });
       const token = clientTokenFor(t.configDir);
       if (!token) throw new CliError(`No client token in ${clientTokenPath(t.configDir)}: the server writes it when it starts; restart it (\`opentabs stop\`, then \`opentabs start\`).`);
-      return token;
+      return { token, secret };
     })().finally(() => {
       checking = null;
     }));
   return async (input, init) => {
-    const token = await verifiedToken();
+    const creds = await verified();
     const headers = new Headers(init?.headers);
-    if (token) headers.set('authorization', `Bearer ${token}`);
+    if (creds) headers.set('authorization', `Bearer ${opts.userInitialize && isInitialize(init) ? creds.secret : creds.token}`);
     else headers.delete('authorization');
     return fetch(input, { ...init, headers });
   };
+}
+
+/** Whether a request an MCP client transport makes is its initialize (a POST whose JSON body's method is initialize). */
+function isInitialize(init: RequestInit | undefined): boolean {
+  if (init?.method !== 'POST' || typeof init.body !== 'string') return false;
+  try {
+    return (JSON.parse(init.body) as { method?: unknown } | null)?.method === 'initialize';
+  } catch {
+    return false;
+  }
 }
 
 /**

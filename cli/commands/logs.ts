@@ -204,8 +204,10 @@ async function followPluginLogs(portFlag: string | undefined, plugin: string, js
     });
     await client.connect(
       // Its client reopens the event stream by itself when the server goes away: each request is
-      // checked first and carries the client token (live log lines are MCP), never the secret.
-      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { fetch: verifiedClientFetch(t) }),
+      // checked first and carries the client token (live log lines are MCP). Only the initialize,
+      // sent once right after a check, carries the secret: the user's session then comes from the
+      // user's own share of new sessions, which agents cannot use up.
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { fetch: verifiedClientFetch(t, { userInitialize: true }) }),
     );
     await client.setLoggingLevel('debug').catch(() => {});
   } catch (e) {

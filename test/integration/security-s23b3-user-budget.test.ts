@@ -2,11 +2,13 @@
  * An agent holding the client token uses up the clients' share of new MCP sessions (initialize,
  * the legacy /sse) and of subscriptions/listen streams. A request with the secret (the user's CLI)
  * still gets a session and a stream, from a budget of its own; the agent's refusal names the limit
- * and when to retry.
+ * and when to retry. `opentabs logs --follow` (the user's command) opens its session from that
+ * budget too: its initialize carries the secret, every later request the client token.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { MAX_LISTEN_STREAMS, MCP_SESSION_RATE_LIMIT } from '../../server/limits.ts';
 import { startTestServer, type TestServer } from '../harness/server.ts';
+import { MAIN, ROOT, cliEnv } from './cli-support.ts';
 
 // Opens 64 streams on a shared machine: room, not a speed assertion.
 setDefaultTimeout(120_000);
@@ -103,4 +105,46 @@ test('the client token holds every listen stream; the secret still opens one', a
     for (const ac of acs) ac.abort();
   }
   await until(() => srv.ctx.mcp.listens.count + srv.ctx.mcp.userListens.count === 0, 'every stream closed');
+});
+
+test('opentabs logs --follow still opens its session when the client token has used up the limit', async () => {
+  const own = await startTestServer();
+  let follower: ReturnType<typeof Bun.spawn> | undefined;
+  try {
+    for (let i = 0; i < MCP_SESSION_RATE_LIMIT.max; i++) {
+      const res = await fetch(`${own.url}/mcp`, {
+        method: 'POST',
+        headers: { ...own.client, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'agent', version: '1' } } }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    // The follower's session is the one past the clients' limit; a refused one is printed to stderr.
+    follower = Bun.spawn([process.execPath, MAIN, 'logs', '--follow', '--plugin', 'notes', '--port', String(own.port)], {
+      cwd: ROOT,
+      env: cliEnv(own.configDir),
+      stdin: 'ignore',
+      stdout: 'ignore',
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    void (async () => {
+      const decoder = new TextDecoder();
+      const reader = (follower.stderr as ReadableStream<Uint8Array>).getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        stderr += decoder.decode(value);
+      }
+    })();
+    const f = follower;
+    await until(() => own.ctx.mcp.count > MCP_SESSION_RATE_LIMIT.max || stderr.includes('unavailable') || f.exitCode !== null, 'the follower to open its session or give up');
+    expect(stderr).not.toContain('Too many new MCP sessions');
+    expect(own.ctx.mcp.count).toBe(MCP_SESSION_RATE_LIMIT.max + 1);
+  } finally {
+    follower?.kill('SIGKILL');
+    await follower?.exited;
+    await own.stop();
+  }
 });
