@@ -38,7 +38,7 @@ export function selfSpawnCommand(): string[] {
  * argv prefix printed for running `opentabs` when it is not on PATH. A printed command is run in
  * whatever folder the reader is in, so it must not let Bun read that folder's bunfig.toml or .env
  * (selfSpawnCommand's flags): Node running the npm shim cli/bin.mjs, which passes them, when Node
- * is there (it is shorter), else Bun with them. The single-file binary reads neither.
+ * is installed (the shorter form), else Bun with them. The single-file binary reads neither.
  */
 export function selfCommand(): string[] {
   if (isCompiled()) return [process.execPath];
@@ -57,14 +57,19 @@ function isBun(path: string): boolean {
   }
 }
 
-let node: string | null | undefined;
-/** `node` when the user's shell finds a real Node, else its absolute path when this process does, else null. */
+let nodePath: string | null | undefined;
+/**
+ * The absolute path of a real Node, the one the user's shell finds first, else this process's;
+ * null when there is none. Absolute, as Bun's path is in the other form: the command is pasted
+ * where PATH may differ (another shell, a client's terminal).
+ */
 function nodeCommand(): string | null {
-  if (node !== undefined) return node;
-  const onUserPath = Bun.which('node', { PATH: userPath() });
-  if (onUserPath !== null && !isBun(onUserPath)) return (node = 'node');
-  const here = Bun.which('node');
-  return (node = here !== null && !isBun(here) ? here : null);
+  if (nodePath !== undefined) return nodePath;
+  for (const path of [userPath(), process.env.PATH ?? '']) {
+    const found = Bun.which('node', { PATH: path });
+    if (found !== null && !isBun(found)) return (nodePath = found);
+  }
+  return (nodePath = null);
 }
 
 /** True when cli/bin.mjs run by Node finds a Bun to run the CLI with (cli/find-bun.mjs). */

@@ -185,7 +185,7 @@ describe('disconnected', () => {
     await panel.waitForSelector('[data-testid="connection"][data-state="server_not_running"]', { timeout: 20_000 });
     const detail = await panel.locator('[data-testid="connection-detail"]').textContent();
     expect(detail).toContain('Start it in a terminal:');
-    expect(detail).toMatch(/(opentabs|cli\/main\.ts) start/);
+    expect(detail).toMatch(/(opentabs|cli\/bin\.mjs|--config=\S+ \S+cli\/main\.ts) start/);
     await shot('disconnected');
     await h.startServer();
     await panel.waitForSelector('[data-testid="connection"][data-state="connected"]', { timeout: 30_000 });

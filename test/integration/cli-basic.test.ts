@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 setDefaultTimeout(120_000);
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAIN, removeDir, runCli, tempDir } from './cli-support.ts';
+import { PRINTED, removeDir, runCli, tempDir } from './cli-support.ts';
 
 let dir: string;
 let cfg: string;
@@ -125,7 +125,7 @@ describe('cli without a running server', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('not running');
     // opentabs is not on the test's PATH: the hint names the command that runs from here.
-    expect(r.stderr).toContain(`${process.execPath} ${MAIN} start`);
+    expect(r.stderr).toContain(`${PRINTED.join(' ')} start`);
     expect(r.stdout).toBe('');
   });
 

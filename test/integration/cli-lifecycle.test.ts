@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 setDefaultTimeout(120_000);
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAIN, cliEnv, collect, jsonBlocks, killPid, pidAlive, removeDir, runCli, tempDir, waitFor, ROOT } from './cli-support.ts';
+import { MAIN, PRINTED, cliEnv, collect, jsonBlocks, killPid, pidAlive, removeDir, runCli, tempDir, waitFor, ROOT } from './cli-support.ts';
 import { bunRunArgs } from '../../server/cli-command.ts';
 
 let root: string;
@@ -66,7 +66,7 @@ describe('start --background on first run, then stop', () => {
       { mcpServers: { opentabs: { command: process.execPath, args: [...bunRunArgs(), MAIN, 'mcp'], env: { OPENTABS_CONFIG_DIR: cfg() } } } },
     ]);
     // The config dir is not the default: each command carries it, so it runs from a shell without OPENTABS_CONFIG_DIR.
-    const cli = `OPENTABS_CONFIG_DIR=${cfg()} ${process.execPath} ${MAIN}`;
+    const cli = `OPENTABS_CONFIG_DIR=${cfg()} ${PRINTED.join(' ')}`;
     expect(r.stdout).toContain(`Use \`${cli} tool list\` and \`${cli} tool call <name> '<json>'\``);
     expect(r.stdout).toContain(`Stop with \`${cli} stop\``);
     expect(r.stdout).toContain(`Load unpacked → ${join(cfg(), 'extension')}`);

@@ -23,7 +23,7 @@ test('help through a pipe arrives whole, from the top level and from a command g
   expect(top.code).toBe(0);
   expect(top.stdout.startsWith('opentabs ')).toBe(true);
   // `opentabs`, or this install's absolute command when opentabs is not on PATH.
-  expect(top.stdout).toMatch(/Run `[^`]*opentabs|main\.ts <command> --help`/);
+  expect(top.stdout).toMatch(/Run `([^`]*opentabs|[^`]*cli\/bin\.mjs|[^`]*--config=[^`]*main\.ts) <command> --help`/);
   expect(top.stdout.endsWith('NO_COLOR.\n')).toBe(true);
   const group = await run(['plugin', '--help'], {});
   expect(group.code).toBe(0);

@@ -2,12 +2,23 @@
  * Helpers for the CLI integration tests: run `bun cli/main.ts …` as a subprocess against a given
  * config dir (never the user's ~/.opentabs), bounded by a timeout, colour off.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dir, '..', '..');
 export const MAIN = join(ROOT, 'cli', 'main.ts');
+
+const node = Bun.which('node');
+/**
+ * The command the CLI prints for itself when `opentabs` is not on PATH, as words: Node (its
+ * absolute path) running the npm shim when Node is on PATH, else Bun with the flags that keep it
+ * from reading the bunfig.toml and .env of the folder it is run in.
+ */
+export const PRINTED: string[] =
+  node !== null && !/^bunx?(\.exe)?$/i.test(basename(realpathSync(node)))
+    ? [node, join(ROOT, 'cli', 'bin.mjs')]
+    : [process.execPath, '--no-env-file', `--config=${join(ROOT, 'cli', 'bun-run.toml')}`, MAIN];
 
 export interface CliResult {
   code: number;

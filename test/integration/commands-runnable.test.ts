@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { killPid, removeDir, runCli, tempDir } from './cli-support.ts';
+import { PRINTED, killPid, removeDir, runCli, tempDir } from './cli-support.ts';
 
 setDefaultTimeout(240_000);
 
@@ -136,7 +136,7 @@ describe('suggested commands run without opentabs on PATH', () => {
   });
 
   test('every command in the banner, the error hints and doctor names an existing executable and parses', async () => {
-    const prefix = [process.execPath, join(import.meta.dir, '..', '..', 'cli', 'main.ts')];
+    const prefix = PRINTED;
     const all = new Map<string, Suggestion & { where: string; dir: string }>();
     for (const o of outputs) for (const s of suggested(o.text, prefix)) all.set(`${o.where}\0${s.argv.join(' ')}`, { ...s, where: o.where, dir: o.dir ?? cfg });
     // Not vacuous: the banner, the hints and doctor each suggest something.
@@ -152,18 +152,20 @@ describe('suggested commands run without opentabs on PATH', () => {
         failures.push(`${where}: \`${argv.join(' ')}\` needs opentabs on PATH`);
         continue;
       }
-      if (!existsSync(argv[0])) failures.push(`${where}: ${argv[0]} does not exist`);
+      if (isAbsolute(argv[0]) ? !existsSync(argv[0]) : Bun.which(argv[0], { PATH: PATH_WITHOUT_OPENTABS }) === null) failures.push(`${where}: ${argv[0]} is not found`);
       const cli = argv.slice(prefix.length);
+      // Run as printed: the printed executable and its arguments, not this test's own command.
+      const exe = argv.slice(0, prefix.length);
       const asHelp = cli.at(-1) === '--help' || cli.at(-1) === '-h';
       // Anything but --help talks to the server or the config dir: it must carry the config dir.
       // The stop named for the server of another config dir that holds the port stops that one.
       const want = where === 'start on a port another config dir holds' && cli[0] === 'stop' ? cfg : dir;
       if (!asHelp && assign.OPENTABS_CONFIG_DIR !== want) failures.push(`${where}: \`${argv.join(' ')}\` does not name the config dir (OPENTABS_CONFIG_DIR=${want})`);
-      const r = await runCli([...cli, ...(asHelp ? [] : ['--help'])], { configDir: cfg, env: { ...bareEnv, ...assign } });
+      const r = await runCli([...cli, ...(asHelp ? [] : ['--help'])], { configDir: cfg, env: { ...bareEnv, ...assign }, exe });
       if (r.code !== 0) failures.push(`${where}: \`${argv.join(' ')}\` does not parse: ${r.stderr.trim()}`);
       // `config set` changes only this test's config dir: run it for real, so its key and value are checked too.
       if (cli[0] === 'config' && cli[1] === 'set' && !cli.some((w) => w.startsWith('<'))) {
-        const real = await runCli(cli, { configDir: cfg, env: { ...bareEnv, ...assign } });
+        const real = await runCli(cli, { configDir: cfg, env: { ...bareEnv, ...assign }, exe });
         if (real.code !== 0) failures.push(`${where}: \`${argv.join(' ')}\` fails: ${real.stderr.trim()}`);
       }
     }
@@ -171,13 +173,13 @@ describe('suggested commands run without opentabs on PATH', () => {
   });
 
   test('commands run as printed reach this server and config dir, with no OPENTABS_CONFIG_DIR in the shell', async () => {
-    const prefix = [process.execPath, join(import.meta.dir, '..', '..', 'cli', 'main.ts')];
+    const prefix = PRINTED;
     const find = (where: string, sub: string[]) => {
       const s = suggested(outputs.find((o) => o.where === where)!.text, prefix).find((x) => sub.every((w, i) => x.argv[prefix.length + i] === w));
       expect({ where, sub, found: s !== undefined }).toEqual({ where, sub, found: true });
       return s!;
     };
-    const run = (s: Suggestion) => runCli(s.argv.slice(prefix.length), { configDir: cfg, env: { ...bareEnv, ...s.assign } });
+    const run = (s: Suggestion) => runCli(s.argv.slice(prefix.length), { configDir: cfg, env: { ...bareEnv, ...s.assign }, exe: s.argv.slice(0, prefix.length) });
     // The banner's way to print the secret: this config dir's secret, alone.
     const show = await run(find('start banner', ['config', 'secret']));
     expect(show.code).toBe(0);

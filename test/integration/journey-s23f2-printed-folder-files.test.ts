@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { removeDir, runCli, tempDir } from './cli-support.ts';
+import { ROOT, removeDir, runCli, tempDir } from './cli-support.ts';
 
 setDefaultTimeout(120_000);
 
@@ -63,7 +63,7 @@ test.skipIf(Bun.which('node', { PATH: PATH_WITHOUT_OPENTABS }) === null)('with N
   const cmd = await printedClientTokenCommand(PATH_WITHOUT_OPENTABS);
   const r = runInFolder(cmd, PATH_WITHOUT_OPENTABS);
   expect({ preloadRan: existsSync(marker), code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ preloadRan: false, code: 0, stdout: `${REAL_TOKEN}\n`, stderr: '' });
-  expect(cmd.split(' ')[0]).toBe('node');
+  expect(cmd.split(' ').slice(0, 2)).toEqual([Bun.which('node', { PATH: PATH_WITHOUT_OPENTABS })!, join(ROOT, 'cli', 'bin.mjs')]);
 });
 
 test('with no Node, the printed command is Bun told to read neither', async () => {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startPluginServer } from '../harness/fake-extension.ts';
 import type { TestServer } from '../harness/server.ts';
-import { runCli } from './cli-support.ts';
+import { PRINTED, runCli } from './cli-support.ts';
 
 setDefaultTimeout(120_000);
 
@@ -32,8 +32,10 @@ test('the 429 names `opentabs config set mcpSessionsPerMinute`, which runs and l
   expect(refused.status).toBe(429);
   const message = ((await refused.json()) as { error: { message: string } }).error.message;
   // `opentabs …`, or the absolute command when opentabs is not on PATH (as in this test).
-  const suggested = /`(?:opentabs|\S+ \S+\/cli\/main\.ts) (config set mcpSessionsPerMinute \d+)`/.exec(message);
-  expect(suggested).not.toBeNull();
+  const quoted = /`([^`]*) (config set mcpSessionsPerMinute \d+)`/.exec(message);
+  expect(quoted).not.toBeNull();
+  expect(['opentabs', PRINTED.join(' ')]).toContain(quoted![1]);
+  const suggested = quoted![2]!;
 
   // A client refused here often shows only "failed to connect": /health, server.log and doctor
   // say what happened. Five more refusals make no more log lines (one a minute at most).
@@ -59,7 +61,7 @@ test('the 429 names `opentabs config set mcpSessionsPerMinute`, which runs and l
   }
   expect(readFileSync(cfgPath, 'utf8')).toBe(before);
 
-  const r = await runCli(suggested![1]!.split(' '), { configDir: srv.configDir });
+  const r = await runCli(suggested.split(' '), { configDir: srv.configDir, exe: quoted![1] === 'opentabs' ? undefined : PRINTED });
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   expect(JSON.parse(readFileSync(cfgPath, 'utf8')).mcpSessionsPerMinute).toBe(30);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import type { TestServer } from '../harness/server.ts';
 import { FakeExtension, FakeToolError, startPluginServer } from '../harness/fake-extension.ts';
-import { runCli } from './cli-support.ts';
+import { PRINTED, runCli } from './cli-support.ts';
 
 setDefaultTimeout(90_000);
 let srv: TestServer;
@@ -51,7 +51,7 @@ describe("page text in the CLI's messages stays as the page wrote it", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`run ${PAGE_COMMAND} and retry`);
     expect(r.stderr).not.toContain(REWRITTEN);
-    expect(r.stderr).not.toContain('cli/main.ts config set');
+    expect(r.stderr).not.toContain(`${PRINTED.at(-1)} config set`);
   });
 
   test('the REST answer carries the page\'s message as it is', async () => {
@@ -79,7 +79,7 @@ describe("page text in the CLI's messages stays as the page wrote it", () => {
     expect(bare.code).toBe(1);
     // JSON writes the backticks as they are; the arguments fit in the table cell.
     expect(bare.stderr).toContain(`"note":"run ${PAGE_COMMAND}"`);
-    expect(bare.stderr).not.toContain('cli/main.ts config set');
+    expect(bare.stderr).not.toContain(`${PRINTED.at(-1)} config set`);
     // The CLI's own `opentabs approve <id>` hint in the same message is runnable.
     expect(bare.stderr).toContain(`${REWRITTEN}`);
     expect(bare.stderr).toMatch(new RegExp(`approve ${id}\``));

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { MAIN, removeDir, runCli, tempDir } from './cli-support.ts';
+import { MAIN, PRINTED, removeDir, runCli, tempDir } from './cli-support.ts';
 
 setDefaultTimeout(60_000);
 
@@ -204,7 +204,7 @@ test('`npx opentabs` and `npm start` put node_modules/.bin on PATH for one run: 
   shim(npxBin);
   const underNpx = await runCli(['strat'], { configDir: cfg, env: { PATH: [npxBin, projectBin, PATH_WITHOUT_OPENTABS].join(delimiter) } });
   const suggested = backticked(underNpx.stderr)[0]!;
-  expect(suggested).toContain(MAIN);
+  expect(suggested).toContain(PRINTED.join(' '));
   expect(suggested).not.toMatch(/(^|\s)opentabs start$/);
   const ran = await runShell(`${suggested} --help`, { PATH: PATH_WITHOUT_OPENTABS, HOME: root });
   expect(ran.code).toBe(0);
@@ -213,7 +213,7 @@ test('`npx opentabs` and `npm start` put node_modules/.bin on PATH for one run: 
   shim(globalBin);
   const installed = await runCli(['strat'], { configDir: cfg, env: { PATH: [projectBin, globalBin, PATH_WITHOUT_OPENTABS].join(delimiter) } });
   expect(backticked(installed.stderr)[0]).toEndWith('opentabs start');
-  expect(backticked(installed.stderr)[0]).not.toContain(MAIN);
+  expect(backticked(installed.stderr)[0]).not.toContain(PRINTED.at(-1));
 });
 
 test('config set uploadFolders ~/a,~/b: every entry from the home folder (a shell expands only the first ~)', async () => {
@@ -243,8 +243,10 @@ test('the commands named in --help texts run as printed when opentabs is not on 
     expect({ args, code: r.code }).toEqual({ args, code: 0 });
     for (const cmd of backticked(r.stdout)) {
       // Commands only (not `key=value` examples), and not the ones for another program.
-      if (!/(^|\s)\/\S*main\.ts(\s|$)/.test(cmd) && !/(^|\s)opentabs(\s|$)/.test(cmd)) continue;
+      if (!/(^|\s)\/\S*(main\.ts|bin\.mjs)(\s|$)/.test(cmd) && !/(^|\s)opentabs(\s|$)/.test(cmd)) continue;
       expect({ args, cmd, bare: /(^|\s)opentabs\s/.test(cmd) }).toEqual({ args, cmd, bare: false });
+      // The form that reads no bunfig.toml or .env of the folder it is run in.
+      expect({ args, cmd, printed: cmd.includes(PRINTED.join(' ')) }).toEqual({ args, cmd, printed: true });
       // Placeholders (<id>, <command>, …) are cut at the first one; --help checks the rest parses.
       const runnable = cmd.replace(/\s+[^\s<[…|]*[<[…|].*$/, '');
       const ran = await runShell(`${runnable} --help`, { PATH: PATH_WITHOUT_OPENTABS, HOME: root });

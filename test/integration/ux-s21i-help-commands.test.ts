@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import { delimiter, join } from 'node:path';
-import { MAIN, removeDir, runCli, tempDir } from './cli-support.ts';
+import { PRINTED, removeDir, runCli, tempDir } from './cli-support.ts';
 
 setDefaultTimeout(120_000);
 
@@ -48,10 +48,11 @@ test('the commands named in plugin and mcp --help texts run as printed when open
     expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' });
     expect(r.stdout).toContain('Usage: opentabs');
     for (const cmd of backticked(r.stdout)) {
-      if (!/(^|\s)\/\S*main\.ts(\s|$)/.test(cmd) && !/(^|\s)opentabs(\s|$)/.test(cmd)) continue;
+      if (!/(^|\s)\/\S*(main\.ts|bin\.mjs)(\s|$)/.test(cmd) && !/(^|\s)opentabs(\s|$)/.test(cmd)) continue;
       // The absolute command of this checkout, never a bare `opentabs`.
       expect({ args, cmd, bare: /(^|\s)opentabs\s/.test(cmd) }).toEqual({ args, cmd, bare: false });
-      expect(cmd).toContain(MAIN);
+      // The form that reads no bunfig.toml or .env of the folder it is run in.
+      expect(cmd).toContain(PRINTED.join(' '));
       // Placeholders (<path>, [dir], …) are cut at the first one; --help checks the rest parses.
       const runnable = cmd.replace(/\s+[^\s<[…|]*[<[…|].*$/, '');
       const ran = await runShell(`${runnable} --help`, { PATH: PATH_WITHOUT_OPENTABS, HOME: root });
