@@ -28,8 +28,11 @@ const PIN_MAX_MS = 120_000;
 /** How long a shown page may take to draw a frame without the pinned hosts. */
 const FRAME_WAIT_MS = 200;
 
-type Pin = { el: HTMLElement; display: [string, string]; transition: [string, string] };
+/** A host pinned hidden: its inline values before, and the captures holding it (captures of one tab can overlap). */
+type Pin = { el: HTMLElement; display: [string, string]; transition: [string, string]; holders: Set<string> };
 type Pins = { pins: Pin[]; observer: MutationObserver; added: Element[]; changed: boolean };
+/** Where the isolated world keeps the pinned hosts, whichever capture pinned them. */
+const HELD = 'opentabs.foreignUiHeld';
 
 function closedRoot(el: Element): ShadowRoot | null {
   if (el.shadowRoot || !(el instanceof HTMLElement)) return null;
@@ -59,6 +62,9 @@ function foreignHosts(start: Document | ShadowRoot | Element): { hosts: HTMLElem
         todo.push(el.shadowRoot);
         continue;
       }
+      // Only custom elements: foreignUiHost needs one, and closed roots the page puts on standard
+      // elements are not looked into, as the snapshot does not.
+      if (!el.localName.includes('-')) continue;
       const closed = closedRoot(el);
       if (!closed) continue;
       if (foreignUiHost(el)) hosts.push(el as HTMLElement);
@@ -89,6 +95,44 @@ function store(): Map<string, Pins> {
   return (g[STORE] ??= new Map());
 }
 
+function held(): Map<HTMLElement, Pin> {
+  const g = globalThis as unknown as Record<string, Map<HTMLElement, Pin> | undefined>;
+  return (g[HELD] ??= new Map());
+}
+
+/** Pins `el` hidden for capture `token`. */
+function hold(el: HTMLElement, token: string): Pin {
+  let pin = held().get(el);
+  if (!pin) {
+    pin = {
+      el,
+      display: [el.style.getPropertyValue('display'), el.style.getPropertyPriority('display')],
+      transition: [el.style.getPropertyValue('transition-property'), el.style.getPropertyPriority('transition-property')],
+      holders: new Set(),
+    };
+    held().set(el, pin);
+  }
+  pin.holders.add(token);
+  // Set again only when not as pinned: a write of the same values is still a change another
+  // capture watching this host would see.
+  for (const name of ['transition-property', 'display']) {
+    if (el.style.getPropertyValue(name) !== 'none' || el.style.getPropertyPriority(name) !== 'important') el.style.setProperty(name, 'none', 'important');
+  }
+  return pin;
+}
+
+/** Lets go of `p` for capture `token`; the last capture holding it puts its values back, unless someone else set them meanwhile. */
+function release(p: Pin, token: string): void {
+  p.holders.delete(token);
+  if (p.holders.size) return;
+  held().delete(p.el);
+  for (const [name, [value, priority]] of [['display', p.display], ['transition-property', p.transition]] as const) {
+    if (p.el.style.getPropertyValue(name) !== 'none' || p.el.style.getPropertyPriority(name) !== 'important') continue;
+    if (value) p.el.style.setProperty(name, value, priority);
+    else p.el.style.removeProperty(name);
+  }
+}
+
 /**
  * Pins every host of another extension's controls in this document hidden under `token` and
  * watches the document until showForeignUi. Says how many were pinned, and names a host still
@@ -99,19 +143,10 @@ export async function hideForeignUi(token: string): Promise<{ hidden: number } |
   const found = foreignHosts(document);
   if (!found) return { tooLarge: true };
   const observer = new MutationObserver((records) => noteChanges(token, records));
-  const pins: Pin[] = found.hosts.map((el) => {
-    const pin: Pin = {
-      el,
-      display: [el.style.getPropertyValue('display'), el.style.getPropertyPriority('display')],
-      transition: [el.style.getPropertyValue('transition-property'), el.style.getPropertyPriority('transition-property')],
-    };
-    el.style.setProperty('transition-property', 'none', 'important');
-    el.style.setProperty('display', 'none', 'important');
-    return pin;
-  });
+  const pins = found.hosts.map((el) => hold(el, token));
   const drawn = pins.find((p) => getComputedStyle(p.el).display !== 'none');
   if (drawn) {
-    for (const p of pins) restore(p);
+    for (const p of pins) release(p, token);
     return { drawn: drawn.el.localName };
   }
   for (const root of found.roots) observer.observe(root, { subtree: true, childList: true, attributes: true, attributeFilter: ['style'] });
@@ -130,15 +165,6 @@ export async function hideForeignUi(token: string): Promise<{ hidden: number } |
   return { hidden: pins.length };
 }
 
-/** Puts a pinned property back unless someone else set it meanwhile. */
-function restore(p: Pin): void {
-  for (const [name, [value, priority]] of [['display', p.display], ['transition-property', p.transition]] as const) {
-    if (p.el.style.getPropertyValue(name) !== 'none' || p.el.style.getPropertyPriority(name) !== 'important') continue;
-    if (value) p.el.style.setProperty(name, value, priority);
-    else p.el.style.removeProperty(name);
-  }
-}
-
 /**
  * Undoes the pins of `token` and stops watching; `changed` when a pinned host was restyled, moved
  * or taken out, one is drawn now, or a host of another extension's controls was added meanwhile
@@ -151,7 +177,7 @@ export function showForeignUi(token: string): { changed: boolean } | null {
   entry.observer.disconnect();
   store().delete(token);
   let changed = entry.changed || entry.pins.some((p) => !p.el.isConnected || getComputedStyle(p.el).display !== 'none');
-  for (const p of entry.pins) restore(p);
+  for (const p of entry.pins) release(p, token);
   if (!changed) {
     for (const el of entry.added) {
       const found = foreignHosts(el);

@@ -223,6 +223,22 @@ describe("another extension's menu drawn in the page", () => {
     expect(await menuDrawn(page)).toEqual({ display: 'block', inline: '' });
   });
 
+  test('captures of the tab at once: none shows the menu, and it is drawn again after the last', async () => {
+    await page.bringToFront();
+    const [shot, full, pdf] = await Promise.all([
+      h.callTool('browser_screenshot_tab', { tabId }),
+      h.callTool('browser_screenshot_tab', { tabId, fullPage: true }),
+      h.callTool('browser_print_pdf', { tabId, printBackground: true }),
+    ]);
+    for (const r of [shot, full]) {
+      resultOf(r);
+      expect((await colours(r.body.images[0].data)).marker).toBe(0);
+    }
+    resultOf(pdf);
+    expect(MENU_ONLY.filter((c) => pdfCharacters(pdf.body.resources[0].blob).has(c))).toEqual([]);
+    expect(await menuDrawn(page)).toEqual({ display: 'block', inline: '' });
+  });
+
   test('a page taking the hiding off while the capture runs gets no capture', async () => {
     const fight = await opened('?fight');
     try {
