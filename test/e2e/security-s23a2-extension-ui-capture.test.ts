@@ -46,6 +46,10 @@ const PAGE = `<!doctype html><title>shop</title>
 <div id="under" style="position:absolute;left:0;top:0;width:400px;height:200px;background:rgb(${GREEN.join(',')});-webkit-print-color-adjust:exact;print-color-adjust:exact"></div>
 <p style="position:absolute;left:0;top:240px;font:20px serif">Welcome back to our shop</p>
 <script>
+  // With ?framed the page shows itself in an iframe too, where the extension draws its menu as well.
+  if (location.search === '?framed') document.write('<iframe src="?inner" style="position:absolute;left:500px;top:0;width:420px;height:300px;border:0"></iframe>');
+</script>
+<script>
   // With ?fight the page takes any hiding of the menu off at once.
   if (location.search === '?fight') {
     new MutationObserver(() => {
@@ -71,7 +75,7 @@ async function opened(search = ''): Promise<{ page: Page; tabId: number }> {
 
 beforeAll(async () => {
   extDir = mkdtempSync(join(tmpdir(), 'opentabs-s23a2-pm-'));
-  writeFileSync(join(extDir, 'manifest.json'), JSON.stringify({ manifest_version: 3, name: 'Password manager', version: '1.0', content_scripts: [{ matches: ['<all_urls>'], js: ['menu.js'], run_at: 'document_idle' }] }));
+  writeFileSync(join(extDir, 'manifest.json'), JSON.stringify({ manifest_version: 3, name: 'Password manager', version: '1.0', content_scripts: [{ matches: ['<all_urls>'], js: ['menu.js'], run_at: 'document_idle', all_frames: true }] }));
   writeFileSync(join(extDir, 'menu.js'), CONTENT_SCRIPT);
   h = await startBrowserHarness({
     permissions: { browser: { default: 'auto' } },
@@ -221,6 +225,24 @@ describe("another extension's menu drawn in the page", () => {
     for (const c of 'Welcomshp') expect({ c, in: chars.has(c) }).toEqual({ c, in: true });
     expect(MENU_ONLY.filter((c) => chars.has(c))).toEqual([]);
     expect(await menuDrawn(page)).toEqual({ display: 'block', inline: '' });
+  });
+
+  test('in an iframe of the page too: no pixel of the menu, the frame\'s block shows', async () => {
+    const framed = await opened('?framed');
+    try {
+      await waitUntil(async () => (await framed.page.frames()[1]?.evaluate(() => document.documentElement.dataset.menu).catch(() => undefined)) === 'drawn' || null, 'the menu in the iframe');
+      await framed.page.bringToFront();
+      for (const args of [{}, { fullPage: true }]) {
+        const r = await h.callTool('browser_screenshot_tab', { tabId: framed.tabId, ...args });
+        resultOf(r);
+        const c = await colours(r.body.images[0].data);
+        expect({ args, marker: c.marker }).toEqual({ args, marker: 0 });
+        // Both blocks: the page's and the frame's (400 × 200 each).
+        expect(c.green).toBeGreaterThan(150_000);
+      }
+    } finally {
+      await framed.page.close();
+    }
   });
 
   test('captures of the tab at once: none shows the menu, and it is drawn again after the last', async () => {
