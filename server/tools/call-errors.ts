@@ -143,8 +143,11 @@ function hintFor(code: string, message: string, tool: string): string {
     case 'no_matching_tab':
       return /open/i.test(message) ? message : withHint(message, `Open the web app for "${tool}" in a Chrome tab (and log in), then retry.`);
     case 'tab_closed':
-      // The extension's own tab_closed messages already say so and name the next step.
-      return /retry|browser_list_tabs/i.test(message) ? message : withHint(message, 'The tab was closed; open it again and retry.');
+      // Most of the extension's tab_closed messages already name the next step: one more would repeat
+      // it, or contradict it ("was closed" after "does not exist").
+      if (/retry|_list_tabs|list the tools|\bopen a url\b/i.test(message)) return message;
+      if (/does not exist|no tab/i.test(message)) return withHint(message, `List the open tabs (${/^(browser|extension)_/.test(tool) ? 'browser_list_tabs' : 'plugin_list_tabs'}) for current ids.`);
+      return withHint(message, 'The tab was closed; open it again and retry.');
     case 'adapter_not_ready':
       // The SDK's and the extension's own not-ready messages already say to have the user log in and
       // call again: "wait a moment and retry" after them would have the agent retry instead of ask.

@@ -62,6 +62,13 @@ describe('fromRpcError', () => {
     // The extension's tab_closed already names the next step; a message ending in a period gets no second one.
     const closed = 'Tab 7 was closed while browser_snapshot ran on it. Call browser_list_tabs for current ids.';
     expect(fromRpcError({ code: RpcErrorCode.ToolError, message: closed, data: { code: 'tab_closed' } }, 't').message).toBe(closed);
+    // A tab id that names no tab (`opentabs tool call <tool> --tab-id 99999`): one message, not "does not exist" then "was closed".
+    const missing = 'Tab 99999 does not exist (closed?); use plugin_list_tabs to find open tabs';
+    expect(fromRpcError({ code: RpcErrorCode.ToolError, message: missing, data: { code: 'tab_closed' } }, 'docs_get').message).toBe(missing);
+    const bare = fromRpcError({ code: RpcErrorCode.ToolError, message: 'Tab 99999 does not exist', data: { code: 'tab_closed' } }, 'docs_get').message;
+    expect(bare).toBe('Tab 99999 does not exist. List the open tabs (plugin_list_tabs) for current ids.');
+    const gone = 'Tab 3 is gone: it closed before showing any page. Open a URL that shows a page, or fetch a file with browser_download';
+    expect(fromRpcError({ code: RpcErrorCode.ToolError, message: gone, data: { code: 'tab_closed' } }, 'browser_snapshot').message).toBe(gone);
     const ended = fromRpcError({ code: RpcErrorCode.ToolError, message: 'The page went away.', data: { code: 'adapter_not_ready' } }, 't').message;
     expect(ended).toBe('The page went away. The page is still loading or not logged in; wait a moment and retry.');
   });
