@@ -311,6 +311,12 @@ test('two tabs of the app: the active one is used; REST and `tool call --tab-id`
   const viaCli = await cli(['tool', 'call', 'shop_where', '{}', '--tab-id', String(firstId)]);
   expect(viaCli.code).toBe(0);
   expect(JSON.parse(viaCli.stdout)).toEqual({ url: `http://127.0.0.1:${app.port}/orders` });
+  // A tab id that names no tab: one message saying so and what to do, not also "the tab was closed".
+  const noTab = await cli(['tool', 'call', 'shop_where', '{}', '--tab-id', '99999']);
+  expect(noTab.code).toBe(1);
+  expect(noTab.stderr).toContain('Tab 99999 does not exist');
+  expect(noTab.stderr).toContain('plugin_list_tabs');
+  expect(noTab.stderr).not.toContain('open it again');
   await second.close();
 });
 
