@@ -34,6 +34,7 @@ export function selfSpawnCommand(): string[] {
   return [process.execPath, ...bunRunArgs(), join(import.meta.dir, '..', 'cli', 'main.ts')];
 }
 
+let printed: string[] | undefined;
 /**
  * argv prefix printed for running `opentabs` when it is not on PATH. A printed command is run in
  * whatever folder the reader is in, so it must not let Bun read that folder's bunfig.toml or .env
@@ -42,9 +43,11 @@ export function selfSpawnCommand(): string[] {
  */
 export function selfCommand(): string[] {
   if (isCompiled()) return [process.execPath];
-  const node = nodeCommand();
-  if (node !== null && shimFindsBun()) return [node, join(import.meta.dir, '..', 'cli', 'bin.mjs')];
-  return selfSpawnCommand();
+  printed ??= (() => {
+    const node = nodeCommand();
+    return node !== null && shimFindsBun() ? [node, join(import.meta.dir, '..', 'cli', 'bin.mjs')] : selfSpawnCommand();
+  })();
+  return [...printed];
 }
 
 /** True when `path` is Bun itself: `bun run` puts a `node` that is Bun on PATH where Node is missing. */
