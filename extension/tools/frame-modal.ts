@@ -70,7 +70,8 @@ export async function focusBlocked(tabId: number, frameId: number, ref?: string 
   let id = frameId;
   let target = await frameTarget(tabId, frameId, ref);
   for (let i = 0; i < LEVELS_MAX; i++) {
-    const focused = await runIn(target, 'focusedFrame', []);
+    // A document that cannot be scripted (Chrome refuses it) ends the walk too: the key guard judges it.
+    const focused = await runIn(target, 'focusedFrame', []).catch(() => undefined);
     if (!focused) return null;
     if (focused.why) return `in an iframe ${focused.why} of ${holder(id)}`;
     const all = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];

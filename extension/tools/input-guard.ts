@@ -65,7 +65,7 @@ export async function assertMouseStaysOut(tabId: number, tag: string | null | un
   let what: string | null = null;
   if (tag && FRAME_TAGS.has(tag.toLowerCase())) what = 'a mouse event at that iframe';
   else if (at) {
-    const [r] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), world: 'ISOLATED', func: deepTagAt, args: [at.x, at.y] }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+    const [r] = await chrome.scripting.executeScript({ target: await checkedScriptTarget(tabId), world: 'ISOLATED', func: deepTagAt, args: [at.x, at.y], injectImmediately: true }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
     // Unknown: counts as an iframe, the event is not sent.
     if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) what = 'a mouse event at that point, where an iframe is drawn,';
   }
@@ -246,7 +246,7 @@ async function assertFocusReaches(tabId: number, target: ScriptTarget, f: { url:
     const parent = all.find((x) => x.frameId === child.parentFrameId && (child.parentDocumentId === undefined || x.documentId === child.parentDocumentId));
     const key = i < 32 && parent?.documentId ? await runInFrame(tabId, child, 'frameKeyInParent', []) : undefined;
     if (!parent?.documentId || !key) throw away();
-    const [r] = await chrome.scripting.executeScript({ target: { tabId, documentIds: [parent.documentId] }, world: 'ISOLATED', func: focusIsFrame, args: [key[0], key[1]] }).catch(() => [] as chrome.scripting.InjectionResult<boolean>[]);
+    const [r] = await chrome.scripting.executeScript({ target: { tabId, documentIds: [parent.documentId] }, world: 'ISOLATED', func: focusIsFrame, args: [key[0], key[1]], injectImmediately: true }).catch(() => [] as chrome.scripting.InjectionResult<boolean>[]);
     if (r?.result !== true) throw away();
     frame = parent;
   }
@@ -254,7 +254,7 @@ async function assertFocusReaches(tabId: number, target: ScriptTarget, f: { url:
 
 /** Throws `refusal()` when the focused element of document `target` holds a frame, or cannot be told. */
 async function assertFocusNotOnFrame(target: ScriptTarget, refusal: () => ToolError): Promise<void> {
-  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedTag }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedTag, injectImmediately: true }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
   // Unknown focus counts as in a frame: the keys are not sent.
   if (typeof r?.result !== 'string' || FRAME_TAGS.has(r.result)) throw refusal();
 }
@@ -282,7 +282,7 @@ function focusedForeignUi(): string {
 
 /** Refuses (page_not_allowed) keys while focus is in another extension's own controls drawn in the page (focusedForeignUi): they would type into them, or press them. */
 async function assertFocusNotOnForeignUi(tabId: number, target: ScriptTarget): Promise<void> {
-  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedForeignUi }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedForeignUi, injectImmediately: true }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
   if (typeof r?.result === 'string' && r.result !== '') {
     throw new ToolError(`Focus in tab ${tabId} is in <${r.result}>, another extension's own controls drawn in the page (a closed shadow root on an element the page never defined); keys would go to them, so none was sent. Focus a field of the page first (a selector or ref)`, { code: 'page_not_allowed', category: 'auth' });
   }
