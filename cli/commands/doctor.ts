@@ -146,12 +146,7 @@ export function clientSecretChecks(dir: string, secret: string | null, portArg =
   for (const { path, setup } of clientConfigSetups(cwd, undefined, env)) {
     if (seen.has(path)) continue;
     seen.add(path);
-    try {
-      const st = statSync(path);
-      if (!st.isFile() || st.size > CLIENT_CONFIG_MAX_BYTES || !readFileSync(path, 'utf8').includes(secret)) continue;
-    } catch {
-      continue;
-    }
+    if (!readClientConfig(path)?.includes(secret)) continue;
     const args = ['setup', ...setup, ...(portArg ? portArg.trim().split(' ') : [])];
     checks.push({
       check: 'client config secret',
@@ -196,6 +191,17 @@ function writable(dir: string): boolean {
   }
 }
 
+/** A client config file's text; null when it is missing, not a regular file, unreadable or over CLIENT_CONFIG_MAX_BYTES. */
+function readClientConfig(path: string): string | null {
+  try {
+    const st = statSync(path);
+    if (!st.isFile() || st.size > CLIENT_CONFIG_MAX_BYTES) return null;
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
 /**
  * MCP client config files that point a client at this config dir's server (its /mcp URL) with a
  * bearer secret that is not this config dir's: after \`opentabs config rotate-secret\`, or copied
@@ -208,14 +214,8 @@ export function staleClientConfigChecks(secret: string | null, port: number, por
   const checks: Check[] = [];
   const url = new RegExp(`//(?:127\\.0\\.0\\.1|localhost):${port}/mcp\\b`);
   for (const path of new Set(clientConfigFiles(cwd))) {
-    let text: string;
-    try {
-      const st = statSync(path);
-      if (!st.isFile() || st.size > CLIENT_CONFIG_MAX_BYTES) continue;
-      text = readFileSync(path, 'utf8');
-    } catch {
-      continue;
-    }
+    const text = readClientConfig(path);
+    if (text === null) continue;
     if (!url.test(text) || text.includes(secret) || (token && text.includes(token)) || !/Bearer [0-9a-f]{64}\b/.test(text)) continue;
     const setup = setups.get(path);
     const args = setup ? ['setup', ...setup, ...(portArg ? portArg.trim().split(' ') : [])] : null;
@@ -247,14 +247,8 @@ export function wrongPortClientConfigChecks(secret: string | null, token: string
   for (const { path, setup } of clientConfigSetups(cwd)) {
     if (seen.has(path)) continue;
     seen.add(path);
-    let text: string;
-    try {
-      const st = statSync(path);
-      if (!st.isFile() || st.size > CLIENT_CONFIG_MAX_BYTES) continue;
-      text = readFileSync(path, 'utf8');
-    } catch {
-      continue;
-    }
+    const text = readClientConfig(path);
+    if (text === null) continue;
     const urls = [...text.matchAll(/\/\/(?:127\.0\.0\.1|localhost):(\d{1,5})\/mcp\b/g)].map((m) => ({ at: m.index, port: Number(m[1]) }));
     if (urls.length === 0) continue;
     const wrong = new Set<number>();
