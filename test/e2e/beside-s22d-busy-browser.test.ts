@@ -14,6 +14,8 @@ const html = (title: string, body = '') => new Response(`<!doctype html><meta ch
 
 beforeAll(async () => {
   h = await startBrowserHarness({
+    // Recently closed tabs start at ask (they reveal what the user closed); here they are timed as the agent's own.
+    permissions: { browser: { tools: { browser_list_recently_closed: 'auto', browser_restore_closed: 'auto' } } },
     routes: (req) => {
       const u = new URL(req.url);
       if (u.pathname.startsWith('/s22d/tracker/')) return html(`Issue ${u.searchParams.get('n')} · Payments refactor · Tracker`);

@@ -6,7 +6,7 @@
  *    `.ssh/authorized_keys`, `.config/autostart/…`): Chrome refuses each, nothing is downloaded;
  *  - an allowed URL that redirects to a file, the extension, a data: URL or chrome://: Chrome
  *    ends the download with nothing received;
- *  - browser_list_downloads, which needs no approval, lists the user's downloads: one a page made
+ *  - browser_list_downloads (set to auto here) lists the user's downloads: one a page made
  *    from a data: URL carries the whole file in its URL (a wallet's seed phrase, an exported key),
  *    so such URLs are shown as list tools show a refused page: scheme only, marked restricted.
  */

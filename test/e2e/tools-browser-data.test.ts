@@ -15,7 +15,7 @@ const inWorker = async <T>(fn: () => Promise<T>): Promise<T> => (await h.service
 
 beforeAll(async () => {
   h = await startBrowserHarness({
-    permissions: { browser: { tools: { browser_search_history: 'auto', browser_search_bookmarks: 'auto', browser_download: 'auto', browser_clear_site_data: 'auto' } } },
+    permissions: { browser: { tools: { browser_search_history: 'auto', browser_search_bookmarks: 'auto', browser_download: 'auto', browser_clear_site_data: 'auto', browser_list_downloads: 'auto', browser_list_recently_closed: 'auto', browser_restore_closed: 'auto' } } },
     routes: (req) => (new URL(req.url).pathname === '/file.txt' ? new Response('downloaded body\n', { headers: { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="file.txt"' } }) : undefined),
   });
   a = await h.context.newPage();

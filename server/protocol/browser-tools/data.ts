@@ -1,4 +1,8 @@
-/** Built-in tools for the browser's own data: history, bookmarks, downloads, site data. Declared once here (declare.ts). */
+/**
+ * Built-in tools for the browser's own records of what the user did beyond the open tabs — history,
+ * bookmarks, downloads, recently closed tabs — and for a site's data. None starts `auto` (the rule
+ * at defaultPermission, declare.ts). Declared once here (declare.ts).
+ */
 import * as v from 'valibot';
 import { tool } from './declare.ts';
 
@@ -60,7 +64,28 @@ export const dataTools = [
       downloadId: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Only this download (from browser_download)'))),
       limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Default 20'))),
     }),
-    defaultPermission: 'auto',
+    defaultPermission: 'ask',
     annotations: { readOnlyHint: true },
+  }),
+  tool({
+    name: 'browser_list_recently_closed',
+    group: 'data',
+    description: 'Recently closed tabs and windows, newest first, with the sessionId browser_restore_closed takes.',
+    input: v.strictObject({
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(25), v.description('Default 10'))),
+    }),
+    defaultPermission: 'ask',
+    annotations: { readOnlyHint: true },
+  }),
+  tool({
+    name: 'browser_restore_closed',
+    group: 'data',
+    description: 'Reopen a recently closed tab or window (by sessionId; default the most recent) behind what the user has in front.',
+    input: v.strictObject({
+      active: v.optional(v.pipe(v.boolean(), v.description('Show or focus it (default false)'))),
+      sessionId: v.optional(v.pipe(v.string(), v.minLength(1), v.description('From browser_list_recently_closed'))),
+    }),
+    defaultPermission: 'ask',
+    annotations: { destructiveHint: false },
   }),
 ] as const;

@@ -24,6 +24,17 @@ export interface BuiltinToolDecl {
   readonly input: ToolInputSchema;
   /** Optional: what structuredContent holds, listed as the tool's outputSchema. */
   readonly output?: v.GenericSchema;
+  /**
+   * The permission the tool has until the user sets one. The rule (README, "What needs approval"):
+   * a tool that only reads or drives what is open now — tabs, windows, tab groups, a tab's page,
+   * its console and the traffic recorded in it — or OpenTabs itself may start `auto`. A tool that
+   * reveals what the user did or keeps outside the open tabs (history, bookmarks, downloads and
+   * their URLs, recently closed tabs, cookies and site storage) or acts beyond a page (writes or
+   * sends a file, deletes site data, runs code, records or changes traffic, writes config) starts
+   * `ask`, or `off` when it reads secrets or runs any code: an agent a page has prompt-injected
+   * calls `auto` tools without the user seeing. So no tool of the `data` or `storage` group, nor one
+   * that changes something and declares a `risk`, starts `auto` (a test checks it for every tool).
+   */
   readonly defaultPermission: Permission;
   /** MCP hints; only the ones that differ from MCP's defaults need saying. */
   readonly annotations: ToolAnnotations;

@@ -1,4 +1,4 @@
-/** Built-in tools for tabs, their history and tab groups. Declared once here (declare.ts). */
+/** Built-in tools for open tabs, their navigation and tab groups. Declared once here (declare.ts). */
 import * as v from 'valibot';
 import { groupColor, listedTab, tabId, tabIds, tabSummary } from './common.ts';
 import { tool } from './declare.ts';
@@ -154,26 +154,5 @@ export const tabsTools = [
     }),
     defaultPermission: 'auto',
     annotations: { destructiveHint: true, idempotentHint: true },
-  }),
-  tool({
-    name: 'browser_list_recently_closed',
-    group: 'tabs',
-    description: 'Recently closed tabs and windows, newest first, with the sessionId browser_restore_closed takes.',
-    input: v.strictObject({
-      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(25), v.description('Default 10'))),
-    }),
-    defaultPermission: 'auto',
-    annotations: { readOnlyHint: true },
-  }),
-  tool({
-    name: 'browser_restore_closed',
-    group: 'tabs',
-    description: 'Reopen a recently closed tab or window (by sessionId; default the most recent) behind what the user has in front.',
-    input: v.strictObject({
-      active: v.optional(v.pipe(v.boolean(), v.description('Show or focus it (default false)'))),
-      sessionId: v.optional(v.pipe(v.string(), v.minLength(1), v.description('From browser_list_recently_closed'))),
-    }),
-    defaultPermission: 'auto',
-    annotations: { destructiveHint: false },
   }),
 ] as const;
