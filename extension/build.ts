@@ -32,6 +32,9 @@ const ENTRIES: Record<string, string> = {
   // Page tools (WebMCP): registered as document_start content scripts by background/page-tools.ts.
   'page-tools-main': 'bridge/page-tools-main.ts',
   'page-tools-bridge': 'bridge/page-tools-bridge.ts',
+  // Which closed shadow roots the page attached (dom.ts's pageOwnsClosedRoot): manifest content scripts below.
+  'closed-roots-main': 'bridge/closed-roots-main.ts',
+  'closed-roots-isolated': 'bridge/closed-roots-isolated.ts',
 };
 /**
  * The page library (extension/page/), injected by the worker into tabs' documents; built apart
@@ -73,6 +76,12 @@ export function manifest(): Record<string, unknown> {
     action: { default_title: 'OpenTabs', default_icon: { '128': 'icon.png' } },
     icons: { '128': 'icon.png' },
     side_panel: { default_path: 'sidepanel.html' },
+    // In every frame before any page script: the MAIN half first, so that it listens when the
+    // isolated half tells it the agreed event type (closed-roots-main.ts).
+    content_scripts: [
+      { matches: ['<all_urls>'], js: ['closed-roots-main.js'], run_at: 'document_start', all_frames: true, match_origin_as_fallback: true, world: 'MAIN' },
+      { matches: ['<all_urls>'], js: ['closed-roots-isolated.js'], run_at: 'document_start', all_frames: true, match_origin_as_fallback: true, world: 'ISOLATED' },
+    ],
   };
 }
 

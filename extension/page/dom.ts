@@ -2,6 +2,7 @@
  * Helpers the in-page functions share (they run in the ISOLATED world of the tab's documents, where
  * the page's own scripts cannot reach them).
  */
+import { pageAttachedRoot } from './closed-roots.ts';
 
 /** browser_snapshot's refs in this isolated world: `eN` (or `fFeN` in a frame) to the element, and back. */
 export type Refs = {
@@ -158,19 +159,20 @@ export function cssEditable(cs: CSSStyleDeclaration): boolean {
 type DomApi = { dom?: { openOrClosedShadowRoot?: (el: HTMLElement) => ShadowRoot | null } };
 
 /**
- * Whether a closed shadow root on `el` is the page's to show: only on a custom element the page
- * defined. Other extensions' content scripts draw their own UI inside the page under a custom
- * element nobody defined (their world has no custom element registry) with a closed root — a
- * password manager's account list and one-time codes — closed so that the page cannot read it;
- * the tools leave it closed, as the page sees it (its host stays, empty).
+ * Whether a closed shadow root on `el` is the page's to show: on a custom element, and attached by
+ * the page's own code (closed-roots.ts). Other extensions' content scripts draw their own UI
+ * inside the page under a custom element with a closed root — a password manager's account list
+ * and one-time codes — closed so that the page cannot read it; the tools leave it closed, as the
+ * page sees it (its host stays, empty). Whether the page defined the element's name does not
+ * tell: a page can define any name, before or after the extension makes its element.
  */
 export function pageOwnsClosedRoot(el: Element): boolean {
-  return el.localName.includes('-') && el.matches(':defined');
+  return el.localName.includes('-') && pageAttachedRoot(el);
 }
 
 /**
  * Whether `el`, which has a closed shadow root, draws another extension's own controls in the
- * page: a custom element the page never defined (pageOwnsClosedRoot). A closed root on a standard
+ * page: on a custom element, not attached by the page (pageOwnsClosedRoot). A closed root on a standard
  * element may be the page's or not: nothing tells; it is left alone.
  */
 export function foreignUiHost(el: Element): boolean {

@@ -9,6 +9,7 @@
  * and key input while such an element has focus are refused, and shortcut keys while such a frame
  * can take focus at all.
  */
+import { CLOSED_ROOTS_TYPE_KEY } from '../page/closed-roots.ts';
 import { ToolError } from '../shared/tool-error.ts';
 import { runInFrame, type ScriptTarget } from './frames.ts';
 import { frameShowsRefusedPage } from './frame-policy.ts';
@@ -261,18 +262,29 @@ async function assertFocusNotOnFrame(target: ScriptTarget, refusal: () => ToolEr
 
 /**
  * Runs in the document keys would go to (ISOLATED world): the custom element whose closed shadow
- * root holds its focus when the page never defined that element (another extension's own controls
- * drawn in the page: content scripts cannot define custom elements), else ''. Self-contained: the
- * rule is dom.ts's pageOwnsClosedRoot.
+ * root holds its focus when the page's own code did not attach that root (another extension's own
+ * controls drawn in the page), else ''. Self-contained: the rule is dom.ts's pageOwnsClosedRoot,
+ * and `typeKey` closed-roots.ts's CLOSED_ROOTS_TYPE_KEY.
  */
-function focusedForeignUi(): string {
+function focusedForeignUi(typeKey: string): string {
   const dom = (globalThis as unknown as { chrome?: { dom?: { openOrClosedShadowRoot?: (e: HTMLElement) => ShadowRoot | null } } }).chrome?.dom;
+  const type = (globalThis as unknown as Record<string, unknown>)[typeKey];
+  const pageAttached = (host: Element): boolean => {
+    if (typeof type !== 'string' || !type) return false;
+    const e = new Event(type, { cancelable: true });
+    try {
+      host.dispatchEvent(e);
+    } catch {
+      return false;
+    }
+    return e.defaultPrevented;
+  };
   let el: Element | null = document.activeElement;
   for (let i = 0; el && i < 32; i++) {
     const open = el.shadowRoot;
     const root = open ?? (el instanceof HTMLElement ? dom?.openOrClosedShadowRoot?.(el) ?? null : null);
     if (!root) break;
-    if (!open && el.localName.includes('-') && !el.matches(':defined')) return el.localName;
+    if (!open && el.localName.includes('-') && !pageAttached(el)) return el.localName;
     const inner = root.activeElement;
     if (!inner || inner === el) break;
     el = inner;
@@ -282,9 +294,9 @@ function focusedForeignUi(): string {
 
 /** Refuses (page_not_allowed) keys while focus is in another extension's own controls drawn in the page (focusedForeignUi): they would type into them, or press them. */
 async function assertFocusNotOnForeignUi(tabId: number, target: ScriptTarget): Promise<void> {
-  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedForeignUi, injectImmediately: true }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
+  const [r] = await chrome.scripting.executeScript({ target, world: 'ISOLATED', func: focusedForeignUi, args: [CLOSED_ROOTS_TYPE_KEY], injectImmediately: true }).catch(() => [] as chrome.scripting.InjectionResult<string>[]);
   if (typeof r?.result === 'string' && r.result !== '') {
-    throw new ToolError(`Focus in tab ${tabId} is in <${r.result}>, another extension's own controls drawn in the page (a closed shadow root on an element the page never defined); keys would go to them, so none was sent. Focus a field of the page first (a selector or ref)`, { code: 'page_not_allowed', category: 'auth' });
+    throw new ToolError(`Focus in tab ${tabId} is in <${r.result}>, another extension's own controls drawn in the page (a closed shadow root the page did not attach); keys would go to them, so none was sent. Focus a field of the page first (a selector or ref)`, { code: 'page_not_allowed', category: 'auth' });
   }
 }
 
