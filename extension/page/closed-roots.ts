@@ -12,10 +12,16 @@ export const CLOSED_ROOTS_TYPE_KEY = 'opentabs.closedRootsType';
 /**
  * True only when the page's code attached `el`'s shadow root through its own attachShadow. False
  * when it did not, and when nothing can tell (the document started before the extension, or in a
- * frame the scripts did not reach): such roots are then left closed.
+ * frame the scripts did not reach): such roots are then left closed. `el` may be of a parent
+ * frame's document (a frame numbers its parent's iframes): the type agreed there is asked with.
  */
 export function pageAttachedRoot(el: Element): boolean {
-  const type = (globalThis as unknown as Record<string, unknown>)[CLOSED_ROOTS_TYPE_KEY];
+  let type: unknown;
+  try {
+    type = ((el.ownerDocument.defaultView ?? globalThis) as unknown as Record<string, unknown>)[CLOSED_ROOTS_TYPE_KEY];
+  } catch {
+    return false;
+  }
   if (typeof type !== 'string' || !type) return false;
   const e = new Event(type, { cancelable: true });
   try {
