@@ -1,6 +1,7 @@
 /**
  * `ask` permission: the server sends confirmation.request to the extension (side panel) and waits
- * for confirmation.response, at most ctx.limits.confirmationTimeoutMs. Pending confirmations
+ * for confirmation.response, at most ctx.limits.confirmationTimeoutMs (a second more when the
+ * server was stopped past it: an answer that arrived meanwhile is read first). Pending confirmations
  * survive an extension reconnect (they are re-sent to the new connection), since the side panel
  * often reconnects while the user is deciding.
  *
@@ -13,6 +14,7 @@
 import type { CoreDeps } from '../deps.ts';
 import { OpenTabsError } from '../errors.ts';
 import { MAX_PENDING_APPROVALS, MAX_PENDING_APPROVALS_PER_CALLER, MAX_PENDING_INTERACTIONS } from '../limits.ts';
+import { lateTolerantTimeout } from '../protocol/late-timer.ts';
 import type { ConfirmationTarget, PendingConfirmation } from '../protocol/methods.ts';
 import { fail } from '../tools/call-errors.ts';
 import type { HubView } from './types.ts';
@@ -115,7 +117,10 @@ export class Confirmations {
         this.hub.notify('confirmation.resolved', { id, outcome: 'cancelled' });
         entry.settle(fail.cancelled(req.tool, 'the client cancelled the request while it waited for approval'));
       };
-      const timer = setTimeout(() => {
+      // The wait ends at its time; once the server was stopped past it (the computer slept,
+      // SIGSTOP), only after what arrived meanwhile is read: the user's answer may be in the socket,
+      // or on its way from the card the user is answering just as the server runs again.
+      const timer = lateTolerantTimeout(() => {
         this.hub.notify('confirmation.resolved', { id, outcome: 'timeout' });
         entry.settle(fail.approvalTimeout(req.tool, timeoutMs));
       }, timeoutMs);
@@ -134,7 +139,7 @@ export class Confirmations {
         ...(req.interaction ? { interaction: true as const } : {}),
         settle: (d) => {
           if (!this.pending.delete(id)) return;
-          clearTimeout(timer);
+          timer.clear();
           req.signal?.removeEventListener('abort', onAbort);
           if (d instanceof Error) reject(d);
           else resolve(d);

@@ -36,15 +36,9 @@ import {
   type RpcPeerOptions,
 } from './rpc-types.ts';
 
-export * from './rpc-types.ts';
+import { lateTolerantTimeout, type LateTolerantTimer } from './late-timer.ts';
 
-/**
- * A request's timer that fires this much past its time ran late: the process was stopped (the
- * computer slept, SIGSTOP) or its loop was blocked, and the answer may be waiting, unread, in the
- * socket. The timeout then waits LATE_TIMER_GRACE_MS more, so that what arrived is read first.
- */
-const LATE_TIMER_MS = 1_000;
-const LATE_TIMER_GRACE_MS = 1_000;
+export * from './rpc-types.ts';
 
 /** Whole milliseconds since a performance.now() reading. */
 const elapsedSince = (t: number): number => Math.round(performance.now() - t);
@@ -103,7 +97,8 @@ export class RpcPeer<Out extends MethodTable, In extends MethodTable> {
     const deadline = opts.maxTotalMs !== undefined ? startedAt + opts.maxTotalMs : Infinity;
 
     return new Promise<ResultOf<Out, M>>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      // A request's timer that fires late (the process was stopped) first reads what arrived (late-timer.ts).
+      let timer: LateTolerantTimer | undefined;
       let settled = false;
       const onAbort = () => stop('aborted', failure('cancelled', `${label} was cancelled`));
       const stop = (why: 'timeout' | 'aborted', err: Error) => {
@@ -115,20 +110,15 @@ export class RpcPeer<Out extends MethodTable, In extends MethodTable> {
       };
       const finish = () => {
         settled = true;
-        if (timer) clearTimeout(timer);
+        timer?.clear();
         this.pending.delete(id);
         if (opts.progressToken !== undefined && this.byToken.get(opts.progressToken) === id) this.byToken.delete(opts.progressToken);
         opts.signal?.removeEventListener('abort', onAbort);
       };
       const arm = () => {
-        if (timer) clearTimeout(timer);
+        timer?.clear();
         const wait = Math.max(0, Math.min(timeoutMs, deadline - performance.now()));
-        const due = performance.now() + wait;
-        const fire = () => stop('timeout', failure('timeout', `${label} timed out after ${elapsedSince(startedAt)} ms`));
-        timer = setTimeout(() => {
-          if (performance.now() - due > LATE_TIMER_MS) timer = setTimeout(fire, LATE_TIMER_GRACE_MS);
-          else fire();
-        }, wait);
+        timer = lateTolerantTimeout(() => stop('timeout', failure('timeout', `${label} timed out after ${elapsedSince(startedAt)} ms`)), wait);
       };
       this.pending.set(id, {
         method,
