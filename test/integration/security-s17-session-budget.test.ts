@@ -46,12 +46,12 @@ test('requests that cannot authenticate use none of the session budget', async (
     }
   }
   expect(srv.ctx.mcp.refusals().count).toBe(0);
-  // The user's own clients still have all five.
+  // The user's own clients (they hold the client token) still have all five.
   for (let i = 0; i < 5; i++) {
-    const r = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...srv.auth }, body: INIT });
+    const r = await fetch(`${srv.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...srv.client }, body: INIT });
     expect(r.status).toBe(200);
     expect(r.headers.get('mcp-session-id')).toBeTruthy();
   }
   // And the sixth is the limit's.
-  expect((await fetch(`${srv.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...srv.auth }, body: INIT })).status).toBe(429);
+  expect((await fetch(`${srv.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...srv.client }, body: INIT })).status).toBe(429);
 });
