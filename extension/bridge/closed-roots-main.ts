@@ -45,17 +45,16 @@ import { CLOSED_ROOTS_HELLO } from '../page/closed-roots.ts';
     if (apply(eventPhase, e, []) === 2) apply(preventDefault, e, []);
   }
 
-  // A method (no `prototype`, not a constructor, like the browser's own), called with the page's `this`.
-  const wrapped = {
-    attachShadow(this: unknown, ...args: unknown[]) {
-      const root = apply(attach, this, args);
-      // It succeeded, so `this` is an element whose root this call made (or an empty declarative one it returned).
-      if (type) apply(addListener, this, [type, answer]);
+  // A Proxy of the browser's own function: the same name and length, no `prototype`, not a
+  // constructor, called with the page's `this`; another frame's toString sees "[native code]" too.
+  const wrapped = new Proxy(attach, {
+    apply(target, self, args) {
+      const root = apply(target, self, args);
+      // It succeeded, so `self` is an element whose root this call made (or an empty declarative one it returned).
+      if (type) apply(addListener, self, [type, answer]);
       return root;
     },
-  }.attachShadow as typeof attach;
-  define(wrapped, 'name', { value: attach.name });
-  define(wrapped, 'length', { value: attach.length });
+  });
 
   // Read as the browser's own function: Function.prototype.toString gives its text.
   const nativeText = new WeakMap<object, string>([[wrapped, apply(fnToString, attach, []) as string]]);

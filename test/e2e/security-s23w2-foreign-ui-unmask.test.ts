@@ -163,6 +163,16 @@ for (const when of ['before', 'after'] as const) {
   });
 }
 
+test('the page sees its attachShadow as the browser\'s own (in its toString and another frame\'s)', async () => {
+  const seen = await viewer.evaluate(() => {
+    const fn = Element.prototype.attachShadow;
+    const fresh = document.body.appendChild(document.createElement('iframe')).contentWindow as unknown as typeof globalThis;
+    return { text: String(fn), name: fn.name, length: fn.length, prototype: 'prototype' in fn, other: fresh.Function.prototype.toString.call(fn) };
+  });
+  expect(seen).toMatchObject({ text: 'function attachShadow() { [native code] }', name: 'attachShadow', length: 1, prototype: false });
+  expect(seen.other).toContain('[native code]');
+});
+
 test('no response carried the menu\'s text', () => {
   expect(texts.length).toBe(10);
   for (const t of texts) {
