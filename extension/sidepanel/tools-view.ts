@@ -41,7 +41,7 @@ const GROUP_TITLES: Record<string, string> = {
   console: 'Console',
   network: 'Network',
   storage: 'Cookies and storage',
-  data: 'History, bookmarks, downloads',
+  data: 'History, bookmarks, downloads, closed tabs',
   extension: 'Extension',
 };
 

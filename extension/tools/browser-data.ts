@@ -48,7 +48,7 @@ function matchesShown<T extends { url?: string }>(items: T[], query: string): T[
 /**
  * A download's URL as list tools show a page's: one the tools refuse is shown by scheme and host
  * only. A page's data: download carries the whole file in its URL (an exported key or backup
- * would come back in full to any caller of browser_list_downloads, which needs no approval), and
+ * would come back in full to any caller of browser_list_downloads, even once approved), and
  * a file:// or extension URL names what the tools may not open.
  */
 function downloadUrl(url: string): { url: string; restricted?: string } {
