@@ -335,7 +335,9 @@ export class TabPorts {
     if (r?.type === 'result' && (typeof r.id !== 'string' || typeof r.plugin !== 'string' || !this.callVia(tp, r.id, r.plugin))) return;
     // An ok result's value is serialised once here, to measure it, and that text is what goes to the server.
     const checked = checkPageMessageJson(raw);
-    if (!checked.ok) return void extLog('warning', `Tab ${tabId} (${tp.url.slice(0, 200)}): ${checked.error}; refused`);
+    // The page's origin only: extension_get_logs hands these lines to agents, and a URL's path and
+    // query may hold what the page keeps from them (a one-time code, a session id).
+    if (!checked.ok) return void extLog('warning', `Tab ${tabId} (${pageOrigin(tp.url) ?? 'a page'}): ${checked.error}; refused`);
     const msg = checked.msg;
     switch (msg.type) {
       case 'result': {
