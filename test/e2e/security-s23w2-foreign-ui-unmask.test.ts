@@ -4,9 +4,9 @@
  * own web components by whether the page defined the element's name. A hostile page can define
  * any name: `customElements.define('pm-inline-menu', class extends HTMLElement {})`, before the
  * extension makes its element or after, and the snapshot then read the menu's account and code,
- * browser_click_at pressed its button and the screenshot showed it. Now a closed root is the
+ * browser_click_at pressed its button, keys typed into its field and the screenshot showed it. Now a closed root is the
  * page's only when the page's own code attached it: both attacks find the menu left out of the
- * snapshot, refused to the mouse and hidden in the screenshot, while the page's own closed web
+ * snapshot, refused to the mouse and the keys and hidden in the screenshot, while the page's own closed web
  * component is still read. Performed as an agent would (REST tool calls) with a real second
  * extension loaded beside OpenTabs.
  */
@@ -34,6 +34,14 @@ const root = host.attachShadow({ mode: 'closed' });
 root.innerHTML = '<div style="background:rgb(${MARKER.join(',')});width:320px;height:120px"><button id="fill" style="width:320px;height:60px">Fill ${ACCOUNT} code ${CODE}</button></div>';
 let presses = 0;
 root.getElementById('fill').addEventListener('mousedown', () => { host.dataset.presses = String(++presses); });
+// Its search field takes focus when the menu opens; keys there are the extension's.
+root.firstElementChild.insertAdjacentHTML('beforeend', '<input id="search">');
+let keys = 0;
+root.getElementById('search').addEventListener('keydown', () => { host.dataset.keys = String(++keys); });
+document.addEventListener('pm-open', () => {
+  root.getElementById('search').focus();
+  host.dataset.focused = String(root.activeElement === root.getElementById('search'));
+});
 document.body.appendChild(host);
 document.documentElement.dataset.menu = 'drawn';
 `;
@@ -152,6 +160,16 @@ for (const when of ['before', 'after'] as const) {
       expect(own.status).toBe(200);
     });
 
+    test('browser_press_key is refused while focus is in the menu, and no key reaches it', async () => {
+      await page.bringToFront();
+      await page.evaluate(() => document.dispatchEvent(new Event('pm-open')));
+      expect(await page.evaluate(() => document.querySelector('pm-inline-menu')!.getAttribute('data-focused'))).toBe('true');
+      const r = await call('browser_press_key', { key: 'a' });
+      expect([r.status, r.body.error?.code]).toEqual([403, 'page_not_allowed']);
+      expect(r.body.error.message).toContain('another extension\'s own controls');
+      expect(await page.evaluate(() => document.querySelector('pm-inline-menu')!.getAttribute('data-keys'))).toBeNull();
+    });
+
     test('the screenshot shows no pixel of the menu; the page\'s block shows', async () => {
       await page.bringToFront();
       const r = await call('browser_screenshot_tab', {});
@@ -174,7 +192,7 @@ test('the page sees its attachShadow as the browser\'s own (in its toString and 
 });
 
 test('no response carried the menu\'s text', () => {
-  expect(texts.length).toBe(10);
+  expect(texts.length).toBe(12);
   for (const t of texts) {
     expect(t).not.toContain(ACCOUNT);
     expect(t).not.toContain(CODE);
