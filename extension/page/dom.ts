@@ -182,7 +182,7 @@ export function foreignUiHost(el: Element): boolean {
 /**
  * The shadow root an element renders, open or closed: a closed one is reached through the
  * extension's chrome.dom (in the isolated world; elsewhere only open roots are seen). Looked for
- * on custom elements the page defined only (pageOwnsClosedRoot), one call each.
+ * on custom elements whose root the page's own code attached only (pageOwnsClosedRoot), one call each.
  */
 export function shadowOf(el: Element): ShadowRoot | null {
   if (el.shadowRoot) return el.shadowRoot;
