@@ -1,6 +1,6 @@
 /**
  * Screenshots and PDFs without other extensions' own controls drawn in the page: a password
- * manager's menu under a closed shadow root on a custom element the page never defined (the rule
+ * manager's menu under a closed shadow root the page's own code did not attach (the rule
  * of extension/page/dom.ts, foreignUiHost) showed the user's accounts and one-time codes in the
  * picture, although the snapshot leaves it out and input into it is refused. While a capture is
  * taken every such host in the tab's top document and the frames the tools may use is pinned
@@ -44,7 +44,7 @@ export async function captureHidingForeignUi<T>(tabId: number, what: string, cap
       if (docs[0]?.frameId !== 0 || answers[0] === undefined) throw notHidden(tabId, what, 'could not be looked at for other extensions\' controls drawn in it (busy, or it navigated); try again');
       for (const a of answers) {
         if (a && 'tooLarge' in a) throw notHidden(tabId, what, 'has too many elements to look for other extensions\' controls drawn in it');
-        if (a && 'drawn' in a) throw notHidden(tabId, what, `shows <${a.drawn}>, another extension's own controls drawn in the page (a closed shadow root on an element the page never defined), which could not be hidden for the ${what}; close it (press Escape or click elsewhere in the page), then try again`);
+        if (a && 'drawn' in a) throw notHidden(tabId, what, `shows <${a.drawn}>, another extension's own controls drawn in the page (a closed shadow root the page's own code did not attach), which could not be hidden for the ${what}; close it (press Escape or click elsewhere in the page), then try again`);
       }
       result = await capture();
     } catch (err) {

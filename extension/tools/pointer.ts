@@ -38,7 +38,7 @@ async function checkPoint(tabId: number, x: number, y: number) {
   await assertMouseStaysOut(tabId, r.hit?.tag, { x, y });
   // Nor onto another extension's own controls drawn in the page (a password manager's menu).
   if (r.foreignUi) {
-    throw new ToolError(`(${x}, ${y}) is on <${r.foreignUi}>, another extension's own controls drawn in the page (a closed shadow root on an element the page never defined); the mouse would press them, so nothing was sent`, { code: 'page_not_allowed', category: 'auth' });
+    throw new ToolError(`(${x}, ${y}) is on <${r.foreignUi}>, another extension's own controls drawn in the page (a closed shadow root the page's own code did not attach); the mouse would press them, so nothing was sent`, { code: 'page_not_allowed', category: 'auth' });
   }
   return r.hit;
 }
