@@ -174,12 +174,13 @@ async function run(ctx: CallDeps, catalog: Catalog, tool: CatalogTool, rawArgs: 
     tool,
     error: tool.kind === 'browser' ? fail.tooManyBuiltinInFlight(tool.name, ctx.limits.builtinMaxInFlightPerCaller) : fail.tooManyInFlight(tool.plugin, limit),
   });
-  // MCP callers together hold at most all but one of a plugin's (or a page origin's) slots: the
-  // last is left to the user's REST calls (`opentabs tool call`, scripts with the secret), which may
-  // take them all. A REST call made with the client token is one more client, in the shared part. A share per MCP caller alone did not keep it: an agent with two sessions, or a
-  // session and stateless requests, held every slot with slow calls and left the user's call
-  // too_many_in_flight for as long as they ran. One MCP caller (a session; every stateless request
-  // is one) holds at most all but two, so a greedy one leaves another MCP client a slot too.
+  // Clients together (MCP callers, and REST calls made with the client token) hold at most all but
+  // one of a plugin's (or a page origin's) slots: the last is left to the user's REST calls
+  // (`opentabs tool call`, scripts with the secret), which may take them all. A share per MCP
+  // caller alone did not keep it: an agent with two sessions, or a session and stateless requests,
+  // held every slot with slow calls and left the user's call too_many_in_flight for as long as they
+  // ran. One client caller (a session; every stateless request is one) holds at most all but two,
+  // so a greedy one leaves another client a slot too.
   const mcpShare = limit - 1;
   const callerShare = limit > 2 ? limit - 2 : mcpShare;
   const shared = tool.kind !== 'browser' && !byUser(call) && mcpShare > 0;
